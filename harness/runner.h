@@ -1,0 +1,42 @@
+// The runner: executes one Implementation on one Case (forward then backward)
+// in guarded, poisoned buffers, and reports outputs and memory findings.
+// Properties are built on top of it; it never judges accuracy itself.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "../properties/case.h"
+#include "implementation.h"
+
+namespace gatecheck {
+
+struct MemoryFinding {
+  enum Kind { input_changed, unwritten, oob_write } kind;
+  std::string tensor;     // "res", "grad_gate", ...
+  int64_t first = -1;     // first element (or guard byte offset for oob_write)
+  int64_t count = 0;      // elements (or guard bytes) affected
+  std::string detail;     // a sentence a person can act on
+};
+const char* memory_finding_name(MemoryFinding::Kind k);
+
+struct RunOptions {
+  // Which poison fills the outputs before the call. Two different poisons
+  // tell an unwritten element from one whose correct value equals the poison.
+  int poison = 0;
+  bool forward = true, backward = true;
+};
+
+struct RunResult {
+  Status status;                       // first failing call, prefixed "forward: "/"backward: "
+  Outputs outputs;                     // valid where status.ok()
+  std::vector<MemoryFinding> memory;   // from canaries, poison and input snapshots
+};
+
+RunResult run_case(const Implementation& impl, const Case& c, const RunOptions& opt = {});
+
+// The poison pattern for an output of dtype t (a NaN with a payload no
+// canonical rounding produces).
+uint32_t poison_bits(DType t, int poison);
+
+}  // namespace gatecheck

@@ -1,0 +1,80 @@
+// A Case: one fully specified gate_residual problem as plain data, plus an
+// optional batch plan. Values are held as the raw bits of their dtype, so a
+// Case replays bit for bit anywhere (see case_json.h for the file format).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../kernels/gate_residual.h"
+
+namespace gatecheck {
+
+// A dense row-major [rows, cols] tensor of one dtype, stored as raw bytes.
+struct HostTensor {
+  DType dtype = DType::f32;
+  int64_t rows = 0, cols = 0;
+  std::vector<uint8_t> bytes;
+
+  HostTensor() = default;
+  HostTensor(DType t, int64_t r, int64_t c)
+      : dtype(t), rows(r), cols(c), bytes(size_t(r * c * dtype_size(t)), 0) {}
+
+  int64_t numel() const { return rows * cols; }
+  void* data() { return bytes.data(); }
+  const void* data() const { return bytes.data(); }
+  uint32_t bits(int64_t i) const;              // element i's bits (16-bit types in the low bits)
+  void set_bits(int64_t i, uint32_t b);
+  float value(int64_t i) const { return bits_to_float(dtype, bits(i)); }
+  void set_value_rn(int64_t i, float v) { set_bits(i, float_to_bits_rn(dtype, v)); }
+  bool operator==(const HostTensor& o) const {
+    return dtype == o.dtype && rows == o.rows && cols == o.cols && bytes == o.bytes;
+  }
+};
+
+// How a batch is re-run to test invariance. Each batch lists rows of the
+// Case, in the order they form that sub-batch; a row may appear in several.
+struct BatchPlan {
+  std::string kind;  // partition, singletons, prior_art, thresholds, probe, permutation, reversal, repeat
+  std::vector<std::vector<int64_t>> batches;
+  int repeats = 0;   // for kind == repeat: how many extra runs of the whole case
+  bool operator==(const BatchPlan& o) const {
+    return kind == o.kind && batches == o.batches && repeats == o.repeats;
+  }
+};
+
+struct Case {
+  DType dtype = DType::f32;
+  int64_t rows = 0, dim = 0, gates = 0;
+  std::vector<int64_t> index;     // [rows]
+  HostTensor res, gate, y, grad_out;
+  std::optional<BatchPlan> plan;
+  // Where the case came from, for statistics and reports (not semantics).
+  std::string index_pattern, value_class;
+
+  gatecheck_problem problem(Device d, void* stream = nullptr) const {
+    return gatecheck_problem{rows, dim, gates, int32_t(dtype), int32_t(d), stream};
+  }
+  bool operator==(const Case& o) const;
+};
+
+// A Case of the given shape with every value +0 and every index 0.
+Case make_case(DType t, int64_t rows, int64_t dim, int64_t gates);
+
+// The rows `rows` of c (in that order) as a Case of their own, with the same
+// gate table. Used to run sub-batches.
+Case sub_case(const Case& c, const std::vector<int64_t>& rows);
+
+// The four outputs of forward + backward.
+struct Outputs {
+  HostTensor out, grad_res, grad_y, grad_gate;
+};
+inline const char* const kOutputNames[4] = {"out", "grad_res", "grad_y", "grad_gate"};
+const HostTensor& output_by_name(const Outputs& o, const std::string& name);
+
+// A one-line description: "bf16 rows=3 dim=5 gates=2 pattern=identity values=normal".
+std::string describe(const Case& c);
+
+}  // namespace gatecheck
