@@ -625,14 +625,20 @@ Case keep_cols(const Case& c, int64_t d) {
   return s;
 }
 
-// Replaces every value of one tensor: 0, 1, or rounded to an integer in [-8, 8]
-// (non-finite values become 0). Returns false if nothing would change.
+// Moves every value of one tensor one step down the ladder
+//   any value -> integer in [-8, 8] -> 0 or 1 -> +0
+// (how = 2, 1, 0; non-finite values go straight to +0). Each step only
+// changes values that are above its rung, so shrinking cannot cycle.
+// Returns false if nothing would change.
 bool simplify_tensor(HostTensor& t, int how) {
   bool changed = false;
   for (int64_t i = 0; i < t.numel(); ++i) {
     const float v = t.value(i);
-    float w = how == 0 ? 0.0f : how == 1 ? 1.0f : (std::isfinite(v) ? std::round(std::max(-8.0f, std::min(8.0f, v))) : 0.0f);
-    if (w == 0) w = 0.0f;  // +0
+    float w = v;
+    if (!std::isfinite(v) || how == 0) w = 0.0f;
+    else if (how == 1) w = v == 0 ? 0.0f : 1.0f;
+    else w = std::round(std::max(-8.0f, std::min(8.0f, v)));
+    if (w == 0) w = 0.0f;  // +0 is simpler than -0
     const uint32_t b = float_to_bits_rn(t.dtype, w);
     if (b != t.bits(i)) {
       t.set_bits(i, b);
