@@ -119,3 +119,36 @@ TEST(CheckEngine, RejectsUnknownProperties) {
 
 }  // namespace
 }  // namespace gatecheck::testing
+
+#include <sstream>
+
+#include "properties/harness_bench.h"
+
+namespace gatecheck::testing {
+namespace {
+
+TEST(HarnessBench, ReportsCasesPerSecondPerProperty) {
+  HarnessBenchOptions o;
+  o.properties = {"accuracy", "row_invariance"};
+  o.seconds_per_property = 0.05;
+  o.limits.max_rows = 20;
+  o.limits.max_dim = 8;
+  std::ostringstream out;
+  EXPECT_EQ(run_harness_bench({}, o, out), 0);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("cases/s"), std::string::npos) << text;
+  EXPECT_NE(text.find("host@cpu"), std::string::npos) << text;
+  EXPECT_NE(text.find("row_invariance"), std::string::npos) << text;
+  const auto rows = harness_bench({make_implementation("host", Device::cpu)}, o);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& r : rows) {
+    EXPECT_GT(r.cases, 0);
+    EXPECT_GT(r.cases_per_second, 0);
+    EXPECT_TRUE(r.passed);
+  }
+  o.properties = {"nope"};
+  EXPECT_EQ(run_harness_bench({}, o, out), 2);
+}
+
+}  // namespace
+}  // namespace gatecheck::testing

@@ -18,11 +18,8 @@ namespace gatecheck::testing {
 // property run stays within CI time (about 3 minutes on 2 cores).
 inline GenLimits suite_limits() {
   GenLimits l;
-  l.max_rows = 300;
-  l.max_dim = 64;
-  l.max_gates = 64;
-  l.big_dim_max_rows = 3;
-  l.max_singletons = 24;
+  if (const char* e = std::getenv("GATECHECK_SUITE_MAX_ROWS")) l.max_rows = std::atoll(e);
+  if (const char* e = std::getenv("GATECHECK_SUITE_MAX_DIM")) l.max_dim = std::atoll(e);
   return l;
 }
 
