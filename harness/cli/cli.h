@@ -30,7 +30,6 @@ struct ReproArgs {
   std::vector<std::string> impls;
   std::string device;
   std::string property;      // "" = the one recorded in the file, else the default set
-  bool isolate = false;
 };
 int cmd_repro(const ReproArgs& a);
 

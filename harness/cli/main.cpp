@@ -31,7 +31,6 @@ int main(int argc, char** argv) {
   r->add_option("--impl", repro.impls, "implementation(s) to replay against (default: the one recorded in the file)");
   r->add_option("--device", repro.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   r->add_option("--property", repro.property, "property to check (default: the one recorded, else the default set)");
-  r->add_flag("--isolate", repro.isolate, "run each call in a child process");
 
   ShrinkArgs shrink;
   auto* s = app.add_subcommand("shrink", "shrink a failing corpus file to a minimal case (deterministic)");
