@@ -31,7 +31,8 @@ struct Reader {
     return v;
   }
   std::string str() {
-    const int64_t n = count(int64_t(in.size() - pos), "string length");
+    const int64_t n = i64();
+    if (n < 0 || uint64_t(n) > in.size() - pos) fail("is truncated (string of " + std::to_string(n) + " bytes)");
     std::string s(in.data() + pos, size_t(n));
     pos += size_t(n);
     return s;
@@ -91,9 +92,12 @@ CaseFile case_from_snapshot(const std::string& bytes, const std::string& origin)
     BatchPlan p;
     p.kind = rd.str();
     p.repeats = int(rd.count(1 << 20, "repeat count"));
-    const int64_t nb = rd.count(int64_t(bytes.size()), "batch count");
+    const int64_t nb = rd.i64();
+    if (nb < 0 || uint64_t(nb) > (bytes.size() - rd.pos) / 8) rd.fail("is truncated (" + std::to_string(nb) + " batches)");
     for (int64_t b = 0; b < nb; ++b) {
-      std::vector<int64_t> rows_b(size_t(rd.count(int64_t(bytes.size() / 8), "batch size")));
+      const int64_t len = rd.i64();
+      if (len < 0 || uint64_t(len) > (bytes.size() - rd.pos) / 8) rd.fail("is truncated (batch of " + std::to_string(len) + " rows)");
+      std::vector<int64_t> rows_b(static_cast<size_t>(len));
       rd.raw(rows_b.data(), rows_b.size() * sizeof(int64_t));
       for (int64_t r : rows_b)
         if (r < 0 || r >= rows) rd.fail("plan names row " + std::to_string(r) + " outside the case");
