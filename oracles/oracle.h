@@ -93,6 +93,10 @@ Comparison compare_bitwise(const std::string& tensor, const HostTensor& got,
 // extended; ulp(+-Inf) = Inf, ulp(NaN) = NaN. Exposed for tests.
 double ulp(DType t, double x);
 
+// Every bound is multiplied by this to cover the float64 roundings made while
+// evaluating the oracle and comparing (see oracle_reference.cpp, F3).
+constexpr double kBoundMargin = 1 + 0x1p-40;
+
 // Helpers the oracle is built from, exposed for tests.
 int precision_bits(DType t);               // 24, 11, 8 (significand incl. the hidden bit)
 double overflow_threshold(DType t);        // smallest |x| that rounds to Inf: max + ulp(max)/2

@@ -14,7 +14,7 @@
 //  (F3) Float64 arithmetic used to evaluate the oracle itself rounds too.
 //       Where a sum is not exact in float64 its error is added to the bound
 //       (TwoSum for out; Higham's bound for grad_gate), and every bound is
-//       finally multiplied by kMargin = 1 + 2^-40, which covers the handful
+//       finally multiplied by kBoundMargin = 1 + 2^-40, which covers the handful
 //       of float64 roundings made while computing the bound and the
 //       comparator's own |got - value| (each <= 2^-53 relative). The margin is
 //       2^-16 of an fp32 ulp, so it never hides a whole ulp.
@@ -28,8 +28,6 @@
 namespace gatecheck {
 
 namespace {
-
-constexpr double kMargin = 1 + 0x1p-40;
 
 Expected special_or(double v, Expected finite_e) {
   Expected e;
@@ -73,7 +71,7 @@ Expected out_expected(DType t, double res, double gate, double y) {
   const double e_p = representable(t, p) ? 0 : ulp(t, p) / 2;
   const double second =
       (e_p == 0 && e64 == 0 && representable(t, v)) ? 0 : ulp(t, std::fabs(v) + e_p + e64) / 2;
-  e.bound = (second + e_p + e64) * kMargin;
+  e.bound = (second + e_p + e64) * kBoundMargin;
   const double thr = overflow_threshold(t);
   if (std::fabs(p) >= thr || std::fabs(v) + e.bound >= thr) e.kind = Expected::finite_or_inf;
   return e;
@@ -89,7 +87,7 @@ Expected grad_y_expected(DType t, double g, double gate) {
   e.value = v;
   if (!std::isfinite(v)) return special_or(v, e);
   if (v == 0) return e;
-  e.bound = representable(t, v) ? 0 : ulp(t, v) / 2 * kMargin;
+  e.bound = representable(t, v) ? 0 : ulp(t, v) / 2 * kBoundMargin;
   if (std::fabs(v) >= overflow_threshold(t)) e.kind = Expected::finite_or_inf;
   return e;
 }
@@ -196,7 +194,7 @@ Expected grad_gate_expected(DType t, const std::vector<double>& terms) {
   const double off = e_acc + err64;
   const double last =
       (off == 0 && representable(t, s)) ? 0 : ulp(t, std::fabs(s) + off) / 2;
-  e.bound = (last + off) * kMargin;
+  e.bound = (last + off) * kBoundMargin;
   if (term_overflow || partial_max >= thr32) {
     e.kind = Expected::finite_or_overflow;
   } else if (std::fabs(s) + off >= overflow_threshold(t)) {
