@@ -9,6 +9,7 @@
 
 #include "bits_equal.h"
 #include "harness/runner.h"
+#include "kernels/gate_residual_math.h"
 #include "kernels/host/gate_residual_host.h"
 #include "kernels/torch/torch_eager.h"
 #include "random_case.h"
@@ -61,7 +62,7 @@ void expect_clean(const RunResult& r, const std::string& what) {
 // eager accumulates in the dtype, it is not expected to match.
 TEST(TorchEager, RoundedOutputsMatchTheHostTwinBitForBit) {
   uint64_t seed = 1;
-  for (DType t : kDTypes)
+  for (DType t : kDTypes) {
     for (const Shape& s : kShapes) {
       const Case c = random_case(t, s.rows, s.dim, s.gates, seed++);
       const std::string what = describe(c) + " (" + s.why + ")";
@@ -72,9 +73,11 @@ TEST(TorchEager, RoundedOutputsMatchTheHostTwinBitForBit) {
       EXPECT_TRUE(bits_equal("out", got.outputs.out, want.outputs.out)) << what;
       EXPECT_TRUE(bits_equal("grad_res", got.outputs.grad_res, want.outputs.grad_res)) << what;
       EXPECT_TRUE(bits_equal("grad_y", got.outputs.grad_y, want.outputs.grad_y)) << what;
-      if (t == DType::f32 && longest_segment(c) <= kGradGateTileRows)
+      if (t == DType::f32 && longest_segment(c) <= kGradGateTileRows) {
         EXPECT_TRUE(bits_equal("grad_gate", got.outputs.grad_gate, want.outputs.grad_gate)) << what;
+      }
     }
+  }
 }
 
 // The comparison above can fail: LibTorch's bf16 grad_gate, accumulated in
