@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bits_equal.h"
+#include "harness/isolate.h"
 #include "harness/runner.h"
 #include "kernels/gate_residual_math.h"
 #include "kernels/host/gate_residual_host.h"
@@ -247,6 +248,19 @@ TEST(TorchEagerFinding, F16GradGateLosesAccuracyToo) {
   const double twin_err = grad_gate_relative_error(c, twin.outputs.grad_gate);
   std::printf("f16 grad_gate relative error at 4097 rows: torch-eager %.5f, host %.6f\n", eager_err, twin_err);
   EXPECT_GT(eager_err, 4 * twin_err);
+}
+
+// --isolate forks after LibTorch has run its CPU thread pool in this process
+// (the 4097-row case above is large enough to go parallel): the child must
+// still compute, and return the same bits.
+TEST(TorchEager, RunsIsolatedAfterParallelWorkInTheParent) {
+  const Case big = random_case(DType::bf16, 4097, 64, 3, 5);
+  const RunResult parent = run_case(torch_cpu(), big);
+  expect_clean(parent, describe(big));
+  const RunResult child = run_case_isolated(torch_cpu(), big, {}, 60);
+  expect_clean(child, "isolated " + describe(big));
+  for (const char* name : kOutputNames)
+    EXPECT_TRUE(bits_equal(name, output_by_name(child.outputs, name), output_by_name(parent.outputs, name)));
 }
 
 // ---- CUDA (needs a GPU and a CUDA build of LibTorch) -----------------------
