@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -296,6 +298,47 @@ TEST(TorchEagerCuda, BadIndexIsAnErrorNotADeviceAssert) {
   EXPECT_EQ(r.status.kind, ErrorKind::index_out_of_range) << r.status.message;
   EXPECT_NE(r.status.message.find("index[3] = 2"), std::string::npos) << r.status.message;
   expect_clean(run_case(gpu, random_case(DType::f32, 5, 4, 2, 3)), "the same device afterwards");
+}
+
+// --isolate on cuda: the child initialises CUDA itself, which works when the
+// parent has only asked whether a device exists (as make_implementation and
+// these skips do) and has run nothing on it. A threadsafe death test
+// re-executes this binary for the statement, so earlier tests cannot have
+// used CUDA in the process that forks.
+TEST(TorchEagerCuda, RunsIsolatedWhenTheParentHasNotUsedCuda) {
+  GATECHECK_REQUIRE_GPU();
+  if (!torch_cuda_or_skip()) GTEST_SKIP() << "this LibTorch cannot run on cuda";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        const Implementation gpu = make_implementation("torch-eager", Device::cuda);
+        const Case c = random_case(DType::bf16, 300, 64, 9, 8);
+        const RunResult got = run_case_isolated(gpu, c, {}, 120);
+        const RunResult want = run_case(host(), c);
+        std::fprintf(stderr, "isolated: %s\n", got.status.ok() ? "ok" : got.status.message.c_str());
+        std::_Exit(got.status.ok() && got.outputs.out == want.outputs.out ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "isolated: ok");
+}
+
+// The limit of the above, measured: once the parent has run CUDA work, the
+// child cannot use CUDA; that must come back as a reported error (not a hang
+// and not a dead parent).
+TEST(TorchEagerCuda, IsolatedAfterTheParentUsedCudaIsAReportedError) {
+  GATECHECK_REQUIRE_GPU();
+  if (!torch_cuda_or_skip()) GTEST_SKIP() << "this LibTorch cannot run on cuda";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        const Implementation gpu = make_implementation("torch-eager", Device::cuda);
+        const Case c = random_case(DType::bf16, 30, 8, 3, 8);
+        const RunResult first = run_case(gpu, c);
+        const RunResult got = run_case_isolated(gpu, c, {}, 60);
+        std::fprintf(stderr, "parent: %s; isolated: %s\n", first.status.ok() ? "ok" : first.status.message.c_str(),
+                     got.status.ok() ? "ok" : got.status.message.c_str());
+        std::_Exit(first.status.ok() ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "isolated: ");
 }
 
 // The second documented finding: index_add on CUDA uses atomics, so a long
