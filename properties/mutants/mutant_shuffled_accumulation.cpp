@@ -1,8 +1,10 @@
-// Bug class: order-shuffled accumulation. Each backward call starts summing a
-// gate's rows at a different row (rotated by a call counter), as an atomics-
-// or work-stealing-based reduction would. Accurate every time, but grad_gate
-// is not bit-identical from run to run.
-// Caught by: repeatable (and segment_invariance).
+// Bug class: order-shuffled accumulation. The order in which a gate's rows are
+// summed depends on a call counter (forward on even calls, reversed on odd
+// ones), as with a reduction whose order follows scheduling rather than the
+// data. Accurate every time, but grad_gate is not bit-identical from run to
+// run: any two consecutive calls differ wherever a gate has 3 or more rows and
+// the order matters after rounding.
+// Caught by: repeatable (and segment_invariance, whose two runs differ too).
 #include <atomic>
 
 #include "grad_gate_sums.h"
@@ -28,8 +30,7 @@ struct ShuffledAccumulation : HostTwin {
       auto* v = static_cast<const T*>(y);
       write_grad_gate(p, index, static_cast<T*>(grad_gate), [&](const std::vector<int64_t>& rows, int64_t, int64_t j) {
         auto terms = gate_terms(p, go, v, rows, j);
-        if (!terms.empty())  // the bug: the start row depends on the call
-          std::rotate(terms.begin(), terms.begin() + long(call % terms.size()), terms.end());
+        if (call % 2 == 1) std::reverse(terms.begin(), terms.end());  // the bug: order from a counter
         return tiled_sum(terms, gate_residual_accumulate);
       });
     });

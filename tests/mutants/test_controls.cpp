@@ -37,11 +37,11 @@ GenLimits small_limits() {
 }
 
 constexpr uint64_t kSeed = 20261129;
-constexpr int64_t kMutantCasesPerProperty = 300;
+constexpr int64_t kMutantCasesPerProperty = 100;
 
 struct Detection {
-  std::string mutant, property, shrunk, expected;
-  double seconds = 0;       // seconds_to_find, within the catching property's run
+  std::string mutant, property, shrunk, failing;  // failing: every property that broke a claim
+  double seconds = 0;       // from the start of the run to the failing case
   double run_seconds = 0;   // the whole default-set run on this mutant
   int64_t cases = 0;        // cases the catching property ran, the failing one included
   int shrink_steps = 0, our_steps = 0;
@@ -56,13 +56,13 @@ std::string shape(const Case& c) {
 
 std::string table(const std::vector<Detection>& d) {
   std::ostringstream s;
-  s << "| mutant (bug class) | caught by | expected | cases | time to detection | shrunk (rows x dim x gates) | "
-       "shrink steps | + gatecheck shrink |\n"
-    << "|---|---|---|---|---|---|---|---|\n";
+  s << "| mutant (bug class) | first caught by | cases to find | time to detection | shrunk (rows x dim x gates) "
+       "| then `gatecheck shrink` | all claimed failures |\n"
+    << "|---|---|---|---|---|---|---|\n";
   for (const auto& x : d)
-    s << "| " << x.mutant << " | " << x.property << " | " << x.expected << " | " << x.cases << " | " << std::fixed
-      << std::setprecision(3) << x.seconds << " s | " << x.shrunk << " | " << x.shrink_steps << " | " << x.our_shrunk
-      << " (" << x.our_steps << " steps) |\n";
+    s << "| " << x.mutant << " | " << x.property << " | " << x.cases << " | " << std::fixed << std::setprecision(1)
+      << 1000 * x.seconds << " ms | " << x.shrunk << " | " << x.our_shrunk << " (" << x.our_steps << " steps) | "
+      << x.failing << " |\n";
   return s.str();
 }
 
@@ -76,34 +76,62 @@ TEST(PositiveControls, EveryPlantedMutantIsCaughtWithAShrunkCounterexample) {
     opt.seconds = 0;  // case budget only: deterministic
     opt.max_cases = kMutantCasesPerProperty;
     opt.limits = small_limits();
-    opt.max_shrink_seconds = 10;
+    opt.max_shrink_seconds = 2;
     const auto t0 = std::chrono::steady_clock::now();
     const CheckReport rep = run_check({m}, opt);
     const double run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // The first property, in run order, to break a claim; time to detection
+    // is the time the default run took to get there.
     const PropertyResult* best = nullptr;
-    for (const auto& r : rep.results)
-      if (r.failure && r.failure->claimed && (!best || r.failure->seconds_to_find < best->failure->seconds_to_find))
+    double before = 0;
+    for (const auto& r : rep.results) {
+      if (r.failure && r.failure->claimed) {
         best = &r;
+        break;
+      }
+      before += r.seconds;
+    }
     if (!best) {
       ADD_FAILURE() << m.name << " was not caught by the default set within " << kMutantCasesPerProperty
                     << " cases per property (seed " << kSeed << ")";
       continue;
     }
     const FailureReport& f = *best->failure;
+    // The property aimed at this bug class catches it too (not only some
+    // other property by accident).
+    std::string failing;
+    bool expected_caught = false;
+    for (const auto& r : rep.results)
+      if (r.failure && r.failure->claimed) {
+        failing += (failing.empty() ? "" : ", ") + r.property;
+        expected_caught = expected_caught || r.property == expected[m.name];
+      }
+    EXPECT_TRUE(expected_caught) << m.name << ": not caught by " << expected[m.name] << " (caught by " << failing << ")";
     EXPECT_FALSE(f.verdict.passed) << m.name;
     EXPECT_FALSE(f.verdict.message.empty()) << m.name << ": evidence must say what failed";
     EXPECT_LE(f.shrunk.rows, f.original.rows) << m.name;
     EXPECT_LE(f.shrunk.dim, f.original.dim) << m.name;
-    // The saved counterexample replays: the property still fails on it.
-    const Verdict again = check_property(best->property, m, f.shrunk);
+    // The saved counterexample replays: the property still fails on it. A
+    // mutant whose bug is non-determinism may need a few runs to show it.
+    Verdict again;
+    for (int attempt = 0; attempt < 4 && again.passed; ++attempt) again = check_property(best->property, m, f.shrunk);
     EXPECT_FALSE(again.passed) << m.name << ": the shrunk case passes on replay\n" << describe(f.shrunk);
-    EXPECT_TRUE(breaks_claim(again, m.contract, f.shrunk.dtype)) << m.name;
+    EXPECT_TRUE(again.passed || breaks_claim(again, m.contract, f.shrunk.dtype)) << m.name;
     // The project's own shrinker (gatecheck shrink) on the engine's result.
-    const ShrinkResult ours = shrink_case(m, best->property, f.shrunk, nullptr, 10);
-    EXPECT_FALSE(ours.verdict.passed) << m.name;
-    EXPECT_LE(ours.minimal.rows, f.shrunk.rows) << m.name;
-    found.push_back({m.name, best->property, shape(f.shrunk), expected[m.name], f.seconds_to_find, run_seconds,
-                     best->cases, f.shrink_steps, ours.steps, shape(ours.minimal)});
+    Detection d{m.name, best->property, shape(f.shrunk), failing, before + f.seconds_to_find, run_seconds,
+                best->cases, f.shrink_steps, 0, "-"};
+    if (!again.passed) {
+      try {
+        const ShrinkResult ours = shrink_case(m, best->property, f.shrunk, nullptr, 10);
+        EXPECT_FALSE(ours.verdict.passed) << m.name;
+        EXPECT_LE(ours.minimal.rows, f.shrunk.rows) << m.name;
+        d.our_steps = ours.steps;
+        d.our_shrunk = shape(ours.minimal);
+      } catch (const std::invalid_argument& e) {
+        d.our_shrunk = "(passed on this run: not repeatable)";
+      }
+    }
+    found.push_back(d);
   }
   const std::string t = table(found);
   std::printf("\nPlanted mutants, default property set, seed %llu, at most %lld cases per property:\n%s\n",
