@@ -46,22 +46,7 @@ impl_list=$(IFS=,; echo "${impls[*]}")
 say() { echo "nightly: $*" >&2; }
 
 # --- build the libFuzzer targets ---------------------------------------------
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  common=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGATECHECK_TESTS=OFF -DGATECHECK_WITH_TORCH=OFF)
-  if command -v clang++-14 >/dev/null; then
-    say "configuring $build (clang-14, libFuzzer + ASan + UBSan)"
-    cmake -S "$root" -B "$build" "${common[@]}" -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14 \
-      "-DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
-      -DGATECHECK_FUZZ_ENGINE=-fsanitize=fuzzer >&2 || exit 2
-  elif [ -n "${LIBFUZZER_A:-}" ]; then
-    say "configuring $build (g++, $LIBFUZZER_A, trace-cmp + extra counters)"
-    cmake -S "$root" -B "$build" "${common[@]}" "-DCMAKE_CXX_FLAGS=-fsanitize-coverage=trace-cmp" \
-      "-DGATECHECK_FUZZ_ENGINE=$LIBFUZZER_A" >&2 || exit 2
-  else
-    say "need clang++-14 (libclang-rt-14-dev) or LIBFUZZER_A for a libFuzzer build"; exit 2
-  fi
-fi
-cmake --build "$build" -j "$(nproc)" --target fuzz_gate_residual gatecheck-fuzz-tools >&2 || exit 2
+"$root/fuzz/build-libfuzzer.sh" "$build" fuzz_gate_residual gatecheck-fuzz-tools || exit 2
 fz=$build/fuzz/fuzz_gate_residual
 tools=$build/fuzz/gatecheck-fuzz-tools
 

@@ -5,6 +5,8 @@
 //   regress INPUT --out DIR         turn a crash input into JSON regression case(s) with repro
 //                                   commands; prints one JSON line per failure (exit 3: no failure)
 //   check-case FILE|DIR...          run JSON cases through the fuzz checks (exit 1 on failure)
+//   coverage DIR                    check that decoder inputs in DIR cover every index
+//                                   pattern x dtype, value class and plan (exit 1 if not)
 //   bench [--seconds S]             fuzz executions per second on small shapes, in process
 //   report DIR                      write DIR/report.{json,md,html} for a campaign
 // Implementations and properties come from GATECHECK_FUZZ_IMPL / _PROPERTIES
@@ -16,6 +18,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -111,6 +114,10 @@ int cmd_regress(const Args& a) {
 int cmd_check_case(const Args& a) {
   std::vector<fs::path> files;
   for (const auto& p : a.positional) {
+    if (!fs::exists(p)) {
+      std::cout << "note: " << p << " does not exist (nothing to check there)\n";
+      continue;
+    }
     if (fs::is_directory(p)) {
       for (const auto& e : fs::recursive_directory_iterator(p))
         if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
@@ -132,6 +139,37 @@ int cmd_check_case(const Args& a) {
   std::cout << "checked " << files.size() << " case files on " << cfg.impls.size() << " implementation(s): "
             << failed << " claimed failure(s)\n";
   return failed ? 1 : 0;
+}
+
+int cmd_coverage(const Args& a) {
+  if (a.positional.size() != 1) return usage();
+  std::set<std::string> seen;
+  for (const auto& e : fs::directory_iterator(a.positional[0])) {
+    const auto b = read_bytes(e.path().string());
+    DecodeInfo info;
+    const Case c = decode_case(b.data(), b.size(), {}, &info);
+    seen.insert(std::string(index_pattern_name(info.pattern)) + " x " + dtype_name(c.dtype));
+    seen.insert(std::string("values ") + value_class_name(info.values));
+    seen.insert(std::string("plan ") + plan_kind_name(info.plan));
+  }
+  int missing = 0;
+  for (int p = 0; p < int(IndexPattern::count); ++p)
+    for (DType t : {DType::bf16, DType::f16, DType::f32}) {
+      const std::string k = std::string(index_pattern_name(IndexPattern(p))) + " x " + dtype_name(t);
+      if (!seen.count(k)) { std::cout << "missing: " << k << "\n"; ++missing; }
+    }
+  for (int v = 0; v < int(ValueClass::count); ++v)
+    if (!seen.count(std::string("values ") + value_class_name(ValueClass(v)))) {
+      std::cout << "missing: values " << value_class_name(ValueClass(v)) << "\n";
+      ++missing;
+    }
+  for (int k = 0; k < int(PlanKind::count); ++k)
+    if (!seen.count(std::string("plan ") + plan_kind_name(PlanKind(k)))) {
+      std::cout << "missing: plan " << plan_kind_name(PlanKind(k)) << "\n";
+      ++missing;
+    }
+  std::cout << a.positional[0] << ": " << seen.size() << " classes covered, " << missing << " missing\n";
+  return missing ? 1 : 0;
 }
 
 // In-process executions per second of the fuzz_gate_residual body on random
@@ -175,6 +213,7 @@ int main(int argc, char** argv) {
     if (cmd == "decode") return cmd_decode(a);
     if (cmd == "regress") return cmd_regress(a);
     if (cmd == "check-case") return cmd_check_case(a);
+    if (cmd == "coverage") return cmd_coverage(a);
     if (cmd == "bench") return cmd_bench(a);
     if (cmd == "report") {
       if (a.positional.size() != 1) return usage();
