@@ -75,7 +75,12 @@ int write_seeds(const std::string& dir) {
   write_text(file_dir + "/seed-wrong-version", wrong_version);
   write_text(file_dir + "/seed-huge-shape",
              R"({"format":"gatecheck-case","version":1,"dtype":"f32","rows":9223372036854775807,"dim":2,"gates":1,"index":[],"res":[],"gate":[],"y":[],"grad_out":[]})");
-  return n + json_n + 5;
+  // Found by fuzz_corpus_file: a number too large for a double made the JSON
+  // library throw out_of_range, which escaped case_from_json.
+  std::string overflow = good;
+  overflow.replace(overflow.find("\"version\": 1"), 12, "\"version\": 1e400");
+  write_text(file_dir + "/seed-number-overflow", overflow);
+  return n + json_n + 6;
 }
 
 }  // namespace gatecheck::fuzz
