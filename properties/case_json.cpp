@@ -1,5 +1,7 @@
 #include "case_json.h"
 
+#include "case_snapshot.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -236,7 +238,9 @@ CaseFile read_case_file(const std::string& path) {
   if (!in) throw CaseFileError(path + ": cannot be opened");
   std::ostringstream ss;
   ss << in.rdbuf();
-  return case_from_json(ss.str(), path);
+  const std::string bytes = ss.str();
+  if (is_case_snapshot(bytes)) return case_from_snapshot(bytes, path);
+  return case_from_json(bytes, path);
 }
 
 void write_case_file(const std::string& path, const CaseFile& f) {
