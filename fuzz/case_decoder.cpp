@@ -35,6 +35,13 @@ int shape_class(int64_t rows, int64_t dim) {
   return rb * 5 + db;
 }
 
+std::string shape_class_name(int k) {
+  static const char* rows[] = {"0", "1", "2-3", "4-9", "10-17", "18-33", "34-65", "66+"};
+  static const char* dims[] = {"0", "1-8", "9-16", "17-32", "33+"};
+  if (k < 0 || k >= kShapeClasses) return "?";
+  return std::string("rows") + rows[k / 5] + " dim" + dims[k % 5];
+}
+
 namespace {
 
 // splitmix64: our own generator so a seed means the same values everywhere.

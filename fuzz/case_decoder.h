@@ -64,5 +64,6 @@ Case decode_case(const uint8_t* data, size_t size, const DecodeLimits& limits = 
 // kShapeClasses classes in all.
 constexpr int kShapeClasses = 8 * 5;
 int shape_class(int64_t rows, int64_t dim);
+std::string shape_class_name(int shape_class);  // "rows4-9 dim1-8"
 
 }  // namespace gatecheck::fuzz

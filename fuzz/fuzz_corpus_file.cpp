@@ -1,12 +1,14 @@
-// fuzz_corpus_file: the corpus JSON parser and the Case decoder under ASan and
-// UBSan. Any input must either parse or raise CaseFileError: no crash, hang
-// or unbounded allocation. What parses must round-trip exactly through
-// case_to_json, and so must whatever the decoder makes of the same bytes.
+// fuzz_corpus_file: the corpus file readers (JSON, and the binary in-flight
+// snapshot) and the Case decoder under ASan and UBSan. Any input must either
+// parse or raise CaseFileError: no crash, hang or unbounded allocation. What
+// parses must round-trip exactly through its writer, and whatever the decoder
+// makes of the same bytes must round-trip through both formats.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "../properties/case_json.h"
+#include "../properties/case_snapshot.h"
 #include "case_decoder.h"
 
 using namespace gatecheck;
@@ -27,6 +29,12 @@ void round_trip(const CaseFile& f, const char* source) {
     fail(source, std::string("case_to_json wrote a file case_from_json rejects: ") + e.what() + "\n" + text);
   }
   if (!(back.c == f.c)) fail(source, "case changed in a JSON round trip:\n" + text);
+  try {
+    back = case_from_snapshot(case_to_snapshot(f), "<snapshot round trip>");
+  } catch (const CaseFileError& e) {
+    fail(source, std::string("case_to_snapshot wrote a snapshot case_from_snapshot rejects: ") + e.what());
+  }
+  if (!(back.c == f.c)) fail(source, "case changed in a snapshot round trip:\n" + text);
 }
 
 }  // namespace
@@ -34,7 +42,8 @@ void round_trip(const CaseFile& f, const char* source) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
-    const CaseFile f = case_from_json(text, "<fuzz input>");
+    const CaseFile f = is_case_snapshot(text) ? case_from_snapshot(text, "<fuzz input>")
+                                              : case_from_json(text, "<fuzz input>");
     if (!f.spec) round_trip(f, "a parsed file");
   } catch (const CaseFileError&) {
     // the documented outcome for bad input

@@ -25,6 +25,7 @@
 
 #include "../../properties/case_json.h"
 #include "../case_decoder.h"
+#include "../fuzz_stats.h"
 #include "../gate_residual_target.h"
 #include "campaign_report.h"
 #include "seed_generator.h"
@@ -190,6 +191,7 @@ int cmd_bench(const Args& a) {
     ++n;
     elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
+  flush_stats();
   const auto& cfg = target_config();
   std::string impls;
   for (const auto& sp : cfg.specs) impls += (impls.empty() ? "" : ",") + sp;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../../properties/case_json.h"
+#include "../../properties/case_snapshot.h"
 #include "../case_decoder.h"
 
 namespace gatecheck::fuzz {
@@ -80,7 +81,11 @@ int write_seeds(const std::string& dir) {
   std::string overflow = good;
   overflow.replace(overflow.find("\"version\": 1"), 12, "\"version\": 1e400");
   write_text(file_dir + "/seed-number-overflow", overflow);
-  return n + json_n + 6;
+  // The binary in-flight snapshot form, whole and truncated.
+  const std::string snap = case_to_snapshot(failed);
+  write_text(file_dir + "/seed-snapshot", snap);
+  write_text(file_dir + "/seed-snapshot-truncated", snap.substr(0, snap.size() - 3));
+  return n + json_n + 8;
 }
 
 }  // namespace gatecheck::fuzz
