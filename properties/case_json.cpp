@@ -139,7 +139,7 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
     fail(origin, std::string("not valid JSON (truncated or corrupt?): ") + e.what());
   }
   if (!j.is_object()) fail(origin, "top level must be a JSON object");
