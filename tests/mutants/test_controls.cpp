@@ -152,7 +152,8 @@ TEST(FalseAlarms, CorrectImplementationsPassTenThousandCases) {
   opt.seed = kSeed + 1;
   opt.seconds = 0;
   opt.limits = small_limits();
-  opt.limits.max_rows = 80;
+  opt.limits.max_rows = 600;  // past two 256-row grad_gate tiles
+  opt.limits.max_dim = 40;
   const int64_t pairs = int64_t(impls.size() * opt.properties.size());
   opt.max_cases = (10000 + pairs - 1) / pairs;
   const CheckReport rep = run_check(impls, opt);
@@ -163,6 +164,13 @@ TEST(FalseAlarms, CorrectImplementationsPassTenThousandCases) {
                           << (r.failure ? describe(r.failure->shrunk) + "\n" + evidence_text(r.failure->verdict) : "");
   }
   EXPECT_GE(total, 10000);
+  // The cases were not degenerate: every dtype and value class appeared, and
+  // so did batches of hundreds of rows (several grad_gate tiles).
+  EXPECT_EQ(rep.coverage.dtypes.size(), 3u);
+  EXPECT_EQ(rep.coverage.values.size(), all_value_classes().size());
+  EXPECT_GT(rep.coverage.sizes.count("rows 100-999") ? rep.coverage.sizes.at("rows 100-999") : 0, 0);
+  for (const auto& [what, n] : rep.coverage.values) std::printf("  values %s: %lld\n", what.c_str(), (long long)n);
+  for (const auto& [what, n] : rep.coverage.sizes) std::printf("  %s: %lld\n", what.c_str(), (long long)n);
   std::printf("false-alarm controls: %lld cases over %zu implementations x %zu properties in %.1f s\n",
               (long long)total, impls.size(), opt.properties.size(), rep.seconds);
 }
