@@ -127,9 +127,12 @@ TEST(PositiveControls, EveryPlantedMutantIsCaughtWithAShrunkCounterexample) {
       const ShrinkResult ours = shrink_case(m, best->property, f.original, nullptr, 10);
       EXPECT_FALSE(ours.verdict.passed) << m.name;
       EXPECT_LE(ours.minimal.rows, f.original.rows) << m.name;
-      if (ours.minimal.plan)  // the plan followed the rows it lost
+      if (ours.minimal.plan) {  // the plan followed the rows it lost
         for (const auto& b : ours.minimal.plan->batches)
-          for (int64_t r : b) EXPECT_TRUE(r >= 0 && r < ours.minimal.rows) << m.name << ": plan names row " << r;
+          for (int64_t r : b) {
+            EXPECT_TRUE(r >= 0 && r < ours.minimal.rows) << m.name << ": plan names row " << r;
+          }
+      }
       d.our_steps = ours.steps;
       d.our_shrunk = shape(ours.minimal);
     } catch (const std::invalid_argument&) {
