@@ -400,9 +400,19 @@ RunResult run_case_in_fresh_process(const Implementation& impl, const Case& c, c
   return run_isolated(impl, c, [&](int fd) { exec_worker(request, fd); }, timeout_seconds);
 }
 
+namespace {
+// Implementations whose runtime does not survive fork(): CUDA (once
+// initialised in the parent) and LibTorch (2.x refuses autograd in a forked
+// child: "Unable to handle autograd's threading in combination with
+// fork-based multiprocessing", seen with LibTorch 2.11).
+bool needs_fresh_process(const Implementation& impl) {
+  return impl.device == Device::cuda || impl.name == "torch-eager";
+}
+}  // namespace
+
 RunResult run_case_isolated(const Implementation& impl, const Case& c, const RunOptions& opt,
                             double timeout_seconds) {
-  if (impl.device == Device::cuda) return run_case_in_fresh_process(impl, c, opt, timeout_seconds);
+  if (needs_fresh_process(impl)) return run_case_in_fresh_process(impl, c, opt, timeout_seconds);
   return run_isolated(
       impl, c, [&](int fd) { run_body([&] { return encode(run_case(impl, c, opt)); }, fd); }, timeout_seconds);
 }

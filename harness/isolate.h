@@ -8,17 +8,17 @@
 // (Segmentation fault)", "hung: no result within 5 s, killed").
 //
 // Two kinds of child:
-//  - CPU implementations run in a plain fork() of the caller: cheap, and the
-//    call sees exactly the caller's loaded implementation. (torch-eager runs
-//    single-threaded in a forked child: the parent's OpenMP threads do not
-//    exist there. A plugin with its own OpenMP pool may hang in a forked
-//    child; that is reported as "hung" at the timeout.)
-//  - CUDA implementations run in a fresh process: the child re-executes this
-//    program, which picks up the request before main() (a hook in
-//    isolate.cpp) and rebuilds the implementation from its spec. A plain
-//    fork cannot use CUDA once the parent has initialised it, and asking
+//  - host and plugins on the CPU run in a plain fork() of the caller: cheap,
+//    and the call sees exactly the caller's loaded implementation. (A plugin
+//    with its own OpenMP pool may hang in a forked child; that is reported as
+//    "hung" at the timeout.)
+//  - CUDA implementations and torch-eager run in a fresh process: the child
+//    re-executes this program, which picks up the request before main() (a
+//    hook in isolate.cpp) and rebuilds the implementation from its spec. A
+//    plain fork cannot use CUDA once the parent has initialised it, and asking
 //    whether a GPU exists (cudaGetDeviceCount) already does that ("CUDA error
-//    in cudaMalloc: initialization error" in the child, seen on an H200).
+//    in cudaMalloc: initialization error" in the child, seen on an H200);
+//    LibTorch 2.x refuses autograd in a forked child.
 #pragma once
 
 #include <functional>
@@ -37,8 +37,8 @@ constexpr double kDefaultIsolateTimeoutSeconds = 60.0;
 RunResult run_case_isolated(const Implementation& impl, const Case& c, const RunOptions& opt = {},
                             double timeout_seconds = kDefaultIsolateTimeoutSeconds);
 
-// The fresh-process child of the above, for any device (run_case_isolated
-// uses it for cuda). The implementation must be one make_implementation can
+// The fresh-process child of the above, for any implementation
+// (run_case_isolated uses it for cuda and torch-eager). The implementation must be one make_implementation can
 // rebuild from impl.name and impl.device.
 RunResult run_case_in_fresh_process(const Implementation& impl, const Case& c, const RunOptions& opt = {},
                                     double timeout_seconds = kDefaultIsolateTimeoutSeconds);

@@ -133,9 +133,10 @@ Status backward(const gatecheck_problem& p, const void* grad_out, const void* ga
   return finish(p);
 }
 
-// A forked child (gatecheck's --isolate) has none of the parent's OpenMP
-// threads, yet the OpenMP runtime still counts on them: the first parallel
-// region would wait forever (seen on a 16-core machine). So a process that
+// A forked child (call_isolated, or any caller's fork; --isolate itself runs
+// torch-eager in a fresh process) has none of the parent's OpenMP threads,
+// yet the OpenMP runtime still counts on them: the first parallel region
+// would wait forever (seen with LibTorch 2.11 on 16 cores). So a process that
 // is not the one that first used LibTorch here runs it on one thread.
 void single_threaded_after_fork() {
   static pid_t owner = ::getpid();

@@ -267,9 +267,10 @@ TEST(TorchEagerFinding, F16GradGateLosesAccuracyWhereItAccumulatesInF16) {
   }
 }
 
-// --isolate forks after LibTorch has run its CPU thread pool in this process
-// (the 4097-row case above is large enough to go parallel): the child must
-// still compute, and return the same bits.
+// --isolate runs torch-eager in a fresh process: a forked child would
+// inherit a LibTorch whose thread pools (OpenMP, autograd) it does not have
+// (a hang, then an autograd refusal, seen with LibTorch 2.11 on 16 cores).
+// The parent here has run parallel work first (4097 rows go parallel).
 TEST(TorchEager, RunsIsolatedAfterParallelWorkInTheParent) {
   const Case big = random_case(DType::bf16, 4097, 64, 3, 5);
   const RunResult parent = run_case(torch_cpu(), big);
