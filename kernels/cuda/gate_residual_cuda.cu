@@ -1,20 +1,354 @@
-// Placeholder until the CUDA kernels land: reports that the kernels are missing.
+// Dispatch layer of the CUDA kernels: validates (no device round trip), picks
+// the vector width and launch shape, builds the backward's index plan and
+// launches, all on p.stream.
+//
+// Backward pipeline (no host sync, no float atomics):
+//   prepare   index check (integer atomicMax), row ids, empty segments
+//   sort      CUB stable radix sort of row ids by gate (bits of gates-1 only)
+//   segments  each gate's [begin, end) in the sorted order
+//   scan      CUB exclusive scan of per-gate (tiles, slots, multi) counts
+//   fill      tile descriptors, one thread per gate
+//   tiles     grad_res, grad_y and per-tile fp32 partials (single-tile gates
+//             and unused gates write grad_gate directly)
+//   fold      multi-tile gates: partials folded in tile order, rounded once
 #include "gate_residual_cuda.h"
 
+#include <cuda_runtime.h>
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+
+#include "gate_residual_cuda_kernels.cuh"
+#include "gate_residual_cuda_workspace.h"
+
 namespace gatecheck {
+
+using namespace cuda_detail;
+
 namespace {
-const char* last_error() { return "gate_residual cuda kernels are not built yet"; }
-int fwd(const gatecheck_problem*, const void*, const void*, const int64_t*, const void*, void*) {
-  return int(ErrorKind::implementation);
+
+constexpr uint32_t kCudaDevices = 1u << GATECHECK_CUDA;
+constexpr int kFwdRowsPerBlock = 4;
+
+Status cuda_failure(const char* op, const char* what, cudaError_t e) {
+  char buf[384];
+  std::snprintf(buf, sizeof buf, "%s: CUDA error in %s: %s: %s", op, what, cudaGetErrorName(e),
+                cudaGetErrorString(e));
+  return Status::error(ErrorKind::implementation, buf);
 }
-int bwd(const gatecheck_problem*, const void*, const void*, const int64_t*, const void*, void*,
-        void*, void*) {
-  return int(ErrorKind::implementation);
+
+bool aligned(const void* p, int bytes) { return reinterpret_cast<uintptr_t>(p) % uintptr_t(bytes) == 0; }
+
+// Largest access width (16, 8, 4 bytes, else one element) such that every row
+// of every tensor starts aligned to it; `cap` (0 = none) limits it.
+int vector_bytes(int elem, int64_t dim, std::initializer_list<const void*> ptrs, int cap) {
+  for (int w : {16, 8, 4}) {
+    if (w < elem || (cap && w > cap)) continue;
+    if ((dim * elem) % w != 0) continue;
+    bool ok = true;
+    for (const void* p : ptrs) ok = ok && aligned(p, w);
+    if (ok) return w;
+  }
+  return elem;
 }
+
+// Threads per block (a multiple of 32 in [64, 256]) covering `vecs` column
+// vectors with the least idle lanes; ties go to the larger block.
+int threads_for(int64_t vecs) {
+  int best = 256;
+  int64_t best_waste = -1;
+  for (int t = 256; t >= 64; t -= 32) {
+    const int64_t waste = (vecs + t - 1) / t * t - vecs;
+    if (best_waste < 0 || waste < best_waste) { best = t; best_waste = waste; }
+  }
+  return best;
+}
+
+unsigned grid_y_for(int64_t vecs, int threads) {
+  const int64_t chunks = (vecs + threads - 1) / threads;
+  return unsigned(chunks < 65535 ? chunks : 65535);
+}
+
+unsigned grid_1d(int64_t n, int threads) {
+  const int64_t b = (n + threads - 1) / threads;
+  return unsigned(b < 1 ? 1 : b > 65535 * 16 ? 65535 * 16 : b);
+}
+
+template <class F>
+void dispatch_dtype(int32_t dtype, F&& f) {
+  switch (dtype) {
+    case GATECHECK_F32: f(float{}); break;
+    case GATECHECK_F16: f(f16_t{}); break;
+    default: f(bf16_t{}); break;
+  }
+}
+
+// Calls f(std::integral_constant<int, N>) for N = bytes / sizeof(T).
+template <class T, class F>
+void dispatch_width(int bytes, F&& f) {
+  switch (bytes) {
+    case 16: f(std::integral_constant<int, 16 / int(sizeof(T))>{}); break;
+    case 8: f(std::integral_constant<int, 8 / int(sizeof(T))>{}); break;
+    case 4: f(std::integral_constant<int, 4 / int(sizeof(T))>{}); break;
+    default: f(std::integral_constant<int, 1>{}); break;
+  }
+}
+
+Status common_limits(const char* op, const gatecheck_problem& p) {
+  char buf[256];
+  if (p.rows >= cuda_status::kMaxRows) {
+    std::snprintf(buf, sizeof buf, "%s: rows = %" PRId64 " exceeds the CUDA kernels' limit %" PRId64, op,
+                  p.rows, cuda_status::kMaxRows);
+    return Status::error(ErrorKind::size_overflow, buf);
+  }
+  if (p.gates + p.rows / kGradGateTileRows + 1 > int64_t(0x7fffffff)) {
+    std::snprintf(buf, sizeof buf, "%s: gates = %" PRId64 " exceeds the CUDA kernels' limit", op, p.gates);
+    return Status::error(ErrorKind::size_overflow, buf);
+  }
+  return Status::success();
+}
+
+size_t align_up(size_t n) { return (n + 255) & ~size_t(255); }
+
+// Byte offsets of the backward's scratch in the workspace blob.
+struct BwdLayout {
+  size_t row_ids, order, keys, seg_begin, seg_end, plan, tiles, multi, partials, sort_tmp, scan_tmp, total;
+  size_t sort_bytes, scan_bytes;
+  int64_t tile_bound, multi_bound, slot_bound;
+  int end_bit;
+};
+
+using PlanIter = thrust::transform_iterator<PlanCountOf, thrust::counting_iterator<int64_t>>;
+
+cudaError_t plan_layout(const gatecheck_problem& p, BwdLayout* L) {
+  L->tile_bound = p.gates + p.rows / kGradGateTileRows;
+  L->multi_bound = std::min<int64_t>(p.gates, p.rows / (kGradGateTileRows + 1) + 1);
+  L->slot_bound = 2 * (p.rows / kGradGateTileRows) + 1;
+  int bits = 1;
+  while (bits < 63 && (int64_t(1) << bits) < p.gates) ++bits;
+  L->end_bit = bits;
+  L->sort_bytes = 0;
+  cudaError_t e = cub::DeviceRadixSort::SortPairs(
+      nullptr, L->sort_bytes, static_cast<const unsigned long long*>(nullptr),
+      static_cast<unsigned long long*>(nullptr), static_cast<const int64_t*>(nullptr),
+      static_cast<int64_t*>(nullptr), p.rows, 0, L->end_bit);
+  if (e != cudaSuccess) return e;
+  L->scan_bytes = 0;
+  PlanIter it(thrust::counting_iterator<int64_t>(0), PlanCountOf{nullptr, nullptr, p.gates});
+  e = cub::DeviceScan::ExclusiveScan(nullptr, L->scan_bytes, it, static_cast<PlanCount*>(nullptr),
+                                     PlanCountSum{}, PlanCount{0, 0, 0}, p.gates + 1);
+  if (e != cudaSuccess) return e;
+  size_t at = 0;
+  auto take = [&](size_t bytes) { const size_t o = at; at += align_up(bytes); return o; };
+  const size_t r8 = size_t(p.rows) * 8, g8 = size_t(p.gates) * 8;
+  L->row_ids = take(r8);
+  L->order = take(r8);
+  L->keys = take(r8);
+  L->seg_begin = take(g8);
+  L->seg_end = take(g8);
+  L->plan = take(size_t(p.gates + 1) * sizeof(PlanCount));
+  L->tiles = take(size_t(L->tile_bound) * sizeof(TileDesc));
+  L->multi = take(size_t(L->multi_bound) * 8);
+  L->partials = take(size_t(L->slot_bound) * size_t(p.dim) * sizeof(float));
+  L->sort_tmp = take(L->sort_bytes);
+  L->scan_tmp = take(L->scan_bytes);
+  L->total = at;
+  return cudaSuccess;
+}
+
+// Vector width of the backward tile kernel: the widest aligned one, narrowed
+// while the tiles x column vectors would not fill the GPU once.
+int bwd_width(int elem, const gatecheck_problem& p, int max_bytes, int sm_count) {
+  const int tuned = gate_residual_cuda_tuning().bwd_vector_bytes;
+  if (tuned) return std::max(elem, std::min(tuned, max_bytes));
+  const int64_t target = int64_t(sm_count) * 2048;
+  const int64_t tiles = p.gates + p.rows / kGradGateTileRows;
+  int w = max_bytes;
+  while (w > 4 && w > elem && tiles * (p.dim * elem / w) < target) w /= 2;
+  return w;
+}
+
+template <class T>
+cudaError_t launch_fwd(const gatecheck_problem& p, const void* res, const void* gate,
+                       const int64_t* index, const void* y, void* out, const Workspace& w,
+                       cudaStream_t s) {
+  const int elem = int(sizeof(T));
+  int bytes = vector_bytes(elem, p.dim, {res, gate, y, out}, gate_residual_cuda_tuning().fwd_vector_bytes);
+  FwdArgs<T> a{static_cast<const T*>(res), static_cast<const T*>(gate), index,
+               static_cast<const T*>(y), static_cast<T*>(out), p.rows, p.dim, w.status, w.epoch};
+  dispatch_width<T>(bytes, [&](auto n) {
+    constexpr int N = decltype(n)::value;
+    const int64_t vecs = p.dim / N;
+    const int threads = threads_for(vecs);
+    const dim3 grid(unsigned((p.rows + kFwdRowsPerBlock - 1) / kFwdRowsPerBlock), grid_y_for(vecs, threads));
+    fwd_kernel<T, N, kFwdRowsPerBlock><<<grid, threads, 0, s>>>(a);
+  });
+  return cudaGetLastError();
+}
+
+template <int Bytes>
+constexpr int rows_in_flight() { return Bytes >= 16 ? 4 : Bytes >= 8 ? 8 : 16; }
+
+template <class T>
+cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const void* gate,
+                       const int64_t* index, const void* y, void* grad_res, void* grad_gate,
+                       void* grad_y, Workspace& w, cudaStream_t s) {
+  BwdLayout L;
+  cudaError_t e = plan_layout(p, &L);
+  if (e != cudaSuccess) return e;
+  e = reserve_blob(w, L.total, s);
+  if (e != cudaSuccess) return e;
+  char* base = static_cast<char*>(w.blob);
+  auto* row_ids = reinterpret_cast<int64_t*>(base + L.row_ids);
+  auto* order = reinterpret_cast<int64_t*>(base + L.order);
+  auto* keys = reinterpret_cast<unsigned long long*>(base + L.keys);
+  auto* seg_begin = reinterpret_cast<int64_t*>(base + L.seg_begin);
+  auto* seg_end = reinterpret_cast<int64_t*>(base + L.seg_end);
+  auto* plan = reinterpret_cast<PlanCount*>(base + L.plan);
+  auto* tiles = reinterpret_cast<TileDesc*>(base + L.tiles);
+  auto* multi = reinterpret_cast<int64_t*>(base + L.multi);
+  auto* partials = reinterpret_cast<float*>(base + L.partials);
+
+  const int pt = 256;
+  bwd_prepare_kernel<<<grid_1d(std::max(p.rows, p.gates), pt), pt, 0, s>>>(
+      index, p.rows, p.gates, w.status, w.epoch, row_ids, seg_begin, seg_end);
+  size_t sort_bytes = L.sort_bytes;
+  e = cub::DeviceRadixSort::SortPairs(base + L.sort_tmp, sort_bytes,
+                                      reinterpret_cast<const unsigned long long*>(index), keys,
+                                      row_ids, order, p.rows, 0, L.end_bit, s);
+  if (e != cudaSuccess) return e;
+  segments_kernel<<<grid_1d(p.rows, pt), pt, 0, s>>>(keys, p.rows, p.gates, seg_begin, seg_end,
+                                                     w.status, w.epoch);
+  size_t scan_bytes = L.scan_bytes;
+  PlanIter it(thrust::counting_iterator<int64_t>(0), PlanCountOf{seg_begin, seg_end, p.gates});
+  e = cub::DeviceScan::ExclusiveScan(base + L.scan_tmp, scan_bytes, it, plan, PlanCountSum{},
+                                     PlanCount{0, 0, 0}, p.gates + 1, s);
+  if (e != cudaSuccess) return e;
+  fill_tiles_kernel<<<grid_1d(p.gates, 128), 128, 0, s>>>(seg_begin, seg_end, plan, p.gates, tiles,
+                                                          multi, w.status, w.epoch);
+
+  const int elem = int(sizeof(T));
+  const int max_bytes = vector_bytes(elem, p.dim, {grad_out, gate, y, grad_res, grad_gate, grad_y}, 0);
+  const int bytes = bwd_width(elem, p, max_bytes, w.sm_count);
+  BwdArgs<T> a{static_cast<const T*>(grad_out), static_cast<const T*>(gate), static_cast<const T*>(y),
+               static_cast<T*>(grad_res), static_cast<T*>(grad_gate), static_cast<T*>(grad_y),
+               order, tiles, plan + p.gates, partials, p.dim, w.status, w.epoch};
+  dispatch_width<T>(bytes, [&](auto n) {
+    constexpr int N = decltype(n)::value;
+    constexpr int U = rows_in_flight<N * int(sizeof(T))>();
+    const int64_t vecs = p.dim / N;
+    const int threads = threads_for(vecs);
+    const dim3 grid(unsigned(L.tile_bound), grid_y_for(vecs, threads));
+    bwd_tile_kernel<T, N, U><<<grid, threads, 0, s>>>(a);
+  });
+  FoldArgs<T> f{multi, plan, p.gates, partials, static_cast<T*>(grad_gate), p.dim, w.status, w.epoch};
+  const int ft = threads_for(p.dim);
+  fold_kernel<T><<<dim3(unsigned(L.multi_bound), grid_y_for(p.dim, ft)), ft, 0, s>>>(f);
+  return cudaGetLastError();
+}
+
 }  // namespace
-const gatecheck_plugin* gate_residual_cuda_plugin() {
-  static const gatecheck_plugin p = {GATECHECK_ABI_VERSION, "cuda", 1u << GATECHECK_CUDA, fwd, bwd,
-                                     last_error};
-  return &p;
+
+CudaTuning& gate_residual_cuda_tuning() {
+  static CudaTuning t;
+  return t;
 }
+
+Status gate_residual_fwd_cuda(const gatecheck_problem& p, const void* res, const void* gate,
+                              const int64_t* index, const void* y, void* out) {
+  const char* op = "gate_residual_fwd";
+  Status st = check_fwd_args(p, res, gate, index, y, out, kCudaDevices, /*index_on_host=*/false);
+  if (st.ok()) st = common_limits(op, p);
+  if (!st.ok()) return st;
+  if (p.rows == 0) return Status::success();
+  const auto s = static_cast<cudaStream_t>(p.stream);
+  cudaError_t e;
+  Workspace* w = workspace_for(s, &e);
+  if (!w) return cuda_failure(op, "workspace", e);
+  if ((e = begin_call(*w, s)) != cudaSuccess) return cuda_failure(op, "begin", e);
+  check_index_kernel<<<grid_1d(p.rows, 256), 256, 0, s>>>(index, p.rows, p.gates, w->status, w->epoch);
+  if (p.dim > 0) {
+    dispatch_dtype(p.dtype, [&](auto tag) {
+      e = launch_fwd<decltype(tag)>(p, res, gate, index, y, out, *w, s);
+    });
+  } else {
+    e = cudaGetLastError();
+  }
+  return e == cudaSuccess ? Status::success() : cuda_failure(op, "launch", e);
+}
+
+Status gate_residual_bwd_cuda(const gatecheck_problem& p, const void* grad_out, const void* gate,
+                              const int64_t* index, const void* y, void* grad_res,
+                              void* grad_gate, void* grad_y) {
+  const char* op = "gate_residual_bwd";
+  Status st = check_bwd_args(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y, kCudaDevices,
+                             /*index_on_host=*/false);
+  if (st.ok()) st = common_limits(op, p);
+  if (!st.ok()) return st;
+  const auto s = static_cast<cudaStream_t>(p.stream);
+  const size_t elem = p.dtype == GATECHECK_F32 ? 4 : 2;
+  cudaError_t e = cudaSuccess;
+  if (p.rows == 0) {  // every gate unused: grad_gate is +0 (all-zero bits in every dtype)
+    if (p.gates > 0 && p.dim > 0) e = cudaMemsetAsync(grad_gate, 0, size_t(p.gates * p.dim) * elem, s);
+    return e == cudaSuccess ? Status::success() : cuda_failure(op, "memset", e);
+  }
+  Workspace* w = workspace_for(s, &e);
+  if (!w) return cuda_failure(op, "workspace", e);
+  if ((e = begin_call(*w, s)) != cudaSuccess) return cuda_failure(op, "begin", e);
+  if (p.dim == 0) {  // nothing to write, but a bad index is still reported
+    check_index_kernel<<<grid_1d(p.rows, 256), 256, 0, s>>>(index, p.rows, p.gates, w->status, w->epoch);
+    e = cudaGetLastError();
+  } else {
+    dispatch_dtype(p.dtype, [&](auto tag) {
+      e = launch_bwd<decltype(tag)>(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y, *w, s);
+    });
+  }
+  return e == cudaSuccess ? Status::success() : cuda_failure(op, "launch", e);
+}
+
+CudaStatusRef gate_residual_cuda_status_ref(void* stream) {
+  CudaStatusRef r;
+  if (Workspace* w = find_workspace(static_cast<cudaStream_t>(stream))) {
+    r.word = w->status;
+    r.epoch = w->epoch;
+  }
+  return r;
+}
+
+bool cuda_status_bad_row(unsigned long long word, unsigned long long epoch, int64_t* row) {
+  if (epoch == 0 || !cuda_status::is_bad(word, epoch)) return false;
+  *row = cuda_status::decode_row(word);
+  return true;
+}
+
+Status gate_residual_cuda_sync_status(const char* op, const gatecheck_problem& p,
+                                      const int64_t* index) {
+  const auto s = static_cast<cudaStream_t>(p.stream);
+  cudaError_t e = cudaStreamSynchronize(s);
+  if (e == cudaSuccess) e = cudaGetLastError();
+  if (e != cudaSuccess) return cuda_failure(op, "the call (found at synchronisation)", e);
+  const CudaStatusRef ref = gate_residual_cuda_status_ref(p.stream);
+  if (!ref.word) return Status::success();
+  unsigned long long word = 0;
+  if ((e = cudaMemcpy(&word, ref.word, sizeof word, cudaMemcpyDeviceToHost)) != cudaSuccess)
+    return cuda_failure(op, "reading the index status", e);
+  int64_t row = -1;
+  if (!cuda_status_bad_row(word, ref.epoch, &row)) return Status::success();
+  int64_t value = 0;
+  if ((e = cudaMemcpy(&value, index + row, sizeof value, cudaMemcpyDeviceToHost)) != cudaSuccess)
+    return cuda_failure(op, "reading the bad index", e);
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "%s: index[%" PRId64 "] = %" PRId64 " is out of range [0, %" PRId64 ") (gates = %" PRId64
+                "); found on the device, nothing was written",
+                op, row, value, p.gates, p.gates);
+  return Status::error(ErrorKind::index_out_of_range, buf);
+}
+
 }  // namespace gatecheck
