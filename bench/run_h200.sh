@@ -1,0 +1,37 @@
+#!/bin/bash
+# One device call on the H200: build, GPU tests, sanitizers, benchmark.
+# Usage (from the project root on the GPU machine, after . .deps/remote-setup.sh):
+#   bench/run_h200.sh STAGE...   stages: build tests props sanitize tune bench
+# Logs and JSON go to $OUT (at most 8 files come back).
+set -u
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+J=$(nproc)
+BENCH=build/bench/gatecheck-bench
+for stage in "$@"; do
+  echo "=== stage $stage ($(date -u +%T))"
+  case $stage in
+    build)
+      nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
+      { cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j"$J" --target test_cuda_vs_host gatecheck-bench ${EXTRA_TARGETS:-}; } > "$OUT/build.log" 2>&1 \
+        || { tail -60 "$OUT/build.log"; exit 1; }
+      grep -E "gatecheck|Torch" "$OUT/build.log" | grep -v "^\[" | head -10 ;;
+    tests)
+      ctest --test-dir build -L gpu -R "${TEST_REGEX:-CudaVsHost|CudaErrors}" --output-on-failure > "$OUT/ctest.log" 2>&1
+      tail -25 "$OUT/ctest.log" ;;
+    sanitize)
+      T=build/tests/cuda/test_cuda_vs_host
+      { echo "## compute-sanitizer --tool memcheck (GATECHECK_CUDA_CASES=40)";
+        GATECHECK_CUDA_CASES=40 timeout 240 compute-sanitizer --tool memcheck --leak-check full "$T" \
+          --gtest_filter='CudaVsHost.RandomCases*:CudaVsHost.LongSegments*:CudaErrors.*' 2>&1 | tail -40;
+        echo "## compute-sanitizer --tool racecheck (GATECHECK_CUDA_CASES=20)";
+        GATECHECK_CUDA_CASES=20 timeout 200 compute-sanitizer --tool racecheck "$T" \
+          --gtest_filter='CudaVsHost.RandomCases*:CudaVsHost.LongSegments*' 2>&1 | tail -20; } > "$OUT/sanitize.log" 2>&1
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED|##" "$OUT/sanitize.log" ;;
+    tune)
+      $BENCH --dtypes bf16 --dims 3072 --rows 4097,32768 --gates 9,rows/3 --patterns sorted,random \
+        --bwd-vec-bytes 0,4,8,16 --no-torch --json "$OUT/h200-tune.json" 2>&1 | tee "$OUT/tune.log" | tail -30 ;;
+    bench)
+      $BENCH --json "$OUT/h200-bench.json" 2>&1 | tee "$OUT/bench.log" | tail -80 ;;
+  esac
+done
