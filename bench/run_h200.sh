@@ -22,10 +22,10 @@ for stage in "$@"; do
     sanitize)
       T=build/tests/cuda/test_cuda_vs_host
       { echo "## compute-sanitizer --tool memcheck (GATECHECK_CUDA_CASES=40)";
-        GATECHECK_CUDA_CASES=40 timeout 240 compute-sanitizer --tool memcheck --leak-check full "$T" \
+        GATECHECK_CUDA_CASES=40 timeout 150 compute-sanitizer --tool memcheck --leak-check full "$T" \
           --gtest_filter='CudaVsHost.RandomCases*:CudaVsHost.LongSegments*:CudaErrors.*' 2>&1 | tail -40;
         echo "## compute-sanitizer --tool racecheck (GATECHECK_CUDA_CASES=20)";
-        GATECHECK_CUDA_CASES=20 timeout 200 compute-sanitizer --tool racecheck "$T" \
+        GATECHECK_CUDA_CASES=20 timeout 100 compute-sanitizer --tool racecheck "$T" \
           --gtest_filter='CudaVsHost.RandomCases*:CudaVsHost.LongSegments*' 2>&1 | tail -20; } > "$OUT/sanitize.log" 2>&1
       grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED|##" "$OUT/sanitize.log" ;;
     tune)
