@@ -17,12 +17,12 @@ for stage in "$@"; do
         || { tail -60 "$OUT/build.log"; exit 1; }
       grep -E "gatecheck|Torch" "$OUT/build.log" | grep -v "^\[" | head -10 ;;
     tests)
-      ctest --test-dir build -L gpu -R "${TEST_REGEX:-CudaVsHost|CudaErrors}" --output-on-failure > "$OUT/ctest.log" 2>&1
+      ctest --test-dir build -L gpu -R "${TEST_REGEX:-CudaVsHost|CudaErrors|CudaConversions}" --output-on-failure > "$OUT/ctest.log" 2>&1
       tail -25 "$OUT/ctest.log" ;;
     sanitize)
       T=build/tests/cuda/test_cuda_vs_host
       { echo "## compute-sanitizer --tool memcheck (GATECHECK_CUDA_CASES=40)";
-        GATECHECK_CUDA_CASES=40 timeout 150 compute-sanitizer --tool memcheck --leak-check full "$T" \
+        GATECHECK_CUDA_CASES=40 timeout 150 compute-sanitizer --tool memcheck "$T" \
           --gtest_filter='CudaVsHost.RandomCases*:CudaVsHost.LongSegments*:CudaErrors.*' 2>&1 | tail -40;
         echo "## compute-sanitizer --tool racecheck (GATECHECK_CUDA_CASES=20)";
         GATECHECK_CUDA_CASES=20 timeout 100 compute-sanitizer --tool racecheck "$T" \

@@ -162,15 +162,17 @@ cudaError_t plan_layout(const gatecheck_problem& p, BwdLayout* L) {
   return cudaSuccess;
 }
 
-// Vector width of the backward tile kernel: the widest aligned one, narrowed
-// while the tiles x column vectors would not fill the GPU once.
+// Vector width of the backward tile kernel: the widest aligned one while the
+// tiles x column vectors still give enough independent threads; narrower when
+// there are few tiles (few, long segments on a short problem). Measured on the
+// H200 (bench/NOTES.md): 16 B wins from ~34k vector-threads up, 4 B below.
 int bwd_width(int elem, const gatecheck_problem& p, int max_bytes, int sm_count) {
   const int tuned = gate_residual_cuda_tuning().bwd_vector_bytes;
   if (tuned) return std::max(elem, std::min(tuned, max_bytes));
-  const int64_t target = int64_t(sm_count) * 2048;
+  const int64_t enough = int64_t(sm_count) * 256;
   const int64_t tiles = p.gates + p.rows / kGradGateTileRows;
   int w = max_bytes;
-  while (w > 4 && w > elem && tiles * (p.dim * elem / w) < target) w /= 2;
+  while (w > 4 && w > elem && tiles * (p.dim * elem / w) < enough) w /= 2;
   return w;
 }
 
@@ -193,7 +195,7 @@ cudaError_t launch_fwd(const gatecheck_problem& p, const void* res, const void* 
 }
 
 template <int Bytes>
-constexpr int rows_in_flight() { return Bytes >= 16 ? 4 : Bytes >= 8 ? 8 : 16; }
+constexpr int rows_in_flight() { return Bytes >= 8 ? 8 : 16; }
 
 template <class T>
 cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const void* gate,
