@@ -118,7 +118,7 @@ int run_kernel_bench(int argc, char** argv) {
   std::string dtypes = "bf16,fp16", dims = "3072,5376", rows_list = "4097,32768,131072",
               gates_rules = "9,rows/1024,rows/3", patterns = "sorted,random", json_path, bwd_vecs = "0";
   int reps = 60, warmup = 10;
-  bool no_torch = false;
+  bool no_torch = false, stages = false;
   app.add_option("--dtypes", dtypes, "comma list of bf16, fp16, fp32");
   app.add_option("--dims", dims, "comma list");
   app.add_option("--rows", rows_list, "comma list");
@@ -129,6 +129,7 @@ int run_kernel_bench(int argc, char** argv) {
   app.add_option("--bwd-vec-bytes", bwd_vecs, "backward vector widths to compare (0 = automatic), comma list");
   app.add_option("--json", json_path, "write the results here");
   app.add_flag("--no-torch", no_torch, "skip torch eager");
+  app.add_flag("--stages", stages, "also time the backward's index plan alone, and everything without PDL");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -207,6 +208,24 @@ int run_kernel_bench(int argc, char** argv) {
                 if (v == vec_variants.front()) fb_us = t;
               }
               gate_residual_cuda_tuning().bwd_vector_bytes = vec_variants.front();
+              if (stages) {
+                auto bwd = [&](int i) {
+                  const Set& t = buf.sets[size_t(i) % buf.sets.size()];
+                  must(gate_residual_bwd_cuda(p, t.g, t.gate, t.index, t.y, t.grad_res, t.grad_gate, t.grad_y));
+                };
+                const double bwd_us = bench::median_us(bwd, warmup, reps);
+                gate_residual_cuda_tuning().stop_after_plan = true;
+                const double plan_us = bench::median_us(bwd, warmup, reps);
+                gate_residual_cuda_tuning().stop_after_plan = false;
+                gate_residual_cuda_tuning().no_pdl = true;
+                const double fwd_nopdl = bench::median_us(fwd, warmup, reps);
+                const double fb_nopdl = bench::median_us(fwd_bwd, warmup, reps);
+                gate_residual_cuda_tuning().no_pdl = false;
+                row.update({{"bwd_us", bwd_us}, {"bwd_plan_only_us", plan_us}, {"fwd_us_without_pdl", fwd_nopdl},
+                            {"fwd_bwd_us_without_pdl", fb_nopdl}});
+                std::printf("      stages: bwd %.1f us, of which index plan alone %.1f us; without PDL fwd %.1f us, fwd+bwd %.1f us\n",
+                            bwd_us, plan_us, fwd_nopdl, fb_nopdl);
+              }
               // Checks on set 0: the index status, and grad_gate repeatable bit for bit.
               const Set& t0 = buf.sets[0];
               fwd_bwd(0);

@@ -30,7 +30,7 @@ for stage in "$@"; do
       grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED|##" "$OUT/sanitize.log" ;;
     tune)
       $BENCH --dtypes bf16 --dims 3072 --rows 4097,32768 --gates 9,rows/3 --patterns sorted,random \
-        --bwd-vec-bytes 0,4,8,16 --no-torch --json "$OUT/h200-tune.json" 2>&1 | tee "$OUT/tune.log" | tail -30 ;;
+        --bwd-vec-bytes 0,4,8,16 --stages --no-torch --json "$OUT/h200-tune.json" 2>&1 | tee "$OUT/tune.log" | tail -30 ;;
     bench)
       $BENCH --json "$OUT/h200-bench.json" 2>&1 | tee "$OUT/bench.log" | tail -80 ;;
   esac

@@ -114,6 +114,23 @@ Status common_limits(const char* op, const gatecheck_problem& p) {
   return Status::success();
 }
 
+// Launches with programmatic dependent launch allowed: the kernel may start
+// while the previous one drains; it calls wait_for_previous_kernel() first.
+template <class... KArgs, class... Args>
+void launch_after(void (*kernel)(KArgs...), dim3 grid, dim3 block, cudaStream_t s, Args... args) {
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = gate_residual_cuda_tuning().no_pdl ? 0 : 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = s;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  cudaLaunchKernelEx(&cfg, kernel, args...);  // errors surface through cudaGetLastError()
+}
+
 size_t align_up(size_t n) { return (n + 255) & ~size_t(255); }
 
 // Byte offsets of the backward's scratch in the workspace blob.
@@ -189,7 +206,7 @@ cudaError_t launch_fwd(const gatecheck_problem& p, const void* res, const void* 
     const int64_t vecs = p.dim / N;
     const int threads = threads_for(vecs);
     const dim3 grid(unsigned((p.rows + kFwdRowsPerBlock - 1) / kFwdRowsPerBlock), grid_y_for(vecs, threads));
-    fwd_kernel<T, N, kFwdRowsPerBlock><<<grid, threads, 0, s>>>(a);
+    launch_after(fwd_kernel<T, N, kFwdRowsPerBlock>, grid, dim3(threads), s, a);
   });
   return cudaGetLastError();
 }
@@ -225,15 +242,19 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
                                       reinterpret_cast<const unsigned long long*>(index), keys,
                                       row_ids, order, p.rows, 0, L.end_bit, s);
   if (e != cudaSuccess) return e;
-  segments_kernel<<<grid_1d(p.rows, pt), pt, 0, s>>>(keys, p.rows, p.gates, seg_begin, seg_end,
-                                                     w.status, w.epoch);
+  launch_after(segments_kernel, dim3(grid_1d(p.rows, pt)), dim3(pt), s,
+               static_cast<const unsigned long long*>(keys), p.rows, p.gates, seg_begin, seg_end,
+               static_cast<const unsigned long long*>(w.status), w.epoch);
   size_t scan_bytes = L.scan_bytes;
   PlanIter it(thrust::counting_iterator<int64_t>(0), PlanCountOf{seg_begin, seg_end, p.gates});
   e = cub::DeviceScan::ExclusiveScan(base + L.scan_tmp, scan_bytes, it, plan, PlanCountSum{},
                                      PlanCount{0, 0, 0}, p.gates + 1, s);
   if (e != cudaSuccess) return e;
-  fill_tiles_kernel<<<grid_1d(p.gates, 128), 128, 0, s>>>(seg_begin, seg_end, plan, p.gates, tiles,
-                                                          multi, w.status, w.epoch);
+  launch_after(fill_tiles_kernel, dim3(grid_1d(p.gates, 128)), dim3(128), s,
+               static_cast<const int64_t*>(seg_begin), static_cast<const int64_t*>(seg_end),
+               static_cast<const PlanCount*>(plan), p.gates, tiles, multi,
+               static_cast<const unsigned long long*>(w.status), w.epoch);
+  if (gate_residual_cuda_tuning().stop_after_plan) return cudaGetLastError();
 
   const int elem = int(sizeof(T));
   const int max_bytes = vector_bytes(elem, p.dim, {grad_out, gate, y, grad_res, grad_gate, grad_y}, 0);
@@ -247,11 +268,11 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
     const int64_t vecs = p.dim / N;
     const int threads = threads_for(vecs);
     const dim3 grid(unsigned(L.tile_bound), grid_y_for(vecs, threads));
-    bwd_tile_kernel<T, N, U><<<grid, threads, 0, s>>>(a);
+    launch_after(bwd_tile_kernel<T, N, U>, grid, dim3(threads), s, a);
   });
   FoldArgs<T> f{multi, plan, p.gates, partials, static_cast<T*>(grad_gate), p.dim, w.status, w.epoch};
   const int ft = threads_for(p.dim);
-  fold_kernel<T><<<dim3(unsigned(L.multi_bound), grid_y_for(p.dim, ft)), ft, 0, s>>>(f);
+  launch_after(fold_kernel<T>, dim3(unsigned(L.multi_bound), grid_y_for(p.dim, ft)), dim3(ft), s, f);
   return cudaGetLastError();
 }
 

@@ -44,6 +44,8 @@ Status gate_residual_cuda_sync_status(const char* op, const gatecheck_problem& p
 struct CudaTuning {
   int bwd_vector_bytes = 0;  // bytes per thread per tensor in the backward tile kernel: 4, 8 or 16
   int fwd_vector_bytes = 0;  // same for the forward
+  bool no_pdl = false;        // launch without programmatic dependent launch
+  bool stop_after_plan = false;  // backward: build the index plan only (to time it)
 };
 CudaTuning& gate_residual_cuda_tuning();
 

@@ -47,6 +47,17 @@ struct PlanCountOf {
   }
 };
 
+// Programmatic dependent launch (sm_90): a kernel launched with the
+// programmatic-serialization attribute may start while the previous kernel in
+// the stream still runs; it must wait here before touching anything that
+// kernel writes. Without the attribute both are no-ops.
+__device__ __forceinline__ void wait_for_previous_kernel() {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+__device__ __forceinline__ void let_next_kernel_start() {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
 __device__ __forceinline__ bool call_failed(const unsigned long long* status,
                                             unsigned long long epoch) {
   return cuda_status::is_bad(*status, epoch);
@@ -67,6 +78,7 @@ __device__ __forceinline__ void record_bad_row(const int64_t* index, int64_t r, 
 // Forward prologue: the index range check (integer atomicMax only).
 __global__ void check_index_kernel(const int64_t* index, int64_t rows, int64_t gates,
                                    unsigned long long* status, unsigned long long epoch) {
+  let_next_kernel_start();  // the forward may load res and y meanwhile
   for (int64_t r = global_thread(); r < rows; r += global_threads())
     record_bad_row(index, r, gates, status, epoch);
 }
@@ -89,6 +101,7 @@ __global__ void bwd_prepare_kernel(const int64_t* index, int64_t rows, int64_t g
 __global__ void segments_kernel(const unsigned long long* keys, int64_t rows, int64_t gates,
                                 int64_t* seg_begin, int64_t* seg_end,
                                 const unsigned long long* status, unsigned long long epoch) {
+  wait_for_previous_kernel();
   if (call_failed(status, epoch)) return;
   for (int64_t i = global_thread(); i < rows; i += global_threads()) {
     const unsigned long long k = keys[i];
@@ -104,6 +117,8 @@ __global__ void fill_tiles_kernel(const int64_t* seg_begin, const int64_t* seg_e
                                   const PlanCount* plan, int64_t gates, TileDesc* tiles,
                                   int64_t* multi_gates, const unsigned long long* status,
                                   unsigned long long epoch) {
+  wait_for_previous_kernel();
+  let_next_kernel_start();
   if (call_failed(status, epoch)) return;
   for (int64_t k = global_thread(); k < gates; k += global_threads()) {
     const int64_t b = seg_begin[k], e = seg_end[k];
@@ -131,32 +146,43 @@ struct FwdArgs {
 };
 
 // out = res + gate[index] * y. Block: R rows x (blockDim.x * N) columns.
+// res and y are loaded before waiting for the index check (they are in bounds
+// whatever the index holds); gate rows are read only once the check passed.
 template <class T, int N, int R>
 __global__ void __launch_bounds__(256) fwd_kernel(FwdArgs<T> a) {
-  if (call_failed(a.status, a.epoch)) return;
   const int64_t r0 = int64_t(blockIdx.x) * R;
-  int64_t gi[R];
-#pragma unroll
-  for (int u = 0; u < R; ++u) gi[u] = r0 + u < a.rows ? a.index[r0 + u] : -1;
   const int64_t step = int64_t(gridDim.y) * blockDim.x * N;
-  for (int64_t c = (int64_t(blockIdx.y) * blockDim.x + threadIdx.x) * N; c < a.dim; c += step) {
-    Pack<T, N> rv[R], yv[R], gv[R];
+  int64_t c = (int64_t(blockIdx.y) * blockDim.x + threadIdx.x) * N;
+  Pack<T, N> rv[R], yv[R], gv[R];
+  auto load_inputs = [&](int64_t col) {
 #pragma unroll
     for (int u = 0; u < R; ++u) {
-      if (gi[u] < 0) continue;
-      const int64_t o = (r0 + u) * a.dim + c;
+      if (r0 + u >= a.rows) continue;
+      const int64_t o = (r0 + u) * a.dim + col;
       rv[u] = load_pack<T, N>(a.res + o);
       yv[u] = load_pack<T, N>(a.y + o);
-      gv[u] = load_pack<T, N>(a.gate + gi[u] * a.dim + c);
     }
+  };
+  if (c < a.dim) load_inputs(c);
+  wait_for_previous_kernel();
+  if (call_failed(a.status, a.epoch)) return;
+  int64_t gi[R];
+#pragma unroll
+  for (int u = 0; u < R; ++u) gi[u] = r0 + u < a.rows ? a.index[r0 + u] : 0;
+  while (c < a.dim) {
+#pragma unroll
+    for (int u = 0; u < R; ++u)
+      if (r0 + u < a.rows) gv[u] = load_pack<T, N>(a.gate + gi[u] * a.dim + c);
 #pragma unroll
     for (int u = 0; u < R; ++u) {
-      if (gi[u] < 0) continue;
+      if (r0 + u >= a.rows) continue;
       Pack<T, N> ov;
 #pragma unroll
       for (int j = 0; j < N; ++j) ov.e[j] = gate_residual_out(rv[u].e[j], gv[u].e[j], yv[u].e[j]);
       store_pack<T, N>(a.out + (r0 + u) * a.dim + c, ov);
     }
+    c += step;
+    if (c < a.dim) load_inputs(c);
   }
 }
 
@@ -183,6 +209,8 @@ struct BwdArgs {
 template <class T, int N, int U>
 __global__ void __launch_bounds__(256) bwd_tile_kernel(BwdArgs<T> a) {
   __shared__ int64_t tile_rows[kGradGateTileRows];
+  wait_for_previous_kernel();
+  let_next_kernel_start();
   if (call_failed(a.status, a.epoch)) return;
   if (int64_t(blockIdx.x) >= a.totals->tiles) return;
   const TileDesc d = a.tiles[blockIdx.x];
@@ -247,6 +275,7 @@ struct FoldArgs {
 // Gates of several tiles: fold the tile partials in tile order from +0, round once.
 template <class T>
 __global__ void __launch_bounds__(256) fold_kernel(FoldArgs<T> a) {
+  wait_for_previous_kernel();
   if (call_failed(a.status, a.epoch)) return;
   if (int64_t(blockIdx.x) >= a.plan[a.gates].multi) return;
   const int64_t k = a.multi_gates[blockIdx.x];
