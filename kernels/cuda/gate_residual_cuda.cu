@@ -3,11 +3,12 @@
 // launches, all on p.stream.
 //
 // Backward pipeline (no host sync, no float atomics):
-//   prepare   index check (integer atomicMax), row ids, empty segments
+//   prepare   index check (integer atomicMax), row ids, per-gate row counts
+//             (integer atomics, aggregated per warp)
 //   sort      CUB stable radix sort of row ids by gate (bits of gates-1 only)
-//   segments  each gate's [begin, end) in the sorted order
-//   scan      CUB exclusive scan of per-gate (tiles, slots, multi) counts
-//   fill      tile descriptors, one thread per gate
+//   plan      exclusive scan of per-gate (tiles, slots, multi, rows) counts and
+//             the tile descriptors: one block for up to 65536 gates, else a
+//             CUB device scan and one thread per gate
 //   tiles     grad_res, grad_y and per-tile fp32 partials (single-tile gates
 //             and unused gates write grad_gate directly)
 //   fold      multi-tile gates: partials folded in tile order, rounded once
@@ -15,6 +16,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <thrust/iterator/counting_iterator.h>
@@ -133,9 +135,10 @@ void launch_after(void (*kernel)(KArgs...), dim3 grid, dim3 block, cudaStream_t 
 
 size_t align_up(size_t n) { return (n + 255) & ~size_t(255); }
 
-// Byte offsets of the backward's scratch in the workspace blob.
+// Byte offsets of the backward's scratch in the workspace blob. The per-gate
+// counters come first, so that they stay in place from call to call.
 struct BwdLayout {
-  size_t row_ids, order, keys, seg_begin, seg_end, plan, tiles, multi, partials, sort_tmp, scan_tmp, total;
+  size_t counts, row_ids, order, keys, plan, tiles, multi, partials, sort_tmp, scan_tmp, total;
   size_t sort_bytes, scan_bytes;
   int64_t tile_bound, multi_bound, slot_bound;
   int end_bit;
@@ -157,18 +160,17 @@ cudaError_t plan_layout(const gatecheck_problem& p, BwdLayout* L) {
       static_cast<int64_t*>(nullptr), p.rows, 0, L->end_bit);
   if (e != cudaSuccess) return e;
   L->scan_bytes = 0;
-  PlanIter it(thrust::counting_iterator<int64_t>(0), PlanCountOf{nullptr, nullptr, p.gates});
+  PlanIter it(thrust::counting_iterator<int64_t>(0), PlanCountOf{nullptr, p.gates});
   e = cub::DeviceScan::ExclusiveScan(nullptr, L->scan_bytes, it, static_cast<PlanCount*>(nullptr),
-                                     PlanCountSum{}, PlanCount{0, 0, 0}, p.gates + 1);
+                                     PlanCountSum{}, PlanCount{0, 0, 0, 0}, p.gates + 1);
   if (e != cudaSuccess) return e;
   size_t at = 0;
   auto take = [&](size_t bytes) { const size_t o = at; at += align_up(bytes); return o; };
-  const size_t r8 = size_t(p.rows) * 8, g8 = size_t(p.gates) * 8;
+  const size_t r8 = size_t(p.rows) * 8;
+  L->counts = take(size_t(p.gates) * 8);
   L->row_ids = take(r8);
   L->order = take(r8);
   L->keys = take(r8);
-  L->seg_begin = take(g8);
-  L->seg_end = take(g8);
   L->plan = take(size_t(p.gates + 1) * sizeof(PlanCount));
   L->tiles = take(size_t(L->tile_bound) * sizeof(TileDesc));
   L->multi = take(size_t(L->multi_bound) * 8);
@@ -176,6 +178,21 @@ cudaError_t plan_layout(const gatecheck_problem& p, BwdLayout* L) {
   L->sort_tmp = take(L->sort_bytes);
   L->scan_tmp = take(L->scan_bytes);
   L->total = at;
+  return cudaSuccess;
+}
+
+// The layout for p, from the workspace's one-entry cache when the shape repeats.
+cudaError_t cached_layout(const gatecheck_problem& p, Workspace& w, BwdLayout* L) {
+  if (w.layout && w.layout_key[0] == p.rows && w.layout_key[1] == p.gates && w.layout_key[2] == p.dim) {
+    *L = *static_cast<const BwdLayout*>(w.layout.get());
+    return cudaSuccess;
+  }
+  cudaError_t e = plan_layout(p, L);
+  if (e != cudaSuccess) return e;
+  w.layout = std::make_shared<BwdLayout>(*L);
+  w.layout_key[0] = p.rows;
+  w.layout_key[1] = p.gates;
+  w.layout_key[2] = p.dim;
   return cudaSuccess;
 }
 
@@ -219,42 +236,50 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
                        const int64_t* index, const void* y, void* grad_res, void* grad_gate,
                        void* grad_y, Workspace& w, cudaStream_t s) {
   BwdLayout L;
-  cudaError_t e = plan_layout(p, &L);
+  cudaError_t e = cached_layout(p, w, &L);
   if (e != cudaSuccess) return e;
   e = reserve_blob(w, L.total, s);
   if (e != cudaSuccess) return e;
   char* base = static_cast<char*>(w.blob);
+  auto* counts = reinterpret_cast<unsigned long long*>(base + L.counts);
   auto* row_ids = reinterpret_cast<int64_t*>(base + L.row_ids);
   auto* order = reinterpret_cast<int64_t*>(base + L.order);
   auto* keys = reinterpret_cast<unsigned long long*>(base + L.keys);
-  auto* seg_begin = reinterpret_cast<int64_t*>(base + L.seg_begin);
-  auto* seg_end = reinterpret_cast<int64_t*>(base + L.seg_end);
   auto* plan = reinterpret_cast<PlanCount*>(base + L.plan);
   auto* tiles = reinterpret_cast<TileDesc*>(base + L.tiles);
   auto* multi = reinterpret_cast<int64_t*>(base + L.multi);
   auto* partials = reinterpret_cast<float*>(base + L.partials);
 
+  if (p.gates > w.zeroed_counts) {  // counters this call needs that earlier calls did not leave zero
+    e = cudaMemsetAsync(counts + w.zeroed_counts, 0, size_t(p.gates - w.zeroed_counts) * 8, s);
+    if (e != cudaSuccess) return e;
+  }
+  w.zeroed_counts = 0;  // until the plan step below is queued
   const int pt = 256;
-  bwd_prepare_kernel<<<grid_1d(std::max(p.rows, p.gates), pt), pt, 0, s>>>(
-      index, p.rows, p.gates, w.status, w.epoch, row_ids, seg_begin, seg_end);
+  bwd_prepare_kernel<<<grid_1d(p.rows, pt), pt, 0, s>>>(index, p.rows, p.gates, w.status, w.epoch,
+                                                        row_ids, counts);
   size_t sort_bytes = L.sort_bytes;
   e = cub::DeviceRadixSort::SortPairs(base + L.sort_tmp, sort_bytes,
                                       reinterpret_cast<const unsigned long long*>(index), keys,
                                       row_ids, order, p.rows, 0, L.end_bit, s);
   if (e != cudaSuccess) return e;
-  launch_after(segments_kernel, dim3(grid_1d(p.rows, pt)), dim3(pt), s,
-               static_cast<const unsigned long long*>(keys), p.rows, p.gates, seg_begin, seg_end,
-               static_cast<const unsigned long long*>(w.status), w.epoch);
-  size_t scan_bytes = L.scan_bytes;
-  PlanIter it(thrust::counting_iterator<int64_t>(0), PlanCountOf{seg_begin, seg_end, p.gates});
-  e = cub::DeviceScan::ExclusiveScan(base + L.scan_tmp, scan_bytes, it, plan, PlanCountSum{},
-                                     PlanCount{0, 0, 0}, p.gates + 1, s);
-  if (e != cudaSuccess) return e;
-  launch_after(fill_tiles_kernel, dim3(grid_1d(p.gates, 128)), dim3(128), s,
-               static_cast<const int64_t*>(seg_begin), static_cast<const int64_t*>(seg_end),
-               static_cast<const PlanCount*>(plan), p.gates, tiles, multi,
-               static_cast<const unsigned long long*>(w.status), w.epoch);
-  if (gate_residual_cuda_tuning().stop_after_plan) return cudaGetLastError();
+  const auto* status = static_cast<const unsigned long long*>(w.status);
+  if (p.gates <= kPlanBlockGates && !gate_residual_cuda_tuning().device_wide_plan) {
+    using Scan = cub::BlockScan<PlanCount, kPlanThreads>;
+    launch_after(plan_block_kernel<Scan>, dim3(1), dim3(kPlanThreads), s, counts, p.gates, plan, tiles,
+                 multi, status, w.epoch);
+  } else {
+    size_t scan_bytes = L.scan_bytes;
+    PlanIter it(thrust::counting_iterator<int64_t>(0), PlanCountOf{counts, p.gates});
+    e = cub::DeviceScan::ExclusiveScan(base + L.scan_tmp, scan_bytes, it, plan, PlanCountSum{},
+                                       PlanCount{0, 0, 0, 0}, p.gates + 1, s);
+    if (e != cudaSuccess) return e;
+    launch_after(fill_tiles_kernel, dim3(grid_1d(p.gates, 128)), dim3(128), s, counts,
+                 static_cast<const PlanCount*>(plan), p.gates, tiles, multi, status, w.epoch);
+  }
+  if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  w.zeroed_counts = p.gates;
+  if (gate_residual_cuda_tuning().stop_after_plan) return cudaSuccess;
 
   const int elem = int(sizeof(T));
   const int max_bytes = vector_bytes(elem, p.dim, {grad_out, gate, y, grad_res, grad_gate, grad_y}, 0);
@@ -289,12 +314,13 @@ Status gate_residual_fwd_cuda(const gatecheck_problem& p, const void* res, const
   Status st = check_fwd_args(p, res, gate, index, y, out, kCudaDevices, /*index_on_host=*/false);
   if (st.ok()) st = common_limits(op, p);
   if (!st.ok()) return st;
-  if (p.rows == 0) return Status::success();
   const auto s = static_cast<cudaStream_t>(p.stream);
   cudaError_t e;
   Workspace* w = workspace_for(s, &e);
   if (!w) return cuda_failure(op, "workspace", e);
+  // Every call gets its own epoch, so the status never reports an earlier call.
   if ((e = begin_call(*w, s)) != cudaSuccess) return cuda_failure(op, "begin", e);
+  if (p.rows == 0) return Status::success();
   check_index_kernel<<<grid_1d(p.rows, 256), 256, 0, s>>>(index, p.rows, p.gates, w->status, w->epoch);
   if (p.dim > 0) {
     dispatch_dtype(p.dtype, [&](auto tag) {
@@ -317,13 +343,14 @@ Status gate_residual_bwd_cuda(const gatecheck_problem& p, const void* grad_out, 
   const auto s = static_cast<cudaStream_t>(p.stream);
   const size_t elem = p.dtype == GATECHECK_F32 ? 4 : 2;
   cudaError_t e = cudaSuccess;
+  Workspace* w = workspace_for(s, &e);
+  if (!w) return cuda_failure(op, "workspace", e);
+  // Every call gets its own epoch, so the status never reports an earlier call.
+  if ((e = begin_call(*w, s)) != cudaSuccess) return cuda_failure(op, "begin", e);
   if (p.rows == 0) {  // every gate unused: grad_gate is +0 (all-zero bits in every dtype)
     if (p.gates > 0 && p.dim > 0) e = cudaMemsetAsync(grad_gate, 0, size_t(p.gates * p.dim) * elem, s);
     return e == cudaSuccess ? Status::success() : cuda_failure(op, "memset", e);
   }
-  Workspace* w = workspace_for(s, &e);
-  if (!w) return cuda_failure(op, "workspace", e);
-  if ((e = begin_call(*w, s)) != cudaSuccess) return cuda_failure(op, "begin", e);
   if (p.dim == 0) {  // nothing to write, but a bad index is still reported
     check_index_kernel<<<grid_1d(p.rows, 256), 256, 0, s>>>(index, p.rows, p.gates, w->status, w->epoch);
     e = cudaGetLastError();

@@ -46,6 +46,7 @@ struct CudaTuning {
   int fwd_vector_bytes = 0;  // same for the forward
   bool no_pdl = false;        // launch without programmatic dependent launch
   bool stop_after_plan = false;  // backward: build the index plan only (to time it)
+  bool device_wide_plan = false;  // backward: the many-gates plan path (CUB scan) for any gates
 };
 CudaTuning& gate_residual_cuda_tuning();
 

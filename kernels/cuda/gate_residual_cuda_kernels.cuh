@@ -24,26 +24,28 @@ struct TileDesc {
 
 // Per-gate counts, exclusively scanned over gates: tiles (every gate has at
 // least one, so unused gates get their zeros written), partial slots (only
-// gates of several tiles use them) and how many such multi-tile gates precede.
+// gates of several tiles use them), how many such multi-tile gates precede,
+// and rows (so the scan also gives each gate's first position in the sorted
+// order).
 struct PlanCount {
-  long long tiles, slots, multi;
+  long long tiles, slots, multi, rows;
 };
 struct PlanCountSum {
   __host__ __device__ PlanCount operator()(const PlanCount& a, const PlanCount& b) const {
-    return PlanCount{a.tiles + b.tiles, a.slots + b.slots, a.multi + b.multi};
+    return PlanCount{a.tiles + b.tiles, a.slots + b.slots, a.multi + b.multi, a.rows + b.rows};
   }
 };
-// Gate k's counts from its segment [begin, end); k == gates gives zeros, so the
-// exclusive scan's last entry holds the totals.
+__host__ __device__ __forceinline__ PlanCount plan_count(long long n) {
+  const long long t = n <= kGradGateTileRows ? 1 : (n + kGradGateTileRows - 1) / kGradGateTileRows;
+  return t > 1 ? PlanCount{t, t, 1, n} : PlanCount{1, 0, 0, n};
+}
+// Gate k's counts; k == gates gives zeros, so an exclusive scan over gates + 1
+// entries ends with the totals.
 struct PlanCountOf {
-  const int64_t* seg_begin;
-  const int64_t* seg_end;
+  const unsigned long long* counts;
   int64_t gates;
   __host__ __device__ PlanCount operator()(int64_t k) const {
-    if (k >= gates) return PlanCount{0, 0, 0};
-    const int64_t n = seg_end[k] - seg_begin[k];
-    const long long t = n <= kGradGateTileRows ? 1 : (n + kGradGateTileRows - 1) / kGradGateTileRows;
-    return t > 1 ? PlanCount{t, t, 1} : PlanCount{1, 0, 0};
+    return k >= gates ? PlanCount{0, 0, 0, 0} : plan_count((long long)counts[k]);
   }
 };
 
@@ -83,53 +85,92 @@ __global__ void check_index_kernel(const int64_t* index, int64_t rows, int64_t g
     record_bad_row(index, r, gates, status, epoch);
 }
 
-// Backward prologue: the index check, the row ids to sort, and empty segments.
+// Backward prologue: the index check, the row ids to sort, and each gate's
+// row count (integer atomics, aggregated per warp; counts start at zero and
+// the plan step zeroes them again after use).
 __global__ void bwd_prepare_kernel(const int64_t* index, int64_t rows, int64_t gates,
                                    unsigned long long* status, unsigned long long epoch,
-                                   int64_t* row_ids, int64_t* seg_begin, int64_t* seg_end) {
-  const int64_t n = rows > gates ? rows : gates;
-  for (int64_t i = global_thread(); i < n; i += global_threads()) {
-    if (i < rows) {
-      record_bad_row(index, i, gates, status, epoch);
+                                   int64_t* row_ids, unsigned long long* counts) {
+  const int lane = int(threadIdx.x & 31);
+  // Whole warps iterate together, so the warp-wide match below is converged.
+  for (int64_t i = global_thread(); i - lane < rows; i += global_threads()) {
+    const bool in = i < rows;
+    const int64_t v = in ? index[i] : -1;
+    const bool ok = in && v >= 0 && v < gates;
+    if (in) {
       row_ids[i] = i;
+      if (!ok) atomicMax(status, cuda_status::encode(epoch, i));
     }
-    if (i < gates) seg_begin[i] = seg_end[i] = 0;
+    const unsigned peers = __match_any_sync(0xffffffffu, ok ? (unsigned long long)v : ~0ull);
+    if (ok && lane == __ffs(peers) - 1) atomicAdd(&counts[v], (unsigned long long)__popc(peers));
   }
 }
 
-// Segment bounds of each gate in the stably sorted keys.
-__global__ void segments_kernel(const unsigned long long* keys, int64_t rows, int64_t gates,
-                                int64_t* seg_begin, int64_t* seg_end,
-                                const unsigned long long* status, unsigned long long epoch) {
+// Writes gate k's tile descriptors (tiles of kGradGateTileRows rows, counted
+// within the gate's own rows in row order) from its scanned counts.
+__device__ __forceinline__ void write_tiles(int64_t k, const PlanCount& at, long long n, TileDesc* tiles,
+                                            int64_t* multi_gates) {
+  const PlanCount own = plan_count(n);
+  for (int64_t t = 0; t < own.tiles; ++t) {
+    const int64_t tb = at.rows + t * kGradGateTileRows;
+    const int64_t te = tb + kGradGateTileRows < at.rows + n ? tb + kGradGateTileRows : at.rows + n;
+    tiles[at.tiles + t] = TileDesc{k, tb, te, own.tiles > 1 ? at.slots + t : -1};
+  }
+  if (own.tiles > 1) multi_gates[at.multi] = k;
+}
+
+// The plan for up to kPlanBlockGates gates in one block: scan the counts,
+// write the tile descriptors, zero the counts for the next call.
+constexpr int kPlanThreads = 1024;
+constexpr int kPlanItems = 8;  // gates per thread per round
+constexpr int64_t kPlanBlockGates = 65536;
+
+template <class BlockScan>
+__global__ void __launch_bounds__(kPlanThreads) plan_block_kernel(
+    unsigned long long* counts, int64_t gates, PlanCount* plan, TileDesc* tiles, int64_t* multi_gates,
+    const unsigned long long* status, unsigned long long epoch) {
+  __shared__ typename BlockScan::TempStorage scan_tmp;
   wait_for_previous_kernel();
-  if (call_failed(status, epoch)) return;
-  for (int64_t i = global_thread(); i < rows; i += global_threads()) {
-    const unsigned long long k = keys[i];
-    if (k >= (unsigned long long)gates) continue;  // unreachable once the check passed
-    if (i == 0 || keys[i - 1] != k) seg_begin[k] = i;
-    if (i == rows - 1 || keys[i + 1] != k) seg_end[k] = i + 1;
+  let_next_kernel_start();
+  const bool failed = call_failed(status, epoch);
+  PlanCount carry{0, 0, 0, 0};
+  for (int64_t base = 0; base < gates; base += int64_t(kPlanThreads) * kPlanItems) {
+    const int64_t k0 = base + int64_t(threadIdx.x) * kPlanItems;
+    long long n[kPlanItems];
+    PlanCount local{0, 0, 0, 0};
+#pragma unroll
+    for (int j = 0; j < kPlanItems; ++j) {
+      n[j] = k0 + j < gates ? (long long)counts[k0 + j] : 0;
+      if (k0 + j < gates) local = PlanCountSum{}(local, plan_count(n[j]));
+    }
+    PlanCount at, total;
+    BlockScan(scan_tmp).ExclusiveScan(local, at, PlanCount{0, 0, 0, 0}, PlanCountSum{}, total);
+    at = PlanCountSum{}(at, carry);
+#pragma unroll
+    for (int j = 0; j < kPlanItems; ++j) {
+      const int64_t k = k0 + j;
+      if (k >= gates) break;
+      plan[k] = at;
+      if (!failed) write_tiles(k, at, n[j], tiles, multi_gates);
+      counts[k] = 0;
+      at = PlanCountSum{}(at, plan_count(n[j]));
+    }
+    carry = PlanCountSum{}(carry, total);
+    __syncthreads();  // scan_tmp is reused by the next round
   }
+  if (threadIdx.x == 0) plan[gates] = carry;
 }
 
-// One thread per gate writes its tile descriptors (tiles of kGradGateTileRows
-// rows, counted within the gate's own rows in row order).
-__global__ void fill_tiles_kernel(const int64_t* seg_begin, const int64_t* seg_end,
-                                  const PlanCount* plan, int64_t gates, TileDesc* tiles,
-                                  int64_t* multi_gates, const unsigned long long* status,
+// The same for more gates, after a device-wide scan: one thread per gate.
+__global__ void fill_tiles_kernel(unsigned long long* counts, const PlanCount* plan, int64_t gates,
+                                  TileDesc* tiles, int64_t* multi_gates, const unsigned long long* status,
                                   unsigned long long epoch) {
   wait_for_previous_kernel();
   let_next_kernel_start();
-  if (call_failed(status, epoch)) return;
+  const bool failed = call_failed(status, epoch);
   for (int64_t k = global_thread(); k < gates; k += global_threads()) {
-    const int64_t b = seg_begin[k], e = seg_end[k];
-    const PlanCount at = plan[k];
-    const int64_t nt = plan[k + 1].tiles - at.tiles;
-    for (int64_t t = 0; t < nt; ++t) {
-      const int64_t tb = b + t * kGradGateTileRows;
-      const int64_t te = tb + kGradGateTileRows < e ? tb + kGradGateTileRows : e;
-      tiles[at.tiles + t] = TileDesc{k, tb, te, nt > 1 ? at.slots + t : -1};
-    }
-    if (nt > 1) multi_gates[at.multi] = k;
+    if (!failed) write_tiles(k, plan[k], (long long)counts[k], tiles, multi_gates);
+    counts[k] = 0;
   }
 }
 
@@ -148,31 +189,26 @@ struct FwdArgs {
 // out = res + gate[index] * y. Block: R rows x (blockDim.x * N) columns.
 // res and y are loaded before waiting for the index check (they are in bounds
 // whatever the index holds); gate rows are read only once the check passed.
+// (A loop-carried prefetch of the next columns doubled the registers of the
+// bf16 kernel and cost 35% of its speed on the H200: see bench/NOTES.md.)
 template <class T, int N, int R>
 __global__ void __launch_bounds__(256) fwd_kernel(FwdArgs<T> a) {
   const int64_t r0 = int64_t(blockIdx.x) * R;
   const int64_t step = int64_t(gridDim.y) * blockDim.x * N;
-  int64_t c = (int64_t(blockIdx.y) * blockDim.x + threadIdx.x) * N;
-  Pack<T, N> rv[R], yv[R], gv[R];
-  auto load_inputs = [&](int64_t col) {
+  for (int64_t c = (int64_t(blockIdx.y) * blockDim.x + threadIdx.x) * N; c < a.dim; c += step) {
+    Pack<T, N> rv[R], yv[R], gv[R];
 #pragma unroll
     for (int u = 0; u < R; ++u) {
       if (r0 + u >= a.rows) continue;
-      const int64_t o = (r0 + u) * a.dim + col;
+      const int64_t o = (r0 + u) * a.dim + c;
       rv[u] = load_pack<T, N>(a.res + o);
       yv[u] = load_pack<T, N>(a.y + o);
     }
-  };
-  if (c < a.dim) load_inputs(c);
-  wait_for_previous_kernel();
-  if (call_failed(a.status, a.epoch)) return;
-  int64_t gi[R];
-#pragma unroll
-  for (int u = 0; u < R; ++u) gi[u] = r0 + u < a.rows ? a.index[r0 + u] : 0;
-  while (c < a.dim) {
+    wait_for_previous_kernel();  // returns at once after the first time
+    if (call_failed(a.status, a.epoch)) return;
 #pragma unroll
     for (int u = 0; u < R; ++u)
-      if (r0 + u < a.rows) gv[u] = load_pack<T, N>(a.gate + gi[u] * a.dim + c);
+      if (r0 + u < a.rows) gv[u] = load_pack<T, N>(a.gate + a.index[r0 + u] * a.dim + c);
 #pragma unroll
     for (int u = 0; u < R; ++u) {
       if (r0 + u >= a.rows) continue;
@@ -181,9 +217,8 @@ __global__ void __launch_bounds__(256) fwd_kernel(FwdArgs<T> a) {
       for (int j = 0; j < N; ++j) ov.e[j] = gate_residual_out(rv[u].e[j], gv[u].e[j], yv[u].e[j]);
       store_pack<T, N>(a.out + (r0 + u) * a.dim + c, ov);
     }
-    c += step;
-    if (c < a.dim) load_inputs(c);
   }
+  wait_for_previous_kernel();  // threads with no columns still finish after the check
 }
 
 template <class T>

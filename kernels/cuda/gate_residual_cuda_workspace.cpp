@@ -65,6 +65,7 @@ cudaError_t reserve_blob(Workspace& w, size_t bytes, cudaStream_t stream) {
   cudaError_t e = cudaMallocAsync(&w.blob, grown, stream);
   if (e != cudaSuccess) return e;
   w.blob_bytes = grown;
+  w.zeroed_counts = 0;
   return cudaSuccess;
 }
 

@@ -7,6 +7,8 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 
 namespace gatecheck {
 namespace cuda_detail {
@@ -17,6 +19,13 @@ struct Workspace {
   void* blob = nullptr;
   size_t blob_bytes = 0;
   int sm_count = 0;
+  // Leading per-gate counters in the blob known to be zero (the backward's
+  // histogram starts from zero and its plan step zeroes what it used).
+  int64_t zeroed_counts = 0;
+  // The backward's blob layout for the last (rows, gates, dim), so that the
+  // CUB size queries run once per shape, not per call.
+  int64_t layout_key[3] = {-1, -1, -1};
+  std::shared_ptr<void> layout;
 };
 
 // The workspace of the current device and `stream`; creates it on first use.

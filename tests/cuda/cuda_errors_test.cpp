@@ -60,6 +60,22 @@ TEST(CudaErrors, GoodCallAfterBadCallSucceeds) {
   EXPECT_EQ(compare_outputs(good, d, run_host(good)), "");
 }
 
+// A call that launches nothing (rows = 0) after a failed call on the same
+// stream reports its own success, not the earlier failure.
+TEST(CudaErrors, EmptyCallAfterBadCallReportsItself) {
+  GATECHECK_REQUIRE_GPU();
+  std::mt19937_64 rng(10);
+  RawCase bad = make_case(rng, DType::bf16, 50, 8, 3, Pattern::random);
+  bad.index[7] = -2;
+  const RawOutputs b = run_cuda(bad, {});
+  EXPECT_EQ(b.fwd.kind, ErrorKind::index_out_of_range);
+  EXPECT_EQ(b.bwd.kind, ErrorKind::index_out_of_range);
+  const RawCase empty = make_case(rng, DType::bf16, 0, 8, 3, Pattern::random);
+  const RawOutputs e = run_cuda(empty, {});
+  EXPECT_TRUE(e.fwd.ok()) << e.fwd.message;
+  EXPECT_TRUE(e.bwd.ok()) << e.bwd.message;
+}
+
 // The device status can be read without the sync helper.
 TEST(CudaErrors, StatusReadableWithoutSyncHelper) {
   GATECHECK_REQUIRE_GPU();

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "cuda_runs.h"
+#include "kernels/cuda/gate_residual_cuda.h"
 #include "device_buffers.h"
 #include "tests/gpu.h"
 
@@ -65,6 +66,24 @@ TEST(CudaVsHost, RandomCasesBitIdentical) {
     expect_same(c, where, "case " + std::to_string(i) + " seed " + std::to_string(seed));
     if (HasFailure()) return;  // the first counterexample is the useful one
   }
+}
+
+// The device-wide plan path (CUB scan + one thread per gate), normally taken
+// above 65536 gates, forced on for the same random cases, and taken naturally.
+TEST(CudaVsHost, DeviceWidePlanPathBitIdentical) {
+  GATECHECK_REQUIRE_GPU();
+  std::mt19937_64 rng(seed_from_env() + 4);
+  gate_residual_cuda_tuning().device_wide_plan = true;
+  for (int i = 0; i < 60 && !HasFailure(); ++i) {
+    const int64_t rows = kRows[rng() % (sizeof(kRows) / sizeof(kRows[0]))];
+    const int64_t gate_choices[] = {1, 9, rows / 3 + 1, 2 * rows + 1};
+    const RawCase c = make_case(rng, kTypes[i % 3], rows, kDims[rng() % (sizeof(kDims) / sizeof(kDims[0]))],
+                                gate_choices[rng() % 4], kPatterns[rng() % 5]);
+    expect_same(c, {}, "forced device-wide plan, case " + std::to_string(i));
+  }
+  gate_residual_cuda_tuning().device_wide_plan = false;
+  expect_same(make_case(rng, DType::bf16, 70000, 4, 70000, Pattern::identity), {}, "70000 gates (identity)");
+  expect_same(make_case(rng, DType::f16, 1000, 3, 200000, Pattern::random), {}, "200000 gates, mostly unused");
 }
 
 // Long segments: many tiles per gate, so the fold of tile partials is exercised.
