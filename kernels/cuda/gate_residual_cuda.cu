@@ -7,7 +7,7 @@
 //             (integer atomics, aggregated per warp)
 //   sort      CUB stable radix sort of row ids by gate (bits of gates-1 only)
 //   plan      exclusive scan of per-gate (tiles, slots, multi, rows) counts and
-//             the tile descriptors: one block for up to 65536 gates, else a
+//             the tile descriptors: one block for up to 2048 gates, else a
 //             CUB device scan and one thread per gate
 //   tiles     grad_res, grad_y and per-tile fp32 partials (single-tile gates
 //             and unused gates write grad_gate directly)
@@ -287,13 +287,17 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   BwdArgs<T> a{static_cast<const T*>(grad_out), static_cast<const T*>(gate), static_cast<const T*>(y),
                static_cast<T*>(grad_res), static_cast<T*>(grad_gate), static_cast<T*>(grad_y),
                order, tiles, plan + p.gates, partials, p.dim, w.status, w.epoch};
+  // Long tiles keep more rows in flight per thread; short ones (many gates)
+  // would only pay for the registers (H200: U=8 at 16 B cost 25% with 3-row tiles).
+  const bool long_tiles = p.rows / std::max<int64_t>(p.gates, 1) >= kGradGateTileRows;
   dispatch_width<T>(bytes, [&](auto n) {
     constexpr int N = decltype(n)::value;
     constexpr int U = rows_in_flight<N * int(sizeof(T))>();
     const int64_t vecs = p.dim / N;
     const int threads = threads_for(vecs);
     const dim3 grid(unsigned(L.tile_bound), grid_y_for(vecs, threads));
-    launch_after(bwd_tile_kernel<T, N, U>, grid, dim3(threads), s, a);
+    if (long_tiles) launch_after(bwd_tile_kernel<T, N, U>, grid, dim3(threads), s, a);
+    else launch_after(bwd_tile_kernel<T, N, 4>, grid, dim3(threads), s, a);
   });
   FoldArgs<T> f{multi, plan, p.gates, partials, static_cast<T*>(grad_gate), p.dim, w.status, w.epoch};
   const int ft = threads_for(p.dim);

@@ -120,10 +120,12 @@ __device__ __forceinline__ void write_tiles(int64_t k, const PlanCount& at, long
 }
 
 // The plan for up to kPlanBlockGates gates in one block: scan the counts,
-// write the tile descriptors, zero the counts for the next call.
+// write the tile descriptors, zero the counts for the next call. (One launch
+// instead of a device-wide scan's two plus a fill kernel; measured on the
+// H200 it wins for few gates and loses badly at 10922, see bench/NOTES.md.)
 constexpr int kPlanThreads = 1024;
 constexpr int kPlanItems = 8;  // gates per thread per round
-constexpr int64_t kPlanBlockGates = 65536;
+constexpr int64_t kPlanBlockGates = 2048;
 
 template <class BlockScan>
 __global__ void __launch_bounds__(kPlanThreads) plan_block_kernel(

@@ -69,7 +69,7 @@ TEST(CudaVsHost, RandomCasesBitIdentical) {
 }
 
 // The device-wide plan path (CUB scan + one thread per gate), normally taken
-// above 65536 gates, forced on for the same random cases, and taken naturally.
+// above 2048 gates, forced on for the same random cases, and taken naturally.
 TEST(CudaVsHost, DeviceWidePlanPathBitIdentical) {
   GATECHECK_REQUIRE_GPU();
   std::mt19937_64 rng(seed_from_env() + 4);
