@@ -211,13 +211,14 @@ int bwd_width(int elem, const gatecheck_problem& p, int max_bytes, int sm_count)
 }
 
 template <class T>
-cudaError_t launch_fwd(const gatecheck_problem& p, const void* res, const void* gate,
+cudaError_t launch_fwd(const gatecheck_problem& p, const void* res, const void* gate, int64_t gate_stride,
                        const int64_t* index, const void* y, void* out, const Workspace& w,
                        cudaStream_t s) {
   const int elem = int(sizeof(T));
   int bytes = vector_bytes(elem, p.dim, {res, gate, y, out}, gate_residual_cuda_tuning().fwd_vector_bytes);
+  bytes = std::min(bytes, vector_bytes(elem, gate_stride, {gate}, 0));  // every gate row aligned too
   FwdArgs<T> a{static_cast<const T*>(res), static_cast<const T*>(gate), index,
-               static_cast<const T*>(y), static_cast<T*>(out), p.rows, p.dim, w.status, w.epoch};
+               static_cast<const T*>(y), static_cast<T*>(out), p.rows, p.dim, gate_stride, w.status, w.epoch};
   dispatch_width<T>(bytes, [&](auto n) {
     constexpr int N = decltype(n)::value;
     const int64_t vecs = p.dim / N;
@@ -233,7 +234,7 @@ constexpr int rows_in_flight() { return Bytes >= 8 ? 8 : 16; }
 
 template <class T>
 cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const void* gate,
-                       const int64_t* index, const void* y, void* grad_res, void* grad_gate,
+                       int64_t gate_stride, const int64_t* index, const void* y, void* grad_res, void* grad_gate,
                        void* grad_y, Workspace& w, cudaStream_t s) {
   BwdLayout L;
   cudaError_t e = cached_layout(p, w, &L);
@@ -282,11 +283,12 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   if (gate_residual_cuda_tuning().stop_after_plan) return cudaSuccess;
 
   const int elem = int(sizeof(T));
-  const int max_bytes = vector_bytes(elem, p.dim, {grad_out, gate, y, grad_res, grad_gate, grad_y}, 0);
+  const int max_bytes = std::min(vector_bytes(elem, p.dim, {grad_out, gate, y, grad_res, grad_gate, grad_y}, 0),
+                                 vector_bytes(elem, gate_stride, {gate}, 0));
   const int bytes = bwd_width(elem, p, max_bytes, w.sm_count);
   BwdArgs<T> a{static_cast<const T*>(grad_out), static_cast<const T*>(gate), static_cast<const T*>(y),
                static_cast<T*>(grad_res), static_cast<T*>(grad_gate), static_cast<T*>(grad_y),
-               order, tiles, plan + p.gates, partials, p.dim, w.status, w.epoch};
+               order, tiles, plan + p.gates, partials, p.dim, gate_stride, w.status, w.epoch};
   // Long tiles keep more rows in flight per thread; short ones (many gates)
   // would only pay for the registers (H200: U=8 at 16 B cost 25% with 3-row tiles).
   const bool long_tiles = p.rows / std::max<int64_t>(p.gates, 1) >= kGradGateTileRows;
@@ -314,8 +316,17 @@ CudaTuning& gate_residual_cuda_tuning() {
 
 Status gate_residual_fwd_cuda(const gatecheck_problem& p, const void* res, const void* gate,
                               const int64_t* index, const void* y, void* out) {
+  return gate_residual_fwd_cuda_strided(p, res, gate, p.dim, index, y, out);
+}
+
+Status gate_residual_fwd_cuda_strided(const gatecheck_problem& p, const void* res, const void* gate,
+                                      int64_t gate_row_stride, const int64_t* index, const void* y,
+                                      void* out) {
   const char* op = "gate_residual_fwd";
   Status st = check_fwd_args(p, res, gate, index, y, out, kCudaDevices, /*index_on_host=*/false);
+  if (st.ok())
+    st = check_tensor(op, p, TensorArg{"gate", gate, DType(p.dtype), p.gates, p.dim, gate_row_stride}, p.gates,
+                      p.dim);
   if (st.ok()) st = common_limits(op, p);
   if (!st.ok()) return st;
   const auto s = static_cast<cudaStream_t>(p.stream);
@@ -328,7 +339,7 @@ Status gate_residual_fwd_cuda(const gatecheck_problem& p, const void* res, const
   check_index_kernel<<<grid_1d(p.rows, 256), 256, 0, s>>>(index, p.rows, p.gates, w->status, w->epoch);
   if (p.dim > 0) {
     dispatch_dtype(p.dtype, [&](auto tag) {
-      e = launch_fwd<decltype(tag)>(p, res, gate, index, y, out, *w, s);
+      e = launch_fwd<decltype(tag)>(p, res, gate, gate_row_stride, index, y, out, *w, s);
     });
   } else {
     e = cudaGetLastError();
@@ -339,9 +350,18 @@ Status gate_residual_fwd_cuda(const gatecheck_problem& p, const void* res, const
 Status gate_residual_bwd_cuda(const gatecheck_problem& p, const void* grad_out, const void* gate,
                               const int64_t* index, const void* y, void* grad_res,
                               void* grad_gate, void* grad_y) {
+  return gate_residual_bwd_cuda_strided(p, grad_out, gate, p.dim, index, y, grad_res, grad_gate, grad_y);
+}
+
+Status gate_residual_bwd_cuda_strided(const gatecheck_problem& p, const void* grad_out, const void* gate,
+                                      int64_t gate_row_stride, const int64_t* index, const void* y,
+                                      void* grad_res, void* grad_gate, void* grad_y) {
   const char* op = "gate_residual_bwd";
   Status st = check_bwd_args(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y, kCudaDevices,
                              /*index_on_host=*/false);
+  if (st.ok())
+    st = check_tensor(op, p, TensorArg{"gate", gate, DType(p.dtype), p.gates, p.dim, gate_row_stride}, p.gates,
+                      p.dim);
   if (st.ok()) st = common_limits(op, p);
   if (!st.ok()) return st;
   const auto s = static_cast<cudaStream_t>(p.stream);
@@ -360,7 +380,7 @@ Status gate_residual_bwd_cuda(const gatecheck_problem& p, const void* grad_out, 
     e = cudaGetLastError();
   } else {
     dispatch_dtype(p.dtype, [&](auto tag) {
-      e = launch_bwd<decltype(tag)>(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y, *w, s);
+      e = launch_bwd<decltype(tag)>(p, grad_out, gate, gate_row_stride, index, y, grad_res, grad_gate, grad_y, *w, s);
     });
   }
   return e == cudaSuccess ? Status::success() : cuda_failure(op, "launch", e);

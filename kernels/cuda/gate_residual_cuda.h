@@ -22,6 +22,16 @@ Status gate_residual_bwd_cuda(const gatecheck_problem& p, const void* grad_out, 
                               const int64_t* index, const void* y, void* grad_res,
                               void* grad_gate, void* grad_y);
 
+// The same with a strided gate view: unit column stride, gate_row_stride
+// (>= dim) elements between gate rows, as in H3's (9, 6*dim) table. grad_gate
+// stays dense [gates, dim].
+Status gate_residual_fwd_cuda_strided(const gatecheck_problem& p, const void* res, const void* gate,
+                                      int64_t gate_row_stride, const int64_t* index, const void* y,
+                                      void* out);
+Status gate_residual_bwd_cuda_strided(const gatecheck_problem& p, const void* grad_out, const void* gate,
+                                      int64_t gate_row_stride, const int64_t* index, const void* y,
+                                      void* grad_res, void* grad_gate, void* grad_y);
+
 // Where the index status of the most recent call on a stream lives: a device
 // word, and the call's epoch. Decode a copy of the word (taken after that call,
 // e.g. with cudaMemcpyAsync into pinned memory) with cuda_status_bad_row().

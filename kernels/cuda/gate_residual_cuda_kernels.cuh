@@ -184,6 +184,7 @@ struct FwdArgs {
   const T* y;
   T* out;
   int64_t rows, dim;
+  int64_t gate_stride;  // elements between gate rows (>= dim: a strided view)
   const unsigned long long* status;
   unsigned long long epoch;
 };
@@ -210,7 +211,7 @@ __global__ void __launch_bounds__(256) fwd_kernel(FwdArgs<T> a) {
     if (call_failed(a.status, a.epoch)) return;
 #pragma unroll
     for (int u = 0; u < R; ++u)
-      if (r0 + u < a.rows) gv[u] = load_pack<T, N>(a.gate + a.index[r0 + u] * a.dim + c);
+      if (r0 + u < a.rows) gv[u] = load_pack<T, N>(a.gate + a.index[r0 + u] * a.gate_stride + c);
 #pragma unroll
     for (int u = 0; u < R; ++u) {
       if (r0 + u >= a.rows) continue;
@@ -236,6 +237,7 @@ struct BwdArgs {
   const PlanCount* totals;   // plan[gates]: totals of the scan
   float* partials;           // [slots, dim]
   int64_t dim;
+  int64_t gate_stride;       // elements between gate rows; grad_gate is dense
   const unsigned long long* status;
   unsigned long long epoch;
 };
@@ -256,7 +258,7 @@ __global__ void __launch_bounds__(256) bwd_tile_kernel(BwdArgs<T> a) {
   __syncthreads();
   const int64_t step = int64_t(gridDim.y) * blockDim.x * N;
   for (int64_t c = (int64_t(blockIdx.y) * blockDim.x + threadIdx.x) * N; c < a.dim; c += step) {
-    const Pack<T, N> gk = load_pack<T, N>(a.gate + d.gate * a.dim + c);
+    const Pack<T, N> gk = load_pack<T, N>(a.gate + d.gate * a.gate_stride + c);
     float acc[N];
 #pragma unroll
     for (int j = 0; j < N; ++j) acc[j] = 0.0f;
