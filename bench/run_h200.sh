@@ -19,13 +19,13 @@ for stage in "$@"; do
         || { tail -60 "$OUT/build.log"; exit 1; }
       head -2 "$OUT/build.log"; grep -E "gatecheck|Torch" "$OUT/build.log" | grep -v "^\[" | head -10 ;;
     tests)
-      ctest --test-dir build -L gpu -R "${TEST_REGEX:-CudaVsHost|CudaErrors|CudaConversions}" --output-on-failure > "$OUT/ctest.log" 2>&1
+      ctest --test-dir build -L gpu -R "${TEST_REGEX:-CudaVsHost|CudaErrors|CudaConversions|CudaStridedGate}" --output-on-failure > "$OUT/ctest.log" 2>&1
       tail -25 "$OUT/ctest.log" ;;
     props)
       { echo "## ctest -L gpu (every GPU suite, property suites included)";
-        timeout 300 ctest --test-dir build -L gpu --output-on-failure 2>&1 | tail -60;
-        echo "## gatecheck check --impl cuda --device cuda --seconds 60 --seed 1";
-        timeout 120 build/harness/cli/gatecheck check --impl cuda --device cuda --seconds 60 --seed 1 --json "$OUT/check.json" 2>&1 | tail -30; } > "$OUT/props.log" 2>&1
+        timeout 200 ctest --test-dir build -L gpu --output-on-failure 2>&1 | tail -60;
+        echo "## gatecheck check --impl cuda --device cuda --seconds 45 --seed 1";
+        timeout 90 build/harness/cli/gatecheck check --impl cuda --device cuda --seconds 45 --seed 1 --json "$OUT/check.json" 2>&1 | tail -30; } > "$OUT/props.log" 2>&1
       cat "$OUT/props.log" | grep -vE "^ +Start|Test +#.*Passed" | tail -70 ;;
     sanitize)
       { echo "## compute-sanitizer --tool memcheck $T (GATECHECK_CUDA_CASES=40)";
@@ -35,8 +35,8 @@ for stage in "$@"; do
         GATECHECK_CUDA_CASES=20 timeout 100 compute-sanitizer --tool racecheck "$T" \
           --gtest_filter='CudaVsHost.RandomCases*:CudaVsHost.LongSegments*' 2>&1 | tail -20;
         if [ -x "$P" ]; then
-          echo "## RC_PARAMS=max_success=10 compute-sanitizer --tool memcheck $P (property suites on cuda)";
-          RC_PARAMS="max_success=10" timeout 150 compute-sanitizer --tool memcheck "$P" 2>&1 | tail -30;
+          echo "## RC_PARAMS=max_success=5 compute-sanitizer --tool memcheck $P (property suites on cuda)";
+          RC_PARAMS="max_success=5" timeout 120 compute-sanitizer --tool memcheck "$P" 2>&1 | tail -30;
           echo "## RC_PARAMS=max_success=5 compute-sanitizer --tool racecheck $P --gtest_filter=Accuracy.*:SegmentInvariance.*";
           RC_PARAMS="max_success=5" timeout 100 compute-sanitizer --tool racecheck "$P" --gtest_filter='Accuracy.*:SegmentInvariance.*' 2>&1 | tail -15;
         fi; } > "$OUT/sanitize.log" 2>&1
