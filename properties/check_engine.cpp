@@ -66,6 +66,12 @@ void count(Coverage& cov, const Case& c) {
   ++cov.plans[c.plan ? c.plan->kind : "(default)"];
 }
 
+PropertyOptions popt(const CheckOptions& o) {
+  PropertyOptions p;
+  p.isolate = o.isolate;
+  return p;
+}
+
 struct Shrunk {
   rc::Shrinkable<Case> at;
   Verdict verdict;
@@ -87,7 +93,7 @@ Shrunk shrink(const Implementation& impl, const std::string& property, const rc:
       if (since(t0) >= opt.max_shrink_seconds) break;
       const Case c = child->value();
       if (opt.before_run) opt.before_run(impl, property, c);
-      Verdict v = check_property(property, impl, c);
+      Verdict v = check_property(property, impl, c, popt(opt));
       if (!v.passed && (!claimed || breaks_claim(v, impl.contract, c.dtype))) {
         s.at = *child;
         s.verdict = std::move(v);
@@ -184,7 +190,7 @@ CheckReport run_reproduce(const std::vector<Implementation>& impls, const CheckO
       pr.property = property;
       pr.claimed = claimed_for_some_dtype(impl.contract, property, {c.dtype});
       pr.cases = 1;
-      Verdict v = check_property(property, impl, c);
+      Verdict v = check_property(property, impl, c, popt(opt));
       if (!v.passed) {
         pr.passed = false;
         pr.failure = report(impl, property, c, Shrunk{s, v, r.shrinkPath}, r.random, r.size, since(t0));
@@ -243,7 +249,7 @@ CheckReport run_check(const std::vector<Implementation>& impls, const CheckOptio
         const Case c = s.value();
         count(rep.coverage, c);
         if (opt.before_run) opt.before_run(impl, property, c);
-        Verdict v = check_property(property, impl, c);
+        Verdict v = check_property(property, impl, c, popt(opt));
         ++pr.cases;
         ++total_cases;
         progress.tick(impl, property, total_cases, failures);
