@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds libFuzzer versions of the fuzz targets into BUILD_DIR (configuring it
+# on first use): clang-14 with -fsanitize=fuzzer,address,undefined here, or,
+# where there is no clang (the GPU machine), g++ with the libFuzzer archive
+# $LIBFUZZER_A and -fsanitize-coverage=trace-cmp (features then come from
+# trace-cmp and the extra counters). nvcc objects are never instrumented.
+#   fuzz/build-libfuzzer.sh BUILD_DIR [TARGET...]
+# (default targets: fuzz_gate_residual fuzz_corpus_file gatecheck-fuzz-tools)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:?usage: fuzz/build-libfuzzer.sh BUILD_DIR [TARGET...]}
+shift
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_gate_residual fuzz_corpus_file gatecheck-fuzz-tools)
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  common=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGATECHECK_TESTS=OFF -DGATECHECK_WITH_TORCH=OFF)
+  if command -v clang++-14 >/dev/null; then
+    echo "build-libfuzzer: configuring $build (clang-14, libFuzzer + ASan + UBSan)" >&2
+    cmake -S "$root" -B "$build" "${common[@]}" -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14 \
+      "-DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
+      -DGATECHECK_FUZZ_ENGINE=-fsanitize=fuzzer >&2
+  elif [ -n "${LIBFUZZER_A:-}" ]; then
+    echo "build-libfuzzer: configuring $build (g++, $LIBFUZZER_A, trace-cmp + extra counters)" >&2
+    cmake -S "$root" -B "$build" "${common[@]}" "-DCMAKE_CXX_FLAGS=-fsanitize-coverage=trace-cmp" \
+      "-DGATECHECK_FUZZ_ENGINE=$LIBFUZZER_A" >&2
+  else
+    echo "build-libfuzzer: need clang++-14 (libclang-rt-14-dev) or LIBFUZZER_A" >&2
+    exit 2
+  fi
+fi
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >&2

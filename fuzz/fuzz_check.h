@@ -1,0 +1,29 @@
+// What fuzz_gate_residual runs on one decoded Case: every property the
+// implementation claims for the case's dtype, as Verdicts.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "../harness/implementation.h"
+#include "../properties/case.h"
+#include "../properties/properties.h"
+
+namespace gatecheck::fuzz {
+
+struct FuzzFailure {
+  Verdict verdict;
+  std::string signature;  // property|impl|outputs|dtype: failures are de-duplicated on it
+};
+
+// Properties run per case: the implementation's claimed default properties,
+// or the comma-separated list in GATECHECK_FUZZ_PROPERTIES.
+std::vector<std::string> fuzz_properties();
+
+// Runs `properties` on impl for c; returns the failures that break a claim.
+std::vector<FuzzFailure> check_claims(const Implementation& impl, const Case& c,
+                                      const std::vector<std::string>& properties);
+
+std::string failure_signature(const std::string& impl, const Verdict& v, DType t);
+
+}  // namespace gatecheck::fuzz

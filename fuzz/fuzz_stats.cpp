@@ -1,0 +1,77 @@
+#include "fuzz_stats.h"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace gatecheck::fuzz {
+namespace {
+
+// Plain arrays indexed by the decoder's enums: counting costs nothing and
+// adds no string compares for trace-cmp to chase.
+struct Stats {
+  int64_t cases = 0;
+  std::array<int64_t, size_t(IndexPattern::count)> patterns{};
+  std::array<int64_t, 3> dtypes{};
+  std::array<int64_t, size_t(ValueClass::count)> values{};
+  std::array<int64_t, size_t(PlanKind::count)> plans{};
+  std::array<int64_t, size_t(kShapeClasses)> shapes{};
+  std::chrono::steady_clock::time_point last_flush = std::chrono::steady_clock::now();
+};
+Stats& stats() {
+  static Stats s;
+  return s;
+}
+
+template <size_t N, class Name>
+nlohmann::json named(const std::array<int64_t, N>& counts, Name name) {
+  nlohmann::json j = nlohmann::json::object();
+  for (size_t i = 0; i < N; ++i)
+    if (counts[i]) j[name(i)] = counts[i];
+  return j;
+}
+
+}  // namespace
+
+void flush_stats() {
+  const char* path = std::getenv("GATECHECK_FUZZ_STATS");
+  if (!path || !*path) return;
+  const Stats& s = stats();
+  nlohmann::json j = {
+      {"cases", s.cases},
+      {"patterns", named(s.patterns, [](size_t i) { return index_pattern_name(IndexPattern(i)); })},
+      {"dtypes", named(s.dtypes, [](size_t i) { return dtype_name(DType(i)); })},
+      {"values", named(s.values, [](size_t i) { return value_class_name(ValueClass(i)); })},
+      {"plans", named(s.plans, [](size_t i) { return plan_kind_name(PlanKind(i)); })},
+      {"shapes", named(s.shapes, [](size_t i) { return shape_class_name(int(i)); })}};
+  const std::string tmp = std::string(path) + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << j.dump(1) << "\n";
+  }
+  std::rename(tmp.c_str(), path);  // readers never see half a file
+}
+
+void count_case(const Case& c, const DecodeInfo& info) {
+  Stats& s = stats();
+  ++s.cases;
+  ++s.patterns[size_t(info.pattern)];
+  ++s.dtypes[size_t(c.dtype)];
+  ++s.values[size_t(info.values)];
+  ++s.plans[size_t(info.plan)];
+  ++s.shapes[size_t(info.shape_class)];
+  if ((s.cases & 255) == 0) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - s.last_flush > std::chrono::seconds(2)) {
+      s.last_flush = now;
+      flush_stats();
+    }
+  }
+}
+
+}  // namespace gatecheck::fuzz

@@ -1,0 +1,229 @@
+// gatecheck-fuzz-tools: the pieces of the fuzzing workflow that are not the
+// fuzz loop itself.
+//   seeds DIR                       write seed inputs (fuzz/make_seeds.sh names them by sha1)
+//   decode INPUT...                 print what fuzz bytes decode to (--json: as a corpus file)
+//   regress INPUT --out DIR         turn a crash input into JSON regression case(s) with repro
+//                                   commands; prints one JSON line per failure (exit 3: no failure)
+//   check-case FILE|DIR...          run JSON cases through the fuzz checks (exit 1 on failure)
+//   coverage DIR                    check that decoder inputs in DIR cover every index
+//                                   pattern x dtype, value class and plan (exit 1 if not)
+//   bench [--seconds S]             fuzz executions per second on small shapes, in process
+//   report DIR                      write DIR/report.{json,md,html} for a campaign
+// Implementations and properties come from GATECHECK_FUZZ_IMPL / _PROPERTIES
+// (gate_residual_target.h), or --impl SPEC (repeatable).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <set>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "../../properties/case_json.h"
+#include "../case_decoder.h"
+#include "../fuzz_stats.h"
+#include "../gate_residual_target.h"
+#include "campaign_report.h"
+#include "seed_generator.h"
+
+using namespace gatecheck;
+using namespace gatecheck::fuzz;
+namespace fs = std::filesystem;
+
+namespace {
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: gatecheck-fuzz-tools seeds DIR | decode [--json] INPUT... | regress INPUT --out DIR "
+               "[--impl SPEC]... | check-case [--impl SPEC]... FILE|DIR... | bench [--seconds S] | report DIR\n");
+  return 2;
+}
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot read " + path);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+struct Args {
+  std::vector<std::string> positional, impls;
+  std::string out;
+  double seconds = 5;
+  bool json = false;
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 2; i < argc; ++i) {
+    const std::string s = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(s + " needs a value");
+      return argv[++i];
+    };
+    if (s == "--impl") a.impls.push_back(value());
+    else if (s == "--out") a.out = value();
+    else if (s == "--seconds") a.seconds = std::stod(value());
+    else if (s == "--json") a.json = true;
+    else a.positional.push_back(s);
+  }
+  // --impl overrides the environment for everything below (target_config reads it once).
+  if (!a.impls.empty()) {
+    std::string joined;
+    for (const auto& i : a.impls) joined += (joined.empty() ? "" : ",") + i;
+    setenv("GATECHECK_FUZZ_IMPL", joined.c_str(), 1);
+  }
+  return a;
+}
+
+int cmd_decode(const Args& a) {
+  for (const auto& p : a.positional) {
+    const auto b = read_bytes(p);
+    const Case c = decode_case(b.data(), b.size());
+    if (a.json) {
+      CaseFile f;
+      f.c = c;
+      std::cout << case_to_json(f);
+    } else {
+      std::cout << p << ": " << describe(c) << "\n";
+    }
+  }
+  return 0;
+}
+
+// Crash input -> regression JSON case(s). The case is the decoded input;
+// libFuzzer's -minimize_crash has already shrunk the bytes.
+int cmd_regress(const Args& a) {
+  if (a.positional.size() != 1 || a.out.empty()) return usage();
+  const auto b = read_bytes(a.positional[0]);
+  const Case c = decode_case(b.data(), b.size());
+  setenv("GATECHECK_FUZZ_IGNORE", "", 1);  // report even known signatures here
+  const auto found = run_fuzz_input(b.data(), b.size());
+  for (const auto& f : found) {
+    const std::string path = save_failure(a.out, c, f);
+    nlohmann::json j = {{"signature", f.failure.signature}, {"property", f.failure.verdict.property},
+                        {"impl", f.spec},  {"case", path},  {"repro", repro_command(path, f.spec)},
+                        {"shape", describe(c)}, {"input", a.positional[0]}};
+    std::cout << j.dump() << std::endl;
+  }
+  return found.empty() ? 3 : 0;
+}
+
+int cmd_check_case(const Args& a) {
+  std::vector<fs::path> files;
+  for (const auto& p : a.positional) {
+    if (!fs::exists(p)) {
+      std::cout << "note: " << p << " does not exist (nothing to check there)\n";
+      continue;
+    }
+    if (fs::is_directory(p)) {
+      for (const auto& e : fs::recursive_directory_iterator(p))
+        if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+    } else {
+      files.push_back(p);
+    }
+  }
+  std::sort(files.begin(), files.end());
+  const TargetConfig& cfg = target_config();
+  int failed = 0;
+  for (const auto& p : files) {
+    const CaseFile f = read_case_file(p.string());
+    for (size_t i = 0; i < cfg.impls.size(); ++i)
+      for (const auto& bad : check_claims(cfg.impls[i], f.c, cfg.properties)) {
+        ++failed;
+        std::cout << "FAIL " << p.string() << " " << bad.signature << "\n" << bad.verdict.message << "\n";
+      }
+  }
+  std::cout << "checked " << files.size() << " case files on " << cfg.impls.size() << " implementation(s): "
+            << failed << " claimed failure(s)\n";
+  return failed ? 1 : 0;
+}
+
+int cmd_coverage(const Args& a) {
+  if (a.positional.size() != 1) return usage();
+  std::set<std::string> seen;
+  for (const auto& e : fs::directory_iterator(a.positional[0])) {
+    const auto b = read_bytes(e.path().string());
+    DecodeInfo info;
+    const Case c = decode_case(b.data(), b.size(), {}, &info);
+    seen.insert(std::string(index_pattern_name(info.pattern)) + " x " + dtype_name(c.dtype));
+    seen.insert(std::string("values ") + value_class_name(info.values));
+    seen.insert(std::string("plan ") + plan_kind_name(info.plan));
+  }
+  int missing = 0;
+  for (int p = 0; p < int(IndexPattern::count); ++p)
+    for (DType t : {DType::bf16, DType::f16, DType::f32}) {
+      const std::string k = std::string(index_pattern_name(IndexPattern(p))) + " x " + dtype_name(t);
+      if (!seen.count(k)) { std::cout << "missing: " << k << "\n"; ++missing; }
+    }
+  for (int v = 0; v < int(ValueClass::count); ++v)
+    if (!seen.count(std::string("values ") + value_class_name(ValueClass(v)))) {
+      std::cout << "missing: values " << value_class_name(ValueClass(v)) << "\n";
+      ++missing;
+    }
+  for (int k = 0; k < int(PlanKind::count); ++k)
+    if (!seen.count(std::string("plan ") + plan_kind_name(PlanKind(k)))) {
+      std::cout << "missing: plan " << plan_kind_name(PlanKind(k)) << "\n";
+      ++missing;
+    }
+  std::cout << a.positional[0] << ": " << seen.size() << " classes covered, " << missing << " missing\n";
+  return missing ? 1 : 0;
+}
+
+// In-process executions per second of the fuzz_gate_residual body on random
+// small inputs: no engine, no sanitizers, one core.
+int cmd_bench(const Args& a) {
+  uint64_t s = 12345;
+  std::vector<uint8_t> bytes(64);
+  int64_t n = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  double elapsed = 0;
+  while (elapsed < a.seconds) {
+    for (auto& b : bytes) b = uint8_t((s = s * 6364136223846793005ull + 1442695040888963407ull) >> 56);
+    const auto found = run_fuzz_input(bytes.data(), bytes.size());
+    if (!found.empty()) {
+      std::fprintf(stderr, "bench: a claimed failure (%s): fix it before benchmarking\n", found[0].failure.signature.c_str());
+      return 1;
+    }
+    ++n;
+    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  flush_stats();
+  const auto& cfg = target_config();
+  std::string impls;
+  for (const auto& sp : cfg.specs) impls += (impls.empty() ? "" : ",") + sp;
+  std::printf("fuzz_gate_residual body: %lld execs in %.1f s = %.0f execs/s on one core (impl %s, %zu properties)\n",
+              (long long)n, elapsed, double(n) / elapsed, impls.c_str(), cfg.properties.size());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return usage();
+  const std::string cmd = argv[1];
+  try {
+    const Args a = parse(argc, argv);
+    if (cmd == "seeds") {
+      if (a.positional.size() != 1) return usage();
+      std::printf("wrote %d seeds under %s\n", write_seeds(a.positional[0]), a.positional[0].c_str());
+      return 0;
+    }
+    if (cmd == "decode") return cmd_decode(a);
+    if (cmd == "regress") return cmd_regress(a);
+    if (cmd == "check-case") return cmd_check_case(a);
+    if (cmd == "coverage") return cmd_coverage(a);
+    if (cmd == "bench") return cmd_bench(a);
+    if (cmd == "report") {
+      if (a.positional.size() != 1) return usage();
+      return write_campaign_report(a.positional[0]);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gatecheck-fuzz-tools %s: %s\n", cmd.c_str(), e.what());
+    return 2;
+  }
+  return usage();
+}

@@ -1,0 +1,14 @@
+// Seed inputs for the fuzz targets, made deterministically: decoder inputs
+// covering every index pattern x dtype, every value class and plan kind, and
+// corpus-file inputs (valid files of each dtype, a generator spec, and
+// classic corruptions). fuzz/make_seeds.sh names them by sha1.
+#pragma once
+
+#include <string>
+
+namespace gatecheck::fuzz {
+
+// Writes seeds into dir/fuzz_gate_residual/ and dir/fuzz_corpus_file/; returns how many.
+int write_seeds(const std::string& dir);
+
+}  // namespace gatecheck::fuzz
