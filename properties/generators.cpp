@@ -553,7 +553,7 @@ BatchPlan default_plan(const Case& c) {
 
 // ---- cases --------------------------------------------------------------------------
 
-Case make_case_from_gen_spec(const GenSpec& s, const GenLimits& limits) {
+Case make_case_from_spec(const CaseSpec& s, const GenLimits& limits) {
   Case c = make_case(s.dtype, s.rows, s.dim, s.gates);
   c.index = make_index(s.index_pattern, s.rows, s.gates, s.index_seed);
   fill_values(&c, s.value_class, s.value_seed);
@@ -563,7 +563,7 @@ Case make_case_from_gen_spec(const GenSpec& s, const GenLimits& limits) {
   return c;
 }
 
-rc::Gen<GenSpec> gen_case_spec(const GenLimits& l) {
+rc::Gen<CaseSpec> gen_case_spec(const GenLimits& l) {
   if (l.dtypes.empty() || l.index_patterns.empty() || l.value_classes.empty() || l.plan_kinds.empty())
     throw std::invalid_argument("GenLimits: dtypes, index_patterns, value_classes and plan_kinds must be non-empty");
   using namespace rc;
@@ -572,16 +572,16 @@ rc::Gen<GenSpec> gen_case_spec(const GenLimits& l) {
       const int64_t min_gates = rows > 0 ? 1 : 0;
       auto gates = rows > 0 ? gen_gates(l, rows, pattern)
                             : gen::inRange<int64_t>(min_gates, std::min<int64_t>(l.max_gates, 9) + 1);
-      return gen::build<GenSpec>(gen::set(&GenSpec::rows, gen::just(rows)),
-                                  gen::set(&GenSpec::index_pattern, gen::just(pattern)),
-                                  gen::set(&GenSpec::dtype, gen::elementOf(l.dtypes)),
-                                  gen::set(&GenSpec::dim, gen_dim(l, rows)),
-                                  gen::set(&GenSpec::gates, gates),
-                                  gen::set(&GenSpec::value_class, gen::elementOf(l.value_classes)),
-                                  gen::set(&GenSpec::plan_kind, gen::elementOf(l.plan_kinds)),
-                                  gen::set(&GenSpec::index_seed, gen::noShrink(gen::arbitrary<uint64_t>())),
-                                  gen::set(&GenSpec::value_seed, gen::noShrink(gen::arbitrary<uint64_t>())),
-                                  gen::set(&GenSpec::plan_seed, gen::noShrink(gen::arbitrary<uint64_t>())));
+      return gen::build<CaseSpec>(gen::set(&CaseSpec::rows, gen::just(rows)),
+                                  gen::set(&CaseSpec::index_pattern, gen::just(pattern)),
+                                  gen::set(&CaseSpec::dtype, gen::elementOf(l.dtypes)),
+                                  gen::set(&CaseSpec::dim, gen_dim(l, rows)),
+                                  gen::set(&CaseSpec::gates, gates),
+                                  gen::set(&CaseSpec::value_class, gen::elementOf(l.value_classes)),
+                                  gen::set(&CaseSpec::plan_kind, gen::elementOf(l.plan_kinds)),
+                                  gen::set(&CaseSpec::index_seed, gen::noShrink(gen::arbitrary<uint64_t>())),
+                                  gen::set(&CaseSpec::value_seed, gen::noShrink(gen::arbitrary<uint64_t>())),
+                                  gen::set(&CaseSpec::plan_seed, gen::noShrink(gen::arbitrary<uint64_t>())));
     });
   });
 }
@@ -695,7 +695,7 @@ rc::Gen<Case> gen_case(const GenLimits& l) {
   const auto spec = gen_case_spec(l);
   return rc::Gen<Case>([spec, l](const rc::Random& random, int size) {
     auto built = rc::shrinkable::map(spec(random, size),
-                                     [l](const GenSpec& s) { return make_case_from_gen_spec(s, l); });
+                                     [l](const CaseSpec& s) { return make_case_from_spec(s, l); });
     return rc::shrinkable::postShrink(
         built, [](const Case& c) { return rc::seq::fromContainer(simpler_cases(c)); });
   });

@@ -2,7 +2,7 @@
 // named edge lists, dtypes, named index patterns, named value classes and
 // named batch plans. Every knob sits in GenLimits.
 //
-// A generated Case is described by a small GenSpec (shape, pattern, value
+// A generated Case is described by a small CaseSpec (shape, pattern, value
 // class, plan kind and seeds) built with gen::build/gen::set, so RapidCheck
 // shrinks the shape and the choices; the tensors are then filled from the
 // seeds by a fast deterministic PRNG (filling a million elements through
@@ -63,7 +63,7 @@ struct GenLimits {
 GenLimits limits_for_property(const std::string& property, const GenLimits& base);
 
 // The small description a Case is built from (shrunk by RapidCheck).
-struct GenSpec {
+struct CaseSpec {
   DType dtype = DType::f32;
   int64_t rows = 0, dim = 0, gates = 0;
   std::string index_pattern = "uniform", value_class = "normal", plan_kind = "partition";
@@ -71,13 +71,13 @@ struct GenSpec {
 };
 
 // Materialises a spec, deterministically (same spec, same Case, bit for bit).
-Case make_case_from_gen_spec(const GenSpec& s, const GenLimits& limits = {});
+Case make_case_from_spec(const CaseSpec& s, const GenLimits& limits = {});
 
 // The pieces, each usable on its own.
 rc::Gen<int64_t> gen_rows(const GenLimits& l);
 rc::Gen<int64_t> gen_dim(const GenLimits& l, int64_t rows);
 rc::Gen<int64_t> gen_gates(const GenLimits& l, int64_t rows, const std::string& pattern);
-rc::Gen<GenSpec> gen_case_spec(const GenLimits& l);
+rc::Gen<CaseSpec> gen_case_spec(const GenLimits& l);
 
 // Index vector of `pattern` for rows/gates (pattern names: all_index_patterns()).
 std::vector<int64_t> make_index(const std::string& pattern, int64_t rows, int64_t gates, uint64_t seed);

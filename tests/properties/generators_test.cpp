@@ -113,7 +113,7 @@ TEST(Generators, PlansNameOnlyRowsOfTheCase) {
 }
 
 TEST(Generators, SpecsMaterialiseDeterministically) {
-  GenSpec s;
+  CaseSpec s;
   s.dtype = DType::bf16;
   s.rows = 33;
   s.dim = 17;
@@ -124,20 +124,20 @@ TEST(Generators, SpecsMaterialiseDeterministically) {
   s.index_seed = 1;
   s.value_seed = 2;
   s.plan_seed = 3;
-  EXPECT_EQ(make_case_from_gen_spec(s), make_case_from_gen_spec(s));
-  GenSpec t = s;
+  EXPECT_EQ(make_case_from_spec(s), make_case_from_spec(s));
+  CaseSpec t = s;
   t.value_seed = 4;
-  EXPECT_FALSE(make_case_from_gen_spec(s) == make_case_from_gen_spec(t));
+  EXPECT_FALSE(make_case_from_spec(s) == make_case_from_spec(t));
 }
 
 TEST(Generators, SimplerCasesAreSmallerOrSimpler) {
-  GenSpec s;
+  CaseSpec s;
   s.rows = 12;
   s.dim = 6;
   s.gates = 3;
   s.value_class = "normal";
   s.plan_kind = "partition";
-  const Case c = make_case_from_gen_spec(s);
+  const Case c = make_case_from_spec(s);
   const auto simpler = simpler_cases(c);
   ASSERT_FALSE(simpler.empty());
   for (const Case& x : simpler) {
