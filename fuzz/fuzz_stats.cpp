@@ -25,6 +25,8 @@ struct Stats {
 };
 Stats& stats() {
   static Stats s;
+  static const bool at_exit = std::atexit(flush_stats) == 0;  // libFuzzer ends with exit()
+  (void)at_exit;
   return s;
 }
 

@@ -125,7 +125,7 @@ for ((w = 0; w < workers; w++)); do worker $w & pids+=($!); done
 
 # Progress and the timeline: the last libFuzzer status line of each worker.
 alive() { local p; for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
-field() { sed -n "s/.*$1 \([0-9]*\).*/\1/p" <<<"$2"; }
+field() { sed -n "s|.*$1 \([0-9]*\).*|\1|p" <<<"$2"; }
 while alive; do
   sleep 5
   t=$(( $(date +%s) - start )) tot_eps=0 ft=0
