@@ -13,7 +13,7 @@ namespace gatecheck::fuzz {
 
 struct FuzzFailure {
   Verdict verdict;
-  std::string signature;  // property|impl|outputs|dtype: failures are de-duplicated on it
+  std::string signature;  // property|impl|outputs: failures are de-duplicated on it
 };
 
 // Properties run per case: the implementation's claimed default properties,
@@ -24,6 +24,9 @@ std::vector<std::string> fuzz_properties();
 std::vector<FuzzFailure> check_claims(const Implementation& impl, const Case& c,
                                       const std::vector<std::string>& properties);
 
-std::string failure_signature(const std::string& impl, const Verdict& v, DType t);
+// The bug's identity, whatever case shows it: property, implementation and
+// failing outputs (sorted). dtype and shape are left out on purpose, so one
+// bug seen in several dtypes is one failure.
+std::string failure_signature(const std::string& impl, const Verdict& v);
 
 }  // namespace gatecheck::fuzz

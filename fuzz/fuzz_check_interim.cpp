@@ -23,10 +23,12 @@ std::vector<std::string> fuzz_properties() {
   return default_properties();
 }
 
-std::string failure_signature(const std::string& impl, const Verdict& v, DType t) {
-  std::string outs;
-  for (const auto& o : v.failed_outputs) outs += (outs.empty() ? "" : "+") + o;
-  return v.property + "|" + impl + "|" + (outs.empty() ? "-" : outs) + "|" + dtype_name(t);
+std::string failure_signature(const std::string& impl, const Verdict& v) {
+  std::vector<std::string> outs = v.failed_outputs;
+  std::sort(outs.begin(), outs.end());
+  std::string joined;
+  for (const auto& o : outs) joined += (joined.empty() ? "" : "+") + o;
+  return v.property + "|" + impl + "|" + (joined.empty() ? "-" : joined);
 }
 
 namespace {
@@ -149,7 +151,7 @@ std::vector<FuzzFailure> check_claims(const Implementation& impl, const Case& c,
     bool claimed = false;
     for (const auto& o : v.failed_outputs) claimed = claimed || impl.contract.claims_for(v.property, o, c.dtype);
     if (!claimed) continue;
-    failures.push_back({v, failure_signature(impl.name, v, c.dtype)});
+    failures.push_back({v, failure_signature(impl.name, v)});
   }
   return failures;
 }

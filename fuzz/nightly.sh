@@ -8,7 +8,7 @@
 # N forked CPU workers (default impl host), sharing DIR/corpus. Each crash is
 # minimised (-minimize_crash), turned into a JSON regression case with its
 # repro command (gatecheck-fuzz-tools regress), and de-duplicated by
-# signature property|impl|outputs|dtype; a worker then restarts, ignoring the
+# signature property|impl|outputs; a worker then restarts, ignoring the
 # signatures already known, so one bug does not stop the campaign. At the end
 # the corpus is merged (-merge=1) and DIR/report.{md,html,json} written.
 # Running again with the same DIR resumes: corpus, crashes, failures/ and
