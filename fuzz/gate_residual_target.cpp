@@ -74,7 +74,7 @@ std::vector<FoundFailure> run_fuzz_input(const uint8_t* data, size_t size) {
   for (size_t i = 0; i < cfg.impls.size(); ++i) {
     for (auto& f : check_claims(cfg.impls[i], c, cfg.properties)) {
       if (std::find(cfg.ignore.begin(), cfg.ignore.end(), f.signature) != cfg.ignore.end()) continue;
-      found.push_back({cfg.specs[i], std::move(f)});
+      found.push_back({cfg.specs[i], cfg.impls[i].device, std::move(f)});
     }
   }
   return found;
@@ -95,7 +95,7 @@ std::string save_failure(const std::string& dir, const Case& c, const FoundFailu
   const Verdict& v = f.failure.verdict;
   FailureRecord r;
   r.impl = f.spec;
-  r.device = "";
+  r.device = device_name(f.device);
   r.property = v.property;
   r.message = v.message;
   r.repro = repro_command(path, f.spec);

@@ -33,6 +33,7 @@ Implementation make_spec(const std::string& spec);  // "SPEC[@cpu|@cuda]"; throw
 
 struct FoundFailure {
   std::string spec;
+  Device device = Device::cpu;
   FuzzFailure failure;
 };
 
