@@ -1,6 +1,7 @@
 // The float64 oracle: exact values of every output, a rigorous per-element
 // error bound for a correct implementation in the case's dtype, and a bitwise
-// model of torch eager's rounding. Derivations are in oracle_bounds.cpp.
+// model of torch eager's rounding. The bounds are derived in
+// oracle_reference.cpp; the special-value rules are in SEMANTICS.md.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +17,23 @@ struct Expected {
   double value = 0;   // exact value (float64; exact for out/grad_y/grad_res, and
                       // for grad_gate up to float64's own rounding, covered by bound)
   double bound = 0;   // |got - value| <= bound is correct (finite case)
-  // Special-value semantics (see oracle_semantics.md in this folder):
-  enum Kind : uint8_t { finite, nan, pos_inf, neg_inf, finite_or_inf } kind = finite;
+  // Special-value semantics (see SEMANTICS.md in this folder):
+  //   finite             a finite got within bound; when value is a zero and
+  //                      bound is 0, the sign of the zero must match too
+  //   nan                any NaN (payload not checked)
+  //   pos_inf, neg_inf   exactly that Inf
+  //   finite_or_inf      a finite got within bound, or the Inf of value's sign
+  //                      (the exact value is finite but rounding may overflow)
+  //   finite_or_overflow a finite got within bound, or +-Inf, or NaN: fp32
+  //                      accumulation of grad_gate may overflow with an outcome
+  //                      that depends on the summation order
+  enum Kind : uint8_t { finite, nan, pos_inf, neg_inf, finite_or_inf, finite_or_overflow } kind = finite;
+  // When set, got must equal `bits` bit for bit (grad_res is a copy of g:
+  // NaN payloads and zero signs included); value/kind still describe it.
+  bool bitwise = false;
+  uint32_t bits = 0;
 };
+const char* kind_name(Expected::Kind k);
 
 // The oracle's view of one Case: one Expected per element of each output.
 struct Reference {
@@ -49,6 +64,9 @@ struct Mismatch {
 // The outcome of comparing one tensor.
 struct Comparison {
   std::string tensor;
+  DType dtype = DType::f32;                // of `got`, to print bits at their width
+  int64_t cols = 0;                        // to turn flat indices into [row,col]
+  bool bitwise = false;                    // compare_bitwise (want is another tensor)
   int64_t checked = 0, failed = 0;
   int64_t nan_failed = 0, inf_failed = 0;  // NaN/Inf mismatches counted on their own
   int64_t first_bad = -1, last_bad = -1;   // flat element indices
@@ -69,8 +87,20 @@ Comparison compare_accuracy(const std::string& tensor, const HostTensor& got,
 Comparison compare_bitwise(const std::string& tensor, const HostTensor& got,
                            const HostTensor& want, bool nan_any = false);
 
-// ulp of x in the given dtype (spacing of representable values at |x|;
-// for subnormals the subnormal spacing). Exposed for tests.
+// ulp of x in the given dtype: 2^(e - p + 1) for the binade [2^e, 2^(e+1))
+// that holds |x|, e clamped to the dtype's emin, so subnormals and 0 get the
+// subnormal spacing. Beyond the largest finite value the formula is simply
+// extended; ulp(+-Inf) = Inf, ulp(NaN) = NaN. Exposed for tests.
 double ulp(DType t, double x);
+
+// Every bound is multiplied by this to cover the float64 roundings made while
+// evaluating the oracle and comparing (see oracle_reference.cpp, F3).
+constexpr double kBoundMargin = 1 + 0x1p-40;
+
+// Helpers the oracle is built from, exposed for tests.
+int precision_bits(DType t);               // 24, 11, 8 (significand incl. the hidden bit)
+double overflow_threshold(DType t);        // smallest |x| that rounds to Inf: max + ulp(max)/2
+bool representable(DType t, double x);     // x is exactly a finite value of dtype t
+double gamma_n(int64_t n);                 // n*u/(1 - n*u), u = 2^-24 (fp32); Inf when n*u >= 1
 
 }  // namespace gatecheck

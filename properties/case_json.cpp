@@ -117,7 +117,9 @@ std::string case_to_json(const CaseFile& f) {
   if (!c.value_class.empty()) j["value_class"] = c.value_class;
   if (f.spec) {
     const CaseSpec& s = *f.spec;
-    j["generator"] = {{"index", s.index}, {"values", s.values}, {"seed", s.seed}};
+    j["generator"] = {{"index_pattern", s.index_pattern}, {"value_class", s.value_class},
+                      {"plan_kind", s.plan_kind},         {"index_seed", s.index_seed},
+                      {"value_seed", s.value_seed},       {"plan_seed", s.plan_seed}};
   } else {
     j["index"] = c.index;
     j["res"] = tensor_json(c.res);
@@ -170,13 +172,17 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
     s.rows = rows;
     s.dim = dim;
     s.gates = gates;
-    s.index = field<std::string>(g, "index", origin);
-    s.values = field<std::string>(g, "values", origin);
-    s.seed = field<uint64_t>(g, "seed", origin);
+    s.index_pattern = field<std::string>(g, "index_pattern", origin);
+    s.value_class = field<std::string>(g, "value_class", origin);
+    s.plan_kind = field<std::string>(g, "plan_kind", origin);
+    s.index_seed = field<uint64_t>(g, "index_seed", origin);
+    s.value_seed = field<uint64_t>(g, "value_seed", origin);
+    s.plan_seed = field<uint64_t>(g, "plan_seed", origin);
+    if (gates == 0 && rows > 0) fail(origin, "gates = 0 with rows = " + std::to_string(rows));
     try {
-      f.c = case_from_spec(s);
-    } catch (const std::invalid_argument& e) {
-      fail(origin, e.what());
+      f.c = make_case_from_spec(s);
+    } catch (const std::exception& e) {
+      fail(origin, std::string("generator: ") + e.what());
     }
     f.spec = s;
   } else {

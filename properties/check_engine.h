@@ -33,6 +33,12 @@ struct CheckOptions {
   int64_t max_cases = 0;     // per implementation x property (0 = budget only)
   GenLimits limits;          // generator knobs (generators.h)
   bool isolate = false;      // run each call in a child process (harness/isolate.h)
+  // A FailureReport::reproduce string (RapidCheck's own encoding, as in
+  // RC_PARAMS="reproduce=..."). When set, only the impl x property pairs it
+  // names run, each on exactly the case it encodes; seed and budget are unused.
+  // The generator limits must be the ones the failure was found with.
+  std::string reproduce;
+  double max_shrink_seconds = 60;  // per failure
   // Called before an implementation runs a case (crash safety: the CLI saves it).
   std::function<void(const Implementation&, const std::string& property, const Case&)> before_run;
   std::function<void(const CheckProgress&)> progress;   // at most a few times per second
@@ -44,8 +50,12 @@ struct FailureReport {
   bool claimed = false;            // breaks a claim (exit 1) or is a finding
   double seconds_to_find = 0;
   int shrink_steps = 0;
-  std::string reproduce;           // RapidCheck reproduce string (RC_PARAMS="reproduce=...")
+  std::string reproduce;           // RapidCheck reproduce string (RC_PARAMS="reproduce=..."),
+                                   // accepted back by CheckOptions::reproduce
 };
+
+// The key a reproduce string files a failure under: "host@cpu/accuracy".
+std::string reproduce_key(const Implementation& impl, const std::string& property);
 
 struct PropertyResult {
   std::string impl;

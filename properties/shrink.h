@@ -1,6 +1,7 @@
 // The project's own shrinker, for cases that come from files or the fuzzer
 // (RapidCheck shrinks what it generates). Deterministic: the same input gives
-// the same steps and the same result.
+// the same steps and the same result (unless the time or attempt cap cuts the
+// search short, which the result reports).
 #pragma once
 
 #include <functional>
@@ -12,11 +13,15 @@
 
 namespace gatecheck {
 
+using ShrinkLog = std::function<void(const std::string&)>;
+
 struct ShrinkResult {
   Case minimal;
   Verdict verdict;       // the property's verdict on `minimal` (still failing)
   int steps = 0;         // accepted shrink steps
   int attempts = 0;      // candidates tried
+  bool cut_short = false;  // stopped by the time or attempt cap, not at a fixed point
+  double seconds = 0;      // time spent shrinking
 };
 
 // Shrinks rows, dim, gates and the batch plan, and moves values towards 0, 1
@@ -24,7 +29,14 @@ struct ShrinkResult {
 // output if the original failure was claimed). `log` receives one line per
 // accepted step. Throws std::invalid_argument if the case does not fail.
 ShrinkResult shrink_case(const Implementation& impl, const std::string& property, const Case& c,
-                         const std::function<void(const std::string&)>& log = nullptr,
-                         double max_seconds = 60);
+                         const ShrinkLog& log = nullptr, double max_seconds = 60);
+
+// The search itself, over any predicate: keeps the smallest case found for
+// which `still_fails` is true. A predicate that throws counts as "does not
+// fail" (the candidate is rejected). `c` itself is assumed to fail; it is not
+// re-checked. max_attempts = 0 means no attempt cap. `verdict` is left empty.
+ShrinkResult shrink_case_with(const Case& c, const std::function<bool(const Case&)>& still_fails,
+                              const ShrinkLog& log = nullptr, double max_seconds = 60,
+                              int max_attempts = 0);
 
 }  // namespace gatecheck

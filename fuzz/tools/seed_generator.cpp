@@ -62,8 +62,8 @@ int write_seeds(const std::string& dir) {
   }
   // A generator spec, a failure record, and corruptions that must be rejected cleanly.
   CaseFile spec;
-  spec.spec = CaseSpec{DType::bf16, 300, 8, 9, "sorted", "normal", 7};
-  spec.c = case_from_spec(*spec.spec);
+  spec.spec = CaseSpec{DType::bf16, 300, 8, 9, "sorted_equal", "normal", "partition", 7, 8, 9};
+  spec.c = make_case_from_spec(*spec.spec);
   write_text(file_dir + "/seed-spec", case_to_json(spec));
   CaseFile failed;
   failed.c = decode_case(nullptr, 0);

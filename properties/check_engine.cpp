@@ -1,0 +1,269 @@
+// run_check: seeded generation through RapidCheck generators, a time/case
+// budget split across implementation x property, shrinking through the
+// RapidCheck shrink tree, and RapidCheck-encoded reproduce strings.
+#include "check_engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+#include <unordered_map>
+
+#include <rapidcheck/GenerationFailure.h>
+#include <rapidcheck/detail/Results.h>
+
+// RapidCheck's own reproduce-string codec (what RC_PARAMS="reproduce=..."
+// carries). Defined in librapidcheck (src/detail/ReproduceListener and
+// Configuration), but not in its installed headers.
+namespace rc::detail {
+std::string reproduceMapToString(const std::unordered_map<std::string, Reproduce>& map);
+std::unordered_map<std::string, Reproduce> stringToReproduceMap(const std::string& str);
+}  // namespace rc::detail
+
+namespace gatecheck {
+
+bool CheckReport::any_claimed_failure() const {
+  for (const auto& r : results)
+    if (r.failure && r.failure->claimed) return true;
+  return false;
+}
+
+std::string reproduce_key(const Implementation& impl, const std::string& property) {
+  return impl.label() + "/" + property;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// A stable 64-bit hash (FNV-1a): the same seed gives the same cases on every
+// machine, and each property gets its own stream; every implementation sees
+// the same cases for a property.
+uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
+// RapidCheck sizes ramp from small to large, as RapidCheck's own runner does;
+// after the ramp they cycle through the whole range.
+int size_for(int64_t i) { return i < 20 ? int(i * 5) : int((i * 37) % 101); }
+
+bool claimed_for_some_dtype(const Contract& k, const std::string& property, const std::vector<DType>& dtypes) {
+  for (DType t : dtypes) {
+    if (k.claims_for(property, "", t)) return true;
+    for (const char* o : kOutputNames)
+      if (k.claims_for(property, o, t)) return true;
+  }
+  return false;
+}
+
+void count(Coverage& cov, const Case& c) {
+  ++cov.patterns[c.index_pattern.empty() ? "(none)" : c.index_pattern];
+  ++cov.dtypes[dtype_name(c.dtype)];
+  for (const auto& s : size_classes(c)) ++cov.sizes[s];
+  ++cov.values[c.value_class.empty() ? "(none)" : c.value_class];
+  ++cov.plans[c.plan ? c.plan->kind : "(default)"];
+}
+
+struct Shrunk {
+  rc::Shrinkable<Case> at;
+  Verdict verdict;
+  std::vector<size_t> path;
+};
+
+// Greedy descent of the shrink tree: take the first child on which the same
+// property still fails (still breaking a claim if the original did).
+Shrunk shrink(const Implementation& impl, const std::string& property, const rc::Shrinkable<Case>& start,
+              const Verdict& v0, bool claimed, const CheckOptions& opt) {
+  Shrunk s{start, v0, {}};
+  const auto t0 = Clock::now();
+  bool progress = true;
+  while (progress && since(t0) < opt.max_shrink_seconds) {
+    progress = false;
+    auto children = s.at.shrinks();
+    size_t k = 0;
+    while (auto child = children.next()) {
+      if (since(t0) >= opt.max_shrink_seconds) break;
+      const Case c = child->value();
+      if (opt.before_run) opt.before_run(impl, property, c);
+      Verdict v = check_property(property, impl, c);
+      if (!v.passed && (!claimed || breaks_claim(v, impl.contract, c.dtype))) {
+        s.at = *child;
+        s.verdict = std::move(v);
+        s.path.push_back(k);
+        progress = true;
+        break;
+      }
+      ++k;
+    }
+  }
+  return s;
+}
+
+// Follows a shrink path from a regenerated root.
+rc::Shrinkable<Case> follow(rc::Shrinkable<Case> s, const std::vector<size_t>& path) {
+  for (size_t k : path) {
+    auto children = s.shrinks();
+    size_t i = 0;
+    bool found = false;
+    while (auto child = children.next()) {
+      if (i++ == k) {
+        s = *child;
+        found = true;
+        break;
+      }
+    }
+    if (!found) throw std::invalid_argument("reproduce: the shrink path does not fit this generator (other limits?)");
+  }
+  return s;
+}
+
+FailureReport report(const Implementation& impl, const std::string& property, const Case& original,
+                     const Shrunk& sh, const rc::Random& random, int size, double found_after) {
+  FailureReport f;
+  f.original = original;
+  f.shrunk = sh.at.value();
+  f.verdict = sh.verdict;
+  f.claimed = breaks_claim(sh.verdict, impl.contract, f.shrunk.dtype);
+  f.seconds_to_find = found_after;
+  f.shrink_steps = int(sh.path.size());
+  rc::detail::Reproduce r{random, size, sh.path};
+  f.reproduce = rc::detail::reproduceMapToString({{reproduce_key(impl, property), r}});
+  return f;
+}
+
+class Progress {
+ public:
+  Progress(const CheckOptions& o, Clock::time_point start) : opt_(o), start_(start) {}
+  void tick(const Implementation& impl, const std::string& prop, int64_t cases, int64_t failures, bool force = false) {
+    if (!opt_.progress) return;
+    const double now = since(start_);
+    if (!force && now - last_ < 0.25) return;
+    last_ = now;
+    CheckProgress p;
+    p.impl = impl.label();
+    p.property = prop;
+    p.cases_done = cases;
+    p.elapsed = now;
+    p.budget_seconds = opt_.seconds;
+    p.cases_per_second = now > 0 ? double(cases) / now : 0;
+    p.failures = failures;
+    opt_.progress(p);
+  }
+
+ private:
+  const CheckOptions& opt_;
+  Clock::time_point start_;
+  double last_ = -1;
+};
+
+CheckReport run_reproduce(const std::vector<Implementation>& impls, const CheckOptions& opt) {
+  CheckReport rep;
+  rep.seed = opt.seed;
+  const auto start = Clock::now();
+  std::unordered_map<std::string, rc::detail::Reproduce> map;
+  try {
+    map = rc::detail::stringToReproduceMap(opt.reproduce);
+  } catch (const std::exception& e) {
+    throw std::invalid_argument(std::string("reproduce: not a reproduce string: ") + e.what());
+  }
+  for (const auto& impl : impls)
+    for (const auto& property : opt.properties) {
+      auto it = map.find(reproduce_key(impl, property));
+      if (it == map.end()) continue;
+      const auto& r = it->second;
+      const auto t0 = Clock::now();
+      const rc::Shrinkable<Case> s = follow(gen_case_for(property, opt.limits)(r.random, r.size), r.shrinkPath);
+      const Case c = s.value();
+      count(rep.coverage, c);
+      if (opt.before_run) opt.before_run(impl, property, c);
+      PropertyResult pr;
+      pr.impl = impl.name;
+      pr.device = impl.device;
+      pr.property = property;
+      pr.claimed = claimed_for_some_dtype(impl.contract, property, {c.dtype});
+      pr.cases = 1;
+      Verdict v = check_property(property, impl, c);
+      if (!v.passed) {
+        pr.passed = false;
+        pr.failure = report(impl, property, c, Shrunk{s, v, r.shrinkPath}, r.random, r.size, since(t0));
+      }
+      pr.seconds = since(t0);
+      rep.results.push_back(std::move(pr));
+    }
+  if (rep.results.empty())
+    throw std::invalid_argument("reproduce: the string names none of the implementation x property pairs run here");
+  rep.seconds = since(start);
+  return rep;
+}
+
+}  // namespace
+
+CheckReport run_check(const std::vector<Implementation>& impls, const CheckOptions& opt) {
+  if (!opt.reproduce.empty()) return run_reproduce(impls, opt);
+  for (const auto& p : opt.properties) {
+    const auto& all = all_properties();
+    if (std::find(all.begin(), all.end(), p) == all.end())
+      throw std::invalid_argument("unknown property '" + p + "'");
+  }
+  CheckReport rep;
+  rep.seed = opt.seed;
+  const auto start = Clock::now();
+  Progress progress(opt, start);
+  const int64_t max_cases = opt.max_cases > 0 ? opt.max_cases : (opt.seconds > 0 ? 0 : 100);
+  int64_t total_cases = 0, failures = 0;
+  const size_t pairs = impls.size() * opt.properties.size();
+  size_t pair = 0;
+  for (const auto& impl : impls)
+    for (const auto& property : opt.properties) {
+      // An even share of what is left of the budget.
+      const double slice = opt.seconds > 0 ? std::max(0.0, opt.seconds - since(start)) / double(pairs - pair) : 0;
+      ++pair;
+      const auto t0 = Clock::now();
+      PropertyResult pr;
+      pr.impl = impl.name;
+      pr.device = impl.device;
+      pr.property = property;
+      pr.claimed = claimed_for_some_dtype(impl.contract, property, opt.limits.dtypes);
+      const auto gen = gen_case_for(property, opt.limits);
+      rc::Random stream(opt.seed ^ fnv1a(property));
+      for (int64_t i = 0;; ++i) {
+        if (max_cases > 0 && i >= max_cases) break;
+        if (opt.seconds > 0 && since(t0) >= slice && i > 0) break;
+        const rc::Random random = stream.split();
+        const int size = size_for(i);
+        std::optional<rc::Shrinkable<Case>> gs;
+        try {
+          gs = gen(random, size);
+        } catch (const rc::GenerationFailure&) {
+          continue;  // the vacuity filter found no usable case at this size
+        }
+        const rc::Shrinkable<Case>& s = *gs;
+        const Case c = s.value();
+        count(rep.coverage, c);
+        if (opt.before_run) opt.before_run(impl, property, c);
+        Verdict v = check_property(property, impl, c);
+        ++pr.cases;
+        ++total_cases;
+        progress.tick(impl, property, total_cases, failures);
+        if (v.passed) continue;
+        const bool claimed = breaks_claim(v, impl.contract, c.dtype);
+        // One unclaimed finding is enough; keep looking for a claimed failure.
+        if (!claimed && pr.failure) continue;
+        const double found_after = since(t0);
+        const Shrunk sh = shrink(impl, property, s, v, claimed, opt);
+        pr.failure = report(impl, property, c, sh, random, size, found_after);
+        pr.passed = false;
+        ++failures;
+        progress.tick(impl, property, total_cases, failures, true);
+        if (claimed) break;
+      }
+      pr.seconds = since(t0);
+      rep.results.push_back(std::move(pr));
+    }
+  rep.seconds = since(start);
+  return rep;
+}
+
+}  // namespace gatecheck

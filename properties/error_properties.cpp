@@ -1,0 +1,243 @@
+// error_inputs: every bad input of the op contract that the plugin ABI can
+// express must be rejected with a non-zero return, a message naming the
+// argument (and the bad value, where there is one), and nothing written:
+// outputs keep their poison, inputs and guard bytes are unchanged.
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <sstream>
+
+#include "../harness/guarded_buffer.h"
+#include "property_impls.h"
+
+namespace gatecheck::detail {
+
+namespace {
+
+// Pointers of one call, each may be replaced by a probe.
+struct Args {
+  gatecheck_problem p;
+  const void *res, *gate, *y, *grad_out;
+  const int64_t* index;
+  void *out, *grad_res, *grad_gate, *grad_y;
+};
+
+struct Probe {
+  std::string what;                 // "index out of range (index[1] = 2)"
+  bool forward;                     // which op it calls
+  std::vector<std::string> words;   // identifiers / values the message must contain
+  std::function<void(Args&, std::vector<int64_t>& index)> apply;
+  bool full_case = false;           // run on the case as generated, not trimmed
+};
+
+// Does `msg` contain `word` as a whole identifier or number?
+bool names(const std::string& msg, const std::string& word) {
+  auto ident = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+  for (size_t at = msg.find(word); at != std::string::npos; at = msg.find(word, at + 1)) {
+    const bool left = at == 0 || !ident(msg[at - 1]);
+    const bool right = at + word.size() == msg.size() || !ident(msg[at + word.size()]);
+    if (left && right) return true;
+  }
+  return false;
+}
+
+// A small valid case when c itself cannot carry every probe (no rows, no columns).
+Case base_case(const Case& c) {
+  if (c.rows >= 1 && c.dim >= 1 && c.gates >= 1) return c;
+  Case b = make_case(c.dtype, 3, 4, 2);
+  b.index = {0, 1, 1};
+  for (HostTensor* t : {&b.res, &b.gate, &b.y, &b.grad_out})
+    for (int64_t i = 0; i < t->numel(); ++i) t->set_value_rn(i, 1.0f + float(i % 3));
+  return b;
+}
+
+// The first rows and columns of c: enough for every probe that is not about
+// index contents, at a fraction of the cost of copying a large case ~40 times.
+Case trimmed(const Case& c) {
+  if (c.rows <= 4 && c.dim <= 8) return c;
+  std::vector<int64_t> rows;
+  for (int64_t r = 0; r < std::min<int64_t>(c.rows, 4); ++r) rows.push_back(r);
+  Case s = sub_case(c, rows);
+  const int64_t d = std::min<int64_t>(c.dim, 8);
+  Case t = make_case(c.dtype, s.rows, d, c.gates);
+  t.index = s.index;
+  for (int64_t r = 0; r < s.rows; ++r)
+    for (int64_t j = 0; j < d; ++j) {
+      t.res.set_bits(r * d + j, s.res.bits(r * c.dim + j));
+      t.y.set_bits(r * d + j, s.y.bits(r * c.dim + j));
+      t.grad_out.set_bits(r * d + j, s.grad_out.bits(r * c.dim + j));
+    }
+  for (int64_t k = 0; k < c.gates; ++k)
+    for (int64_t j = 0; j < d; ++j) t.gate.set_bits(k * d + j, c.gate.bits(k * c.dim + j));
+  return t;
+}
+
+// Probes of index contents run on the case as generated (a large-batch path
+// may skip a check a small one does); every other probe on trimmed(c).
+std::vector<Probe> probes(const Case& c, uint32_t devices) {
+  const std::string g = std::to_string(c.gates);
+  const int64_t r = c.rows / 2;
+  const std::string at = "index[" + std::to_string(r) + "]";
+  std::vector<Probe> v;
+  for (bool fwd : {true, false}) {
+    const int64_t gates = c.gates;
+    v.push_back({"index out of range (" + at + " = " + g + ", gates = " + g + ")", fwd, {"index", g},
+                 [r, gates](Args&, std::vector<int64_t>& idx) { idx[size_t(r)] = gates; }, true});
+    v.push_back({"negative index (" + at + " = -1)", fwd, {"index", "-1"},
+                 [r](Args&, std::vector<int64_t>& idx) { idx[size_t(r)] = -1; }, true});
+    v.push_back({"gates = 0 with rows > 0", fwd, {"gates"},
+                 [](Args& a, std::vector<int64_t>&) { a.p.gates = 0; }});
+    v.push_back({"invalid dtype value 7", fwd, {"dtype", "7"}, [](Args& a, std::vector<int64_t>&) { a.p.dtype = 7; }});
+    v.push_back({"negative rows (-3)", fwd, {"rows", "-3"}, [](Args& a, std::vector<int64_t>&) { a.p.rows = -3; }});
+    v.push_back({"negative dim (-2)", fwd, {"dim", "-2"}, [](Args& a, std::vector<int64_t>&) { a.p.dim = -2; }});
+    v.push_back({"negative gates (-1)", fwd, {"gates", "-1"}, [](Args& a, std::vector<int64_t>&) { a.p.gates = -1; }});
+    v.push_back({"unknown device value 7", fwd, {"device", "7"}, [](Args& a, std::vector<int64_t>&) { a.p.device = 7; }});
+    for (int32_t d : {int32_t(GATECHECK_CPU), int32_t(GATECHECK_CUDA)})
+      if (!(devices & (1u << d)))
+        v.push_back({std::string("unsupported device ") + device_name(Device(d)), fwd, {"device"},
+                     [d](Args& a, std::vector<int64_t>&) { a.p.device = d; }});
+    const int64_t huge = std::numeric_limits<int64_t>::max() / 2;
+    v.push_back({"rows*dim overflow (rows = " + std::to_string(huge) + ")", fwd, {"rows", std::to_string(huge)},
+                 [huge](Args& a, std::vector<int64_t>&) { a.p.rows = huge; }});
+    v.push_back({"gates*dim overflow (gates = " + std::to_string(huge) + ")", fwd,
+                 {"gates", std::to_string(huge)}, [huge](Args& a, std::vector<int64_t>&) { a.p.gates = huge; }});
+  }
+  auto null = [&v](const char* name, bool fwd, auto member) {
+    v.push_back({std::string("null ") + name + " with non-zero size", fwd, {name},
+                 [member](Args& a, std::vector<int64_t>&) { a.*member = nullptr; }});
+  };
+  null("res", true, &Args::res);
+  null("gate", true, &Args::gate);
+  null("index", true, &Args::index);
+  null("y", true, &Args::y);
+  null("out", true, &Args::out);
+  null("grad_out", false, &Args::grad_out);
+  null("gate", false, &Args::gate);
+  null("index", false, &Args::index);
+  null("y", false, &Args::y);
+  null("grad_res", false, &Args::grad_res);
+  null("grad_gate", false, &Args::grad_gate);
+  null("grad_y", false, &Args::grad_y);
+  return v;
+}
+
+// Runs one probe in fresh guarded buffers; returns "" if it was rejected
+// correctly, otherwise what went wrong.
+std::string run_probe(const Implementation& impl, const Case& c, const Probe& pr) {
+  const Device d = impl.device;
+  std::vector<int64_t> idx = c.index;
+  Args a{};
+  a.p = c.problem(d);
+  pr.apply(a, idx);  // may change idx before upload
+  struct In {
+    const char* name;
+    const std::vector<uint8_t>* bytes;
+    std::unique_ptr<GuardedBuffer> buf;
+  };
+  std::vector<uint8_t> idx_bytes(idx.size() * sizeof(int64_t));
+  if (!idx.empty()) std::memcpy(idx_bytes.data(), idx.data(), idx_bytes.size());
+  In in[] = {{"res", &c.res.bytes, nullptr}, {"gate", &c.gate.bytes, nullptr}, {"index", &idx_bytes, nullptr},
+             {"y", &c.y.bytes, nullptr},     {"grad_out", &c.grad_out.bytes, nullptr}};
+  for (auto& i : in) {
+    i.buf = std::make_unique<GuardedBuffer>(d, i.bytes->size());
+    i.buf->upload(i.bytes->data());
+  }
+  const uint32_t pb = poison_bits(c.dtype, 0);
+  std::vector<uint8_t> pattern(size_t(dtype_size(c.dtype)));
+  std::memcpy(pattern.data(), &pb, pattern.size());
+  struct Out {
+    const char* name;
+    size_t bytes;
+    std::unique_ptr<GuardedBuffer> buf;
+  };
+  const size_t row_bytes = size_t(c.dim * dtype_size(c.dtype));
+  Out out[] = {{"out", size_t(c.rows) * row_bytes, nullptr},
+               {"grad_res", size_t(c.rows) * row_bytes, nullptr},
+               {"grad_gate", size_t(c.gates) * row_bytes, nullptr},
+               {"grad_y", size_t(c.rows) * row_bytes, nullptr}};
+  for (auto& o : out) {
+    o.buf = std::make_unique<GuardedBuffer>(d, o.bytes);
+    o.buf->fill(pattern);
+  }
+  // Fill in every pointer the probe did not null.
+  Args full = a;
+  full.res = in[0].buf->ptr();
+  full.gate = in[1].buf->ptr();
+  full.index = static_cast<const int64_t*>(in[2].buf->ptr());
+  full.y = in[3].buf->ptr();
+  full.grad_out = in[4].buf->ptr();
+  full.out = out[0].buf->ptr();
+  full.grad_res = out[1].buf->ptr();
+  full.grad_gate = out[2].buf->ptr();
+  full.grad_y = out[3].buf->ptr();
+  Args probe_args = full;
+  pr.apply(probe_args, idx);  // re-apply: nulls pointers / edits the problem
+  const Status s = pr.forward
+                       ? impl.forward(probe_args.p, probe_args.res, probe_args.gate, probe_args.index, probe_args.y,
+                                      probe_args.out)
+                       : impl.backward(probe_args.p, probe_args.grad_out, probe_args.gate, probe_args.index,
+                                       probe_args.y, probe_args.grad_res, probe_args.grad_gate, probe_args.grad_y);
+  std::ostringstream bad;
+  const char* op = pr.forward ? "forward" : "backward";
+  if (s.ok()) {
+    bad << op << " accepted it (returned 0)";
+  } else {
+    for (const auto& w : pr.words)
+      if (!names(s.message, w)) {
+        bad << op << "'s message \"" << s.message << "\" does not name '" << w << "'";
+        break;
+      }
+  }
+  const Status sync = device_sync(d);
+  if (!sync.ok()) bad << (bad.tellp() > 0 ? "; " : "") << op << " left a device error: " << sync.message;
+  for (auto& i : in) {
+    std::vector<uint8_t> now(i.bytes->size());
+    i.buf->download(now.data());
+    if (now != *i.bytes) bad << (bad.tellp() > 0 ? "; " : "") << "input " << i.name << " was modified";
+    int64_t f = 0, l = 0;
+    if (i.buf->damaged_guard_bytes(&f, &l)) bad << (bad.tellp() > 0 ? "; " : "") << "guard bytes around " << i.name << " were overwritten";
+  }
+  for (auto& o : out) {
+    std::vector<uint8_t> now(o.bytes);
+    o.buf->download(now.data());
+    size_t changed = 0;
+    for (size_t k = 0; k < now.size(); ++k) changed += now[k] != pattern[k % pattern.size()];
+    if (changed) bad << (bad.tellp() > 0 ? "; " : "") << op << " wrote " << changed << " bytes of " << o.name << " before rejecting";
+    int64_t f = 0, l = 0;
+    if (o.buf->damaged_guard_bytes(&f, &l)) bad << (bad.tellp() > 0 ? "; " : "") << "guard bytes around " << o.name << " were overwritten";
+  }
+  return bad.str();
+}
+
+}  // namespace
+
+Verdict error_inputs(const Implementation& impl, const Case& c0) {
+  Verdict v;
+  v.property = "error_inputs";
+  const Case c = base_case(c0);
+  const Case small = trimmed(c);
+  std::ostringstream msg;
+  int64_t failed = 0;
+  for (const Probe& pr : probes(c, impl.api->devices)) {
+    ++v.compared;
+    std::string why;
+    try {
+      why = run_probe(impl, pr.full_case ? c : small, pr);
+    } catch (const std::exception& e) {
+      why = std::string("harness error: ") + e.what();
+    }
+    if (why.empty()) continue;
+    if (failed++ < 6) msg << (failed > 1 ? "; " : "") << pr.what << ": " << why;
+  }
+  if (failed) {
+    v.passed = false;
+    v.message = impl.label() + " on " + describe(c) + ": " + std::to_string(failed) + " of " +
+                std::to_string(v.compared) + " bad inputs not rejected as documented: " + msg.str();
+  }
+  return v;
+}
+
+}  // namespace gatecheck::detail

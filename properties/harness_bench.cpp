@@ -1,0 +1,52 @@
+#include "harness_bench.h"
+
+#include <iomanip>
+#include <ostream>
+#include <stdexcept>
+
+#include "check_engine.h"
+
+namespace gatecheck {
+
+std::vector<HarnessBenchRow> harness_bench(const std::vector<Implementation>& impls, const HarnessBenchOptions& o) {
+  std::vector<HarnessBenchRow> rows;
+  for (const auto& impl : impls)
+    for (const auto& p : o.properties) {
+      CheckOptions opt;
+      opt.properties = {p};
+      opt.seed = o.seed;
+      opt.seconds = o.seconds_per_property;
+      opt.limits = o.limits;
+      opt.max_shrink_seconds = 0;  // a bench measures checking, not shrinking
+      const CheckReport rep = run_check({impl}, opt);
+      for (const auto& r : rep.results) {
+        HarnessBenchRow row{impl.label(), p, r.cases, r.seconds, r.seconds > 0 ? double(r.cases) / r.seconds : 0,
+                            r.passed};
+        rows.push_back(row);
+      }
+    }
+  return rows;
+}
+
+int run_harness_bench(const std::vector<Implementation>& impls_in, const HarnessBenchOptions& o, std::ostream& out) {
+  std::vector<Implementation> impls = impls_in;
+  if (impls.empty()) impls.push_back(make_implementation("host", Device::cpu));
+  std::vector<HarnessBenchRow> rows;
+  try {
+    rows = harness_bench(impls, o);
+  } catch (const std::invalid_argument& e) {
+    out << "bench --harness: " << e.what() << "\n";
+    return 2;
+  }
+  out << "harness throughput (" << o.seconds_per_property << " s per property, seed " << o.seed
+      << ", max rows " << o.limits.max_rows << ", max dim " << o.limits.max_dim << ")\n";
+  out << std::left << std::setw(20) << "impl" << std::setw(20) << "property" << std::right << std::setw(8)
+      << "cases" << std::setw(10) << "seconds" << std::setw(12) << "cases/s" << "\n";
+  for (const auto& r : rows)
+    out << std::left << std::setw(20) << r.impl << std::setw(20) << r.property << std::right << std::setw(8)
+        << r.cases << std::setw(10) << std::fixed << std::setprecision(2) << r.seconds << std::setw(12)
+        << std::setprecision(1) << r.cases_per_second << (r.passed ? "" : "  (failed during bench)") << "\n";
+  return 0;
+}
+
+}  // namespace gatecheck

@@ -1,0 +1,98 @@
+// check_property's dispatch, claims and evidence text. The properties
+// themselves live in *_properties.cpp, one file per kind of check.
+#include "properties.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "property_impls.h"
+
+namespace gatecheck {
+
+Verdict check_property(const std::string& property, const Implementation& impl, const Case& c) {
+  using Fn = Verdict (*)(const Implementation&, const Case&);
+  static const std::pair<const char*, Fn> table[] = {
+      {"accuracy", detail::accuracy},
+      {"row_invariance", detail::row_invariance},
+      {"segment_invariance", detail::segment_invariance},
+      {"repeatable", detail::repeatable},
+      {"inputs_untouched", detail::inputs_untouched},
+      {"full_write", detail::full_write},
+      {"no_oob_write", detail::no_oob_write},
+      {"error_inputs", detail::error_inputs},
+      {"eager_exact", detail::eager_exact},
+  };
+  for (const auto& [name, fn] : table)
+    if (property == name) {
+      Verdict v = fn(impl, c);
+      v.property = property;
+      return v;
+    }
+  std::string known;
+  for (const auto& [name, fn] : table) known += std::string(known.empty() ? "" : ", ") + name;
+  throw std::invalid_argument("unknown property '" + property + "' (" + known + ")");
+}
+
+bool breaks_claim(const Verdict& v, const Contract& contract, DType t) {
+  if (v.passed) return false;
+  // A failure not tied to one output (a crash, a vacuous plan, a bad
+  // rejection) breaks the claim if any output of the property is claimed.
+  auto any_output = [&] {
+    if (contract.claims_for(v.property, "", t)) return true;
+    for (const char* o : kOutputNames)
+      if (contract.claims_for(v.property, o, t)) return true;
+    return false;
+  };
+  if (v.failed_outputs.empty()) return any_output();
+  for (const auto& o : v.failed_outputs)
+    if (o.empty() ? any_output() : contract.claims_for(v.property, o, t)) return true;
+  return false;
+}
+
+std::string evidence_text(const Verdict& v) {
+  std::ostringstream s;
+  s << v.property << ": " << (v.passed ? "passed" : "FAILED") << " (" << v.compared << " compared)\n";
+  if (!v.message.empty()) s << "  " << v.message << "\n";
+  for (const auto& c : v.comparisons) {
+    std::istringstream lines(c.summary());
+    for (std::string line; std::getline(lines, line);) s << "  " << line << "\n";
+  }
+  for (const auto& m : v.memory)
+    s << "  [" << m.tensor << "] " << memory_finding_name(m.kind) << ": " << m.detail << "\n";
+  return s.str();
+}
+
+namespace detail {
+
+Verdict run_failed(const std::string& property, const Case& c, const std::string& what, const Status& s) {
+  Verdict v;
+  v.property = property;
+  v.passed = false;
+  v.message = what + " returned an error on valid input (" + describe(c) + "): [" +
+              error_kind_name(s.kind) + "] " + s.message;
+  return v;
+}
+
+void add_failure(Verdict& v, const Comparison& cmp) {
+  v.passed = false;
+  bool seen = false;
+  for (const auto& o : v.failed_outputs) seen = seen || o == cmp.tensor;
+  if (!seen) v.failed_outputs.push_back(cmp.tensor);
+  v.comparisons.push_back(cmp);
+}
+
+void merge_into(Comparison& a, const Comparison& b) {
+  if (a.tensor.empty()) a.tensor = b.tensor;
+  a.checked += b.checked;
+  a.failed += b.failed;
+  a.nan_failed += b.nan_failed;
+  a.inf_failed += b.inf_failed;
+  if (b.first_bad >= 0 && a.first_bad < 0) a.first_bad = b.first_bad;
+  if (b.last_bad >= 0) a.last_bad = b.last_bad;
+  for (const auto& m : b.first)
+    if (a.first.size() < kMaxMismatches) a.first.push_back(m);
+  a.max_err_over_bound = std::max(a.max_err_over_bound, b.max_err_over_bound);
+}
+
+}  // namespace detail
+}  // namespace gatecheck

@@ -1,0 +1,44 @@
+// shrink_case(): the shrinking search with "the same property still fails"
+// as its predicate. Same failure means: the property fails, on at least one
+// of the outputs that failed originally (so a real mismatch cannot turn into,
+// say, a vacuous plan), and, when the original failure broke a claim, the
+// candidate's failure breaks a claim too.
+#include <algorithm>
+#include <stdexcept>
+
+#include "shrink.h"
+
+namespace gatecheck {
+
+namespace {
+bool shares_an_output(const Verdict& a, const Verdict& b) {
+  if (a.failed_outputs.empty()) return true;  // not tied to an output: any failure of the property
+  for (const auto& o : b.failed_outputs)
+    if (std::find(a.failed_outputs.begin(), a.failed_outputs.end(), o) != a.failed_outputs.end()) return true;
+  return false;
+}
+}  // namespace
+
+ShrinkResult shrink_case(const Implementation& impl, const std::string& property, const Case& c,
+                         const ShrinkLog& log, double max_seconds) {
+  const Verdict original = check_property(property, impl, c);
+  if (original.passed)
+    throw std::invalid_argument("shrink: property '" + property + "' passes on " + impl.label() +
+                                " for this case (" + describe(c) + "); nothing to shrink");
+  const bool claimed = breaks_claim(original, impl.contract, c.dtype);
+  // The verdict of the last accepted candidate is the verdict on the minimal
+  // case (re-running could pass for a failure that is not repeatable).
+  Verdict last = original;
+  auto still_fails = [&](const Case& cand) {
+    Verdict v = check_property(property, impl, cand);
+    if (v.passed || !shares_an_output(original, v)) return false;
+    if (claimed && !breaks_claim(v, impl.contract, cand.dtype)) return false;
+    last = std::move(v);
+    return true;
+  };
+  ShrinkResult r = shrink_case_with(c, still_fails, log, max_seconds);
+  r.verdict = std::move(last);
+  return r;
+}
+
+}  // namespace gatecheck

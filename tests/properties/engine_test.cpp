@@ -1,0 +1,153 @@
+// The check engine: budgets, coverage, shrinking, claimed failures versus
+// findings, and reproduce strings that replay the shrunk case.
+#include <gtest/gtest.h>
+
+#include "broken_impls.h"
+#include "properties/check_engine.h"
+
+namespace gatecheck::testing {
+namespace {
+
+CheckOptions small(std::vector<std::string> props, int64_t cases) {
+  CheckOptions o;
+  o.properties = std::move(props);
+  o.seed = 42;
+  o.seconds = 0;
+  o.max_cases = cases;
+  o.limits.max_rows = 40;
+  o.limits.max_dim = 12;
+  o.limits.max_gates = 12;
+  o.limits.big_dims = false;
+  o.max_shrink_seconds = 20;
+  return o;
+}
+
+TEST(CheckEngine, HostPassesTheDefaultSetAndReportsCoverage) {
+  int64_t runs = 0, ticks = 0;
+  CheckOptions o = small(default_properties(), 6);
+  o.before_run = [&](const Implementation&, const std::string&, const Case&) { ++runs; };
+  o.progress = [&](const CheckProgress&) { ++ticks; };
+  const CheckReport r = run_check({make_implementation("host", Device::cpu)}, o);
+  ASSERT_EQ(r.results.size(), default_properties().size());
+  for (const auto& pr : r.results) {
+    EXPECT_TRUE(pr.passed) << pr.property << ": " << (pr.failure ? evidence_text(pr.failure->verdict) : "");
+    EXPECT_EQ(pr.cases, 6) << pr.property;
+    EXPECT_TRUE(pr.claimed);
+  }
+  EXPECT_FALSE(r.any_claimed_failure());
+  EXPECT_EQ(runs, 6 * int64_t(default_properties().size()));
+  EXPECT_GT(ticks, 0);
+  EXPECT_FALSE(r.coverage.patterns.empty());
+  EXPECT_FALSE(r.coverage.dtypes.empty());
+  EXPECT_FALSE(r.coverage.sizes.empty());
+  EXPECT_FALSE(r.coverage.values.empty());
+  EXPECT_FALSE(r.coverage.plans.empty());
+}
+
+TEST(CheckEngine, SameSeedSameCases) {
+  std::vector<std::string> a, b;
+  CheckOptions o = small({"accuracy"}, 5);
+  o.before_run = [&](const Implementation&, const std::string&, const Case& c) { a.push_back(describe(c)); };
+  run_check({make_implementation("host", Device::cpu)}, o);
+  o.before_run = [&](const Implementation&, const std::string&, const Case& c) { b.push_back(describe(c)); };
+  run_check({make_implementation("host", Device::cpu)}, o);
+  EXPECT_EQ(a, b);
+}
+
+TEST(CheckEngine, ShrinksAClaimedFailureAndReproducesIt) {
+  const Implementation bad = broken(Bug::odd_batch_flip);
+  const CheckReport r = run_check({bad}, small({"row_invariance"}, 50));
+  ASSERT_EQ(r.results.size(), 1u);
+  const auto& pr = r.results[0];
+  ASSERT_TRUE(pr.failure.has_value());
+  EXPECT_FALSE(pr.passed);
+  EXPECT_TRUE(pr.failure->claimed);
+  EXPECT_TRUE(r.any_claimed_failure());
+  EXPECT_FALSE(pr.failure->verdict.passed);
+  EXPECT_LE(pr.failure->shrunk.rows, pr.failure->original.rows);
+  EXPECT_LE(pr.failure->shrunk.rows, 4) << describe(pr.failure->shrunk);
+  EXPECT_GT(pr.failure->shrink_steps, 0);
+  EXPECT_GE(pr.failure->seconds_to_find, 0);
+  ASSERT_FALSE(pr.failure->reproduce.empty());
+
+  CheckOptions again = small({"row_invariance"}, 50);
+  again.reproduce = pr.failure->reproduce;
+  const CheckReport rr = run_check({bad}, again);
+  ASSERT_EQ(rr.results.size(), 1u);
+  ASSERT_TRUE(rr.results[0].failure.has_value());
+  EXPECT_EQ(rr.results[0].cases, 1);
+  EXPECT_TRUE(rr.results[0].failure->shrunk == pr.failure->shrunk);
+  EXPECT_TRUE(rr.results[0].failure->claimed);
+  // The same string does not name the host implementation.
+  EXPECT_THROW(run_check({make_implementation("host", Device::cpu)}, again), std::invalid_argument);
+  again.reproduce = "not-a-reproduce-string";
+  EXPECT_THROW(run_check({bad}, again), std::invalid_argument);
+}
+
+TEST(CheckEngine, AnUnclaimedFailureIsAFindingAndTheSearchGoesOn) {
+  Implementation bad = broken(Bug::out_off_by_much);
+  bad.contract.exceptions.push_back({"accuracy:out", {}, "planted: out is not claimed"});
+  const CheckReport r = run_check({bad}, small({"accuracy"}, 15));
+  ASSERT_EQ(r.results.size(), 1u);
+  const auto& pr = r.results[0];
+  ASSERT_TRUE(pr.failure.has_value());
+  EXPECT_FALSE(pr.failure->claimed);
+  EXPECT_FALSE(pr.passed);
+  EXPECT_FALSE(r.any_claimed_failure());
+  EXPECT_EQ(pr.cases, 15);  // it kept looking for a claimed failure
+  EXPECT_EQ(pr.failure->verdict.failed_outputs, std::vector<std::string>{"out"});
+}
+
+TEST(CheckEngine, EveryPropertyCatchesItsPlantedBug) {
+  const std::pair<const char*, Bug> plan[] = {
+      {"accuracy", Bug::out_off_by_much},           {"row_invariance", Bug::odd_batch_flip},
+      {"segment_invariance", Bug::small_batch_grad_gate}, {"repeatable", Bug::flaky_grad_gate},
+      {"inputs_untouched", Bug::writes_y},          {"full_write", Bug::skips_last_grad_y},
+      {"no_oob_write", Bug::writes_past_out},       {"error_inputs", Bug::accepts_bad_index},
+      {"eager_exact", Bug::fused_forward}};
+  for (const auto& [prop, bug] : plan) {
+    const Implementation bad = broken(bug);
+    const CheckReport r = run_check({bad}, small({prop}, 60));
+    ASSERT_TRUE(r.results.at(0).failure.has_value()) << prop << " missed " << bug_name(bug);
+    EXPECT_TRUE(r.results[0].failure->claimed) << prop;
+  }
+}
+
+TEST(CheckEngine, RejectsUnknownProperties) {
+  EXPECT_THROW(run_check({make_implementation("host", Device::cpu)}, small({"nope"}, 1)), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace gatecheck::testing
+
+#include <sstream>
+
+#include "properties/harness_bench.h"
+
+namespace gatecheck::testing {
+namespace {
+
+TEST(HarnessBench, ReportsCasesPerSecondPerProperty) {
+  HarnessBenchOptions o;
+  o.properties = {"accuracy", "row_invariance"};
+  o.seconds_per_property = 0.05;
+  o.limits.max_rows = 20;
+  o.limits.max_dim = 8;
+  std::ostringstream out;
+  EXPECT_EQ(run_harness_bench({}, o, out), 0);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("cases/s"), std::string::npos) << text;
+  EXPECT_NE(text.find("host@cpu"), std::string::npos) << text;
+  EXPECT_NE(text.find("row_invariance"), std::string::npos) << text;
+  const auto rows = harness_bench({make_implementation("host", Device::cpu)}, o);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& r : rows) {
+    EXPECT_GT(r.cases, 0);
+    EXPECT_GT(r.cases_per_second, 0);
+  }
+  o.properties = {"nope"};
+  EXPECT_EQ(run_harness_bench({}, o, out), 2);
+}
+
+}  // namespace
+}  // namespace gatecheck::testing

@@ -1,0 +1,80 @@
+// torch-eager's known behaviour, as the prior art found it: on the CPU its
+// bf16 grad_gate accumulates in bf16 (index_add), so on a long segment it
+// fails `accuracy` for grad_gate only. Its contract withdraws that claim, so
+// the failure is a finding: reported with evidence, never a claimed failure.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "properties/check_engine.h"
+#include "test_cases.h"
+
+namespace gatecheck::testing {
+namespace {
+
+bool torch_eager(Implementation* impl, std::string* why) {
+  try {
+    *impl = make_implementation("torch-eager", Device::cpu);
+    return true;
+  } catch (const std::exception& e) {
+    *why = e.what();
+    return false;
+  }
+}
+
+TEST(TorchEagerFinding, Bf16GradGateOnALongSegmentIsAnUnclaimedAccuracyFailure) {
+  Implementation torch;
+  std::string why;
+  if (!torch_eager(&torch, &why)) GTEST_SKIP() << why;
+  // The prior art's data: one gate, 4097 rows, N(0,1) values, gate x 0.1.
+  const Case c = hand_case(DType::bf16, 4097, 64, 1, std::vector<int64_t>(4097, 0), 3, "normal");
+  const Verdict v = check_property("accuracy", torch, c);
+  ASSERT_FALSE(v.passed) << "torch-eager bf16 grad_gate met the fp32-accumulation bound on 4097 rows";
+  EXPECT_EQ(v.failed_outputs, std::vector<std::string>{"grad_gate"}) << evidence_text(v);
+  EXPECT_FALSE(breaks_claim(v, torch.contract, c.dtype));
+  // How far off, as the report measures it: max |err| / max |value|.
+  const Reference ref = oracle_reference(c);
+  const RunResult run = run_case(torch, c);
+  ASSERT_TRUE(run.status.ok()) << run.status.message;
+  double max_err = 0, max_val = 0;
+  for (int64_t i = 0; i < run.outputs.grad_gate.numel(); ++i) {
+    max_err = std::max(max_err, std::abs(double(run.outputs.grad_gate.value(i)) - ref.grad_gate[size_t(i)].value));
+    max_val = std::max(max_val, std::abs(ref.grad_gate[size_t(i)].value));
+  }
+  EXPECT_GT(max_err / max_val, 0.005) << "relative error " << max_err / max_val;
+  RecordProperty("bf16_grad_gate_rel_err", std::to_string(max_err / max_val));
+  std::cout << "torch-eager bf16 grad_gate relative error at 4097 rows: " << max_err / max_val << "\n";
+
+  // The same case in f32 is claimed and holds.
+  const Case f = hand_case(DType::f32, 4097, 64, 1, std::vector<int64_t>(4097, 0), 3, "normal");
+  const Verdict vf = check_property("accuracy", torch, f);
+  EXPECT_TRUE(vf.passed) << evidence_text(vf);
+}
+
+TEST(TorchEagerFinding, TheCheckEngineReportsItAndStaysGreen) {
+  Implementation torch;
+  std::string why;
+  if (!torch_eager(&torch, &why)) GTEST_SKIP() << why;
+  CheckOptions o;
+  o.properties = {"accuracy"};
+  o.seed = 5;
+  o.seconds = 0;
+  o.max_cases = 40;
+  o.limits.dtypes = {DType::bf16};
+  o.limits.index_patterns = {"single_gate"};
+  o.limits.value_classes = {"normal"};
+  o.limits.min_rows = 2000;
+  o.limits.max_rows = 4097;
+  o.limits.max_dim = 16;
+  o.max_shrink_seconds = 10;
+  const CheckReport r = run_check({torch}, o);
+  ASSERT_EQ(r.results.size(), 1u);
+  ASSERT_TRUE(r.results[0].failure.has_value()) << "no finding in 40 long bf16 segments";
+  EXPECT_FALSE(r.results[0].failure->claimed);
+  EXPECT_FALSE(r.any_claimed_failure());
+  EXPECT_EQ(r.results[0].failure->verdict.failed_outputs, std::vector<std::string>{"grad_gate"});
+}
+
+}  // namespace
+}  // namespace gatecheck::testing
