@@ -59,6 +59,7 @@ const TargetConfig& target_config() {
     c.properties = fuzz_properties();
     c.ignore = split(std::getenv("GATECHECK_FUZZ_IGNORE"));
     if (const char* d = std::getenv("GATECHECK_FUZZ_FAILURES"); d && *d) c.failures_dir = d;
+    if (const char* e = std::getenv("GATECHECK_FUZZ_ERROR_FEATURES")) c.error_features = std::string(e) != "0";
     return c;
   }();
   return cfg;
@@ -72,6 +73,11 @@ std::vector<FoundFailure> run_fuzz_input(const uint8_t* data, size_t size) {
   count_case(c, info);
   std::vector<FoundFailure> found;
   for (size_t i = 0; i < cfg.impls.size(); ++i) {
+    if (cfg.error_features && i < 4) {
+      const auto e = error_over_bound(cfg.impls[i], c);
+      for (int o = 0; o < 4; ++o)
+        if (e[size_t(o)] >= 0) note_error_feature(int(i), o, e[size_t(o)]);
+    }
     for (auto& f : check_claims(cfg.impls[i], c, cfg.properties)) {
       if (std::find(cfg.ignore.begin(), cfg.ignore.end(), f.signature) != cfg.ignore.end()) continue;
       found.push_back({cfg.specs[i], cfg.impls[i].device, std::move(f)});

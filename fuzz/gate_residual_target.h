@@ -7,6 +7,8 @@
 //                              (a campaign keeps going past them)
 //   GATECHECK_FUZZ_FAILURES    folder for failing cases as JSON (default fuzz-failures)
 //   GATECHECK_FUZZ_STATS       file for per-class case counts (JSON)
+//   GATECHECK_FUZZ_ERROR_FEATURES=0  skip the extra run + oracle that gives the
+//                              error-magnitude features (faster, less guided)
 #pragma once
 
 #include <cstddef>
@@ -25,6 +27,7 @@ struct TargetConfig {
   std::vector<std::string> properties;
   std::vector<std::string> ignore;         // known signatures
   std::string failures_dir = "fuzz-failures";
+  bool error_features = true;
 };
 
 // Parsed once; a bad spec prints a clear message and exits 2.
