@@ -90,7 +90,7 @@ std::string repro_command(const std::string& path, const std::string& spec) {
   return "gatecheck repro " + path + " --impl " + spec;
 }
 
-std::string save_failure(const std::string& dir, const Case& c, const FoundFailure& f) {
+std::string save_failure(const std::string& dir, const Case& c, const FoundFailure& f, const std::string& note) {
   std::filesystem::create_directories(dir);
   std::string sig = f.failure.signature;
   for (char& ch : sig)
@@ -103,11 +103,11 @@ std::string save_failure(const std::string& dir, const Case& c, const FoundFailu
   r.impl = f.spec;
   r.device = device_name(f.device);
   r.property = v.property;
-  r.message = v.message;
+  r.message = v.message.empty() ? evidence_text(v) : v.message;
   r.repro = repro_command(path, f.spec);
   r.claimed = true;
   file.failure = r;
-  file.note = "found by fuzz_gate_residual; signature " + f.failure.signature;
+  file.note = note + "; signature " + f.failure.signature;
   write_case_file(path, file);
   return path;
 }

@@ -45,7 +45,8 @@ struct FoundFailure {
 std::vector<FoundFailure> run_fuzz_input(const uint8_t* data, size_t size);
 
 // Writes the case with its failure record to dir; returns the path.
-std::string save_failure(const std::string& dir, const Case& c, const FoundFailure& f);
+std::string save_failure(const std::string& dir, const Case& c, const FoundFailure& f,
+                         const std::string& note = "found by fuzz_gate_residual");
 std::string repro_command(const std::string& path, const std::string& spec);
 
 }  // namespace gatecheck::fuzz

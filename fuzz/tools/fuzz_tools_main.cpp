@@ -2,8 +2,10 @@
 // fuzz loop itself.
 //   seeds DIR                       write seed inputs (fuzz/make_seeds.sh names them by sha1)
 //   decode INPUT...                 print what fuzz bytes decode to (--json: as a corpus file)
-//   regress INPUT --out DIR         turn a crash input into JSON regression case(s) with repro
-//                                   commands; prints one JSON line per failure (exit 3: no failure)
+//   regress INPUT --out DIR [--seconds S]
+//                                   turn a crash input into JSON regression case(s), each shrunk
+//                                   by shrink_case (budget S, default 30 s) with its repro
+//                                   command; prints one JSON line per failure (exit 3: no failure)
 //   check-case FILE|DIR...          run JSON cases through the fuzz checks (exit 1 on failure)
 //   coverage DIR                    check that decoder inputs in DIR cover every index
 //                                   pattern x dtype, value class and plan (exit 1 if not)
@@ -11,6 +13,7 @@
 //   report DIR                      write DIR/report.{json,md,html} for a campaign
 // Implementations and properties come from GATECHECK_FUZZ_IMPL / _PROPERTIES
 // (gate_residual_target.h), or --impl SPEC (repeatable).
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <cstdio>
@@ -25,6 +28,7 @@
 #include <vector>
 
 #include "../../properties/case_json.h"
+#include "../../properties/shrink.h"
 #include "../case_decoder.h"
 #include "../fuzz_stats.h"
 #include "../gate_residual_target.h"
@@ -39,7 +43,7 @@ namespace {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: gatecheck-fuzz-tools seeds DIR | decode [--json] INPUT... | regress INPUT --out DIR "
+               "usage: gatecheck-fuzz-tools seeds DIR | decode [--json] INPUT... | regress INPUT --out DIR [--seconds S] "
                "[--impl SPEC]... | check-case [--impl SPEC]... FILE|DIR... | bench [--seconds S] | report DIR\n");
   return 2;
 }
@@ -53,7 +57,7 @@ std::vector<uint8_t> read_bytes(const std::string& path) {
 struct Args {
   std::vector<std::string> positional, impls;
   std::string out;
-  double seconds = 5;
+  double seconds = -1;  // bench: run time (default 5); regress: shrink budget (default 30)
   bool json = false;
 };
 
@@ -95,19 +99,34 @@ int cmd_decode(const Args& a) {
   return 0;
 }
 
-// Crash input -> regression JSON case(s). The case is the decoded input;
-// libFuzzer's -minimize_crash has already shrunk the bytes.
+// Crash input -> regression JSON case(s): decode, find the claimed failures,
+// shrink each with the domain shrinker (shrink_case: rows, dim, gates, plan,
+// values) and save the minimal case with its repro command.
 int cmd_regress(const Args& a) {
   if (a.positional.size() != 1 || a.out.empty()) return usage();
   const auto b = read_bytes(a.positional[0]);
   const Case c = decode_case(b.data(), b.size());
   setenv("GATECHECK_FUZZ_IGNORE", "", 1);  // report even known signatures here
+  const TargetConfig& cfg = target_config();
   const auto found = run_fuzz_input(b.data(), b.size());
   for (const auto& f : found) {
-    const std::string path = save_failure(a.out, c, f);
+    const size_t i = size_t(std::find(cfg.specs.begin(), cfg.specs.end(), f.spec) - cfg.specs.begin());
+    Case minimal = c;
+    FoundFailure shrunk = f;
+    std::string note = "found by fuzz_gate_residual from input " + a.positional[0];
+    try {
+      const ShrinkResult r = shrink_case(cfg.impls[i], f.failure.verdict.property, c, nullptr, a.seconds > 0 ? a.seconds : 30);
+      minimal = r.minimal;
+      shrunk.failure.verdict = r.verdict;
+      note += "; shrunk by shrink_case in " + std::to_string(r.steps) + " steps (" + std::to_string(r.attempts) +
+              " tries" + (r.cut_short ? ", cut short" : "") + ") from " + describe(c);
+    } catch (const std::exception& e) {
+      note += "; not shrunk: " + std::string(e.what());
+    }
+    const std::string path = save_failure(a.out, minimal, shrunk, note);
     nlohmann::json j = {{"signature", f.failure.signature}, {"property", f.failure.verdict.property},
                         {"impl", f.spec},  {"case", path},  {"repro", repro_command(path, f.spec)},
-                        {"shape", describe(c)}, {"input", a.positional[0]}};
+                        {"shape", describe(minimal)}, {"found_as", describe(c)}, {"input", a.positional[0]}};
     std::cout << j.dump() << std::endl;
   }
   return found.empty() ? 3 : 0;
@@ -179,7 +198,8 @@ int cmd_bench(const Args& a) {
   const std::clock_t cpu0 = std::clock();  // CPU time too: a shared machine steals wall time
   const auto t0 = std::chrono::steady_clock::now();
   double elapsed = 0;
-  while (elapsed < a.seconds) {
+  const double seconds = a.seconds > 0 ? a.seconds : 5;
+  while (elapsed < seconds) {
     for (auto& b : bytes) b = uint8_t((s = s * 6364136223846793005ull + 1442695040888963407ull) >> 56);
     const auto found = run_fuzz_input(bytes.data(), bytes.size());
     if (!found.empty() && failures++ == 0) {  // counted, and the first one kept for a look
