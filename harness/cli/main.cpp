@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
                                           "[--gpus N | --jobs N] [--impl SPEC]... --out DIR");
   n->allow_extras();
   n->prefix_command();
+  n->set_help_flag();  // --help goes to the script
 
   try {
     app.parse(argc, argv);
