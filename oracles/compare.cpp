@@ -104,7 +104,8 @@ Comparison compare_accuracy(const std::string& tensor, const HostTensor& got,
       continue;
     }
     if (std::isnan(g)) {
-      if (w.kind == Expected::nan || w.kind == Expected::finite_or_overflow) continue;
+      if (w.kind == Expected::nan || w.kind == Expected::finite_or_overflow || w.kind == Expected::inf_or_nan)
+        continue;
       m.why = std::string("NaN, oracle expects ") + kind_name(w.kind);
       record(c, i, m, true, false);
       continue;
@@ -112,7 +113,7 @@ Comparison compare_accuracy(const std::string& tensor, const HostTensor& got,
     if (std::isinf(g)) {
       const bool pos = g > 0;
       const bool ok = (w.kind == Expected::pos_inf && pos) || (w.kind == Expected::neg_inf && !pos) ||
-                      (w.kind == Expected::finite_or_inf && pos == (w.value > 0)) ||
+                      ((w.kind == Expected::finite_or_inf || w.kind == Expected::inf_or_nan) && pos == (w.value > 0)) ||
                       w.kind == Expected::finite_or_overflow;
       if (ok) continue;
       m.why = std::string(pos ? "+Inf" : "-Inf") + ", oracle expects " +
@@ -122,7 +123,8 @@ Comparison compare_accuracy(const std::string& tensor, const HostTensor& got,
       continue;
     }
     // got is finite
-    if (w.kind == Expected::nan || w.kind == Expected::pos_inf || w.kind == Expected::neg_inf) {
+    if (w.kind == Expected::nan || w.kind == Expected::pos_inf || w.kind == Expected::neg_inf ||
+        w.kind == Expected::inf_or_nan) {
       m.why = std::string("finite, oracle expects ") + kind_name(w.kind);
       record(c, i, m, w.kind == Expected::nan, w.kind != Expected::nan);
       continue;

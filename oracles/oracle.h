@@ -27,7 +27,11 @@ struct Expected {
   //   finite_or_overflow a finite got within bound, or +-Inf, or NaN: fp32
   //                      accumulation of grad_gate may overflow with an outcome
   //                      that depends on the summation order
-  enum Kind : uint8_t { finite, nan, pos_inf, neg_inf, finite_or_inf, finite_or_overflow } kind = finite;
+  //   inf_or_nan         the Inf of value's sign, or NaN: out with an infinite
+  //                      res whose finite product gate*y rounds to the opposite
+  //                      Inf in the dtype (two roundings: Inf - Inf = NaN; one
+  //                      rounding: res's Inf). Found by fuzz_gate_residual.
+  enum Kind : uint8_t { finite, nan, pos_inf, neg_inf, finite_or_inf, finite_or_overflow, inf_or_nan } kind = finite;
   // When set, got must equal `bits` bit for bit (grad_res is a copy of g:
   // NaN payloads and zero signs included); value/kind still describe it.
   bool bitwise = false;

@@ -65,6 +65,11 @@ Expected out_expected(DType t, double res, double gate, double y) {
   const double p = gate * y, v = res + p;
   Expected e;
   e.value = v;
+  if (std::isinf(res) && std::isfinite(p) && std::fabs(p) >= overflow_threshold(t) &&
+      std::signbit(p) != std::signbit(res)) {
+    e.kind = Expected::inf_or_nan;  // RN_T(p) is the opposite Inf: res + RN_T(p) is NaN
+    return e;
+  }
   if (!std::isfinite(v)) return special_or(v, e);
   if (v == 0) return e;  // bound 0: exact, signed
   const double e64 = std::fabs(two_sum_err(res, p, v));
@@ -213,6 +218,7 @@ const char* kind_name(Expected::Kind k) {
     case Expected::neg_inf: return "-Inf";
     case Expected::finite_or_inf: return "finite or Inf";
     case Expected::finite_or_overflow: return "finite, Inf or NaN (fp32 overflow)";
+    case Expected::inf_or_nan: return "Inf of the residual's sign, or NaN (the product overflowed)";
   }
   return "?";
 }

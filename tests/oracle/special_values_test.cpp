@@ -75,6 +75,27 @@ TEST(OracleSpecialValues, ProductOverflowAcceptsInfOfTheRightSign) {
   EXPECT_FALSE(compare_accuracy("out", wrong, {e}).ok());
 }
 
+// Found by fuzz_gate_residual: f16 res = +Inf and gate*y = 52544 * -1.671875,
+// a product that rounds to -Inf in f16. Two roundings give +Inf + -Inf = NaN;
+// a one-rounding evaluation gives +Inf. Both are correct; -Inf or a finite
+// value is not.
+TEST(OracleSpecialValues, InfiniteResidualPlusAnOverflowingProductMayBeNaN) {
+  const Case c = one(DType::f16, INFINITY, 52544.0f, -1.671875f, 1);
+  const Expected e = oracle_reference(c).out[0];
+  EXPECT_EQ(e.kind, Expected::inf_or_nan);
+  expect_host_passes(c);
+  EXPECT_TRUE(std::isnan(run_host(c).out.value(0)));
+  HostTensor fused(DType::f16, 1, 1), wrong(DType::f16, 1, 1), finite(DType::f16, 1, 1);
+  fused.set_value_rn(0, INFINITY);
+  wrong.set_value_rn(0, -INFINITY);
+  finite.set_value_rn(0, 1.0f);
+  EXPECT_TRUE(compare_accuracy("out", fused, {e}).ok());
+  EXPECT_FALSE(compare_accuracy("out", wrong, {e}).ok());
+  EXPECT_FALSE(compare_accuracy("out", finite, {e}).ok());
+  // The same signs do not overflow into NaN: exactly +Inf.
+  EXPECT_EQ(oracle_reference(one(DType::f16, INFINITY, 52544.0f, 1.671875f, 1)).out[0].kind, Expected::pos_inf);
+}
+
 TEST(OracleSpecialValues, GradYOverflowToInf) {
   const Case c = one(DType::f16, 0, 256, 1, -256);  // g*gate = -65536 >= 65520
   const Expected e = oracle_reference(c).grad_y[0];
