@@ -16,7 +16,7 @@ const bool kParams = (gatecheck::testing::default_rc_params("max_success=100"), 
 // bits depend on where a row sits in the batch (0xffff from the vectorised
 // path, 0x7fc0 from the scalar tail), so row_invariance fails on NaN-producing
 // inputs (f16 and f32 held in 300 cases each). Its contract withdraws
-// row_invariance:out/:grad_y for bf16 for that reason. This suite still holds
+// row_invariance:out/:grad_y on the CPU for that reason. This suite still holds
 // it to the full claim on every other value class (contract without
 // exceptions, nan_inf left out); TorchEagerFinding.NanBitsDependOnTheRowsPlaceInTheBatch
 // asserts the finding itself.

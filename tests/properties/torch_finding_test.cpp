@@ -85,8 +85,9 @@ namespace {
 // FINDING: torch-eager (CPU, bf16) is not bitwise row-invariant when the
 // result is NaN: the vectorised path stores 0xffff, the scalar tail 0x7fc0,
 // so a row's NaN bits depend on its place in the batch. Found by the
-// RowInvariance.torch_eager suite (nan_inf values); its contract now withdraws
-// row_invariance:out and :grad_y for bf16, so `check` reports a finding. This
+// RowInvariance.torch_eager suite (nan_inf values; seen for bf16 only, f16
+// and f32 held in 300 cases each); its contract withdraws row_invariance:out
+// and :grad_y on the CPU, so `check` reports a finding. This
 // test pins the behaviour down so the project notices if it changes.
 TEST(TorchEagerFinding, NanBitsDependOnTheRowsPlaceInTheBatch) {
   Implementation torch;
@@ -103,9 +104,9 @@ TEST(TorchEagerFinding, NanBitsDependOnTheRowsPlaceInTheBatch) {
   const Mismatch& m = v.comparisons[0].first.at(0);
   EXPECT_TRUE(std::isnan(m.got) && std::isnan(m.want)) << evidence_text(v);
   for (const auto& o : v.failed_outputs) EXPECT_TRUE(o == "out" || o == "grad_y") << o;
-  // A finding under its contract, not a claimed failure; f32 stays claimed.
+  // A finding under its contract, not a claimed failure; grad_res (a copy)
+  // stays claimed.
   EXPECT_FALSE(breaks_claim(v, torch.contract, c.dtype));
-  EXPECT_TRUE(torch.contract.claims_for("row_invariance", "out", DType::f32));
   EXPECT_TRUE(torch.contract.claims_for("row_invariance", "grad_res", DType::bf16));
 }
 
