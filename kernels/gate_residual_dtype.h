@@ -2,9 +2,16 @@
 // written once for host and device so that the host twin and the CUDA kernels
 // round bit for bit alike (no dependence on cuda_fp16.h or compiler intrinsics).
 //
-// NaN results are canonical, as c10 (torch) produces them: bf16 0x7FC0,
-// fp16 sign|0x7E00, fp32 0x7FC00000. The hardware's own NaN payloads differ
-// between x86 and the GPU, so canonicalising keeps host and device identical.
+// NaN results are canonical: bf16 0x7FC0, fp16 0x7E00, fp32 0x7FC00000, with
+// no sign. The hardware's own NaN payloads and signs differ between x86 (whose
+// default NaN is negative, and which propagates an operand's sign) and the GPU
+// (always 0x7FFFFFFF), so canonicalising keeps host and device identical. (c10
+// keeps the sign for fp16 on the CPU, and produces 0x7FFF on CUDA.)
+//
+// On the device, fp16 conversions use the hardware's cvt instructions, which
+// are exact (f16 -> f32) and IEEE round-to-nearest-even (f32 -> f16), so they
+// agree bit for bit with the portable code below for every non-NaN value; the
+// cuda-vs-host differential test checks this on random bit patterns.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +65,11 @@ GC_HD bf16_t bf16_from_float(float f) {
 
 // ---- fp16 -------------------------------------------------------------------
 GC_HD float to_float(f16_t v) {
+#if defined(__CUDA_ARCH__)
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.bits));
+  return f;
+#else
   const uint32_t sign = uint32_t(v.bits & 0x8000u) << 16;
   const uint32_t exp = (v.bits >> 10) & 0x1fu;
   uint32_t mant = v.bits & 0x3ffu;
@@ -68,13 +80,19 @@ GC_HD float to_float(f16_t v) {
   int e = 113;
   while ((mant & 0x400u) == 0) { mant <<= 1; --e; }
   return bits_float(sign | (uint32_t(e) << 23) | ((mant & 0x3ffu) << 13));
+#endif
 }
 
 GC_HD f16_t f16_from_float(float f) {
   const uint32_t x = float_bits(f);
-  const uint16_t sign = uint16_t((x >> 16) & 0x8000u);
   const uint32_t ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u) return f16_t{uint16_t(sign | 0x7e00u)};   // NaN
+  if (ax > 0x7f800000u) return f16_t{0x7e00u};  // NaN: canonical, unsigned
+#if defined(__CUDA_ARCH__)
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return f16_t{h};
+#else
+  const uint16_t sign = uint16_t((x >> 16) & 0x8000u);
   if (ax >= 0x477ff000u) return f16_t{uint16_t(sign | 0x7c00u)};  // >= 65520 rounds to Inf
   if (ax >= 0x38800000u) {                                        // normal half
     uint32_t r = ax + 0x0fffu + ((ax >> 13) & 1u);
@@ -90,6 +108,7 @@ GC_HD f16_t f16_from_float(float f) {
   const uint32_t half = 1u << (shift - 1u);
   if (rem > half || (rem == half && (q & 1u))) ++q;
   return f16_t{uint16_t(sign | q)};
+#endif
 }
 
 // ---- fp32 -------------------------------------------------------------------

@@ -83,9 +83,10 @@ static int validate(const char* op, const gatecheck_problem* p, const int64_t* i
     return fail("%s: rows = %" PRId64 ", dim = %" PRId64 ", gates = %" PRId64 " must not be negative", op,
                 p->rows, p->dim, p->gates);
   if (p->gates == 0 && p->rows > 0) return fail("%s: gates = 0 with rows = %" PRId64 " > 0", op, p->rows);
-  int64_t most = p->rows > p->gates ? p->rows : p->gates;
-  if (p->dim > 0 && most > INT64_MAX / 8 / p->dim)
-    return fail("%s: rows*dim or gates*dim overflows (dim = %" PRId64 ")", op, p->dim);
+  if (p->dim > 0 && p->rows > INT64_MAX / 8 / p->dim)
+    return fail("%s: rows*dim = %" PRId64 "*%" PRId64 " overflows", op, p->rows, p->dim);
+  if (p->dim > 0 && p->gates > INT64_MAX / 8 / p->dim)
+    return fail("%s: gates*dim = %" PRId64 "*%" PRId64 " overflows", op, p->gates, p->dim);
   for (int t = 0; t < n; ++t) {
     int64_t rows = strcmp(names[t], "gate") == 0 || strcmp(names[t], "grad_gate") == 0 ? p->gates : p->rows;
     if (!ptrs[t] && rows * p->dim > 0) return fail("%s: %s is NULL but has %" PRId64 " elements", op, names[t], rows * p->dim);

@@ -10,6 +10,7 @@
 
 #include "../../properties/case_json.h"
 #include "../../properties/case_snapshot.h"
+#include "../../properties/shrink.h"
 #include "cli.h"
 #include "crash_guard.h"
 #include "implementations_from_args.h"
@@ -52,6 +53,30 @@ void recover_inflight(const std::string& inflight, const std::string& corpus) {
     std::fprintf(stderr, "gatecheck: could not recover %s: %s\n", inflight.c_str(), e.what());
   }
   std::remove(inflight.c_str());
+}
+
+// RapidCheck shrinks within what its generators can express; the project's
+// shrinker goes further (single rows, merged gates, values towards 0 and 1).
+// The RapidCheck reproduce string still names RapidCheck's counterexample; the
+// saved file holds the smaller one. Not under --isolate: the shrinker runs
+// calls in this process.
+void domain_shrink(CheckReport* report, const std::vector<Implementation>& impls) {
+  for (auto& p : report->results) {
+    if (!p.failure) continue;
+    for (const auto& impl : impls) {
+      if (impl.name != p.impl || impl.device != p.device) continue;
+      try {
+        const ShrinkResult sr = shrink_case(impl, p.property, p.failure->shrunk, nullptr, 10);
+        if (sr.steps > 0) {
+          p.failure->shrunk = sr.minimal;
+          p.failure->verdict = sr.verdict;
+          p.failure->shrink_steps += sr.steps;
+        }
+      } catch (const std::exception&) {
+        // the failure did not reproduce outside the engine (e.g. flaky): keep RapidCheck's case
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -115,10 +140,11 @@ int cmd_check(const CheckArgs& a) {
     progress.update(buf);
   };
 
-  const CheckReport report = run_check(impls, opt);
+  CheckReport report = run_check(impls, opt);
   progress.finish();
   set_crash_message("");
   std::remove(inflight.c_str());
+  if (!a.isolate) domain_shrink(&report, impls);
 
   SavedFailures saved;
   saved.paths.resize(report.results.size());

@@ -93,7 +93,7 @@ int cmd_shrink(const ShrinkArgs& a) {
   std::cout << "shrinking " << describe(f.c) << " for " << impl.label() << " " << property << "\n";
   ShrinkResult r;
   try {
-    r = shrink_case(impl, property, f.c, [](const std::string& step) { std::cout << "  step: " << step << "\n"; },
+    r = shrink_case(impl, property, f.c, [](const std::string& step) { std::cout << "  " << step << "\n"; },
                     a.seconds);
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "gatecheck shrink: %s\n", e.what());

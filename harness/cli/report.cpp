@@ -1,17 +1,14 @@
 #include "report.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <iomanip>
 #include <sstream>
 
 namespace gatecheck {
 
 namespace {
-const Implementation* find_impl(const std::vector<Implementation>& impls, const PropertyResult& p) {
-  for (const auto& i : impls)
-    if (i.name == p.impl && i.device == p.device) return &i;
-  return nullptr;
-}
 std::string verdict_word(const PropertyResult& p) {
   if (p.passed) return p.cases ? "pass" : "no cases";
   return p.failure && p.failure->claimed ? "FAIL" : "finding";
@@ -32,21 +29,23 @@ std::string repro_command(const std::string& case_file, const std::string& impl,
 
 void print_table(std::ostream& os, const CheckReport& r, const std::vector<Implementation>& impls) {
   os << "\nimplementation contracts:\n";
-  for (const auto& i : impls) os << "  " << std::left << std::setw(28) << i.label() << i.contract.describe() << "\n";
-  os << "\n" << std::left << std::setw(28) << "implementation" << std::setw(20) << "property" << std::setw(9)
+  for (const auto& i : impls) os << "  " << i.label() << ": " << i.contract.describe() << "\n";
+  size_t w = 16;  // the implementation column fits the longest label (plugin paths can be long)
+  for (const auto& p : r.results) w = std::max(w, p.impl.size() + 2 + std::strlen(device_name(p.device)));
+  const int iw = int(w + 2);
+  os << "\n" << std::left << std::setw(iw) << "implementation" << std::setw(20) << "property" << std::setw(9)
      << "claimed" << std::right << std::setw(8) << "cases" << "  " << std::left << std::setw(9) << "verdict"
      << std::right << std::setw(8) << "time" << "\n";
-  os << std::string(84, '-') << "\n";
+  os << std::string(size_t(iw) + 56, '-') << "\n";
   for (const auto& p : r.results) {
     std::ostringstream label;
     label << p.impl << "@" << device_name(p.device);
     char t[32];
     std::snprintf(t, sizeof t, "%.1fs", p.seconds);
-    os << std::left << std::setw(28) << label.str() << std::setw(20) << p.property << std::setw(9)
+    os << std::left << std::setw(iw) << label.str() << std::setw(20) << p.property << std::setw(9)
        << (p.claimed ? "yes" : "no") << std::right << std::setw(8) << p.cases << "  " << std::left << std::setw(9)
        << verdict_word(p) << std::right << std::setw(8) << t << "\n";
   }
-  (void)find_impl;
 }
 
 void print_failures(std::ostream& os, const CheckReport& r, const SavedFailures& saved) {

@@ -1,20 +1,428 @@
-// Placeholder until the CUDA kernels land: reports that the kernels are missing.
+// Dispatch layer of the CUDA kernels: validates (no device round trip), picks
+// the vector width and launch shape, builds the backward's index plan and
+// launches, all on p.stream.
+//
+// Backward pipeline (no host sync, no float atomics):
+//   prepare   index check (integer atomicMax), row ids, per-gate row counts
+//             (integer atomics, aggregated per warp)
+//   sort      CUB stable radix sort of row ids by gate (bits of gates-1 only)
+//   plan      exclusive scan of per-gate (tiles, slots, multi, rows) counts and
+//             the tile descriptors: one block for up to 2048 gates, else a
+//             CUB device scan and one thread per gate
+//   tiles     grad_res, grad_y and per-tile fp32 partials (single-tile gates
+//             and unused gates write grad_gate directly)
+//   fold      multi-tile gates: partials folded in tile order, rounded once
 #include "gate_residual_cuda.h"
 
+#include <cuda_runtime.h>
+
+#include <cub/block/block_scan.cuh>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+
+#include "gate_residual_cuda_kernels.cuh"
+#include "gate_residual_cuda_workspace.h"
+
 namespace gatecheck {
+
+using namespace cuda_detail;
+
 namespace {
-const char* last_error() { return "gate_residual cuda kernels are not built yet"; }
-int fwd(const gatecheck_problem*, const void*, const void*, const int64_t*, const void*, void*) {
-  return int(ErrorKind::implementation);
+
+constexpr uint32_t kCudaDevices = 1u << GATECHECK_CUDA;
+constexpr int kFwdRowsPerBlock = 4;
+
+Status cuda_failure(const char* op, const char* what, cudaError_t e) {
+  char buf[384];
+  std::snprintf(buf, sizeof buf, "%s: CUDA error in %s: %s: %s", op, what, cudaGetErrorName(e),
+                cudaGetErrorString(e));
+  return Status::error(ErrorKind::implementation, buf);
 }
-int bwd(const gatecheck_problem*, const void*, const void*, const int64_t*, const void*, void*,
-        void*, void*) {
-  return int(ErrorKind::implementation);
+
+bool aligned(const void* p, int bytes) { return reinterpret_cast<uintptr_t>(p) % uintptr_t(bytes) == 0; }
+
+// Largest access width (16, 8, 4 bytes, else one element) such that every row
+// of every tensor starts aligned to it; `cap` (0 = none) limits it.
+int vector_bytes(int elem, int64_t dim, std::initializer_list<const void*> ptrs, int cap) {
+  for (int w : {16, 8, 4}) {
+    if (w < elem || (cap && w > cap)) continue;
+    if ((dim * elem) % w != 0) continue;
+    bool ok = true;
+    for (const void* p : ptrs) ok = ok && aligned(p, w);
+    if (ok) return w;
+  }
+  return elem;
 }
+
+// Threads per block (a multiple of 32 in [64, 256]) covering `vecs` column
+// vectors with the least idle lanes; ties go to the larger block.
+int threads_for(int64_t vecs) {
+  int best = 256;
+  int64_t best_waste = -1;
+  for (int t = 256; t >= 64; t -= 32) {
+    const int64_t waste = (vecs + t - 1) / t * t - vecs;
+    if (best_waste < 0 || waste < best_waste) { best = t; best_waste = waste; }
+  }
+  return best;
+}
+
+unsigned grid_y_for(int64_t vecs, int threads) {
+  const int64_t chunks = (vecs + threads - 1) / threads;
+  return unsigned(chunks < 65535 ? chunks : 65535);
+}
+
+unsigned grid_1d(int64_t n, int threads) {
+  const int64_t b = (n + threads - 1) / threads;
+  return unsigned(b < 1 ? 1 : b > 65535 * 16 ? 65535 * 16 : b);
+}
+
+template <class F>
+void dispatch_dtype(int32_t dtype, F&& f) {
+  switch (dtype) {
+    case GATECHECK_F32: f(float{}); break;
+    case GATECHECK_F16: f(f16_t{}); break;
+    default: f(bf16_t{}); break;
+  }
+}
+
+// Calls f(std::integral_constant<int, N>) for N = bytes / sizeof(T).
+template <class T, class F>
+void dispatch_width(int bytes, F&& f) {
+  switch (bytes) {
+    case 16: f(std::integral_constant<int, 16 / int(sizeof(T))>{}); break;
+    case 8: f(std::integral_constant<int, 8 / int(sizeof(T))>{}); break;
+    case 4: f(std::integral_constant<int, 4 / int(sizeof(T))>{}); break;
+    default: f(std::integral_constant<int, 1>{}); break;
+  }
+}
+
+Status common_limits(const char* op, const gatecheck_problem& p) {
+  char buf[256];
+  if (p.rows >= cuda_status::kMaxRows) {
+    std::snprintf(buf, sizeof buf, "%s: rows = %" PRId64 " exceeds the CUDA kernels' limit %" PRId64, op,
+                  p.rows, cuda_status::kMaxRows);
+    return Status::error(ErrorKind::size_overflow, buf);
+  }
+  if (p.gates + p.rows / kGradGateTileRows + 1 > int64_t(0x7fffffff)) {
+    std::snprintf(buf, sizeof buf, "%s: gates = %" PRId64 " exceeds the CUDA kernels' limit", op, p.gates);
+    return Status::error(ErrorKind::size_overflow, buf);
+  }
+  return Status::success();
+}
+
+// Launches with programmatic dependent launch allowed: the kernel may start
+// while the previous one drains; it calls wait_for_previous_kernel() first.
+template <class... KArgs, class... Args>
+void launch_after(void (*kernel)(KArgs...), dim3 grid, dim3 block, cudaStream_t s, Args... args) {
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = gate_residual_cuda_tuning().no_pdl ? 0 : 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = s;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  cudaLaunchKernelEx(&cfg, kernel, args...);  // errors surface through cudaGetLastError()
+}
+
+size_t align_up(size_t n) { return (n + 255) & ~size_t(255); }
+
+// Byte offsets of the backward's scratch in the workspace blob. The per-gate
+// counters come first, so that they stay in place from call to call.
+struct BwdLayout {
+  size_t counts, row_ids, order, keys, plan, tiles, multi, partials, sort_tmp, scan_tmp, total;
+  size_t sort_bytes, scan_bytes;
+  int64_t tile_bound, multi_bound, slot_bound;
+  int end_bit;
+};
+
+using PlanIter = thrust::transform_iterator<PlanCountOf, thrust::counting_iterator<int64_t>>;
+
+cudaError_t plan_layout(const gatecheck_problem& p, BwdLayout* L) {
+  L->tile_bound = p.gates + p.rows / kGradGateTileRows;
+  L->multi_bound = std::min<int64_t>(p.gates, p.rows / (kGradGateTileRows + 1) + 1);
+  L->slot_bound = 2 * (p.rows / kGradGateTileRows) + 1;
+  int bits = 1;
+  while (bits < 63 && (int64_t(1) << bits) < p.gates) ++bits;
+  L->end_bit = bits;
+  L->sort_bytes = 0;
+  cudaError_t e = cub::DeviceRadixSort::SortPairs(
+      nullptr, L->sort_bytes, static_cast<const unsigned long long*>(nullptr),
+      static_cast<unsigned long long*>(nullptr), static_cast<const int64_t*>(nullptr),
+      static_cast<int64_t*>(nullptr), p.rows, 0, L->end_bit);
+  if (e != cudaSuccess) return e;
+  L->scan_bytes = 0;
+  PlanIter it(thrust::counting_iterator<int64_t>(0), PlanCountOf{nullptr, p.gates});
+  e = cub::DeviceScan::ExclusiveScan(nullptr, L->scan_bytes, it, static_cast<PlanCount*>(nullptr),
+                                     PlanCountSum{}, PlanCount{0, 0, 0, 0}, p.gates + 1);
+  if (e != cudaSuccess) return e;
+  size_t at = 0;
+  auto take = [&](size_t bytes) { const size_t o = at; at += align_up(bytes); return o; };
+  const size_t r8 = size_t(p.rows) * 8;
+  L->counts = take(size_t(p.gates) * 8);
+  L->row_ids = take(r8);
+  L->order = take(r8);
+  L->keys = take(r8);
+  L->plan = take(size_t(p.gates + 1) * sizeof(PlanCount));
+  L->tiles = take(size_t(L->tile_bound) * sizeof(TileDesc));
+  L->multi = take(size_t(L->multi_bound) * 8);
+  L->partials = take(size_t(L->slot_bound) * size_t(p.dim) * sizeof(float));
+  L->sort_tmp = take(L->sort_bytes);
+  L->scan_tmp = take(L->scan_bytes);
+  L->total = at;
+  return cudaSuccess;
+}
+
+// The layout for p, from the workspace's one-entry cache when the shape repeats.
+cudaError_t cached_layout(const gatecheck_problem& p, Workspace& w, BwdLayout* L) {
+  if (w.layout && w.layout_key[0] == p.rows && w.layout_key[1] == p.gates && w.layout_key[2] == p.dim) {
+    *L = *static_cast<const BwdLayout*>(w.layout.get());
+    return cudaSuccess;
+  }
+  cudaError_t e = plan_layout(p, L);
+  if (e != cudaSuccess) return e;
+  w.layout = std::make_shared<BwdLayout>(*L);
+  w.layout_key[0] = p.rows;
+  w.layout_key[1] = p.gates;
+  w.layout_key[2] = p.dim;
+  return cudaSuccess;
+}
+
+// Vector width of the backward tile kernel: the widest aligned one while the
+// tiles x column vectors still give enough independent threads; narrower when
+// there are few tiles (few, long segments on a short problem). Measured on the
+// H200 (bench/NOTES.md): 16 B wins from ~34k vector-threads up, 4 B below.
+int bwd_width(int elem, const gatecheck_problem& p, int max_bytes, int sm_count) {
+  const int tuned = gate_residual_cuda_tuning().bwd_vector_bytes;
+  if (tuned) return std::max(elem, std::min(tuned, max_bytes));
+  const int64_t enough = int64_t(sm_count) * 256;
+  const int64_t tiles = p.gates + p.rows / kGradGateTileRows;
+  int w = max_bytes;
+  while (w > 4 && w > elem && tiles * (p.dim * elem / w) < enough) w /= 2;
+  return w;
+}
+
+template <class T>
+cudaError_t launch_fwd(const gatecheck_problem& p, const void* res, const void* gate, int64_t gate_stride,
+                       const int64_t* index, const void* y, void* out, const Workspace& w,
+                       cudaStream_t s) {
+  const int elem = int(sizeof(T));
+  int bytes = vector_bytes(elem, p.dim, {res, gate, y, out}, gate_residual_cuda_tuning().fwd_vector_bytes);
+  bytes = std::min(bytes, vector_bytes(elem, gate_stride, {gate}, 0));  // every gate row aligned too
+  FwdArgs<T> a{static_cast<const T*>(res), static_cast<const T*>(gate), index,
+               static_cast<const T*>(y), static_cast<T*>(out), p.rows, p.dim, gate_stride, w.status, w.epoch};
+  dispatch_width<T>(bytes, [&](auto n) {
+    constexpr int N = decltype(n)::value;
+    const int64_t vecs = p.dim / N;
+    const int threads = threads_for(vecs);
+    const dim3 grid(unsigned((p.rows + kFwdRowsPerBlock - 1) / kFwdRowsPerBlock), grid_y_for(vecs, threads));
+    launch_after(fwd_kernel<T, N, kFwdRowsPerBlock>, grid, dim3(threads), s, a);
+  });
+  return cudaGetLastError();
+}
+
+template <int Bytes>
+constexpr int rows_in_flight() { return Bytes >= 8 ? 8 : 16; }
+
+template <class T>
+cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const void* gate,
+                       int64_t gate_stride, const int64_t* index, const void* y, void* grad_res, void* grad_gate,
+                       void* grad_y, Workspace& w, cudaStream_t s) {
+  BwdLayout L;
+  cudaError_t e = cached_layout(p, w, &L);
+  if (e != cudaSuccess) return e;
+  e = reserve_blob(w, L.total, s);
+  if (e != cudaSuccess) return e;
+  char* base = static_cast<char*>(w.blob);
+  auto* counts = reinterpret_cast<unsigned long long*>(base + L.counts);
+  auto* row_ids = reinterpret_cast<int64_t*>(base + L.row_ids);
+  auto* order = reinterpret_cast<int64_t*>(base + L.order);
+  auto* keys = reinterpret_cast<unsigned long long*>(base + L.keys);
+  auto* plan = reinterpret_cast<PlanCount*>(base + L.plan);
+  auto* tiles = reinterpret_cast<TileDesc*>(base + L.tiles);
+  auto* multi = reinterpret_cast<int64_t*>(base + L.multi);
+  auto* partials = reinterpret_cast<float*>(base + L.partials);
+
+  if (p.gates > w.zeroed_counts) {  // counters this call needs that earlier calls did not leave zero
+    e = cudaMemsetAsync(counts + w.zeroed_counts, 0, size_t(p.gates - w.zeroed_counts) * 8, s);
+    if (e != cudaSuccess) return e;
+  }
+  w.zeroed_counts = 0;  // until the plan step below is queued
+  const int pt = 256;
+  bwd_prepare_kernel<<<grid_1d(p.rows, pt), pt, 0, s>>>(index, p.rows, p.gates, w.status, w.epoch,
+                                                        row_ids, counts);
+  size_t sort_bytes = L.sort_bytes;
+  e = cub::DeviceRadixSort::SortPairs(base + L.sort_tmp, sort_bytes,
+                                      reinterpret_cast<const unsigned long long*>(index), keys,
+                                      row_ids, order, p.rows, 0, L.end_bit, s);
+  if (e != cudaSuccess) return e;
+  const auto* status = static_cast<const unsigned long long*>(w.status);
+  if (p.gates <= kPlanBlockGates && !gate_residual_cuda_tuning().device_wide_plan) {
+    using Scan = cub::BlockScan<PlanCount, kPlanThreads>;
+    launch_after(plan_block_kernel<Scan>, dim3(1), dim3(kPlanThreads), s, counts, p.gates, plan, tiles,
+                 multi, status, w.epoch);
+  } else {
+    size_t scan_bytes = L.scan_bytes;
+    PlanIter it(thrust::counting_iterator<int64_t>(0), PlanCountOf{counts, p.gates});
+    e = cub::DeviceScan::ExclusiveScan(base + L.scan_tmp, scan_bytes, it, plan, PlanCountSum{},
+                                       PlanCount{0, 0, 0, 0}, p.gates + 1, s);
+    if (e != cudaSuccess) return e;
+    launch_after(fill_tiles_kernel, dim3(grid_1d(p.gates, 128)), dim3(128), s, counts,
+                 static_cast<const PlanCount*>(plan), p.gates, tiles, multi, status, w.epoch);
+  }
+  if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  w.zeroed_counts = p.gates;
+  if (gate_residual_cuda_tuning().stop_after_plan) return cudaSuccess;
+
+  const int elem = int(sizeof(T));
+  const int max_bytes = std::min(vector_bytes(elem, p.dim, {grad_out, gate, y, grad_res, grad_gate, grad_y}, 0),
+                                 vector_bytes(elem, gate_stride, {gate}, 0));
+  const int bytes = bwd_width(elem, p, max_bytes, w.sm_count);
+  BwdArgs<T> a{static_cast<const T*>(grad_out), static_cast<const T*>(gate), static_cast<const T*>(y),
+               static_cast<T*>(grad_res), static_cast<T*>(grad_gate), static_cast<T*>(grad_y),
+               order, tiles, plan + p.gates, partials, p.dim, gate_stride, w.status, w.epoch};
+  // Long tiles keep more rows in flight per thread; short ones (many gates)
+  // would only pay for the registers (H200: U=8 at 16 B cost 25% with 3-row tiles).
+  const bool long_tiles = p.rows / std::max<int64_t>(p.gates, 1) >= kGradGateTileRows;
+  dispatch_width<T>(bytes, [&](auto n) {
+    constexpr int N = decltype(n)::value;
+    constexpr int U = rows_in_flight<N * int(sizeof(T))>();
+    const int64_t vecs = p.dim / N;
+    const int threads = threads_for(vecs);
+    const dim3 grid(unsigned(L.tile_bound), grid_y_for(vecs, threads));
+    if (long_tiles) launch_after(bwd_tile_kernel<T, N, U>, grid, dim3(threads), s, a);
+    else launch_after(bwd_tile_kernel<T, N, 4>, grid, dim3(threads), s, a);
+  });
+  FoldArgs<T> f{multi, plan, p.gates, partials, static_cast<T*>(grad_gate), p.dim, w.status, w.epoch};
+  const int ft = threads_for(p.dim);
+  launch_after(fold_kernel<T>, dim3(unsigned(L.multi_bound), grid_y_for(p.dim, ft)), dim3(ft), s, f);
+  return cudaGetLastError();
+}
+
 }  // namespace
-const gatecheck_plugin* gate_residual_cuda_plugin() {
-  static const gatecheck_plugin p = {GATECHECK_ABI_VERSION, "cuda", 1u << GATECHECK_CUDA, fwd, bwd,
-                                     last_error};
-  return &p;
+
+CudaTuning& gate_residual_cuda_tuning() {
+  static CudaTuning t;
+  return t;
 }
+
+Status gate_residual_fwd_cuda(const gatecheck_problem& p, const void* res, const void* gate,
+                              const int64_t* index, const void* y, void* out) {
+  return gate_residual_fwd_cuda_strided(p, res, gate, p.dim, index, y, out);
+}
+
+Status gate_residual_fwd_cuda_strided(const gatecheck_problem& p, const void* res, const void* gate,
+                                      int64_t gate_row_stride, const int64_t* index, const void* y,
+                                      void* out) {
+  const char* op = "gate_residual_fwd";
+  Status st = check_fwd_args(p, res, gate, index, y, out, kCudaDevices, /*index_on_host=*/false);
+  if (st.ok())
+    st = check_tensor(op, p, TensorArg{"gate", gate, DType(p.dtype), p.gates, p.dim, gate_row_stride}, p.gates,
+                      p.dim);
+  if (st.ok()) st = common_limits(op, p);
+  if (!st.ok()) return st;
+  const auto s = static_cast<cudaStream_t>(p.stream);
+  cudaError_t e;
+  Workspace* w = workspace_for(s, &e);
+  if (!w) return cuda_failure(op, "workspace", e);
+  // Every call gets its own epoch, so the status never reports an earlier call.
+  if ((e = begin_call(*w, s)) != cudaSuccess) return cuda_failure(op, "begin", e);
+  if (p.rows == 0) return Status::success();
+  check_index_kernel<<<grid_1d(p.rows, 256), 256, 0, s>>>(index, p.rows, p.gates, w->status, w->epoch);
+  if (p.dim > 0) {
+    dispatch_dtype(p.dtype, [&](auto tag) {
+      e = launch_fwd<decltype(tag)>(p, res, gate, gate_row_stride, index, y, out, *w, s);
+    });
+  } else {
+    e = cudaGetLastError();
+  }
+  return e == cudaSuccess ? Status::success() : cuda_failure(op, "launch", e);
+}
+
+Status gate_residual_bwd_cuda(const gatecheck_problem& p, const void* grad_out, const void* gate,
+                              const int64_t* index, const void* y, void* grad_res,
+                              void* grad_gate, void* grad_y) {
+  return gate_residual_bwd_cuda_strided(p, grad_out, gate, p.dim, index, y, grad_res, grad_gate, grad_y);
+}
+
+Status gate_residual_bwd_cuda_strided(const gatecheck_problem& p, const void* grad_out, const void* gate,
+                                      int64_t gate_row_stride, const int64_t* index, const void* y,
+                                      void* grad_res, void* grad_gate, void* grad_y) {
+  const char* op = "gate_residual_bwd";
+  Status st = check_bwd_args(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y, kCudaDevices,
+                             /*index_on_host=*/false);
+  if (st.ok())
+    st = check_tensor(op, p, TensorArg{"gate", gate, DType(p.dtype), p.gates, p.dim, gate_row_stride}, p.gates,
+                      p.dim);
+  if (st.ok()) st = common_limits(op, p);
+  if (!st.ok()) return st;
+  const auto s = static_cast<cudaStream_t>(p.stream);
+  const size_t elem = p.dtype == GATECHECK_F32 ? 4 : 2;
+  cudaError_t e = cudaSuccess;
+  Workspace* w = workspace_for(s, &e);
+  if (!w) return cuda_failure(op, "workspace", e);
+  // Every call gets its own epoch, so the status never reports an earlier call.
+  if ((e = begin_call(*w, s)) != cudaSuccess) return cuda_failure(op, "begin", e);
+  if (p.rows == 0) {  // every gate unused: grad_gate is +0 (all-zero bits in every dtype)
+    if (p.gates > 0 && p.dim > 0) e = cudaMemsetAsync(grad_gate, 0, size_t(p.gates * p.dim) * elem, s);
+    return e == cudaSuccess ? Status::success() : cuda_failure(op, "memset", e);
+  }
+  if (p.dim == 0) {  // nothing to write, but a bad index is still reported
+    check_index_kernel<<<grid_1d(p.rows, 256), 256, 0, s>>>(index, p.rows, p.gates, w->status, w->epoch);
+    e = cudaGetLastError();
+  } else {
+    dispatch_dtype(p.dtype, [&](auto tag) {
+      e = launch_bwd<decltype(tag)>(p, grad_out, gate, gate_row_stride, index, y, grad_res, grad_gate, grad_y, *w, s);
+    });
+  }
+  return e == cudaSuccess ? Status::success() : cuda_failure(op, "launch", e);
+}
+
+CudaStatusRef gate_residual_cuda_status_ref(void* stream) {
+  CudaStatusRef r;
+  if (Workspace* w = find_workspace(static_cast<cudaStream_t>(stream))) {
+    r.word = w->status;
+    r.epoch = w->epoch;
+  }
+  return r;
+}
+
+bool cuda_status_bad_row(unsigned long long word, unsigned long long epoch, int64_t* row) {
+  if (epoch == 0 || !cuda_status::is_bad(word, epoch)) return false;
+  *row = cuda_status::decode_row(word);
+  return true;
+}
+
+Status gate_residual_cuda_sync_status(const char* op, const gatecheck_problem& p,
+                                      const int64_t* index) {
+  const auto s = static_cast<cudaStream_t>(p.stream);
+  cudaError_t e = cudaStreamSynchronize(s);
+  if (e == cudaSuccess) e = cudaGetLastError();
+  if (e != cudaSuccess) return cuda_failure(op, "the call (found at synchronisation)", e);
+  const CudaStatusRef ref = gate_residual_cuda_status_ref(p.stream);
+  if (!ref.word) return Status::success();
+  unsigned long long word = 0;
+  if ((e = cudaMemcpy(&word, ref.word, sizeof word, cudaMemcpyDeviceToHost)) != cudaSuccess)
+    return cuda_failure(op, "reading the index status", e);
+  int64_t row = -1;
+  if (!cuda_status_bad_row(word, ref.epoch, &row)) return Status::success();
+  int64_t value = 0;
+  if ((e = cudaMemcpy(&value, index + row, sizeof value, cudaMemcpyDeviceToHost)) != cudaSuccess)
+    return cuda_failure(op, "reading the bad index", e);
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "%s: index[%" PRId64 "] = %" PRId64 " is out of range [0, %" PRId64 ") (gates = %" PRId64
+                "); found on the device, nothing was written",
+                op, row, value, p.gates, p.gates);
+  return Status::error(ErrorKind::index_out_of_range, buf);
+}
+
 }  // namespace gatecheck

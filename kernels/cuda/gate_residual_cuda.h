@@ -1,6 +1,16 @@
 // The CUDA kernels of gate_residual (implementation name "cuda"): public API.
-// Pointers are device pointers; work is queued on p.stream (a cudaStream_t).
+// Pointers are device pointers; work is queued on p.stream (a cudaStream_t,
+// NULL = the legacy default stream). Nothing here synchronises the host except
+// gate_residual_cuda_sync_status() and the plugin entry points built on it.
+//
+// Index contents are validated on the device: a call with an index outside
+// [0, gates) returns success at launch, writes no output at all, and leaves a
+// status word on the device that names the first bad row. Read it without a
+// sync through gate_residual_cuda_status_ref(), or with a sync (and a clear
+// message) through gate_residual_cuda_sync_status().
 #pragma once
+
+#include <cstdint>
 
 #include "../gate_residual.h"
 
@@ -12,7 +22,46 @@ Status gate_residual_bwd_cuda(const gatecheck_problem& p, const void* grad_out, 
                               const int64_t* index, const void* y, void* grad_res,
                               void* grad_gate, void* grad_y);
 
-// The same behind the plugin C ABI (devices = cuda).
+// The same with a strided gate view: unit column stride, gate_row_stride
+// (>= dim) elements between gate rows, as in H3's (9, 6*dim) table. grad_gate
+// stays dense [gates, dim].
+Status gate_residual_fwd_cuda_strided(const gatecheck_problem& p, const void* res, const void* gate,
+                                      int64_t gate_row_stride, const int64_t* index, const void* y,
+                                      void* out);
+Status gate_residual_bwd_cuda_strided(const gatecheck_problem& p, const void* grad_out, const void* gate,
+                                      int64_t gate_row_stride, const int64_t* index, const void* y,
+                                      void* grad_res, void* grad_gate, void* grad_y);
+
+// Where the index status of the most recent call on a stream lives: a device
+// word, and the call's epoch. Decode a copy of the word (taken after that call,
+// e.g. with cudaMemcpyAsync into pinned memory) with cuda_status_bad_row().
+struct CudaStatusRef {
+  const unsigned long long* word = nullptr;  // device pointer; null before any call on the stream
+  unsigned long long epoch = 0;
+};
+CudaStatusRef gate_residual_cuda_status_ref(void* stream);
+
+// True, with the first out-of-range row, when `word` records one for `epoch`.
+bool cuda_status_bad_row(unsigned long long word, unsigned long long epoch, int64_t* row);
+
+// Synchronises p.stream, then returns the first CUDA error or the index error of
+// the most recent call on that stream ("<op>: index[r] = v is out of range
+// [0, gates)"), reading index[r] back from the device.
+Status gate_residual_cuda_sync_status(const char* op, const gatecheck_problem& p,
+                                      const int64_t* index);
+
+// Tuning knobs (0 = automatic). The benchmark sets them to compare variants.
+struct CudaTuning {
+  int bwd_vector_bytes = 0;  // bytes per thread per tensor in the backward tile kernel: 4, 8 or 16
+  int fwd_vector_bytes = 0;  // same for the forward
+  bool no_pdl = false;        // launch without programmatic dependent launch
+  bool stop_after_plan = false;  // backward: build the index plan only (to time it)
+  bool device_wide_plan = false;  // backward: the many-gates plan path (CUB scan) for any gates
+};
+CudaTuning& gate_residual_cuda_tuning();
+
+// The same behind the plugin C ABI (devices = cuda). Its entry points
+// synchronise the stream so that an index error is reported by the call.
 const gatecheck_plugin* gate_residual_cuda_plugin();
 
 }  // namespace gatecheck

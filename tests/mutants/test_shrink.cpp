@@ -154,6 +154,27 @@ TEST(Shrink, RowRemovalKeepsThePlanConsistent) {
   EXPECT_EQ(s.y.bits(0), c.y.bits(2));  // row 1, column 0
 }
 
+TEST(Shrink, FewerRepeats) {
+  Case c = random_case(22, DType::f32, 3, 2, 1);
+  c.plan = BatchPlan{"repeat", {}, 5};
+  const ShrinkResult r = shrink_case_with(c, [](const Case& k) { return k.plan && k.plan->repeats >= 1; });
+  ASSERT_TRUE(r.minimal.plan.has_value());
+  EXPECT_EQ(r.minimal.plan->repeats, 1);
+  EXPECT_EQ(r.minimal.rows, 0);  // the predicate does not need rows
+}
+
+TEST(Shrink, ColumnRemovalCutsEveryTensorAlike) {
+  const Case c = random_case(23, DType::bf16, 2, 3, 2);
+  const Case s = without_columns(c, {true, false, true});  // keep column 1
+  ASSERT_EQ(s.dim, 1);
+  for (int64_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(s.res.bits(r), c.res.bits(r * 3 + 1));
+    EXPECT_EQ(s.y.bits(r), c.y.bits(r * 3 + 1));
+    EXPECT_EQ(s.grad_out.bits(r), c.grad_out.bits(r * 3 + 1));
+    EXPECT_EQ(s.gate.bits(r), c.gate.bits(r * 3 + 1));  // gate rows are gates, 2 here
+  }
+}
+
 TEST(Shrink, MergesAndDropsGates) {
   Case c = random_case(18, DType::f32, 6, 2, 4);
   c.index = {3, 1, 3, 1, 0, 0};

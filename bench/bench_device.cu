@@ -1,0 +1,65 @@
+#include "bench_device.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "../kernels/gate_residual_dtype.h"
+
+namespace gatecheck {
+namespace bench {
+
+namespace {
+__global__ void fill_kernel(void* p, int64_t n, int dtype, uint64_t seed) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    uint64_t x = (uint64_t(i) + seed * 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 31;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 29;
+    const float v = float(x >> 40) * (4.0f / 16777216.0f) - 2.0f;
+    if (dtype == 0) static_cast<float*>(p)[i] = v;
+    else if (dtype == 1) static_cast<f16_t*>(p)[i] = round_to<f16_t>(v);
+    else static_cast<bf16_t*>(p)[i] = round_to<bf16_t>(v);
+  }
+}
+}  // namespace
+
+void fill_random(void* p, int64_t n, int dtype, uint64_t seed) {
+  if (n == 0) return;
+  fill_kernel<<<4096, 256>>>(p, n, dtype, seed);
+  cuda_ok(cudaGetLastError(), "fill kernel");
+}
+
+double median_us(const std::function<void(int)>& run, int warmup, int reps) {
+  for (int i = 0; i < warmup; ++i) run(i);
+  std::vector<cudaEvent_t> ev(size_t(2 * reps));
+  for (auto& e : ev) cuda_ok(cudaEventCreate(&e), "cudaEventCreate");
+  for (int i = 0; i < reps; ++i) {
+    cuda_ok(cudaEventRecord(ev[size_t(2 * i)], 0), "cudaEventRecord");
+    run(warmup + i);
+    cuda_ok(cudaEventRecord(ev[size_t(2 * i + 1)], 0), "cudaEventRecord");
+  }
+  cuda_ok(cudaDeviceSynchronize(), "synchronise after timing");
+  std::vector<double> t(static_cast<size_t>(reps));
+  for (int i = 0; i < reps; ++i) {
+    float ms = 0;
+    cuda_ok(cudaEventElapsedTime(&ms, ev[size_t(2 * i)], ev[size_t(2 * i + 1)]), "cudaEventElapsedTime");
+    t[size_t(i)] = double(ms) * 1000.0;
+  }
+  for (auto& e : ev) cudaEventDestroy(e);
+  std::nth_element(t.begin(), t.begin() + reps / 2, t.end());
+  return t[size_t(reps / 2)];
+}
+
+double copy_bandwidth(size_t bytes, int reps) {
+  void *a = nullptr, *b = nullptr;
+  cuda_ok(cudaMalloc(&a, bytes), "cudaMalloc (copy)");
+  cuda_ok(cudaMalloc(&b, bytes), "cudaMalloc (copy)");
+  fill_random(a, int64_t(bytes / 4), 0, 1);
+  const double us = median_us([&](int) { cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0); }, 3, reps);
+  cudaFree(a);
+  cudaFree(b);
+  return 2.0 * double(bytes) / (us * 1e-6);
+}
+
+}  // namespace bench
+}  // namespace gatecheck

@@ -1,0 +1,32 @@
+// Device-side helpers for the benchmark: buffers filled with pseudo-random
+// finite values, event timing with a median, and the copy ceiling.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+namespace gatecheck {
+namespace bench {
+
+inline void cuda_ok(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+// Fills n elements of dtype (0 f32, 1 f16, 2 bf16) with values in [-2, 2).
+void fill_random(void* p, int64_t n, int dtype, uint64_t seed);
+
+// Median time in microseconds of `reps` runs of run(i) after `warmup` runs,
+// each bracketed by its own pair of events on the legacy default stream; no
+// host sync between runs.
+double median_us(const std::function<void(int)>& run, int warmup, int reps);
+
+// Device-to-device copy bandwidth in bytes/s (bytes read + bytes written).
+double copy_bandwidth(size_t bytes, int reps);
+
+}  // namespace bench
+}  // namespace gatecheck

@@ -1,0 +1,291 @@
+// gatecheck-bench: see kernel_bench.h. Bytes are counted as each input read
+// once and each output written once:
+//   forward   s*(3*rows*dim + gates*dim) + 8*rows
+//   backward  s*(4*rows*dim + 2*gates*dim) + 8*rows
+#include "kernel_bench.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../kernels/cuda/gate_residual_cuda.h"
+#include "bench_device.h"
+#if GATECHECK_BENCH_TORCH
+#include "torch_eager_bench.h"
+#endif
+
+namespace gatecheck {
+
+namespace {
+
+using bench::cuda_ok;
+
+struct Shape {
+  int dtype;  // gatecheck_dtype
+  int64_t rows, dim, gates;
+  std::string gates_rule, pattern;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+int64_t gates_for(const std::string& rule, int64_t rows) {
+  if (rule.rfind("rows/", 0) == 0) return std::max<int64_t>(1, rows / std::stoll(rule.substr(5)));
+  return std::stoll(rule);
+}
+
+std::vector<int64_t> make_index(const Shape& s, uint64_t seed) {
+  std::vector<int64_t> idx(size_t(s.rows));
+  if (s.pattern == "sorted") {
+    for (int64_t r = 0; r < s.rows; ++r) idx[size_t(r)] = r * s.gates / s.rows;
+  } else {
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<int64_t> u(0, s.gates - 1);
+    for (auto& v : idx) v = u(rng);
+  }
+  return idx;
+}
+
+// One rotated set of device buffers.
+struct Set {
+  void *res, *gate, *y, *out, *g, *grad_res, *grad_gate, *grad_y;
+  int64_t* index;
+};
+
+struct Buffers {
+  std::vector<Set> sets;
+  std::vector<void*> owned;
+  ~Buffers() {
+    for (void* p : owned) cudaFree(p);
+  }
+  void* alloc(size_t bytes) {
+    void* p = nullptr;
+    cuda_ok(cudaMalloc(&p, std::max<size_t>(bytes, 256)), "cudaMalloc (bench buffers)");
+    owned.push_back(p);
+    return p;
+  }
+};
+
+void make_sets(const Shape& s, int nsets, Buffers* b) {
+  const size_t e = s.dtype == GATECHECK_F32 ? 4 : 2;
+  const size_t nd = size_t(s.rows * s.dim) * e, gd = size_t(s.gates * s.dim) * e;
+  for (int k = 0; k < nsets; ++k) {
+    Set t;
+    t.res = b->alloc(nd);
+    t.gate = b->alloc(gd);
+    t.y = b->alloc(nd);
+    t.out = b->alloc(nd);
+    t.g = b->alloc(nd);
+    t.grad_res = b->alloc(nd);
+    t.grad_gate = b->alloc(gd);
+    t.grad_y = b->alloc(nd);
+    t.index = static_cast<int64_t*>(b->alloc(size_t(s.rows) * 8));
+    const uint64_t seed = 1000 * uint64_t(k) + 1;
+    bench::fill_random(t.res, s.rows * s.dim, s.dtype, seed);
+    bench::fill_random(t.gate, s.gates * s.dim, s.dtype, seed + 1);
+    bench::fill_random(t.y, s.rows * s.dim, s.dtype, seed + 2);
+    bench::fill_random(t.g, s.rows * s.dim, s.dtype, seed + 3);
+    const auto idx = make_index(s, seed + 4);
+    cuda_ok(cudaMemcpy(t.index, idx.data(), idx.size() * 8, cudaMemcpyHostToDevice), "upload index");
+    b->sets.push_back(t);
+  }
+  cuda_ok(cudaDeviceSynchronize(), "fill");
+}
+
+void must(const Status& s) {
+  if (!s.ok()) throw std::runtime_error(s.message);
+}
+
+const char* dtype_label(int d) { return d == GATECHECK_F32 ? "fp32" : d == GATECHECK_F16 ? "fp16" : "bf16"; }
+
+}  // namespace
+
+int run_kernel_bench(int argc, char** argv) {
+  CLI::App app{"gatecheck-bench: gate_residual kernels vs torch eager vs the copy ceiling"};
+  std::string dtypes = "bf16,fp16", dims = "3072,5376", rows_list = "4097,32768,131072",
+              gates_rules = "9,rows/1024,rows/3", patterns = "sorted,random", json_path, bwd_vecs = "0";
+  int reps = 60, warmup = 10;
+  bool no_torch = false, stages = false;
+  app.add_option("--dtypes", dtypes, "comma list of bf16, fp16, fp32");
+  app.add_option("--dims", dims, "comma list");
+  app.add_option("--rows", rows_list, "comma list");
+  app.add_option("--gates", gates_rules, "comma list of numbers or rows/K");
+  app.add_option("--patterns", patterns, "comma list of sorted, random");
+  app.add_option("--reps", reps, "timed runs per measurement (median; at least 50)");
+  app.add_option("--warmup", warmup, "untimed runs first");
+  app.add_option("--bwd-vec-bytes", bwd_vecs, "backward vector widths to compare (0 = automatic), comma list");
+  app.add_option("--json", json_path, "write the results here");
+  app.add_flag("--no-torch", no_torch, "skip torch eager");
+  app.add_flag("--stages", stages, "also time the backward's index plan alone, and everything without PDL");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (reps < 50) {
+    std::fprintf(stderr, "gatecheck-bench: --reps %d: at least 50 runs are needed for a median\n", reps);
+    return 2;
+  }
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    std::fprintf(stderr, "gatecheck-bench: no CUDA device is available on this machine; the benchmark needs a GPU\n");
+    return 3;
+  }
+  bool torch_on = false;
+#if GATECHECK_BENCH_TORCH
+  torch_on = !no_torch && bench::torch_eager_cuda_available();
+#endif
+  if (!torch_on && !no_torch)
+    std::fprintf(stderr, "gatecheck-bench: LibTorch with CUDA is not available in this build: torch eager skipped\n");
+
+  try {
+    cudaDeviceProp prop{};
+    cuda_ok(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    const double copy_bw = bench::copy_bandwidth(size_t(2) << 30, 20);
+    std::printf("device %s, %d SMs, L2 %.0f MB; copy ceiling %.3f TB/s (read+write, 2 GiB D2D)\n", prop.name,
+                prop.multiProcessorCount, prop.l2CacheSize / 1e6, copy_bw / 1e12);
+    nlohmann::json out = {{"device", prop.name}, {"sm_count", prop.multiProcessorCount},
+                          {"l2_bytes", prop.l2CacheSize}, {"copy_TBps", copy_bw / 1e12},
+                          {"reps", reps}, {"warmup", warmup}, {"results", nlohmann::json::array()}};
+    std::vector<int> vec_variants;
+    for (auto& v : split(bwd_vecs)) vec_variants.push_back(std::stoi(v));
+
+    std::printf("\n%-4s %5s %7s %6s %-6s | %8s %5s | %8s %5s | %9s %9s | %6s %6s | %s\n", "type", "dim", "rows",
+                "gates", "index", "fwd_us", "fwd%", "fb_us", "fb%", "eagF_us", "eagFB_us", "xF", "xFB", "checks");
+    for (const auto& dn : split(dtypes))
+      for (const auto& ds : split(dims))
+        for (const auto& rs : split(rows_list))
+          for (const auto& gr : split(gates_rules))
+            for (const auto& pat : split(patterns)) {
+              Shape s;
+              s.dtype = dn == "fp32" || dn == "f32" ? GATECHECK_F32 : dn == "fp16" || dn == "f16" ? GATECHECK_F16 : GATECHECK_BF16;
+              s.dim = std::stoll(ds);
+              s.rows = std::stoll(rs);
+              s.gates_rule = gr;
+              s.gates = gates_for(gr, s.rows);
+              s.pattern = pat;
+              const double e = s.dtype == GATECHECK_F32 ? 4 : 2;
+              const double nd = double(s.rows) * double(s.dim), gd = double(s.gates) * double(s.dim);
+              const double fwd_bytes = e * (3 * nd + gd) + 8.0 * double(s.rows);
+              const double bwd_bytes = e * (4 * nd + 2 * gd) + 8.0 * double(s.rows);
+              const double set_bytes = e * (7 * nd + 2 * gd);
+              const int nsets = int(std::min<double>(8, std::max<double>(2, 4.0 * prop.l2CacheSize / set_bytes + 1)));
+              Buffers buf;
+              make_sets(s, nsets, &buf);
+              const gatecheck_problem p{s.rows, s.dim, s.gates, s.dtype, GATECHECK_CUDA, nullptr};
+              auto fwd = [&](int i) {
+                const Set& t = buf.sets[size_t(i) % buf.sets.size()];
+                must(gate_residual_fwd_cuda(p, t.res, t.gate, t.index, t.y, t.out));
+              };
+              auto fwd_bwd = [&](int i) {
+                const Set& t = buf.sets[size_t(i) % buf.sets.size()];
+                must(gate_residual_fwd_cuda(p, t.res, t.gate, t.index, t.y, t.out));
+                must(gate_residual_bwd_cuda(p, t.g, t.gate, t.index, t.y, t.grad_res, t.grad_gate, t.grad_y));
+              };
+              nlohmann::json row = {{"dtype", dtype_label(s.dtype)}, {"rows", s.rows}, {"dim", s.dim},
+                                    {"gates", s.gates}, {"gates_rule", s.gates_rule}, {"index", s.pattern},
+                                    {"sets", nsets}, {"fwd_bytes", fwd_bytes}, {"fwd_bwd_bytes", fwd_bytes + bwd_bytes}};
+              const double fwd_us = bench::median_us(fwd, warmup, reps);
+              double fb_us = 0;
+              nlohmann::json variants = nlohmann::json::object();
+              for (int v : vec_variants) {
+                gate_residual_cuda_tuning().bwd_vector_bytes = v;
+                const double t = bench::median_us(fwd_bwd, warmup, reps);
+                variants[std::to_string(v)] = t;
+                if (v == vec_variants.front()) fb_us = t;
+              }
+              gate_residual_cuda_tuning().bwd_vector_bytes = vec_variants.front();
+              if (stages) {
+                auto bwd = [&](int i) {
+                  const Set& t = buf.sets[size_t(i) % buf.sets.size()];
+                  must(gate_residual_bwd_cuda(p, t.g, t.gate, t.index, t.y, t.grad_res, t.grad_gate, t.grad_y));
+                };
+                const double bwd_us = bench::median_us(bwd, warmup, reps);
+                gate_residual_cuda_tuning().stop_after_plan = true;
+                const double plan_us = bench::median_us(bwd, warmup, reps);
+                gate_residual_cuda_tuning().stop_after_plan = false;
+                gate_residual_cuda_tuning().no_pdl = true;
+                const double fwd_nopdl = bench::median_us(fwd, warmup, reps);
+                const double fb_nopdl = bench::median_us(fwd_bwd, warmup, reps);
+                gate_residual_cuda_tuning().no_pdl = false;
+                row.update({{"bwd_us", bwd_us}, {"bwd_plan_only_us", plan_us}, {"fwd_us_without_pdl", fwd_nopdl},
+                            {"fwd_bwd_us_without_pdl", fb_nopdl}});
+                std::printf("      stages: bwd %.1f us, of which index plan alone %.1f us; without PDL fwd %.1f us, fwd+bwd %.1f us\n",
+                            bwd_us, plan_us, fwd_nopdl, fb_nopdl);
+              }
+              // Checks on set 0: the index status, and grad_gate repeatable bit for bit.
+              const Set& t0 = buf.sets[0];
+              fwd_bwd(0);
+              must(gate_residual_cuda_sync_status("bench", p, t0.index));
+              const size_t gbytes = size_t(gd * e);
+              std::vector<uint8_t> g1(gbytes), g2(gbytes);
+              cuda_ok(cudaMemcpy(g1.data(), t0.grad_gate, gbytes, cudaMemcpyDeviceToHost), "download");
+              fwd_bwd(0);
+              cuda_ok(cudaMemcpy(g2.data(), t0.grad_gate, gbytes, cudaMemcpyDeviceToHost), "download");
+              const bool repeatable = g1 == g2;
+              const double fwd_frac = fwd_bytes / (fwd_us * 1e-6) / copy_bw;
+              const double fb_frac = (fwd_bytes + bwd_bytes) / (fb_us * 1e-6) / copy_bw;
+              row.update({{"fwd_us", fwd_us}, {"fwd_bwd_us", fb_us}, {"fwd_frac_of_copy", fwd_frac},
+                          {"fwd_bwd_frac_of_copy", fb_frac}, {"fwd_bwd_us_by_bwd_vector_bytes", variants},
+                          {"grad_gate_repeatable", repeatable}});
+              std::string checks = repeatable ? "rep" : "NOT-REPEATABLE";
+              double eag_f = 0, eag_fb = 0;
+#if GATECHECK_BENCH_TORCH
+              if (torch_on) {
+                std::vector<bench::EagerSet> es;
+                for (const Set& t : buf.sets) es.push_back({t.res, t.gate, t.index, t.y, t.g});
+                const bench::EagerResult er = bench::time_torch_eager(
+                    s.dtype, s.rows, s.dim, s.gates, es, warmup, reps, t0.out, t0.grad_y, t0.grad_gate);
+                if (er.ok) {
+                  eag_f = er.fwd_us;
+                  eag_fb = er.fwd_bwd_us;
+                  row.update({{"eager_fwd_us", eag_f}, {"eager_fwd_bwd_us", eag_fb},
+                              {"speedup_fwd", eag_f / fwd_us}, {"speedup_fwd_bwd", eag_fb / fb_us},
+                              {"out_bitwise_eq_eager", er.out_equal}, {"grad_y_bitwise_eq_eager", er.grad_y_equal},
+                              {"eager_grad_gate_max_rel_diff", er.grad_gate_max_rel}});
+                  checks += er.out_equal && er.grad_y_equal ? " eq" : " NOT-EQ-EAGER";
+                } else {
+                  row["eager_error"] = er.error;
+                  checks += std::string(" eager-error: ") + er.error;
+                }
+                bench::torch_release_cache();
+              }
+#endif
+              out["results"].push_back(row);
+              std::printf("%-4s %5lld %7lld %6lld %-6s | %8.1f %4.0f%% | %8.1f %4.0f%% | %9.1f %9.1f | %6.2f %6.2f | %s\n",
+                          dtype_label(s.dtype), (long long)s.dim, (long long)s.rows, (long long)s.gates,
+                          s.pattern.c_str(), fwd_us, 100 * fwd_frac, fb_us, 100 * fb_frac, eag_f, eag_fb,
+                          eag_f > 0 ? eag_f / fwd_us : 0.0, eag_fb > 0 ? eag_fb / fb_us : 0.0, checks.c_str());
+              if (variants.size() > 1) {
+                std::printf("      backward vector bytes:");
+                for (auto& [k, v] : variants.items()) std::printf(" %s -> %.1f us", k.c_str(), v.get<double>());
+                std::printf("\n");
+              }
+              std::fflush(stdout);
+            }
+    if (!json_path.empty()) {
+      std::ofstream f(json_path);
+      f << out.dump(1) << "\n";
+      std::printf("\nwrote %s\n", json_path.c_str());
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gatecheck-bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace gatecheck

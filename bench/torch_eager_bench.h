@@ -1,0 +1,40 @@
+// torch eager (LibTorch on CUDA) on the benchmark's own device buffers:
+// res + gate.index_select(0, index) * y, with autograd for the backward.
+// Built only when LibTorch has CUDA; no LibTorch types cross this header.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace gatecheck {
+namespace bench {
+
+struct EagerSet {
+  void* res;
+  void* gate;
+  const int64_t* index;
+  void* y;
+  void* grad_out;
+};
+
+struct EagerResult {
+  bool ok = false;
+  char error[256] = {0};
+  double fwd_us = 0, fwd_bwd_us = 0;
+  // Bitwise comparisons on set 0 against our outputs.
+  bool out_equal = false, grad_y_equal = false;
+  double grad_gate_max_rel = 0;  // eager accumulates in the dtype: not bitwise
+};
+
+bool torch_eager_cuda_available();
+
+// dtype: 0 f32, 1 f16, 2 bf16. ours_*: our outputs for set 0 (device pointers).
+EagerResult time_torch_eager(int dtype, int64_t rows, int64_t dim, int64_t gates,
+                             const std::vector<EagerSet>& sets, int warmup, int reps,
+                             const void* ours_out, const void* ours_grad_y, const void* ours_grad_gate);
+
+// Returns LibTorch's cached device memory to the driver between shapes.
+void torch_release_cache();
+
+}  // namespace bench
+}  // namespace gatecheck

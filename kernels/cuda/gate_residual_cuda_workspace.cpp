@@ -1,0 +1,73 @@
+#include "gate_residual_cuda_workspace.h"
+
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "gate_residual_cuda_status.h"
+
+namespace gatecheck {
+namespace cuda_detail {
+
+namespace {
+std::mutex g_mutex;
+std::map<std::pair<int, cudaStream_t>, Workspace>& cache() {
+  static auto* m = new std::map<std::pair<int, cudaStream_t>, Workspace>();  // outlives static dtors
+  return *m;
+}
+}  // namespace
+
+Workspace* workspace_for(cudaStream_t stream, cudaError_t* err) {
+  int dev = 0;
+  *err = cudaGetDevice(&dev);
+  if (*err != cudaSuccess) return nullptr;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Workspace& w = cache()[{dev, stream}];
+  if (!w.status) {
+    // Cold path, once per stream: a synchronous allocation and clear.
+    *err = cudaMalloc(&w.status, sizeof *w.status);
+    if (*err == cudaSuccess) *err = cudaMemset(w.status, 0, sizeof *w.status);
+    if (*err == cudaSuccess) *err = cudaDeviceGetAttribute(&w.sm_count, cudaDevAttrMultiProcessorCount, dev);
+    if (*err != cudaSuccess) {
+      if (w.status) cudaFree(w.status);
+      w.status = nullptr;
+      return nullptr;
+    }
+  }
+  return &w;
+}
+
+Workspace* find_workspace(cudaStream_t stream) {
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return nullptr;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = cache().find({dev, stream});
+  return it == cache().end() ? nullptr : &it->second;
+}
+
+cudaError_t begin_call(Workspace& w, cudaStream_t stream) {
+  if (++w.epoch > cuda_status::kMaxEpoch) {
+    w.epoch = 1;
+    return cudaMemsetAsync(w.status, 0, sizeof *w.status, stream);
+  }
+  return cudaSuccess;
+}
+
+cudaError_t reserve_blob(Workspace& w, size_t bytes, cudaStream_t stream) {
+  if (bytes <= w.blob_bytes) return cudaSuccess;
+  if (w.blob) {
+    cudaError_t e = cudaFreeAsync(w.blob, stream);
+    w.blob = nullptr;
+    w.blob_bytes = 0;
+    if (e != cudaSuccess) return e;
+  }
+  const size_t grown = bytes + bytes / 4;  // headroom so slowly growing shapes do not reallocate each call
+  cudaError_t e = cudaMallocAsync(&w.blob, grown, stream);
+  if (e != cudaSuccess) return e;
+  w.blob_bytes = grown;
+  w.zeroed_counts = 0;
+  return cudaSuccess;
+}
+
+}  // namespace cuda_detail
+}  // namespace gatecheck

@@ -1,0 +1,44 @@
+// Per (device, stream) state of the CUDA kernels: the index status word with
+// its epoch, and one scratch blob for the backward's index plan, grown on
+// demand with stream-ordered allocation (never freed while queued work uses it,
+// never allocated per call once large enough).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace gatecheck {
+namespace cuda_detail {
+
+struct Workspace {
+  unsigned long long* status = nullptr;  // own allocation, never moves
+  unsigned long long epoch = 0;          // epoch of the most recent call
+  void* blob = nullptr;
+  size_t blob_bytes = 0;
+  int sm_count = 0;
+  // Leading per-gate counters in the blob known to be zero (the backward's
+  // histogram starts from zero and its plan step zeroes what it used).
+  int64_t zeroed_counts = 0;
+  // The backward's blob layout for the last (rows, gates, dim), so that the
+  // CUB size queries run once per shape, not per call.
+  int64_t layout_key[3] = {-1, -1, -1};
+  std::shared_ptr<void> layout;
+};
+
+// The workspace of the current device and `stream`; creates it on first use.
+// Returns null and sets *err on a CUDA failure.
+Workspace* workspace_for(cudaStream_t stream, cudaError_t* err);
+// Looks it up without creating it (null when no call ran on that stream).
+Workspace* find_workspace(cudaStream_t stream);
+
+// Starts a call: advances the epoch (clearing the word when it wraps).
+cudaError_t begin_call(Workspace& w, cudaStream_t stream);
+
+// Makes the blob at least `bytes` long, on `stream`.
+cudaError_t reserve_blob(Workspace& w, size_t bytes, cudaStream_t stream);
+
+}  // namespace cuda_detail
+}  // namespace gatecheck

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# crash_safety.sh GATECHECK SEGFAULT_PLUGIN WORKDIR
+# A plugin that segfaults kills a plain `check`, but the case it was running is
+# on disk, named in the crash message, replayable, and recovered as readable
+# JSON by the next run. With --isolate the same crash is a reported failure.
+set -u
+gc=$1 plugin=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$gc" check --impl "plugin:$plugin" --seed 3 --seconds 20 --corpus "$work/c" >"$work/crash.log" 2>&1
+rc=$?
+cat "$work/crash.log"
+[ "$rc" -ge 128 ] || fail "expected death by signal, got exit $rc"
+grep -q "fatal signal SIGSEGV" "$work/crash.log" || fail "no signal named"
+snap=$(sed -n 's/.*the case is saved at \(.*\)$/\1/p' "$work/crash.log" | head -n 1)
+[ -n "$snap" ] && [ -s "$snap" ] || fail "crash message names no saved case"
+grep -q "repro: ./gatecheck repro $snap --impl plugin:" "$work/crash.log" || fail "no repro command printed"
+"$gc" repro "$snap" --impl host >"$work/repro.log" 2>&1 || { cat "$work/repro.log"; fail "snapshot does not replay on host"; }
+
+"$gc" check --impl host --seed 3 --seconds 1 --corpus "$work/c" >"$work/recover.log" 2>&1 || fail "recovery run failed"
+grep -q "recovered as" "$work/recover.log" || { cat "$work/recover.log"; fail "the next run did not recover the snapshot"; }
+ls "$work"/c/crash-*.json >/dev/null 2>&1 || fail "no crash-*.json written"
+[ ! -e "$snap" ] || fail "snapshot left behind after recovery"
+
+"$gc" check --impl "plugin:$plugin" --isolate --seed 3 --seconds 20 --corpus "$work/i" >"$work/isolate.log" 2>&1
+rc=$?
+tail -n 30 "$work/isolate.log"
+[ "$rc" -eq 1 ] || fail "--isolate: expected exit 1, got $rc"
+grep -q "SIGSEGV" "$work/isolate.log" || fail "--isolate: crash not reported"
+echo OK

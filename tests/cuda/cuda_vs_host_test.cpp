@@ -1,0 +1,129 @@
+// cuda vs host: the CUDA kernels and their host twin agree bit for bit on every
+// output, over dtypes, index patterns, odd dims, misaligned pointers, streams,
+// and row counts around the grad_gate tile size (kGradGateTileRows = 256).
+//
+// Knobs: GATECHECK_SEED (default 20261129), GATECHECK_CUDA_CASES (default 400).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+
+#include "cuda_runs.h"
+#include "kernels/cuda/gate_residual_cuda.h"
+#include "device_buffers.h"
+#include "tests/gpu.h"
+
+namespace gatecheck {
+namespace testing_cuda {
+namespace {
+
+uint64_t seed_from_env() {
+  const char* s = std::getenv("GATECHECK_SEED");
+  return s ? std::strtoull(s, nullptr, 10) : 20261129ull;
+}
+int cases_from_env() {
+  const char* s = std::getenv("GATECHECK_CUDA_CASES");
+  return s ? std::atoi(s) : 400;
+}
+
+// Rows straddling one tile (255/256/257), two tiles, and a few odd counts.
+const int64_t kRows[] = {1, 2, 3, 17, 255, 256, 257, 511, 512, 513, 777, 1500};
+// Dims straddling every vector width (2, 4, 8 elements) plus odd ones.
+const int64_t kDims[] = {1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 33, 64, 100, 130, 256, 1000};
+const DType kTypes[] = {DType::bf16, DType::f16, DType::f32};
+const Pattern kPatterns[] = {Pattern::sorted, Pattern::random, Pattern::one_gate, Pattern::identity,
+                             Pattern::unused_gates};
+
+void expect_same(const RawCase& c, const CudaPlacement& where, const std::string& label) {
+  const RawOutputs h = run_host(c);
+  ASSERT_TRUE(h.fwd.ok() && h.bwd.ok()) << h.fwd.message << h.bwd.message;
+  const RawOutputs d = run_cuda(c, where);
+  ASSERT_TRUE(d.fwd.ok()) << label << ": " << d.fwd.message;
+  ASSERT_TRUE(d.bwd.ok()) << label << ": " << d.bwd.message;
+  const std::string diff = compare_outputs(c, d, h);
+  EXPECT_TRUE(diff.empty()) << label << " (" << c.describe() << ")\n" << diff;
+}
+
+TEST(CudaVsHost, RandomCasesBitIdentical) {
+  GATECHECK_REQUIRE_GPU();
+  const uint64_t seed = seed_from_env();
+  const int n = cases_from_env();
+  std::printf("cuda vs host: seed %llu, %d cases (GATECHECK_SEED, GATECHECK_CUDA_CASES)\n",
+              (unsigned long long)seed, n);
+  std::mt19937_64 rng(seed);
+  auto pick = [&](const auto& arr) { return arr[rng() % (sizeof(arr) / sizeof(arr[0]))]; };
+  for (int i = 0; i < n; ++i) {
+    const DType t = pick(kTypes);
+    const int64_t rows = pick(kRows), dim = pick(kDims);
+    const Pattern pat = pick(kPatterns);
+    const int64_t gate_choices[] = {1, 2, 9, rows / 3 + 1, rows, 2 * rows + 1};
+    const int64_t gates = pick(gate_choices);
+    const RawCase c = make_case(rng, t, rows, dim, gates, pat);
+    CudaPlacement where;
+    where.own_stream = rng() % 2;
+    if (rng() % 3 == 0)  // misalign some tensors by one element: forces the narrow path
+      for (size_t& o : where.offset) o = (rng() % 2) * size_t(dtype_size(t));
+    expect_same(c, where, "case " + std::to_string(i) + " seed " + std::to_string(seed));
+    if (HasFailure()) return;  // the first counterexample is the useful one
+  }
+}
+
+// The device-wide plan path (CUB scan + one thread per gate), normally taken
+// above 2048 gates, forced on for the same random cases, and taken naturally.
+TEST(CudaVsHost, DeviceWidePlanPathBitIdentical) {
+  GATECHECK_REQUIRE_GPU();
+  std::mt19937_64 rng(seed_from_env() + 4);
+  gate_residual_cuda_tuning().device_wide_plan = true;
+  for (int i = 0; i < 60 && !HasFailure(); ++i) {
+    const int64_t rows = kRows[rng() % (sizeof(kRows) / sizeof(kRows[0]))];
+    const int64_t gate_choices[] = {1, 9, rows / 3 + 1, 2 * rows + 1};
+    const RawCase c = make_case(rng, kTypes[i % 3], rows, kDims[rng() % (sizeof(kDims) / sizeof(kDims[0]))],
+                                gate_choices[rng() % 4], kPatterns[rng() % 5]);
+    expect_same(c, {}, "forced device-wide plan, case " + std::to_string(i));
+  }
+  gate_residual_cuda_tuning().device_wide_plan = false;
+  expect_same(make_case(rng, DType::bf16, 70000, 4, 70000, Pattern::identity), {}, "70000 gates (identity)");
+  expect_same(make_case(rng, DType::f16, 1000, 3, 200000, Pattern::random), {}, "200000 gates, mostly unused");
+}
+
+// Long segments: many tiles per gate, so the fold of tile partials is exercised.
+TEST(CudaVsHost, LongSegmentsFoldTilesInOrder) {
+  GATECHECK_REQUIRE_GPU();
+  std::mt19937_64 rng(seed_from_env() + 1);
+  expect_same(make_case(rng, DType::bf16, 70000, 24, 3, Pattern::random), {}, "70000 rows, 3 gates");
+  expect_same(make_case(rng, DType::f16, 5000, 40, 1, Pattern::one_gate), {}, "5000 rows, 1 gate");
+  expect_same(make_case(rng, DType::f32, 20000, 8, 20000, Pattern::identity), {}, "identity");
+}
+
+// The benchmark's regime: 9 gates over many rows of a wide dim, sorted and random.
+TEST(CudaVsHost, BenchmarkShapeBitIdentical) {
+  GATECHECK_REQUIRE_GPU();
+  std::mt19937_64 rng(seed_from_env() + 2);
+  expect_same(make_case(rng, DType::bf16, 4097, 3072, 9, Pattern::sorted), {}, "4097x3072 sorted");
+  expect_same(make_case(rng, DType::f16, 4097, 5376, 1365, Pattern::random), {}, "4097x5376 random");
+}
+
+// Two runs of the backward give identical grad_gate bits (no atomics, fixed order).
+TEST(CudaVsHost, BackwardRepeatable) {
+  GATECHECK_REQUIRE_GPU();
+  std::mt19937_64 rng(seed_from_env() + 3);
+  const RawCase c = make_case(rng, DType::bf16, 9000, 520, 9, Pattern::random);
+  const RawOutputs a = run_cuda(c, {}), b = run_cuda(c, {});
+  ASSERT_TRUE(a.bwd.ok() && b.bwd.ok());
+  EXPECT_EQ(compare_bits("grad_gate", a.grad_gate, b.grad_gate, c.dim), "");
+}
+
+// The comparator itself must fail on a one-bit difference and on +0 vs -0.
+TEST(CudaVsHost, ComparatorCatchesOneBitAndSignedZero) {
+  std::vector<uint32_t> a = {0x0000, 0x3f80}, b = a;
+  EXPECT_EQ(compare_bits("t", a, b, 2), "");
+  b[0] = 0x8000;  // -0 in bf16
+  EXPECT_NE(compare_bits("t", a, b, 2).find("first at [0, 0]"), std::string::npos);
+  b = a;
+  b[1] ^= 1;
+  EXPECT_NE(compare_bits("t", a, b, 2).find("1 of 2 elements differ"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace testing_cuda
+}  // namespace gatecheck
