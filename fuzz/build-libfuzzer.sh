@@ -17,7 +17,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   if command -v clang++-14 >/dev/null; then
     echo "build-libfuzzer: configuring $build (clang-14, libFuzzer + ASan + UBSan)" >&2
     cmake -S "$root" -B "$build" "${common[@]}" -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14 \
-      "-DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
+      "-DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fsanitize-coverage-ignorelist=$root/fuzz/coverage_ignorelist.txt" \
       -DGATECHECK_FUZZ_ENGINE=-fsanitize=fuzzer >&2
   elif [ -n "${LIBFUZZER_A:-}" ]; then
     echo "build-libfuzzer: configuring $build (g++, $LIBFUZZER_A, trace-cmp + extra counters)" >&2

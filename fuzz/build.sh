@@ -18,6 +18,10 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 : "${LIB_FUZZING_ENGINE:?set LIB_FUZZING_ENGINE (e.g. -fsanitize=fuzzer)}"
 : "${OUT:?set OUT (the output folder)}"
 if [ -z "${CC:-}" ]; then CC=$(echo "$CXX" | sed 's/clang++/clang/; s/g++$/gcc/'); fi
+# clang: leave the per-element bookkeeping loops uninstrumented (see the list).
+case "$($CXX --version 2>/dev/null | head -1)" in
+  *clang*) CXXFLAGS="$CXXFLAGS -fsanitize-coverage-ignorelist=$src/fuzz/coverage_ignorelist.txt" ;;
+esac
 build=${WORK:-/tmp}/gatecheck-fuzz-build
 targets="fuzz_gate_residual fuzz_corpus_file"
 

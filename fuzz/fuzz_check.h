@@ -1,5 +1,6 @@
 // What fuzz_gate_residual runs on one decoded Case: every property the
-// implementation claims for the case's dtype, as Verdicts.
+// implementation claims for the case's dtype (check_property), and the error
+// magnitudes that feed the fuzzer's features.
 #pragma once
 
 #include <string>
@@ -13,17 +14,26 @@ namespace gatecheck::fuzz {
 
 struct FuzzFailure {
   Verdict verdict;
-  std::string signature;  // property|impl|outputs|dtype: failures are de-duplicated on it
+  std::string signature;  // property|impl|outputs: failures are de-duplicated on it
 };
 
-// Properties run per case: the implementation's claimed default properties,
-// or the comma-separated list in GATECHECK_FUZZ_PROPERTIES.
+// Properties run per case: the comma-separated list in
+// GATECHECK_FUZZ_PROPERTIES, else the default set without error_inputs
+// (a fixed suite of bad inputs, probed in a child process: it belongs to
+// `gatecheck check`, not to a loop of thousands of executions per second).
 std::vector<std::string> fuzz_properties();
 
 // Runs `properties` on impl for c; returns the failures that break a claim.
 std::vector<FuzzFailure> check_claims(const Implementation& impl, const Case& c,
                                       const std::vector<std::string>& properties);
 
-std::string failure_signature(const std::string& impl, const Verdict& v, DType t);
+// The bug's identity, whatever case shows it: property, implementation and
+// failing outputs (sorted). dtype and shape are left out on purpose, so one
+// bug seen in several dtypes is one failure.
+std::string failure_signature(const std::string& impl, const Verdict& v);
+
+// max |err|/bound of each output (kOutputNames order) of one run of impl on
+// c against the oracle; -1 where the run failed. For the fuzzer's features.
+std::vector<double> error_over_bound(const Implementation& impl, const Case& c);
 
 }  // namespace gatecheck::fuzz

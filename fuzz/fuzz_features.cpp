@@ -5,8 +5,8 @@
 namespace gatecheck::fuzz {
 namespace {
 
-constexpr int kPatterns = int(IndexPattern::count), kValues = int(ValueClass::count),
-              kPlans = int(PlanKind::count), kDtypes = 3, kBuckets = 16;
+// Room for each named list of the property generators (checked in hit()).
+constexpr int kPatterns = 16, kValues = 16, kPlans = 16, kDtypes = 3, kBuckets = 16;
 // Layout of the counter array, one block per feature family.
 constexpr int kClassBase = 0;                                       // pattern x value x dtype
 constexpr int kShapeBase = kClassBase + kPatterns * kValues * kDtypes;  // shape class x dtype
@@ -26,9 +26,10 @@ void hit(int i) {
 
 void note_case_features(const Case& c, const DecodeInfo& info) {
   const int t = int(c.dtype);
-  hit(kClassBase + (int(info.pattern) * kValues + int(info.values)) * kDtypes + t);
+  if (info.pattern >= kPatterns || info.values >= kValues || info.plan >= kPlans) return;  // a list outgrew its room
+  hit(kClassBase + (info.pattern * kValues + info.values) * kDtypes + t);
   hit(kShapeBase + info.shape_class * kDtypes + t);
-  hit(kPlanBase + int(info.plan) * kPatterns + int(info.pattern));
+  hit(kPlanBase + info.plan * kPatterns + info.pattern);
 }
 
 int error_bucket(double r) {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "case_decoder.h"
+#include "fuzz_stats.h"
 #include "gate_residual_target.h"
 
 using namespace gatecheck;
@@ -24,6 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                  f.failure.verdict.property.c_str(), f.spec.c_str(), f.failure.signature.c_str(),
                  f.failure.verdict.message.c_str(), path.c_str(), repro_command(path, f.spec).c_str());
   }
+  flush_stats();  // abort() skips exit handlers
   std::fflush(stderr);
   std::abort();
 }

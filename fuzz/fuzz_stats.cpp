@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <array>
+#include <vector>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -12,26 +12,28 @@
 namespace gatecheck::fuzz {
 namespace {
 
-// Plain arrays indexed by the decoder's enums: counting costs nothing and
+// Plain arrays indexed like the decoder's choices: counting costs nothing and
 // adds no string compares for trace-cmp to chase.
 struct Stats {
   int64_t cases = 0;
-  std::array<int64_t, size_t(IndexPattern::count)> patterns{};
-  std::array<int64_t, 3> dtypes{};
-  std::array<int64_t, size_t(ValueClass::count)> values{};
-  std::array<int64_t, size_t(PlanKind::count)> plans{};
-  std::array<int64_t, size_t(kShapeClasses)> shapes{};
+  std::vector<int64_t> patterns = std::vector<int64_t>(all_index_patterns().size());
+  std::vector<int64_t> dtypes = std::vector<int64_t>(3);
+  std::vector<int64_t> values = std::vector<int64_t>(all_value_classes().size());
+  std::vector<int64_t> plans = std::vector<int64_t>(size_t(plan_choices()));
+  std::vector<int64_t> shapes = std::vector<int64_t>(size_t(kShapeClasses));
   std::chrono::steady_clock::time_point last_flush = std::chrono::steady_clock::now();
 };
 Stats& stats() {
   static Stats s;
+  static const bool at_exit = std::atexit(flush_stats) == 0;  // libFuzzer ends with exit()
+  (void)at_exit;
   return s;
 }
 
-template <size_t N, class Name>
-nlohmann::json named(const std::array<int64_t, N>& counts, Name name) {
+template <class Name>
+nlohmann::json named(const std::vector<int64_t>& counts, Name name) {
   nlohmann::json j = nlohmann::json::object();
-  for (size_t i = 0; i < N; ++i)
+  for (size_t i = 0; i < counts.size(); ++i)
     if (counts[i]) j[name(i)] = counts[i];
   return j;
 }
@@ -44,10 +46,10 @@ void flush_stats() {
   const Stats& s = stats();
   nlohmann::json j = {
       {"cases", s.cases},
-      {"patterns", named(s.patterns, [](size_t i) { return index_pattern_name(IndexPattern(i)); })},
+      {"patterns", named(s.patterns, [](size_t i) { return all_index_patterns()[i]; })},
       {"dtypes", named(s.dtypes, [](size_t i) { return dtype_name(DType(i)); })},
-      {"values", named(s.values, [](size_t i) { return value_class_name(ValueClass(i)); })},
-      {"plans", named(s.plans, [](size_t i) { return plan_kind_name(PlanKind(i)); })},
+      {"values", named(s.values, [](size_t i) { return all_value_classes()[i]; })},
+      {"plans", named(s.plans, [](size_t i) { return plan_choice_name(int(i)); })},
       {"shapes", named(s.shapes, [](size_t i) { return shape_class_name(int(i)); })}};
   const std::string tmp = std::string(path) + ".tmp";
   {

@@ -59,6 +59,7 @@ const TargetConfig& target_config() {
     c.properties = fuzz_properties();
     c.ignore = split(std::getenv("GATECHECK_FUZZ_IGNORE"));
     if (const char* d = std::getenv("GATECHECK_FUZZ_FAILURES"); d && *d) c.failures_dir = d;
+    if (const char* e = std::getenv("GATECHECK_FUZZ_ERROR_FEATURES")) c.error_features = std::string(e) != "0";
     return c;
   }();
   return cfg;
@@ -72,9 +73,14 @@ std::vector<FoundFailure> run_fuzz_input(const uint8_t* data, size_t size) {
   count_case(c, info);
   std::vector<FoundFailure> found;
   for (size_t i = 0; i < cfg.impls.size(); ++i) {
+    if (cfg.error_features && i < 4) {
+      const auto e = error_over_bound(cfg.impls[i], c);
+      for (int o = 0; o < 4; ++o)
+        if (e[size_t(o)] >= 0) note_error_feature(int(i), o, e[size_t(o)]);
+    }
     for (auto& f : check_claims(cfg.impls[i], c, cfg.properties)) {
       if (std::find(cfg.ignore.begin(), cfg.ignore.end(), f.signature) != cfg.ignore.end()) continue;
-      found.push_back({cfg.specs[i], std::move(f)});
+      found.push_back({cfg.specs[i], cfg.impls[i].device, std::move(f)});
     }
   }
   return found;
@@ -84,7 +90,7 @@ std::string repro_command(const std::string& path, const std::string& spec) {
   return "gatecheck repro " + path + " --impl " + spec;
 }
 
-std::string save_failure(const std::string& dir, const Case& c, const FoundFailure& f) {
+std::string save_failure(const std::string& dir, const Case& c, const FoundFailure& f, const std::string& note) {
   std::filesystem::create_directories(dir);
   std::string sig = f.failure.signature;
   for (char& ch : sig)
@@ -95,13 +101,13 @@ std::string save_failure(const std::string& dir, const Case& c, const FoundFailu
   const Verdict& v = f.failure.verdict;
   FailureRecord r;
   r.impl = f.spec;
-  r.device = "";
+  r.device = device_name(f.device);
   r.property = v.property;
-  r.message = v.message;
+  r.message = v.message.empty() ? evidence_text(v) : v.message;
   r.repro = repro_command(path, f.spec);
   r.claimed = true;
   file.failure = r;
-  file.note = "found by fuzz_gate_residual; signature " + f.failure.signature;
+  file.note = note + "; signature " + f.failure.signature;
   write_case_file(path, file);
   return path;
 }

@@ -7,6 +7,8 @@
 //                              (a campaign keeps going past them)
 //   GATECHECK_FUZZ_FAILURES    folder for failing cases as JSON (default fuzz-failures)
 //   GATECHECK_FUZZ_STATS       file for per-class case counts (JSON)
+//   GATECHECK_FUZZ_ERROR_FEATURES=0  skip the extra run + oracle that gives the
+//                              error-magnitude features (faster, less guided)
 #pragma once
 
 #include <cstddef>
@@ -25,6 +27,7 @@ struct TargetConfig {
   std::vector<std::string> properties;
   std::vector<std::string> ignore;         // known signatures
   std::string failures_dir = "fuzz-failures";
+  bool error_features = true;
 };
 
 // Parsed once; a bad spec prints a clear message and exits 2.
@@ -33,6 +36,7 @@ Implementation make_spec(const std::string& spec);  // "SPEC[@cpu|@cuda]"; throw
 
 struct FoundFailure {
   std::string spec;
+  Device device = Device::cpu;
   FuzzFailure failure;
 };
 
@@ -41,7 +45,8 @@ struct FoundFailure {
 std::vector<FoundFailure> run_fuzz_input(const uint8_t* data, size_t size);
 
 // Writes the case with its failure record to dir; returns the path.
-std::string save_failure(const std::string& dir, const Case& c, const FoundFailure& f);
+std::string save_failure(const std::string& dir, const Case& c, const FoundFailure& f,
+                         const std::string& note = "found by fuzz_gate_residual");
 std::string repro_command(const std::string& path, const std::string& spec);
 
 }  // namespace gatecheck::fuzz

@@ -8,7 +8,7 @@
 # N forked CPU workers (default impl host), sharing DIR/corpus. Each crash is
 # minimised (-minimize_crash), turned into a JSON regression case with its
 # repro command (gatecheck-fuzz-tools regress), and de-duplicated by
-# signature property|impl|outputs|dtype; a worker then restarts, ignoring the
+# signature property|impl|outputs; a worker then restarts, ignoring the
 # signatures already known, so one bug does not stop the campaign. At the end
 # the corpus is merged (-merge=1) and DIR/report.{md,html,json} written.
 # Running again with the same DIR resumes: corpus, crashes, failures/ and
@@ -125,7 +125,7 @@ for ((w = 0; w < workers; w++)); do worker $w & pids+=($!); done
 
 # Progress and the timeline: the last libFuzzer status line of each worker.
 alive() { local p; for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
-field() { sed -n "s/.*$1 \([0-9]*\).*/\1/p" <<<"$2"; }
+field() { sed -n "s|.*$1 \([0-9]*\).*|\1|p" <<<"$2"; }
 while alive; do
   sleep 5
   t=$(( $(date +%s) - start )) tot_eps=0 ft=0

@@ -1,6 +1,7 @@
 #include "isolate.h"
 
 #include <poll.h>
+#include <sys/mman.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -173,9 +174,10 @@ std::string signal_name(int sig) {
   return s;
 }
 
-// Runs body in a forked child and returns the bytes it produced, or a Status
-// saying why there are none (crash, exit, timeout).
-Status run_in_child(const std::function<std::vector<uint8_t>()>& body, double timeout_seconds,
+// Forks; the child runs child(result_fd) (which must not return) and the
+// parent collects what it writes to result_fd, or a Status saying why there
+// is nothing (crash, exit, timeout).
+Status run_in_child(const std::function<void(int)>& child, double timeout_seconds,
                     std::vector<uint8_t>* result) {
   int fds[2];
   if (::pipe(fds) != 0)
@@ -189,14 +191,8 @@ Status run_in_child(const std::function<std::vector<uint8_t>()>& body, double ti
   }
   if (pid == 0) {
     ::close(fds[0]);
-    int code = 0;
-    try {
-      code = write_all(fds[1], body()) ? 0 : 3;
-    } catch (...) {
-      code = 4;  // the body threw: reported as an abnormal exit
-    }
-    std::fflush(nullptr);
-    ::_exit(code);  // no atexit handlers or destructors of the parent's state
+    child(fds[1]);
+    ::_exit(5);  // not reached
   }
   ::close(fds[1]);
 
@@ -264,12 +260,126 @@ RunResult empty_result(const Case& c, Status s) {
   return r;
 }
 
+
+// The forked child of call_isolated and of CPU runs: runs body, sends its
+// bytes, and exits without the parent's atexit handlers or destructors.
+[[noreturn]] void run_body(const std::function<std::vector<uint8_t>()>& body, int fd) {
+  int code = 0;
+  try {
+    code = write_all(fd, body()) ? 0 : 3;
+  } catch (...) {
+    code = 4;  // the body threw: reported as an abnormal exit
+  }
+  std::fflush(nullptr);
+  ::_exit(code);
+}
+
+// ---- a fresh process for CUDA -------------------------------------------------
+// A forked child cannot use CUDA once the parent has initialised it, and a
+// parent has always done so by the time it runs a CUDA implementation
+// (cudaGetDeviceCount alone is enough). So for CUDA the child re-executes
+// this program (/proc/self/exe) with GATECHECK_ISOLATE_WORKER set; the hook
+// below sees it before main(), runs the request it finds in an inherited
+// memfd, and writes the result to an inherited pipe. The implementation is
+// rebuilt from its spec (make_implementation), so this works for every
+// implementation the registry can make.
+
+constexpr const char* kWorkerEnv = "GATECHECK_ISOLATE_WORKER";
+
+std::vector<uint8_t> encode_request(const Implementation& impl, const Case& c, const RunOptions& opt) {
+  Writer w;
+  w.u32(kMagic);
+  w.str(impl.name);
+  w.u32(uint32_t(impl.device));
+  w.u32(uint32_t(opt.poison));
+  w.u32(uint32_t(opt.forward) | uint32_t(opt.backward) << 1);
+  w.u32(uint32_t(c.dtype));
+  w.i64(c.rows);
+  w.i64(c.dim);
+  w.i64(c.gates);
+  w.bytes(c.index.data(), c.index.size() * sizeof(int64_t));
+  for (const HostTensor* t : {&c.res, &c.gate, &c.y, &c.grad_out}) w.tensor(*t);
+  return w.buf;
+}
+
+struct Request {
+  std::string spec;
+  Device device = Device::cpu;
+  RunOptions opt;
+  Case c;
+};
+
+Request decode_request(const std::vector<uint8_t>& b) {
+  Reader rd(b);
+  if (rd.u32() != kMagic) throw std::runtime_error("bad magic");
+  Request q;
+  q.spec = rd.str();
+  q.device = Device(rd.u32());
+  q.opt.poison = int(rd.u32());
+  const uint32_t which = rd.u32();
+  q.opt.forward = which & 1u;
+  q.opt.backward = (which & 2u) != 0;
+  q.c.dtype = DType(rd.u32());
+  q.c.rows = rd.i64();
+  q.c.dim = rd.i64();
+  q.c.gates = rd.i64();
+  const auto index = rd.bytes();
+  q.c.index.resize(index.size() / sizeof(int64_t));
+  if (!index.empty()) std::memcpy(q.c.index.data(), index.data(), index.size());
+  for (HostTensor* t : {&q.c.res, &q.c.gate, &q.c.y, &q.c.grad_out}) *t = rd.tensor();
+  return q;
+}
+
+[[noreturn]] void worker_main(const char* fds) {
+  int request_fd = -1, result_fd = -1;
+  if (std::sscanf(fds, "%d,%d", &request_fd, &result_fd) != 2) ::_exit(6);
+  ::unsetenv(kWorkerEnv);  // not for processes this one starts
+  std::vector<uint8_t> request;
+  uint8_t buf[1 << 16];
+  for (ssize_t n; (n = ::pread(request_fd, buf, sizeof buf, off_t(request.size()))) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) ::_exit(6);
+    request.insert(request.end(), buf, buf + n);
+  }
+  ::close(request_fd);
+  run_body(
+      [&] {
+        Request q = decode_request(request);
+        RunResult r;
+        try {
+          r = run_case(make_implementation(q.spec, q.device), q.c, q.opt);
+        } catch (const std::exception& e) {
+          r = empty_result(q.c, Status::error(ErrorKind::implementation, e.what()));
+        }
+        return encode(r);
+      },
+      result_fd);
+}
+
+// Runs before main() in every program that links the harness.
+const bool g_worker_hook = [] {
+  if (const char* fds = std::getenv(kWorkerEnv)) worker_main(fds);
+  return true;
+}();
+
+[[noreturn]] void exec_worker(const std::vector<uint8_t>& request, int result_fd) {
+  const int request_fd = ::memfd_create("gatecheck-isolate-request", 0);
+  if (request_fd < 0 || !write_all(request_fd, request)) ::_exit(126);
+  const std::string env = std::to_string(request_fd) + "," + std::to_string(result_fd);
+  ::setenv(kWorkerEnv, env.c_str(), 1);
+  char self[] = "/proc/self/exe";
+  char* argv[] = {self, nullptr};
+  ::execv(self, argv);
+  ::_exit(127);  // exec failed
+}
+
 }  // namespace
 
-RunResult run_case_isolated(const Implementation& impl, const Case& c, const RunOptions& opt,
-                            double timeout_seconds) {
+namespace {
+RunResult run_isolated(const Implementation& impl, const Case& c, const std::function<void(int)>& child,
+                       double timeout_seconds) {
   std::vector<uint8_t> bytes;
-  Status s = run_in_child([&] { return encode(run_case(impl, c, opt)); }, timeout_seconds, &bytes);
+  Status s = run_in_child(child, timeout_seconds, &bytes);
   if (!s.ok()) {
     s.message = impl.label() + " " + s.message;
     return empty_result(c, s);
@@ -282,10 +392,34 @@ RunResult run_case_isolated(const Implementation& impl, const Case& c, const Run
                                              e.what() + ", " + std::to_string(bytes.size()) + " bytes)"));
   }
 }
+}  // namespace
+
+RunResult run_case_in_fresh_process(const Implementation& impl, const Case& c, const RunOptions& opt,
+                                    double timeout_seconds) {
+  const auto request = encode_request(impl, c, opt);
+  return run_isolated(impl, c, [&](int fd) { exec_worker(request, fd); }, timeout_seconds);
+}
+
+namespace {
+// Implementations whose runtime does not survive fork(): CUDA (once
+// initialised in the parent) and LibTorch (2.x refuses autograd in a forked
+// child: "Unable to handle autograd's threading in combination with
+// fork-based multiprocessing", seen with LibTorch 2.11).
+bool needs_fresh_process(const Implementation& impl) {
+  return impl.device == Device::cuda || impl.name == "torch-eager";
+}
+}  // namespace
+
+RunResult run_case_isolated(const Implementation& impl, const Case& c, const RunOptions& opt,
+                            double timeout_seconds) {
+  if (needs_fresh_process(impl)) return run_case_in_fresh_process(impl, c, opt, timeout_seconds);
+  return run_isolated(
+      impl, c, [&](int fd) { run_body([&] { return encode(run_case(impl, c, opt)); }, fd); }, timeout_seconds);
+}
 
 Status call_isolated(const std::function<Status()>& call, double timeout_seconds) {
   std::vector<uint8_t> bytes;
-  Status s = run_in_child([&] { return encode(call()); }, timeout_seconds, &bytes);
+  Status s = run_in_child([&](int fd) { run_body([&] { return encode(call()); }, fd); }, timeout_seconds, &bytes);
   if (!s.ok()) return s;
   try {
     return decode_status(bytes);

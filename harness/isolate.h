@@ -7,12 +7,18 @@
 // `implementation` with a message naming what happened ("killed by SIGSEGV
 // (Segmentation fault)", "hung: no result within 5 s, killed").
 //
-// CUDA: the child initialises CUDA itself, which works only if the parent has
-// not initialised CUDA before fork() (the CUDA driver does not survive a
-// fork). A parent that wants to isolate CUDA calls must therefore not touch
-// CUDA itself (no cudaMalloc, no kernel, no cudaGetDeviceCount) before the
-// isolated calls; if it has, the child's calls fail with a CUDA
-// initialisation error, reported as the call's error.
+// Two kinds of child:
+//  - host and plugins on the CPU run in a plain fork() of the caller: cheap,
+//    and the call sees exactly the caller's loaded implementation. (A plugin
+//    with its own OpenMP pool may hang in a forked child; that is reported as
+//    "hung" at the timeout.)
+//  - CUDA implementations and torch-eager run in a fresh process: the child
+//    re-executes this program, which picks up the request before main() (a
+//    hook in isolate.cpp) and rebuilds the implementation from its spec. A
+//    plain fork cannot use CUDA once the parent has initialised it, and asking
+//    whether a GPU exists (cudaGetDeviceCount) already does that ("CUDA error
+//    in cudaMalloc: initialization error" in the child, seen on an H200);
+//    LibTorch 2.x refuses autograd in a forked child.
 #pragma once
 
 #include <functional>
@@ -31,9 +37,15 @@ constexpr double kDefaultIsolateTimeoutSeconds = 60.0;
 RunResult run_case_isolated(const Implementation& impl, const Case& c, const RunOptions& opt = {},
                             double timeout_seconds = kDefaultIsolateTimeoutSeconds);
 
+// The fresh-process child of the above, for any implementation
+// (run_case_isolated uses it for cuda and torch-eager). The implementation must be one make_implementation can
+// rebuild from impl.name and impl.device.
+RunResult run_case_in_fresh_process(const Implementation& impl, const Case& c, const RunOptions& opt = {},
+                                    double timeout_seconds = kDefaultIsolateTimeoutSeconds);
+
 // Any call that returns a Status, in a child process, with the same handling
 // of crashes and timeouts (used e.g. to feed bad input to an implementation
-// that may crash on it).
+// that may crash on it). A plain fork: the call must not use CUDA.
 Status call_isolated(const std::function<Status()>& call,
                      double timeout_seconds = kDefaultIsolateTimeoutSeconds);
 

@@ -21,7 +21,7 @@ struct Reader {
   }
   void raw(void* p, size_t n) {
     if (n > in.size() - pos) fail("is truncated");
-    std::memcpy(p, in.data() + pos, n);
+    if (n) std::memcpy(p, in.data() + pos, n);  // an empty tensor's data() may be null
     pos += n;
   }
   int64_t i64() { int64_t v; raw(&v, sizeof v); return v; }

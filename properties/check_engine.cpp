@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include <rapidcheck/GenerationFailure.h>
+#include <rapidcheck/detail/Configuration.h>
 #include <rapidcheck/detail/Results.h>
 
 // RapidCheck's own reproduce-string codec (what RC_PARAMS="reproduce=..."
@@ -66,6 +67,12 @@ void count(Coverage& cov, const Case& c) {
   ++cov.plans[c.plan ? c.plan->kind : "(default)"];
 }
 
+PropertyOptions popt(const CheckOptions& o) {
+  PropertyOptions p;
+  p.isolate = o.isolate;
+  return p;
+}
+
 struct Shrunk {
   rc::Shrinkable<Case> at;
   Verdict verdict;
@@ -87,7 +94,7 @@ Shrunk shrink(const Implementation& impl, const std::string& property, const rc:
       if (since(t0) >= opt.max_shrink_seconds) break;
       const Case c = child->value();
       if (opt.before_run) opt.before_run(impl, property, c);
-      Verdict v = check_property(property, impl, c);
+      Verdict v = check_property(property, impl, c, popt(opt));
       if (!v.passed && (!claimed || breaks_claim(v, impl.contract, c.dtype))) {
         s.at = *child;
         s.verdict = std::move(v);
@@ -158,16 +165,29 @@ class Progress {
   double last_ = -1;
 };
 
-CheckReport run_reproduce(const std::vector<Implementation>& impls, const CheckOptions& opt) {
-  CheckReport rep;
-  rep.seed = opt.seed;
-  const auto start = Clock::now();
-  std::unordered_map<std::string, rc::detail::Reproduce> map;
+using ReproduceMap = std::unordered_map<std::string, rc::detail::Reproduce>;
+
+ReproduceMap decode(const std::string& s) {
   try {
-    map = rc::detail::stringToReproduceMap(opt.reproduce);
+    return rc::detail::stringToReproduceMap(s);
   } catch (const std::exception& e) {
     throw std::invalid_argument(std::string("reproduce: not a reproduce string: ") + e.what());
   }
+}
+
+// RC_PARAMS's reproduce entries that name a pair of this run (empty if none).
+ReproduceMap from_rc_params(const std::vector<Implementation>& impls, const CheckOptions& opt) {
+  const auto& all = rc::detail::configuration().reproduce;
+  for (const auto& impl : impls)
+    for (const auto& p : opt.properties)
+      if (all.count(reproduce_key(impl, p))) return ReproduceMap(all.begin(), all.end());
+  return {};
+}
+
+CheckReport run_reproduce(const std::vector<Implementation>& impls, const CheckOptions& opt, const ReproduceMap& map) {
+  CheckReport rep;
+  rep.seed = opt.seed;
+  const auto start = Clock::now();
   for (const auto& impl : impls)
     for (const auto& property : opt.properties) {
       auto it = map.find(reproduce_key(impl, property));
@@ -184,7 +204,7 @@ CheckReport run_reproduce(const std::vector<Implementation>& impls, const CheckO
       pr.property = property;
       pr.claimed = claimed_for_some_dtype(impl.contract, property, {c.dtype});
       pr.cases = 1;
-      Verdict v = check_property(property, impl, c);
+      Verdict v = check_property(property, impl, c, popt(opt));
       if (!v.passed) {
         pr.passed = false;
         pr.failure = report(impl, property, c, Shrunk{s, v, r.shrinkPath}, r.random, r.size, since(t0));
@@ -201,7 +221,11 @@ CheckReport run_reproduce(const std::vector<Implementation>& impls, const CheckO
 }  // namespace
 
 CheckReport run_check(const std::vector<Implementation>& impls, const CheckOptions& opt) {
-  if (!opt.reproduce.empty()) return run_reproduce(impls, opt);
+  if (!opt.reproduce.empty()) return run_reproduce(impls, opt, decode(opt.reproduce));
+  if (opt.rc_params_reproduce) {
+    const ReproduceMap m = from_rc_params(impls, opt);
+    if (!m.empty()) return run_reproduce(impls, opt, m);
+  }
   for (const auto& p : opt.properties) {
     const auto& all = all_properties();
     if (std::find(all.begin(), all.end(), p) == all.end())
@@ -243,7 +267,7 @@ CheckReport run_check(const std::vector<Implementation>& impls, const CheckOptio
         const Case c = s.value();
         count(rep.coverage, c);
         if (opt.before_run) opt.before_run(impl, property, c);
-        Verdict v = check_property(property, impl, c);
+        Verdict v = check_property(property, impl, c, popt(opt));
         ++pr.cases;
         ++total_cases;
         progress.tick(impl, property, total_cases, failures);

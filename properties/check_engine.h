@@ -38,6 +38,10 @@ struct CheckOptions {
   // names run, each on exactly the case it encodes; seed and budget are unused.
   // The generator limits must be the ones the failure was found with.
   std::string reproduce;
+  // Also take a reproduce string from RC_PARAMS="reproduce=..." (RapidCheck's
+  // own configuration), when `reproduce` is empty and RC_PARAMS names one of
+  // the impl x property pairs run here; keys for other tests are ignored.
+  bool rc_params_reproduce = true;
   double max_shrink_seconds = 60;  // per failure
   // Called before an implementation runs a case (crash safety: the CLI saves it).
   std::function<void(const Implementation&, const std::string& property, const Case&)> before_run;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "../harness/guarded_buffer.h"
+#include "../harness/isolate.h"
 #include "property_impls.h"
 
 namespace gatecheck::detail {
@@ -212,25 +213,78 @@ std::string run_probe(const Implementation& impl, const Case& c, const Probe& pr
   return bad.str();
 }
 
+
+// What a probe's failure looks like coming back from a child process (a
+// crash comes back as a plain implementation error instead).
+const char kProbeFailed[] = "\x1egatecheck-probe-failed\x1e";
+
+std::string probe_safely(const Implementation& impl, const Case& c, const Probe& pr) {
+  try {
+    return run_probe(impl, c, pr);
+  } catch (const std::exception& e) {
+    return std::string("harness error: ") + e.what();
+  }
+}
+
+// One probe in its own child: "" if rejected as documented, else why not
+// (including "it crashed: killed by SIGSEGV ...").
+std::string probe_isolated(const Implementation& impl, const Case& c, const Probe& pr, double timeout) {
+  const Status s = call_isolated(
+      [&] {
+        const std::string why = probe_safely(impl, c, pr);
+        return why.empty() ? Status::success() : Status::error(ErrorKind::implementation, kProbeFailed + why);
+      },
+      timeout);
+  if (s.ok()) return "";
+  if (s.message.rfind(kProbeFailed, 0) == 0) return s.message.substr(sizeof kProbeFailed - 1);
+  return "the call did not return: " + s.message;
+}
+
 }  // namespace
 
-Verdict error_inputs(const Implementation& impl, const Case& c0) {
+Verdict error_inputs(const Implementation& impl, const Case& c0, const PropertyOptions& o) {
   Verdict v;
   v.property = "error_inputs";
   const Case c = base_case(c0);
   const Case small = trimmed(c);
+  const auto all = probes(c, impl.api->devices);
+  auto case_for = [&](const Probe& pr) -> const Case& { return pr.full_case ? c : small; };
+  std::vector<std::string> why(all.size());
+  // Bad input is where implementations crash: probe in a child process (one
+  // for all probes; only if it dies, one per probe to name the culprit).
+  const bool isolate = o.isolate || impl.device == Device::cpu;
+  if (!isolate) {
+    for (size_t i = 0; i < all.size(); ++i) why[i] = probe_safely(impl, case_for(all[i]), all[i]);
+  } else {
+    const Status s = call_isolated(
+        [&] {
+          std::string lines;
+          for (size_t i = 0; i < all.size(); ++i) {
+            const std::string w = probe_safely(impl, case_for(all[i]), all[i]);
+            if (!w.empty()) lines += std::to_string(i) + "\t" + w + "\n";
+          }
+          return lines.empty() ? Status::success() : Status::error(ErrorKind::implementation, kProbeFailed + lines);
+        },
+        o.isolate_timeout_seconds);
+    if (!s.ok() && s.message.rfind(kProbeFailed, 0) == 0) {
+      std::istringstream in(s.message.substr(sizeof kProbeFailed - 1));
+      for (std::string line; std::getline(in, line);) {
+        const size_t tab = line.find('\t');
+        if (tab == std::string::npos) continue;
+        const size_t i = size_t(std::stoul(line.substr(0, tab)));
+        if (i < why.size()) why[i] = line.substr(tab + 1);
+      }
+    } else if (!s.ok()) {
+      for (size_t i = 0; i < all.size(); ++i)
+        why[i] = probe_isolated(impl, case_for(all[i]), all[i], o.isolate_timeout_seconds);
+    }
+  }
   std::ostringstream msg;
   int64_t failed = 0;
-  for (const Probe& pr : probes(c, impl.api->devices)) {
+  for (size_t i = 0; i < all.size(); ++i) {
     ++v.compared;
-    std::string why;
-    try {
-      why = run_probe(impl, pr.full_case ? c : small, pr);
-    } catch (const std::exception& e) {
-      why = std::string("harness error: ") + e.what();
-    }
-    if (why.empty()) continue;
-    if (failed++ < 6) msg << (failed > 1 ? "; " : "") << pr.what << ": " << why;
+    if (why[i].empty()) continue;
+    if (failed++ < 6) msg << (failed > 1 ? "; " : "") << all[i].what << ": " << why[i];
   }
   if (failed) {
     v.passed = false;

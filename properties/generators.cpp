@@ -170,7 +170,7 @@ rc::Gen<int64_t> gen_dim(const GenLimits& l, int64_t rows) {
                    {e.empty() ? 0 : 6, e.empty() ? rc::gen::just(int64_t(lo)) : rc::gen::elementOf(e)},
                    {2, odd},
                    {2, rc::gen::inRange<int64_t>(lo, hi + 1)},
-                   {big_ok ? 1 : 0, big_ok ? rc::gen::elementOf(big) : rc::gen::just(int64_t(lo))}});
+                   {big_ok ? 3 : 0, big_ok ? rc::gen::elementOf(big) : rc::gen::just(int64_t(lo))}});
 }
 
 rc::Gen<int64_t> gen_gates(const GenLimits& l, int64_t rows, const std::string& pattern) {

@@ -74,19 +74,19 @@ void summarise(Verdict& v, const Implementation& impl, const Case& c, const Batc
 
 }  // namespace
 
-Verdict row_invariance(const Implementation& impl, const Case& c) {
+Verdict row_invariance(const Implementation& impl, const Case& c, const PropertyOptions& o) {
   Verdict v;
   v.property = "row_invariance";
   const BatchPlan plan = c.plan ? *c.plan : default_plan(c);
   if (!valid_plan(c, plan, v)) return v;
-  const RunResult full = run_case(impl, c);
+  const RunResult full = run(impl, c, o);
   if (!full.status.ok()) return run_failed(v.property, c, impl.label() + " (full batch)", full.status);
   const char* names[] = {"out", "grad_res", "grad_y"};
   Comparison total[3];
   for (size_t bi = 0; bi < plan.batches.size(); ++bi) {
     const auto& b = plan.batches[bi];
     if (b.empty()) continue;
-    const RunResult part = run_case(impl, sub_case(c, b));
+    const RunResult part = run(impl, sub_case(c, b), o);
     if (!part.status.ok())
       return run_failed(v.property, c, impl.label() + " (batch " + std::to_string(bi) + ")", part.status);
     for (int o = 0; o < 3; ++o) {
@@ -108,12 +108,12 @@ Verdict row_invariance(const Implementation& impl, const Case& c) {
   return v;
 }
 
-Verdict segment_invariance(const Implementation& impl, const Case& c) {
+Verdict segment_invariance(const Implementation& impl, const Case& c, const PropertyOptions& o) {
   Verdict v;
   v.property = "segment_invariance";
   const BatchPlan plan = c.plan ? *c.plan : default_plan(c);
   if (!valid_plan(c, plan, v)) return v;
-  const RunResult full = run_case(impl, c);
+  const RunResult full = run(impl, c, o);
   if (!full.status.ok()) return run_failed(v.property, c, impl.label() + " (full batch)", full.status);
   const auto by_gate = rows_by_gate(c);
   std::vector<int64_t> unused;
@@ -126,7 +126,7 @@ Verdict segment_invariance(const Implementation& impl, const Case& c) {
     const size_t whole = gates.size();
     if (b.empty() || whole == 0) continue;
     gates.insert(gates.end(), unused.begin(), unused.end());  // zero in both
-    const RunResult part = run_case(impl, sub_case(c, b));
+    const RunResult part = run(impl, sub_case(c, b), o);
     if (!part.status.ok())
       return run_failed(v.property, c, impl.label() + " (batch " + std::to_string(bi) + ")", part.status);
     Comparison cmp = compare_bitwise("grad_gate", gather_rows(part.outputs.grad_gate, gates),
@@ -147,22 +147,22 @@ Verdict segment_invariance(const Implementation& impl, const Case& c) {
   return v;
 }
 
-Verdict repeatable(const Implementation& impl, const Case& c) {
+Verdict repeatable(const Implementation& impl, const Case& c, const PropertyOptions& o) {
   Verdict v;
   v.property = "repeatable";
   const int extra = c.plan && c.plan->repeats > 0 ? c.plan->repeats + 1 : 2;
-  const RunResult first = run_case(impl, c);
+  const RunResult first = run(impl, c, o);
   if (!first.status.ok()) return run_failed(v.property, c, impl.label() + " (run 1)", first.status);
   Comparison total[4];
-  for (int run = 0; run < extra; ++run) {
-    const RunResult again = run_case(impl, c);
+  for (int k = 0; k < extra; ++k) {
+    const RunResult again = run(impl, c, o);
     if (!again.status.ok())
-      return run_failed(v.property, c, impl.label() + " (run " + std::to_string(run + 2) + ")", again.status);
-    for (int o = 0; o < 4; ++o) {
-      Comparison cmp = compare_bitwise(kOutputNames[o], output_by_name(again.outputs, kOutputNames[o]),
-                                       output_by_name(first.outputs, kOutputNames[o]));
-      for (auto& m : cmp.first) m.why = "run " + std::to_string(run + 2) + " vs run 1: " + m.why;
-      merge_into(total[o], cmp);
+      return run_failed(v.property, c, impl.label() + " (run " + std::to_string(k + 2) + ")", again.status);
+    for (int t = 0; t < 4; ++t) {
+      Comparison cmp = compare_bitwise(kOutputNames[t], output_by_name(again.outputs, kOutputNames[t]),
+                                       output_by_name(first.outputs, kOutputNames[t]));
+      for (auto& m : cmp.first) m.why = "run " + std::to_string(k + 2) + " vs run 1: " + m.why;
+      merge_into(total[t], cmp);
     }
   }
   for (auto& t : total) {

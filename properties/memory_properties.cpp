@@ -15,11 +15,11 @@ struct TwoRuns {
   RunResult a, b;  // poison 0, poison 1
 };
 
-TwoRuns run_twice(const Implementation& impl, const Case& c) {
+TwoRuns run_twice(const Implementation& impl, const Case& c, const PropertyOptions& o) {
   RunOptions o0, o1;
   o0.poison = 0;
   o1.poison = 1;
-  return {run_case(impl, c, o0), run_case(impl, c, o1)};
+  return {run(impl, c, o, o0), run(impl, c, o, o1)};
 }
 
 bool is_output(const std::string& t) {
@@ -58,16 +58,16 @@ Verdict from_findings(const char* property, const Implementation& impl, const Ca
 
 }  // namespace
 
-Verdict inputs_untouched(const Implementation& impl, const Case& c) {
-  return from_findings("inputs_untouched", impl, c, run_twice(impl, c), MemoryFinding::input_changed);
+Verdict inputs_untouched(const Implementation& impl, const Case& c, const PropertyOptions& o) {
+  return from_findings("inputs_untouched", impl, c, run_twice(impl, c, o), MemoryFinding::input_changed);
 }
 
-Verdict no_oob_write(const Implementation& impl, const Case& c) {
-  return from_findings("no_oob_write", impl, c, run_twice(impl, c), MemoryFinding::oob_write);
+Verdict no_oob_write(const Implementation& impl, const Case& c, const PropertyOptions& o) {
+  return from_findings("no_oob_write", impl, c, run_twice(impl, c, o), MemoryFinding::oob_write);
 }
 
-Verdict full_write(const Implementation& impl, const Case& c) {
-  const TwoRuns r = run_twice(impl, c);
+Verdict full_write(const Implementation& impl, const Case& c, const PropertyOptions& o) {
+  const TwoRuns r = run_twice(impl, c, o);
   Verdict v;
   v.property = "full_write";
   for (const RunResult* run : {&r.a, &r.b})

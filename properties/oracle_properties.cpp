@@ -7,15 +7,15 @@
 
 namespace gatecheck::detail {
 
-Verdict accuracy(const Implementation& impl, const Case& c) {
-  const RunResult run = run_case(impl, c);
-  if (!run.status.ok()) return run_failed("accuracy", c, impl.label(), run.status);
+Verdict accuracy(const Implementation& impl, const Case& c, const PropertyOptions& o) {
+  const RunResult result = run(impl, c, o);
+  if (!result.status.ok()) return run_failed("accuracy", c, impl.label(), result.status);
   const Reference ref = oracle_reference(c);
   Verdict v;
   v.property = "accuracy";
   std::ostringstream msg;
   for (const char* name : kOutputNames) {
-    const Comparison cmp = compare_accuracy(name, output_by_name(run.outputs, name), ref.by_name(name));
+    const Comparison cmp = compare_accuracy(name, output_by_name(result.outputs, name), ref.by_name(name));
     v.compared += cmp.checked;
     if (cmp.ok()) continue;
     add_failure(v, cmp);
@@ -28,16 +28,16 @@ Verdict accuracy(const Implementation& impl, const Case& c) {
   return v;
 }
 
-Verdict eager_exact(const Implementation& impl, const Case& c) {
-  const RunResult run = run_case(impl, c);
-  if (!run.status.ok()) return run_failed("eager_exact", c, impl.label(), run.status);
+Verdict eager_exact(const Implementation& impl, const Case& c, const PropertyOptions& o) {
+  const RunResult result = run(impl, c, o);
+  if (!result.status.ok()) return run_failed("eager_exact", c, impl.label(), result.status);
   const Outputs model = eager_model(c);
   Verdict v;
   v.property = "eager_exact";
   std::ostringstream msg;
   // grad_gate is not in the eager model's bitwise claim (see oracle.h).
   for (const char* name : {"out", "grad_res", "grad_y"}) {
-    const Comparison cmp = compare_bitwise(name, output_by_name(run.outputs, name), output_by_name(model, name),
+    const Comparison cmp = compare_bitwise(name, output_by_name(result.outputs, name), output_by_name(model, name),
                                            /*nan_any=*/true);
     v.compared += cmp.checked;
     if (cmp.ok()) continue;

@@ -5,12 +5,14 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "../harness/isolate.h"
 #include "property_impls.h"
 
 namespace gatecheck {
 
-Verdict check_property(const std::string& property, const Implementation& impl, const Case& c) {
-  using Fn = Verdict (*)(const Implementation&, const Case&);
+Verdict check_property(const std::string& property, const Implementation& impl, const Case& c,
+                       const PropertyOptions& opt) {
+  using Fn = Verdict (*)(const Implementation&, const Case&, const PropertyOptions&);
   static const std::pair<const char*, Fn> table[] = {
       {"accuracy", detail::accuracy},
       {"row_invariance", detail::row_invariance},
@@ -24,7 +26,7 @@ Verdict check_property(const std::string& property, const Implementation& impl, 
   };
   for (const auto& [name, fn] : table)
     if (property == name) {
-      Verdict v = fn(impl, c);
+      Verdict v = fn(impl, c, opt);
       v.property = property;
       return v;
     }
@@ -63,6 +65,10 @@ std::string evidence_text(const Verdict& v) {
 }
 
 namespace detail {
+
+RunResult run(const Implementation& impl, const Case& c, const PropertyOptions& o, const RunOptions& r) {
+  return o.isolate ? run_case_isolated(impl, c, r, o.isolate_timeout_seconds) : run_case(impl, c, r);
+}
 
 Verdict run_failed(const std::string& property, const Case& c, const std::string& what, const Status& s) {
   Verdict v;

@@ -25,8 +25,19 @@ struct Verdict {
   int64_t compared = 0;                  // elements or rows compared (vacuity guard)
 };
 
+struct PropertyOptions {
+  // Run every call of the implementation in a child process (harness/isolate.h),
+  // so a crash, abort or hang becomes a failing verdict, not a dead run.
+  bool isolate = false;
+  double isolate_timeout_seconds = 60;
+};
+
 // Runs one property. Unknown names throw std::invalid_argument.
-Verdict check_property(const std::string& property, const Implementation& impl, const Case& c);
+// error_inputs runs its bad-input probes in a child process on the CPU
+// always (bad input is where implementations crash); on CUDA only with
+// isolate set (a CUDA child needs a parent that has not touched CUDA).
+Verdict check_property(const std::string& property, const Implementation& impl, const Case& c,
+                       const PropertyOptions& opt = {});
 
 // Does this failing verdict break a claim of the implementation for c's dtype?
 bool breaks_claim(const Verdict& v, const Contract& contract, DType t);

@@ -7,17 +7,19 @@
 
 namespace gatecheck::detail {
 
-Verdict accuracy(const Implementation& impl, const Case& c);
-Verdict eager_exact(const Implementation& impl, const Case& c);
-Verdict row_invariance(const Implementation& impl, const Case& c);
-Verdict segment_invariance(const Implementation& impl, const Case& c);
-Verdict repeatable(const Implementation& impl, const Case& c);
-Verdict inputs_untouched(const Implementation& impl, const Case& c);
-Verdict full_write(const Implementation& impl, const Case& c);
-Verdict no_oob_write(const Implementation& impl, const Case& c);
-Verdict error_inputs(const Implementation& impl, const Case& c);
+Verdict accuracy(const Implementation& impl, const Case& c, const PropertyOptions& o);
+Verdict eager_exact(const Implementation& impl, const Case& c, const PropertyOptions& o);
+Verdict row_invariance(const Implementation& impl, const Case& c, const PropertyOptions& o);
+Verdict segment_invariance(const Implementation& impl, const Case& c, const PropertyOptions& o);
+Verdict repeatable(const Implementation& impl, const Case& c, const PropertyOptions& o);
+Verdict inputs_untouched(const Implementation& impl, const Case& c, const PropertyOptions& o);
+Verdict full_write(const Implementation& impl, const Case& c, const PropertyOptions& o);
+Verdict no_oob_write(const Implementation& impl, const Case& c, const PropertyOptions& o);
+Verdict error_inputs(const Implementation& impl, const Case& c, const PropertyOptions& o);
 
 // Shared helpers.
+// run_case, or run_case_isolated when o.isolate is set.
+RunResult run(const Implementation& impl, const Case& c, const PropertyOptions& o, const RunOptions& r = {});
 // A verdict for a run that returned an error on valid input.
 Verdict run_failed(const std::string& property, const Case& c, const std::string& what, const Status& s);
 // Adds a failing comparison to v (marks the output failed, fails v).

@@ -76,8 +76,13 @@ std::string svg_chart(const std::vector<Sample>& v, double Sample::*field, const
 
 void add_counts(json& total, const json& part) {
   for (auto it = part.begin(); it != part.end(); ++it) {
-    if (it->is_number()) total[it.key()] = total.value(it.key(), int64_t(0)) + it->get<int64_t>();
-    else if (it->is_object()) add_counts(total[it.key()], *it);
+    json& t = total[it.key()];
+    if (it->is_number()) {
+      t = (t.is_number() ? t.get<int64_t>() : 0) + it->get<int64_t>();
+    } else if (it->is_object()) {
+      if (!t.is_object()) t = json::object();
+      add_counts(t, *it);
+    }
   }
 }
 

@@ -2,8 +2,10 @@
 // fuzz loop itself.
 //   seeds DIR                       write seed inputs (fuzz/make_seeds.sh names them by sha1)
 //   decode INPUT...                 print what fuzz bytes decode to (--json: as a corpus file)
-//   regress INPUT --out DIR         turn a crash input into JSON regression case(s) with repro
-//                                   commands; prints one JSON line per failure (exit 3: no failure)
+//   regress INPUT --out DIR [--seconds S]
+//                                   turn a crash input into JSON regression case(s), each shrunk
+//                                   by shrink_case (budget S, default 30 s) with its repro
+//                                   command; prints one JSON line per failure (exit 3: no failure)
 //   check-case FILE|DIR...          run JSON cases through the fuzz checks (exit 1 on failure)
 //   coverage DIR                    check that decoder inputs in DIR cover every index
 //                                   pattern x dtype, value class and plan (exit 1 if not)
@@ -11,7 +13,9 @@
 //   report DIR                      write DIR/report.{json,md,html} for a campaign
 // Implementations and properties come from GATECHECK_FUZZ_IMPL / _PROPERTIES
 // (gate_residual_target.h), or --impl SPEC (repeatable).
+#include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -24,6 +28,7 @@
 #include <vector>
 
 #include "../../properties/case_json.h"
+#include "../../properties/shrink.h"
 #include "../case_decoder.h"
 #include "../fuzz_stats.h"
 #include "../gate_residual_target.h"
@@ -38,7 +43,7 @@ namespace {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: gatecheck-fuzz-tools seeds DIR | decode [--json] INPUT... | regress INPUT --out DIR "
+               "usage: gatecheck-fuzz-tools seeds DIR | decode [--json] INPUT... | regress INPUT --out DIR [--seconds S] "
                "[--impl SPEC]... | check-case [--impl SPEC]... FILE|DIR... | bench [--seconds S] | report DIR\n");
   return 2;
 }
@@ -52,7 +57,7 @@ std::vector<uint8_t> read_bytes(const std::string& path) {
 struct Args {
   std::vector<std::string> positional, impls;
   std::string out;
-  double seconds = 5;
+  double seconds = -1;  // bench: run time (default 5); regress: shrink budget (default 30)
   bool json = false;
 };
 
@@ -94,19 +99,34 @@ int cmd_decode(const Args& a) {
   return 0;
 }
 
-// Crash input -> regression JSON case(s). The case is the decoded input;
-// libFuzzer's -minimize_crash has already shrunk the bytes.
+// Crash input -> regression JSON case(s): decode, find the claimed failures,
+// shrink each with the domain shrinker (shrink_case: rows, dim, gates, plan,
+// values) and save the minimal case with its repro command.
 int cmd_regress(const Args& a) {
   if (a.positional.size() != 1 || a.out.empty()) return usage();
   const auto b = read_bytes(a.positional[0]);
   const Case c = decode_case(b.data(), b.size());
   setenv("GATECHECK_FUZZ_IGNORE", "", 1);  // report even known signatures here
+  const TargetConfig& cfg = target_config();
   const auto found = run_fuzz_input(b.data(), b.size());
   for (const auto& f : found) {
-    const std::string path = save_failure(a.out, c, f);
+    const size_t i = size_t(std::find(cfg.specs.begin(), cfg.specs.end(), f.spec) - cfg.specs.begin());
+    Case minimal = c;
+    FoundFailure shrunk = f;
+    std::string note = "found by fuzz_gate_residual from input " + a.positional[0];
+    try {
+      const ShrinkResult r = shrink_case(cfg.impls[i], f.failure.verdict.property, c, nullptr, a.seconds > 0 ? a.seconds : 30);
+      minimal = r.minimal;
+      shrunk.failure.verdict = r.verdict;
+      note += "; shrunk by shrink_case in " + std::to_string(r.steps) + " steps (" + std::to_string(r.attempts) +
+              " tries" + (r.cut_short ? ", cut short" : "") + ") from " + describe(c);
+    } catch (const std::exception& e) {
+      note += "; not shrunk: " + std::string(e.what());
+    }
+    const std::string path = save_failure(a.out, minimal, shrunk, note);
     nlohmann::json j = {{"signature", f.failure.signature}, {"property", f.failure.verdict.property},
                         {"impl", f.spec},  {"case", path},  {"repro", repro_command(path, f.spec)},
-                        {"shape", describe(c)}, {"input", a.positional[0]}};
+                        {"shape", describe(minimal)}, {"found_as", describe(c)}, {"input", a.positional[0]}};
     std::cout << j.dump() << std::endl;
   }
   return found.empty() ? 3 : 0;
@@ -149,27 +169,23 @@ int cmd_coverage(const Args& a) {
     const auto b = read_bytes(e.path().string());
     DecodeInfo info;
     const Case c = decode_case(b.data(), b.size(), {}, &info);
-    seen.insert(std::string(index_pattern_name(info.pattern)) + " x " + dtype_name(c.dtype));
-    seen.insert(std::string("values ") + value_class_name(info.values));
-    seen.insert(std::string("plan ") + plan_kind_name(info.plan));
+    seen.insert(info.spec.index_pattern + " x " + dtype_name(c.dtype));
+    seen.insert("values " + info.spec.value_class);
+    seen.insert("plan " + plan_choice_name(info.plan));
   }
+  std::vector<std::string> want;
+  for (const auto& p : all_index_patterns())
+    for (DType t : {DType::bf16, DType::f16, DType::f32}) want.push_back(p + " x " + dtype_name(t));
+  for (const auto& v : all_value_classes()) want.push_back("values " + v);
+  for (int k = 0; k < plan_choices(); ++k) want.push_back("plan " + plan_choice_name(k));
   int missing = 0;
-  for (int p = 0; p < int(IndexPattern::count); ++p)
-    for (DType t : {DType::bf16, DType::f16, DType::f32}) {
-      const std::string k = std::string(index_pattern_name(IndexPattern(p))) + " x " + dtype_name(t);
-      if (!seen.count(k)) { std::cout << "missing: " << k << "\n"; ++missing; }
-    }
-  for (int v = 0; v < int(ValueClass::count); ++v)
-    if (!seen.count(std::string("values ") + value_class_name(ValueClass(v)))) {
-      std::cout << "missing: values " << value_class_name(ValueClass(v)) << "\n";
+  for (const auto& w : want)
+    if (!seen.count(w)) {
+      std::cout << "missing: " << w << "\n";
       ++missing;
     }
-  for (int k = 0; k < int(PlanKind::count); ++k)
-    if (!seen.count(std::string("plan ") + plan_kind_name(PlanKind(k)))) {
-      std::cout << "missing: plan " << plan_kind_name(PlanKind(k)) << "\n";
-      ++missing;
-    }
-  std::cout << a.positional[0] << ": " << seen.size() << " classes covered, " << missing << " missing\n";
+  std::cout << a.positional[0] << ": " << want.size() - size_t(missing) << " of " << want.size()
+            << " classes covered (index pattern x dtype, value class, plan)\n";
   return missing ? 1 : 0;
 }
 
@@ -178,15 +194,19 @@ int cmd_coverage(const Args& a) {
 int cmd_bench(const Args& a) {
   uint64_t s = 12345;
   std::vector<uint8_t> bytes(64);
-  int64_t n = 0;
+  int64_t n = 0, failures = 0;
+  const std::clock_t cpu0 = std::clock();  // CPU time too: a shared machine steals wall time
   const auto t0 = std::chrono::steady_clock::now();
   double elapsed = 0;
-  while (elapsed < a.seconds) {
+  const double seconds = a.seconds > 0 ? a.seconds : 5;
+  while (elapsed < seconds) {
     for (auto& b : bytes) b = uint8_t((s = s * 6364136223846793005ull + 1442695040888963407ull) >> 56);
     const auto found = run_fuzz_input(bytes.data(), bytes.size());
-    if (!found.empty()) {
-      std::fprintf(stderr, "bench: a claimed failure (%s): fix it before benchmarking\n", found[0].failure.signature.c_str());
-      return 1;
+    if (!found.empty() && failures++ == 0) {  // counted, and the first one kept for a look
+      std::ofstream("bench-failure.bin", std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                                                 std::streamsize(bytes.size()));
+      std::fprintf(stderr, "bench: a claimed failure (%s) on input bench-failure.bin:\n%s\n",
+                   found[0].failure.signature.c_str(), found[0].failure.verdict.message.c_str());
     }
     ++n;
     elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -195,8 +215,11 @@ int cmd_bench(const Args& a) {
   const auto& cfg = target_config();
   std::string impls;
   for (const auto& sp : cfg.specs) impls += (impls.empty() ? "" : ",") + sp;
-  std::printf("fuzz_gate_residual body: %lld execs in %.1f s = %.0f execs/s on one core (impl %s, %zu properties)\n",
-              (long long)n, elapsed, double(n) / elapsed, impls.c_str(), cfg.properties.size());
+  const double cpu = double(std::clock() - cpu0) / CLOCKS_PER_SEC;
+  std::printf("fuzz_gate_residual body: %lld execs in %.1f s wall, %.1f s CPU = %.0f execs/s, %.0f per CPU-second "
+              "(impl %s, %zu properties, error features %s); %lld inputs with a claimed failure\n",
+              (long long)n, elapsed, cpu, double(n) / elapsed, double(n) / cpu, impls.c_str(), cfg.properties.size(),
+              cfg.error_features ? "on" : "off", (long long)failures);
   return 0;
 }
 

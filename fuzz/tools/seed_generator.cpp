@@ -45,9 +45,8 @@ int write_seeds(const std::string& dir) {
     const Case c = decode_case(bytes.data(), bytes.size(), {}, &info);
     if (c.rows > 40) continue;  // seeds stay quick; the fuzzer grows them
     const std::string t = dtype_name(c.dtype);
-    const std::string keys[] = {std::string("p:") + index_pattern_name(info.pattern) + t,
-                                std::string("v:") + value_class_name(info.values) + t,
-                                std::string("k:") + plan_kind_name(info.plan) + t};
+    const std::string keys[] = {"p:" + info.spec.index_pattern + t, "v:" + info.spec.value_class + t,
+                                "k:" + plan_choice_name(info.plan) + t};
     bool fresh = false;
     for (const auto& k : keys) fresh = seen.insert(k).second || fresh;
     if (!fresh) continue;

@@ -1,10 +1,15 @@
 // gatecheck: differential fuzzing and property testing of gate_residual.
 #include <CLI/CLI.hpp>
+#include <unistd.h>
 
 #include <cstdio>
+#include <iostream>
 #include <exception>
 
+#include "../../bench/kernel_bench.h"
+#include "../../properties/harness_bench.h"
 #include "cli.h"
+#include "implementations_from_args.h"
 
 int main(int argc, char** argv) {
   using namespace gatecheck;
@@ -41,6 +46,22 @@ int main(int argc, char** argv) {
   s->add_option("--out", shrink.out, "where to write the minimal case (default: FILE with .min.json)");
   s->add_option("--seconds", shrink.seconds, "time cap")->capture_default_str();
 
+  bool harness_bench_flag = false;
+  gatecheck::HarnessBenchOptions hb;
+  std::vector<std::string> bench_impls;
+  auto* b = app.add_subcommand("bench", "benchmarks: the CUDA kernels vs torch eager vs the copy ceiling (GPU), "
+                                        "or with --harness the property harness's cases/s per property");
+  b->add_flag("--harness", harness_bench_flag, "cases per second per property on this machine (CPU)");
+  b->add_option("--impl", bench_impls, "--harness: implementations (default host)");
+  b->add_option("--seconds-per-property", hb.seconds_per_property, "--harness: time per property")->capture_default_str();
+  b->allow_extras();  // the kernel benchmark's own options (gatecheck bench --help-kernel lists them)
+
+  auto* n = app.add_subcommand("nightly", "the nightly fuzz campaign (fuzz/nightly.sh): --hours H "
+                                          "[--gpus N | --jobs N] [--impl SPEC]... --out DIR");
+  n->allow_extras();
+  n->prefix_command();
+  n->set_help_flag();  // --help goes to the script
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -51,6 +72,32 @@ int main(int argc, char** argv) {
     if (*c) return cmd_check(check);
     if (*r) return cmd_repro(repro);
     if (*s) return cmd_shrink(shrink);
+    if (*b) {
+      if (harness_bench_flag) {
+        std::vector<Implementation> impls;
+        try {
+          impls = implementations_from_args(bench_impls.empty() ? std::vector<std::string>{"host"} : bench_impls, "", "");
+        } catch (const ImplArgsError& e) {
+          std::fprintf(stderr, "gatecheck bench: %s\n", e.message.c_str());
+          return e.exit_code;
+        }
+        return run_harness_bench(impls, hb, std::cout);
+      }
+      std::vector<std::string> rest = b->remaining();
+      std::vector<char*> args{argv[0]};
+      for (auto& x : rest) args.push_back(x.data());
+      return run_kernel_bench(int(args.size()), args.data());
+    }
+    if (*n) {
+      const std::string script = std::string(GATECHECK_SOURCE_DIR) + "/fuzz/nightly.sh";
+      std::vector<std::string> rest = n->remaining();
+      std::vector<char*> args{const_cast<char*>(script.c_str())};
+      for (auto& x : rest) args.push_back(x.data());
+      args.push_back(nullptr);
+      execv(script.c_str(), args.data());
+      std::fprintf(stderr, "gatecheck nightly: cannot run %s\n", script.c_str());
+      return kExitCannotRun;
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gatecheck: %s\n", e.what());
     return kExitUsage;

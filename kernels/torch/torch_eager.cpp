@@ -16,6 +16,7 @@
 
 #include <cuda_runtime.h>
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <exception>
 #include <string>
@@ -132,6 +133,18 @@ Status backward(const gatecheck_problem& p, const void* grad_out, const void* ga
   return finish(p);
 }
 
+// A forked child (call_isolated, or any caller's fork; --isolate itself runs
+// torch-eager in a fresh process) has none of the parent's OpenMP threads,
+// yet the OpenMP runtime still counts on them: the first parallel region
+// would wait forever (seen with LibTorch 2.11 on 16 cores). So a process that
+// is not the one that first used LibTorch here runs it on one thread.
+void single_threaded_after_fork() {
+  static pid_t owner = ::getpid();
+  if (::getpid() == owner) return;
+  owner = ::getpid();
+  at::set_num_threads(1);
+}
+
 // ---- the C ABI ------------------------------------------------------------
 
 int to_abi(const Status& s) {
@@ -145,6 +158,7 @@ int to_abi(const Status& s) {
 template <class F>
 int guarded(const char* op, F&& f) {
   try {
+    single_threaded_after_fork();
     return to_abi(f());
   } catch (const c10::Error& e) {
     return to_abi(Status::error(ErrorKind::implementation,
@@ -184,6 +198,8 @@ const char* abi_last_error() { return g_last_error.c_str(); }
 constexpr uint32_t kCpu = 1u << GATECHECK_CPU, kCuda = 1u << GATECHECK_CUDA;
 
 }  // namespace
+
+std::string libtorch_version() { return TORCH_VERSION; }
 
 const gatecheck_plugin* torch_eager_plugin(Device d) {
   static const gatecheck_plugin cpu = {GATECHECK_ABI_VERSION, "torch-eager", kCpu,

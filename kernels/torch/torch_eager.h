@@ -5,6 +5,8 @@
 // compile cost stays in one translation unit.
 #pragma once
 
+#include <string>
+
 #include "../gate_residual.h"
 
 namespace gatecheck {
@@ -21,5 +23,9 @@ namespace gatecheck {
 // asynchronous: this build must compile against a CPU-only LibTorch, which has
 // no c10::cuda stream API).
 const gatecheck_plugin* torch_eager_plugin(Device d);
+
+// The LibTorch this was built against, e.g. "1.13.0". Its numerics differ
+// between versions (tests/impls: grad_gate accumulation on the CPU).
+std::string libtorch_version();
 
 }  // namespace gatecheck

@@ -87,6 +87,31 @@ TEST(Isolate, TheOutOfBoundsFindingSurvivesIsolation) {
   EXPECT_EQ(r.memory[0].kind, MemoryFinding::oob_write);
 }
 
+// The fresh-process child (used for CUDA, tested here on the CPU): this test
+// binary is re-executed and answers before main().
+TEST(FreshProcess, ResultsComeBackBitForBit) {
+  for (const Implementation& impl : {plugin(GC_EXAMPLE_PLUGIN), plugin(GC_PLUGIN_OOB_WRITE),
+                                     make_implementation("host", Device::cpu)}) {
+    RunOptions opt;
+    opt.poison = 1;
+    const Case c = random_case(DType::bf16, 12, 5, 3, 4);
+    SCOPED_TRACE(impl.label() + " " + describe(c));
+    expect_same(run_case_in_fresh_process(impl, c, opt, 60), run_case(impl, c, opt));
+  }
+}
+
+TEST(FreshProcess, CrashHangAndUnknownImplementationAreReported) {
+  RunResult r = run_case_in_fresh_process(plugin(GC_PLUGIN_SEGFAULT), random_case(DType::f32, 13, 4, 2, 1), {}, 60);
+  expect_contains(r.status.message, "SIGSEGV");
+  r = run_case_in_fresh_process(plugin(GC_PLUGIN_HANG), random_case(DType::f32, 13, 4, 2, 1), {}, 3);
+  expect_contains(r.status.message, "hung: no result within 3 s");
+  Implementation unknown = plugin(GC_EXAMPLE_PLUGIN);
+  unknown.name = "no-such-implementation";
+  r = run_case_in_fresh_process(unknown, random_case(DType::f32, 2, 2, 1, 1), {}, 60);
+  EXPECT_EQ(r.status.kind, ErrorKind::implementation);
+  expect_contains(r.status.message, "unknown implementation 'no-such-implementation'");
+}
+
 TEST(CallIsolated, ReturnsTheChildsStatus) {
   EXPECT_TRUE(call_isolated([] { return Status::success(); }, 30).ok());
   const Status s = call_isolated([] { return Status::error(ErrorKind::no_gates, "gates = 0 with rows = 3"); }, 30);

@@ -4,19 +4,21 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "bits_equal.h"
+#include "grad_gate_accuracy.h"
 #include "harness/isolate.h"
 #include "harness/runner.h"
 #include "kernels/gate_residual_math.h"
 #include "kernels/host/gate_residual_host.h"
 #include "kernels/torch/torch_eager.h"
+#include "oracles/oracle.h"
 #include "random_case.h"
-#include "tests/gpu.h"
 
 namespace gatecheck {
 namespace {
@@ -83,14 +85,98 @@ TEST(TorchEager, RoundedOutputsMatchTheHostTwinBitForBit) {
   }
 }
 
-// The comparison above can fail: LibTorch's bf16 grad_gate, accumulated in
-// bf16, is not the host twin's fp32 sum on a long segment.
-TEST(TorchEager, BitwiseComparisonSeesBf16GradGateAccumulation) {
-  const Case c = random_case(DType::bf16, 600, 16, 1, 42);
+// ---- against the oracle's eager rounding model --------------------------------
+
+// Whether this LibTorch's CPU grad_gate accumulates in dtype t (as the eager
+// model does), read with the order-free probe in grad_gate_accuracy.h.
+bool accumulates_in_dtype(DType t) {
+  if (t == DType::f32) return true;
+  return test::sum_of_4096_ones(torch_cpu(), t) == (t == DType::bf16 ? test::kSumInBf16 : test::kSumInF16);
+}
+
+// Signed zeros, infinities, NaN, subnormals and values whose product
+// overflows, mixed into N(0,1) data, so NaN/Inf/-0 propagation is compared too.
+Case special_case(DType t, int64_t rows, int64_t dim, int64_t gates, uint64_t seed) {
+  Case c = random_case(t, rows, dim, gates, seed);
+  const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-40f, -3e-8f, 6e4f, -3e38f, 1e30f};
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> pick(0, 9), which(0, 3);
+  for (HostTensor* v : {&c.res, &c.gate, &c.y, &c.grad_out})
+    for (int64_t i = 0; i < v->numel(); ++i)
+      if (which(rng) == 0) v->set_value_rn(i, specials[pick(rng)]);
+  c.value_class = "specials";
+  return c;
+}
+
+// LibTorch 2.11's CPU grad_gate, as measured on the GPU machine: the bf16/f16
+// terms g*y are rounded to the dtype (mul's backward makes a dtype tensor),
+// then summed in fp32 (the 4096-ones probe gives 4096) in row order from +0,
+// and rounded once. Rounding each term exceeds the oracle's bound on short
+// segments (7x on 7 rows) and turns an overflowing term into Inf.
+HostTensor grad_gate_of_rounded_terms(const Case& c) {
+  std::vector<float> sum(size_t(c.gates * c.dim), 0.0f);
+  for (int64_t r = 0; r < c.rows; ++r)
+    for (int64_t j = 0; j < c.dim; ++j) {
+      const int64_t i = r * c.dim + j;
+      const float term = bits_to_float(c.dtype, float_to_bits_rn(c.dtype, c.grad_out.value(i) * c.y.value(i)));
+      sum[size_t(c.index[size_t(r)] * c.dim + j)] += term;
+    }
+  HostTensor g(c.dtype, c.gates, c.dim);
+  for (int64_t k = 0; k < g.numel(); ++k) g.set_value_rn(k, sum[size_t(k)]);
+  return g;
+}
+
+void expect_bitwise(const char* name, const HostTensor& got, const HostTensor& want, const std::string& what) {
+  // NaN payloads are LibTorch's own; grad_res is g passed through, bit for bit.
+  const bool nan_any = std::string(name) != "grad_res";
+  const Comparison cmp = compare_bitwise(name, got, want, nan_any);
+  EXPECT_TRUE(cmp.ok()) << what << "\n" << cmp.summary();
+}
+
+// LibTorch eager is the eager rounding model, bit for bit, on long segments
+// and special values too. grad_gate is the model's where this LibTorch
+// accumulates in the dtype (f32 always; bf16/f16 with LibTorch 1.13), and the
+// rounded-terms fp32 sum above where it does not (LibTorch 2.11 on the CPU).
+TEST(TorchEager, MatchesTheEagerModelBitForBit) {
+  uint64_t seed = 300;
+  for (DType t : kDTypes) {
+    const bool in_dtype = accumulates_in_dtype(t);
+    for (const Shape& s : kShapes)
+      for (const bool specials : {false, true}) {
+        const Case c = specials ? special_case(t, s.rows, s.dim, s.gates, seed++)
+                                : random_case(t, s.rows, s.dim, s.gates, seed++);
+        const std::string what = describe(c) + " (" + s.why + ")";
+        const RunResult got = run_case(torch_cpu(), c);
+        expect_clean(got, what);
+        const Outputs want = eager_model(c);
+        for (const char* name : {"out", "grad_res", "grad_y"})
+          expect_bitwise(name, output_by_name(got.outputs, name), output_by_name(want, name), what);
+        expect_bitwise("grad_gate", got.outputs.grad_gate,
+                       in_dtype ? want.grad_gate : grad_gate_of_rounded_terms(c), what);
+      }
+  }
+}
+
+// The rounded-terms model is not the eager model: on 1.13 (here) the check
+// above would fail with it, so the branch matters.
+TEST(TorchEager, RoundedTermsModelDiffersFromTheEagerModel) {
+  const Case c = random_case(DType::bf16, 600, 16, 2, 31);
+  EXPECT_FALSE(compare_bitwise("grad_gate", grad_gate_of_rounded_terms(c), eager_model(c).grad_gate).ok());
+}
+
+// The comparison above can fail: against the model of a case that differs in
+// one y element, exactly that row's out and grad_gate differ.
+TEST(TorchEager, EagerModelComparisonSeesOneChangedInput) {
+  const Case c = random_case(DType::bf16, 40, 8, 3, 77);
+  Case changed = c;
+  changed.y.set_value_rn(5 * 8 + 2, c.y.value(5 * 8 + 2) * 2 + 1);
   const RunResult got = run_case(torch_cpu(), c);
-  const RunResult want = run_case(host(), c);
-  expect_clean(got, describe(c));
-  EXPECT_FALSE(bits_equal("grad_gate", got.outputs.grad_gate, want.outputs.grad_gate));
+  const Outputs want = eager_model(changed);
+  const Comparison out = compare_bitwise("out", got.outputs.out, want.out);
+  EXPECT_EQ(out.failed, 1) << out.summary();
+  EXPECT_EQ(out.first_bad, 5 * 8 + 2);
+  EXPECT_TRUE(compare_bitwise("grad_y", got.outputs.grad_y, want.grad_y).ok());
+  EXPECT_FALSE(compare_bitwise("grad_gate", got.outputs.grad_gate, want.grad_gate).ok());
 }
 
 TEST(TorchEager, EmptyProblemsAreValid) {
@@ -206,28 +292,29 @@ TEST(TorchEager, LibTorchExceptionsBecomeErrors) {
 }
 
 // ---- the documented finding: eager's grad_gate accumulates in the dtype -----
+// LibTorch 1.13's CPU index_add (index_select's backward) adds each row's term
+// into the bf16/f16 buffer, rounding every time; LibTorch 2.11's CPU kernel
+// was measured to sum the (dtype-rounded) terms in fp32 instead (0.0023
+// below, the host twin's error). So each test first reads which one this LibTorch does, with an
+// order-free probe, requires the 1.13 behaviour from a 1.x LibTorch, and then
+// requires the error that behaviour implies on a long segment.
 
-// max |got - exact| / max |exact| over grad_gate, exact in float64, as the
-// prior art measures it.
-double grad_gate_relative_error(const Case& c, const HostTensor& got) {
-  std::vector<double> exact(size_t(c.gates * c.dim), 0.0);
-  for (int64_t r = 0; r < c.rows; ++r)
-    for (int64_t j = 0; j < c.dim; ++j)
-      exact[size_t(c.index[size_t(r)] * c.dim + j)] +=
-          double(c.grad_out.value(r * c.dim + j)) * double(c.y.value(r * c.dim + j));
-  double err = 0, mag = 0;
-  for (size_t i = 0; i < exact.size(); ++i) {
-    err = std::max(err, std::fabs(double(got.value(int64_t(i))) - exact[i]));
-    mag = std::max(mag, std::fabs(exact[i]));
-  }
-  return err / mag;
-}
+using test::grad_gate_relative_error;
+using test::sum_of_4096_ones;
 
-// One gate, 4097 rows, dim 64, N(0,1) data with the gate x0.1, as the prior
-// art (relative error 0.043 on a B200; about 0.04 with LibTorch 1.13 here).
+// One gate, 4097 rows, dim 64, N(0,1) data with the gate x0.1. The prior art
+// saw relative error 0.043 (CUDA, 9 gates, dim 5376); LibTorch 1.13 on the
+// CPU here gives 0.099 on this one segment (0.059 in the prior art's shape).
 // The host twin, which sums in fp32 and rounds once, is the control: the
-// same measure must be small for it, so the measure can tell them apart.
-TEST(TorchEagerFinding, Bf16GradGateIsInaccurateOnALongSegment) {
+// same measure must be small for it, so the measure tells the two apart.
+TEST(TorchEagerFinding, Bf16GradGateIsInaccurateWhereItAccumulatesInBf16) {
+  const double probe = sum_of_4096_ones(torch_cpu(), DType::bf16);
+  std::printf("LibTorch %s cpu: 4096 bf16 ones sum to %g\n", libtorch_version().c_str(), probe);
+  if (libtorch_version().rfind("1.", 0) == 0) {
+    EXPECT_EQ(probe, test::kSumInBf16) << "LibTorch 1.x accumulates in bf16";
+  }
+  ASSERT_TRUE(probe == test::kSumInBf16 || probe == test::kSumInF32) << probe;
+
   const Case c = random_case(DType::bf16, 4097, 64, 1, 2024);
   const RunResult eager = run_case(torch_cpu(), c);
   const RunResult twin = run_case(host(), c);
@@ -235,13 +322,23 @@ TEST(TorchEagerFinding, Bf16GradGateIsInaccurateOnALongSegment) {
   expect_clean(twin, describe(c));
   const double eager_err = grad_gate_relative_error(c, eager.outputs.grad_gate);
   const double twin_err = grad_gate_relative_error(c, twin.outputs.grad_gate);
-  RecordProperty("eager_bf16_rel_err", std::to_string(eager_err));
   std::printf("bf16 grad_gate relative error at 4097 rows: torch-eager %.4f, host %.5f\n", eager_err, twin_err);
-  EXPECT_GT(eager_err, 0.01) << "torch-eager's bf16 grad_gate is documented as inaccurate here";
   EXPECT_LT(twin_err, 0.005) << "the host twin rounds once and must be accurate";
+  if (probe == test::kSumInBf16) {
+    EXPECT_GT(eager_err, 0.01) << "accumulating 4097 terms in bf16 must show";
+  } else {
+    EXPECT_LT(eager_err, 0.005) << "an fp32 accumulation must be as accurate as the host twin";
+  }
 }
 
-TEST(TorchEagerFinding, F16GradGateLosesAccuracyToo) {
+TEST(TorchEagerFinding, F16GradGateLosesAccuracyWhereItAccumulatesInF16) {
+  const double probe = sum_of_4096_ones(torch_cpu(), DType::f16);
+  std::printf("LibTorch %s cpu: 4096 f16 ones sum to %g\n", libtorch_version().c_str(), probe);
+  if (libtorch_version().rfind("1.", 0) == 0) {
+    EXPECT_EQ(probe, test::kSumInF16) << "LibTorch 1.x accumulates in f16";
+  }
+  ASSERT_TRUE(probe == test::kSumInF16 || probe == test::kSumInF32) << probe;
+
   const Case c = random_case(DType::f16, 4097, 64, 1, 2024);
   const RunResult eager = run_case(torch_cpu(), c);
   const RunResult twin = run_case(host(), c);
@@ -249,12 +346,17 @@ TEST(TorchEagerFinding, F16GradGateLosesAccuracyToo) {
   const double eager_err = grad_gate_relative_error(c, eager.outputs.grad_gate);
   const double twin_err = grad_gate_relative_error(c, twin.outputs.grad_gate);
   std::printf("f16 grad_gate relative error at 4097 rows: torch-eager %.5f, host %.6f\n", eager_err, twin_err);
-  EXPECT_GT(eager_err, 4 * twin_err);
+  if (probe == test::kSumInF16) {
+    EXPECT_GT(eager_err, 4 * twin_err);
+  } else {
+    EXPECT_LT(eager_err, 2 * twin_err + 1e-4);
+  }
 }
 
-// --isolate forks after LibTorch has run its CPU thread pool in this process
-// (the 4097-row case above is large enough to go parallel): the child must
-// still compute, and return the same bits.
+// --isolate runs torch-eager in a fresh process: a forked child would
+// inherit a LibTorch whose thread pools (OpenMP, autograd) it does not have
+// (a hang, then an autograd refusal, seen with LibTorch 2.11 on 16 cores).
+// The parent here has run parallel work first (4097 rows go parallel).
 TEST(TorchEager, RunsIsolatedAfterParallelWorkInTheParent) {
   const Case big = random_case(DType::bf16, 4097, 64, 3, 5);
   const RunResult parent = run_case(torch_cpu(), big);
@@ -263,97 +365,6 @@ TEST(TorchEager, RunsIsolatedAfterParallelWorkInTheParent) {
   expect_clean(child, "isolated " + describe(big));
   for (const char* name : kOutputNames)
     EXPECT_TRUE(bits_equal(name, output_by_name(child.outputs, name), output_by_name(parent.outputs, name)));
-}
-
-// ---- CUDA (needs a GPU and a CUDA build of LibTorch) -----------------------
-
-const gatecheck_plugin* torch_cuda_or_skip() {
-  return cuda_available() ? torch_eager_plugin(Device::cuda) : nullptr;
-}
-
-TEST(TorchEagerCuda, RoundedOutputsMatchTheHostTwinBitForBit) {
-  GATECHECK_REQUIRE_GPU();
-  if (!torch_cuda_or_skip()) GTEST_SKIP() << "this LibTorch cannot run on cuda";
-  const Implementation gpu = make_implementation("torch-eager", Device::cuda);
-  uint64_t seed = 100;
-  for (DType t : kDTypes)
-    for (const Shape& s : kShapes) {
-      const Case c = random_case(t, s.rows, s.dim, s.gates, seed++);
-      const RunResult got = run_case(gpu, c);
-      const RunResult want = run_case(host(), c);
-      expect_clean(got, describe(c));
-      EXPECT_TRUE(bits_equal("out", got.outputs.out, want.outputs.out)) << describe(c);
-      EXPECT_TRUE(bits_equal("grad_res", got.outputs.grad_res, want.outputs.grad_res)) << describe(c);
-      EXPECT_TRUE(bits_equal("grad_y", got.outputs.grad_y, want.outputs.grad_y)) << describe(c);
-    }
-}
-
-TEST(TorchEagerCuda, BadIndexIsAnErrorNotADeviceAssert) {
-  GATECHECK_REQUIRE_GPU();
-  if (!torch_cuda_or_skip()) GTEST_SKIP() << "this LibTorch cannot run on cuda";
-  const Implementation gpu = make_implementation("torch-eager", Device::cuda);
-  Case c = random_case(DType::f32, 5, 4, 2, 3);
-  c.index[3] = 2;
-  const RunResult r = run_case(gpu, c);
-  EXPECT_EQ(r.status.kind, ErrorKind::index_out_of_range) << r.status.message;
-  EXPECT_NE(r.status.message.find("index[3] = 2"), std::string::npos) << r.status.message;
-  expect_clean(run_case(gpu, random_case(DType::f32, 5, 4, 2, 3)), "the same device afterwards");
-}
-
-// --isolate on cuda: the child initialises CUDA itself, which works when the
-// parent has only asked whether a device exists (as make_implementation and
-// these skips do) and has run nothing on it. A threadsafe death test
-// re-executes this binary for the statement, so earlier tests cannot have
-// used CUDA in the process that forks.
-TEST(TorchEagerCuda, RunsIsolatedWhenTheParentHasNotUsedCuda) {
-  GATECHECK_REQUIRE_GPU();
-  if (!torch_cuda_or_skip()) GTEST_SKIP() << "this LibTorch cannot run on cuda";
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(
-      {
-        const Implementation gpu = make_implementation("torch-eager", Device::cuda);
-        const Case c = random_case(DType::bf16, 300, 64, 9, 8);
-        const RunResult got = run_case_isolated(gpu, c, {}, 120);
-        const RunResult want = run_case(host(), c);
-        std::fprintf(stderr, "isolated: %s\n", got.status.ok() ? "ok" : got.status.message.c_str());
-        std::_Exit(got.status.ok() && got.outputs.out == want.outputs.out ? 0 : 1);
-      },
-      ::testing::ExitedWithCode(0), "isolated: ok");
-}
-
-// The limit of the above, measured: once the parent has run CUDA work, the
-// child cannot use CUDA; that must come back as a reported error (not a hang
-// and not a dead parent).
-TEST(TorchEagerCuda, IsolatedAfterTheParentUsedCudaIsAReportedError) {
-  GATECHECK_REQUIRE_GPU();
-  if (!torch_cuda_or_skip()) GTEST_SKIP() << "this LibTorch cannot run on cuda";
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(
-      {
-        const Implementation gpu = make_implementation("torch-eager", Device::cuda);
-        const Case c = random_case(DType::bf16, 30, 8, 3, 8);
-        const RunResult first = run_case(gpu, c);
-        const RunResult got = run_case_isolated(gpu, c, {}, 60);
-        std::fprintf(stderr, "parent: %s; isolated: %s\n", first.status.ok() ? "ok" : first.status.message.c_str(),
-                     got.status.ok() ? "ok" : got.status.message.c_str());
-        std::_Exit(first.status.ok() ? 0 : 1);
-      },
-      ::testing::ExitedWithCode(0), "isolated: ");
-}
-
-// The second documented finding: index_add on CUDA uses atomics, so a long
-// segment's bf16 grad_gate differs from run to run.
-TEST(TorchEagerCudaFinding, GradGateIsNotRepeatable) {
-  GATECHECK_REQUIRE_GPU();
-  if (!torch_cuda_or_skip()) GTEST_SKIP() << "this LibTorch cannot run on cuda";
-  const Implementation gpu = make_implementation("torch-eager", Device::cuda);
-  const Case c = random_case(DType::bf16, 4097, 64, 1, 2024);
-  const RunResult first = run_case(gpu, c);
-  expect_clean(first, describe(c));
-  bool differed = false;
-  for (int run = 0; run < 20 && !differed; ++run)
-    differed = !bits_equal("grad_gate", run_case(gpu, c).outputs.grad_gate, first.outputs.grad_gate);
-  EXPECT_TRUE(differed) << "20 reruns gave bit-identical grad_gate";
 }
 
 }  // namespace

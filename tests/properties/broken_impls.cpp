@@ -1,6 +1,7 @@
 #include "broken_impls.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -25,8 +26,19 @@ void flip_bit(void* base, int64_t i, const gatecheck_problem* p, uint32_t bit) {
 // A high mantissa bit: changes a normal value by 25% or more of its size.
 uint32_t big_bit(const gatecheck_problem* p) { return esize(p) == 4 ? 0x00400000u : p->dtype == GATECHECK_F16 ? 0x0200u : 0x0040u; }
 
+// Dies the way an unchecked kernel does on a wild index: a write to an unmapped page.
+[[noreturn]] void die() {
+  volatile int* wild = nullptr;
+  *wild = 1;
+  std::abort();
+}
+
 template <Bug B>
 int fwd(const gatecheck_problem* p, const void* res, const void* gate, const int64_t* index, const void* y, void* out) {
+  if (B == Bug::crashes_always) die();
+  if (B == Bug::crashes_on_bad_index && p && index)
+    for (int64_t r = 0; r < p->rows; ++r)
+      if (index[r] < 0 || index[r] >= p->gates) die();
   if (B == Bug::accepts_bad_index && p && p->rows > 0 && p->gates > 0 && index) {
     std::vector<int64_t> clamped(index, index + p->rows);
     for (auto& k : clamped) k = k < 0 ? 0 : k >= p->gates ? p->gates - 1 : k;
@@ -119,6 +131,8 @@ const char* bug_name(Bug bug) {
     case Bug::accepts_bad_index: return "accepts_bad_index";
     case Bug::vague_errors: return "vague_errors";
     case Bug::fused_forward: return "fused_forward";
+    case Bug::crashes_on_bad_index: return "crashes_on_bad_index";
+    case Bug::crashes_always: return "crashes_always";
   }
   return "?";
 }
@@ -140,6 +154,8 @@ Implementation broken(Bug bug) {
     case Bug::accepts_bad_index: impl.api = plugin<Bug::accepts_bad_index>(); break;
     case Bug::vague_errors: impl.api = plugin<Bug::vague_errors>(); break;
     case Bug::fused_forward: impl.api = plugin<Bug::fused_forward>(); break;
+    case Bug::crashes_on_bad_index: impl.api = plugin<Bug::crashes_on_bad_index>(); break;
+    case Bug::crashes_always: impl.api = plugin<Bug::crashes_always>(); break;
   }
   return impl;
 }

@@ -21,6 +21,8 @@ enum class Bug {
   accepts_bad_index,      // error_inputs: an out-of-range index is clamped, not rejected
   vague_errors,           // error_inputs: rejects, but the message names nothing
   fused_forward,          // eager_exact: out with one rounding (fp32 fma), not eager's two
+  crashes_on_bad_index,   // error_inputs: reads gate[index] unchecked, and dies (SIGSEGV) on a bad one
+  crashes_always,         // any property under isolation: forward dies on every call
 };
 
 // The broken implementation, named "broken:<bug>", claiming the default set

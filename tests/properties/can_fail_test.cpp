@@ -118,6 +118,32 @@ TEST(PropertyCanFail, ErrorInputsSeesAMessageThatNamesNothing) {
   EXPECT_TRUE(contains(v.message, "does not name")) << v.message;
 }
 
+// error_inputs runs its probes in a child process: a plugin that dies on a
+// bad index is reported, with the probe that killed it, and this process lives.
+TEST(PropertyCanFail, ErrorInputsSurvivesACrashingImplementation) {
+  const Case c = hand_case(DType::f32, 4, 3, 2, {0, 1, 1, 0});
+  const Verdict v = passes_then_fails("error_inputs", Bug::crashes_on_bad_index, c);
+  EXPECT_TRUE(contains(v.message, "index out of range (index[2] = 2")) << v.message;
+  EXPECT_TRUE(contains(v.message, "did not return")) << v.message;
+  EXPECT_TRUE(contains(v.message, "SIGSEGV")) << v.message;
+  EXPECT_FALSE(contains(v.message, "null res")) << v.message;  // only the index probes died
+}
+
+// With PropertyOptions::isolate every call runs in a child process: a crash on
+// valid input fails the property instead of killing the run.
+TEST(PropertyCanFail, IsolatedPropertiesReportACrash) {
+  const Case c = hand_case(DType::bf16, 4, 3, 2, {0, 1, 1, 0});
+  PropertyOptions iso;
+  iso.isolate = true;
+  iso.isolate_timeout_seconds = 20;
+  for (const char* p : {"accuracy", "row_invariance", "repeatable", "full_write"}) {
+    const Verdict v = check_property(p, broken(Bug::crashes_always), c, iso);
+    EXPECT_FALSE(v.passed) << p;
+    EXPECT_TRUE(contains(v.message, "SIGSEGV")) << p << ": " << v.message;
+    EXPECT_TRUE(check_property(p, host(), c, iso).passed) << p;
+  }
+}
+
 TEST(PropertyCanFail, EagerExactSeesAFusedForward) {
   const Case c = hand_case(DType::f32, 64, 64, 4, make_index("uniform", 64, 4, 3), 11, "mixed_magnitude");
   const Verdict v = passes_then_fails("eager_exact", Bug::fused_forward, c);

@@ -151,3 +151,41 @@ TEST(HarnessBench, ReportsCasesPerSecondPerProperty) {
 
 }  // namespace
 }  // namespace gatecheck::testing
+
+#include <cstdlib>
+
+namespace gatecheck::testing {
+namespace {
+
+// RC_PARAMS is read once per process, so this runs in a fresh one (a
+// "threadsafe" death test re-executes the binary for just this test).
+TEST(CheckEngineDeathTest, TakesTheReproduceStringFromRcParams) {
+  const Implementation bad = broken(Bug::odd_batch_flip);
+  CheckOptions o;
+  o.properties = {"row_invariance"};
+  o.seed = 42;
+  o.seconds = 0;
+  o.max_cases = 50;
+  o.limits.max_rows = 40;
+  o.limits.max_dim = 12;
+  o.limits.max_gates = 12;
+  o.limits.big_dims = false;
+  o.max_shrink_seconds = 20;
+  const CheckReport first = run_check({bad}, o);
+  ASSERT_TRUE(first.results.at(0).failure.has_value());
+  const Case want = first.results[0].failure->shrunk;
+  const std::string params = "reproduce=" + first.results[0].failure->reproduce;
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("RC_PARAMS", params.c_str(), 1);
+        const CheckReport r = run_check({bad}, o);
+        const bool same = r.results.size() == 1 && r.results[0].cases == 1 && r.results[0].failure &&
+                          r.results[0].failure->shrunk == want;
+        std::exit(same ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+}  // namespace
+}  // namespace gatecheck::testing

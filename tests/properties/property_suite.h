@@ -34,8 +34,9 @@ inline void default_rc_params(const char* params) { setenv("RC_PARAMS", params, 
 // property is a finding (reported by `gatecheck check`), not a test failure.
 // eager_exact is opt-in and claimed by no default contract; its suites exist
 // to assert it, so there every failure counts.
-inline void check_generated(const Implementation& impl, const std::string& property) {
-  const Case c = *gen_case_for(property, suite_limits());
+inline void check_generated(const Implementation& impl, const std::string& property,
+                            const GenLimits& limits = suite_limits()) {
+  const Case c = *gen_case_for(property, limits);
   RC_TAG(c.index_pattern);
   const Verdict v = check_property(property, impl, c);
   const bool counts = property == "eager_exact" || breaks_claim(v, impl.contract, c.dtype);
@@ -59,10 +60,12 @@ inline bool try_implementation(const std::string& spec, Device d, Implementation
 // An RC_GTEST_PROP whose TEST first skips, with the reason, when the
 // implementation is not available here (no GPU, or built without LibTorch).
 // The expansion is RC_GTEST_PROP's own plus that check.
-#define GATECHECK_RC_PROP_FOR(Suite, Name, Spec, Dev, Property)                              \
+#define GATECHECK_RC_PROP_FOR(Suite, Name, Spec, Dev, Property) \
+  GATECHECK_RC_PROP_LIMITS(Suite, Name, Spec, Dev, Property, ::gatecheck::testing::suite_limits())
+#define GATECHECK_RC_PROP_LIMITS(Suite, Name, Spec, Dev, Property, Limits)                   \
   static ::gatecheck::Implementation gc_impl_##Suite##_##Name;                               \
   static void gc_prop_##Suite##_##Name() {                                                   \
-    ::gatecheck::testing::check_generated(gc_impl_##Suite##_##Name, Property);               \
+    ::gatecheck::testing::check_generated(gc_impl_##Suite##_##Name, Property, Limits);       \
   }                                                                                          \
   TEST(Suite, Name) {                                                                        \
     std::string why;                                                                         \

@@ -78,3 +78,32 @@ TEST(TorchEagerFinding, TheCheckEngineReportsItAndStaysGreen) {
 
 }  // namespace
 }  // namespace gatecheck::testing
+
+namespace gatecheck::testing {
+namespace {
+
+// FINDING: torch-eager (CPU, bf16) is not bitwise row-invariant when the
+// result is NaN: the vectorised path stores 0xffff, the scalar tail 0x7fc0,
+// so a row's NaN bits depend on its place in the batch. Found by the
+// RowInvariance.torch_eager suite (nan_inf values); this test pins it down so
+// the project notices if it changes, and the suite can then take nan_inf back.
+TEST(TorchEagerFinding, NanBitsDependOnTheRowsPlaceInTheBatch) {
+  Implementation torch;
+  std::string why;
+  if (!torch_eager(&torch, &why)) GTEST_SKIP() << why;
+  // 32 rows of 33 columns, every y NaN: out = res + gate*NaN = NaN everywhere.
+  Case c = hand_case(DType::bf16, 32, 33, 1, std::vector<int64_t>(32, 0), 1, "normal");
+  for (int64_t i = 0; i < c.y.numel(); ++i) c.y.set_bits(i, 0x7fc0);
+  c.plan = plan_of("partition", {{0, 1, 2, 3, 4}, {5}, {31, 30}});
+  const Verdict v = check_property("row_invariance", torch, c);
+  ASSERT_FALSE(v.passed) << "torch-eager's NaN bits no longer depend on the batch: "
+                            "give the nan_inf class back to its RowInvariance suite";
+  ASSERT_FALSE(v.comparisons.empty()) << evidence_text(v);
+  const Mismatch& m = v.comparisons[0].first.at(0);
+  EXPECT_TRUE(std::isnan(m.got) && std::isnan(m.want)) << evidence_text(v);
+  // The claim as it stands is broken (the contract does not withdraw it yet).
+  EXPECT_TRUE(breaks_claim(v, torch.contract, c.dtype));
+}
+
+}  // namespace
+}  // namespace gatecheck::testing

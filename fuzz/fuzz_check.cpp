@@ -1,0 +1,75 @@
+#include "fuzz_check.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+#include "../harness/runner.h"
+#include "../oracles/oracle.h"
+#include "../properties/generators.h"
+
+namespace gatecheck::fuzz {
+
+std::vector<std::string> fuzz_properties() {
+  std::vector<std::string> props;
+  if (const char* env = std::getenv("GATECHECK_FUZZ_PROPERTIES")) {
+    std::stringstream ss(env);
+    std::string p;
+    while (std::getline(ss, p, ','))
+      if (!p.empty()) props.push_back(p);
+    return props;
+  }
+  for (const auto& p : default_properties())
+    if (p != "error_inputs") props.push_back(p);
+  return props;
+}
+
+std::string failure_signature(const std::string& impl, const Verdict& v) {
+  std::vector<std::string> outs = v.failed_outputs;
+  std::sort(outs.begin(), outs.end());
+  outs.erase(std::unique(outs.begin(), outs.end()), outs.end());
+  std::string joined;
+  for (const auto& o : outs) joined += (joined.empty() ? "" : "+") + (o.empty() ? std::string("-") : o);
+  return v.property + "|" + impl + "|" + (joined.empty() ? "-" : joined);
+}
+
+namespace {
+// Is any part of `property` claimed for dtype t (the whole, or one output)?
+bool claims_any(const Contract& k, const std::string& property, DType t) {
+  if (k.claims_for(property, "", t)) return true;
+  for (const char* o : kOutputNames)
+    if (k.claims_for(property, o, t)) return true;
+  return false;
+}
+}  // namespace
+
+std::vector<FuzzFailure> check_claims(const Implementation& impl, const Case& c,
+                                      const std::vector<std::string>& props) {
+  std::vector<FuzzFailure> failures;
+  for (const auto& p : props) {
+    if (!claims_any(impl.contract, p, c.dtype)) continue;  // findings belong to `gatecheck check`
+    // A plan that moves no row cannot test invariance; the property would
+    // (rightly) call itself vacuous. Decoded cases are not filtered like
+    // generated ones, so such a case is simply not an invariance test.
+    if (!plan_moves_rows(p, c)) continue;
+    Verdict v = check_property(p, impl, c);
+    if (v.passed || !breaks_claim(v, impl.contract, c.dtype)) continue;
+    std::string sig = failure_signature(impl.name, v);
+    failures.push_back({std::move(v), std::move(sig)});
+  }
+  return failures;
+}
+
+std::vector<double> error_over_bound(const Implementation& impl, const Case& c) {
+  std::vector<double> r(4, -1.0);
+  const RunResult run = run_case(impl, c);
+  if (!run.status.ok()) return r;
+  const Reference ref = oracle_reference(c);
+  for (size_t i = 0; i < 4; ++i)
+    r[i] = compare_accuracy(kOutputNames[i], output_by_name(run.outputs, kOutputNames[i]),
+                            ref.by_name(kOutputNames[i]))
+               .max_err_over_bound;
+  return r;
+}
+
+}  // namespace gatecheck::fuzz
