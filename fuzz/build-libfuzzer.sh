@@ -28,4 +28,5 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     exit 2
   fi
 fi
+cmake "$build" >/dev/null  # re-run the configure step: a copied tree may carry older timestamps
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >&2

@@ -134,7 +134,9 @@ std::string case_to_json(const CaseFile& f) {
                     {"claimed", r.claimed}, {"message", r.message}, {"repro", r.repro}};
   }
   if (!f.note.empty()) j["note"] = f.note;
-  return j.dump(1) + "\n";
+  // Strings may hold any bytes (a plugin's error message, a snapshot's
+  // fields): invalid UTF-8 becomes U+FFFD instead of an exception.
+  return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 CaseFile case_from_json(const std::string& text, const std::string& origin) {

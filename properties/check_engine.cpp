@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <unordered_map>
@@ -177,6 +179,10 @@ ReproduceMap decode(const std::string& s) {
 
 // RC_PARAMS's reproduce entries that name a pair of this run (empty if none).
 ReproduceMap from_rc_params(const std::vector<Implementation>& impls, const CheckOptions& opt) {
+  // RapidCheck prints its configuration when first read: read it only when
+  // RC_PARAMS carries a reproduce string, so plain runs stay quiet.
+  const char* env = std::getenv("RC_PARAMS");
+  if (!env || !std::strstr(env, "reproduce")) return {};
   const auto& all = rc::detail::configuration().reproduce;
   for (const auto& impl : impls)
     for (const auto& p : opt.properties)

@@ -9,6 +9,9 @@
 // per-element RapidCheck generators would be far too slow). On top of the
 // spec's shrinks, the Case itself shrinks by halving rows and columns,
 // dropping plan batches and moving values to 0, 1 and small integers.
+//
+// Files: generators.cpp (lists, shapes, the case generator), index_patterns.cpp,
+// value_classes.cpp, batch_plans.cpp, case_shrinks.cpp.
 #pragma once
 
 #include <rapidcheck.h>

@@ -84,7 +84,12 @@ int write_seeds(const std::string& dir) {
   const std::string snap = case_to_snapshot(failed);
   write_text(file_dir + "/seed-snapshot", snap);
   write_text(file_dir + "/seed-snapshot-truncated", snap.substr(0, snap.size() - 3));
-  return n + json_n + 8;
+  // Found by fuzz_corpus_file: a snapshot string with invalid UTF-8 made
+  // case_to_json throw.
+  CaseFile odd = failed;
+  odd.failure->message = "bad bytes \x97\xff";
+  write_text(file_dir + "/seed-snapshot-invalid-utf8", case_to_snapshot(odd));
+  return n + json_n + 9;
 }
 
 }  // namespace gatecheck::fuzz

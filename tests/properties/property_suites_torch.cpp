@@ -12,12 +12,14 @@ const bool kParams = (gatecheck::testing::default_rc_params("max_success=100"), 
 #define TORCH_SUITE(Suite, Property) \
   GATECHECK_RC_PROP_FOR(Suite, torch_eager, "torch-eager", ::gatecheck::Device::cpu, Property)
 
-// FINDING (see torch_finding_test.cpp): on the CPU, torch-eager's NaN bits
-// depend on where a row sits in the batch (0xffff from the vectorised path,
-// 0x7fc0 from the scalar tail), so row_invariance fails on NaN-producing
-// inputs although its contract claims it. Until the contract says so, its
-// row_invariance suite leaves out the nan_inf value class; the finding is
-// asserted on its own in TorchEagerFinding.NanBitsDependOnTheRowsPlaceInTheBatch.
+// FINDING (see torch_finding_test.cpp): on the CPU, torch-eager's bf16 NaN
+// bits depend on where a row sits in the batch (0xffff from the vectorised
+// path, 0x7fc0 from the scalar tail), so row_invariance fails on NaN-producing
+// inputs (f16 and f32 held in 300 cases each). Its contract withdraws
+// row_invariance:out/:grad_y on the CPU for that reason. This suite still holds
+// it to the full claim on every other value class (contract without
+// exceptions, nan_inf left out); TorchEagerFinding.NanBitsDependOnTheRowsPlaceInTheBatch
+// asserts the finding itself.
 namespace {
 gatecheck::GenLimits without_nan_inf() {
   auto l = gatecheck::testing::suite_limits();
@@ -25,11 +27,21 @@ gatecheck::GenLimits without_nan_inf() {
   v.erase(std::remove(v.begin(), v.end(), "nan_inf"), v.end());
   return l;
 }
+gatecheck::Implementation torch_strict;
+void row_invariance_strict() {
+  gatecheck::testing::check_generated(torch_strict, "row_invariance", without_nan_inf());
+}
 }  // namespace
 
+TEST(RowInvariance, torch_eager) {
+  std::string why;
+  if (!gatecheck::testing::try_implementation("torch-eager", gatecheck::Device::cpu, &torch_strict, &why))
+    GTEST_SKIP() << why;
+  torch_strict.contract.exceptions.clear();
+  ::rc::detail::checkGTest(&row_invariance_strict);
+}
+
 TORCH_SUITE(Accuracy, "accuracy")
-GATECHECK_RC_PROP_LIMITS(RowInvariance, torch_eager, "torch-eager", ::gatecheck::Device::cpu, "row_invariance",
-                         without_nan_inf())
 TORCH_SUITE(SegmentInvariance, "segment_invariance")
 TORCH_SUITE(Repeatable, "repeatable")
 TORCH_SUITE(InputsUntouched, "inputs_untouched")
