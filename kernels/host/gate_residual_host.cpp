@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../gate_residual_math.h"
+#include "../plugin_adapter.h"
 
 namespace gatecheck {
 
@@ -78,26 +79,19 @@ Status dispatch(DType t, F&& f) {
   return Status::success();
 }
 
-thread_local std::string g_last_error;
-
-int to_abi(const Status& s) {
-  if (s.ok()) return 0;
-  g_last_error = s.message;
-  return int(s.kind);
-}
+using Abi = PluginAdapter<struct HostTag>;
 
 int abi_forward(const gatecheck_problem* p, const void* res, const void* gate, const int64_t* index,
                 const void* y, void* out) {
-  if (!p) { g_last_error = "gate_residual_fwd: problem is null"; return int(ErrorKind::null_pointer); }
-  return to_abi(gate_residual_fwd_host(*p, res, gate, index, y, out));
+  if (!p) return Abi::null_problem("gate_residual_fwd");
+  return Abi::report(gate_residual_fwd_host(*p, res, gate, index, y, out));
 }
 int abi_backward(const gatecheck_problem* p, const void* grad_out, const void* gate,
                  const int64_t* index, const void* y, void* grad_res, void* grad_gate,
                  void* grad_y) {
-  if (!p) { g_last_error = "gate_residual_bwd: problem is null"; return int(ErrorKind::null_pointer); }
-  return to_abi(gate_residual_bwd_host(*p, grad_out, gate, index, y, grad_res, grad_gate, grad_y));
+  if (!p) return Abi::null_problem("gate_residual_bwd");
+  return Abi::report(gate_residual_bwd_host(*p, grad_out, gate, index, y, grad_res, grad_gate, grad_y));
 }
-const char* abi_last_error() { return g_last_error.c_str(); }
 
 }  // namespace
 
@@ -128,7 +122,7 @@ Status gate_residual_bwd_host(const gatecheck_problem& p, const void* grad_out, 
 
 const gatecheck_plugin* gate_residual_host_plugin() {
   static const gatecheck_plugin plugin = {GATECHECK_ABI_VERSION, "host", kHostDevices,
-                                          abi_forward, abi_backward, abi_last_error};
+                                          abi_forward, abi_backward, Abi::last_error};
   return &plugin;
 }
 

@@ -14,6 +14,8 @@
 // index_add_, so all three dtypes run on both devices.
 #include "torch_eager.h"
 
+#include "../plugin_adapter.h"
+
 #include <cuda_runtime.h>
 #include <torch/torch.h>
 #include <unistd.h>
@@ -25,7 +27,7 @@ namespace gatecheck {
 
 namespace {
 
-thread_local std::string g_last_error;
+using Abi = PluginAdapter<struct TorchEagerTag>;
 
 torch::ScalarType scalar_type(int32_t dtype) {
   switch (DType(dtype)) {
@@ -147,26 +149,20 @@ void single_threaded_after_fork() {
 
 // ---- the C ABI ------------------------------------------------------------
 
-int to_abi(const Status& s) {
-  if (s.ok()) return 0;
-  g_last_error = s.message;
-  return int(s.kind);
-}
-
 // Runs f, turning any exception into an implementation error: no exception
 // may cross the C ABI.
 template <class F>
 int guarded(const char* op, F&& f) {
   try {
     single_threaded_after_fork();
-    return to_abi(f());
+    return Abi::report(f());
   } catch (const c10::Error& e) {
-    return to_abi(Status::error(ErrorKind::implementation,
+    return Abi::report(Status::error(ErrorKind::implementation,
                                 std::string(op) + ": LibTorch: " + e.what_without_backtrace()));
   } catch (const std::exception& e) {
-    return to_abi(Status::error(ErrorKind::implementation, std::string(op) + ": " + e.what()));
+    return Abi::report(Status::error(ErrorKind::implementation, std::string(op) + ": " + e.what()));
   } catch (...) {
-    return to_abi(Status::error(ErrorKind::implementation, std::string(op) + ": unknown exception"));
+    return Abi::report(Status::error(ErrorKind::implementation, std::string(op) + ": unknown exception"));
   }
 }
 
@@ -193,8 +189,6 @@ int abi_backward(const gatecheck_problem* p, const void* grad_out, const void* g
   });
 }
 
-const char* abi_last_error() { return g_last_error.c_str(); }
-
 constexpr uint32_t kCpu = 1u << GATECHECK_CPU, kCuda = 1u << GATECHECK_CUDA;
 
 }  // namespace
@@ -203,9 +197,9 @@ std::string libtorch_version() { return TORCH_VERSION; }
 
 const gatecheck_plugin* torch_eager_plugin(Device d) {
   static const gatecheck_plugin cpu = {GATECHECK_ABI_VERSION, "torch-eager", kCpu,
-                                       abi_forward<kCpu>, abi_backward<kCpu>, abi_last_error};
+                                       abi_forward<kCpu>, abi_backward<kCpu>, Abi::last_error};
   static const gatecheck_plugin cuda = {GATECHECK_ABI_VERSION, "torch-eager", kCuda,
-                                        abi_forward<kCuda>, abi_backward<kCuda>, abi_last_error};
+                                        abi_forward<kCuda>, abi_backward<kCuda>, Abi::last_error};
   if (d == Device::cpu) return &cpu;
   try {
     return torch::cuda::is_available() ? &cuda : nullptr;
