@@ -88,7 +88,12 @@ void add_failure(Verdict& v, const Comparison& cmp) {
 }
 
 void merge_into(Comparison& a, const Comparison& b) {
-  if (a.tensor.empty()) a.tensor = b.tensor;
+  if (a.tensor.empty()) {  // the first part sets what kind of comparison the total is
+    a.tensor = b.tensor;
+    a.dtype = b.dtype;
+    a.cols = b.cols;
+    a.bitwise = b.bitwise;
+  }
   a.checked += b.checked;
   a.failed += b.failed;
   a.nan_failed += b.nan_failed;

@@ -9,6 +9,20 @@
 namespace gatecheck {
 
 namespace {
+// The shrunk case's shape and, when short, its index. Generator labels
+// (pattern, value class) describe where the case came from, not what is
+// left after shrinking, so they are not repeated here.
+std::string describe_minimal(const Case& c) {
+  std::ostringstream s;
+  s << dtype_name(c.dtype) << " rows=" << c.rows << " dim=" << c.dim << " gates=" << c.gates;
+  if (c.rows > 0 && c.rows <= 16) {
+    s << " index=[";
+    for (int64_t r = 0; r < c.rows; ++r) s << (r ? "," : "") << c.index[size_t(r)];
+    s << "]";
+  }
+  if (c.plan) s << " plan=" << c.plan->kind << "(" << c.plan->batches.size() << " batches)";
+  return s.str();
+}
 std::string verdict_word(const PropertyResult& p) {
   if (p.passed) return p.cases ? "pass" : "no cases";
   return p.failure && p.failure->claimed ? "FAIL" : "finding";
@@ -57,7 +71,7 @@ void print_failures(std::ostream& os, const CheckReport& r, const SavedFailures&
        << p.impl << "@" << device_name(p.device) << " " << p.property << "\n";
     os << "  found after " << std::fixed << std::setprecision(2) << f.seconds_to_find << " s; shrunk in "
        << f.shrink_steps << " steps from " << describe(f.original) << "\n";
-    os << "  minimal case: " << describe(f.shrunk) << "\n";
+    os << "  minimal case: " << describe_minimal(f.shrunk) << "\n";
     std::istringstream ev(evidence_text(f.verdict));
     for (std::string line; std::getline(ev, line);) os << "  " << line << "\n";
     if (k < saved.paths.size() && !saved.paths[k].empty()) {
