@@ -23,23 +23,16 @@ struct PairwiseGradGate : HostTwin {
   static Status backward(const gatecheck_problem& p, const void* grad_out, const void* gate,
                          const int64_t* index, const void* y, void* grad_res, void* grad_gate,
                          void* grad_y) {
-    Status s = HostTwin::backward(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y);
-    if (!s.ok()) return s;
-    with_dtype(DType(p.dtype), [&](auto tag) {
-      using T = decltype(tag);
-      auto* go = static_cast<const T*>(grad_out);
-      auto* v = static_cast<const T*>(y);
-      write_grad_gate(p, index, static_cast<T*>(grad_gate), [&](const std::vector<int64_t>& rows, int64_t, int64_t j) {
-        const auto terms = gate_terms(p, go, v, rows, j);
-        float total = 0.0f;
-        for (size_t t0 = 0; t0 < terms.size(); t0 += size_t(kGradGateTileRows)) {
-          const size_t n = std::min(terms.size() - t0, size_t(kGradGateTileRows));
-          total = gate_residual_accumulate(total, pairwise(terms.data() + t0, n));
-        }
-        return total;
-      });
-    });
-    return Status::success();
+    return twin_backward_with_grad_gate(
+        p, grad_out, gate, index, y, grad_res, grad_gate, grad_y,
+        [](const std::vector<float>& terms, const std::vector<int64_t>&, int64_t) {
+          float total = 0.0f;
+          for (size_t t0 = 0; t0 < terms.size(); t0 += size_t(kGradGateTileRows)) {
+            const size_t n = std::min(terms.size() - t0, size_t(kGradGateTileRows));
+            total = gate_residual_accumulate(total, pairwise(terms.data() + t0, n));
+          }
+          return total;
+        });
   }
 };
 

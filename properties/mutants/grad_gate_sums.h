@@ -9,6 +9,7 @@
 
 #include "../../kernels/gate_residual_math.h"
 #include "../../kernels/gatecheck_plugin.h"
+#include "mutant_abi.h"
 
 namespace gatecheck::mutants {
 
@@ -51,6 +52,28 @@ void write_grad_gate(const gatecheck_problem& p, const int64_t* index, T* grad_g
   for (int64_t k = 0; k < p.gates; ++k)
     for (int64_t j = 0; j < p.dim; ++j)
       grad_gate[k * p.dim + j] = gate_residual_grad_gate_finish<T>(sum(rows[size_t(k)], k, j));
+}
+
+// The host twin's backward, then grad_gate recomputed as
+// sum(terms, rows, k) for each gate k and column: terms are the gate's g*y
+// for that column in row order, rows their row numbers. The one place the
+// grad_gate mutants and the pairwise alternative differ is `sum`.
+template <class Sum>
+Status twin_backward_with_grad_gate(const gatecheck_problem& p, const void* grad_out, const void* gate,
+                                    const int64_t* index, const void* y, void* grad_res, void* grad_gate,
+                                    void* grad_y, Sum sum) {
+  Status s = HostTwin::backward(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y);
+  if (!s.ok()) return s;
+  with_dtype(DType(p.dtype), [&](auto tag) {
+    using T = decltype(tag);
+    auto* go = static_cast<const T*>(grad_out);
+    auto* v = static_cast<const T*>(y);
+    write_grad_gate(p, index, static_cast<T*>(grad_gate),
+                    [&](const std::vector<int64_t>& rows, int64_t k, int64_t j) {
+                      return sum(gate_terms(p, go, v, rows, j), rows, k);
+                    });
+  });
+  return Status::success();
 }
 
 }  // namespace gatecheck::mutants

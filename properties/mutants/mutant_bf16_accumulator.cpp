@@ -19,17 +19,10 @@ struct Bf16Accumulator : HostTwin {
   static Status backward(const gatecheck_problem& p, const void* grad_out, const void* gate,
                          const int64_t* index, const void* y, void* grad_res, void* grad_gate,
                          void* grad_y) {
-    Status s = HostTwin::backward(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y);
-    if (!s.ok()) return s;
-    with_dtype(DType(p.dtype), [&](auto tag) {
-      using T = decltype(tag);
-      auto* go = static_cast<const T*>(grad_out);
-      auto* v = static_cast<const T*>(y);
-      write_grad_gate(p, index, static_cast<T*>(grad_gate), [&](const std::vector<int64_t>& rows, int64_t, int64_t j) {
-        return tiled_sum(gate_terms(p, go, v, rows, j), accumulate_in_bf16);
-      });
-    });
-    return Status::success();
+    return twin_backward_with_grad_gate(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y,
+                                        [](const std::vector<float>& terms, const std::vector<int64_t>&, int64_t) {
+                                          return tiled_sum(terms, accumulate_in_bf16);
+                                        });
   }
 };
 

@@ -21,20 +21,17 @@ struct ShuffledAccumulation : HostTwin {
   static Status backward(const gatecheck_problem& p, const void* grad_out, const void* gate,
                          const int64_t* index, const void* y, void* grad_res, void* grad_gate,
                          void* grad_y) {
-    Status s = HostTwin::backward(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y);
-    if (!s.ok()) return s;
-    const uint64_t call = g_calls.fetch_add(1);
-    with_dtype(DType(p.dtype), [&](auto tag) {
-      using T = decltype(tag);
-      auto* go = static_cast<const T*>(grad_out);
-      auto* v = static_cast<const T*>(y);
-      write_grad_gate(p, index, static_cast<T*>(grad_gate), [&](const std::vector<int64_t>& rows, int64_t, int64_t j) {
-        auto terms = gate_terms(p, go, v, rows, j);
-        if (call % 2 == 1) std::reverse(terms.begin(), terms.end());  // the bug: order from a counter
-        return tiled_sum(terms, gate_residual_accumulate);
-      });
-    });
-    return Status::success();
+    // Count only calls the twin accepts (its validation is check_bwd_args).
+    const bool valid = check_bwd_args(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y, kCpuOnly,
+                                      /*index_on_host=*/true)
+                           .ok();
+    const uint64_t call = valid ? g_calls.fetch_add(1) : 0;
+    return twin_backward_with_grad_gate(
+        p, grad_out, gate, index, y, grad_res, grad_gate, grad_y,
+        [&](std::vector<float> terms, const std::vector<int64_t>&, int64_t) {
+          if (call % 2 == 1) std::reverse(terms.begin(), terms.end());  // the bug: order from a counter
+          return tiled_sum(terms, gate_residual_accumulate);
+        });
   }
 };
 
