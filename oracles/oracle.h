@@ -41,13 +41,15 @@ struct Reference {
   const std::vector<Expected>& by_name(const std::string& output) const;
 };
 
+// Throws std::invalid_argument for a case outside the op contract (bad
+// shape, index out of range): the oracle only judges valid problems.
 Reference oracle_reference(const Case& c);
 
 // Bitwise model of torch eager (res + gate.index_select(0, idx) * y, with
 // autograd): each product and sum in fp32, rounded to the dtype. grad_gate is
 // modelled as a sequential index_add in row order in the dtype (eager's CPU
 // order); it is not claimed bitwise by anyone.
-Outputs eager_model(const Case& c);
+Outputs eager_model(const Case& c);  // throws like oracle_reference
 
 // One bad element, with everything a person needs to act on it.
 struct Mismatch {
