@@ -1,0 +1,50 @@
+// The gatecheck command line: one function per subcommand. Each returns the
+// process exit code (0 ok, 1 claimed property failed / failure reproduced,
+// 2 usage or bad input, 3 an implementation could not run).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gatecheck {
+
+enum ExitCode { kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitCannotRun = 3 };
+
+struct CheckArgs {
+  std::vector<std::string> impls;
+  std::string device;        // "", "cpu" or "cuda"
+  double seconds = 30;
+  long long cases = 0;
+  unsigned long long seed = 0;
+  bool seed_given = false;
+  std::string properties;    // comma-separated; "" = default set
+  std::string claims;        // comma-separated; overrides contracts for this run
+  std::string corpus = "corpus/found";
+  std::string json;
+  bool isolate = false;
+};
+int cmd_check(const CheckArgs& a);
+
+struct ReproArgs {
+  std::vector<std::string> files;
+  std::vector<std::string> impls;
+  std::string device;
+  std::string property;      // "" = the one recorded in the file, else the default set
+};
+int cmd_repro(const ReproArgs& a);
+
+struct ShrinkArgs {
+  std::string file;
+  std::string impl;
+  std::string device;
+  std::string property;
+  std::string out;           // "" = next to the input, *.min.json
+  double seconds = 120;
+};
+int cmd_shrink(const ShrinkArgs& a);
+
+// Helpers shared by the subcommands.
+std::vector<std::string> split_list(const std::string& s);
+bool parse_device(const std::string& s, int* device);  // "cpu"/"cuda" -> 0/1
+
+}  // namespace gatecheck

@@ -1,0 +1,40 @@
+#include "implementations_from_args.h"
+
+#include <stdexcept>
+
+#include "cli.h"
+
+namespace gatecheck {
+
+std::vector<Implementation> implementations_from_args(const std::vector<std::string>& specs,
+                                                      const std::string& device,
+                                                      const std::string& claims) {
+  if (device == "cuda" && !cuda_available())
+    throw ImplArgsError{kExitCannotRun, "--device cuda: no CUDA device is available on this machine"};
+  std::vector<Implementation> impls;
+  try {
+    if (specs.empty()) {
+      impls = available_implementations(device);
+    } else {
+      for (const auto& spec : specs) {
+        Device d = Device::cpu;
+        if (device == "cuda" || (device.empty() && spec == "cuda")) d = Device::cuda;
+        impls.push_back(make_implementation(spec, d));
+      }
+    }
+  } catch (const std::exception& e) {
+    const bool unknown = std::string(e.what()).rfind("unknown implementation", 0) == 0;
+    throw ImplArgsError{unknown ? kExitUsage : kExitCannotRun, e.what()};
+  }
+  if (!claims.empty()) {
+    try {
+      const Contract c = Contract::parse(claims);
+      for (auto& i : impls) i.contract = c;
+    } catch (const std::invalid_argument& e) {
+      throw ImplArgsError{kExitUsage, e.what()};
+    }
+  }
+  return impls;
+}
+
+}  // namespace gatecheck

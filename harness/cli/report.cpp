@@ -1,0 +1,133 @@
+#include "report.h"
+
+#include <cstdio>
+#include <iomanip>
+#include <sstream>
+
+namespace gatecheck {
+
+namespace {
+const Implementation* find_impl(const std::vector<Implementation>& impls, const PropertyResult& p) {
+  for (const auto& i : impls)
+    if (i.name == p.impl && i.device == p.device) return &i;
+  return nullptr;
+}
+std::string verdict_word(const PropertyResult& p) {
+  if (p.passed) return p.cases ? "pass" : "no cases";
+  return p.failure && p.failure->claimed ? "FAIL" : "finding";
+}
+std::string shell_quote(const std::string& s) {
+  if (s.find_first_of(" '\"$\\") == std::string::npos) return s;
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+}  // namespace
+
+std::string repro_command(const std::string& case_file, const std::string& impl, Device d) {
+  std::string cmd = "./gatecheck repro " + shell_quote(case_file) + " --impl " + shell_quote(impl);
+  if (d == Device::cuda && impl != "cuda") cmd += " --device cuda";
+  return cmd;
+}
+
+void print_table(std::ostream& os, const CheckReport& r, const std::vector<Implementation>& impls) {
+  os << "\nimplementation contracts:\n";
+  for (const auto& i : impls) os << "  " << std::left << std::setw(28) << i.label() << i.contract.describe() << "\n";
+  os << "\n" << std::left << std::setw(28) << "implementation" << std::setw(20) << "property" << std::setw(9)
+     << "claimed" << std::right << std::setw(8) << "cases" << "  " << std::left << std::setw(9) << "verdict"
+     << std::right << std::setw(8) << "time" << "\n";
+  os << std::string(84, '-') << "\n";
+  for (const auto& p : r.results) {
+    std::ostringstream label;
+    label << p.impl << "@" << device_name(p.device);
+    char t[32];
+    std::snprintf(t, sizeof t, "%.1fs", p.seconds);
+    os << std::left << std::setw(28) << label.str() << std::setw(20) << p.property << std::setw(9)
+       << (p.claimed ? "yes" : "no") << std::right << std::setw(8) << p.cases << "  " << std::left << std::setw(9)
+       << verdict_word(p) << std::right << std::setw(8) << t << "\n";
+  }
+  (void)find_impl;
+}
+
+void print_failures(std::ostream& os, const CheckReport& r, const SavedFailures& saved) {
+  for (size_t k = 0; k < r.results.size(); ++k) {
+    const auto& p = r.results[k];
+    if (!p.failure) continue;
+    const FailureReport& f = *p.failure;
+    os << "\n" << (f.claimed ? "FAILURE" : "FINDING (unclaimed property, does not fail the run)") << ": "
+       << p.impl << "@" << device_name(p.device) << " " << p.property << "\n";
+    os << "  found after " << std::fixed << std::setprecision(2) << f.seconds_to_find << " s; shrunk in "
+       << f.shrink_steps << " steps from " << describe(f.original) << "\n";
+    os << "  minimal case: " << describe(f.shrunk) << "\n";
+    std::istringstream ev(evidence_text(f.verdict));
+    for (std::string line; std::getline(ev, line);) os << "  " << line << "\n";
+    if (k < saved.paths.size() && !saved.paths[k].empty()) {
+      os << "  saved: " << saved.paths[k] << "\n";
+      os << "  repro: " << repro_command(saved.paths[k], p.impl, p.device) << "\n";
+    }
+    if (!f.reproduce.empty()) os << "  RapidCheck: RC_PARAMS=\"reproduce=" << f.reproduce << "\"\n";
+  }
+}
+
+void print_coverage(std::ostream& os, const Coverage& c) {
+  auto line = [&](const char* what, const std::map<std::string, int64_t>& m) {
+    if (m.empty()) return;
+    int64_t total = 0;
+    for (const auto& kv : m) total += kv.second;
+    os << "  " << std::left << std::setw(10) << what;
+    for (const auto& kv : m)
+      os << " " << kv.first << " " << std::fixed << std::setprecision(0) << (100.0 * double(kv.second) / double(total))
+         << "%";
+    os << "\n";
+  };
+  os << "\ncoverage (share of generated cases):\n";
+  line("dtype", c.dtypes);
+  line("pattern", c.patterns);
+  line("values", c.values);
+  line("size", c.sizes);
+  line("plan", c.plans);
+}
+
+nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved,
+                           const std::vector<Implementation>& impls) {
+  using nlohmann::json;
+  json j;
+  j["gatecheck_version"] = GATECHECK_VERSION;
+  j["seed"] = r.seed;
+  j["seconds"] = r.seconds;
+  json contracts = json::object();
+  for (const auto& i : impls) contracts[i.label()] = i.contract.describe();
+  j["contracts"] = contracts;
+  json results = json::array();
+  for (size_t k = 0; k < r.results.size(); ++k) {
+    const auto& p = r.results[k];
+    json e = {{"impl", p.impl},     {"device", device_name(p.device)}, {"property", p.property},
+              {"claimed", p.claimed}, {"cases", p.cases},              {"passed", p.passed},
+              {"seconds", p.seconds}};
+    if (p.failure) {
+      const FailureReport& f = *p.failure;
+      e["failure"] = {{"case_file", k < saved.paths.size() ? saved.paths[k] : ""},
+                      {"rows", f.shrunk.rows},
+                      {"dim", f.shrunk.dim},
+                      {"gates", f.shrunk.gates},
+                      {"dtype", dtype_name(f.shrunk.dtype)},
+                      {"claimed", f.claimed},
+                      {"seconds_to_find", f.seconds_to_find},
+                      {"shrink_steps", f.shrink_steps},
+                      {"reproduce", f.reproduce},
+                      {"message", f.verdict.message}};
+    }
+    results.push_back(e);
+  }
+  j["results"] = results;
+  json cov;
+  cov["dtypes"] = r.coverage.dtypes;
+  cov["patterns"] = r.coverage.patterns;
+  cov["values"] = r.coverage.values;
+  cov["sizes"] = r.coverage.sizes;
+  cov["plans"] = r.coverage.plans;
+  j["coverage"] = cov;
+  return j;
+}
+
+}  // namespace gatecheck

@@ -1,0 +1,28 @@
+// What `gatecheck check` prints and writes: the implementation x property
+// table, each failure's evidence and repro command, coverage, and the JSON.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "../../properties/check_engine.h"
+
+namespace gatecheck {
+
+// One saved counterexample per failing result: result index -> path.
+struct SavedFailures {
+  std::vector<std::string> paths;  // parallel to report.results ("" where none)
+};
+
+void print_table(std::ostream& os, const CheckReport& r, const std::vector<Implementation>& impls);
+void print_failures(std::ostream& os, const CheckReport& r, const SavedFailures& saved);
+void print_coverage(std::ostream& os, const Coverage& c);
+nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved,
+                           const std::vector<Implementation>& impls);
+
+// The command that replays a saved case against an implementation.
+std::string repro_command(const std::string& case_file, const std::string& impl, Device d);
+
+}  // namespace gatecheck

@@ -1,0 +1,298 @@
+#include "isolate.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gatecheck {
+
+namespace {
+
+// ---- a small binary encoding for what comes back over the pipe -------------
+// Fixed-width little-endian integers and length-prefixed bytes; the reader
+// checks every length, so a child that dies mid-write is seen as truncated.
+
+constexpr uint32_t kMagic = 0x31524347;  // "GCR1"
+
+class Writer {
+ public:
+  void u32(uint32_t v) { raw(&v, sizeof v); }
+  void i64(int64_t v) { raw(&v, sizeof v); }
+  void bytes(const void* p, size_t n) {
+    i64(int64_t(n));
+    raw(p, n);
+  }
+  void str(const std::string& s) { bytes(s.data(), s.size()); }
+  void tensor(const HostTensor& t) {
+    u32(uint32_t(t.dtype));
+    i64(t.rows);
+    i64(t.cols);
+    bytes(t.bytes.data(), t.bytes.size());
+  }
+  void status(const Status& s) {
+    u32(uint32_t(s.kind));
+    str(s.message);
+  }
+  std::vector<uint8_t> buf;
+
+ private:
+  void raw(const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    buf.insert(buf.end(), b, b + n);
+  }
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::vector<uint8_t>& b) : b_(b) {}
+  uint32_t u32() { uint32_t v; raw(&v, sizeof v); return v; }
+  int64_t i64() { int64_t v; raw(&v, sizeof v); return v; }
+  std::vector<uint8_t> bytes() {
+    const int64_t n = i64();
+    if (n < 0 || size_t(n) > b_.size() - pos_) throw std::runtime_error("truncated result");
+    std::vector<uint8_t> v(b_.begin() + long(pos_), b_.begin() + long(pos_ + size_t(n)));
+    pos_ += size_t(n);
+    return v;
+  }
+  std::string str() {
+    const auto v = bytes();
+    return std::string(v.begin(), v.end());
+  }
+  HostTensor tensor() {
+    HostTensor t;
+    t.dtype = DType(u32());
+    t.rows = i64();
+    t.cols = i64();
+    t.bytes = bytes();
+    return t;
+  }
+  Status status() {
+    const uint32_t k = u32();
+    if (k > uint32_t(ErrorKind::implementation)) throw std::runtime_error("bad error kind");
+    Status s;
+    s.kind = ErrorKind(k);
+    s.message = str();
+    return s;
+  }
+  bool done() const { return pos_ == b_.size(); }
+
+ private:
+  void raw(void* p, size_t n) {
+    if (n > b_.size() - pos_) throw std::runtime_error("truncated result");
+    std::memcpy(p, b_.data() + pos_, n);
+    pos_ += n;
+  }
+  const std::vector<uint8_t>& b_;
+  size_t pos_ = 0;
+};
+
+std::vector<uint8_t> encode(const RunResult& r) {
+  Writer w;
+  w.u32(kMagic);
+  w.status(r.status);
+  for (const HostTensor* t : {&r.outputs.out, &r.outputs.grad_res, &r.outputs.grad_y, &r.outputs.grad_gate})
+    w.tensor(*t);
+  w.i64(int64_t(r.memory.size()));
+  for (const auto& m : r.memory) {
+    w.u32(uint32_t(m.kind));
+    w.str(m.tensor);
+    w.i64(m.first);
+    w.i64(m.count);
+    w.str(m.detail);
+  }
+  return w.buf;
+}
+
+RunResult decode_run_result(const std::vector<uint8_t>& b) {
+  Reader rd(b);
+  if (rd.u32() != kMagic) throw std::runtime_error("bad magic");
+  RunResult r;
+  r.status = rd.status();
+  for (HostTensor* t : {&r.outputs.out, &r.outputs.grad_res, &r.outputs.grad_y, &r.outputs.grad_gate})
+    *t = rd.tensor();
+  const int64_t n = rd.i64();
+  if (n < 0 || n > 1000000) throw std::runtime_error("bad finding count");
+  for (int64_t i = 0; i < n; ++i) {
+    MemoryFinding m;
+    const uint32_t k = rd.u32();
+    if (k > MemoryFinding::oob_write) throw std::runtime_error("bad finding kind");
+    m.kind = MemoryFinding::Kind(k);
+    m.tensor = rd.str();
+    m.first = rd.i64();
+    m.count = rd.i64();
+    m.detail = rd.str();
+    r.memory.push_back(std::move(m));
+  }
+  if (!rd.done()) throw std::runtime_error("trailing bytes");
+  return r;
+}
+
+std::vector<uint8_t> encode(const Status& s) {
+  Writer w;
+  w.u32(kMagic);
+  w.status(s);
+  return w.buf;
+}
+
+Status decode_status(const std::vector<uint8_t>& b) {
+  Reader rd(b);
+  if (rd.u32() != kMagic) throw std::runtime_error("bad magic");
+  Status s = rd.status();
+  if (!rd.done()) throw std::runtime_error("trailing bytes");
+  return s;
+}
+
+// ---- the child process ------------------------------------------------------
+
+bool write_all(int fd, const std::vector<uint8_t>& b) {
+  size_t off = 0;
+  while (off < b.size()) {
+    const ssize_t n = ::write(fd, b.data() + off, b.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += size_t(n);
+  }
+  return true;
+}
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  const char* what = strsignal(sig);
+  std::string s = abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+  if (what) s += std::string(" (") + what + ")";
+  return s;
+}
+
+// Runs body in a forked child and returns the bytes it produced, or a Status
+// saying why there are none (crash, exit, timeout).
+Status run_in_child(const std::function<std::vector<uint8_t>()>& body, double timeout_seconds,
+                    std::vector<uint8_t>* result) {
+  int fds[2];
+  if (::pipe(fds) != 0)
+    return Status::error(ErrorKind::implementation, std::string("isolate: pipe failed: ") + std::strerror(errno));
+  std::fflush(nullptr);  // or buffered output would be written twice
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return Status::error(ErrorKind::implementation, std::string("isolate: fork failed: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    int code = 0;
+    try {
+      code = write_all(fds[1], body()) ? 0 : 3;
+    } catch (...) {
+      code = 4;  // the body threw: reported as an abnormal exit
+    }
+    std::fflush(nullptr);
+    ::_exit(code);  // no atexit handlers or destructors of the parent's state
+  }
+  ::close(fds[1]);
+
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
+                                           std::chrono::duration<double>(timeout_seconds));
+  auto ms_left = [&] {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+    return left > 0 ? int(std::min<long long>(left, 1 << 30)) : 0;
+  };
+  bool timed_out = false, eof = false;
+  uint8_t buf[1 << 16];
+  while (!eof) {  // read as it comes, or a large result would fill the pipe and block the child
+    pollfd pfd{fds[0], POLLIN, 0};
+    const int ms = ms_left();
+    if (ms == 0) { timed_out = true; break; }
+    const int pr = ::poll(&pfd, 1, ms);
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr == 0) { timed_out = true; break; }
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) eof = true;
+    else result->insert(result->end(), buf, buf + n);
+  }
+  ::close(fds[0]);
+
+  // The child closed its end (or we gave up): wait for it, killing it at the deadline.
+  int wstatus = 0;
+  if (timed_out) ::kill(pid, SIGKILL);
+  for (;;) {
+    const pid_t w = ::waitpid(pid, &wstatus, timed_out ? 0 : WNOHANG);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) break;
+    if (w == 0 && ms_left() == 0) {
+      timed_out = true;
+      ::kill(pid, SIGKILL);
+    } else if (w == 0) {
+      ::usleep(1000);
+    }
+  }
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%g", timeout_seconds);
+  if (timed_out)
+    return Status::error(ErrorKind::implementation,
+                         std::string("hung: no result within ") + secs + " s; the isolated child (pid " +
+                             std::to_string(pid) + ") was killed");
+  if (WIFSIGNALED(wstatus))
+    return Status::error(ErrorKind::implementation,
+                         "crashed: the isolated child (pid " + std::to_string(pid) + ") was killed by " +
+                             signal_name(WTERMSIG(wstatus)));
+  if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0)
+    return Status::error(ErrorKind::implementation,
+                         "exited: the isolated child (pid " + std::to_string(pid) + ") exited with status " +
+                             std::to_string(WEXITSTATUS(wstatus)) + " before returning a result");
+  return Status::success();
+}
+
+RunResult empty_result(const Case& c, Status s) {
+  RunResult r;
+  r.status = std::move(s);
+  r.outputs.out = HostTensor(c.dtype, c.rows, c.dim);
+  r.outputs.grad_res = HostTensor(c.dtype, c.rows, c.dim);
+  r.outputs.grad_y = HostTensor(c.dtype, c.rows, c.dim);
+  r.outputs.grad_gate = HostTensor(c.dtype, c.gates, c.dim);
+  return r;
+}
+
+}  // namespace
+
+RunResult run_case_isolated(const Implementation& impl, const Case& c, const RunOptions& opt,
+                            double timeout_seconds) {
+  std::vector<uint8_t> bytes;
+  Status s = run_in_child([&] { return encode(run_case(impl, c, opt)); }, timeout_seconds, &bytes);
+  if (!s.ok()) {
+    s.message = impl.label() + " " + s.message;
+    return empty_result(c, s);
+  }
+  try {
+    return decode_run_result(bytes);
+  } catch (const std::exception& e) {
+    return empty_result(c, Status::error(ErrorKind::implementation,
+                                         impl.label() + ": the isolated child sent a malformed result (" +
+                                             e.what() + ", " + std::to_string(bytes.size()) + " bytes)"));
+  }
+}
+
+Status call_isolated(const std::function<Status()>& call, double timeout_seconds) {
+  std::vector<uint8_t> bytes;
+  Status s = run_in_child([&] { return encode(call()); }, timeout_seconds, &bytes);
+  if (!s.ok()) return s;
+  try {
+    return decode_status(bytes);
+  } catch (const std::exception& e) {
+    return Status::error(ErrorKind::implementation,
+                         std::string("the isolated child sent a malformed result (") + e.what() + ")");
+  }
+}
+
+}  // namespace gatecheck

@@ -1,0 +1,25 @@
+// The LibTorch eager implementation of gate_residual ("torch-eager"):
+//   out = res + gate.index_select(0, idx) * y, gradients by autograd.
+// It is the baseline the prior art measured (diffusers' formulation). This
+// header does not include torch: only torch_eager.cpp does, so LibTorch's
+// compile cost stays in one translation unit.
+#pragma once
+
+#include "../gate_residual.h"
+
+namespace gatecheck {
+
+// The implementation behind the plugin C ABI for device d, or nullptr when
+// this LibTorch cannot run on d (a CPU-only LibTorch asked for cuda, or no
+// GPU). Forward and backward validate their arguments like every other
+// implementation (check_fwd_args / check_bwd_args), and every LibTorch
+// exception comes back as a non-zero return with last_error() set; nothing
+// is thrown across the ABI.
+//
+// On cuda the call runs on LibTorch's current stream and synchronises the
+// device before and after, so it is correct for any problem.stream (it is not
+// asynchronous: this build must compile against a CPU-only LibTorch, which has
+// no c10::cuda stream API).
+const gatecheck_plugin* torch_eager_plugin(Device d);
+
+}  // namespace gatecheck

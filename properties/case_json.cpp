@@ -1,0 +1,279 @@
+#include "case_json.h"
+
+#include "case_snapshot.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+namespace gatecheck {
+
+using nlohmann::json;
+
+namespace {
+
+[[noreturn]] void fail(const std::string& origin, const std::string& what) {
+  throw CaseFileError(origin + ": " + what);
+}
+
+std::string hex_row(const HostTensor& t, int64_t r) {
+  static const char* digits = "0123456789abcdef";
+  const int width = dtype_size(t.dtype) * 2;
+  std::string s;
+  s.reserve(size_t(t.cols * (width + 1)));
+  for (int64_t j = 0; j < t.cols; ++j) {
+    if (j) s.push_back(' ');
+    const uint32_t b = t.bits(r * t.cols + j);
+    for (int k = width - 1; k >= 0; --k) s.push_back(digits[(b >> (4 * k)) & 0xf]);
+  }
+  return s;
+}
+
+json tensor_json(const HostTensor& t) {
+  json rows = json::array();
+  for (int64_t r = 0; r < t.rows; ++r) rows.push_back(hex_row(t, r));
+  return rows;
+}
+
+int hex_digit(char ch) {
+  if (ch >= '0' && ch <= '9') return ch - '0';
+  if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+  if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+  return -1;
+}
+
+void parse_tensor(const json& j, const char* name, HostTensor* t, const std::string& origin) {
+  if (!j.contains(name)) fail(origin, std::string("missing field '") + name + "'");
+  const json& rows = j.at(name);
+  if (!rows.is_array()) fail(origin, std::string("'") + name + "' must be an array of hex row strings");
+  if (int64_t(rows.size()) != t->rows)
+    fail(origin, std::string("'") + name + "' has " + std::to_string(rows.size()) + " rows, expected " +
+                     std::to_string(t->rows));
+  const int width = dtype_size(t->dtype) * 2;
+  for (int64_t r = 0; r < t->rows; ++r) {
+    const json& row = rows[size_t(r)];
+    if (!row.is_string()) fail(origin, std::string(name) + "[" + std::to_string(r) + "] is not a string");
+    const std::string& s = row.get_ref<const std::string&>();
+    int64_t col = 0;
+    size_t i = 0;
+    while (i < s.size()) {
+      if (s[i] == ' ') { ++i; continue; }
+      uint32_t b = 0;
+      int n = 0;
+      for (; i < s.size() && s[i] != ' '; ++i, ++n) {
+        const int d = hex_digit(s[i]);
+        if (d < 0 || n >= width)
+          fail(origin, std::string(name) + "[" + std::to_string(r) + "] element " + std::to_string(col) +
+                           " is not " + std::to_string(width) + " hex digits");
+        b = (b << 4) | uint32_t(d);
+      }
+      if (n != width)
+        fail(origin, std::string(name) + "[" + std::to_string(r) + "] element " + std::to_string(col) +
+                         " has " + std::to_string(n) + " hex digits, expected " + std::to_string(width) + " for " +
+                         dtype_name(t->dtype));
+      if (col >= t->cols)
+        fail(origin, std::string(name) + "[" + std::to_string(r) + "] has more than " + std::to_string(t->cols) +
+                         " elements");
+      t->set_bits(r * t->cols + col, b);
+      ++col;
+    }
+    if (col != t->cols)
+      fail(origin, std::string(name) + "[" + std::to_string(r) + "] has " + std::to_string(col) +
+                       " elements, expected " + std::to_string(t->cols));
+  }
+}
+
+template <class T>
+T field(const json& j, const char* name, const std::string& origin) {
+  if (!j.contains(name)) fail(origin, std::string("missing field '") + name + "'");
+  try {
+    return j.at(name).get<T>();
+  } catch (const json::exception&) {
+    fail(origin, std::string("field '") + name + "' has the wrong type");
+  }
+}
+
+int64_t shape_field(const json& j, const char* name, const std::string& origin) {
+  const int64_t v = field<int64_t>(j, name, origin);
+  if (v < 0) fail(origin, std::string("'") + name + "' = " + std::to_string(v) + " is negative");
+  return v;
+}
+
+}  // namespace
+
+std::string case_to_json(const CaseFile& f) {
+  const Case& c = f.c;
+  json j;
+  j["format"] = "gatecheck-case";
+  j["version"] = kCaseFormatVersion;
+  j["dtype"] = dtype_name(c.dtype);
+  j["rows"] = c.rows;
+  j["dim"] = c.dim;
+  j["gates"] = c.gates;
+  if (!c.index_pattern.empty()) j["index_pattern"] = c.index_pattern;
+  if (!c.value_class.empty()) j["value_class"] = c.value_class;
+  if (f.spec) {
+    const CaseSpec& s = *f.spec;
+    j["generator"] = {{"index", s.index}, {"values", s.values}, {"seed", s.seed}};
+  } else {
+    j["index"] = c.index;
+    j["res"] = tensor_json(c.res);
+    j["gate"] = tensor_json(c.gate);
+    j["y"] = tensor_json(c.y);
+    j["grad_out"] = tensor_json(c.grad_out);
+  }
+  if (c.plan) j["plan"] = {{"kind", c.plan->kind}, {"batches", c.plan->batches}, {"repeats", c.plan->repeats}};
+  if (f.failure) {
+    const FailureRecord& r = *f.failure;
+    j["failure"] = {{"impl", r.impl},       {"device", r.device}, {"property", r.property},
+                    {"claimed", r.claimed}, {"message", r.message}, {"repro", r.repro}};
+  }
+  if (!f.note.empty()) j["note"] = f.note;
+  return j.dump(1) + "\n";
+}
+
+CaseFile case_from_json(const std::string& text, const std::string& origin) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    fail(origin, std::string("not valid JSON (truncated or corrupt?): ") + e.what());
+  }
+  if (!j.is_object()) fail(origin, "top level must be a JSON object");
+  if (field<std::string>(j, "format", origin) != "gatecheck-case")
+    fail(origin, "format is not \"gatecheck-case\"");
+  const int version = field<int>(j, "version", origin);
+  if (version != kCaseFormatVersion)
+    fail(origin, "format version " + std::to_string(version) + " is not supported (this gatecheck reads version " +
+                     std::to_string(kCaseFormatVersion) + ")");
+  DType t;
+  const std::string dt = field<std::string>(j, "dtype", origin);
+  if (!parse_dtype(dt.c_str(), &t)) fail(origin, "dtype '" + dt + "' is not bf16, f16 or f32");
+  const int64_t rows = shape_field(j, "rows", origin), dim = shape_field(j, "dim", origin),
+                gates = shape_field(j, "gates", origin);
+  const int64_t n = checked_elements(rows, dim), ng = checked_elements(gates, dim);
+  if (n < 0 || n > kMaxCaseElements || ng < 0 || ng > kMaxCaseElements || rows > kMaxCaseElements ||
+      gates > kMaxCaseElements)
+    fail(origin, "shape rows=" + std::to_string(rows) + " dim=" + std::to_string(dim) + " gates=" +
+                     std::to_string(gates) + " exceeds the " + std::to_string(kMaxCaseElements) +
+                     "-element limit per tensor");
+
+  CaseFile f;
+  if (j.contains("generator")) {
+    const json& g = j.at("generator");
+    if (!g.is_object()) fail(origin, "'generator' must be an object");
+    CaseSpec s;
+    s.dtype = t;
+    s.rows = rows;
+    s.dim = dim;
+    s.gates = gates;
+    s.index = field<std::string>(g, "index", origin);
+    s.values = field<std::string>(g, "values", origin);
+    s.seed = field<uint64_t>(g, "seed", origin);
+    try {
+      f.c = case_from_spec(s);
+    } catch (const std::invalid_argument& e) {
+      fail(origin, e.what());
+    }
+    f.spec = s;
+  } else {
+    if (gates == 0 && rows > 0) fail(origin, "gates = 0 with rows = " + std::to_string(rows));
+    // Check the row counts before allocating, so the file's own size bounds what we allocate.
+    for (const char* name : {"res", "gate", "y", "grad_out"}) {
+      const int64_t want = std::string(name) == "gate" ? gates : rows;
+      if (!j.contains(name)) fail(origin, std::string("missing field '") + name + "'");
+      if (!j.at(name).is_array() || int64_t(j.at(name).size()) != want)
+        fail(origin, std::string("'") + name + "' must be an array of " + std::to_string(want) + " hex row strings");
+      if (want > 0 && dim > 0 && j.at(name)[0].is_string() &&
+          int64_t(j.at(name)[0].get_ref<const std::string&>().size()) < dim * dtype_size(t) * 2)
+        fail(origin, std::string("'") + name + "' row 0 is too short for dim = " + std::to_string(dim));
+    }
+    f.c = make_case(t, rows, dim, gates);
+    const auto index = field<std::vector<int64_t>>(j, "index", origin);
+    if (int64_t(index.size()) != rows)
+      fail(origin, "'index' has " + std::to_string(index.size()) + " entries, expected rows = " + std::to_string(rows));
+    f.c.index = index;  // range is not checked here: corpus files may hold bad input on purpose
+    parse_tensor(j, "res", &f.c.res, origin);
+    parse_tensor(j, "gate", &f.c.gate, origin);
+    parse_tensor(j, "y", &f.c.y, origin);
+    parse_tensor(j, "grad_out", &f.c.grad_out, origin);
+  }
+  if (j.contains("index_pattern")) f.c.index_pattern = field<std::string>(j, "index_pattern", origin);
+  if (j.contains("value_class")) f.c.value_class = field<std::string>(j, "value_class", origin);
+  if (j.contains("plan")) {
+    const json& p = j.at("plan");
+    if (!p.is_object()) fail(origin, "'plan' must be an object");
+    BatchPlan plan;
+    plan.kind = field<std::string>(p, "kind", origin);
+    plan.batches = field<std::vector<std::vector<int64_t>>>(p, "batches", origin);
+    plan.repeats = p.contains("repeats") ? field<int>(p, "repeats", origin) : 0;
+    for (size_t b = 0; b < plan.batches.size(); ++b)
+      for (int64_t r : plan.batches[b])
+        if (r < 0 || r >= rows)
+          fail(origin, "plan batch " + std::to_string(b) + " names row " + std::to_string(r) +
+                           ", outside [0, " + std::to_string(rows) + ")");
+    f.c.plan = plan;
+  }
+  if (j.contains("failure")) {
+    const json& r = j.at("failure");
+    if (!r.is_object()) fail(origin, "'failure' must be an object");
+    FailureRecord rec;
+    rec.impl = field<std::string>(r, "impl", origin);
+    rec.device = r.contains("device") ? field<std::string>(r, "device", origin) : "cpu";
+    rec.property = field<std::string>(r, "property", origin);
+    rec.claimed = r.contains("claimed") ? field<bool>(r, "claimed", origin) : true;
+    rec.message = r.contains("message") ? field<std::string>(r, "message", origin) : "";
+    rec.repro = r.contains("repro") ? field<std::string>(r, "repro", origin) : "";
+    f.failure = rec;
+  }
+  if (j.contains("note")) f.note = field<std::string>(j, "note", origin);
+  return f;
+}
+
+CaseFile read_case_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CaseFileError(path + ": cannot be opened");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const std::string bytes = ss.str();
+  if (is_case_snapshot(bytes)) return case_from_snapshot(bytes, path);
+  return case_from_json(bytes, path);
+}
+
+void write_case_file(const std::string& path, const CaseFile& f) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw CaseFileError(path + ": cannot be written");
+    out << case_to_json(f);
+    out.flush();
+    if (!out) throw CaseFileError(path + ": write failed");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw CaseFileError(path + ": rename failed");
+}
+
+std::string case_digest(const Case& c) {
+  // FNV-1a over the semantic content; stable across runs and machines.
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  };
+  const int32_t dt = int32_t(c.dtype);
+  mix(&dt, sizeof dt);
+  mix(&c.rows, sizeof c.rows);
+  mix(&c.dim, sizeof c.dim);
+  mix(&c.gates, sizeof c.gates);
+  mix(c.index.data(), c.index.size() * sizeof(int64_t));
+  for (const HostTensor* t : {&c.res, &c.gate, &c.y, &c.grad_out}) mix(t->bytes.data(), t->bytes.size());
+  if (c.plan)
+    for (const auto& b : c.plan->batches) mix(b.data(), b.size() * sizeof(int64_t));
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+}  // namespace gatecheck

@@ -1,0 +1,51 @@
+// Corpus files: a Case as versioned, human-readable JSON with bit-exact
+// values (hex of each element's bits, one string per row), the batch plan,
+// and, for failures, which implementation and property failed and the
+// command that reproduces it. Large cases may hold a generator spec and
+// seed instead of explicit values.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "case.h"
+#include "case_spec.h"
+
+namespace gatecheck {
+
+constexpr int kCaseFormatVersion = 1;
+// Refuse files describing more than this many elements per tensor: a corrupt
+// or hostile file must not make us allocate without bound.
+constexpr int64_t kMaxCaseElements = int64_t(1) << 24;
+
+// Provenance of a failure, stored with the case.
+struct FailureRecord {
+  std::string impl, device, property, message, repro;
+  bool claimed = true;
+};
+
+struct CaseFile {
+  Case c;
+  std::optional<CaseSpec> spec;  // when set, the file stores this instead of values
+  std::optional<FailureRecord> failure;
+  std::string note;  // free text, e.g. how the shrinker got here
+};
+
+// Any problem reading a file: message names the file, the field and what is wrong.
+struct CaseFileError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string case_to_json(const CaseFile& f);
+// `origin` names the source in error messages (a path, "<fuzz input>").
+CaseFile case_from_json(const std::string& text, const std::string& origin);
+
+CaseFile read_case_file(const std::string& path);
+// Writes atomically (temp file + rename), so a crash never leaves half a file.
+void write_case_file(const std::string& path, const CaseFile& f);
+
+// A short content hash of the case (hex), used to name corpus files.
+std::string case_digest(const Case& c);
+
+}  // namespace gatecheck

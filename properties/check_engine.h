@@ -1,0 +1,75 @@
+// The check engine: generates cases (RapidCheck generators, seeded), runs the
+// properties on each implementation within a budget, shrinks each failure,
+// and returns results plus coverage statistics. The CLI, GoogleTest and the
+// fuzzers are front ends over it; it never prints.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../harness/implementation.h"
+#include "case.h"
+#include "generators.h"
+#include "properties.h"
+
+namespace gatecheck {
+
+struct CheckProgress {
+  std::string impl, property;          // what runs now
+  int64_t cases_done = 0;              // across everything so far
+  double elapsed = 0, budget_seconds = 0;
+  double cases_per_second = 0;
+  int64_t failures = 0;
+};
+
+struct CheckOptions {
+  std::vector<std::string> properties = default_properties();
+  uint64_t seed = 0;
+  double seconds = 30;       // whole-run time budget (0 = none)
+  int64_t max_cases = 0;     // per implementation x property (0 = budget only)
+  GenLimits limits;          // generator knobs (generators.h)
+  bool isolate = false;      // run each call in a child process (harness/isolate.h)
+  // Called before an implementation runs a case (crash safety: the CLI saves it).
+  std::function<void(const Implementation&, const std::string& property, const Case&)> before_run;
+  std::function<void(const CheckProgress&)> progress;   // at most a few times per second
+};
+
+struct FailureReport {
+  Case original, shrunk;
+  Verdict verdict;                 // on the shrunk case
+  bool claimed = false;            // breaks a claim (exit 1) or is a finding
+  double seconds_to_find = 0;
+  int shrink_steps = 0;
+  std::string reproduce;           // RapidCheck reproduce string (RC_PARAMS="reproduce=...")
+};
+
+struct PropertyResult {
+  std::string impl;
+  Device device = Device::cpu;
+  std::string property;
+  bool claimed = true;             // property claimed (for at least one dtype seen)
+  int64_t cases = 0;
+  bool passed = true;
+  double seconds = 0;
+  std::optional<FailureReport> failure;
+};
+
+struct Coverage {
+  std::map<std::string, int64_t> patterns, dtypes, sizes, values, plans;
+};
+
+struct CheckReport {
+  uint64_t seed = 0;
+  double seconds = 0;
+  std::vector<PropertyResult> results;
+  Coverage coverage;
+  bool any_claimed_failure() const;
+};
+
+CheckReport run_check(const std::vector<Implementation>& impls, const CheckOptions& opt);
+
+}  // namespace gatecheck

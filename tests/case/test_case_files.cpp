@@ -1,0 +1,164 @@
+// Corpus files: bit-exact round trips for every dtype and special value, and
+// clear errors for corrupt, truncated or wrong-version files.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "properties/case_json.h"
+#include "properties/case_snapshot.h"
+
+namespace gatecheck {
+namespace {
+
+// Every special value of each dtype, as bits.
+std::vector<uint32_t> specials(DType t) {
+  switch (t) {
+    case DType::f32:  // +0 -0 1 -1 min-subnormal max-subnormal min-normal max +inf -inf qNaN sNaN-payload -NaN
+      return {0x00000000, 0x80000000, 0x3f800000, 0xbf800000, 0x00000001, 0x007fffff, 0x00800000,
+              0x7f7fffff, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 0xffc12345};
+    case DType::f16:
+      return {0x0000, 0x8000, 0x3c00, 0xbc00, 0x0001, 0x03ff, 0x0400, 0x7bff, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xfe55};
+    default:
+      return {0x0000, 0x8000, 0x3f80, 0xbf80, 0x0001, 0x007f, 0x0080, 0x7f7f, 0x7f80, 0xff80, 0x7fc0, 0x7f81, 0xffd5};
+  }
+}
+
+Case special_case(DType t) {
+  const auto sp = specials(t);
+  Case c = make_case(t, 3, int64_t(sp.size()), 2);
+  c.index = {1, 0, 1};
+  for (HostTensor* x : {&c.res, &c.gate, &c.y, &c.grad_out})
+    for (int64_t i = 0; i < x->numel(); ++i) x->set_bits(i, sp[size_t((i * 7 + x->rows) % int64_t(sp.size()))]);
+  c.plan = BatchPlan{"partition", {{0, 1}, {2}}, 0};
+  c.index_pattern = "identity";
+  c.value_class = "specials";
+  return c;
+}
+
+class CaseFileRoundTrip : public ::testing::TestWithParam<DType> {};
+
+TEST_P(CaseFileRoundTrip, JsonIsBitExactForEverySpecialValue) {
+  CaseFile f{special_case(GetParam()), std::nullopt, {}, ""};
+  f.failure = FailureRecord{"host", "cpu", "accuracy", "msg", "./gatecheck repro x --impl host", false};
+  f.note = "a note";
+  const CaseFile g = case_from_json(case_to_json(f), "test");
+  EXPECT_TRUE(g.c == f.c);  // compares raw bytes: -0, NaN payloads included
+  ASSERT_TRUE(g.failure.has_value());
+  EXPECT_EQ(g.failure->property, "accuracy");
+  EXPECT_FALSE(g.failure->claimed);
+  EXPECT_EQ(g.note, "a note");
+  EXPECT_EQ(g.c.index_pattern, "identity");
+}
+
+TEST_P(CaseFileRoundTrip, SnapshotIsBitExact) {
+  CaseFile f{special_case(GetParam()), std::nullopt, {}, ""};
+  f.failure = FailureRecord{"plugin:x.so", "cpu", "row_invariance", "in flight", "", true};
+  const CaseFile g = case_from_snapshot(case_to_snapshot(f), "test");
+  EXPECT_TRUE(g.c == f.c);
+  ASSERT_TRUE(g.failure.has_value());
+  EXPECT_EQ(g.failure->impl, "plugin:x.so");
+}
+
+INSTANTIATE_TEST_SUITE_P(AllDtypes, CaseFileRoundTrip, ::testing::Values(DType::f32, DType::f16, DType::bf16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+TEST(CaseFile, RoundTripDetectsASingleFlippedBit) {
+  // The comparison the round-trip tests rely on must see -0 vs +0.
+  Case a = special_case(DType::bf16);
+  a.res.set_bits(0, 0x0000);
+  Case b = a;
+  b.res.set_bits(0, 0x8000);
+  EXPECT_FALSE(a == b);
+}
+
+TEST(CaseFile, EmptyProblemsRoundTrip) {
+  for (auto shape : {std::array<int64_t, 3>{0, 4, 0}, {3, 0, 2}, {0, 0, 0}}) {
+    CaseFile f{make_case(DType::f16, shape[0], shape[1], shape[2]), std::nullopt, {}, ""};
+    EXPECT_TRUE(case_from_json(case_to_json(f), "t").c == f.c);
+  }
+}
+
+TEST(CaseFile, GeneratorSpecReplaysIdentically) {
+  CaseSpec s;
+  s.dtype = DType::bf16;
+  s.rows = 4097;
+  s.dim = 16;
+  s.gates = 9;
+  s.index = "random";
+  s.seed = 42;
+  CaseFile f{case_from_spec(s), s, {}, ""};
+  const std::string text = case_to_json(f);
+  EXPECT_LT(text.size(), 1000u);  // the spec, not the values
+  const CaseFile g = case_from_json(text, "t");
+  EXPECT_TRUE(g.c == f.c);
+  s.seed = 43;
+  EXPECT_FALSE(case_from_spec(s) == f.c);
+}
+
+void expect_error(const std::string& text, const std::string& needle) {
+  try {
+    case_from_json(text, "bad.json");
+    ADD_FAILURE() << "accepted: " << text.substr(0, 200);
+  } catch (const CaseFileError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("bad.json"), std::string::npos) << m;
+    EXPECT_NE(m.find(needle), std::string::npos) << "message '" << m << "' lacks '" << needle << "'";
+  }
+}
+
+TEST(CaseFile, CorruptFilesGiveClearErrors) {
+  CaseFile f{special_case(DType::bf16), std::nullopt, {}, ""};
+  const std::string good = case_to_json(f);
+  const nlohmann::json j = nlohmann::json::parse(good);
+  auto edited = [&](auto&& edit) {
+    nlohmann::json k = j;
+    edit(k);
+    return k.dump();
+  };
+  expect_error(good.substr(0, good.size() / 2), "not valid JSON");
+  expect_error("[]", "JSON object");
+  expect_error(edited([](auto& k) { k["version"] = 2; }), "version 2 is not supported");
+  expect_error(edited([](auto& k) { k["format"] = "other"; }), "format");
+  expect_error(edited([](auto& k) { k["dtype"] = "int8"; }), "dtype 'int8'");
+  expect_error(edited([](auto& k) { k["res"][0] = "zz00" + k["res"][0].template get<std::string>().substr(4); }),
+               "res[0] element 0");
+  expect_error(edited([](auto& k) { k["y"][1] = k["y"][1].template get<std::string>().substr(5); }), "y[1]");
+  expect_error(edited([](auto& k) { k["rows"] = 99999999999LL; }), "limit");
+  expect_error(edited([](auto& k) { k["rows"] = -1; }), "'rows' = -1 is negative");
+  expect_error(edited([](auto& k) { k["index"].erase(0); }), "'index' has 2 entries");
+  expect_error(edited([](auto& k) { k["plan"]["batches"][1][0] = 7; }), "plan batch 1 names row 7");
+  expect_error(edited([](auto& k) { k.erase("grad_out"); }), "grad_out");
+  expect_error("{\"format\": \"gatecheck-case\", \"version\": 1}", "missing field 'dtype'");
+}
+
+TEST(CaseFile, TruncatedSnapshotsGiveClearErrors) {
+  CaseFile f{special_case(DType::f32), std::nullopt, {}, ""};
+  const std::string snap = case_to_snapshot(f);
+  for (size_t cut = 0; cut < snap.size(); ++cut) {
+    EXPECT_THROW(case_from_snapshot(snap.substr(0, cut), "s"), CaseFileError) << "cut at " << cut;
+  }
+}
+
+TEST(CaseFile, WriteIsAtomicAndReadable) {
+  const std::string path = ::testing::TempDir() + "/gc_case_test.json";
+  CaseFile f{special_case(DType::f16), std::nullopt, {}, ""};
+  write_case_file(path, f);
+  EXPECT_TRUE(read_case_file(path).c == f.c);
+  std::ifstream tmp(path + ".tmp");
+  EXPECT_FALSE(tmp.good());
+  EXPECT_THROW(read_case_file(path + ".missing"), CaseFileError);
+  std::remove(path.c_str());
+}
+
+TEST(CaseFile, DigestSeesEveryBit) {
+  Case a = special_case(DType::bf16), b = a;
+  b.grad_out.set_bits(5, b.grad_out.bits(5) ^ 1);
+  EXPECT_NE(case_digest(a), case_digest(b));
+  EXPECT_EQ(case_digest(a), case_digest(special_case(DType::bf16)));
+}
+
+}  // namespace
+}  // namespace gatecheck

@@ -1,0 +1,46 @@
+/* Plugins that break the rules on purpose, one per build (MISBEHAVIOUR is set
+ * by tests/impls/CMakeLists.txt), so the tests can prove that gatecheck's
+ * loader, runner and isolation catch each kind of misbehaviour. Each one is
+ * the example plugin plus the one misbehaviour below. */
+#include <unistd.h>
+
+#define gatecheck_plugin_v1 example_plugin_v1 /* the example's entry point, renamed */
+#include "example_plugin.c"
+#undef gatecheck_plugin_v1
+
+#define SEGFAULT 1     /* forward dereferences NULL when rows == 13 */
+#define HANG 2         /* forward never returns when rows == 13 */
+#define OOB_WRITE 3    /* forward writes one byte past the end of out */
+#define INPUT_WRITE 4  /* forward flips a bit of res[0] */
+#define UNWRITTEN 5    /* forward leaves the last element of out untouched */
+#define ABI_2 6        /* reports abi_version 2 */
+#define NO_SYMBOL 7    /* exports no gatecheck_plugin_v1 */
+#define CUDA_ONLY 8    /* claims only the cuda device */
+
+static int misbehaving_forward(const gatecheck_problem* p, const void* res, const void* gate,
+                               const int64_t* index, const void* y, void* out) {
+  const size_t elem = p && p->dtype == GATECHECK_F32 ? 4 : 2;
+  const size_t bytes = p ? (size_t)(p->rows * p->dim) * elem : 0;
+  unsigned char last[4] = {0};
+  if (MISBEHAVIOUR == UNWRITTEN && bytes) memcpy(last, (char*)out + bytes - elem, elem);
+  int rc = forward(p, res, gate, index, y, out);
+  if (rc) return rc;
+  if (MISBEHAVIOUR == SEGFAULT && p->rows == 13) *(volatile int*)(uintptr_t)0 = 1;
+  if (MISBEHAVIOUR == HANG && p->rows == 13)
+    for (;;) pause();
+  if (MISBEHAVIOUR == OOB_WRITE) ((unsigned char*)out)[bytes] ^= 0xff;
+  if (MISBEHAVIOUR == INPUT_WRITE && bytes) ((unsigned char*)res)[0] ^= 1;
+  if (MISBEHAVIOUR == UNWRITTEN && bytes) memcpy((char*)out + bytes - elem, last, elem);
+  return 0;
+}
+
+#if MISBEHAVIOUR != NO_SYMBOL
+const gatecheck_plugin* gatecheck_plugin_v1(void);
+const gatecheck_plugin* gatecheck_plugin_v1(void) {
+  static const gatecheck_plugin plugin = {
+      MISBEHAVIOUR == ABI_2 ? 2 : 1, "misbehaving",
+      MISBEHAVIOUR == CUDA_ONLY ? 1u << GATECHECK_CUDA : 1u << GATECHECK_CPU,
+      misbehaving_forward, backward, last_error};
+  return &plugin;
+}
+#endif

@@ -1,0 +1,117 @@
+// --isolate: a crashing or hanging implementation becomes a reported failure
+// and this test process lives on; a normal call comes back bit for bit.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <unistd.h>
+
+#include "bits_equal.h"
+#include "harness/isolate.h"
+#include "random_case.h"
+
+namespace gatecheck {
+namespace {
+
+using test::bits_equal;
+using test::random_case;
+
+Implementation plugin(const char* path) { return make_implementation(std::string("plugin:") + path, Device::cpu); }
+
+void expect_contains(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << "'" << text << "' should contain '" << part << "'";
+}
+
+void expect_same(const RunResult& a, const RunResult& b) {
+  EXPECT_EQ(a.status.kind, b.status.kind);
+  EXPECT_EQ(a.status.message, b.status.message);
+  for (const char* name : kOutputNames)
+    EXPECT_TRUE(bits_equal(name, output_by_name(a.outputs, name), output_by_name(b.outputs, name)));
+  ASSERT_EQ(a.memory.size(), b.memory.size());
+  for (size_t i = 0; i < a.memory.size(); ++i) {
+    EXPECT_EQ(a.memory[i].kind, b.memory[i].kind);
+    EXPECT_EQ(a.memory[i].tensor, b.memory[i].tensor);
+    EXPECT_EQ(a.memory[i].first, b.memory[i].first);
+    EXPECT_EQ(a.memory[i].count, b.memory[i].count);
+    EXPECT_EQ(a.memory[i].detail, b.memory[i].detail);
+  }
+}
+
+TEST(Isolate, SegfaultIsReportedNotFatal) {
+  const Implementation impl = plugin(GC_PLUGIN_SEGFAULT);
+  const Case c = random_case(DType::f32, 13, 4, 2, 1);  // the plugin crashes on 13 rows
+  const RunResult r = run_case_isolated(impl, c, {}, 30);
+  EXPECT_EQ(r.status.kind, ErrorKind::implementation);
+  expect_contains(r.status.message, "crashed");
+  expect_contains(r.status.message, "SIGSEGV");
+  expect_contains(r.status.message, impl.label());
+  EXPECT_EQ(r.outputs.out.rows, 13);  // shaped like the case, for callers that index it
+  EXPECT_TRUE(r.memory.empty());
+}
+
+TEST(Isolate, HangIsKilledAtTheTimeout) {
+  const Implementation impl = plugin(GC_PLUGIN_HANG);
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunResult r = run_case_isolated(impl, random_case(DType::f32, 13, 4, 2, 1), {}, 1.0);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.status.kind, ErrorKind::implementation);
+  expect_contains(r.status.message, "hung: no result within 1 s");
+  EXPECT_GE(took, 1.0);
+  EXPECT_LT(took, 10.0);
+}
+
+// A normal call's result, memory findings included, crosses the pipe intact;
+// here on a plugin that only crashes on 13 rows, and on one writing out of bounds.
+TEST(Isolate, NormalResultsComeBackBitForBit) {
+  for (const char* path : {GC_PLUGIN_SEGFAULT, GC_PLUGIN_OOB_WRITE, GC_EXAMPLE_PLUGIN}) {
+    const Implementation impl = plugin(path);
+    for (DType t : {DType::f32, DType::bf16, DType::f16}) {
+      const Case c = random_case(t, 12, 5, 3, 4);
+      SCOPED_TRACE(std::string(path) + " " + describe(c));
+      expect_same(run_case_isolated(impl, c, {}, 30), run_case(impl, c));
+    }
+  }
+  // An error status (bad input) crosses too.
+  Case bad = random_case(DType::f32, 2, 2, 2, 1);
+  bad.index[1] = 5;
+  const Implementation ex = plugin(GC_EXAMPLE_PLUGIN);
+  const RunResult r = run_case_isolated(ex, bad, {}, 30);
+  EXPECT_FALSE(r.status.ok());
+  expect_same(r, run_case(ex, bad));
+}
+
+TEST(Isolate, TheOutOfBoundsFindingSurvivesIsolation) {
+  const RunResult r = run_case_isolated(plugin(GC_PLUGIN_OOB_WRITE), random_case(DType::f32, 3, 4, 2, 1), {}, 30);
+  ASSERT_EQ(r.memory.size(), 1u);
+  EXPECT_EQ(r.memory[0].kind, MemoryFinding::oob_write);
+}
+
+TEST(CallIsolated, ReturnsTheChildsStatus) {
+  EXPECT_TRUE(call_isolated([] { return Status::success(); }, 30).ok());
+  const Status s = call_isolated([] { return Status::error(ErrorKind::no_gates, "gates = 0 with rows = 3"); }, 30);
+  EXPECT_EQ(s.kind, ErrorKind::no_gates);
+  EXPECT_EQ(s.message, "gates = 0 with rows = 3");
+}
+
+TEST(CallIsolated, AbortExitAndHangAreReported) {
+  Status s = call_isolated([]() -> Status { std::abort(); }, 30);
+  EXPECT_EQ(s.kind, ErrorKind::implementation);
+  expect_contains(s.message, "SIGABRT");
+  s = call_isolated([]() -> Status { ::_exit(7); }, 30);
+  expect_contains(s.message, "exited with status 7");
+  s = call_isolated([]() -> Status { throw std::runtime_error("boom"); }, 30);
+  expect_contains(s.message, "exited with status 4");
+  s = call_isolated([]() -> Status { for (;;) ::pause(); }, 0.5);
+  expect_contains(s.message, "hung: no result within 0.5 s");
+}
+
+// A result far larger than a pipe's buffer is read while the child writes it.
+TEST(CallIsolated, LargeResultsDoNotDeadlock) {
+  const std::string big(1 << 22, 'x');
+  const Status s = call_isolated([&] { return Status::error(ErrorKind::implementation, big); }, 30);
+  EXPECT_EQ(s.message.size(), big.size());
+}
+
+}  // namespace
+}  // namespace gatecheck
