@@ -58,12 +58,7 @@ Outputs eager_typed(const Case& c) {
 }  // namespace
 
 Outputs eager_model(const Case& c) {
-  if (checked_elements(c.rows, c.dim) < 0 || checked_elements(c.gates, c.dim) < 0)
-    throw std::invalid_argument("eager_model: bad shape " + describe(c));
-  for (int64_t r = 0; r < c.rows; ++r)
-    if (c.index[size_t(r)] < 0 || c.index[size_t(r)] >= c.gates)
-      throw std::invalid_argument("eager_model: index[" + std::to_string(r) + "] = " +
-                                  std::to_string(c.index[size_t(r)]) + " out of range");
+  require_valid_case("eager_model", c);
   switch (c.dtype) {
     case DType::f32: return eager_typed<float>(c);
     case DType::f16: return eager_typed<f16_t>(c);
