@@ -9,8 +9,10 @@
 // at a time in row order, each add in fp32 rounded to the dtype:
 //     acc_k = +0;  for r in rows with index[r] == k:  acc_k = RN_T(acc_k + RN_T(g_r*y_r))
 // This accumulates in the dtype, which is why eager's bf16/fp16 grad_gate
-// loses accuracy on long segments. On CUDA index_add uses atomics, so its
-// order is not fixed; nobody claims grad_gate bitwise against this model.
+// loses accuracy on long segments. tests/oracle/eager_model_vs_torch_test.cpp
+// checks the whole model, grad_gate included, bit for bit against LibTorch
+// 1.13 on the CPU. On CUDA index_add uses atomics, so its order is not
+// fixed; nobody claims grad_gate bitwise against this model.
 #include <cstring>
 #include <stdexcept>
 
