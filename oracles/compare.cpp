@@ -92,22 +92,26 @@ Comparison compare_accuracy(const std::string& tensor, const HostTensor& got,
     const Expected& w = want[size_t(i)];
     const uint32_t b = got.bits(i);
     const double g = bits_to_float(got.dtype, b);
-    Mismatch m = make_mismatch(c, i, b);
-    m.want = w.value;
-    m.want_bits = w.bits;
-    m.bound = w.bound;
+    // The Mismatch is built only for a failing element: this loop runs for
+    // every element of every output.
+    auto fail = [&](std::string why, bool nan, bool inf) {
+      Mismatch m = make_mismatch(c, i, b);
+      m.want = w.value;
+      m.want_bits = w.bits;
+      m.bound = w.bound;
+      m.why = std::move(why);
+      record(c, i, std::move(m), nan, inf);
+    };
     if (w.bitwise) {
-      if (b != w.bits) {
-        m.why = "must be a bitwise copy of " + bits_hex(got.dtype, w.bits) + " (" + num(w.value) + ")";
-        record(c, i, m, std::isnan(g) || std::isnan(w.value), std::isinf(g) || std::isinf(w.value));
-      }
+      if (b != w.bits)
+        fail("must be a bitwise copy of " + bits_hex(got.dtype, w.bits) + " (" + num(w.value) + ")",
+             std::isnan(g) || std::isnan(w.value), std::isinf(g) || std::isinf(w.value));
       continue;
     }
     if (std::isnan(g)) {
       if (w.kind == Expected::nan || w.kind == Expected::finite_or_overflow || w.kind == Expected::inf_or_nan)
         continue;
-      m.why = std::string("NaN, oracle expects ") + kind_name(w.kind);
-      record(c, i, m, true, false);
+      fail(std::string("NaN, oracle expects ") + kind_name(w.kind), true, false);
       continue;
     }
     if (std::isinf(g)) {
@@ -116,29 +120,28 @@ Comparison compare_accuracy(const std::string& tensor, const HostTensor& got,
                       ((w.kind == Expected::finite_or_inf || w.kind == Expected::inf_or_nan) && pos == (w.value > 0)) ||
                       w.kind == Expected::finite_or_overflow;
       if (ok) continue;
-      m.why = std::string(pos ? "+Inf" : "-Inf") + ", oracle expects " +
-              (w.kind == Expected::finite_or_inf ? std::string(w.value > 0 ? "finite or +Inf" : "finite or -Inf")
-                                                 : std::string(kind_name(w.kind)));
-      record(c, i, m, w.kind == Expected::nan, true);
+      fail(std::string(pos ? "+Inf" : "-Inf") + ", oracle expects " +
+               (w.kind == Expected::finite_or_inf ? std::string(w.value > 0 ? "finite or +Inf" : "finite or -Inf")
+                                                  : std::string(kind_name(w.kind))),
+           w.kind == Expected::nan, true);
       continue;
     }
     // got is finite
     if (w.kind == Expected::nan || w.kind == Expected::pos_inf || w.kind == Expected::neg_inf ||
         w.kind == Expected::inf_or_nan) {
-      m.why = std::string("finite, oracle expects ") + kind_name(w.kind);
-      record(c, i, m, w.kind == Expected::nan, w.kind != Expected::nan);
+      fail(std::string("finite, oracle expects ") + kind_name(w.kind), w.kind == Expected::nan,
+           w.kind != Expected::nan);
       continue;
     }
     const double err = std::fabs(g - w.value);
     const double ratio = err == 0 ? 0 : w.bound > 0 ? err / w.bound : INFINITY;
     if (ratio > c.max_err_over_bound) c.max_err_over_bound = ratio;
     if (err > w.bound) {
-      m.why = fmt("|err| %.2g > bound", err);
-      record(c, i, m, false, false);
+      fail(fmt("|err| %.2g > bound", err), false, false);
     } else if (w.value == 0 && w.bound == 0 && std::signbit(g) != std::signbit(w.value)) {
-      m.why = std::string(std::signbit(g) ? "-0" : "+0") + " vs " + (std::signbit(w.value) ? "-0" : "+0") +
-              ": an exact zero must carry its IEEE sign";
-      record(c, i, m, false, false);
+      fail(std::string(std::signbit(g) ? "-0" : "+0") + " vs " + (std::signbit(w.value) ? "-0" : "+0") +
+               ": an exact zero must carry its IEEE sign",
+           false, false);
     }
   }
   return c;

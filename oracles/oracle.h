@@ -14,8 +14,9 @@ namespace gatecheck {
 
 // What a correct implementation must produce for one element.
 struct Expected {
-  double value = 0;   // exact value (float64; exact for out/grad_y/grad_res, and
-                      // for grad_gate up to float64's own rounding, covered by bound)
+  double value = 0;   // the exact value, evaluated in float64: exact for grad_y
+                      // and grad_res; for out and grad_gate exact unless float64
+                      // itself rounds, and then its error is part of `bound`
   double bound = 0;   // |got - value| <= bound is correct (finite case)
   // Special-value semantics (see SEMANTICS.md in this folder):
   //   finite             a finite got within bound; when value is a zero and
@@ -45,13 +46,16 @@ struct Reference {
   const std::vector<Expected>& by_name(const std::string& output) const;
 };
 
+// Throws std::invalid_argument for a case outside the op contract (bad
+// shape, index out of range): the oracle only judges valid problems.
 Reference oracle_reference(const Case& c);
+void require_valid_case(const char* who, const Case& c);  // the check both use
 
 // Bitwise model of torch eager (res + gate.index_select(0, idx) * y, with
 // autograd): each product and sum in fp32, rounded to the dtype. grad_gate is
 // modelled as a sequential index_add in row order in the dtype (eager's CPU
 // order); it is not claimed bitwise by anyone.
-Outputs eager_model(const Case& c);
+Outputs eager_model(const Case& c);  // throws like oracle_reference
 
 // One bad element, with everything a person needs to act on it.
 struct Mismatch {

@@ -112,11 +112,29 @@ Expected grad_res_expected(DType t, uint32_t g_bits) {
 int lowest_bit_exponent(double x) {
   int e;
   const double m = std::frexp(std::fabs(x), &e);  // x = m * 2^e, m in [0.5, 1)
-  uint64_t sig = uint64_t(std::ldexp(m, 53));      // exact 53-bit integer
-  int tz = 0;
-  while ((sig & 1u) == 0) { sig >>= 1; ++tz; }
-  return e - 53 + tz;
+  const uint64_t sig = uint64_t(std::ldexp(m, 53));  // exact 53-bit integer, non-zero
+  return e - 53 + __builtin_ctzll(sig);
 }
+
+// What the bound of one grad_gate element needs from its terms, gathered in
+// row order (the float64 evaluation order) in one pass over the rows.
+struct GateColumn {
+  int64_t n = 0;
+  double s = 0, S = 0;  // float64 sums of t_i and |t_i|
+  double e_prod = 0;    // float64 sum of the fp32 product errors d_i
+  int q = std::numeric_limits<int>::max();
+  bool term_overflow = false;
+  void add(double x) {
+    ++n;
+    s += x;
+    const double ax = std::fabs(x);
+    S += ax;
+    if (x != 0 && std::isfinite(x)) q = std::min(q, lowest_bit_exponent(x));
+    if (!representable(DType::f32, x)) e_prod += ax < 0x1p-126 ? 0x1p-150 : ax * 0x1p-24;
+    static const double thr32 = overflow_threshold(DType::f32);
+    term_overflow |= ax >= thr32;
+  }
+};
 
 // grad_gate[k,j] = RN_T(fp32 sum of the n terms t_i = g_i*y_i of gate k's rows)
 //   Terms: t_i exact in float64 (F1). An implementation forms each term in
@@ -159,17 +177,11 @@ int lowest_bit_exponent(double x) {
 //   an fp32 sum that is exactly zero is +0 in every order (round to nearest
 //   turns an exact cancellation into +0, and -0 needs two -0 operands), so in
 //   the exact case the bound is 0 and +0 is required.
-Expected grad_gate_expected(DType t, const std::vector<double>& terms) {
+Expected grad_gate_expected(DType t, const GateColumn& c) {
   Expected e;
-  const int64_t n = int64_t(terms.size());
+  const int64_t n = c.n;
   if (n == 0) return e;  // +0, bound 0
-  double s = 0, S = 0;
-  int q = std::numeric_limits<int>::max();
-  for (double x : terms) {
-    s += x;
-    S += std::fabs(x);
-    if (x != 0 && std::isfinite(x)) q = std::min(q, lowest_bit_exponent(x));
-  }
+  const double s = c.s, S = c.S;
   e.value = s;
   if (!std::isfinite(s)) return special_or(s, e);
   if (S == 0) {  // every term is +-0
@@ -179,18 +191,11 @@ Expected grad_gate_expected(DType t, const std::vector<double>& terms) {
   }
   const double thr32 = overflow_threshold(DType::f32);
   double e_acc = 0, err64 = 0, partial_max = S;
-  bool term_overflow = false;
-  for (double x : terms) term_overflow |= std::fabs(x) >= thr32;
-  const bool exact_acc = q >= -149 && S <= std::ldexp(1.0, q + 24);
+  const bool exact_acc = c.q >= -149 && S <= std::ldexp(1.0, c.q + 24);
   if (!exact_acc) {
     const double nn = double(n) * 0x1p-52;
     const double s_up = S * (1 + nn);
-    double e_prod = 0;
-    for (double x : terms) {
-      if (representable(DType::f32, x)) continue;
-      e_prod += std::fabs(x) < 0x1p-126 ? 0x1p-150 : std::fabs(x) * 0x1p-24;
-    }
-    e_prod *= 1 + nn;  // the float64 sum of the d_i rounds too
+    const double e_prod = c.e_prod * (1 + nn);  // the float64 sum of the d_i rounds too
     const double gam = gamma_n(n - 1);
     e_acc = e_prod + gam * (s_up + e_prod);
     err64 = nn * s_up;
@@ -200,7 +205,7 @@ Expected grad_gate_expected(DType t, const std::vector<double>& terms) {
   const double last =
       (off == 0 && representable(t, s)) ? 0 : ulp(t, std::fabs(s) + off) / 2;
   e.bound = (last + off) * kBoundMargin;
-  if (term_overflow || partial_max >= thr32) {
+  if (c.term_overflow || partial_max >= thr32) {
     e.kind = Expected::finite_or_overflow;
   } else if (std::fabs(s) + off >= overflow_threshold(t)) {
     e.kind = std::fabs(s) > off ? Expected::finite_or_inf : Expected::finite_or_overflow;
@@ -232,13 +237,9 @@ const std::vector<Expected>& Reference::by_name(const std::string& output) const
 }
 
 Reference oracle_reference(const Case& c) {
+  require_valid_case("oracle_reference", c);
   const DType t = c.dtype;
-  const int64_t n = checked_elements(c.rows, c.dim);
-  if (n < 0) throw std::invalid_argument("oracle_reference: bad shape " + describe(c));
-  for (int64_t r = 0; r < c.rows; ++r)
-    if (c.index[size_t(r)] < 0 || c.index[size_t(r)] >= c.gates)
-      throw std::invalid_argument("oracle_reference: index[" + std::to_string(r) + "] = " +
-                                  std::to_string(c.index[size_t(r)]) + " out of range");
+  const int64_t n = c.rows * c.dim;
   Reference ref;
   ref.out.resize(size_t(n));
   ref.grad_res.resize(size_t(n));
@@ -254,18 +255,14 @@ Reference oracle_reference(const Case& c) {
       ref.grad_res[size_t(i)] = grad_res_expected(t, c.grad_out.bits(i));
     }
   }
-  // Terms of each gate in row order (the order of the float64 evaluation).
-  std::vector<std::vector<int64_t>> rows_of(size_t(c.gates));
-  for (int64_t r = 0; r < c.rows; ++r) rows_of[size_t(c.index[size_t(r)])].push_back(r);
-  std::vector<double> terms;
-  for (int64_t k = 0; k < c.gates; ++k) {
-    for (int64_t j = 0; j < c.dim; ++j) {
-      terms.clear();
-      for (int64_t r : rows_of[size_t(k)])
-        terms.push_back(val(c.grad_out, r * c.dim + j) * val(c.y, r * c.dim + j));
-      ref.grad_gate[size_t(k * c.dim + j)] = grad_gate_expected(t, terms);
-    }
+  // grad_gate terms, visited in row order (each column's float64 order).
+  std::vector<GateColumn> cols(size_t(c.gates * c.dim));
+  for (int64_t r = 0; r < c.rows; ++r) {
+    GateColumn* acc = cols.data() + c.index[size_t(r)] * c.dim;
+    for (int64_t j = 0; j < c.dim; ++j)
+      acc[j].add(val(c.grad_out, r * c.dim + j) * val(c.y, r * c.dim + j));
   }
+  for (size_t i = 0; i < cols.size(); ++i) ref.grad_gate[i] = grad_gate_expected(t, cols[i]);
   return ref;
 }
 

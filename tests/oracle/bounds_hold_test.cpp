@@ -87,16 +87,21 @@ TEST(OracleBoundsHold, EagerModelForwardAndGradY) {
     }
 }
 
-// Exhaustive over every bf16 y for a handful of (res, gate) pairs, which
-// crosses every binade, the subnormals and the overflow boundary.
-TEST(OracleBoundsHold, ExhaustiveBf16Operand) {
-  const uint16_t pairs[][2] = {{0x3f80, 0x3f81}, {0xc000, 0x3fff}, {0x0001, 0x4000},
-                               {0x7f00, 0x4100}, {0x8000, 0xbf80}, {0x3c00, 0x0080}};
-  for (auto [res_bits, gate_bits] : pairs) {
-    Case c = make_case(DType::bf16, 65536, 1, 1);
-    c.gate.set_bits(0, gate_bits);
+// Exhaustive over every 16-bit y (and a sweep of g) for a handful of
+// (res, gate) pairs: every binade, the subnormals, the overflow boundary,
+// and sums whose operands are far apart, where eager's fp32 add rounds
+// before the final rounding (double rounding, which must stay within bound).
+TEST(OracleBoundsHold, Exhaustive16BitOperand) {
+  struct Pair { DType t; uint16_t res, gate; };
+  const Pair pairs[] = {{DType::bf16, 0x3f80, 0x3f81}, {DType::bf16, 0xc000, 0x3fff}, {DType::bf16, 0x0001, 0x4000},
+                        {DType::bf16, 0x7f00, 0x4100}, {DType::bf16, 0x8000, 0xbf80}, {DType::bf16, 0x3c00, 0x0080},
+                        {DType::f16, 0x3c00, 0x3c01},  {DType::f16, 0x7800, 0x3bff},  {DType::f16, 0x0001, 0x4000},
+                        {DType::f16, 0xf800, 0x5800},  {DType::f16, 0x8000, 0xbc00},  {DType::f16, 0x1400, 0x0400}};
+  for (const Pair& pr : pairs) {
+    Case c = make_case(pr.t, 65536, 1, 1);
+    c.gate.set_bits(0, pr.gate);
     for (int64_t i = 0; i < 65536; ++i) {
-      c.res.set_bits(i, res_bits);
+      c.res.set_bits(i, pr.res);
       c.y.set_bits(i, uint32_t(i));
       c.grad_out.set_bits(i, uint32_t((i * 40503) & 0xffff));
     }
@@ -104,7 +109,8 @@ TEST(OracleBoundsHold, ExhaustiveBf16Operand) {
     const Outputs o = run_host(c);
     for (const char* name : {"out", "grad_res", "grad_y"}) {
       const Comparison cmp = compare_accuracy(name, output_by_name(o, name), ref.by_name(name));
-      EXPECT_TRUE(cmp.ok()) << std::hex << res_bits << " " << gate_bits << "\n" << cmp.summary();
+      EXPECT_TRUE(cmp.ok()) << dtype_name(pr.t) << std::hex << " res 0x" << pr.res << " gate 0x" << pr.gate << "\n"
+                            << cmp.summary();
     }
   }
 }

@@ -215,5 +215,20 @@ TEST(OracleSpecialValues, GradResIsABitwiseCopyWithPayload) {
   EXPECT_FALSE(compare_accuracy("grad_res", canonical, r.grad_res).ok());
 }
 
+// The oracle judges valid problems only; a malformed case is the caller's bug.
+TEST(OracleSpecialValues, MalformedCaseIsRejected) {
+  Case c = make_case(DType::f16, 2, 3, 2);
+  c.index[1] = 2;
+  EXPECT_THROW(oracle_reference(c), std::invalid_argument);
+  EXPECT_THROW(eager_model(c), std::invalid_argument);
+  c.index[1] = 0;
+  c.y = HostTensor(DType::f16, 1, 3);
+  EXPECT_THROW(oracle_reference(c), std::invalid_argument);
+  c.y = HostTensor(DType::bf16, 2, 3);
+  EXPECT_THROW(oracle_reference(c), std::invalid_argument);
+  c.y = HostTensor(DType::f16, 2, 3);
+  EXPECT_NO_THROW(oracle_reference(c));
+}
+
 }  // namespace
 }  // namespace gatecheck::testing
