@@ -28,10 +28,12 @@ struct Expected {
   //   finite_or_overflow a finite got within bound, or +-Inf, or NaN: fp32
   //                      accumulation of grad_gate may overflow with an outcome
   //                      that depends on the summation order
-  //   inf_or_nan         the Inf of value's sign, or NaN: out with an infinite
-  //                      res whose finite product gate*y rounds to the opposite
-  //                      Inf in the dtype (two roundings: Inf - Inf = NaN; one
-  //                      rounding: res's Inf). Found by fuzz_gate_residual.
+  //   inf_or_nan         the Inf of value's sign, or NaN: the exact value is
+  //                      infinite, but a finite part of it may round to the
+  //                      opposite Inf first (out: res = Inf and gate*y overflows
+  //                      the dtype; grad_gate: a finite term or partial sum
+  //                      overflows fp32), and Inf - Inf is NaN. Found by
+  //                      fuzz_gate_residual.
   enum Kind : uint8_t { finite, nan, pos_inf, neg_inf, finite_or_inf, finite_or_overflow, inf_or_nan } kind = finite;
   // When set, got must equal `bits` bit for bit (grad_res is a copy of g:
   // NaN payloads and zero signs included); value/kind still describe it.

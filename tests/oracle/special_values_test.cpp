@@ -96,6 +96,32 @@ TEST(OracleSpecialValues, InfiniteResidualPlusAnOverflowingProductMayBeNaN) {
   EXPECT_EQ(oracle_reference(one(DType::f16, INFINITY, 52544.0f, 1.671875f, 1)).out[0].kind, Expected::pos_inf);
 }
 
+// Found by fuzz_gate_residual: f32 grad_gate of two rows, g*y = 2.03e38 *
+// 1.51e38 (finite in float64, +Inf in fp32) and -1 * +Inf. The exact sum is
+// -Inf, but every fp32 evaluation meets +Inf + -Inf = NaN. NaN and -Inf are
+// correct; +Inf or a finite value is not.
+TEST(OracleSpecialValues, InfiniteGradGateWithAnOverflowingFiniteTermMayBeNaN) {
+  Case c = make_case(DType::f32, 2, 1, 1);
+  c.y.set_bits(0, 0x7ee36f74);
+  c.grad_out.set_bits(0, 0x7f18c3c2);
+  c.y.set_bits(1, 0x7f800000);
+  c.grad_out.set_bits(1, 0xbf800000);
+  const Expected e = oracle_reference(c).grad_gate[0];
+  EXPECT_EQ(e.kind, Expected::inf_or_nan);
+  EXPECT_LT(e.value, 0);
+  expect_host_passes(c);
+  EXPECT_TRUE(std::isnan(run_host(c).grad_gate.value(0)));
+  HostTensor neg(DType::f32, 1, 1), pos(DType::f32, 1, 1);
+  neg.set_value_rn(0, -INFINITY);
+  pos.set_value_rn(0, INFINITY);
+  EXPECT_TRUE(compare_accuracy("grad_gate", neg, {e}).ok());
+  EXPECT_FALSE(compare_accuracy("grad_gate", pos, {e}).ok());
+  // Without the overflowing finite term the sum is exactly -Inf.
+  c.grad_out.set_bits(0, 0x3f800000);
+  c.y.set_bits(0, 0x3f800000);
+  EXPECT_EQ(oracle_reference(c).grad_gate[0].kind, Expected::neg_inf);
+}
+
 TEST(OracleSpecialValues, GradYOverflowToInf) {
   const Case c = one(DType::f16, 0, 256, 1, -256);  // g*gate = -65536 >= 65520
   const Expected e = oracle_reference(c).grad_y[0];
