@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "../../kernels/gate_residual_dtype.h"
+#include "mutant_abi.h"
 
 namespace gatecheck::mutants {
 
@@ -31,6 +32,26 @@ template <class T>
 T fused_out(T res, T gate, T y) {
   const double exact = double(to_float(gate)) * double(to_float(y)) + double(to_float(res));
   return round_to<T>(round_to_odd_float(exact));
+}
+
+// The whole forward with fused_out, after the host twin's validation. Shared
+// by the correct fused alternative (every batch) and the batch-size mutant
+// (large batches only).
+inline Status fused_forward(const gatecheck_problem& p, const void* res, const void* gate,
+                            const int64_t* index, const void* y, void* out) {
+  Status s = check_fwd_args(p, res, gate, index, y, out, kCpuOnly, /*index_on_host=*/true);
+  if (!s.ok()) return s;
+  with_dtype(DType(p.dtype), [&](auto tag) {
+    using T = decltype(tag);
+    auto* o = static_cast<T*>(out);
+    auto* r = static_cast<const T*>(res);
+    auto* g = static_cast<const T*>(gate);
+    auto* v = static_cast<const T*>(y);
+    for (int64_t i = 0; i < p.rows; ++i)
+      for (int64_t j = 0; j < p.dim; ++j)
+        o[i * p.dim + j] = fused_out(r[i * p.dim + j], g[index[i] * p.dim + j], v[i * p.dim + j]);
+  });
+  return Status::success();
 }
 
 }  // namespace gatecheck::mutants
