@@ -61,5 +61,28 @@ double copy_bandwidth(size_t bytes, int reps) {
   return 2.0 * double(bytes) / (us * 1e-6);
 }
 
+double copy_time_us(size_t bytes, int warmup, int reps) {
+  if (bytes == 0) return 0;
+  int dev = 0;
+  cudaDeviceProp prop{};
+  cuda_ok(cudaGetDevice(&dev), "cudaGetDevice");
+  cuda_ok(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties");
+  const size_t stride = (std::max(bytes, size_t(prop.l2CacheSize)) + 255) & ~size_t(255);
+  const int slots = int(std::max<size_t>(2, (4 * size_t(prop.l2CacheSize)) / stride + 1));
+  void *a = nullptr, *b = nullptr;
+  cuda_ok(cudaMalloc(&a, stride * size_t(slots)), "cudaMalloc (copy pool)");
+  cuda_ok(cudaMalloc(&b, stride * size_t(slots)), "cudaMalloc (copy pool)");
+  fill_random(a, int64_t(stride * size_t(slots) / 4), 0, 2);
+  const double us = median_us(
+      [&](int i) {
+        const size_t o = stride * size_t(i % slots);
+        cudaMemcpyAsync(static_cast<char*>(b) + o, static_cast<char*>(a) + o, bytes, cudaMemcpyDeviceToDevice, 0);
+      },
+      warmup, reps);
+  cudaFree(a);
+  cudaFree(b);
+  return us;
+}
+
 }  // namespace bench
 }  // namespace gatecheck

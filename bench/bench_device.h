@@ -28,5 +28,11 @@ double median_us(const std::function<void(int)>& run, int warmup, int reps);
 // Device-to-device copy bandwidth in bytes/s (bytes read + bytes written).
 double copy_bandwidth(size_t bytes, int reps);
 
+// Median time of a device-to-device copy of `bytes`, each run from a
+// different place in a pool larger than 4x L2, so that the source is never
+// cached: what a copy of the same traffic as a kernel achieves at its size
+// (fixed costs included), next to the large-copy ceiling.
+double copy_time_us(size_t bytes, int warmup, int reps);
+
 }  // namespace bench
 }  // namespace gatecheck

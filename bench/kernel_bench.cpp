@@ -116,7 +116,8 @@ const char* dtype_label(int d) { return d == GATECHECK_F32 ? "fp32" : d == GATEC
 int run_kernel_bench(int argc, char** argv) {
   CLI::App app{"gatecheck-bench: gate_residual kernels vs torch eager vs the copy ceiling"};
   std::string dtypes = "bf16,fp16", dims = "3072,5376", rows_list = "4097,32768,131072",
-              gates_rules = "9,rows/1024,rows/3", patterns = "sorted,random", json_path, bwd_vecs = "0";
+              gates_rules = "9,rows/1024,rows/3", patterns = "sorted,random", json_path, bwd_vecs = "0",
+              bwd_variants;
   int reps = 60, warmup = 10;
   bool no_torch = false, stages = false;
   app.add_option("--dtypes", dtypes, "comma list of bf16, fp16, fp32");
@@ -127,6 +128,9 @@ int run_kernel_bench(int argc, char** argv) {
   app.add_option("--reps", reps, "timed runs per measurement (median; at least 50)");
   app.add_option("--warmup", warmup, "untimed runs first");
   app.add_option("--bwd-vec-bytes", bwd_vecs, "backward vector widths to compare (0 = automatic), comma list");
+  app.add_option("--bwd-variants", bwd_variants,
+                 "backward variants to compare, comma list of '+'-joined settings: auto, cub or count (index plan), "
+                 "thread or staged (tile kernel), v4/v8/v16 (vector bytes); replaces --bwd-vec-bytes");
   app.add_option("--json", json_path, "write the results here");
   app.add_flag("--no-torch", no_torch, "skip torch eager");
   app.add_flag("--stages", stages, "also time the backward's index plan alone, and everything without PDL");
@@ -160,8 +164,40 @@ int run_kernel_bench(int argc, char** argv) {
     nlohmann::json out = {{"device", prop.name}, {"sm_count", prop.multiProcessorCount},
                           {"l2_bytes", prop.l2CacheSize}, {"copy_TBps", copy_bw / 1e12},
                           {"reps", reps}, {"warmup", warmup}, {"results", nlohmann::json::array()}};
-    std::vector<int> vec_variants;
-    for (auto& v : split(bwd_vecs)) vec_variants.push_back(std::stoi(v));
+    struct Variant {
+      std::string label;
+      int vec = 0, plan = 0, tile = 0;
+    };
+    std::vector<Variant> variants_list;
+    if (!bwd_variants.empty()) {
+      for (const auto& spec : split(bwd_variants)) {
+        Variant v{spec};
+        size_t at = 0;
+        while (at <= spec.size()) {
+          const size_t plus = spec.find('+', at);
+          const std::string t = spec.substr(at, plus == std::string::npos ? std::string::npos : plus - at);
+          if (t == "cub") v.plan = 1;
+          else if (t == "count") v.plan = 2;
+          else if (t == "thread") v.tile = 1;
+          else if (t == "staged") v.tile = 2;
+          else if (t.size() > 1 && t[0] == 'v') v.vec = std::stoi(t.substr(1));
+          else if (t != "auto") {
+            std::fprintf(stderr, "gatecheck-bench: --bwd-variants: unknown setting '%s' in '%s'\n", t.c_str(), spec.c_str());
+            return 2;
+          }
+          if (plus == std::string::npos) break;
+          at = plus + 1;
+        }
+        variants_list.push_back(v);
+      }
+    } else {
+      for (auto& v : split(bwd_vecs)) variants_list.push_back({v == "0" ? "auto" : "v" + v, std::stoi(v), 0, 0});
+    }
+    auto apply = [](const Variant& v) {
+      gate_residual_cuda_tuning().bwd_vector_bytes = v.vec;
+      gate_residual_cuda_tuning().bwd_plan = v.plan;
+      gate_residual_cuda_tuning().bwd_tile = v.tile;
+    };
 
     std::printf("\n%-4s %5s %7s %6s %-6s | %8s %5s | %8s %5s | %9s %9s | %6s %6s | %s\n", "type", "dim", "rows",
                 "gates", "index", "fwd_us", "fwd%", "fb_us", "fb%", "eagF_us", "eagFB_us", "xF", "xFB", "checks");
@@ -201,13 +237,29 @@ int run_kernel_bench(int argc, char** argv) {
               const double fwd_us = bench::median_us(fwd, warmup, reps);
               double fb_us = 0;
               nlohmann::json variants = nlohmann::json::object();
-              for (int v : vec_variants) {
-                gate_residual_cuda_tuning().bwd_vector_bytes = v;
+              nlohmann::json variant_stages = nlohmann::json::object();
+              for (const Variant& v : variants_list) {
+                apply(v);
                 const double t = bench::median_us(fwd_bwd, warmup, reps);
-                variants[std::to_string(v)] = t;
-                if (v == vec_variants.front()) fb_us = t;
+                variants[v.label] = t;
+                if (&v == &variants_list.front()) fb_us = t;
+                if (stages && variants_list.size() > 1) {
+                  auto bwd = [&](int i) {
+                    const Set& st = buf.sets[size_t(i) % buf.sets.size()];
+                    must(gate_residual_bwd_cuda(p, st.g, st.gate, st.index, st.y, st.grad_res, st.grad_gate, st.grad_y));
+                  };
+                  const double b_us = bench::median_us(bwd, warmup, reps);
+                  gate_residual_cuda_tuning().stop_after_plan = true;
+                  const double plan_us = bench::median_us(bwd, warmup, reps);
+                  gate_residual_cuda_tuning().stop_after_plan = false;
+                  variant_stages[v.label] = {{"fwd_bwd_us", t}, {"bwd_us", b_us}, {"bwd_plan_only_us", plan_us}};
+                }
               }
-              gate_residual_cuda_tuning().bwd_vector_bytes = vec_variants.front();
+              apply(variants_list.front());
+              if (!variant_stages.empty()) row["stages_by_variant"] = variant_stages;
+              const double copy_same_us = bench::copy_time_us(size_t(fwd_bytes / 2), warmup, reps);
+              const double copy_same_fb_us = bench::copy_time_us(size_t((fwd_bytes + bwd_bytes) / 2), warmup, reps);
+              row.update({{"copy_same_bytes_as_fwd_us", copy_same_us}, {"copy_same_bytes_as_fwd_bwd_us", copy_same_fb_us}});
               if (stages) {
                 auto bwd = [&](int i) {
                   const Set& t = buf.sets[size_t(i) % buf.sets.size()];
@@ -239,7 +291,7 @@ int run_kernel_bench(int argc, char** argv) {
               const double fwd_frac = fwd_bytes / (fwd_us * 1e-6) / copy_bw;
               const double fb_frac = (fwd_bytes + bwd_bytes) / (fb_us * 1e-6) / copy_bw;
               row.update({{"fwd_us", fwd_us}, {"fwd_bwd_us", fb_us}, {"fwd_frac_of_copy", fwd_frac},
-                          {"fwd_bwd_frac_of_copy", fb_frac}, {"fwd_bwd_us_by_bwd_vector_bytes", variants},
+                          {"fwd_bwd_frac_of_copy", fb_frac}, {"fwd_bwd_us_by_variant", variants},
                           {"grad_gate_repeatable", repeatable}});
               std::string checks = repeatable ? "rep" : "NOT-REPEATABLE";
               double eag_f = 0, eag_fb = 0;
@@ -269,8 +321,11 @@ int run_kernel_bench(int argc, char** argv) {
                           dtype_label(s.dtype), (long long)s.dim, (long long)s.rows, (long long)s.gates,
                           s.pattern.c_str(), fwd_us, 100 * fwd_frac, fb_us, 100 * fb_frac, eag_f, eag_fb,
                           eag_f > 0 ? eag_f / fwd_us : 0.0, eag_fb > 0 ? eag_fb / fb_us : 0.0, checks.c_str());
+              std::printf("      a copy of the same bytes takes %.1f us (fwd's: %.0f%% of copy ceiling), %.1f us (fwd+bwd's: %.0f%%)\n",
+                          copy_same_us, 100 * fwd_bytes / (copy_same_us * 1e-6) / copy_bw, copy_same_fb_us,
+                          100 * (fwd_bytes + bwd_bytes) / (copy_same_fb_us * 1e-6) / copy_bw);
               if (variants.size() > 1) {
-                std::printf("      backward vector bytes:");
+                std::printf("      backward variants:");
                 for (auto& [k, v] : variants.items()) std::printf(" %s -> %.1f us", k.c_str(), v.get<double>());
                 std::printf("\n");
               }

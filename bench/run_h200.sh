@@ -44,8 +44,9 @@ for stage in "$@"; do
         fi; } > "$OUT/sanitize.log" 2>&1
       grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED|SKIPPED|##" "$OUT/sanitize.log" ;;
     tune)
-      $BENCH --dtypes bf16 --dims 3072 --rows 4097,32768 --gates 9,rows/3 --patterns sorted,random \
-        --bwd-vec-bytes 0,2,4,8,16 --stages --no-torch --json "$OUT/h200-tune.json" 2>&1 | tail -30 ;;
+      $BENCH --dtypes bf16 --dims 3072 --rows 4097,32768 --gates 9,32,rows/3 --patterns sorted,random \
+        --bwd-variants auto,cub+thread,count+thread,cub+staged,count+staged --stages --no-torch \
+        --json "$OUT/h200-tune.json" 2>&1 | tee "$OUT/tune.log" | tail -60 ;;
     bench)
       $BENCH --json "$OUT/h200-bench.json" 2>&1 | tee "$OUT/bench.log" | tail -80 ;;
   esac

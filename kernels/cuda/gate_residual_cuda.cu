@@ -3,19 +3,19 @@
 // launches, all on p.stream.
 //
 // Backward pipeline (no host sync, no float atomics):
-//   prepare   index check (integer atomicMax), row ids, per-gate row counts
-//             (integer atomics, aggregated per warp)
-//   sort      CUB stable radix sort of row ids by gate (bits of gates-1 only)
-//   plan      exclusive scan of per-gate (tiles, slots, multi, rows) counts and
-//             the tile descriptors: one block for up to 2048 gates, else a
-//             CUB device scan and one thread per gate
+//   plan      the index check and the gate-sorted row order with its tile
+//             descriptors (gate_residual_cuda_plan.cuh): two kernels up to
+//             2048 gates (per-chunk histograms; per-chunk block sort and
+//             scatter), else a prologue, a CUB stable radix sort and a scan
 //   tiles     grad_res, grad_y and per-tile fp32 partials (single-tile gates
-//             and unused gates write grad_gate directly)
+//             and unused gates write grad_gate directly): staged through
+//             shared memory for long tiles, one thread per column otherwise
 //   fold      multi-tile gates: partials folded in tile order, rounded once
 #include "gate_residual_cuda.h"
 
 #include <cuda_runtime.h>
 
+#include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -138,11 +138,21 @@ size_t align_up(size_t n) { return (n + 255) & ~size_t(255); }
 // Byte offsets of the backward's scratch in the workspace blob. The per-gate
 // counters come first, so that they stay in place from call to call.
 struct BwdLayout {
-  size_t counts, row_ids, order, keys, plan, tiles, multi, partials, sort_tmp, scan_tmp, total;
+  size_t counts, row_ids, order, keys, plan, tiles, multi, partials, sort_tmp, scan_tmp, hist, total;
   size_t sort_bytes, scan_bytes;
   int64_t tile_bound, multi_bound, slot_bound;
-  int end_bit;
+  int end_bit;       // CUB path: bits of gates - 1
+  int chunks;        // counting path: row chunks (0: the path does not apply)
+  int chunk_bits;    // counting path: bits of gates (padding rows sort as `gates`)
 };
+
+// The counting path applies up to kCountGates gates while every scatter block
+// reads a bounded histogram (and per-gate counts fit 32 bits).
+int counting_chunks(const gatecheck_problem& p) {
+  const int64_t chunks = (p.rows + kSortChunk - 1) / kSortChunk;
+  if (p.gates > kCountGates || p.rows >= (int64_t(1) << 31) || chunks * p.gates > kCountHistMax) return 0;
+  return int(chunks);
+}
 
 using PlanIter = thrust::transform_iterator<PlanCountOf, thrust::counting_iterator<int64_t>>;
 
@@ -153,6 +163,10 @@ cudaError_t plan_layout(const gatecheck_problem& p, BwdLayout* L) {
   int bits = 1;
   while (bits < 63 && (int64_t(1) << bits) < p.gates) ++bits;
   L->end_bit = bits;
+  L->chunks = counting_chunks(p);
+  bits = 1;
+  while (bits < 31 && (int64_t(1) << bits) <= p.gates) ++bits;
+  L->chunk_bits = bits;
   L->sort_bytes = 0;
   cudaError_t e = cub::DeviceRadixSort::SortPairs(
       nullptr, L->sort_bytes, static_cast<const unsigned long long*>(nullptr),
@@ -177,6 +191,7 @@ cudaError_t plan_layout(const gatecheck_problem& p, BwdLayout* L) {
   L->partials = take(size_t(L->slot_bound) * size_t(p.dim) * sizeof(float));
   L->sort_tmp = take(L->sort_bytes);
   L->scan_tmp = take(L->scan_bytes);
+  L->hist = take(size_t(L->chunks) * size_t(p.gates) * sizeof(unsigned));
   L->total = at;
   return cudaSuccess;
 }
@@ -218,7 +233,7 @@ cudaError_t launch_fwd(const gatecheck_problem& p, const void* res, const void* 
   int bytes = vector_bytes(elem, p.dim, {res, gate, y, out}, gate_residual_cuda_tuning().fwd_vector_bytes);
   bytes = std::min(bytes, vector_bytes(elem, gate_stride, {gate}, 0));  // every gate row aligned too
   FwdArgs<T> a{static_cast<const T*>(res), static_cast<const T*>(gate), index,
-               static_cast<const T*>(y), static_cast<T*>(out), p.rows, p.dim, gate_stride, w.status, w.epoch};
+               static_cast<const T*>(y), static_cast<T*>(out), p.rows, p.dim, p.gates, gate_stride, w.status, w.epoch};
   dispatch_width<T>(bytes, [&](auto n) {
     constexpr int N = decltype(n)::value;
     const int64_t vecs = p.dim / N;
@@ -232,16 +247,10 @@ cudaError_t launch_fwd(const gatecheck_problem& p, const void* res, const void* 
 template <int Bytes>
 constexpr int rows_in_flight() { return Bytes >= 8 ? 8 : 16; }
 
-template <class T>
-cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const void* gate,
-                       int64_t gate_stride, const int64_t* index, const void* y, void* grad_res, void* grad_gate,
-                       void* grad_y, Workspace& w, cudaStream_t s) {
-  BwdLayout L;
-  cudaError_t e = cached_layout(p, w, &L);
-  if (e != cudaSuccess) return e;
-  e = reserve_blob(w, L.total, s);
-  if (e != cudaSuccess) return e;
-  char* base = static_cast<char*>(w.blob);
+// The CUB path of the index plan (any number of gates): prologue (index check,
+// row ids, per-gate counts), stable radix sort by gate, scan and tiles.
+cudaError_t cub_plan(const gatecheck_problem& p, const BwdLayout& L, char* base, const int64_t* index,
+                     const unsigned long long* status, Workspace& w, cudaStream_t s) {
   auto* counts = reinterpret_cast<unsigned long long*>(base + L.counts);
   auto* row_ids = reinterpret_cast<int64_t*>(base + L.row_ids);
   auto* order = reinterpret_cast<int64_t*>(base + L.order);
@@ -249,8 +258,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   auto* plan = reinterpret_cast<PlanCount*>(base + L.plan);
   auto* tiles = reinterpret_cast<TileDesc*>(base + L.tiles);
   auto* multi = reinterpret_cast<int64_t*>(base + L.multi);
-  auto* partials = reinterpret_cast<float*>(base + L.partials);
-
+  cudaError_t e;
   if (p.gates > w.zeroed_counts) {  // counters this call needs that earlier calls did not leave zero
     e = cudaMemsetAsync(counts + w.zeroed_counts, 0, size_t(p.gates - w.zeroed_counts) * 8, s);
     if (e != cudaSuccess) return e;
@@ -264,7 +272,6 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
                                       reinterpret_cast<const unsigned long long*>(index), keys,
                                       row_ids, order, p.rows, 0, L.end_bit, s);
   if (e != cudaSuccess) return e;
-  const auto* status = static_cast<const unsigned long long*>(w.status);
   if (p.gates <= kPlanBlockGates && !gate_residual_cuda_tuning().device_wide_plan) {
     using Scan = cub::BlockScan<PlanCount, kPlanThreads>;
     launch_after(plan_block_kernel<Scan>, dim3(1), dim3(kPlanThreads), s, counts, p.gates, plan, tiles,
@@ -280,6 +287,42 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   }
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
   w.zeroed_counts = p.gates;
+  return cudaSuccess;
+}
+
+template <class T>
+cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const void* gate,
+                       int64_t gate_stride, const int64_t* index, const void* y, void* grad_res, void* grad_gate,
+                       void* grad_y, Workspace& w, cudaStream_t s) {
+  BwdLayout L;
+  cudaError_t e = cached_layout(p, w, &L);
+  if (e != cudaSuccess) return e;
+  e = reserve_blob(w, L.total, s);
+  if (e != cudaSuccess) return e;
+  char* base = static_cast<char*>(w.blob);
+  auto* order = reinterpret_cast<int64_t*>(base + L.order);
+  auto* plan = reinterpret_cast<PlanCount*>(base + L.plan);
+  auto* tiles = reinterpret_cast<TileDesc*>(base + L.tiles);
+  auto* multi = reinterpret_cast<int64_t*>(base + L.multi);
+  auto* partials = reinterpret_cast<float*>(base + L.partials);
+
+  const auto* status = static_cast<const unsigned long long*>(w.status);
+  const int plan_choice = gate_residual_cuda_tuning().bwd_plan;
+  const bool counting = L.chunks > 0 && plan_choice != 1 && !gate_residual_cuda_tuning().device_wide_plan;
+  if (counting) {
+    auto* hist = reinterpret_cast<unsigned*>(base + L.hist);
+    plan_count_kernel<<<unsigned(L.chunks), kSortThreads, 0, s>>>(index, p.rows, p.gates, w.status, w.epoch,
+                                                                   hist, L.chunks);
+    using Sort = cub::BlockRadixSort<unsigned, kSortThreads, kSortItems, int>;
+    using Scan = cub::BlockScan<PlanCount, kSortThreads>;
+    launch_after(plan_scatter_kernel<Sort, Scan>, dim3(unsigned(L.chunks)), dim3(kSortThreads), s, index, p.rows,
+                 p.gates, L.chunk_bits, static_cast<const unsigned*>(hist), L.chunks, plan, tiles, multi, order,
+                 status, w.epoch);
+    if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  } else {
+    e = cub_plan(p, L, base, index, status, w, s);
+    if (e != cudaSuccess) return e;
+  }
   if (gate_residual_cuda_tuning().stop_after_plan) return cudaSuccess;
 
   const int elem = int(sizeof(T));
@@ -289,18 +332,32 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   BwdArgs<T> a{static_cast<const T*>(grad_out), static_cast<const T*>(gate), static_cast<const T*>(y),
                static_cast<T*>(grad_res), static_cast<T*>(grad_gate), static_cast<T*>(grad_y),
                order, tiles, plan + p.gates, partials, p.dim, gate_stride, w.status, w.epoch};
-  // Long tiles keep more rows in flight per thread; short ones (many gates)
-  // would only pay for the registers (H200: U=8 at 16 B cost 25% with 3-row tiles).
+  // Long tiles (few gates): staged through shared memory at the widest vector.
+  // Short ones (many gates): one thread per column vector, which keeps enough
+  // threads busy; more rows in flight per thread only where tiles are long
+  // (H200: U=8 at 16 B cost 25% with 3-row tiles).
   const bool long_tiles = p.rows / std::max<int64_t>(p.gates, 1) >= kGradGateTileRows;
-  dispatch_width<T>(bytes, [&](auto n) {
-    constexpr int N = decltype(n)::value;
-    constexpr int U = rows_in_flight<N * int(sizeof(T))>();
-    const int64_t vecs = p.dim / N;
-    const int threads = threads_for(vecs);
-    const dim3 grid(unsigned(L.tile_bound), grid_y_for(vecs, threads));
-    if (long_tiles) launch_after(bwd_tile_kernel<T, N, U>, grid, dim3(threads), s, a);
-    else launch_after(bwd_tile_kernel<T, N, 4>, grid, dim3(threads), s, a);
-  });
+  const int tile_choice = gate_residual_cuda_tuning().bwd_tile;
+  if (tile_choice == 2 || (tile_choice == 0 && long_tiles)) {
+    const int tuned = gate_residual_cuda_tuning().bwd_vector_bytes;
+    const int staged_bytes = tuned ? std::max(elem, std::min(tuned, max_bytes)) : max_bytes;
+    dispatch_width<T>(staged_bytes, [&](auto n) {
+      constexpr int N = decltype(n)::value;
+      const int64_t chunks = (p.dim + 32 * N - 1) / (32 * N);
+      const dim3 grid(unsigned(L.tile_bound), unsigned(std::min<int64_t>(chunks, 65535)));
+      launch_after(bwd_staged_kernel<T, N>, grid, dim3(kStageWarps * 32), s, a);
+    });
+  } else {
+    dispatch_width<T>(bytes, [&](auto n) {
+      constexpr int N = decltype(n)::value;
+      constexpr int U = rows_in_flight<N * int(sizeof(T))>();
+      const int64_t vecs = p.dim / N;
+      const int threads = threads_for(vecs);
+      const dim3 grid(unsigned(L.tile_bound), grid_y_for(vecs, threads));
+      if (long_tiles) launch_after(bwd_tile_kernel<T, N, U>, grid, dim3(threads), s, a);
+      else launch_after(bwd_tile_kernel<T, N, 4>, grid, dim3(threads), s, a);
+    });
+  }
   FoldArgs<T> f{multi, plan, p.gates, partials, static_cast<T*>(grad_gate), p.dim, w.status, w.epoch};
   const int ft = threads_for(p.dim);
   launch_after(fold_kernel<T>, dim3(unsigned(L.multi_bound), grid_y_for(p.dim, ft)), dim3(ft), s, f);

@@ -86,6 +86,39 @@ TEST(CudaVsHost, DeviceWidePlanPathBitIdentical) {
   expect_same(make_case(rng, DType::f16, 1000, 3, 200000, Pattern::random), {}, "200000 gates, mostly unused");
 }
 
+// Every index-plan path (CUB sort, counting) with every tile kernel (one thread
+// per column, staged through shared memory), forced on for random cases
+// whatever the automatic choice would be.
+TEST(CudaVsHost, EveryPlanAndTileKernelBitIdentical) {
+  GATECHECK_REQUIRE_GPU();
+  std::mt19937_64 rng(seed_from_env() + 5);
+  for (int plan : {1, 2})
+    for (int tile : {1, 2}) {
+      gate_residual_cuda_tuning().bwd_plan = plan;
+      gate_residual_cuda_tuning().bwd_tile = tile;
+      const std::string label = std::string(plan == 1 ? "CUB plan" : "counting plan") +
+                                (tile == 1 ? ", per-thread tiles" : ", staged tiles");
+      for (int i = 0; i < 50 && !HasFailure(); ++i) {
+        const int64_t rows = kRows[rng() % (sizeof(kRows) / sizeof(kRows[0]))];
+        const int64_t gate_choices[] = {1, 2, 9, rows / 3 + 1, rows};
+        const RawCase c = make_case(rng, kTypes[rng() % 3], rows, kDims[rng() % (sizeof(kDims) / sizeof(kDims[0]))],
+                                    gate_choices[rng() % 5], kPatterns[rng() % 5]);
+        CudaPlacement where;
+        if (rng() % 3 == 0)
+          for (size_t& o : where.offset) o = (rng() % 2) * size_t(dtype_size(c.dtype));
+        expect_same(c, where, label + ", case " + std::to_string(i));
+      }
+      // Row chunks of the counting path (4096 rows): boundaries, many chunks.
+      expect_same(make_case(rng, DType::bf16, 4097, 40, 9, Pattern::random), {}, label + ", 4097 rows");
+      expect_same(make_case(rng, DType::f32, 8192, 12, 3, Pattern::sorted), {}, label + ", 8192 rows");
+      expect_same(make_case(rng, DType::f16, 40000, 8, 700, Pattern::random), {}, label + ", 40000 rows, 700 gates");
+    }
+  gate_residual_cuda_tuning().bwd_plan = 0;
+  gate_residual_cuda_tuning().bwd_tile = 0;
+  // Where the counting path's histogram bound sends the automatic choice to CUB.
+  expect_same(make_case(rng, DType::bf16, 300000, 2, 2048, Pattern::random), {}, "300000 rows, 2048 gates");
+}
+
 // Long segments: many tiles per gate, so the fold of tile partials is exercised.
 TEST(CudaVsHost, LongSegmentsFoldTilesInOrder) {
   GATECHECK_REQUIRE_GPU();

@@ -1,0 +1,294 @@
+// The backward's index plan: the gate-sorted row order and the tile
+// descriptors the tile kernels walk. Two ways to build it (chosen in
+// gate_residual_cuda.cu):
+//   counting path (up to kCountGates gates): plan_count_kernel (per-chunk
+//     gate histograms, the index check) + plan_scatter_kernel (every chunk
+//     scans the histograms, sorts its own rows by gate in one block, stably,
+//     and writes them to their place; block 0 writes the plan). Two launches.
+//   CUB path (any number of gates): bwd_prepare_kernel, a CUB stable radix
+//     sort, then plan_block_kernel or a CUB scan + fill_tiles_kernel.
+// Both give the same order: each gate's rows in row order.
+#pragma once
+
+#include <cstdint>
+
+#include "../gate_residual_math.h"
+#include "gate_residual_cuda_device.cuh"
+
+namespace gatecheck {
+namespace cuda_detail {
+
+// One tile of grad_gate work: rows [begin, end) of the gate-sorted row order,
+// all of gate `gate`. slot < 0: the gate's only tile, which writes grad_gate
+// itself; otherwise the fp32 partial goes to partials[slot], folded later.
+struct TileDesc {
+  int64_t gate, begin, end, slot;
+};
+
+// Per-gate counts, exclusively scanned over gates: tiles (every gate has at
+// least one, so unused gates get their zeros written), partial slots (only
+// gates of several tiles use them), how many such multi-tile gates precede,
+// and rows (so the scan also gives each gate's first position in the sorted
+// order).
+struct PlanCount {
+  long long tiles, slots, multi, rows;
+};
+struct PlanCountSum {
+  __host__ __device__ PlanCount operator()(const PlanCount& a, const PlanCount& b) const {
+    return PlanCount{a.tiles + b.tiles, a.slots + b.slots, a.multi + b.multi, a.rows + b.rows};
+  }
+};
+__host__ __device__ __forceinline__ PlanCount plan_count(long long n) {
+  const long long t = n <= kGradGateTileRows ? 1 : (n + kGradGateTileRows - 1) / kGradGateTileRows;
+  return t > 1 ? PlanCount{t, t, 1, n} : PlanCount{1, 0, 0, n};
+}
+// Gate k's counts; k == gates gives zeros, so an exclusive scan over gates + 1
+// entries ends with the totals.
+struct PlanCountOf {
+  const unsigned long long* counts;
+  int64_t gates;
+  __host__ __device__ PlanCount operator()(int64_t k) const {
+    return k >= gates ? PlanCount{0, 0, 0, 0} : plan_count((long long)counts[k]);
+  }
+};
+
+// Backward prologue: the index check, the row ids to sort, and each gate's
+// row count (integer atomics, aggregated per warp; counts start at zero and
+// the plan step zeroes them again after use).
+__global__ void bwd_prepare_kernel(const int64_t* index, int64_t rows, int64_t gates,
+                                   unsigned long long* status, unsigned long long epoch,
+                                   int64_t* row_ids, unsigned long long* counts) {
+  const int lane = int(threadIdx.x & 31);
+  // Whole warps iterate together, so the warp-wide match below is converged.
+  for (int64_t i = global_thread(); i - lane < rows; i += global_threads()) {
+    const bool in = i < rows;
+    const int64_t v = in ? index[i] : -1;
+    const bool ok = in && v >= 0 && v < gates;
+    if (in) {
+      row_ids[i] = i;
+      if (!ok) atomicMax(status, cuda_status::encode(epoch, i));
+    }
+    const unsigned peers = __match_any_sync(0xffffffffu, ok ? (unsigned long long)v : ~0ull);
+    if (ok && lane == __ffs(peers) - 1) atomicAdd(&counts[v], (unsigned long long)__popc(peers));
+  }
+}
+
+// Writes gate k's tile descriptors (tiles of kGradGateTileRows rows, counted
+// within the gate's own rows in row order) from its scanned counts.
+__device__ __forceinline__ void write_tiles(int64_t k, const PlanCount& at, long long n, TileDesc* tiles,
+                                            int64_t* multi_gates) {
+  const PlanCount own = plan_count(n);
+  for (int64_t t = 0; t < own.tiles; ++t) {
+    const int64_t tb = at.rows + t * kGradGateTileRows;
+    const int64_t te = tb + kGradGateTileRows < at.rows + n ? tb + kGradGateTileRows : at.rows + n;
+    tiles[at.tiles + t] = TileDesc{k, tb, te, own.tiles > 1 ? at.slots + t : -1};
+  }
+  if (own.tiles > 1) multi_gates[at.multi] = k;
+}
+
+// The plan for up to kPlanBlockGates gates in one block: scan the counts,
+// write the tile descriptors, zero the counts for the next call. (One launch
+// instead of a device-wide scan's two plus a fill kernel; measured on the
+// H200 it wins for few gates and loses badly at 10922, see bench/NOTES.md.)
+constexpr int kPlanThreads = 1024;
+constexpr int kPlanItems = 8;  // gates per thread per round
+constexpr int64_t kPlanBlockGates = 2048;
+
+template <class BlockScan>
+__global__ void __launch_bounds__(kPlanThreads) plan_block_kernel(
+    unsigned long long* counts, int64_t gates, PlanCount* plan, TileDesc* tiles, int64_t* multi_gates,
+    const unsigned long long* status, unsigned long long epoch) {
+  __shared__ typename BlockScan::TempStorage scan_tmp;
+  wait_for_previous_kernel();
+  let_next_kernel_start();
+  const bool failed = call_failed(status, epoch);
+  PlanCount carry{0, 0, 0, 0};
+  for (int64_t base = 0; base < gates; base += int64_t(kPlanThreads) * kPlanItems) {
+    const int64_t k0 = base + int64_t(threadIdx.x) * kPlanItems;
+    long long n[kPlanItems];
+    PlanCount local{0, 0, 0, 0};
+#pragma unroll
+    for (int j = 0; j < kPlanItems; ++j) {
+      n[j] = k0 + j < gates ? (long long)counts[k0 + j] : 0;
+      if (k0 + j < gates) local = PlanCountSum{}(local, plan_count(n[j]));
+    }
+    PlanCount at, total;
+    BlockScan(scan_tmp).ExclusiveScan(local, at, PlanCount{0, 0, 0, 0}, PlanCountSum{}, total);
+    at = PlanCountSum{}(at, carry);
+#pragma unroll
+    for (int j = 0; j < kPlanItems; ++j) {
+      const int64_t k = k0 + j;
+      if (k >= gates) break;
+      plan[k] = at;
+      if (!failed) write_tiles(k, at, n[j], tiles, multi_gates);
+      counts[k] = 0;
+      at = PlanCountSum{}(at, plan_count(n[j]));
+    }
+    carry = PlanCountSum{}(carry, total);
+    __syncthreads();  // scan_tmp is reused by the next round
+  }
+  if (threadIdx.x == 0) plan[gates] = carry;
+}
+
+// The same for more gates, after a device-wide scan: one thread per gate.
+__global__ void fill_tiles_kernel(unsigned long long* counts, const PlanCount* plan, int64_t gates,
+                                  TileDesc* tiles, int64_t* multi_gates, const unsigned long long* status,
+                                  unsigned long long epoch) {
+  wait_for_previous_kernel();
+  let_next_kernel_start();
+  const bool failed = call_failed(status, epoch);
+  for (int64_t k = global_thread(); k < gates; k += global_threads()) {
+    if (!failed) write_tiles(k, plan[k], (long long)counts[k], tiles, multi_gates);
+    counts[k] = 0;
+  }
+}
+
+
+// ---- counting path ---------------------------------------------------------
+// Rows are cut into chunks of kSortChunk; chunk b's rows of gate g go to
+// gate_start[g] + (rows of g in chunks < b) + (rank among g's rows in chunk b).
+constexpr int kSortThreads = 512;
+constexpr int kSortItems = 8;
+constexpr int kSortChunk = kSortThreads * kSortItems;
+constexpr int64_t kCountGates = 2048;      // per-gate state lives in shared memory
+constexpr int64_t kCountHistMax = 1 << 16;  // gates x chunks each scatter block reads
+
+// Histogram of chunk blockIdx.x: hist[g * chunks + b]; records bad rows. The
+// first kernel of the backward, launched without PDL (the index may come from
+// the previous kernel).
+__global__ void __launch_bounds__(kSortThreads) plan_count_kernel(const int64_t* index, int64_t rows,
+                                                                  int64_t gates, unsigned long long* status,
+                                                                  unsigned long long epoch, unsigned* hist,
+                                                                  int chunks) {
+  __shared__ unsigned count[kCountGates];
+  let_next_kernel_start();
+  for (int g = threadIdx.x; g < gates; g += blockDim.x) count[g] = 0;
+  __syncthreads();
+  const int64_t base = int64_t(blockIdx.x) * kSortChunk;
+  const int lane = int(threadIdx.x & 31);
+  for (int p = threadIdx.x; p < kSortChunk; p += blockDim.x) {  // whole warps: kSortChunk % 32 == 0
+    const int64_t r = base + p;
+    const bool in = r < rows;
+    const int64_t v = in ? index[r] : -1;
+    const bool ok = in && v >= 0 && v < gates;
+    if (in && !ok) atomicMax(status, cuda_status::encode(epoch, r));
+    const unsigned peers = __match_any_sync(0xffffffffu, ok ? (unsigned long long)v : ~0ull);
+    if (ok && lane == __ffs(peers) - 1) atomicAdd(&count[v], unsigned(__popc(peers)));
+  }
+  __syncthreads();
+  for (int g = threadIdx.x; g < gates; g += blockDim.x) hist[int64_t(g) * chunks + blockIdx.x] = count[g];
+}
+
+// One block per chunk. Every block scans the per-gate totals (so it knows
+// where each gate starts), adds the counts of earlier chunks, sorts its own
+// rows by gate with a block radix sort (stable: an LSD radix sort's passes
+// must be, and the keys go in in row order, blocked), and writes each row id
+// to order[]. Block 0 also writes plan[] and the tile descriptors.
+template <class BlockSort, class BlockScan>
+__global__ void __launch_bounds__(kSortThreads, 1) plan_scatter_kernel(
+    const int64_t* index, int64_t rows, int64_t gates, int end_bit, const unsigned* hist, int chunks,
+    PlanCount* plan, TileDesc* tiles, int64_t* multi_gates, int64_t* order, const unsigned long long* status,
+    unsigned long long epoch) {
+  __shared__ union {
+    typename BlockSort::TempStorage sort;
+    typename BlockScan::TempStorage scan;
+    unsigned keys[kSortChunk];
+  } tmp;
+  __shared__ long long offset[kCountGates];  // where this chunk's rows of gate g begin, minus their first sorted position
+  __shared__ unsigned total_rows[kCountGates];  // the counting path needs rows < 2^31
+  wait_for_previous_kernel();
+  let_next_kernel_start();
+  if (call_failed(status, epoch)) return;
+  const int b = int(blockIdx.x);
+  // Per gate: its total rows, and its rows in chunks before this one (integer
+  // sums, so the order of the adds does not matter): a thread per gate for few
+  // chunks, else a warp per gate.
+  if (chunks <= 8) {
+    for (int64_t k = threadIdx.x; k < gates; k += kSortThreads) {
+      unsigned t = 0, e = 0;
+      for (int c = 0; c < chunks; ++c) {
+        const unsigned x = hist[k * chunks + c];
+        t += x;
+        e += c < b ? x : 0u;
+      }
+      total_rows[k] = t;
+      offset[k] = e;
+    }
+  } else {
+    const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
+    for (int64_t k = warp; k < gates; k += kSortThreads / 32) {
+      unsigned t = 0, e = 0;
+      for (int c = lane; c < chunks; c += 32) {
+        const unsigned x = hist[k * chunks + c];
+        t += x;
+        e += c < b ? x : 0u;
+      }
+      for (int d = 16; d > 0; d >>= 1) {
+        t += __shfl_down_sync(0xffffffffu, t, d);
+        e += __shfl_down_sync(0xffffffffu, e, d);
+      }
+      if (lane == 0) {
+        total_rows[k] = t;
+        offset[k] = e;
+      }
+    }
+  }
+  __syncthreads();
+  PlanCount carry{0, 0, 0, 0};
+  for (int64_t base = 0; base < gates; base += int64_t(kSortThreads) * kPlanItems) {
+    const int64_t k0 = base + int64_t(threadIdx.x) * kPlanItems;
+    long long n[kPlanItems];
+    PlanCount local{0, 0, 0, 0};
+#pragma unroll
+    for (int j = 0; j < kPlanItems; ++j) {
+      n[j] = k0 + j < gates ? (long long)total_rows[k0 + j] : 0;
+      if (k0 + j < gates) local = PlanCountSum{}(local, plan_count(n[j]));
+    }
+    PlanCount at, total;
+    BlockScan(tmp.scan).ExclusiveScan(local, at, PlanCount{0, 0, 0, 0}, PlanCountSum{}, total);
+    at = PlanCountSum{}(at, carry);
+#pragma unroll
+    for (int j = 0; j < kPlanItems; ++j) {
+      const int64_t k = k0 + j;
+      if (k >= gates) break;
+      offset[k] += at.rows;
+      if (b == 0) {
+        plan[k] = at;
+        write_tiles(k, at, n[j], tiles, multi_gates);
+      }
+      at = PlanCountSum{}(at, plan_count(n[j]));
+    }
+    carry = PlanCountSum{}(carry, total);
+    __syncthreads();  // tmp is reused
+  }
+  if (b == 0 && threadIdx.x == 0) plan[gates] = carry;
+
+  const int64_t row0 = int64_t(b) * kSortChunk;
+  unsigned key[kSortItems];
+  int pos[kSortItems];
+#pragma unroll
+  for (int i = 0; i < kSortItems; ++i) {
+    const int p = int(threadIdx.x) * kSortItems + i;
+    key[i] = row0 + p < rows ? unsigned(index[row0 + p]) : unsigned(gates);  // padding sorts last
+    pos[i] = p;
+  }
+  BlockSort(tmp.sort).Sort(key, pos, 0, end_bit);
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < kSortItems; ++i) tmp.keys[threadIdx.x * kSortItems + i] = key[i];
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < kSortItems; ++i) {  // the first sorted position of each gate present
+    const int p = int(threadIdx.x) * kSortItems + i;
+    if (key[i] < gates && (p == 0 || tmp.keys[p - 1] != key[i])) offset[key[i]] -= p;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < kSortItems; ++i) {
+    const int p = int(threadIdx.x) * kSortItems + i;
+    if (key[i] < gates) order[offset[key[i]] + p] = row0 + pos[i];
+  }
+}
+
+}  // namespace cuda_detail
+}  // namespace gatecheck
