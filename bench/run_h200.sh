@@ -23,7 +23,7 @@ for stage in "$@"; do
       tail -25 "$OUT/ctest.log" ;;
     props)
       { echo "## ctest -L gpu (every GPU suite, property suites included)";
-        timeout 200 ctest --test-dir build -L gpu ${PROPS_EXCLUDE:+-E "$PROPS_EXCLUDE"} --output-on-failure 2>&1 | tail -60;
+        timeout 300 ctest --test-dir build -L gpu ${PROPS_EXCLUDE:+-E "$PROPS_EXCLUDE"} --output-on-failure 2>&1 | tail -60;
         if [ -x build/harness/gatecheck ]; then
           echo "## gatecheck check --impl cuda --device cuda --seconds 45 --seed 1";
           timeout 90 build/harness/gatecheck check --impl cuda --device cuda --seconds 45 --seed 1 --json "$OUT/check.json" 2>&1 | tail -30;

@@ -311,8 +311,8 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   const bool counting = L.chunks > 0 && plan_choice != 1 && !gate_residual_cuda_tuning().device_wide_plan;
   if (counting) {
     auto* hist = reinterpret_cast<unsigned*>(base + L.hist);
-    plan_count_kernel<<<unsigned(L.chunks), kSortThreads, 0, s>>>(index, p.rows, p.gates, w.status, w.epoch,
-                                                                   hist, L.chunks);
+    launch_after(plan_count_kernel, dim3(unsigned(L.chunks)), dim3(kSortThreads), s, index, p.rows, p.gates,
+                 w.status, w.epoch, hist, L.chunks);
     using Sort = cub::BlockRadixSort<unsigned, kSortThreads, kSortItems, int>;
     using Scan = cub::BlockScan<PlanCount, kSortThreads>;
     launch_after(plan_scatter_kernel<Sort, Scan>, dim3(unsigned(L.chunks)), dim3(kSortThreads), s, index, p.rows,
@@ -393,7 +393,8 @@ Status gate_residual_fwd_cuda_strided(const gatecheck_problem& p, const void* re
   // Every call gets its own epoch, so the status never reports an earlier call.
   if ((e = begin_call(*w, s)) != cudaSuccess) return cuda_failure(op, "begin", e);
   if (p.rows == 0) return Status::success();
-  check_index_kernel<<<grid_1d(p.rows, 256), 256, 0, s>>>(index, p.rows, p.gates, w->status, w->epoch);
+  launch_after(check_index_kernel, dim3(grid_1d(p.rows, 256)), dim3(256), s, index, p.rows, p.gates, w->status,
+                 w->epoch);
   if (p.dim > 0) {
     dispatch_dtype(p.dtype, [&](auto tag) {
       e = launch_fwd<decltype(tag)>(p, res, gate, gate_row_stride, index, y, out, *w, s);
@@ -433,7 +434,8 @@ Status gate_residual_bwd_cuda_strided(const gatecheck_problem& p, const void* gr
     return e == cudaSuccess ? Status::success() : cuda_failure(op, "memset", e);
   }
   if (p.dim == 0) {  // nothing to write, but a bad index is still reported
-    check_index_kernel<<<grid_1d(p.rows, 256), 256, 0, s>>>(index, p.rows, p.gates, w->status, w->epoch);
+    launch_after(check_index_kernel, dim3(grid_1d(p.rows, 256)), dim3(256), s, index, p.rows, p.gates, w->status,
+                 w->epoch);
     e = cudaGetLastError();
   } else {
     dispatch_dtype(p.dtype, [&](auto tag) {
