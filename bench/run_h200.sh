@@ -21,6 +21,15 @@ for stage in "$@"; do
     tests)
       ctest --test-dir build -L gpu -R "${TEST_REGEX:-CudaVsHost|CudaErrors|CudaConversions|CudaStridedGate}" --output-on-failure > "$OUT/ctest.log" 2>&1
       tail -25 "$OUT/ctest.log" ;;
+    diag)  # cuda vs host under each backward path and two seeds, full output kept
+      for cfg in "" "plan=1,tile=1" "plan=2,tile=2" "no_pdl"; do
+        for seed in 20261129 7; do
+          echo "## GATECHECK_CUDA_TUNING='$cfg' GATECHECK_SEED=$seed $T --gtest_filter=CudaVsHost.*"
+          GATECHECK_CUDA_TUNING="$cfg" GATECHECK_SEED=$seed timeout 120 "$T" --gtest_filter='CudaVsHost.*' 2>&1 \
+            | grep -vE "^\[ +(RUN|OK) +\]" | head -40
+        done
+      done > "$OUT/diag.log" 2>&1
+      grep -E "^##|PASSED|FAILED" "$OUT/diag.log" ;;
     props)
       { echo "## ctest -L gpu (every GPU suite, property suites included)";
         timeout 300 ctest --test-dir build -L gpu ${PROPS_EXCLUDE:+-E "$PROPS_EXCLUDE"} --output-on-failure 2>&1 | tail -60;
@@ -32,7 +41,9 @@ for stage in "$@"; do
     sanitize)
       { echo "## compute-sanitizer --tool memcheck $T (GATECHECK_CUDA_CASES=40)";
         GATECHECK_CUDA_CASES=40 timeout 150 compute-sanitizer --tool memcheck "$T" \
-          --gtest_filter='CudaVsHost.RandomCases*:CudaVsHost.LongSegments*:CudaVsHost.DeviceWide*:CudaErrors.*' 2>&1 | tail -40;
+          --gtest_filter='CudaVsHost.RandomCases*:CudaVsHost.LongSegments*:CudaVsHost.DeviceWide*:CudaVsHost.EveryPlan*:CudaErrors.*' \
+          > /tmp/memcheck.log 2>&1;
+        grep -m 3 -B2 -A12 "^========= [A-Z]" /tmp/memcheck.log | head -45; tail -25 /tmp/memcheck.log;
         echo "## compute-sanitizer --tool racecheck $T (GATECHECK_CUDA_CASES=20)";
         GATECHECK_CUDA_CASES=20 timeout 100 compute-sanitizer --tool racecheck "$T" \
           --gtest_filter='CudaVsHost.RandomCases*:CudaVsHost.LongSegments*' 2>&1 | tail -20;

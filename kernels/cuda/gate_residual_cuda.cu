@@ -24,6 +24,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "gate_residual_cuda_kernels.cuh"
@@ -311,8 +312,8 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   const bool counting = L.chunks > 0 && plan_choice != 1 && !gate_residual_cuda_tuning().device_wide_plan;
   if (counting) {
     auto* hist = reinterpret_cast<unsigned*>(base + L.hist);
-    launch_after(plan_count_kernel, dim3(unsigned(L.chunks)), dim3(kSortThreads), s, index, p.rows, p.gates,
-                 w.status, w.epoch, hist, L.chunks);
+    plan_count_kernel<<<unsigned(L.chunks), kSortThreads, 0, s>>>(index, p.rows, p.gates, w.status, w.epoch,
+                                                                   hist, L.chunks);
     using Sort = cub::BlockRadixSort<unsigned, kSortThreads, kSortItems, int>;
     using Scan = cub::BlockScan<PlanCount, kSortThreads>;
     launch_after(plan_scatter_kernel<Sort, Scan>, dim3(unsigned(L.chunks)), dim3(kSortThreads), s, index, p.rows,
@@ -337,8 +338,15 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   // threads busy; more rows in flight per thread only where tiles are long
   // (H200: U=8 at 16 B cost 25% with 3-row tiles).
   const bool long_tiles = p.rows / std::max<int64_t>(p.gates, 1) >= kGradGateTileRows;
+  // Little's law: the per-thread kernel keeps about tiles x dim x 2 tensors x
+  // U rows of bytes in flight; below ~6 MB (4.2 TB/s x ~1.5 us) it cannot
+  // reach bandwidth and the staged kernel wins (H200: 4097x3072x9 gates,
+  // 4.9 MB: staged 69 us vs 75 us; 4097x3072x32, 9.4 MB, and 32768x3072x9,
+  // 13.5 MB: per-thread 67 us vs 70 us and 248 us vs 318 us; bench/NOTES.md).
+  const int u_auto = bytes >= 8 ? 8 : 16;
+  const double in_flight = double(L.tile_bound) * double(p.dim) * elem * 2.0 * (long_tiles ? u_auto : 4);
   const int tile_choice = gate_residual_cuda_tuning().bwd_tile;
-  if (tile_choice == 2 || (tile_choice == 0 && long_tiles)) {
+  if (tile_choice == 2 || (tile_choice == 0 && long_tiles && in_flight < 6e6)) {
     const int tuned = gate_residual_cuda_tuning().bwd_vector_bytes;
     const int staged_bytes = tuned ? std::max(elem, std::min(tuned, max_bytes)) : max_bytes;
     dispatch_width<T>(staged_bytes, [&](auto n) {
@@ -366,8 +374,32 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
 
 }  // namespace
 
+// GATECHECK_CUDA_TUNING, a comma list of no_pdl, plan=N, tile=N, vec=N
+// (CudaTuning's fields), sets the knobs at start-up: a way to take one path
+// out of the picture when a kernel is suspect, without rebuilding.
+CudaTuning tuning_from_env() {
+  CudaTuning t;
+  const char* env = std::getenv("GATECHECK_CUDA_TUNING");
+  if (!env) return t;
+  std::string s(env);
+  size_t at = 0;
+  while (at < s.size()) {
+    size_t comma = s.find(',', at);
+    if (comma == std::string::npos) comma = s.size();
+    const std::string item = s.substr(at, comma - at);
+    const int v = std::atoi(item.c_str() + std::min(item.size(), item.find('=') + 1));
+    if (item == "no_pdl") t.no_pdl = true;
+    else if (item.rfind("plan=", 0) == 0) t.bwd_plan = v;
+    else if (item.rfind("tile=", 0) == 0) t.bwd_tile = v;
+    else if (item.rfind("vec=", 0) == 0) t.bwd_vector_bytes = v;
+    else std::fprintf(stderr, "gatecheck: GATECHECK_CUDA_TUNING: unknown item '%s' ignored\n", item.c_str());
+    at = comma + 1;
+  }
+  return t;
+}
+
 CudaTuning& gate_residual_cuda_tuning() {
-  static CudaTuning t;
+  static CudaTuning t = tuning_from_env();
   return t;
 }
 
@@ -393,8 +425,7 @@ Status gate_residual_fwd_cuda_strided(const gatecheck_problem& p, const void* re
   // Every call gets its own epoch, so the status never reports an earlier call.
   if ((e = begin_call(*w, s)) != cudaSuccess) return cuda_failure(op, "begin", e);
   if (p.rows == 0) return Status::success();
-  launch_after(check_index_kernel, dim3(grid_1d(p.rows, 256)), dim3(256), s, index, p.rows, p.gates, w->status,
-                 w->epoch);
+  check_index_kernel<<<grid_1d(p.rows, 256), 256, 0, s>>>(index, p.rows, p.gates, w->status, w->epoch);
   if (p.dim > 0) {
     dispatch_dtype(p.dtype, [&](auto tag) {
       e = launch_fwd<decltype(tag)>(p, res, gate, gate_row_stride, index, y, out, *w, s);
@@ -434,8 +465,7 @@ Status gate_residual_bwd_cuda_strided(const gatecheck_problem& p, const void* gr
     return e == cudaSuccess ? Status::success() : cuda_failure(op, "memset", e);
   }
   if (p.dim == 0) {  // nothing to write, but a bad index is still reported
-    launch_after(check_index_kernel, dim3(grid_1d(p.rows, 256)), dim3(256), s, index, p.rows, p.gates, w->status,
-                 w->epoch);
+    check_index_kernel<<<grid_1d(p.rows, 256), 256, 0, s>>>(index, p.rows, p.gates, w->status, w->epoch);
     e = cudaGetLastError();
   } else {
     dispatch_dtype(p.dtype, [&](auto tag) {

@@ -15,14 +15,12 @@
 namespace gatecheck {
 namespace cuda_detail {
 
-// Forward prologue: the index range check (integer atomicMax only). Launched
-// with PDL so that its launch overlaps the previous kernel's tail; it waits
-// for that kernel before anything else, so the forward, which it lets start
-// early, never reads inputs a previous kernel is still writing.
+// Forward prologue: the index range check (integer atomicMax only). The first
+// kernel of a call is launched without PDL: it starts only after everything
+// queued before it (other streams' work included) has finished.
 __global__ void check_index_kernel(const int64_t* index, int64_t rows, int64_t gates,
                                    unsigned long long* status, unsigned long long epoch) {
-  wait_for_previous_kernel();
-  let_next_kernel_start();  // the forward may load its inputs meanwhile
+  let_next_kernel_start();  // the forward may load res and y meanwhile
   for (int64_t r = global_thread(); r < rows; r += global_threads())
     record_bad_row(index, r, gates, status, epoch);
 }
@@ -49,7 +47,6 @@ struct FwdArgs {
 // H200: see bench/NOTES.md.)
 template <class T, int N, int R>
 __global__ void __launch_bounds__(256) fwd_kernel(FwdArgs<T> a) {
-  let_next_kernel_start();  // a following kernel of ours may launch; it waits for our end
   const int64_t r0 = int64_t(blockIdx.x) * R;
   int64_t k[R];
 #pragma unroll
@@ -257,7 +254,6 @@ struct FoldArgs {
 template <class T>
 __global__ void __launch_bounds__(256) fold_kernel(FoldArgs<T> a) {
   wait_for_previous_kernel();
-  let_next_kernel_start();
   if (call_failed(a.status, a.epoch)) return;
   if (int64_t(blockIdx.x) >= a.plan[a.gates].multi) return;
   const int64_t k = a.multi_gates[blockIdx.x];

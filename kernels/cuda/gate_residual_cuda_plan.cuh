@@ -154,14 +154,12 @@ constexpr int64_t kCountGates = 2048;      // per-gate state lives in shared mem
 constexpr int64_t kCountHistMax = 1 << 16;  // gates x chunks each scatter block reads
 
 // Histogram of chunk blockIdx.x: hist[g * chunks + b]; records bad rows. The
-// first kernel of the backward: launched with PDL, it waits for the previous
-// kernel (which may have written the index) before anything else.
+// first kernel of the backward, launched without PDL (see check_index_kernel).
 __global__ void __launch_bounds__(kSortThreads) plan_count_kernel(const int64_t* index, int64_t rows,
                                                                   int64_t gates, unsigned long long* status,
                                                                   unsigned long long epoch, unsigned* hist,
                                                                   int chunks) {
   __shared__ unsigned count[kCountGates];
-  wait_for_previous_kernel();
   let_next_kernel_start();
   for (int g = threadIdx.x; g < gates; g += blockDim.x) count[g] = 0;
   __syncthreads();
