@@ -119,6 +119,18 @@ TEST(CudaVsHost, EveryPlanAndTileKernelBitIdentical) {
   expect_same(make_case(rng, DType::bf16, 300000, 2, 2048, Pattern::random), {}, "300000 rows, 2048 gates");
 }
 
+// The two plan paths share one workspace: a counting-path call with few gates
+// writes its scratch where a CUB-path call with many gates keeps its zeroed
+// counters. (Found on the H200: without the fix the third call read dirty
+// counts, mapped rows to the wrong gates and read out of bounds.)
+TEST(CudaVsHost, PlanPathsTakeTurnsOnOneWorkspace) {
+  GATECHECK_REQUIRE_GPU();
+  std::mt19937_64 rng(seed_from_env() + 6);
+  expect_same(make_case(rng, DType::bf16, 1000, 4, 3001, Pattern::random), {}, "CUB path, 3001 gates");
+  expect_same(make_case(rng, DType::bf16, 1000, 4, 9, Pattern::random), {}, "counting path, 9 gates");
+  expect_same(make_case(rng, DType::bf16, 1000, 4, 3001, Pattern::random), {}, "CUB path again, 3001 gates");
+}
+
 // Long segments: many tiles per gate, so the fold of tile partials is exercised.
 TEST(CudaVsHost, LongSegmentsFoldTilesInOrder) {
   GATECHECK_REQUIRE_GPU();
