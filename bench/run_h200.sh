@@ -22,7 +22,7 @@ for stage in "$@"; do
       ctest --test-dir build -L gpu -R "${TEST_REGEX:-CudaVsHost|CudaErrors|CudaConversions|CudaStridedGate}" --output-on-failure > "$OUT/ctest.log" 2>&1
       tail -25 "$OUT/ctest.log" ;;
     diag)  # cuda vs host under each backward path and two seeds, full output kept
-      for cfg in "" "plan=1,tile=1" "plan=2,tile=2" "no_pdl"; do
+      for cfg in ${DIAG_CONFIGS:-""}; do
         for seed in 20261129 7; do
           echo "## GATECHECK_CUDA_TUNING='$cfg' GATECHECK_SEED=$seed $T --gtest_filter=CudaVsHost.*"
           GATECHECK_CUDA_TUNING="$cfg" GATECHECK_SEED=$seed timeout 120 "$T" --gtest_filter='CudaVsHost.*' 2>&1 \
@@ -55,7 +55,7 @@ for stage in "$@"; do
         fi; } > "$OUT/sanitize.log" 2>&1
       grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED|SKIPPED|##" "$OUT/sanitize.log" ;;
     tune)
-      $BENCH --dtypes bf16 --dims 3072 --rows 4097,32768 --gates 9,32,rows/3 --patterns sorted,random \
+      $BENCH --dtypes bf16 --dims 3072 --rows 4097,32768 --gates ${TUNE_GATES:-9,32,rows/3} --patterns ${TUNE_PATTERNS:-sorted,random} \
         --bwd-variants auto,cub+thread,count+thread,cub+staged,count+staged --stages --no-torch \
         --json "$OUT/h200-tune.json" 2>&1 | tee "$OUT/tune.log" | tail -60 ;;
     bench)
