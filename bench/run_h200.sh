@@ -22,7 +22,7 @@ for stage in "$@"; do
       ctest --test-dir build -L gpu -R "${TEST_REGEX:-CudaVsHost|CudaErrors|CudaConversions|CudaStridedGate}" --output-on-failure > "$OUT/ctest.log" 2>&1
       tail -25 "$OUT/ctest.log" ;;
     diag)  # cuda vs host under each backward path and two seeds, full output kept
-      for cfg in ${DIAG_CONFIGS:-""}; do
+      for cfg in ${DIAG_CONFIGS:-default}; do [ "$cfg" = default ] && cfg="";
         for seed in 20261129 7; do
           echo "## GATECHECK_CUDA_TUNING='$cfg' GATECHECK_SEED=$seed $T --gtest_filter=CudaVsHost.*"
           GATECHECK_CUDA_TUNING="$cfg" GATECHECK_SEED=$seed timeout 120 "$T" --gtest_filter='CudaVsHost.*' 2>&1 \
