@@ -141,11 +141,13 @@ while alive; do
     [ "${f:-0}" -gt $ft ] && ft=${f:-0}
   done
   newf=$(grep -c '"new":true' "$out/failures.jsonl")
-  printf '\rnightly: %5ss/%ss  exec/s %7s  features %6s  corpus %5s  new failures %s ' \
-    "$t" "$seconds" "$tot_eps" "$ft" "$(ls "$out/corpus" | wc -l)" "$newf" >&2
+  status_line=$(printf 'nightly: %5ss/%ss  exec/s %7s  features %6s  corpus %5s  new failures %s' \
+    "$t" "$seconds" "$tot_eps" "$ft" "$(ls "$out/corpus" | wc -l)" "$newf")
+  if [ -t 2 ]; then printf '\r%s ' "$status_line" >&2           # a terminal: one line, redrawn
+  elif [ "$t" -ge "${next_log:-0}" ]; then echo "$status_line" >&2; next_log=$((t + 60)); fi  # a log: a line a minute
 done
 wait
-echo >&2
+if [ -t 2 ]; then echo >&2; else echo "$status_line" >&2; fi
 
 say "merging the corpus (-merge=1)"
 rm -rf "$out/corpus.merged" && mkdir -p "$out/corpus.merged"
