@@ -343,9 +343,10 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   const bool long_tiles = p.rows / std::max<int64_t>(p.gates, 1) >= kGradGateTileRows;
   // Little's law: the per-thread kernel keeps about tiles x dim x 2 tensors x
   // U rows of bytes in flight; below ~6 MB (4.2 TB/s x ~1.5 us) it cannot
-  // reach bandwidth and the staged kernel wins (H200: 4097x3072x9 gates,
-  // 4.9 MB: staged 69 us vs 75 us; 4097x3072x32, 9.4 MB, and 32768x3072x9,
-  // 13.5 MB: per-thread 67 us vs 70 us and 248 us vs 318 us; bench/NOTES.md).
+  // reach bandwidth and the staged kernel wins. H200, run 7 (bench/NOTES.md):
+  // 4097x3072, 9 gates (4.9 MB): backward 70.8 us staged vs 77.1 per-thread;
+  // 32 gates (4.7 MB): 77.6 vs 77.0, even; 32768x3072, 9 gates (13.5 MB):
+  // 320 vs 247 us.
   const int u_auto = bytes >= 8 ? 8 : 16;
   const double in_flight = double(L.tile_bound) * double(p.dim) * elem * 2.0 * (long_tiles ? u_auto : 4);
   const int tile_choice = gate_residual_cuda_tuning().bwd_tile;
