@@ -54,8 +54,9 @@ int64_t pick_rows(FuzzedDataProvider& fdp, const DecodeLimits& lim) {
 }
 
 int64_t pick_dim(FuzzedDataProvider& fdp, const DecodeLimits& lim, int64_t rows) {
-  // Large-row cases keep dim small so an execution stays cheap.
-  const int64_t max_dim = std::max<int64_t>(1, rows > lim.max_rows ? std::min<int64_t>(lim.max_dim, 4) : lim.max_dim);
+  // Large-row cases keep dim at most 16 so an execution stays cheap, yet wide
+  // enough for the CUDA kernels' 16-byte vectors (8 bf16/f16) across tiles.
+  const int64_t max_dim = std::max<int64_t>(1, rows > lim.max_rows ? std::min<int64_t>(lim.max_dim, 16) : lim.max_dim);
   const int how = fdp.ConsumeIntegralInRange<int>(0, 15);
   if (how == 15) return 0;  // dim = 0: a valid empty problem
   if (how >= 10) return fdp.ConsumeIntegralInRange<int64_t>(1, max_dim);

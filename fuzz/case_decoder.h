@@ -20,8 +20,8 @@
 namespace gatecheck::fuzz {
 
 // Bounds on what the decoder makes: small shapes keep executions fast.
-// Rows may reach `tile_rows` (> kGradGateTileRows) rarely, with a small dim,
-// so grad_gate's tile fold is exercised too.
+// Rows may reach `tile_rows` (> kGradGateTileRows) rarely, with dim <= 16,
+// so grad_gate's tile fold is exercised too, on the kernels' widest vectors.
 struct DecodeLimits {
   int64_t max_rows = 65;
   int64_t max_dim = 33;

@@ -144,10 +144,10 @@ while alive; do
   status_line=$(printf 'nightly: %5ss/%ss  exec/s %7s  features %6s  corpus %5s  new failures %s' \
     "$t" "$seconds" "$tot_eps" "$ft" "$(ls "$out/corpus" | wc -l)" "$newf")
   if [ -t 2 ]; then printf '\r%s ' "$status_line" >&2           # a terminal: one line, redrawn
-  elif [ "$t" -ge "${next_log:-0}" ]; then echo "$status_line" >&2; next_log=$((t + 60)); fi  # a log: a line a minute
+  elif [ "$t" -ge "${next_log:-0}" ]; then echo "$status_line" >&2; logged=$status_line; next_log=$((t + 60)); fi  # a log: a line a minute
 done
 wait
-if [ -t 2 ]; then echo >&2; else echo "$status_line" >&2; fi
+if [ -t 2 ]; then echo >&2; elif [ "${status_line:-}" != "${logged:-}" ]; then echo "$status_line" >&2; fi
 
 say "merging the corpus (-merge=1)"
 rm -rf "$out/corpus.merged" && mkdir -p "$out/corpus.merged"
