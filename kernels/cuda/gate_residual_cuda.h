@@ -50,7 +50,9 @@ bool cuda_status_bad_row(unsigned long long word, unsigned long long epoch, int6
 Status gate_residual_cuda_sync_status(const char* op, const gatecheck_problem& p,
                                       const int64_t* index);
 
-// Tuning knobs (0 = automatic). The benchmark sets them to compare variants.
+// Tuning knobs (0 = automatic). The benchmark sets them to compare variants;
+// GATECHECK_CUDA_TUNING="plan=1,tile=1,vec=8,no_pdl" sets them at start-up,
+// to take one backward path out of the picture when a kernel is suspect.
 struct CudaTuning {
   int bwd_vector_bytes = 0;  // bytes per thread per tensor in the backward tile kernel: 4, 8 or 16
   int fwd_vector_bytes = 0;  // same for the forward
