@@ -111,6 +111,55 @@ void must(const Status& s) {
 
 const char* dtype_label(int d) { return d == GATECHECK_F32 ? "fp32" : d == GATECHECK_F16 ? "fp16" : "bf16"; }
 
+// A backward variant to time: '+'-joined settings of the tuning knobs.
+struct Variant {
+  std::string label;
+  int vec = 0, plan = 0, tile = 0;
+};
+
+// --bwd-variants (or the older --bwd-vec-bytes) as a list of variants; on a bad
+// setting, false with a message naming it.
+bool parse_variants(const std::string& specs, const std::string& vecs, std::vector<Variant>* out, std::string* err) {
+  auto width = [&](const std::string& text, const std::string& where, int* w) {
+    const bool ok = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos &&
+                    (text == "0" || text == "2" || text == "4" || text == "8" || text == "16");
+    if (ok) *w = std::stoi(text);
+    else *err = where + ": vector width '" + text + "' is not one of 2, 4, 8, 16 (or 0, automatic)";
+    return ok;
+  };
+  if (specs.empty()) {
+    for (const auto& v : split(vecs)) {
+      Variant x{v == "0" ? "auto" : "v" + v};
+      if (!width(v, "--bwd-vec-bytes", &x.vec)) return false;
+      out->push_back(x);
+    }
+    return true;
+  }
+  for (const auto& spec : split(specs)) {
+    Variant v{spec};
+    size_t at = 0;
+    while (true) {
+      const size_t plus = spec.find('+', at);
+      const std::string t = spec.substr(at, plus == std::string::npos ? std::string::npos : plus - at);
+      if (t == "cub") v.plan = 1;
+      else if (t == "count") v.plan = 2;
+      else if (t == "thread") v.tile = 1;
+      else if (t == "staged") v.tile = 2;
+      else if (t.size() > 1 && t[0] == 'v') {
+        if (!width(t.substr(1), "--bwd-variants '" + spec + "'", &v.vec)) return false;
+      } else if (t != "auto") {
+        *err = "--bwd-variants: unknown setting '" + t + "' in '" + spec +
+               "' (settings: auto, cub, count, thread, staged, v2, v4, v8, v16, joined by '+')";
+        return false;
+      }
+      if (plus == std::string::npos) break;
+      at = plus + 1;
+    }
+    out->push_back(v);
+  }
+  return true;
+}
+
 }  // namespace
 
 int run_kernel_bench(int argc, char** argv) {
@@ -143,6 +192,12 @@ int run_kernel_bench(int argc, char** argv) {
     std::fprintf(stderr, "gatecheck-bench: --reps %d: at least 50 runs are needed for a median\n", reps);
     return 2;
   }
+  std::vector<Variant> variants_list;
+  std::string variant_error;
+  if (!parse_variants(bwd_variants, bwd_vecs, &variants_list, &variant_error)) {
+    std::fprintf(stderr, "gatecheck-bench: %s\n", variant_error.c_str());
+    return 2;
+  }
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
     std::fprintf(stderr, "gatecheck-bench: no CUDA device is available on this machine; the benchmark needs a GPU\n");
@@ -164,35 +219,6 @@ int run_kernel_bench(int argc, char** argv) {
     nlohmann::json out = {{"device", prop.name}, {"sm_count", prop.multiProcessorCount},
                           {"l2_bytes", prop.l2CacheSize}, {"copy_TBps", copy_bw / 1e12},
                           {"reps", reps}, {"warmup", warmup}, {"results", nlohmann::json::array()}};
-    struct Variant {
-      std::string label;
-      int vec = 0, plan = 0, tile = 0;
-    };
-    std::vector<Variant> variants_list;
-    if (!bwd_variants.empty()) {
-      for (const auto& spec : split(bwd_variants)) {
-        Variant v{spec};
-        size_t at = 0;
-        while (at <= spec.size()) {
-          const size_t plus = spec.find('+', at);
-          const std::string t = spec.substr(at, plus == std::string::npos ? std::string::npos : plus - at);
-          if (t == "cub") v.plan = 1;
-          else if (t == "count") v.plan = 2;
-          else if (t == "thread") v.tile = 1;
-          else if (t == "staged") v.tile = 2;
-          else if (t.size() > 1 && t[0] == 'v') v.vec = std::stoi(t.substr(1));
-          else if (t != "auto") {
-            std::fprintf(stderr, "gatecheck-bench: --bwd-variants: unknown setting '%s' in '%s'\n", t.c_str(), spec.c_str());
-            return 2;
-          }
-          if (plus == std::string::npos) break;
-          at = plus + 1;
-        }
-        variants_list.push_back(v);
-      }
-    } else {
-      for (auto& v : split(bwd_vecs)) variants_list.push_back({v == "0" ? "auto" : "v" + v, std::stoi(v), 0, 0});
-    }
     auto apply = [](const Variant& v) {
       gate_residual_cuda_tuning().bwd_vector_bytes = v.vec;
       gate_residual_cuda_tuning().bwd_plan = v.plan;
