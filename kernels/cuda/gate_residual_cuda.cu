@@ -378,29 +378,48 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
 
 }  // namespace
 
-// GATECHECK_CUDA_TUNING, a comma list of no_pdl, plan=N, tile=N, vec=N
-// (CudaTuning's fields), sets the knobs at start-up: a way to take one path
-// out of the picture when a kernel is suspect, without rebuilding.
-CudaTuning tuning_from_env() {
+CudaTuning parse_cuda_tuning(const char* text, std::string* warnings) {
   CudaTuning t;
-  const char* env = std::getenv("GATECHECK_CUDA_TUNING");
-  if (!env) return t;
-  std::string s(env);
+  const std::string s = text ? text : "";
+  auto warn = [&](const std::string& w) {
+    if (warnings) *warnings += (warnings->empty() ? "" : "; ") + w;
+  };
+  // value of "key=V" when V is one of `allowed`, else -1
+  auto value = [](const std::string& item, size_t key_len, std::initializer_list<int> allowed) {
+    const std::string v = item.substr(key_len);
+    if (v.empty() || v.size() > 2 || v.find_first_not_of("0123456789") != std::string::npos) return -1;
+    const int n = std::stoi(v);
+    for (int a : allowed)
+      if (n == a) return n;
+    return -1;
+  };
   size_t at = 0;
-  while (at < s.size()) {
+  while (at <= s.size() && !s.empty()) {
     size_t comma = s.find(',', at);
     if (comma == std::string::npos) comma = s.size();
     const std::string item = s.substr(at, comma - at);
-    const int v = std::atoi(item.c_str() + std::min(item.size(), item.find('=') + 1));
+    int v = -1;
     if (item == "no_pdl") t.no_pdl = true;
-    else if (item.rfind("plan=", 0) == 0) t.bwd_plan = v;
-    else if (item.rfind("tile=", 0) == 0) t.bwd_tile = v;
-    else if (item.rfind("vec=", 0) == 0) t.bwd_vector_bytes = v;
-    else std::fprintf(stderr, "gatecheck: GATECHECK_CUDA_TUNING: unknown item '%s' ignored\n", item.c_str());
+    else if (item.rfind("plan=", 0) == 0 && (v = value(item, 5, {0, 1, 2})) >= 0) t.bwd_plan = v;
+    else if (item.rfind("tile=", 0) == 0 && (v = value(item, 5, {0, 1, 2})) >= 0) t.bwd_tile = v;
+    else if (item.rfind("vec=", 0) == 0 && (v = value(item, 4, {0, 2, 4, 8, 16})) >= 0) t.bwd_vector_bytes = v;
+    else if (!item.empty())
+      warn("'" + item + "' ignored (known: no_pdl, plan=0|1|2, tile=0|1|2, vec=0|2|4|8|16)");
     at = comma + 1;
   }
   return t;
 }
+
+namespace {
+// GATECHECK_CUDA_TUNING sets the knobs at start-up: a way to take one path
+// out of the picture when a kernel is suspect, without rebuilding.
+CudaTuning tuning_from_env() {
+  std::string warnings;
+  CudaTuning t = parse_cuda_tuning(std::getenv("GATECHECK_CUDA_TUNING"), &warnings);
+  if (!warnings.empty()) std::fprintf(stderr, "gatecheck: GATECHECK_CUDA_TUNING: %s\n", warnings.c_str());
+  return t;
+}
+}  // namespace
 
 CudaTuning& gate_residual_cuda_tuning() {
   static CudaTuning t = tuning_from_env();

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "../gate_residual.h"
 
@@ -63,6 +64,9 @@ struct CudaTuning {
   int bwd_tile = 0;  // backward tile kernel: 0 automatic, 1 one thread per column, 2 staged
 };
 CudaTuning& gate_residual_cuda_tuning();
+// The knobs from a GATECHECK_CUDA_TUNING text; items that are not understood
+// are skipped and named in *warnings.
+CudaTuning parse_cuda_tuning(const char* text, std::string* warnings);
 
 // The same behind the plugin C ABI (devices = cuda). Its entry points
 // synchronise the stream so that an index error is reported by the call.

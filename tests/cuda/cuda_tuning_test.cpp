@@ -1,0 +1,45 @@
+// GATECHECK_CUDA_TUNING's parser: every knob, and bad items named, not applied.
+// (No GPU needed: this is host code.)
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "kernels/cuda/gate_residual_cuda.h"
+
+namespace gatecheck {
+namespace {
+
+TEST(CudaTuning, ParsesEveryKnob) {
+  std::string w;
+  const CudaTuning t = parse_cuda_tuning("plan=1,tile=2,vec=8,no_pdl", &w);
+  EXPECT_EQ(w, "");
+  EXPECT_EQ(t.bwd_plan, 1);
+  EXPECT_EQ(t.bwd_tile, 2);
+  EXPECT_EQ(t.bwd_vector_bytes, 8);
+  EXPECT_TRUE(t.no_pdl);
+}
+
+TEST(CudaTuning, NothingSetIsAutomatic) {
+  std::string w;
+  for (const char* text : {static_cast<const char*>(nullptr), ""}) {
+    const CudaTuning t = parse_cuda_tuning(text, &w);
+    EXPECT_EQ(t.bwd_plan, 0);
+    EXPECT_EQ(t.bwd_tile, 0);
+    EXPECT_EQ(t.bwd_vector_bytes, 0);
+    EXPECT_FALSE(t.no_pdl);
+  }
+  EXPECT_EQ(w, "");
+}
+
+TEST(CudaTuning, BadItemsAreNamedAndLeftAutomatic) {
+  std::string w;
+  const CudaTuning t = parse_cuda_tuning("plan=3,tile=x,vec=5,fast,plan=2", &w);
+  EXPECT_EQ(t.bwd_plan, 2);  // the valid item still applies
+  EXPECT_EQ(t.bwd_tile, 0);
+  EXPECT_EQ(t.bwd_vector_bytes, 0);
+  for (const char* bad : {"'plan=3' ignored", "'tile=x' ignored", "'vec=5' ignored", "'fast' ignored"})
+    EXPECT_NE(w.find(bad), std::string::npos) << bad << " not in: " << w;
+}
+
+}  // namespace
+}  // namespace gatecheck
