@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "gate_residual_cuda_kernels.cuh"
 #include "gate_residual_cuda_workspace.h"
@@ -117,6 +118,35 @@ Status common_limits(const char* op, const gatecheck_problem& p) {
   return Status::success();
 }
 
+// The start of every call, after the contract's own checks (`checked`): the
+// strided gate view, the kernels' limits, then this stream's workspace with a
+// fresh epoch (so the status never reports an earlier call). Null, with the
+// reason in *err, when the call cannot go on.
+Workspace* begin_cuda_call(const char* op, const gatecheck_problem& p, Status checked, const void* gate,
+                           int64_t gate_row_stride, Status* err) {
+  Status st = std::move(checked);
+  if (st.ok())
+    st = check_tensor(op, p, TensorArg{"gate", gate, DType(p.dtype), p.gates, p.dim, gate_row_stride}, p.gates,
+                      p.dim);
+  if (st.ok()) st = common_limits(op, p);
+  if (!st.ok()) {
+    *err = st;
+    return nullptr;
+  }
+  const auto s = static_cast<cudaStream_t>(p.stream);
+  cudaError_t e;
+  Workspace* w = workspace_for(s, &e);
+  if (!w) {
+    *err = cuda_failure(op, "workspace", e);
+    return nullptr;
+  }
+  if ((e = begin_call(*w, s)) != cudaSuccess) {
+    *err = cuda_failure(op, "begin", e);
+    return nullptr;
+  }
+  return w;
+}
+
 // Launches with programmatic dependent launch allowed: the kernel may start
 // while the previous one drains; it calls wait_for_previous_kernel() first.
 template <class... KArgs, class... Args>
@@ -155,19 +185,22 @@ int counting_chunks(const gatecheck_problem& p) {
   return int(chunks);
 }
 
+// The fewest bits b (1 <= b <= cap) with 2^b >= n: radix-sort bits for keys below n.
+int bits_covering(int64_t n, int cap) {
+  int bits = 1;
+  while (bits < cap && (int64_t(1) << bits) < n) ++bits;
+  return bits;
+}
+
 using PlanIter = thrust::transform_iterator<PlanCountOf, thrust::counting_iterator<int64_t>>;
 
 cudaError_t plan_layout(const gatecheck_problem& p, BwdLayout* L) {
   L->tile_bound = p.gates + p.rows / kGradGateTileRows;
   L->multi_bound = std::min<int64_t>(p.gates, p.rows / (kGradGateTileRows + 1) + 1);
   L->slot_bound = 2 * (p.rows / kGradGateTileRows) + 1;
-  int bits = 1;
-  while (bits < 63 && (int64_t(1) << bits) < p.gates) ++bits;
-  L->end_bit = bits;
+  L->end_bit = bits_covering(p.gates, 63);        // keys 0 .. gates-1
   L->chunks = counting_chunks(p);
-  bits = 1;
-  while (bits < 31 && (int64_t(1) << bits) <= p.gates) ++bits;
-  L->chunk_bits = bits;
+  L->chunk_bits = bits_covering(p.gates + 1, 31);  // keys 0 .. gates (padding)
   L->sort_bytes = 0;
   cudaError_t e = cub::DeviceRadixSort::SortPairs(
       nullptr, L->sort_bytes, static_cast<const unsigned long long*>(nullptr),
@@ -245,8 +278,8 @@ cudaError_t launch_fwd(const gatecheck_problem& p, const void* res, const void* 
   return cudaGetLastError();
 }
 
-template <int Bytes>
-constexpr int rows_in_flight() { return Bytes >= 8 ? 8 : 16; }
+// Rows each thread of the per-thread tile kernel keeps in flight on long tiles.
+constexpr int rows_in_flight(int bytes) { return bytes >= 8 ? 8 : 16; }
 
 // The CUB path of the index plan (any number of gates): prologue (index check,
 // row ids, per-gate counts), stable radix sort by gate, scan and tiles.
@@ -347,8 +380,8 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   // 4097x3072, 9 gates (4.9 MB): backward 70.8 us staged vs 77.1 per-thread;
   // 32 gates (4.7 MB): 77.6 vs 77.0, even; 32768x3072, 9 gates (13.5 MB):
   // 320 vs 247 us.
-  const int u_auto = bytes >= 8 ? 8 : 16;
-  const double in_flight = double(L.tile_bound) * double(p.dim) * elem * 2.0 * (long_tiles ? u_auto : 4);
+  const double in_flight =
+      double(L.tile_bound) * double(p.dim) * elem * 2.0 * (long_tiles ? rows_in_flight(bytes) : 4);
   const int tile_choice = gate_residual_cuda_tuning().bwd_tile;
   if (tile_choice == 2 || (tile_choice == 0 && long_tiles && in_flight < 6e6)) {
     const int tuned = gate_residual_cuda_tuning().bwd_vector_bytes;
@@ -362,7 +395,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   } else {
     dispatch_width<T>(bytes, [&](auto n) {
       constexpr int N = decltype(n)::value;
-      constexpr int U = rows_in_flight<N * int(sizeof(T))>();
+      constexpr int U = rows_in_flight(N * int(sizeof(T)));
       const int64_t vecs = p.dim / N;
       const int threads = threads_for(vecs);
       const dim3 grid(unsigned(L.tile_bound), grid_y_for(vecs, threads));
@@ -435,18 +468,13 @@ Status gate_residual_fwd_cuda_strided(const gatecheck_problem& p, const void* re
                                       int64_t gate_row_stride, const int64_t* index, const void* y,
                                       void* out) {
   const char* op = "gate_residual_fwd";
-  Status st = check_fwd_args(p, res, gate, index, y, out, kCudaDevices, /*index_on_host=*/false);
-  if (st.ok())
-    st = check_tensor(op, p, TensorArg{"gate", gate, DType(p.dtype), p.gates, p.dim, gate_row_stride}, p.gates,
-                      p.dim);
-  if (st.ok()) st = common_limits(op, p);
-  if (!st.ok()) return st;
+  Status st;
+  Workspace* w = begin_cuda_call(op, p, check_fwd_args(p, res, gate, index, y, out, kCudaDevices,
+                                                       /*index_on_host=*/false),
+                                 gate, gate_row_stride, &st);
+  if (!w) return st;
   const auto s = static_cast<cudaStream_t>(p.stream);
   cudaError_t e;
-  Workspace* w = workspace_for(s, &e);
-  if (!w) return cuda_failure(op, "workspace", e);
-  // Every call gets its own epoch, so the status never reports an earlier call.
-  if ((e = begin_call(*w, s)) != cudaSuccess) return cuda_failure(op, "begin", e);
   if (p.rows == 0) return Status::success();
   check_index_kernel<<<grid_1d(p.rows, 256), 256, 0, s>>>(index, p.rows, p.gates, w->status, w->epoch);
   if (p.dim > 0) {
@@ -469,20 +497,14 @@ Status gate_residual_bwd_cuda_strided(const gatecheck_problem& p, const void* gr
                                       int64_t gate_row_stride, const int64_t* index, const void* y,
                                       void* grad_res, void* grad_gate, void* grad_y) {
   const char* op = "gate_residual_bwd";
-  Status st = check_bwd_args(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y, kCudaDevices,
-                             /*index_on_host=*/false);
-  if (st.ok())
-    st = check_tensor(op, p, TensorArg{"gate", gate, DType(p.dtype), p.gates, p.dim, gate_row_stride}, p.gates,
-                      p.dim);
-  if (st.ok()) st = common_limits(op, p);
-  if (!st.ok()) return st;
+  Status st;
+  Workspace* w = begin_cuda_call(op, p, check_bwd_args(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y,
+                                                       kCudaDevices, /*index_on_host=*/false),
+                                 gate, gate_row_stride, &st);
+  if (!w) return st;
   const auto s = static_cast<cudaStream_t>(p.stream);
   const size_t elem = p.dtype == GATECHECK_F32 ? 4 : 2;
   cudaError_t e = cudaSuccess;
-  Workspace* w = workspace_for(s, &e);
-  if (!w) return cuda_failure(op, "workspace", e);
-  // Every call gets its own epoch, so the status never reports an earlier call.
-  if ((e = begin_call(*w, s)) != cudaSuccess) return cuda_failure(op, "begin", e);
   if (p.rows == 0) {  // every gate unused: grad_gate is +0 (all-zero bits in every dtype)
     if (p.gates > 0 && p.dim > 0) e = cudaMemsetAsync(grad_gate, 0, size_t(p.gates * p.dim) * elem, s);
     return e == cudaSuccess ? Status::success() : cuda_failure(op, "memset", e);

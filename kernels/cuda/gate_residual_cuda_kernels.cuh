@@ -94,20 +94,31 @@ struct BwdArgs {
   unsigned long long epoch;
 };
 
+// The start of both tile kernels: waits for the plan; false when this block
+// has nothing to do (the call failed, or there are fewer tiles than blocks),
+// else the tile's descriptor, with its row ids loaded into tile_rows.
+template <class T>
+__device__ __forceinline__ bool begin_tile(const BwdArgs<T>& a, int64_t* tile_rows, TileDesc& d) {
+  wait_for_previous_kernel();
+  let_next_kernel_start();
+  if (call_failed(a.status, a.epoch)) return false;  // the same for every thread of the block
+  if (int64_t(blockIdx.x) >= a.totals->tiles) return false;
+  d = a.tiles[blockIdx.x];
+  const int n = int(d.end - d.begin);
+  for (int i = threadIdx.x; i < n; i += blockDim.x) tile_rows[i] = a.order[d.begin + i];
+  __syncthreads();
+  return true;
+}
+
 // One block per (tile, column chunk). Each thread owns N columns and walks the
 // tile's rows in order: writes grad_res and grad_y of each row, and sums g*y
 // in fp32 from +0, one row after the other (the host twin's order).
 template <class T, int N, int U>
 __global__ void __launch_bounds__(256) bwd_tile_kernel(BwdArgs<T> a) {
   __shared__ int64_t tile_rows[kGradGateTileRows];
-  wait_for_previous_kernel();
-  let_next_kernel_start();
-  if (call_failed(a.status, a.epoch)) return;
-  if (int64_t(blockIdx.x) >= a.totals->tiles) return;
-  const TileDesc d = a.tiles[blockIdx.x];
+  TileDesc d;
+  if (!begin_tile(a, tile_rows, d)) return;
   const int n = int(d.end - d.begin);
-  for (int i = threadIdx.x; i < n; i += blockDim.x) tile_rows[i] = a.order[d.begin + i];
-  __syncthreads();
   const int64_t step = int64_t(gridDim.y) * blockDim.x * N;
   for (int64_t c = (int64_t(blockIdx.y) * blockDim.x + threadIdx.x) * N; c < a.dim; c += step) {
     const Pack<T, N> gk = load_pack<T, N>(a.gate + d.gate * a.gate_stride + c);
@@ -169,14 +180,9 @@ __global__ void __launch_bounds__(kStageWarps * 32) bwd_staged_kernel(BwdArgs<T>
   constexpr int U = kStageRowsPerWarp;
   __shared__ int64_t tile_rows[kGradGateTileRows];
   __shared__ __align__(16) float terms[kStageRows][CW];
-  wait_for_previous_kernel();
-  let_next_kernel_start();
-  if (call_failed(a.status, a.epoch)) return;
-  if (int64_t(blockIdx.x) >= a.totals->tiles) return;
-  const TileDesc d = a.tiles[blockIdx.x];
+  TileDesc d;
+  if (!begin_tile(a, tile_rows, d)) return;
   const int n = int(d.end - d.begin);
-  for (int i = threadIdx.x; i < n; i += blockDim.x) tile_rows[i] = a.order[d.begin + i];
-  __syncthreads();
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
   const int stages = (n + kStageRows - 1) / kStageRows;
   for (int64_t c0 = int64_t(blockIdx.y) * CW; c0 < a.dim; c0 += int64_t(gridDim.y) * CW) {

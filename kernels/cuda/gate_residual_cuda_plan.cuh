@@ -52,6 +52,15 @@ struct PlanCountOf {
   }
 };
 
+// count[v] += 1 for each lane whose row is valid (ok), with one integer
+// atomic per distinct gate in the warp: the totals do not depend on timing.
+// Every lane of the warp must call it together.
+template <class Count>
+__device__ __forceinline__ void count_rows_per_gate(Count* count, bool ok, int64_t v, int lane) {
+  const unsigned peers = __match_any_sync(0xffffffffu, ok ? (unsigned long long)v : ~0ull);
+  if (ok && lane == __ffs(peers) - 1) atomicAdd(&count[v], Count(__popc(peers)));
+}
+
 // Backward prologue: the index check, the row ids to sort, and each gate's
 // row count (integer atomics, aggregated per warp; counts start at zero and
 // the plan step zeroes them again after use).
@@ -68,8 +77,7 @@ __global__ void bwd_prepare_kernel(const int64_t* index, int64_t rows, int64_t g
       row_ids[i] = i;
       if (!ok) atomicMax(status, cuda_status::encode(epoch, i));
     }
-    const unsigned peers = __match_any_sync(0xffffffffu, ok ? (unsigned long long)v : ~0ull);
-    if (ok && lane == __ffs(peers) - 1) atomicAdd(&counts[v], (unsigned long long)__popc(peers));
+    count_rows_per_gate(counts, ok, v, lane);
   }
 }
 
@@ -171,8 +179,7 @@ __global__ void __launch_bounds__(kSortThreads) plan_count_kernel(const int64_t*
     const int64_t v = in ? index[r] : -1;
     const bool ok = in && v >= 0 && v < gates;
     if (in && !ok) atomicMax(status, cuda_status::encode(epoch, r));
-    const unsigned peers = __match_any_sync(0xffffffffu, ok ? (unsigned long long)v : ~0ull);
-    if (ok && lane == __ffs(peers) - 1) atomicAdd(&count[v], unsigned(__popc(peers)));
+    count_rows_per_gate(count, ok, v, lane);
   }
   __syncthreads();
   for (int g = threadIdx.x; g < gates; g += blockDim.x) hist[int64_t(g) * chunks + blockIdx.x] = count[g];
