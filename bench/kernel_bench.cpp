@@ -13,6 +13,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../kernels/cuda/gate_residual_cuda.h"
@@ -263,6 +264,18 @@ int run_kernel_bench(int argc, char** argv) {
               const double fwd_us = bench::median_us(fwd, warmup, reps);
               double fb_us = 0;
               nlohmann::json variants = nlohmann::json::object();
+              auto bwd = [&](int i) {
+                const Set& t = buf.sets[size_t(i) % buf.sets.size()];
+                must(gate_residual_bwd_cuda(p, t.g, t.gate, t.index, t.y, t.grad_res, t.grad_gate, t.grad_y));
+              };
+              // The backward alone, and its index plan alone (the call stops after the plan).
+              auto bwd_and_plan_us = [&]() {
+                const double b_us = bench::median_us(bwd, warmup, reps);
+                gate_residual_cuda_tuning().stop_after_plan = true;
+                const double plan_us = bench::median_us(bwd, warmup, reps);
+                gate_residual_cuda_tuning().stop_after_plan = false;
+                return std::make_pair(b_us, plan_us);
+              };
               nlohmann::json variant_stages = nlohmann::json::object();
               for (const Variant& v : variants_list) {
                 apply(v);
@@ -270,14 +283,7 @@ int run_kernel_bench(int argc, char** argv) {
                 variants[v.label] = t;
                 if (&v == &variants_list.front()) fb_us = t;
                 if (stages && variants_list.size() > 1) {
-                  auto bwd = [&](int i) {
-                    const Set& st = buf.sets[size_t(i) % buf.sets.size()];
-                    must(gate_residual_bwd_cuda(p, st.g, st.gate, st.index, st.y, st.grad_res, st.grad_gate, st.grad_y));
-                  };
-                  const double b_us = bench::median_us(bwd, warmup, reps);
-                  gate_residual_cuda_tuning().stop_after_plan = true;
-                  const double plan_us = bench::median_us(bwd, warmup, reps);
-                  gate_residual_cuda_tuning().stop_after_plan = false;
+                  const auto [b_us, plan_us] = bwd_and_plan_us();
                   variant_stages[v.label] = {{"fwd_bwd_us", t}, {"bwd_us", b_us}, {"bwd_plan_only_us", plan_us}};
                 }
               }
@@ -287,14 +293,7 @@ int run_kernel_bench(int argc, char** argv) {
               const double copy_same_fb_us = bench::copy_time_us(size_t((fwd_bytes + bwd_bytes) / 2), warmup, reps);
               row.update({{"copy_same_bytes_as_fwd_us", copy_same_us}, {"copy_same_bytes_as_fwd_bwd_us", copy_same_fb_us}});
               if (stages) {
-                auto bwd = [&](int i) {
-                  const Set& t = buf.sets[size_t(i) % buf.sets.size()];
-                  must(gate_residual_bwd_cuda(p, t.g, t.gate, t.index, t.y, t.grad_res, t.grad_gate, t.grad_y));
-                };
-                const double bwd_us = bench::median_us(bwd, warmup, reps);
-                gate_residual_cuda_tuning().stop_after_plan = true;
-                const double plan_us = bench::median_us(bwd, warmup, reps);
-                gate_residual_cuda_tuning().stop_after_plan = false;
+                const auto [bwd_us, plan_us] = bwd_and_plan_us();
                 gate_residual_cuda_tuning().no_pdl = true;
                 const double fwd_nopdl = bench::median_us(fwd, warmup, reps);
                 const double fb_nopdl = bench::median_us(fwd_bwd, warmup, reps);
