@@ -333,6 +333,11 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   if (e != cudaSuccess) return e;
   e = reserve_blob(w, L.total, s);
   if (e != cudaSuccess) return e;
+  // The blob starts with the CUB path's per-gate counters; the first
+  // w.zeroed_counts of them are known to be zero. This call's other scratch
+  // lies past its own `gates` counters, where a call with more gates keeps its
+  // zeros, so only the first `gates` stay known (the CUB path raises it again).
+  w.zeroed_counts = std::min<int64_t>(w.zeroed_counts, p.gates);
   char* base = static_cast<char*>(w.blob);
   auto* order = reinterpret_cast<int64_t*>(base + L.order);
   auto* plan = reinterpret_cast<PlanCount*>(base + L.plan);
@@ -344,9 +349,6 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   const int plan_choice = gate_residual_cuda_tuning().bwd_plan;
   const bool counting = L.chunks > 0 && plan_choice != 1 && !gate_residual_cuda_tuning().device_wide_plan;
   if (counting) {
-    // This path leaves the CUB path's counters alone, but its scratch lies
-    // past its own counters, where a call with more gates keeps its zeros.
-    w.zeroed_counts = std::min<int64_t>(w.zeroed_counts, p.gates);
     auto* hist = reinterpret_cast<unsigned*>(base + L.hist);
     plan_count_kernel<<<unsigned(L.chunks), kSortThreads, 0, s>>>(index, p.rows, p.gates, w.status, w.epoch,
                                                                    hist, L.chunks);
