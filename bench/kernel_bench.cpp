@@ -146,11 +146,13 @@ bool parse_variants(const std::string& specs, const std::string& vecs, std::vect
       else if (t == "count") v.plan = 2;
       else if (t == "thread") v.tile = 1;
       else if (t == "staged") v.tile = 2;
+      else if (t == "piped") v.tile = 3;
+      else if (t == "fused") v.plan = 3;
       else if (t.size() > 1 && t[0] == 'v') {
         if (!width(t.substr(1), "--bwd-variants '" + spec + "'", &v.vec)) return false;
       } else if (t != "auto") {
         *err = "--bwd-variants: unknown setting '" + t + "' in '" + spec +
-               "' (settings: auto, cub, count, thread, staged, v2, v4, v8, v16, joined by '+')";
+               "' (settings: auto, cub, count, fused, thread, staged, piped, v2, v4, v8, v16, joined by '+')";
         return false;
       }
       if (plus == std::string::npos) break;
@@ -180,7 +182,8 @@ int run_kernel_bench(int argc, char** argv) {
   app.add_option("--bwd-vec-bytes", bwd_vecs, "backward vector widths to compare (0 = automatic), comma list");
   app.add_option("--bwd-variants", bwd_variants,
                  "backward variants to compare, comma list of '+'-joined settings: auto, cub or count (index plan), "
-                 "thread or staged (tile kernel), v4/v8/v16 (vector bytes); replaces --bwd-vec-bytes");
+                 "fused (one kernel, no plan in memory), thread, staged or piped (tile kernel), v4/v8/v16 "
+                 "(vector bytes); replaces --bwd-vec-bytes");
   app.add_option("--json", json_path, "write the results here");
   app.add_flag("--no-torch", no_torch, "skip torch eager");
   app.add_flag("--stages", stages, "also time the backward's index plan alone, and everything without PDL");

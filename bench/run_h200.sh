@@ -56,7 +56,7 @@ for stage in "$@"; do
       grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED|SKIPPED|##" "$OUT/sanitize.log" ;;
     tune)
       $BENCH --dtypes bf16 --dims 3072 --rows 4097,32768 --gates ${TUNE_GATES:-9,32,rows/3} --patterns ${TUNE_PATTERNS:-sorted,random} \
-        --bwd-variants auto,cub+thread,count+thread,cub+staged,count+staged --stages --no-torch \
+        --bwd-variants ${TUNE_VARIANTS:-auto,cub+thread,count+thread,cub+staged,count+staged} --stages --no-torch \
         --json "$OUT/h200-tune.json" 2>&1 | tee "$OUT/tune.log" | tail -60 ;;
     bench)
       $BENCH --json "$OUT/h200-bench.json" 2>&1 | tee "$OUT/bench.log" | tail -80 ;;

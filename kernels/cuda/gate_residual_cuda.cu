@@ -22,6 +22,7 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +30,7 @@
 #include <utility>
 
 #include "gate_residual_cuda_kernels.cuh"
+#include "gate_residual_cuda_pipe.cuh"
 #include "gate_residual_cuda_workspace.h"
 
 namespace gatecheck {
@@ -150,14 +152,14 @@ Workspace* begin_cuda_call(const char* op, const gatecheck_problem& p, Status ch
 // Launches with programmatic dependent launch allowed: the kernel may start
 // while the previous one drains; it calls wait_for_previous_kernel() first.
 template <class... KArgs, class... Args>
-void launch_after(void (*kernel)(KArgs...), dim3 grid, dim3 block, cudaStream_t s, Args... args) {
+void launch_after(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t s, Args... args) {
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = gate_residual_cuda_tuning().no_pdl ? 0 : 1;
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = block;
-  cfg.dynamicSmemBytes = 0;
+  cfg.dynamicSmemBytes = smem;
   cfg.stream = s;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
@@ -169,6 +171,7 @@ size_t align_up(size_t n) { return (n + 255) & ~size_t(255); }
 // Byte offsets of the backward's scratch in the workspace blob. The per-gate
 // counters come first, so that they stay in place from call to call.
 struct BwdLayout {
+  int64_t counter_slots;  // 8-byte counters at the start: the CUB path's per-gate counts, the fused path's per (gate, column chunk) tile counts
   size_t counts, row_ids, order, keys, plan, tiles, multi, partials, sort_tmp, scan_tmp, hist, total;
   size_t sort_bytes, scan_bytes;
   int64_t tile_bound, multi_bound, slot_bound;
@@ -183,6 +186,33 @@ int counting_chunks(const gatecheck_problem& p) {
   const int64_t chunks = (p.rows + kSortChunk - 1) / kSortChunk;
   if (p.gates > kCountGates || p.rows >= (int64_t(1) << 31) || chunks * p.gates > kCountHistMax) return 0;
   return int(chunks);
+}
+
+// The one-kernel backward applies to short problems with few gates (every
+// block reads the whole index) and 16-byte aligned rows (cp.async).
+bool fused_applies(const gatecheck_problem& p, int max_bytes) {
+  return p.rows <= kFusedMaxRows && p.gates >= 1 && p.gates <= kFusedMaxGates && max_bytes == 16;
+}
+// Its tile counters, one per (gate, column chunk), sized for the narrowest chunk (fp32).
+int64_t fused_counters(const gatecheck_problem& p) {
+  if (p.rows > kFusedMaxRows || p.gates > kFusedMaxGates) return 0;
+  const int64_t cw = kPipeRowBytes / 4;
+  return p.gates * ((p.dim + cw - 1) / cw);
+}
+
+// Lets `kernel` use kPipeSmemBytes of dynamic shared memory on the current
+// device (once per device and kernel).
+template <class K>
+cudaError_t allow_pipe_smem(K kernel) {
+  static std::atomic<uint64_t> done{0};
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
+  const uint64_t bit = dev < 64 ? uint64_t(1) << dev : 0;
+  if (bit && (done.load() & bit)) return cudaSuccess;
+  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kPipeSmemBytes);
+  if (e == cudaSuccess) done.fetch_or(bit);
+  return e;
 }
 
 // The fewest bits b (1 <= b <= cap) with 2^b >= n: radix-sort bits for keys below n.
@@ -215,7 +245,8 @@ cudaError_t plan_layout(const gatecheck_problem& p, BwdLayout* L) {
   size_t at = 0;
   auto take = [&](size_t bytes) { const size_t o = at; at += align_up(bytes); return o; };
   const size_t r8 = size_t(p.rows) * 8;
-  L->counts = take(size_t(p.gates) * 8);
+  L->counter_slots = std::max<int64_t>(p.gates, fused_counters(p));
+  L->counts = take(size_t(L->counter_slots) * 8);
   L->row_ids = take(r8);
   L->order = take(r8);
   L->keys = take(r8);
@@ -273,7 +304,7 @@ cudaError_t launch_fwd(const gatecheck_problem& p, const void* res, const void* 
     const int64_t vecs = p.dim / N;
     const int threads = threads_for(vecs);
     const dim3 grid(unsigned((p.rows + kFwdRowsPerBlock - 1) / kFwdRowsPerBlock), grid_y_for(vecs, threads));
-    launch_after(fwd_kernel<T, N, kFwdRowsPerBlock>, grid, dim3(threads), s, a);
+    launch_after(fwd_kernel<T, N, kFwdRowsPerBlock>, grid, dim3(threads), 0, s, a);
   });
   return cudaGetLastError();
 }
@@ -308,7 +339,7 @@ cudaError_t cub_plan(const gatecheck_problem& p, const BwdLayout& L, char* base,
   if (e != cudaSuccess) return e;
   if (p.gates <= kPlanBlockGates && !gate_residual_cuda_tuning().device_wide_plan) {
     using Scan = cub::BlockScan<PlanCount, kPlanThreads>;
-    launch_after(plan_block_kernel<Scan>, dim3(1), dim3(kPlanThreads), s, counts, p.gates, plan, tiles,
+    launch_after(plan_block_kernel<Scan>, dim3(1), dim3(kPlanThreads), 0, s, counts, p.gates, plan, tiles,
                  multi, status, w.epoch);
   } else {
     size_t scan_bytes = L.scan_bytes;
@@ -316,7 +347,7 @@ cudaError_t cub_plan(const gatecheck_problem& p, const BwdLayout& L, char* base,
     e = cub::DeviceScan::ExclusiveScan(base + L.scan_tmp, scan_bytes, it, plan, PlanCountSum{},
                                        PlanCount{0, 0, 0, 0}, p.gates + 1, s);
     if (e != cudaSuccess) return e;
-    launch_after(fill_tiles_kernel, dim3(grid_1d(p.gates, 128)), dim3(128), s, counts,
+    launch_after(fill_tiles_kernel, dim3(grid_1d(p.gates, 128)), dim3(128), 0, s, counts,
                  static_cast<const PlanCount*>(plan), p.gates, tiles, multi, status, w.epoch);
   }
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
@@ -333,11 +364,12 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   if (e != cudaSuccess) return e;
   e = reserve_blob(w, L.total, s);
   if (e != cudaSuccess) return e;
-  // The blob starts with the CUB path's per-gate counters; the first
-  // w.zeroed_counts of them are known to be zero. This call's other scratch
-  // lies past its own `gates` counters, where a call with more gates keeps its
-  // zeros, so only the first `gates` stay known (the CUB path raises it again).
-  w.zeroed_counts = std::min<int64_t>(w.zeroed_counts, p.gates);
+  // The blob starts with counters (the CUB path's per-gate counts, the fused
+  // path's tile counts); the first w.zeroed_counts of them are known to be
+  // zero. This call's other scratch lies past its own counters, where a call
+  // with more counters keeps its zeros, so only this call's stay known (the
+  // CUB and fused paths raise it again).
+  w.zeroed_counts = std::min<int64_t>(w.zeroed_counts, L.counter_slots);
   char* base = static_cast<char*>(w.blob);
   auto* order = reinterpret_cast<int64_t*>(base + L.order);
   auto* plan = reinterpret_cast<PlanCount*>(base + L.plan);
@@ -347,6 +379,32 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
 
   const auto* status = static_cast<const unsigned long long*>(w.status);
   const int plan_choice = gate_residual_cuda_tuning().bwd_plan;
+  const int tile_choice = gate_residual_cuda_tuning().bwd_tile;
+  const int elem = int(sizeof(T));
+  const int max_bytes = std::min(vector_bytes(elem, p.dim, {grad_out, gate, y, grad_res, grad_gate, grad_y}, 0),
+                                 vector_bytes(elem, gate_stride, {gate}, 0));
+  BwdArgs<T> a{static_cast<const T*>(grad_out), static_cast<const T*>(gate), static_cast<const T*>(y),
+               static_cast<T*>(grad_res), static_cast<T*>(grad_gate), static_cast<T*>(grad_y),
+               order, tiles, plan + p.gates, partials, p.dim, gate_stride, w.status, w.epoch};
+  // Short problems with few gates: one kernel, no plan in memory (H200,
+  // bench/NOTES.md v6). Forced with plan=3 where it applies.
+  if (fused_applies(p, max_bytes) && (plan_choice == 3 || (plan_choice == 0 && tile_choice == 0))) {
+    if (gate_residual_cuda_tuning().stop_after_plan) return cudaSuccess;  // no separate plan to time
+    const int64_t needed = fused_counters(p);
+    auto* counters = reinterpret_cast<unsigned long long*>(base + L.counts);
+    if (w.zeroed_counts < needed) {
+      e = cudaMemsetAsync(counters + w.zeroed_counts, 0, size_t(needed - w.zeroed_counts) * 8, s);
+      if (e != cudaSuccess) return e;
+      w.zeroed_counts = needed;
+    }
+    const FusedPlan f{index, p.rows, p.gates, w.status, counters};
+    const int64_t cw = kPipeRowBytes / elem;
+    const dim3 grid(unsigned(L.tile_bound), unsigned(std::min<int64_t>((p.dim + cw - 1) / cw, 65535)));
+    if ((e = allow_pipe_smem(bwd_fused_kernel<T>)) != cudaSuccess) return e;
+    // The first kernel of the call: a plain launch (see check_index_kernel).
+    bwd_fused_kernel<T><<<grid, kPipeThreads, kPipeSmemBytes, s>>>(a, f);
+    return cudaGetLastError();  // every used counter is back to zero after it
+  }
   const bool counting = L.chunks > 0 && plan_choice != 1 && !gate_residual_cuda_tuning().device_wide_plan;
   if (counting) {
     auto* hist = reinterpret_cast<unsigned*>(base + L.hist);
@@ -354,7 +412,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
                                                                    hist, L.chunks);
     using Sort = cub::BlockRadixSort<unsigned, kSortThreads, kSortItems, int>;
     using Scan = cub::BlockScan<PlanCount, kSortThreads>;
-    launch_after(plan_scatter_kernel<Sort, Scan>, dim3(unsigned(L.chunks)), dim3(kSortThreads), s, index, p.rows,
+    launch_after(plan_scatter_kernel<Sort, Scan>, dim3(unsigned(L.chunks)), dim3(kSortThreads), 0, s, index, p.rows,
                  p.gates, L.chunk_bits, static_cast<const unsigned*>(hist), L.chunks, plan, tiles, multi, order,
                  status, w.epoch);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
@@ -364,13 +422,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   }
   if (gate_residual_cuda_tuning().stop_after_plan) return cudaSuccess;
 
-  const int elem = int(sizeof(T));
-  const int max_bytes = std::min(vector_bytes(elem, p.dim, {grad_out, gate, y, grad_res, grad_gate, grad_y}, 0),
-                                 vector_bytes(elem, gate_stride, {gate}, 0));
   const int bytes = bwd_width(elem, p, max_bytes, w.sm_count);
-  BwdArgs<T> a{static_cast<const T*>(grad_out), static_cast<const T*>(gate), static_cast<const T*>(y),
-               static_cast<T*>(grad_res), static_cast<T*>(grad_gate), static_cast<T*>(grad_y),
-               order, tiles, plan + p.gates, partials, p.dim, gate_stride, w.status, w.epoch};
   // Long tiles (few gates): staged through shared memory at the widest vector.
   // Short ones (many gates): one thread per column vector, which keeps enough
   // threads busy; more rows in flight per thread only where tiles are long
@@ -384,15 +436,19 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   // 320 vs 247 us.
   const double in_flight =
       double(L.tile_bound) * double(p.dim) * elem * 2.0 * (long_tiles ? rows_in_flight(bytes) : 4);
-  const int tile_choice = gate_residual_cuda_tuning().bwd_tile;
-  if (tile_choice == 2 || (tile_choice == 0 && long_tiles && in_flight < 6e6)) {
+  if (tile_choice == 3 && max_bytes == 16) {  // the copy pipeline, on the plan in memory
+    const int64_t cw = kPipeRowBytes / elem;
+    const dim3 grid(unsigned(L.tile_bound), unsigned(std::min<int64_t>((p.dim + cw - 1) / cw, 65535)));
+    if ((e = allow_pipe_smem(bwd_pipe_kernel<T>)) != cudaSuccess) return e;
+    launch_after(bwd_pipe_kernel<T>, grid, dim3(kPipeThreads), kPipeSmemBytes, s, a);
+  } else if (tile_choice == 2 || (tile_choice == 0 && long_tiles && in_flight < 6e6)) {
     const int tuned = gate_residual_cuda_tuning().bwd_vector_bytes;
     const int staged_bytes = tuned ? std::max(elem, std::min(tuned, max_bytes)) : max_bytes;
     dispatch_width<T>(staged_bytes, [&](auto n) {
       constexpr int N = decltype(n)::value;
       const int64_t chunks = (p.dim + 32 * N - 1) / (32 * N);
       const dim3 grid(unsigned(L.tile_bound), unsigned(std::min<int64_t>(chunks, 65535)));
-      launch_after(bwd_staged_kernel<T, N>, grid, dim3(kStageWarps * 32), s, a);
+      launch_after(bwd_staged_kernel<T, N>, grid, dim3(kStageWarps * 32), 0, s, a);
     });
   } else {
     dispatch_width<T>(bytes, [&](auto n) {
@@ -401,13 +457,13 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       const int64_t vecs = p.dim / N;
       const int threads = threads_for(vecs);
       const dim3 grid(unsigned(L.tile_bound), grid_y_for(vecs, threads));
-      if (long_tiles) launch_after(bwd_tile_kernel<T, N, U>, grid, dim3(threads), s, a);
-      else launch_after(bwd_tile_kernel<T, N, 4>, grid, dim3(threads), s, a);
+      if (long_tiles) launch_after(bwd_tile_kernel<T, N, U>, grid, dim3(threads), 0, s, a);
+      else launch_after(bwd_tile_kernel<T, N, 4>, grid, dim3(threads), 0, s, a);
     });
   }
   FoldArgs<T> f{multi, plan, p.gates, partials, static_cast<T*>(grad_gate), p.dim, w.status, w.epoch};
   const int ft = threads_for(p.dim);
-  launch_after(fold_kernel<T>, dim3(unsigned(L.multi_bound), grid_y_for(p.dim, ft)), dim3(ft), s, f);
+  launch_after(fold_kernel<T>, dim3(unsigned(L.multi_bound), grid_y_for(p.dim, ft)), dim3(ft), 0, s, f);
   return cudaGetLastError();
 }
 
@@ -435,11 +491,11 @@ CudaTuning parse_cuda_tuning(const char* text, std::string* warnings) {
     const std::string item = s.substr(at, comma - at);
     int v = -1;
     if (item == "no_pdl") t.no_pdl = true;
-    else if (item.rfind("plan=", 0) == 0 && (v = value(item, 5, {0, 1, 2})) >= 0) t.bwd_plan = v;
-    else if (item.rfind("tile=", 0) == 0 && (v = value(item, 5, {0, 1, 2})) >= 0) t.bwd_tile = v;
+    else if (item.rfind("plan=", 0) == 0 && (v = value(item, 5, {0, 1, 2, 3})) >= 0) t.bwd_plan = v;
+    else if (item.rfind("tile=", 0) == 0 && (v = value(item, 5, {0, 1, 2, 3})) >= 0) t.bwd_tile = v;
     else if (item.rfind("vec=", 0) == 0 && (v = value(item, 4, {0, 2, 4, 8, 16})) >= 0) t.bwd_vector_bytes = v;
     else if (!item.empty())
-      warn("'" + item + "' ignored (known: no_pdl, plan=0|1|2, tile=0|1|2, vec=0|2|4|8|16)");
+      warn("'" + item + "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3, vec=0|2|4|8|16)");
     at = comma + 1;
   }
   return t;

@@ -60,8 +60,12 @@ struct CudaTuning {
   bool no_pdl = false;        // launch without programmatic dependent launch
   bool stop_after_plan = false;  // backward: build the index plan only (to time it)
   bool device_wide_plan = false;  // backward: the many-gates plan path (CUB scan) for any gates
-  int bwd_plan = 0;  // backward index plan: 0 automatic, 1 CUB sort, 2 counting (where it applies)
-  int bwd_tile = 0;  // backward tile kernel: 0 automatic, 1 one thread per column, 2 staged
+  // backward index plan: 0 automatic, 1 CUB sort, 2 counting, 3 none in memory:
+  // the one-kernel backward (2 and 3 where they apply, else automatic)
+  int bwd_plan = 0;
+  // backward tile kernel on a plan in memory: 0 automatic, 1 one thread per
+  // column, 2 staged through registers, 3 copy pipeline (16-byte rows only)
+  int bwd_tile = 0;
 };
 CudaTuning& gate_residual_cuda_tuning();
 // The knobs from a GATECHECK_CUDA_TUNING text; items that are not understood

@@ -27,7 +27,10 @@ bool all_poison(const std::vector<uint32_t>& bits, DType t, uint8_t poison) {
 TEST(CudaErrors, OutOfRangeIndexReportedAndNothingWritten) {
   GATECHECK_REQUIRE_GPU();
   std::mt19937_64 rng(7);
+  for (int plan : {3, 2, 1})  // the one-kernel backward (automatic here), counting, CUB
   for (int64_t bad : {int64_t(-1), int64_t(9), int64_t(1) << 40}) {
+    SCOPED_TRACE("plan=" + std::to_string(plan));
+    gate_residual_cuda_tuning().bwd_plan = plan;
     RawCase c = make_case(rng, DType::bf16, 600, 24, 9, Pattern::random);
     c.index[417] = bad;
     c.index[530] = -5;  // a later bad row: the first one must be named
@@ -43,6 +46,7 @@ TEST(CudaErrors, OutOfRangeIndexReportedAndNothingWritten) {
     EXPECT_TRUE(all_poison(d.grad_y, c.dtype, 0xa5)) << "grad_y was written";
     EXPECT_TRUE(all_poison(d.grad_gate, c.dtype, 0xa5)) << "grad_gate was written";
   }
+  gate_residual_cuda_tuning().bwd_plan = 0;
 }
 
 // After a failed call, the next good call on the same stream succeeds (the

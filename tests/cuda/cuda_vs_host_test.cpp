@@ -92,12 +92,14 @@ TEST(CudaVsHost, DeviceWidePlanPathBitIdentical) {
 TEST(CudaVsHost, EveryPlanAndTileKernelBitIdentical) {
   GATECHECK_REQUIRE_GPU();
   std::mt19937_64 rng(seed_from_env() + 5);
-  for (int plan : {1, 2})
-    for (int tile : {1, 2}) {
+  // plan 3 (the one-kernel backward) takes no tile setting: once, with tile 0.
+  const std::pair<int, int> paths[] = {{1, 1}, {1, 2}, {1, 3}, {2, 1}, {2, 2}, {2, 3}, {3, 0}};
+  for (const auto& [plan, tile] : paths) {
       gate_residual_cuda_tuning().bwd_plan = plan;
       gate_residual_cuda_tuning().bwd_tile = tile;
-      const std::string label = std::string(plan == 1 ? "CUB plan" : "counting plan") +
-                                (tile == 1 ? ", per-thread tiles" : ", staged tiles");
+      const char* plans[] = {"", "CUB plan", "counting plan", "one-kernel backward"};
+      const char* tiles[] = {"", ", per-thread tiles", ", staged tiles", ", pipelined tiles"};
+      const std::string label = std::string(plans[plan]) + tiles[tile];
       for (int i = 0; i < 50 && !HasFailure(); ++i) {
         const int64_t rows = kRows[rng() % (sizeof(kRows) / sizeof(kRows[0]))];
         const int64_t gate_choices[] = {1, 2, 9, rows / 3 + 1, rows};
@@ -129,6 +131,24 @@ TEST(CudaVsHost, PlanPathsTakeTurnsOnOneWorkspace) {
   expect_same(make_case(rng, DType::bf16, 1000, 4, 3001, Pattern::random), {}, "CUB path, 3001 gates");
   expect_same(make_case(rng, DType::bf16, 1000, 4, 9, Pattern::random), {}, "counting path, 9 gates");
   expect_same(make_case(rng, DType::bf16, 1000, 4, 3001, Pattern::random), {}, "CUB path again, 3001 gates");
+}
+
+// The one-kernel backward: many tiles per gate in several column chunks (the
+// last tile of each (gate, chunk) folds), at its row and gate limits, and
+// taking turns on one workspace with the other paths, whose scratch overlaps
+// its tile counters (each call must find them zero).
+TEST(CudaVsHost, OneKernelBackwardFoldsAndSharesTheWorkspace) {
+  GATECHECK_REQUIRE_GPU();
+  std::mt19937_64 rng(seed_from_env() + 7);
+  expect_same(make_case(rng, DType::bf16, 8192, 1000, 3, Pattern::random), {}, "8192 rows, 4 chunks, 11 tiles per gate");
+  expect_same(make_case(rng, DType::f32, 8192, 1000, 64, Pattern::sorted), {}, "64 gates, 8 chunks");
+  expect_same(make_case(rng, DType::f16, 8193, 1000, 3, Pattern::random), {}, "8193 rows: past the limit");
+  expect_same(make_case(rng, DType::f16, 600, 1000, 65, Pattern::random), {}, "65 gates: past the limit");
+  expect_same(make_case(rng, DType::bf16, 1000, 4, 3001, Pattern::random), {}, "CUB path, 3001 gates");
+  expect_same(make_case(rng, DType::bf16, 8192, 1000, 3, Pattern::random), {}, "one kernel after CUB");
+  expect_same(make_case(rng, DType::bf16, 1000, 4, 9, Pattern::random), {}, "counting path, 9 gates");
+  expect_same(make_case(rng, DType::f32, 8192, 1000, 64, Pattern::one_gate), {}, "one kernel after counting");
+  expect_same(make_case(rng, DType::f32, 8192, 1000, 64, Pattern::one_gate), {}, "and again");
 }
 
 // Long segments: many tiles per gate, so the fold of tile partials is exercised.

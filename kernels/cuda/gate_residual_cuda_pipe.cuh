@@ -1,0 +1,292 @@
+// Backward tile work through an asynchronous copy pipeline, and the one-kernel
+// backward for short problems that builds its own index plan.
+//
+// The sum of a tile is sequential (fp32, row order, the host twin's order),
+// but its loads need not be: cp.async keeps kPipeDepth stages of rows in
+// flight per block without holding them in registers, so few long tiles still
+// keep enough bytes in flight to reach bandwidth (Little's law), which the
+// register-staged kernel could not at 4097 rows (bench/NOTES.md, v6).
+//
+//   bwd_pipe_kernel   tiles from the index plan in memory (fold kernel after)
+//   bwd_fused_kernel  up to kFusedMaxRows rows and kFusedMaxGates gates: each
+//                     block reads the whole index, checks it, finds its own
+//                     (gate, tile) and the tile's rows by counting, does the
+//                     tile, and the last tile of a gate to finish folds the
+//                     gate's partials in tile order. One launch in all.
+#pragma once
+
+#include <cstdint>
+
+#include "gate_residual_cuda_kernels.cuh"
+
+namespace gatecheck {
+namespace cuda_detail {
+
+constexpr int kPipeThreads = 256;
+constexpr int kPipeRowBytes = 512;  // bytes of one row per block and tensor: 32 copies of 16 B
+constexpr int kPipeStageRows = 16;
+constexpr int kPipeDepth = 4;
+constexpr int kPipeSmemBytes = kPipeDepth * kPipeStageRows * kPipeRowBytes * 2;  // g and y: 64 KiB
+
+__device__ __forceinline__ void copy16_async(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int Pending>
+__device__ __forceinline__ void wait_copies() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(Pending) : "memory");
+}
+
+// Columns [c0, c0 + kPipeRowBytes / sizeof(T)) of the tile rows[0, n) of gate
+// `gate`: writes grad_res and grad_y, and returns the fp32 sum of g*y in row
+// order from +0 of column c0 + threadIdx.x (threads below the column count).
+// Needs dim * sizeof(T) and every row start 16-byte aligned. Ends with a
+// barrier, so smem may be reused at once.
+template <class T>
+__device__ float pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64_t gate, int64_t c0,
+                           unsigned char* smem) {
+  constexpr int N = 16 / int(sizeof(T));              // elements per 16-byte copy
+  constexpr int CW = kPipeRowBytes / int(sizeof(T));  // columns per block
+  constexpr int kCopies = kPipeRowBytes / 16;         // copies per row and tensor
+  constexpr int kGroups = kPipeThreads / kCopies;     // rows copied at once
+  const int part = int(threadIdx.x) % kCopies, group = int(threadIdx.x) / kCopies;
+  const int64_t c = c0 + part * N;
+  const bool col_ok = c < a.dim;
+  T* gs = reinterpret_cast<T*>(smem);  // [kPipeDepth][kPipeStageRows][CW]
+  T* ys = gs + kPipeDepth * kPipeStageRows * CW;
+  const int stages = (n + kPipeStageRows - 1) / kPipeStageRows;
+  auto issue = [&](int s) {
+    if (s < stages && col_ok) {
+      const int buf = s % kPipeDepth;
+#pragma unroll
+      for (int r = group; r < kPipeStageRows; r += kGroups) {
+        const int i = s * kPipeStageRows + r;
+        if (i >= n) break;
+        const int64_t o = rows[i] * a.dim + c;
+        const int so = (buf * kPipeStageRows + r) * CW + part * N;
+        copy16_async(gs + so, a.grad_out + o);
+        copy16_async(ys + so, a.y + o);
+      }
+    }
+    commit_copies();  // empty groups past the end keep every thread's count alike
+  };
+  Pack<T, N> gk;
+  if (col_ok) gk = load_pack<T, N>(a.gate + gate * a.gate_stride + c);
+#pragma unroll
+  for (int s = 0; s < kPipeDepth - 1; ++s) issue(s);
+  const bool sums = int(threadIdx.x) < CW && c0 + int64_t(threadIdx.x) < a.dim;
+  float acc = 0.0f;
+  for (int s = 0; s < stages; ++s) {
+    issue(s + kPipeDepth - 1);  // into the buffer the previous stage released
+    wait_copies<kPipeDepth - 1>();
+    __syncthreads();
+    const int buf = s % kPipeDepth;
+    if (col_ok) {
+#pragma unroll
+      for (int r = group; r < kPipeStageRows; r += kGroups) {
+        const int i = s * kPipeStageRows + r;
+        if (i >= n) break;
+        const int so = (buf * kPipeStageRows + r) * CW + part * N;
+        const uint4 raw = *reinterpret_cast<const uint4*>(gs + so);
+        Pack<T, N> gv, gy;
+        memcpy(&gv, &raw, sizeof gv);
+#pragma unroll
+        for (int j = 0; j < N; ++j) gy.e[j] = gate_residual_grad_y(gv.e[j], gk.e[j]);
+        const int64_t o = rows[i] * a.dim + c;
+        store_pack<T, N>(a.grad_res + o, gv);
+        store_pack<T, N>(a.grad_y + o, gy);
+      }
+    }
+    if (sums) {
+      const int here = min(kPipeStageRows, n - s * kPipeStageRows);
+      const T* gcol = gs + buf * kPipeStageRows * CW + threadIdx.x;
+      const T* ycol = ys + buf * kPipeStageRows * CW + threadIdx.x;
+#pragma unroll 4
+      for (int r = 0; r < here; ++r)
+        acc = gate_residual_accumulate(acc, gate_residual_grad_gate_term(gcol[r * CW], ycol[r * CW]));
+    }
+    __syncthreads();  // the buffer is refilled by the next stage's issue
+  }
+  wait_copies<0>();  // only empty groups remain
+  return acc;
+}
+
+// Tiles from the index plan in memory; multi-tile gates leave partials for fold_kernel.
+template <class T>
+__global__ void __launch_bounds__(kPipeThreads) bwd_pipe_kernel(BwdArgs<T> a) {
+  extern __shared__ __align__(16) unsigned char pipe_smem[];
+  __shared__ int64_t tile_rows[kGradGateTileRows];
+  constexpr int CW = kPipeRowBytes / int(sizeof(T));
+  TileDesc d;
+  if (!begin_tile(a, tile_rows, d)) return;
+  const int n = int(d.end - d.begin);
+  for (int64_t c0 = int64_t(blockIdx.y) * CW; c0 < a.dim; c0 += int64_t(gridDim.y) * CW) {
+    const float acc = pipe_tile(a, tile_rows, n, d.gate, c0, pipe_smem);
+    const int64_t col = c0 + threadIdx.x;
+    if (int(threadIdx.x) < CW && col < a.dim) {
+      if (d.slot < 0) a.grad_gate[d.gate * a.dim + col] = gate_residual_grad_gate_finish<T>(gate_residual_accumulate(0.0f, acc));
+      else a.partials[d.slot * a.dim + col] = acc;
+    }
+  }
+}
+
+// ---- one-kernel backward ----------------------------------------------------
+constexpr int64_t kFusedMaxRows = 8192;  // 32 rounds of kPipeThreads rows
+constexpr int64_t kFusedMaxGates = 64;   // one warp scans the per-gate counts, two per lane
+static_assert(kFusedMaxRows <= kPipeSmemBytes, "a byte per row's gate id lives in the pipeline's buffer");
+static_assert(kFusedMaxRows / kPipeThreads * (kPipeThreads / 32) <= kPipeThreads, "one scan slot per thread");
+
+struct FusedPlan {
+  const int64_t* index;
+  int64_t rows, gates;
+  unsigned long long* status;    // written by block (0, 0) only
+  unsigned long long* counters;  // [gates][column chunks], zero between calls
+};
+
+// This block's tile: rows [tile * kGradGateTileRows, ...) of `gate`'s own rows.
+struct FusedTile {
+  int64_t gate, slot0;  // slot0: the gate's first partial slot (tiles > 1)
+  int tile, tiles, n;
+};
+
+__device__ __forceinline__ int warp_exclusive_sum(int x, int lane, int* total) {
+  int inc = x;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const int v = __shfl_up_sync(0xffffffffu, inc, d);
+    if (lane >= d) inc += v;
+  }
+  *total = __shfl_sync(0xffffffffu, inc, 31);
+  return inc - x;
+}
+
+// The index plan of one block, from the whole index (integer counting only,
+// so nothing depends on timing): false if this block has no tile or the call
+// failed (every block sees every row, so none writes anything then).
+__device__ bool fused_plan(const FusedPlan& f, unsigned long long epoch, unsigned char* gid, int64_t* tile_rows,
+                           FusedTile& ft) {
+  __shared__ unsigned hist[kFusedMaxGates];
+  __shared__ int base[kPipeThreads];
+  const int tid = int(threadIdx.x), lane = tid & 31, warp = tid >> 5;
+  const int rows = int(f.rows), gates = int(f.gates);
+  const bool reporter = blockIdx.x == 0 && blockIdx.y == 0;
+  for (int k = tid; k < gates; k += kPipeThreads) hist[k] = 0;
+  if (tid == 0) ft.gate = -1;
+  bool bad = false;
+#pragma unroll 8
+  for (int r = tid; r < rows; r += kPipeThreads) {
+    const int64_t v = __ldg(f.index + r);
+    const bool ok = v >= 0 && v < gates;
+    gid[r] = ok ? (unsigned char)v : 0xff;
+    if (!ok) {
+      bad = true;
+      if (reporter) atomicMax(f.status, cuda_status::encode(epoch, r));
+    }
+  }
+  if (__syncthreads_or(bad)) return false;
+  for (int r0 = 0; r0 < rows; r0 += kPipeThreads) {  // whole warps: the count is warp-wide
+    const bool in = r0 + tid < rows;
+    count_rows_per_gate(hist, in, in ? int64_t(gid[r0 + tid]) : -1, lane);
+  }
+  __syncthreads();
+  if (warp == 0) {  // gates 2*lane and 2*lane + 1: tiles and partial slots, scanned
+    const int k0 = 2 * lane, k1 = k0 + 1;
+    const PlanCount p0 = k0 < gates ? plan_count((long long)hist[k0]) : PlanCount{0, 0, 0, 0};
+    const PlanCount p1 = k1 < gates ? plan_count((long long)hist[k1]) : PlanCount{0, 0, 0, 0};
+    int tiles_total, slots_total;
+    const int t0 = warp_exclusive_sum(int(p0.tiles + p1.tiles), lane, &tiles_total);
+    const int s0 = warp_exclusive_sum(int(p0.slots + p1.slots), lane, &slots_total);
+    const int b = int(blockIdx.x);
+    const int64_t ks[2] = {k0, k1};
+    const PlanCount ps[2] = {p0, p1};
+    const int ts[2] = {t0, t0 + int(p0.tiles)}, ss[2] = {s0, s0 + int(p0.slots)};
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+      if (ks[j] < gates && b >= ts[j] && b < ts[j] + ps[j].tiles) {
+        ft.gate = ks[j];
+        ft.tile = b - ts[j];
+        ft.tiles = int(ps[j].tiles);
+        ft.slot0 = ss[j];
+        const long long left = ps[j].rows - (long long)ft.tile * kGradGateTileRows;
+        ft.n = int(left < kGradGateTileRows ? left : kGradGateTileRows);
+      }
+  }
+  __syncthreads();
+  if (ft.gate < 0) return false;
+  // Ordinal of each of this gate's rows among its rows in row order: per
+  // (round, warp) counts, scanned in that order, plus the rank in the warp.
+  const int k = int(ft.gate), first = ft.tile * int(kGradGateTileRows);
+  const int rounds = (rows + kPipeThreads - 1) / kPipeThreads;
+  for (int i = 0; i < rounds; ++i) {
+    const int r = i * kPipeThreads + tid;
+    const unsigned m = __ballot_sync(0xffffffffu, r < rows && gid[r] == k);
+    if (lane == 0) base[i * 8 + warp] = __popc(m);
+  }
+  __syncthreads();
+  if (warp == 0) {  // 8 consecutive slots per lane
+    int v[8], sum = 0;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      v[j] = lane * 8 + j < rounds * 8 ? base[lane * 8 + j] : 0;
+      sum += v[j];
+    }
+    int total;
+    int at = warp_exclusive_sum(sum, lane, &total);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      base[lane * 8 + j] = at;
+      at += v[j];
+    }
+  }
+  __syncthreads();
+  const unsigned below = (1u << lane) - 1u;
+  for (int i = 0; i < rounds; ++i) {
+    const int r = i * kPipeThreads + tid;
+    const bool mine = r < rows && gid[r] == k;
+    const unsigned m = __ballot_sync(0xffffffffu, mine);
+    const int ord = base[i * 8 + warp] + __popc(m & below) - first;
+    if (mine && ord >= 0 && ord < kGradGateTileRows) tile_rows[ord] = r;
+  }
+  __syncthreads();  // tile_rows complete; gid is no longer read (the pipeline reuses it)
+  return true;
+}
+
+template <class T>
+__global__ void __launch_bounds__(kPipeThreads) bwd_fused_kernel(BwdArgs<T> a, FusedPlan f) {
+  extern __shared__ __align__(16) unsigned char pipe_smem[];
+  __shared__ int64_t tile_rows[kGradGateTileRows];
+  __shared__ FusedTile ft;
+  __shared__ bool last;
+  constexpr int CW = kPipeRowBytes / int(sizeof(T));
+  if (!fused_plan(f, a.epoch, pipe_smem, tile_rows, ft)) return;
+  const int64_t chunks = (a.dim + CW - 1) / CW;
+  for (int64_t c0 = int64_t(blockIdx.y) * CW; c0 < a.dim; c0 += int64_t(gridDim.y) * CW) {
+    const float acc = pipe_tile(a, tile_rows, ft.n, ft.gate, c0, pipe_smem);
+    const int64_t col = c0 + threadIdx.x;
+    const bool sums = int(threadIdx.x) < CW && col < a.dim;
+    if (ft.tiles == 1) {
+      if (sums) a.grad_gate[ft.gate * a.dim + col] = gate_residual_grad_gate_finish<T>(gate_residual_accumulate(0.0f, acc));
+      continue;
+    }
+    if (sums) a.partials[(ft.slot0 + ft.tile) * a.dim + col] = acc;
+    __threadfence();  // this block's partials are visible before it is counted
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      unsigned long long* counter = f.counters + ft.gate * chunks + c0 / CW;
+      last = atomicAdd(counter, 1ull) == (unsigned long long)(ft.tiles - 1);
+      if (last) *counter = 0;  // every tile has counted: back to zero for the next call
+    }
+    __syncthreads();
+    if (last && sums) {  // the gate's tiles are all done: fold in tile order from +0, round once
+      __threadfence();
+      const float* p = a.partials + ft.slot0 * a.dim + col;
+      float total = 0.0f;
+      for (int t = 0; t < ft.tiles; ++t) total = gate_residual_accumulate(total, __ldcg(p + t * a.dim));
+      a.grad_gate[ft.gate * a.dim + col] = gate_residual_grad_gate_finish<T>(total);
+    }
+  }
+}
+
+}  // namespace cuda_detail
+}  // namespace gatecheck
