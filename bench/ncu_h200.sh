@@ -10,9 +10,9 @@ SHAPE=${SHAPE:---dtypes bf16 --dims 3072 --rows 4097 --gates 9 --patterns random
 for t in "${@:-default}"; do
   [ "$t" = default ] && t=""
   echo "## GATECHECK_CUDA_TUNING='$t' ncu ... gatecheck-bench $SHAPE"
-  # skip the first call's kernels (warm-up), then one forward and one backward
-  GATECHECK_CUDA_TUNING="$t" timeout 240 ncu --clock-control none --launch-skip 40 --launch-count 14 \
-    --kernel-name regex:'^(?!fill_kernel).*' \
+  # skip the forward-only timing (52 calls), then a few forward+backward calls
+  GATECHECK_CUDA_TUNING="$t" timeout 240 ncu --clock-control none --launch-skip 110 --launch-count 14 \
+    --kernel-name regex:'fwd_kernel|check_index|bwd_|plan_|fold_kernel|Radix|Scan' \
     --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size,launch__registers_per_thread \
     build/bench/gatecheck-bench $SHAPE --no-torch --reps 50 --warmup 2 2>&1 \
     | grep -E "^  [a-zA-Z_].*\(|gpu__time_duration|dram__throughput|dram__bytes|warps_active|grid_size|registers_per" \
