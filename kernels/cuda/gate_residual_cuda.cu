@@ -193,24 +193,27 @@ int counting_chunks(const gatecheck_problem& p) {
 bool fused_applies(const gatecheck_problem& p, int max_bytes) {
   return p.rows <= kFusedMaxRows && p.gates >= 1 && p.gates <= kFusedMaxGates && max_bytes == 16;
 }
-// Its tile counters, one per (gate, column chunk), sized for the narrowest chunk (fp32).
+// Its tile counters, one per (gate, column chunk), sized for the narrowest chunk (fp32, 256 B).
 int64_t fused_counters(const gatecheck_problem& p) {
   if (p.rows > kFusedMaxRows || p.gates > kFusedMaxGates) return 0;
-  const int64_t cw = kPipeRowBytes / 4;
+  const int64_t cw = 256 / 4;
   return p.gates * ((p.dim + cw - 1) / cw);
 }
 
-// Lets `kernel` use kPipeSmemBytes of dynamic shared memory on the current
-// device (once per device and kernel).
+// Lets `kernel` use up to `bytes` of dynamic shared memory on the current device,
+// with the most shared memory per SM (several blocks each), once per device
+// and kernel.
 template <class K>
-cudaError_t allow_pipe_smem(K kernel) {
+cudaError_t allow_pipe_smem(K kernel, int bytes) {
   static std::atomic<uint64_t> done{0};
   int dev = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (e != cudaSuccess) return e;
   const uint64_t bit = dev < 64 ? uint64_t(1) << dev : 0;
   if (bit && (done.load() & bit)) return cudaSuccess;
-  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kPipeSmemBytes);
+  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if (e == cudaSuccess)
+    e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
   if (e == cudaSuccess) done.fetch_or(bit);
   return e;
 }
@@ -288,6 +291,14 @@ int bwd_width(int elem, const gatecheck_problem& p, int max_bytes, int sm_count)
   int w = max_bytes;
   while (w > 4 && w > elem && tiles * (p.dim * elem / w) < enough) w /= 2;
   return w;
+}
+
+// Calls f(std::integral_constant<int, B>) with the copy pipeline's bytes per
+// row and block: 512 unless tuned to 256 (more, narrower blocks).
+template <class F>
+void dispatch_row_bytes(F&& f) {
+  if (gate_residual_cuda_tuning().pipe_row_bytes == 256) f(std::integral_constant<int, 256>{});
+  else f(std::integral_constant<int, 512>{});
 }
 
 template <class T>
@@ -389,7 +400,6 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   // Short problems with few gates: one kernel, no plan in memory (H200,
   // bench/NOTES.md v6). Forced with plan=3 where it applies.
   if (fused_applies(p, max_bytes) && (plan_choice == 3 || (plan_choice == 0 && tile_choice == 0))) {
-    if (gate_residual_cuda_tuning().stop_after_plan) return cudaSuccess;  // no separate plan to time
     const int64_t needed = fused_counters(p);
     auto* counters = reinterpret_cast<unsigned long long*>(base + L.counts);
     if (w.zeroed_counts < needed) {
@@ -397,13 +407,19 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       if (e != cudaSuccess) return e;
       w.zeroed_counts = needed;
     }
-    const FusedPlan f{index, p.rows, p.gates, w.status, counters};
-    const int64_t cw = kPipeRowBytes / elem;
-    const dim3 grid(unsigned(L.tile_bound), unsigned(std::min<int64_t>((p.dim + cw - 1) / cw, 65535)));
-    if ((e = allow_pipe_smem(bwd_fused_kernel<T>)) != cudaSuccess) return e;
-    // The first kernel of the call: a plain launch (see check_index_kernel).
-    bwd_fused_kernel<T><<<grid, kPipeThreads, kPipeSmemBytes, s>>>(a, f);
-    return cudaGetLastError();  // every used counter is back to zero after it
+    dispatch_row_bytes([&](auto rb) {
+      constexpr int RB = decltype(rb)::value;
+      const FusedPlan f{index,    p.rows, p.gates, w.status, counters, fused_gid_offset(RB, p.rows),
+                        gate_residual_cuda_tuning().stop_after_plan};
+      const int smem = fused_smem_bytes(RB, kFusedMaxRows);  // the attribute: for any rows
+      const int64_t cw = RB / elem;
+      const dim3 grid(unsigned(std::min<int64_t>((p.dim + cw - 1) / cw, int64_t(1) << 30)), unsigned(L.tile_bound));
+      if ((e = allow_pipe_smem(bwd_fused_kernel<T, RB>, smem)) != cudaSuccess) return;
+      // The first kernel of the call: a plain launch (see check_index_kernel).
+      bwd_fused_kernel<T, RB><<<grid, kPipeThreads, fused_smem_bytes(RB, p.rows), s>>>(a, f);
+      e = cudaGetLastError();
+    });
+    return e;  // every used counter is back to zero after it
   }
   const bool counting = L.chunks > 0 && plan_choice != 1 && !gate_residual_cuda_tuning().device_wide_plan;
   if (counting) {
@@ -437,10 +453,14 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   const double in_flight =
       double(L.tile_bound) * double(p.dim) * elem * 2.0 * (long_tiles ? rows_in_flight(bytes) : 4);
   if (tile_choice == 3 && max_bytes == 16) {  // the copy pipeline, on the plan in memory
-    const int64_t cw = kPipeRowBytes / elem;
-    const dim3 grid(unsigned(L.tile_bound), unsigned(std::min<int64_t>((p.dim + cw - 1) / cw, 65535)));
-    if ((e = allow_pipe_smem(bwd_pipe_kernel<T>)) != cudaSuccess) return e;
-    launch_after(bwd_pipe_kernel<T>, grid, dim3(kPipeThreads), kPipeSmemBytes, s, a);
+    dispatch_row_bytes([&](auto rb) {
+      constexpr int RB = decltype(rb)::value;
+      const int64_t cw = RB / elem;
+      const dim3 grid(unsigned(L.tile_bound), unsigned(std::min<int64_t>((p.dim + cw - 1) / cw, 65535)));
+      if ((e = allow_pipe_smem(bwd_pipe_kernel<T, RB>, pipe_smem_bytes(RB))) != cudaSuccess) return;
+      launch_after(bwd_pipe_kernel<T, RB>, grid, dim3(kPipeThreads), size_t(pipe_smem_bytes(RB)), s, a);
+    });
+    if (e != cudaSuccess) return e;
   } else if (tile_choice == 2 || (tile_choice == 0 && long_tiles && in_flight < 6e6)) {
     const int tuned = gate_residual_cuda_tuning().bwd_vector_bytes;
     const int staged_bytes = tuned ? std::max(elem, std::min(tuned, max_bytes)) : max_bytes;
@@ -494,8 +514,9 @@ CudaTuning parse_cuda_tuning(const char* text, std::string* warnings) {
     else if (item.rfind("plan=", 0) == 0 && (v = value(item, 5, {0, 1, 2, 3})) >= 0) t.bwd_plan = v;
     else if (item.rfind("tile=", 0) == 0 && (v = value(item, 5, {0, 1, 2, 3})) >= 0) t.bwd_tile = v;
     else if (item.rfind("vec=", 0) == 0 && (v = value(item, 4, {0, 2, 4, 8, 16})) >= 0) t.bwd_vector_bytes = v;
+    else if (item == "seg=256" || item == "seg=512") t.pipe_row_bytes = std::stoi(item.substr(4));
     else if (!item.empty())
-      warn("'" + item + "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3, vec=0|2|4|8|16)");
+      warn("'" + item + "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3, vec=0|2|4|8|16, seg=256|512)");
     at = comma + 1;
   }
   return t;

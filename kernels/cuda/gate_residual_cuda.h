@@ -66,6 +66,8 @@ struct CudaTuning {
   // backward tile kernel on a plan in memory: 0 automatic, 1 one thread per
   // column, 2 staged through registers, 3 copy pipeline (16-byte rows only)
   int bwd_tile = 0;
+  // copy pipeline (plan 3, tile 3): bytes of a row per block and tensor, 256 or 512 (0: 512)
+  int pipe_row_bytes = 0;
 };
 CudaTuning& gate_residual_cuda_tuning();
 // The knobs from a GATECHECK_CUDA_TUNING text; items that are not understood

@@ -23,14 +23,19 @@ namespace gatecheck {
 namespace cuda_detail {
 
 constexpr int kPipeThreads = 256;
-constexpr int kPipeRowBytes = 512;  // bytes of one row per block and tensor: 32 copies of 16 B
+constexpr int kPipeMaxRowBytes = 512;  // bytes of one row per block and tensor (RowBytes: 256 or 512)
 constexpr int kPipeStageRows = 16;
 constexpr int kPipeDepth = 4;
-constexpr int kPipeSmemBytes = kPipeDepth * kPipeStageRows * kPipeRowBytes * 2;  // g and y: 64 KiB
+// Dynamic shared memory of the pipeline: g and y, kPipeDepth stages (64 KiB at 512 B).
+__host__ __device__ constexpr int pipe_smem_bytes(int row_bytes) { return kPipeDepth * kPipeStageRows * row_bytes * 2; }
 
 __device__ __forceinline__ void copy16_async(void* smem, const void* gmem) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void copy8_async(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(s), "l"(gmem) : "memory");
 }
 __device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int Pending>
@@ -38,22 +43,22 @@ __device__ __forceinline__ void wait_copies() {
   asm volatile("cp.async.wait_group %0;" ::"n"(Pending) : "memory");
 }
 
-// Columns [c0, c0 + kPipeRowBytes / sizeof(T)) of the tile rows[0, n) of gate
+// Columns [c0, c0 + RowBytes / sizeof(T)) of the tile rows[0, n) of gate
 // `gate`: writes grad_res and grad_y, and returns the fp32 sum of g*y in row
 // order from +0 of column c0 + threadIdx.x (threads below the column count).
 // Needs dim * sizeof(T) and every row start 16-byte aligned. Ends with a
 // barrier, so smem may be reused at once.
-template <class T>
+template <class T, int RowBytes>
 __device__ float pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64_t gate, int64_t c0,
                            unsigned char* smem) {
   constexpr int N = 16 / int(sizeof(T));              // elements per 16-byte copy
-  constexpr int CW = kPipeRowBytes / int(sizeof(T));  // columns per block
-  constexpr int kCopies = kPipeRowBytes / 16;         // copies per row and tensor
+  constexpr int CW = RowBytes / int(sizeof(T));  // columns per block
+  constexpr int kCopies = RowBytes / 16;         // copies per row and tensor
   constexpr int kGroups = kPipeThreads / kCopies;     // rows copied at once
   const int part = int(threadIdx.x) % kCopies, group = int(threadIdx.x) / kCopies;
   const int64_t c = c0 + part * N;
   const bool col_ok = c < a.dim;
-  T* gs = reinterpret_cast<T*>(smem);  // [kPipeDepth][kPipeStageRows][CW]
+  T* gs = reinterpret_cast<T*>(smem);  // [kPipeDepth][kPipeStageRows][CW], pipe_smem_bytes(RowBytes) in all
   T* ys = gs + kPipeDepth * kPipeStageRows * CW;
   const int stages = (n + kPipeStageRows - 1) / kPipeStageRows;
   auto issue = [&](int s) {
@@ -113,16 +118,16 @@ __device__ float pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int6
 }
 
 // Tiles from the index plan in memory; multi-tile gates leave partials for fold_kernel.
-template <class T>
+template <class T, int RowBytes>
 __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_kernel(BwdArgs<T> a) {
   extern __shared__ __align__(16) unsigned char pipe_smem[];
   __shared__ int64_t tile_rows[kGradGateTileRows];
-  constexpr int CW = kPipeRowBytes / int(sizeof(T));
+  constexpr int CW = RowBytes / int(sizeof(T));
   TileDesc d;
   if (!begin_tile(a, tile_rows, d)) return;
   const int n = int(d.end - d.begin);
   for (int64_t c0 = int64_t(blockIdx.y) * CW; c0 < a.dim; c0 += int64_t(gridDim.y) * CW) {
-    const float acc = pipe_tile(a, tile_rows, n, d.gate, c0, pipe_smem);
+    const float acc = pipe_tile<T, RowBytes>(a, tile_rows, n, d.gate, c0, pipe_smem);
     const int64_t col = c0 + threadIdx.x;
     if (int(threadIdx.x) < CW && col < a.dim) {
       if (d.slot < 0) a.grad_gate[d.gate * a.dim + col] = gate_residual_grad_gate_finish<T>(gate_residual_accumulate(0.0f, acc));
@@ -134,7 +139,14 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_kernel(BwdArgs<T> a) {
 // ---- one-kernel backward ----------------------------------------------------
 constexpr int64_t kFusedMaxRows = 8192;  // 32 rounds of kPipeThreads rows
 constexpr int64_t kFusedMaxGates = 64;   // one warp scans the per-gate counts, two per lane
-static_assert(kFusedMaxRows <= kPipeSmemBytes, "a byte per row's gate id lives in the pipeline's buffer");
+// Dynamic shared memory of the fused kernel: the pipeline's, or the raw index
+// (8 bytes a row) if larger, then a byte per row's gate id.
+__host__ __device__ constexpr int fused_gid_offset(int row_bytes, int64_t rows) {
+  return pipe_smem_bytes(row_bytes) > int(rows) * 8 ? pipe_smem_bytes(row_bytes) : (int(rows) * 8 + 15) / 16 * 16;
+}
+__host__ __device__ constexpr int fused_smem_bytes(int row_bytes, int64_t rows) {
+  return fused_gid_offset(row_bytes, rows) + (int(rows) + 15) / 16 * 16;
+}
 static_assert(kFusedMaxRows / kPipeThreads * (kPipeThreads / 32) <= kPipeThreads, "one scan slot per thread");
 
 struct FusedPlan {
@@ -142,6 +154,8 @@ struct FusedPlan {
   int64_t rows, gates;
   unsigned long long* status;    // written by block (0, 0) only
   unsigned long long* counters;  // [gates][column chunks], zero between calls
+  int gid_offset;                 // fused_gid_offset(RowBytes, rows)
+  bool plan_only;                 // stop after the plan (to time it)
 };
 
 // This block's tile: rows [tile * kGradGateTileRows, ...) of `gate`'s own rows.
@@ -161,35 +175,38 @@ __device__ __forceinline__ int warp_exclusive_sum(int x, int lane, int* total) {
   return inc - x;
 }
 
-// The index plan of one block, from the whole index (integer counting only,
-// so nothing depends on timing): false if this block has no tile or the call
-// failed (every block sees every row, so none writes anything then).
-__device__ bool fused_plan(const FusedPlan& f, unsigned long long epoch, unsigned char* gid, int64_t* tile_rows,
+// The index plan of one block (tile blockIdx.y), from the whole index,
+// staged in smem with one round of asynchronous copies (integer counting
+// only, so nothing depends on timing): false if this block has no tile or the
+// call failed (every block sees every row, so none writes anything then).
+__device__ bool fused_plan(const FusedPlan& f, unsigned long long epoch, unsigned char* smem, int64_t* tile_rows,
                            FusedTile& ft) {
   __shared__ unsigned hist[kFusedMaxGates];
   __shared__ int base[kPipeThreads];
   const int tid = int(threadIdx.x), lane = tid & 31, warp = tid >> 5;
   const int rows = int(f.rows), gates = int(f.gates);
   const bool reporter = blockIdx.x == 0 && blockIdx.y == 0;
+  const int64_t* raw = reinterpret_cast<const int64_t*>(smem);
+  unsigned char* gid = smem + f.gid_offset;
+  for (int r = tid; r < rows; r += kPipeThreads) copy8_async(smem + 8 * r, f.index + r);
+  commit_copies();
   for (int k = tid; k < gates; k += kPipeThreads) hist[k] = 0;
   if (tid == 0) ft.gate = -1;
+  wait_copies<0>();
+  __syncthreads();
   bool bad = false;
-#pragma unroll 8
-  for (int r = tid; r < rows; r += kPipeThreads) {
-    const int64_t v = __ldg(f.index + r);
+  for (int r0 = 0; r0 < rows; r0 += kPipeThreads) {  // whole warps: the count is warp-wide
+    const int r = r0 + tid;
+    const int64_t v = r < rows ? raw[r] : 0;
     const bool ok = v >= 0 && v < gates;
-    gid[r] = ok ? (unsigned char)v : 0xff;
-    if (!ok) {
+    if (r < rows) gid[r] = ok ? (unsigned char)v : 0xff;
+    if (r < rows && !ok) {
       bad = true;
       if (reporter) atomicMax(f.status, cuda_status::encode(epoch, r));
     }
+    count_rows_per_gate(hist, r < rows && ok, v, lane);
   }
   if (__syncthreads_or(bad)) return false;
-  for (int r0 = 0; r0 < rows; r0 += kPipeThreads) {  // whole warps: the count is warp-wide
-    const bool in = r0 + tid < rows;
-    count_rows_per_gate(hist, in, in ? int64_t(gid[r0 + tid]) : -1, lane);
-  }
-  __syncthreads();
   if (warp == 0) {  // gates 2*lane and 2*lane + 1: tiles and partial slots, scanned
     const int k0 = 2 * lane, k1 = k0 + 1;
     const PlanCount p0 = k0 < gates ? plan_count((long long)hist[k0]) : PlanCount{0, 0, 0, 0};
@@ -197,7 +214,7 @@ __device__ bool fused_plan(const FusedPlan& f, unsigned long long epoch, unsigne
     int tiles_total, slots_total;
     const int t0 = warp_exclusive_sum(int(p0.tiles + p1.tiles), lane, &tiles_total);
     const int s0 = warp_exclusive_sum(int(p0.slots + p1.slots), lane, &slots_total);
-    const int b = int(blockIdx.x);
+    const int b = int(blockIdx.y);
     const int64_t ks[2] = {k0, k1};
     const PlanCount ps[2] = {p0, p1};
     const int ts[2] = {t0, t0 + int(p0.tiles)}, ss[2] = {s0, s0 + int(p0.slots)};
@@ -248,21 +265,23 @@ __device__ bool fused_plan(const FusedPlan& f, unsigned long long epoch, unsigne
     const int ord = base[i * 8 + warp] + __popc(m & below) - first;
     if (mine && ord >= 0 && ord < kGradGateTileRows) tile_rows[ord] = r;
   }
-  __syncthreads();  // tile_rows complete; gid is no longer read (the pipeline reuses it)
+  __syncthreads();  // tile_rows complete; the staged index is no longer read
   return true;
 }
 
-template <class T>
+// Grid: (column chunks, tile bound). Tiles run along y, so that the blocks
+// past the last tile (their number is known only on the device) come last.
+template <class T, int RowBytes>
 __global__ void __launch_bounds__(kPipeThreads) bwd_fused_kernel(BwdArgs<T> a, FusedPlan f) {
   extern __shared__ __align__(16) unsigned char pipe_smem[];
   __shared__ int64_t tile_rows[kGradGateTileRows];
   __shared__ FusedTile ft;
   __shared__ bool last;
-  constexpr int CW = kPipeRowBytes / int(sizeof(T));
-  if (!fused_plan(f, a.epoch, pipe_smem, tile_rows, ft)) return;
+  constexpr int CW = RowBytes / int(sizeof(T));
+  if (!fused_plan(f, a.epoch, pipe_smem, tile_rows, ft) || f.plan_only) return;
   const int64_t chunks = (a.dim + CW - 1) / CW;
-  for (int64_t c0 = int64_t(blockIdx.y) * CW; c0 < a.dim; c0 += int64_t(gridDim.y) * CW) {
-    const float acc = pipe_tile(a, tile_rows, ft.n, ft.gate, c0, pipe_smem);
+  for (int64_t c0 = int64_t(blockIdx.x) * CW; c0 < a.dim; c0 += int64_t(gridDim.x) * CW) {
+    const float acc = pipe_tile<T, RowBytes>(a, tile_rows, ft.n, ft.gate, c0, pipe_smem);
     const int64_t col = c0 + threadIdx.x;
     const bool sums = int(threadIdx.x) < CW && col < a.dim;
     if (ft.tiles == 1) {

@@ -11,11 +11,12 @@ namespace {
 
 TEST(CudaTuning, ParsesEveryKnob) {
   std::string w;
-  const CudaTuning t = parse_cuda_tuning("plan=3,tile=3,vec=8,no_pdl", &w);
+  const CudaTuning t = parse_cuda_tuning("plan=3,tile=3,vec=8,no_pdl,seg=256", &w);
   EXPECT_EQ(w, "");
   EXPECT_EQ(t.bwd_plan, 3);
   EXPECT_EQ(t.bwd_tile, 3);
   EXPECT_EQ(t.bwd_vector_bytes, 8);
+  EXPECT_EQ(t.pipe_row_bytes, 256);
   EXPECT_TRUE(t.no_pdl);
 }
 
@@ -33,11 +34,11 @@ TEST(CudaTuning, NothingSetIsAutomatic) {
 
 TEST(CudaTuning, BadItemsAreNamedAndLeftAutomatic) {
   std::string w;
-  const CudaTuning t = parse_cuda_tuning("plan=4,tile=x,vec=5,fast,plan=2", &w);
+  const CudaTuning t = parse_cuda_tuning("plan=4,tile=x,vec=5,fast,plan=2,seg=128", &w);
   EXPECT_EQ(t.bwd_plan, 2);  // the valid item still applies
   EXPECT_EQ(t.bwd_tile, 0);
   EXPECT_EQ(t.bwd_vector_bytes, 0);
-  for (const char* bad : {"'plan=4' ignored", "'tile=x' ignored", "'vec=5' ignored", "'fast' ignored"})
+  for (const char* bad : {"'plan=4' ignored", "'tile=x' ignored", "'vec=5' ignored", "'fast' ignored", "'seg=128' ignored"})
     EXPECT_NE(w.find(bad), std::string::npos) << bad << " not in: " << w;
 }
 

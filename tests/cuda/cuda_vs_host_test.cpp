@@ -92,14 +92,17 @@ TEST(CudaVsHost, DeviceWidePlanPathBitIdentical) {
 TEST(CudaVsHost, EveryPlanAndTileKernelBitIdentical) {
   GATECHECK_REQUIRE_GPU();
   std::mt19937_64 rng(seed_from_env() + 5);
-  // plan 3 (the one-kernel backward) takes no tile setting: once, with tile 0.
-  const std::pair<int, int> paths[] = {{1, 1}, {1, 2}, {1, 3}, {2, 1}, {2, 2}, {2, 3}, {3, 0}};
-  for (const auto& [plan, tile] : paths) {
+  // plan 3 (the one-kernel backward) takes no tile setting: with tile 0. The
+  // copy pipeline (plan 3, tile 3) with both row segments (512, 256 bytes).
+  struct Path { int plan, tile, seg; };
+  const Path paths[] = {{1, 1, 0}, {1, 2, 0}, {1, 3, 0}, {2, 1, 0}, {2, 2, 0}, {2, 3, 0}, {2, 3, 256}, {3, 0, 0}, {3, 0, 256}};
+  for (const auto& [plan, tile, seg] : paths) {
       gate_residual_cuda_tuning().bwd_plan = plan;
       gate_residual_cuda_tuning().bwd_tile = tile;
+      gate_residual_cuda_tuning().pipe_row_bytes = seg;
       const char* plans[] = {"", "CUB plan", "counting plan", "one-kernel backward"};
       const char* tiles[] = {"", ", per-thread tiles", ", staged tiles", ", pipelined tiles"};
-      const std::string label = std::string(plans[plan]) + tiles[tile];
+      const std::string label = std::string(plans[plan]) + tiles[tile] + (seg ? ", 256-byte segments" : "");
       for (int i = 0; i < 50 && !HasFailure(); ++i) {
         const int64_t rows = kRows[rng() % (sizeof(kRows) / sizeof(kRows[0]))];
         const int64_t gate_choices[] = {1, 2, 9, rows / 3 + 1, rows};
@@ -117,6 +120,7 @@ TEST(CudaVsHost, EveryPlanAndTileKernelBitIdentical) {
     }
   gate_residual_cuda_tuning().bwd_plan = 0;
   gate_residual_cuda_tuning().bwd_tile = 0;
+  gate_residual_cuda_tuning().pipe_row_bytes = 0;
   // Where the counting path's histogram bound sends the automatic choice to CUB.
   expect_same(make_case(rng, DType::bf16, 300000, 2, 2048, Pattern::random), {}, "300000 rows, 2048 gates");
 }
