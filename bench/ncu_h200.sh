@@ -14,8 +14,8 @@ for v in "$@"; do
   timeout 240 ncu --clock-control none --launch-skip 110 --launch-count 6 \
     --kernel-name regex:'fwd_kernel|check_index|bwd_|plan_|fold_kernel|Radix|Scan' \
     --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats \
-    --metrics dram__bytes.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+    --metrics dram__bytes.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,regex:'smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
     build/bench/gatecheck-bench $SHAPE --bwd-variants "$v" --no-torch --reps 50 --warmup 2 2>&1 \
     | grep -vE "^==PROF==|^ +-+ +-+|^    Section: |^    Metric Name|^ *$|OPT |^          "
 done > "$out" 2>&1
-grep -E "^##|^  [a-z].*\(|Duration|DRAM Throughput|Achieved Occupancy|Stall|dram__throughput" "$out" | cut -c1-150 | head -150
+grep -E "^##|^  [a-z].*\(|Duration|DRAM Throughput|Achieved Occupancy|stalled_.* +[0-9.]*[1-9]" "$out" | cut -c1-150 | head -150

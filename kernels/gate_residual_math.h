@@ -19,7 +19,10 @@ namespace gatecheck {
 // Rows of one gate are summed in tiles of this many rows, counted within that
 // gate's own rows in row order, so a gate's grad_gate depends only on its own
 // rows (segment invariance). Partial sums are folded in tile order.
-constexpr int64_t kGradGateTileRows = 256;
+#ifndef GATECHECK_GRAD_GATE_TILE_ROWS
+#define GATECHECK_GRAD_GATE_TILE_ROWS 256  // other values: for measuring only (bench/NOTES.md)
+#endif
+constexpr int64_t kGradGateTileRows = GATECHECK_GRAD_GATE_TILE_ROWS;
 
 template <class T>
 GC_HD T gate_residual_out(T res, T gate, T y) {

@@ -200,20 +200,21 @@ int64_t fused_counters(const gatecheck_problem& p) {
   return p.gates * ((p.dim + cw - 1) / cw);
 }
 
-// Lets `kernel` use up to `bytes` of dynamic shared memory on the current device,
-// with the most shared memory per SM (several blocks each), once per device
-// and kernel.
-template <class K>
-cudaError_t allow_pipe_smem(K kernel, int bytes) {
+// Lets `Kernel` use up to `bytes` of dynamic shared memory on the current
+// device, with the most shared memory per SM (several blocks each), once per
+// device and kernel. (Keyed on the kernel itself: kernels of one type share
+// nothing here.)
+template <auto Kernel>
+cudaError_t allow_pipe_smem(int bytes) {
   static std::atomic<uint64_t> done{0};
   int dev = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (e != cudaSuccess) return e;
   const uint64_t bit = dev < 64 ? uint64_t(1) << dev : 0;
   if (bit && (done.load() & bit)) return cudaSuccess;
-  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  e = cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+    e = cudaFuncSetAttribute(Kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
   if (e == cudaSuccess) done.fetch_or(bit);
   return e;
 }
@@ -414,7 +415,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       const int smem = fused_smem_bytes(RB, kFusedMaxRows);  // the attribute: for any rows
       const int64_t cw = RB / elem;
       const dim3 grid(unsigned(std::min<int64_t>((p.dim + cw - 1) / cw, int64_t(1) << 30)), unsigned(L.tile_bound));
-      if ((e = allow_pipe_smem(bwd_fused_kernel<T, RB>, smem)) != cudaSuccess) return;
+      if ((e = allow_pipe_smem<bwd_fused_kernel<T, RB>>(smem)) != cudaSuccess) return;
       // The first kernel of the call: a plain launch (see check_index_kernel).
       bwd_fused_kernel<T, RB><<<grid, kPipeThreads, fused_smem_bytes(RB, p.rows), s>>>(a, f);
       e = cudaGetLastError();
@@ -457,7 +458,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       constexpr int RB = decltype(rb)::value;
       const int64_t cw = RB / elem;
       const dim3 grid(unsigned(L.tile_bound), unsigned(std::min<int64_t>((p.dim + cw - 1) / cw, 65535)));
-      if ((e = allow_pipe_smem(bwd_pipe_kernel<T, RB>, pipe_smem_bytes(RB))) != cudaSuccess) return;
+      if ((e = allow_pipe_smem<bwd_pipe_kernel<T, RB>>(pipe_smem_bytes(RB))) != cudaSuccess) return;
       launch_after(bwd_pipe_kernel<T, RB>, grid, dim3(kPipeThreads), size_t(pipe_smem_bytes(RB)), s, a);
     });
     if (e != cudaSuccess) return e;
