@@ -44,12 +44,15 @@ __device__ __forceinline__ void wait_copies() {
 }
 
 // Columns [c0, c0 + RowBytes / sizeof(T)) of the tile rows[0, n) of gate
-// `gate`: writes grad_res and grad_y, and returns the fp32 sum of g*y in row
-// order from +0 of column c0 + threadIdx.x (threads below the column count).
+// `gate`: writes grad_res and grad_y, and returns the fp32 sums of g*y in row
+// order from +0 of columns pipe_sum_col(c0) and the next one (threads below
+// half the column count; one 2-element shared load per row and tensor).
 // Needs dim * sizeof(T) and every row start 16-byte aligned. Ends with a
 // barrier, so smem may be reused at once.
+__device__ __forceinline__ int64_t pipe_sum_col(int64_t c0) { return c0 + 2 * int64_t(threadIdx.x); }
+
 template <class T, int RowBytes>
-__device__ float pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64_t gate, int64_t c0,
+__device__ float2 pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64_t gate, int64_t c0,
                            unsigned char* smem) {
   constexpr int N = 16 / int(sizeof(T));              // elements per 16-byte copy
   constexpr int CW = RowBytes / int(sizeof(T));  // columns per block
@@ -80,8 +83,8 @@ __device__ float pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int6
   if (col_ok) gk = load_pack<T, N>(a.gate + gate * a.gate_stride + c);
 #pragma unroll
   for (int s = 0; s < kPipeDepth - 1; ++s) issue(s);
-  const bool sums = int(threadIdx.x) < CW && c0 + int64_t(threadIdx.x) < a.dim;
-  float acc = 0.0f;
+  const bool sums = int(threadIdx.x) < CW / 2 && pipe_sum_col(c0) < a.dim;  // dim is even here
+  float acc0 = 0.0f, acc1 = 0.0f;
   for (int s = 0; s < stages; ++s) {
     issue(s + kPipeDepth - 1);  // into the buffer the previous stage released
     wait_copies<kPipeDepth - 1>();
@@ -105,16 +108,30 @@ __device__ float pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int6
     }
     if (sums) {
       const int here = min(kPipeStageRows, n - s * kPipeStageRows);
-      const T* gcol = gs + buf * kPipeStageRows * CW + threadIdx.x;
-      const T* ycol = ys + buf * kPipeStageRows * CW + threadIdx.x;
+      using Raw2 = typename RawOf<2 * int(sizeof(T))>::type;
+      const T* gcol = gs + buf * kPipeStageRows * CW + 2 * threadIdx.x;
+      const T* ycol = ys + buf * kPipeStageRows * CW + 2 * threadIdx.x;
 #pragma unroll 4
-      for (int r = 0; r < here; ++r)
-        acc = gate_residual_accumulate(acc, gate_residual_grad_gate_term(gcol[r * CW], ycol[r * CW]));
+      for (int r = 0; r < here; ++r) {
+        const Raw2 gr = *reinterpret_cast<const Raw2*>(gcol + r * CW), yr = *reinterpret_cast<const Raw2*>(ycol + r * CW);
+        Pack<T, 2> g2, y2;
+        memcpy(&g2, &gr, sizeof gr);
+        memcpy(&y2, &yr, sizeof yr);
+        acc0 = gate_residual_accumulate(acc0, gate_residual_grad_gate_term(g2.e[0], y2.e[0]));
+        acc1 = gate_residual_accumulate(acc1, gate_residual_grad_gate_term(g2.e[1], y2.e[1]));
+      }
     }
     __syncthreads();  // the buffer is refilled by the next stage's issue
   }
   wait_copies<0>();  // only empty groups remain
-  return acc;
+  return make_float2(acc0, acc1);
+}
+
+// A single-tile gate's two columns: the fold of one partial from +0, rounded once.
+template <class T>
+__device__ __forceinline__ void store_grad_gate(T* to, float2 acc) {
+  to[0] = gate_residual_grad_gate_finish<T>(gate_residual_accumulate(0.0f, acc.x));
+  to[1] = gate_residual_grad_gate_finish<T>(gate_residual_accumulate(0.0f, acc.y));
 }
 
 // Tiles from the index plan in memory; multi-tile gates leave partials for fold_kernel.
@@ -127,11 +144,11 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_kernel(BwdArgs<T> a) {
   if (!begin_tile(a, tile_rows, d)) return;
   const int n = int(d.end - d.begin);
   for (int64_t c0 = int64_t(blockIdx.y) * CW; c0 < a.dim; c0 += int64_t(gridDim.y) * CW) {
-    const float acc = pipe_tile<T, RowBytes>(a, tile_rows, n, d.gate, c0, pipe_smem);
-    const int64_t col = c0 + threadIdx.x;
-    if (int(threadIdx.x) < CW && col < a.dim) {
-      if (d.slot < 0) a.grad_gate[d.gate * a.dim + col] = gate_residual_grad_gate_finish<T>(gate_residual_accumulate(0.0f, acc));
-      else a.partials[d.slot * a.dim + col] = acc;
+    const float2 acc = pipe_tile<T, RowBytes>(a, tile_rows, n, d.gate, c0, pipe_smem);
+    const int64_t col = pipe_sum_col(c0);
+    if (int(threadIdx.x) < CW / 2 && col < a.dim) {
+      if (d.slot < 0) store_grad_gate(a.grad_gate + d.gate * a.dim + col, acc);
+      else *reinterpret_cast<float2*>(a.partials + d.slot * a.dim + col) = acc;
     }
   }
 }
@@ -195,7 +212,7 @@ __device__ bool fused_plan(const FusedPlan& f, unsigned long long epoch, unsigne
   wait_copies<0>();
   __syncthreads();
   bool bad = false;
-  for (int r0 = 0; r0 < rows; r0 += kPipeThreads) {  // whole warps: the count is warp-wide
+  for (int r0 = 0; r0 < rows; r0 += kPipeThreads) {
     const int r = r0 + tid;
     const int64_t v = r < rows ? raw[r] : 0;
     const bool ok = v >= 0 && v < gates;
@@ -204,7 +221,7 @@ __device__ bool fused_plan(const FusedPlan& f, unsigned long long epoch, unsigne
       bad = true;
       if (reporter) atomicMax(f.status, cuda_status::encode(epoch, r));
     }
-    count_rows_per_gate(hist, r < rows && ok, v, lane);
+    if (r < rows && ok) atomicAdd(&hist[int(v)], 1u);  // integer: the totals do not depend on timing
   }
   if (__syncthreads_or(bad)) return false;
   if (warp == 0) {  // gates 2*lane and 2*lane + 1: tiles and partial slots, scanned
@@ -281,14 +298,14 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_fused_kernel(BwdArgs<T> a, F
   if (!fused_plan(f, a.epoch, pipe_smem, tile_rows, ft) || f.plan_only) return;
   const int64_t chunks = (a.dim + CW - 1) / CW;
   for (int64_t c0 = int64_t(blockIdx.x) * CW; c0 < a.dim; c0 += int64_t(gridDim.x) * CW) {
-    const float acc = pipe_tile<T, RowBytes>(a, tile_rows, ft.n, ft.gate, c0, pipe_smem);
-    const int64_t col = c0 + threadIdx.x;
-    const bool sums = int(threadIdx.x) < CW && col < a.dim;
+    const float2 acc = pipe_tile<T, RowBytes>(a, tile_rows, ft.n, ft.gate, c0, pipe_smem);
+    const int64_t col = pipe_sum_col(c0);
+    const bool sums = int(threadIdx.x) < CW / 2 && col < a.dim;
     if (ft.tiles == 1) {
-      if (sums) a.grad_gate[ft.gate * a.dim + col] = gate_residual_grad_gate_finish<T>(gate_residual_accumulate(0.0f, acc));
+      if (sums) store_grad_gate(a.grad_gate + ft.gate * a.dim + col, acc);
       continue;
     }
-    if (sums) a.partials[(ft.slot0 + ft.tile) * a.dim + col] = acc;
+    if (sums) *reinterpret_cast<float2*>(a.partials + (ft.slot0 + ft.tile) * a.dim + col) = acc;
     __threadfence();  // this block's partials are visible before it is counted
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -300,9 +317,14 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_fused_kernel(BwdArgs<T> a, F
     if (last && sums) {  // the gate's tiles are all done: fold in tile order from +0, round once
       __threadfence();
       const float* p = a.partials + ft.slot0 * a.dim + col;
-      float total = 0.0f;
-      for (int t = 0; t < ft.tiles; ++t) total = gate_residual_accumulate(total, __ldcg(p + t * a.dim));
-      a.grad_gate[ft.gate * a.dim + col] = gate_residual_grad_gate_finish<T>(total);
+      float t0 = 0.0f, t1 = 0.0f;
+      for (int t = 0; t < ft.tiles; ++t) {
+        const float2 v = __ldcg(reinterpret_cast<const float2*>(p + t * a.dim));
+        t0 = gate_residual_accumulate(t0, v.x);
+        t1 = gate_residual_accumulate(t1, v.y);
+      }
+      a.grad_gate[ft.gate * a.dim + col] = gate_residual_grad_gate_finish<T>(t0);
+      a.grad_gate[ft.gate * a.dim + col + 1] = gate_residual_grad_gate_finish<T>(t1);
     }
   }
 }
