@@ -41,12 +41,12 @@ for stage in "$@"; do
     sanitize)
       { echo "## compute-sanitizer --tool memcheck $T (GATECHECK_CUDA_CASES=40)";
         GATECHECK_CUDA_CASES=40 timeout 150 compute-sanitizer --tool memcheck "$T" \
-          --gtest_filter='CudaVsHost.RandomCases*:CudaVsHost.LongSegments*:CudaVsHost.DeviceWide*:CudaVsHost.EveryPlan*:CudaErrors.*' \
+          --gtest_filter='CudaVsHost.RandomCases*:CudaVsHost.LongSegments*:CudaVsHost.DeviceWide*:CudaVsHost.EveryPlan*:CudaVsHost.OneKernel*:CudaErrors.*' \
           > /tmp/memcheck.log 2>&1;
         grep -m 3 -B2 -A12 "^========= [A-Z]" /tmp/memcheck.log | head -45; tail -25 /tmp/memcheck.log;
         echo "## compute-sanitizer --tool racecheck $T (GATECHECK_CUDA_CASES=20)";
         GATECHECK_CUDA_CASES=20 timeout 100 compute-sanitizer --tool racecheck "$T" \
-          --gtest_filter='CudaVsHost.RandomCases*:CudaVsHost.LongSegments*' 2>&1 | tail -20;
+          --gtest_filter='CudaVsHost.RandomCases*:CudaVsHost.LongSegments*:CudaVsHost.OneKernel*' 2>&1 | tail -20;
         if [ -x "$P" ]; then
           echo "## RC_PARAMS=max_success=5 compute-sanitizer --tool memcheck $P (property suites on cuda)";
           RC_PARAMS="max_success=5" timeout 120 compute-sanitizer --tool memcheck "$P" 2>&1 | tail -30;

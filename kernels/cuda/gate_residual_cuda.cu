@@ -23,6 +23,8 @@
 #include <thrust/iterator/transform_iterator.h>
 
 #include <atomic>
+#include <map>
+#include <mutex>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -219,6 +221,26 @@ cudaError_t allow_pipe_smem(int bytes) {
   return e;
 }
 
+// Blocks of `Kernel` (kPipeThreads threads, `smem` bytes of dynamic shared
+// memory) resident on one SM of the current device, asked once per device and size.
+template <auto Kernel>
+cudaError_t resident_blocks_per_sm(int smem, int* n) {
+  static std::mutex m;
+  static std::map<std::pair<int, int>, int> known;
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
+  std::lock_guard<std::mutex> lock(m);
+  const auto it = known.find({dev, smem});
+  if (it != known.end()) {
+    *n = it->second;
+    return cudaSuccess;
+  }
+  e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, Kernel, kPipeThreads, size_t(smem));
+  if (e == cudaSuccess) known[{dev, smem}] = *n;
+  return e;
+}
+
 // The fewest bits b (1 <= b <= cap) with 2^b >= n: radix-sort bits for keys below n.
 int bits_covering(int64_t n, int cap) {
   int bits = 1;
@@ -398,29 +420,40 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   BwdArgs<T> a{static_cast<const T*>(grad_out), static_cast<const T*>(gate), static_cast<const T*>(y),
                static_cast<T*>(grad_res), static_cast<T*>(grad_gate), static_cast<T*>(grad_y),
                order, tiles, plan + p.gates, partials, p.dim, gate_stride, w.status, w.epoch};
-  // Short problems with few gates: one kernel, no plan in memory (H200,
-  // bench/NOTES.md v6). Forced with plan=3 where it applies.
+  // Short problems with few gates: one kernel, no plan in memory, where its
+  // whole grid is resident at once (a second wave of blocks would scan the
+  // index again; H200 4097x5376x9: 121.2 us against 119.6 for the counting
+  // plan and the copy pipeline, bench/NOTES.md v6). plan=3 forces it where it
+  // applies.
   if (fused_applies(p, max_bytes) && (plan_choice == 3 || (plan_choice == 0 && tile_choice == 0))) {
-    const int64_t needed = fused_counters(p);
-    auto* counters = reinterpret_cast<unsigned long long*>(base + L.counts);
-    if (w.zeroed_counts < needed) {
-      e = cudaMemsetAsync(counters + w.zeroed_counts, 0, size_t(needed - w.zeroed_counts) * 8, s);
-      if (e != cudaSuccess) return e;
-      w.zeroed_counts = needed;
-    }
+    bool launched = false;
     dispatch_row_bytes([&](auto rb) {
       constexpr int RB = decltype(rb)::value;
-      const FusedPlan f{index,    p.rows, p.gates, w.status, counters, fused_gid_offset(RB, p.rows),
-                        gate_residual_cuda_tuning().stop_after_plan};
-      const int smem = fused_smem_bytes(RB, kFusedMaxRows);  // the attribute: for any rows
+      constexpr auto kernel = bwd_fused_kernel<T, RB>;
+      const int smem = fused_smem_bytes(RB, p.rows);
       const int64_t cw = RB / elem;
       const dim3 grid(unsigned(std::min<int64_t>((p.dim + cw - 1) / cw, int64_t(1) << 30)), unsigned(L.tile_bound));
-      if ((e = allow_pipe_smem<bwd_fused_kernel<T, RB>>(smem)) != cudaSuccess) return;
+      if ((e = allow_pipe_smem<kernel>(fused_smem_bytes(RB, kFusedMaxRows))) != cudaSuccess) return;
+      if (plan_choice != 3) {
+        int per_sm = 0;
+        if ((e = resident_blocks_per_sm<kernel>(smem, &per_sm)) != cudaSuccess) return;
+        if (int64_t(grid.x) * grid.y > int64_t(per_sm) * w.sm_count) return;
+      }
+      const int64_t needed = fused_counters(p);
+      auto* counters = reinterpret_cast<unsigned long long*>(base + L.counts);
+      if (w.zeroed_counts < needed) {
+        e = cudaMemsetAsync(counters + w.zeroed_counts, 0, size_t(needed - w.zeroed_counts) * 8, s);
+        if (e != cudaSuccess) return;
+        w.zeroed_counts = needed;
+      }
+      const FusedPlan f{index,    p.rows, p.gates, w.status, counters, fused_gid_offset(RB, p.rows),
+                        gate_residual_cuda_tuning().stop_after_plan};
       // The first kernel of the call: a plain launch (see check_index_kernel).
-      bwd_fused_kernel<T, RB><<<grid, kPipeThreads, fused_smem_bytes(RB, p.rows), s>>>(a, f);
+      kernel<<<grid, kPipeThreads, smem, s>>>(a, f);
       e = cudaGetLastError();
+      launched = true;  // every used counter is back to zero after it
     });
-    return e;  // every used counter is back to zero after it
+    if (e != cudaSuccess || launched) return e;
   }
   const bool counting = L.chunks > 0 && plan_choice != 1 && !gate_residual_cuda_tuning().device_wide_plan;
   if (counting) {
@@ -440,20 +473,24 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   if (gate_residual_cuda_tuning().stop_after_plan) return cudaSuccess;
 
   const int bytes = bwd_width(elem, p, max_bytes, w.sm_count);
-  // Long tiles (few gates): staged through shared memory at the widest vector.
-  // Short ones (many gates): one thread per column vector, which keeps enough
-  // threads busy; more rows in flight per thread only where tiles are long
-  // (H200: U=8 at 16 B cost 25% with 3-row tiles).
+  // Long tiles (few gates) on a short problem: the copy pipeline where rows
+  // are 16-byte aligned, else staged through registers. Otherwise one thread
+  // per column vector, which keeps enough threads busy; more rows in flight
+  // per thread only where tiles are long (H200: U=8 at 16 B cost 25% with
+  // 3-row tiles).
   const bool long_tiles = p.rows / std::max<int64_t>(p.gates, 1) >= kGradGateTileRows;
   // Little's law: the per-thread kernel keeps about tiles x dim x 2 tensors x
   // U rows of bytes in flight; below ~6 MB (4.2 TB/s x ~1.5 us) it cannot
   // reach bandwidth and the staged kernel wins. H200, run 7 (bench/NOTES.md):
   // 4097x3072, 9 gates (4.9 MB): backward 70.8 us staged vs 77.1 per-thread;
   // 32 gates (4.7 MB): 77.6 vs 77.0, even; 32768x3072, 9 gates (13.5 MB):
-  // 320 vs 247 us.
+  // 320 vs 247 us. The copy pipeline beats the staged kernel on every
+  // 4097-row shape where the rule picks it (v6: forward+backward 81.5 against
+  // 91.3 us at 4097x3072x4, 118.1 against 146.9 at 4097x5376x4).
   const double in_flight =
       double(L.tile_bound) * double(p.dim) * elem * 2.0 * (long_tiles ? rows_in_flight(bytes) : 4);
-  if (tile_choice == 3 && max_bytes == 16) {  // the copy pipeline, on the plan in memory
+  const bool few_in_flight = tile_choice == 0 && long_tiles && in_flight < 6e6;
+  if ((tile_choice == 3 || few_in_flight) && max_bytes == 16) {  // the copy pipeline, on the plan in memory
     dispatch_row_bytes([&](auto rb) {
       constexpr int RB = decltype(rb)::value;
       const int64_t cw = RB / elem;
@@ -462,7 +499,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       launch_after(bwd_pipe_kernel<T, RB>, grid, dim3(kPipeThreads), size_t(pipe_smem_bytes(RB)), s, a);
     });
     if (e != cudaSuccess) return e;
-  } else if (tile_choice == 2 || (tile_choice == 0 && long_tiles && in_flight < 6e6)) {
+  } else if (tile_choice == 2 || few_in_flight) {
     const int tuned = gate_residual_cuda_tuning().bwd_vector_bytes;
     const int staged_bytes = tuned ? std::max(elem, std::min(tuned, max_bytes)) : max_bytes;
     dispatch_width<T>(staged_bytes, [&](auto n) {
