@@ -484,13 +484,15 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   // reach bandwidth and the staged kernel wins. H200, run 7 (bench/NOTES.md):
   // 4097x3072, 9 gates (4.9 MB): backward 70.8 us staged vs 77.1 per-thread;
   // 32 gates (4.7 MB): 77.6 vs 77.0, even; 32768x3072, 9 gates (13.5 MB):
-  // 320 vs 247 us. The copy pipeline beats the staged kernel on every
-  // 4097-row shape where the rule picks it (v6: forward+backward 81.5 against
-  // 91.3 us at 4097x3072x4, 118.1 against 146.9 at 4097x5376x4).
+  // 320 vs 247 us. The copy pipeline (16-byte rows) beats both up to about
+  // 10 MB (v6, forward+backward: 81.5 against 91.3 staged at 4097x3072x4,
+  // 3.9 MB; 119.6 against 130.0 per-thread at 4097x5376x9, 8.6 MB; but 404
+  // against 392 per-thread at 32768x3072x9, 13.5 MB).
   const double in_flight =
       double(L.tile_bound) * double(p.dim) * elem * 2.0 * (long_tiles ? rows_in_flight(bytes) : 4);
+  const bool piped = tile_choice == 3 || (tile_choice == 0 && long_tiles && in_flight < 10e6);
   const bool few_in_flight = tile_choice == 0 && long_tiles && in_flight < 6e6;
-  if ((tile_choice == 3 || few_in_flight) && max_bytes == 16) {  // the copy pipeline, on the plan in memory
+  if (piped && max_bytes == 16) {  // the copy pipeline, on the plan in memory
     dispatch_row_bytes([&](auto rb) {
       constexpr int RB = decltype(rb)::value;
       const int64_t cw = RB / elem;
