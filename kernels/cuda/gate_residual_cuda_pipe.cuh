@@ -3,9 +3,10 @@
 //
 // The sum of a tile is sequential (fp32, row order, the host twin's order),
 // but its loads need not be: cp.async keeps kPipeDepth stages of rows in
-// flight per block without holding them in registers, so few long tiles still
-// keep enough bytes in flight to reach bandwidth (Little's law), which the
-// register-staged kernel could not at 4097 rows (bench/NOTES.md, v6).
+// flight per block without holding them in registers, so that few long tiles
+// keep more bytes in flight (Little's law). On the H200 it beats the
+// register-staged and per-thread kernels where few bytes are in flight, but
+// stays latency-bound there, not bandwidth-bound (bench/NOTES.md, v6).
 //
 //   bwd_pipe_kernel   tiles from the index plan in memory (fold kernel after)
 //   bwd_fused_kernel  up to kFusedMaxRows rows and kFusedMaxGates gates: each
@@ -23,7 +24,7 @@ namespace gatecheck {
 namespace cuda_detail {
 
 constexpr int kPipeThreads = 256;
-constexpr int kPipeMaxRowBytes = 512;  // bytes of one row per block and tensor (RowBytes: 256 or 512)
+// RowBytes (a template parameter): bytes of one row per block and tensor, 256 or 512.
 constexpr int kPipeStageRows = 16;
 constexpr int kPipeDepth = 4;
 // Dynamic shared memory of the pipeline: g and y, kPipeDepth stages (64 KiB at 512 B).
@@ -54,10 +55,10 @@ __device__ __forceinline__ int64_t pipe_sum_col(int64_t c0) { return c0 + 2 * in
 template <class T, int RowBytes>
 __device__ float2 pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64_t gate, int64_t c0,
                            unsigned char* smem) {
-  constexpr int N = 16 / int(sizeof(T));              // elements per 16-byte copy
-  constexpr int CW = RowBytes / int(sizeof(T));  // columns per block
-  constexpr int kCopies = RowBytes / 16;         // copies per row and tensor
-  constexpr int kGroups = kPipeThreads / kCopies;     // rows copied at once
+  constexpr int N = 16 / int(sizeof(T));           // elements per 16-byte copy
+  constexpr int CW = RowBytes / int(sizeof(T));     // columns per block
+  constexpr int kCopies = RowBytes / 16;            // copies per row and tensor
+  constexpr int kGroups = kPipeThreads / kCopies;   // rows copied at once
   const int part = int(threadIdx.x) % kCopies, group = int(threadIdx.x) / kCopies;
   const int64_t c = c0 + part * N;
   const bool col_ok = c < a.dim;
