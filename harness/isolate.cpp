@@ -253,10 +253,7 @@ Status run_in_child(const std::function<void(int)>& child, double timeout_second
 RunResult empty_result(const Case& c, Status s) {
   RunResult r;
   r.status = std::move(s);
-  r.outputs.out = HostTensor(c.dtype, c.rows, c.dim);
-  r.outputs.grad_res = HostTensor(c.dtype, c.rows, c.dim);
-  r.outputs.grad_y = HostTensor(c.dtype, c.rows, c.dim);
-  r.outputs.grad_gate = HostTensor(c.dtype, c.gates, c.dim);
+  r.outputs = outputs_for(c);
   return r;
 }
 

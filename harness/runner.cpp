@@ -87,10 +87,7 @@ RunResult run_case(const Implementation& impl, const Case& c, const RunOptions& 
   RunResult r;
   const Device d = impl.device;
   const gatecheck_problem p = c.problem(d);
-  r.outputs.out = HostTensor(c.dtype, c.rows, c.dim);
-  r.outputs.grad_res = HostTensor(c.dtype, c.rows, c.dim);
-  r.outputs.grad_y = HostTensor(c.dtype, c.rows, c.dim);
-  r.outputs.grad_gate = HostTensor(c.dtype, c.gates, c.dim);
+  r.outputs = outputs_for(c);
   try {
     std::vector<uint8_t> index_bytes(c.index.size() * sizeof(int64_t));
     if (!index_bytes.empty()) std::memcpy(index_bytes.data(), c.index.data(), index_bytes.size());

@@ -66,6 +66,15 @@ Case sub_case(const Case& c, const std::vector<int64_t>& rows) {
   return s;
 }
 
+Outputs outputs_for(const Case& c) {
+  Outputs o;
+  o.out = HostTensor(c.dtype, c.rows, c.dim);
+  o.grad_res = HostTensor(c.dtype, c.rows, c.dim);
+  o.grad_y = HostTensor(c.dtype, c.rows, c.dim);
+  o.grad_gate = HostTensor(c.dtype, c.gates, c.dim);
+  return o;
+}
+
 const HostTensor& output_by_name(const Outputs& o, const std::string& name) {
   if (name == "out") return o.out;
   if (name == "grad_res") return o.grad_res;

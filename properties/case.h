@@ -73,6 +73,8 @@ struct Outputs {
 };
 inline const char* const kOutputNames[4] = {"out", "grad_res", "grad_y", "grad_gate"};
 const HostTensor& output_by_name(const Outputs& o, const std::string& name);
+// Outputs shaped for c (rows x dim, and gates x dim for grad_gate), all +0 bits.
+Outputs outputs_for(const Case& c);
 
 // A one-line description: "bf16 rows=3 dim=5 gates=2 pattern=identity values=normal".
 std::string describe(const Case& c);

@@ -13,11 +13,7 @@ namespace {
 Outputs run_torch_cpu(const Case& c) {
   const gatecheck_plugin* api = torch_eager_plugin(Device::cpu);
   if (!api) throw std::runtime_error("torch-eager is not available on the CPU");
-  Outputs o;
-  o.out = HostTensor(c.dtype, c.rows, c.dim);
-  o.grad_res = HostTensor(c.dtype, c.rows, c.dim);
-  o.grad_y = HostTensor(c.dtype, c.rows, c.dim);
-  o.grad_gate = HostTensor(c.dtype, c.gates, c.dim);
+  Outputs o = outputs_for(c);
   const gatecheck_problem p = c.problem(Device::cpu);
   int rc = api->forward(&p, c.res.data(), c.gate.data(), c.index.data(), c.y.data(), o.out.data());
   if (rc == 0)

@@ -92,11 +92,7 @@ Case random_case(DType t, int64_t rows, int64_t dim, int64_t gates, Values v, ui
 }
 
 Outputs run_host(const Case& c) {
-  Outputs o;
-  o.out = HostTensor(c.dtype, c.rows, c.dim);
-  o.grad_res = HostTensor(c.dtype, c.rows, c.dim);
-  o.grad_y = HostTensor(c.dtype, c.rows, c.dim);
-  o.grad_gate = HostTensor(c.dtype, c.gates, c.dim);
+  Outputs o = outputs_for(c);
   const gatecheck_problem p = c.problem(Device::cpu);
   Status s = gate_residual_fwd_host(p, c.res.data(), c.gate.data(), c.index.data(), c.y.data(), o.out.data());
   if (s.ok())
