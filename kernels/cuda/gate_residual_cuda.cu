@@ -195,11 +195,20 @@ int counting_chunks(const gatecheck_problem& p) {
 bool fused_applies(const gatecheck_problem& p, int max_bytes) {
   return p.rows <= kFusedMaxRows && p.gates >= 1 && p.gates <= kFusedMaxGates && max_bytes == 16;
 }
-// Its tile counters, one per (gate, column chunk), sized for the narrowest chunk (fp32, 256 B).
+// Its tile counters, one per (gate, column chunk), sized for the most chunks
+// (fp32 at 256 bytes per row and block).
 int64_t fused_counters(const gatecheck_problem& p) {
   if (p.rows > kFusedMaxRows || p.gates > kFusedMaxGates) return 0;
-  const int64_t cw = 256 / 4;
-  return p.gates * ((p.dim + cw - 1) / cw);
+  return p.gates * pipe_chunks(p.dim, 4, 256);
+}
+
+// Makes the first n counters at the start of the blob zero (those earlier
+// calls did not leave zero), on s.
+cudaError_t zero_counters(Workspace& w, unsigned long long* counts, int64_t n, cudaStream_t s) {
+  if (w.zeroed_counts >= n) return cudaSuccess;
+  const cudaError_t e = cudaMemsetAsync(counts + w.zeroed_counts, 0, size_t(n - w.zeroed_counts) * 8, s);
+  if (e == cudaSuccess) w.zeroed_counts = n;
+  return e;
 }
 
 // Lets `Kernel` use up to `bytes` of dynamic shared memory on the current
@@ -358,10 +367,7 @@ cudaError_t cub_plan(const gatecheck_problem& p, const BwdLayout& L, char* base,
   auto* tiles = reinterpret_cast<TileDesc*>(base + L.tiles);
   auto* multi = reinterpret_cast<int64_t*>(base + L.multi);
   cudaError_t e;
-  if (p.gates > w.zeroed_counts) {  // counters this call needs that earlier calls did not leave zero
-    e = cudaMemsetAsync(counts + w.zeroed_counts, 0, size_t(p.gates - w.zeroed_counts) * 8, s);
-    if (e != cudaSuccess) return e;
-  }
+  if ((e = zero_counters(w, counts, p.gates, s)) != cudaSuccess) return e;
   w.zeroed_counts = 0;  // until the plan step below is queued
   const int pt = 256;
   bwd_prepare_kernel<<<grid_1d(p.rows, pt), pt, 0, s>>>(index, p.rows, p.gates, w.status, w.epoch,
@@ -431,21 +437,15 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       constexpr int RB = decltype(rb)::value;
       constexpr auto kernel = bwd_fused_kernel<T, RB>;
       const int smem = fused_smem_bytes(RB, p.rows);
-      const int64_t cw = RB / elem;
-      const dim3 grid(unsigned(std::min<int64_t>((p.dim + cw - 1) / cw, int64_t(1) << 30)), unsigned(L.tile_bound));
+      const dim3 grid(unsigned(std::min<int64_t>(pipe_chunks(p.dim, elem, RB), int64_t(1) << 30)), unsigned(L.tile_bound));
       if ((e = allow_pipe_smem<kernel>(fused_smem_bytes(RB, kFusedMaxRows))) != cudaSuccess) return;
       if (plan_choice != 3) {
         int per_sm = 0;
         if ((e = resident_blocks_per_sm<kernel>(smem, &per_sm)) != cudaSuccess) return;
         if (int64_t(grid.x) * grid.y > int64_t(per_sm) * w.sm_count) return;
       }
-      const int64_t needed = fused_counters(p);
       auto* counters = reinterpret_cast<unsigned long long*>(base + L.counts);
-      if (w.zeroed_counts < needed) {
-        e = cudaMemsetAsync(counters + w.zeroed_counts, 0, size_t(needed - w.zeroed_counts) * 8, s);
-        if (e != cudaSuccess) return;
-        w.zeroed_counts = needed;
-      }
+      if ((e = zero_counters(w, counters, fused_counters(p), s)) != cudaSuccess) return;
       const FusedPlan f{index,    p.rows, p.gates, w.status, counters, fused_gid_offset(RB, p.rows),
                         gate_residual_cuda_tuning().stop_after_plan};
       // The first kernel of the call: a plain launch (see check_index_kernel).
@@ -495,8 +495,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   if (piped && max_bytes == 16) {  // the copy pipeline, on the plan in memory
     dispatch_row_bytes([&](auto rb) {
       constexpr int RB = decltype(rb)::value;
-      const int64_t cw = RB / elem;
-      const dim3 grid(unsigned(L.tile_bound), unsigned(std::min<int64_t>((p.dim + cw - 1) / cw, 65535)));
+      const dim3 grid(unsigned(L.tile_bound), unsigned(std::min<int64_t>(pipe_chunks(p.dim, elem, RB), 65535)));
       if ((e = allow_pipe_smem<bwd_pipe_kernel<T, RB>>(pipe_smem_bytes(RB))) != cudaSuccess) return;
       launch_after(bwd_pipe_kernel<T, RB>, grid, dim3(kPipeThreads), size_t(pipe_smem_bytes(RB)), s, a);
     });

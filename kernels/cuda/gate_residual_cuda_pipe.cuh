@@ -27,6 +27,11 @@ constexpr int kPipeThreads = 256;
 // RowBytes (a template parameter): bytes of one row per block and tensor, 256 or 512.
 constexpr int kPipeStageRows = 16;
 constexpr int kPipeDepth = 4;
+// Column chunks (blocks along a row) of a pipeline kernel: rows of `dim`
+// elements of `elem` bytes, `row_bytes` per block.
+__host__ __device__ constexpr int64_t pipe_chunks(int64_t dim, int elem, int row_bytes) {
+  return (dim + row_bytes / elem - 1) / (row_bytes / elem);
+}
 // Dynamic shared memory of the pipeline: g and y, kPipeDepth stages (64 KiB at 512 B).
 __host__ __device__ constexpr int pipe_smem_bytes(int row_bytes) { return kPipeDepth * kPipeStageRows * row_bytes * 2; }
 
@@ -297,7 +302,7 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_fused_kernel(BwdArgs<T> a, F
   __shared__ bool last;
   constexpr int CW = RowBytes / int(sizeof(T));
   if (!fused_plan(f, a.epoch, pipe_smem, tile_rows, ft) || f.plan_only) return;
-  const int64_t chunks = (a.dim + CW - 1) / CW;
+  const int64_t chunks = pipe_chunks(a.dim, int(sizeof(T)), RowBytes);
   for (int64_t c0 = int64_t(blockIdx.x) * CW; c0 < a.dim; c0 += int64_t(gridDim.x) * CW) {
     const float2 acc = pipe_tile<T, RowBytes>(a, tile_rows, ft.n, ft.gate, c0, pipe_smem);
     const int64_t col = pipe_sum_col(c0);
