@@ -308,6 +308,24 @@ int run_kernel_bench(int argc, char** argv) {
                 std::printf("      stages: bwd %.1f us, of which index plan alone %.1f us; without PDL fwd %.1f us, fwd+bwd %.1f us\n",
                             bwd_us, plan_us, fwd_nopdl, fb_nopdl);
               }
+              if (stages) {  // a measuring build only: where the one-kernel backward's cycles go
+                double ph[kPipePhaseCount];
+                unsigned long long warps = 0;
+                if (gate_residual_cuda_pipe_phases(ph, &warps)) {  // clears what the timing added
+                  for (int i = 0; i < 20; ++i) bwd(i);
+                  if (gate_residual_cuda_pipe_phases(ph, &warps) && warps > 0) {
+                    nlohmann::json j = nlohmann::json::object();
+                    std::printf("      one-kernel backward, mean SM cycles per warp (%llu warps in 20 calls):",
+                                (unsigned long long)warps);
+                    for (int k = 0; k < kPipePhaseCount; ++k) {
+                      j[kPipePhaseNames[k]] = ph[k];
+                      std::printf(" %s %.0f", kPipePhaseNames[k], ph[k]);
+                    }
+                    std::printf("\n");
+                    row["pipe_phase_cycles_per_warp"] = j;
+                  }
+                }
+              }
               // Checks on set 0: the index status, and grad_gate repeatable bit for bit.
               const Set& t0 = buf.sets[0];
               fwd_bwd(0);

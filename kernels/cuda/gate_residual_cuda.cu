@@ -638,6 +638,26 @@ Status gate_residual_bwd_cuda_strided(const gatecheck_problem& p, const void* gr
   return e == cudaSuccess ? Status::success() : cuda_failure(op, "launch", e);
 }
 
+bool gate_residual_cuda_pipe_phases(double cycles_per_warp[kPipePhaseCount], unsigned long long* warps) {
+#ifdef GATECHECK_PIPE_PHASES
+  static_assert(kPipePhaseCount == kPhases, "one name per phase");
+  unsigned long long c[kPhases] = {}, w = 0;
+  if (cudaDeviceSynchronize() != cudaSuccess || cudaMemcpyFromSymbol(c, g_pipe_phase_cycles, sizeof c) != cudaSuccess ||
+      cudaMemcpyFromSymbol(&w, g_pipe_phase_warps, sizeof w) != cudaSuccess)
+    return false;
+  const unsigned long long zero[kPhases + 1] = {};
+  cudaMemcpyToSymbol(g_pipe_phase_cycles, zero, sizeof c);
+  cudaMemcpyToSymbol(g_pipe_phase_warps, zero, sizeof w);
+  for (int k = 0; k < kPhases; ++k) cycles_per_warp[k] = w ? double(c[k]) / double(w) : 0.0;
+  *warps = w;
+  return true;
+#else
+  (void)cycles_per_warp;
+  (void)warps;
+  return false;
+#endif
+}
+
 CudaStatusRef gate_residual_cuda_status_ref(void* stream) {
   CudaStatusRef r;
   if (Workspace* w = find_workspace(static_cast<cudaStream_t>(stream))) {

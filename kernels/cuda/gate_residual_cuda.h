@@ -70,6 +70,16 @@ struct CudaTuning {
   int pipe_row_bytes = 0;
 };
 CudaTuning& gate_residual_cuda_tuning();
+
+// A measuring build (-DGATECHECK_PIPE_PHASES) of the one-kernel backward adds
+// up, per warp, the SM cycles of each phase: plan, copy issue, copy wait,
+// first barrier, grad_res/grad_y stores, column sums, second barrier, the rest.
+// Returns the mean per warp since the last call (and clears the totals), or
+// false in an ordinary build.
+constexpr int kPipePhaseCount = 8;
+inline const char* const kPipePhaseNames[kPipePhaseCount] = {"plan", "issue", "wait", "barrier1",
+                                                             "passA", "passB", "barrier2", "rest"};
+bool gate_residual_cuda_pipe_phases(double cycles_per_warp[kPipePhaseCount], unsigned long long* warps);
 // The knobs from a GATECHECK_CUDA_TUNING text; items that are not understood
 // are skipped and named in *warnings.
 CudaTuning parse_cuda_tuning(const char* text, std::string* warnings);

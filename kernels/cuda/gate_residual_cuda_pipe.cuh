@@ -49,6 +49,42 @@ __device__ __forceinline__ void wait_copies() {
   asm volatile("cp.async.wait_group %0;" ::"n"(Pending) : "memory");
 }
 
+// Phase timing of the one-kernel backward (a measuring build only: compile
+// with -DGATECHECK_PIPE_PHASES; otherwise PhaseClock is empty and costs
+// nothing). Lane 0 of every warp adds the SM cycles it spent in each phase;
+// gate_residual_cuda_pipe_phases() reads and clears the totals.
+enum PipePhase { kPhasePlan, kPhaseIssue, kPhaseWait, kPhaseBarrier1, kPhasePassA, kPhasePassB, kPhaseBarrier2, kPhaseTail, kPhases };
+#ifdef GATECHECK_PIPE_PHASES
+__device__ unsigned long long g_pipe_phase_cycles[kPhases];
+__device__ unsigned long long g_pipe_phase_warps;
+__device__ __forceinline__ long long phase_now() {
+#ifdef __CUDA_ARCH__
+  return clock64();
+#else
+  return 0;  // the host pass of nvcc: never called
+#endif
+}
+struct PhaseClock {
+  long long t = phase_now();
+  unsigned long long acc[kPhases] = {};
+  __device__ void lap(int k) {
+    const long long n = phase_now();
+    acc[k] += (unsigned long long)(n - t);
+    t = n;
+  }
+  __device__ void flush() {
+    if ((threadIdx.x & 31) != 0) return;
+    for (int k = 0; k < kPhases; ++k) atomicAdd(&g_pipe_phase_cycles[k], acc[k]);
+    atomicAdd(&g_pipe_phase_warps, 1ull);
+  }
+};
+#else
+struct PhaseClock {
+  __device__ void lap(int) {}
+  __device__ void flush() {}
+};
+#endif
+
 // Columns [c0, c0 + RowBytes / sizeof(T)) of the tile rows[0, n) of gate
 // `gate`: writes grad_res and grad_y, and returns the fp32 sums of g*y in row
 // order from +0 of columns pipe_sum_col(c0) and the next one (threads below
@@ -59,7 +95,7 @@ __device__ __forceinline__ int64_t pipe_sum_col(int64_t c0) { return c0 + 2 * in
 
 template <class T, int RowBytes>
 __device__ float2 pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64_t gate, int64_t c0,
-                           unsigned char* smem) {
+                           unsigned char* smem, PhaseClock& clk) {
   constexpr int N = 16 / int(sizeof(T));           // elements per 16-byte copy
   constexpr int CW = RowBytes / int(sizeof(T));     // columns per block
   constexpr int kCopies = RowBytes / 16;            // copies per row and tensor
@@ -92,9 +128,13 @@ __device__ float2 pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int
   const bool sums = int(threadIdx.x) < CW / 2 && pipe_sum_col(c0) < a.dim;  // dim is even here
   float acc0 = 0.0f, acc1 = 0.0f;
   for (int s = 0; s < stages; ++s) {
+    clk.lap(kPhaseTail);
     issue(s + kPipeDepth - 1);  // into the buffer the previous stage released
+    clk.lap(kPhaseIssue);
     wait_copies<kPipeDepth - 1>();
+    clk.lap(kPhaseWait);
     __syncthreads();
+    clk.lap(kPhaseBarrier1);
     const int buf = s % kPipeDepth;
     if (col_ok) {
 #pragma unroll
@@ -112,6 +152,7 @@ __device__ float2 pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int
         store_pack<T, N>(a.grad_y + o, gy);
       }
     }
+    clk.lap(kPhasePassA);
     if (sums) {
       const int here = min(kPipeStageRows, n - s * kPipeStageRows);
       using Raw2 = typename RawOf<2 * int(sizeof(T))>::type;
@@ -127,7 +168,9 @@ __device__ float2 pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int
         acc1 = gate_residual_accumulate(acc1, gate_residual_grad_gate_term(g2.e[1], y2.e[1]));
       }
     }
+    clk.lap(kPhasePassB);
     __syncthreads();  // the buffer is refilled by the next stage's issue
+    clk.lap(kPhaseBarrier2);
   }
   wait_copies<0>();  // only empty groups remain
   return make_float2(acc0, acc1);
@@ -150,7 +193,8 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_kernel(BwdArgs<T> a) {
   if (!begin_tile(a, tile_rows, d)) return;
   const int n = int(d.end - d.begin);
   for (int64_t c0 = int64_t(blockIdx.y) * CW; c0 < a.dim; c0 += int64_t(gridDim.y) * CW) {
-    const float2 acc = pipe_tile<T, RowBytes>(a, tile_rows, n, d.gate, c0, pipe_smem);
+    PhaseClock unused;
+    const float2 acc = pipe_tile<T, RowBytes>(a, tile_rows, n, d.gate, c0, pipe_smem, unused);
     const int64_t col = pipe_sum_col(c0);
     if (int(threadIdx.x) < CW / 2 && col < a.dim) {
       if (d.slot < 0) store_grad_gate(a.grad_gate + d.gate * a.dim + col, acc);
@@ -301,10 +345,16 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_fused_kernel(BwdArgs<T> a, F
   __shared__ FusedTile ft;
   __shared__ bool last;
   constexpr int CW = RowBytes / int(sizeof(T));
-  if (!fused_plan(f, a.epoch, pipe_smem, tile_rows, ft) || f.plan_only) return;
+  PhaseClock clk;
+  const bool mine = fused_plan(f, a.epoch, pipe_smem, tile_rows, ft);
+  clk.lap(kPhasePlan);
+  if (!mine || f.plan_only) {
+    clk.flush();
+    return;
+  }
   const int64_t chunks = pipe_chunks(a.dim, int(sizeof(T)), RowBytes);
   for (int64_t c0 = int64_t(blockIdx.x) * CW; c0 < a.dim; c0 += int64_t(gridDim.x) * CW) {
-    const float2 acc = pipe_tile<T, RowBytes>(a, tile_rows, ft.n, ft.gate, c0, pipe_smem);
+    const float2 acc = pipe_tile<T, RowBytes>(a, tile_rows, ft.n, ft.gate, c0, pipe_smem, clk);
     const int64_t col = pipe_sum_col(c0);
     const bool sums = int(threadIdx.x) < CW / 2 && col < a.dim;
     if (ft.tiles == 1) {
@@ -333,6 +383,8 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_fused_kernel(BwdArgs<T> a, F
       a.grad_gate[ft.gate * a.dim + col + 1] = gate_residual_grad_gate_finish<T>(t1);
     }
   }
+  clk.lap(kPhaseTail);
+  clk.flush();
 }
 
 }  // namespace cuda_detail

@@ -42,5 +42,16 @@ TEST(CudaTuning, BadItemsAreNamedAndLeftAutomatic) {
     EXPECT_NE(w.find(bad), std::string::npos) << bad << " not in: " << w;
 }
 
+// The phase counters exist only in a measuring build (-DGATECHECK_PIPE_PHASES).
+TEST(CudaTuning, PipePhasesOnlyInAMeasuringBuild) {
+  double ph[kPipePhaseCount];
+  unsigned long long warps = 7;
+#ifdef GATECHECK_PIPE_PHASES
+  GTEST_SKIP() << "measuring build";
+#endif
+  EXPECT_FALSE(gate_residual_cuda_pipe_phases(ph, &warps));
+  EXPECT_EQ(warps, 7u);
+}
+
 }  // namespace
 }  // namespace gatecheck
