@@ -230,10 +230,10 @@ cudaError_t allow_pipe_smem(int bytes) {
   return e;
 }
 
-// Blocks of `Kernel` (kPipeThreads threads, `smem` bytes of dynamic shared
+// Blocks of `Kernel` (`threads` threads, `smem` bytes of dynamic shared
 // memory) resident on one SM of the current device, asked once per device and size.
 template <auto Kernel>
-cudaError_t resident_blocks_per_sm(int smem, int* n) {
+cudaError_t resident_blocks_per_sm(int threads, int smem, int* n) {
   static std::mutex m;
   static std::map<std::pair<int, int>, int> known;
   int dev = 0;
@@ -245,7 +245,7 @@ cudaError_t resident_blocks_per_sm(int smem, int* n) {
     *n = it->second;
     return cudaSuccess;
   }
-  e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, Kernel, kPipeThreads, size_t(smem));
+  e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, Kernel, threads, size_t(smem));
   if (e == cudaSuccess) known[{dev, smem}] = *n;
   return e;
 }
@@ -331,6 +331,18 @@ template <class F>
 void dispatch_row_bytes(F&& f) {
   if (gate_residual_cuda_tuning().pipe_row_bytes == 256) f(std::integral_constant<int, 256>{});
   else f(std::integral_constant<int, 512>{});
+}
+
+// Calls f(threads, cols) with the one-kernel backward's block shape as
+// integral constants: threads per block and columns summed per thread.
+template <class F>
+void dispatch_fused_shape(F&& f) {
+  using std::integral_constant;
+  const CudaTuning& t = gate_residual_cuda_tuning();
+  if (t.pipe_threads == 512 && t.pipe_cols == 1) f(integral_constant<int, 512>{}, integral_constant<int, 1>{});
+  else if (t.pipe_threads == 512) f(integral_constant<int, 512>{}, integral_constant<int, 2>{});
+  else if (t.pipe_cols == 1) f(integral_constant<int, 256>{}, integral_constant<int, 1>{});
+  else f(integral_constant<int, 256>{}, integral_constant<int, 2>{});
 }
 
 template <class T>
@@ -433,15 +445,15 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   // applies.
   if (fused_applies(p, max_bytes) && (plan_choice == 3 || (plan_choice == 0 && tile_choice == 0))) {
     bool launched = false;
-    dispatch_row_bytes([&](auto rb) {
-      constexpr int RB = decltype(rb)::value;
-      constexpr auto kernel = bwd_fused_kernel<T, RB>;
+    dispatch_row_bytes([&](auto rb) { dispatch_fused_shape([&](auto threads, auto cols) {
+      constexpr int RB = decltype(rb)::value, kThreads = decltype(threads)::value;
+      constexpr auto kernel = bwd_fused_kernel<T, RB, kThreads, decltype(cols)::value>;
       const int smem = fused_smem_bytes(RB, p.rows);
       const dim3 grid(unsigned(std::min<int64_t>(pipe_chunks(p.dim, elem, RB), int64_t(1) << 30)), unsigned(L.tile_bound));
       if ((e = allow_pipe_smem<kernel>(fused_smem_bytes(RB, kFusedMaxRows))) != cudaSuccess) return;
       if (plan_choice != 3) {
         int per_sm = 0;
-        if ((e = resident_blocks_per_sm<kernel>(smem, &per_sm)) != cudaSuccess) return;
+        if ((e = resident_blocks_per_sm<kernel>(kThreads, smem, &per_sm)) != cudaSuccess) return;
         if (int64_t(grid.x) * grid.y > int64_t(per_sm) * w.sm_count) return;
       }
       auto* counters = reinterpret_cast<unsigned long long*>(base + L.counts);
@@ -449,10 +461,10 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       const FusedPlan f{index,    p.rows, p.gates, w.status, counters, fused_gid_offset(RB, p.rows),
                         gate_residual_cuda_tuning().stop_after_plan};
       // The first kernel of the call: a plain launch (see check_index_kernel).
-      kernel<<<grid, kPipeThreads, smem, s>>>(a, f);
+      kernel<<<grid, kThreads, smem, s>>>(a, f);
       e = cudaGetLastError();
       launched = true;  // every used counter is back to zero after it
-    });
+    }); });
     if (e != cudaSuccess || launched) return e;
   }
   const bool counting = L.chunks > 0 && plan_choice != 1 && !gate_residual_cuda_tuning().device_wide_plan;
@@ -554,8 +566,11 @@ CudaTuning parse_cuda_tuning(const char* text, std::string* warnings) {
     else if (item.rfind("tile=", 0) == 0 && (v = value(item, 5, {0, 1, 2, 3})) >= 0) t.bwd_tile = v;
     else if (item.rfind("vec=", 0) == 0 && (v = value(item, 4, {0, 2, 4, 8, 16})) >= 0) t.bwd_vector_bytes = v;
     else if (item == "seg=256" || item == "seg=512") t.pipe_row_bytes = std::stoi(item.substr(4));
+    else if (item == "threads=256" || item == "threads=512") t.pipe_threads = std::stoi(item.substr(8));
+    else if (item == "cols=1" || item == "cols=2") t.pipe_cols = std::stoi(item.substr(5));
     else if (!item.empty())
-      warn("'" + item + "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3, vec=0|2|4|8|16, seg=256|512)");
+      warn("'" + item +
+           "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3, vec=0|2|4|8|16, seg=256|512, threads=256|512, cols=1|2)");
     at = comma + 1;
   }
   return t;

@@ -68,6 +68,10 @@ struct CudaTuning {
   int bwd_tile = 0;
   // copy pipeline (plan 3, tile 3): bytes of a row per block and tensor, 256 or 512 (0: 512)
   int pipe_row_bytes = 0;
+  // one-kernel backward (plan 3): threads per block, 256 or 512 (0: 256), and
+  // columns summed per thread, 1 or 2 (0: 2)
+  int pipe_threads = 0;
+  int pipe_cols = 0;
 };
 CudaTuning& gate_residual_cuda_tuning();
 

@@ -86,20 +86,25 @@ struct PhaseClock {
 #endif
 
 // Columns [c0, c0 + RowBytes / sizeof(T)) of the tile rows[0, n) of gate
-// `gate`: writes grad_res and grad_y, and returns the fp32 sums of g*y in row
-// order from +0 of columns pipe_sum_col(c0) and the next one (threads below
-// half the column count; one 2-element shared load per row and tensor).
-// Needs dim * sizeof(T) and every row start 16-byte aligned. Ends with a
+// `gate`, by a block of Threads threads: writes grad_res and grad_y, and
+// returns in acc[] the fp32 sums of g*y in row order from +0 of the Cols
+// columns from pipe_sum_col<Cols>(c0) (threads below CW / Cols; one
+// Cols-element shared load per row and tensor). Needs dim * sizeof(T) and
+// every row start 16-byte aligned, and dim a multiple of Cols. One barrier a
+// stage: after it, every copy of the stage has landed and every thread is done
+// with the previous stage, whose buffer the next copies refill. Ends with a
 // barrier, so smem may be reused at once.
-__device__ __forceinline__ int64_t pipe_sum_col(int64_t c0) { return c0 + 2 * int64_t(threadIdx.x); }
+template <int Cols>
+__device__ __forceinline__ int64_t pipe_sum_col(int64_t c0) { return c0 + Cols * int64_t(threadIdx.x); }
 
-template <class T, int RowBytes>
-__device__ float2 pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64_t gate, int64_t c0,
-                           unsigned char* smem, PhaseClock& clk) {
+template <class T, int RowBytes, int Threads, int Cols>
+__device__ void pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64_t gate, int64_t c0,
+                          unsigned char* smem, PhaseClock& clk, float (&acc)[Cols]) {
   constexpr int N = 16 / int(sizeof(T));           // elements per 16-byte copy
   constexpr int CW = RowBytes / int(sizeof(T));     // columns per block
   constexpr int kCopies = RowBytes / 16;            // copies per row and tensor
-  constexpr int kGroups = kPipeThreads / kCopies;   // rows copied at once
+  constexpr int kGroups = Threads / kCopies;        // rows copied at once
+  static_assert(kGroups >= kPipeStageRows || kPipeStageRows % kGroups == 0, "whole rows per stage");  // more: some idle
   const int part = int(threadIdx.x) % kCopies, group = int(threadIdx.x) / kCopies;
   const int64_t c = c0 + part * N;
   const bool col_ok = c < a.dim;
@@ -125,16 +130,17 @@ __device__ float2 pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int
   if (col_ok) gk = load_pack<T, N>(a.gate + gate * a.gate_stride + c);
 #pragma unroll
   for (int s = 0; s < kPipeDepth - 1; ++s) issue(s);
-  const bool sums = int(threadIdx.x) < CW / 2 && pipe_sum_col(c0) < a.dim;  // dim is even here
-  float acc0 = 0.0f, acc1 = 0.0f;
+  const bool sums = int(threadIdx.x) < CW / Cols && pipe_sum_col<Cols>(c0) < a.dim;
+#pragma unroll
+  for (int j = 0; j < Cols; ++j) acc[j] = 0.0f;
   for (int s = 0; s < stages; ++s) {
     clk.lap(kPhaseTail);
-    issue(s + kPipeDepth - 1);  // into the buffer the previous stage released
-    clk.lap(kPhaseIssue);
-    wait_copies<kPipeDepth - 1>();
+    wait_copies<kPipeDepth - 2>();  // this thread's copies of stage s have landed
     clk.lap(kPhaseWait);
     __syncthreads();
     clk.lap(kPhaseBarrier1);
+    issue(s + kPipeDepth - 1);  // into the buffer of stage s - 1, which every thread is done with
+    clk.lap(kPhaseIssue);
     const int buf = s % kPipeDepth;
     if (col_ok) {
 #pragma unroll
@@ -155,32 +161,39 @@ __device__ float2 pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int
     clk.lap(kPhasePassA);
     if (sums) {
       const int here = min(kPipeStageRows, n - s * kPipeStageRows);
-      using Raw2 = typename RawOf<2 * int(sizeof(T))>::type;
-      const T* gcol = gs + buf * kPipeStageRows * CW + 2 * threadIdx.x;
-      const T* ycol = ys + buf * kPipeStageRows * CW + 2 * threadIdx.x;
+      using Raw = typename RawOf<Cols * int(sizeof(T))>::type;
+      const T* gcol = gs + buf * kPipeStageRows * CW + Cols * threadIdx.x;
+      const T* ycol = ys + buf * kPipeStageRows * CW + Cols * threadIdx.x;
 #pragma unroll 4
       for (int r = 0; r < here; ++r) {
-        const Raw2 gr = *reinterpret_cast<const Raw2*>(gcol + r * CW), yr = *reinterpret_cast<const Raw2*>(ycol + r * CW);
-        Pack<T, 2> g2, y2;
-        memcpy(&g2, &gr, sizeof gr);
-        memcpy(&y2, &yr, sizeof yr);
-        acc0 = gate_residual_accumulate(acc0, gate_residual_grad_gate_term(g2.e[0], y2.e[0]));
-        acc1 = gate_residual_accumulate(acc1, gate_residual_grad_gate_term(g2.e[1], y2.e[1]));
+        const Raw gr = *reinterpret_cast<const Raw*>(gcol + r * CW), yr = *reinterpret_cast<const Raw*>(ycol + r * CW);
+        Pack<T, Cols> gp, yp;
+        memcpy(&gp, &gr, sizeof gr);
+        memcpy(&yp, &yr, sizeof yr);
+#pragma unroll
+        for (int j = 0; j < Cols; ++j)
+          acc[j] = gate_residual_accumulate(acc[j], gate_residual_grad_gate_term(gp.e[j], yp.e[j]));
       }
     }
     clk.lap(kPhasePassB);
-    __syncthreads();  // the buffer is refilled by the next stage's issue
-    clk.lap(kPhaseBarrier2);
   }
   wait_copies<0>();  // only empty groups remain
-  return make_float2(acc0, acc1);
+  __syncthreads();   // every thread is done with smem
+  clk.lap(kPhaseBarrier2);
 }
 
-// A single-tile gate's two columns: the fold of one partial from +0, rounded once.
-template <class T>
-__device__ __forceinline__ void store_grad_gate(T* to, float2 acc) {
-  to[0] = gate_residual_grad_gate_finish<T>(gate_residual_accumulate(0.0f, acc.x));
-  to[1] = gate_residual_grad_gate_finish<T>(gate_residual_accumulate(0.0f, acc.y));
+// A single-tile gate's columns: the fold of one partial from +0, rounded once.
+template <class T, int Cols>
+__device__ __forceinline__ void store_grad_gate(T* to, const float (&acc)[Cols]) {
+#pragma unroll
+  for (int j = 0; j < Cols; ++j) to[j] = gate_residual_grad_gate_finish<T>(gate_residual_accumulate(0.0f, acc[j]));
+}
+
+// A multi-tile gate's partials of this thread's columns (8-byte aligned for two).
+template <int Cols>
+__device__ __forceinline__ void store_partials(float* to, const float (&acc)[Cols]) {
+  if constexpr (Cols == 2) *reinterpret_cast<float2*>(to) = make_float2(acc[0], acc[1]);
+  else to[0] = acc[0];
 }
 
 // Tiles from the index plan in memory; multi-tile gates leave partials for fold_kernel.
@@ -188,23 +201,24 @@ template <class T, int RowBytes>
 __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_kernel(BwdArgs<T> a) {
   extern __shared__ __align__(16) unsigned char pipe_smem[];
   __shared__ int64_t tile_rows[kGradGateTileRows];
-  constexpr int CW = RowBytes / int(sizeof(T));
+  constexpr int CW = RowBytes / int(sizeof(T)), Cols = 2;
   TileDesc d;
   if (!begin_tile(a, tile_rows, d)) return;
   const int n = int(d.end - d.begin);
   for (int64_t c0 = int64_t(blockIdx.y) * CW; c0 < a.dim; c0 += int64_t(gridDim.y) * CW) {
     PhaseClock unused;
-    const float2 acc = pipe_tile<T, RowBytes>(a, tile_rows, n, d.gate, c0, pipe_smem, unused);
-    const int64_t col = pipe_sum_col(c0);
-    if (int(threadIdx.x) < CW / 2 && col < a.dim) {
-      if (d.slot < 0) store_grad_gate(a.grad_gate + d.gate * a.dim + col, acc);
-      else *reinterpret_cast<float2*>(a.partials + d.slot * a.dim + col) = acc;
+    float acc[Cols];
+    pipe_tile<T, RowBytes, kPipeThreads, Cols>(a, tile_rows, n, d.gate, c0, pipe_smem, unused, acc);
+    const int64_t col = pipe_sum_col<Cols>(c0);
+    if (int(threadIdx.x) < CW / Cols && col < a.dim) {
+      if (d.slot < 0) store_grad_gate<T, Cols>(a.grad_gate + d.gate * a.dim + col, acc);
+      else store_partials<Cols>(a.partials + d.slot * a.dim + col, acc);
     }
   }
 }
 
 // ---- one-kernel backward ----------------------------------------------------
-constexpr int64_t kFusedMaxRows = 8192;  // 32 rounds of kPipeThreads rows
+constexpr int64_t kFusedMaxRows = 8192;  // 32 rounds of 256 threads' rows; 256 (round, warp) scan slots
 constexpr int64_t kFusedMaxGates = 64;   // one warp scans the per-gate counts, two per lane
 // Dynamic shared memory of the fused kernel: the pipeline's, or the raw index
 // (8 bytes a row) if larger, then a byte per row's gate id.
@@ -214,7 +228,7 @@ __host__ __device__ constexpr int fused_gid_offset(int row_bytes, int64_t rows) 
 __host__ __device__ constexpr int fused_smem_bytes(int row_bytes, int64_t rows) {
   return fused_gid_offset(row_bytes, rows) + (int(rows) + 15) / 16 * 16;
 }
-static_assert(kFusedMaxRows / kPipeThreads * (kPipeThreads / 32) <= kPipeThreads, "one scan slot per thread");
+constexpr int kFusedScanSlots = int(kFusedMaxRows / 32);  // (round, warp) pairs: 8 per lane of one warp
 
 struct FusedPlan {
   const int64_t* index;
@@ -246,23 +260,26 @@ __device__ __forceinline__ int warp_exclusive_sum(int x, int lane, int* total) {
 // staged in smem with one round of asynchronous copies (integer counting
 // only, so nothing depends on timing): false if this block has no tile or the
 // call failed (every block sees every row, so none writes anything then).
+template <int Threads>
 __device__ bool fused_plan(const FusedPlan& f, unsigned long long epoch, unsigned char* smem, int64_t* tile_rows,
                            FusedTile& ft) {
   __shared__ unsigned hist[kFusedMaxGates];
-  __shared__ int base[kPipeThreads];
+  __shared__ int base[kFusedScanSlots];
+  constexpr int W = Threads / 32;  // warps: scan slots per round
+  static_assert(kFusedMaxRows / Threads * W <= kFusedScanSlots, "a scan slot per (round, warp)");
   const int tid = int(threadIdx.x), lane = tid & 31, warp = tid >> 5;
   const int rows = int(f.rows), gates = int(f.gates);
   const bool reporter = blockIdx.x == 0 && blockIdx.y == 0;
   const int64_t* raw = reinterpret_cast<const int64_t*>(smem);
   unsigned char* gid = smem + f.gid_offset;
-  for (int r = tid; r < rows; r += kPipeThreads) copy8_async(smem + 8 * r, f.index + r);
+  for (int r = tid; r < rows; r += Threads) copy8_async(smem + 8 * r, f.index + r);
   commit_copies();
-  for (int k = tid; k < gates; k += kPipeThreads) hist[k] = 0;
+  for (int k = tid; k < gates; k += Threads) hist[k] = 0;
   if (tid == 0) ft.gate = -1;
   wait_copies<0>();
   __syncthreads();
   bool bad = false;
-  for (int r0 = 0; r0 < rows; r0 += kPipeThreads) {
+  for (int r0 = 0; r0 < rows; r0 += Threads) {
     const int r = r0 + tid;
     const int64_t v = r < rows ? raw[r] : 0;
     const bool ok = v >= 0 && v < gates;
@@ -301,18 +318,18 @@ __device__ bool fused_plan(const FusedPlan& f, unsigned long long epoch, unsigne
   // Ordinal of each of this gate's rows among its rows in row order: per
   // (round, warp) counts, scanned in that order, plus the rank in the warp.
   const int k = int(ft.gate), first = ft.tile * int(kGradGateTileRows);
-  const int rounds = (rows + kPipeThreads - 1) / kPipeThreads;
+  const int rounds = (rows + Threads - 1) / Threads;
   for (int i = 0; i < rounds; ++i) {
-    const int r = i * kPipeThreads + tid;
+    const int r = i * Threads + tid;
     const unsigned m = __ballot_sync(0xffffffffu, r < rows && gid[r] == k);
-    if (lane == 0) base[i * 8 + warp] = __popc(m);
+    if (lane == 0) base[i * W + warp] = __popc(m);
   }
   __syncthreads();
   if (warp == 0) {  // 8 consecutive slots per lane
     int v[8], sum = 0;
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
-      v[j] = lane * 8 + j < rounds * 8 ? base[lane * 8 + j] : 0;
+      v[j] = lane * 8 + j < rounds * W ? base[lane * 8 + j] : 0;
       sum += v[j];
     }
     int total;
@@ -326,10 +343,10 @@ __device__ bool fused_plan(const FusedPlan& f, unsigned long long epoch, unsigne
   __syncthreads();
   const unsigned below = (1u << lane) - 1u;
   for (int i = 0; i < rounds; ++i) {
-    const int r = i * kPipeThreads + tid;
+    const int r = i * Threads + tid;
     const bool mine = r < rows && gid[r] == k;
     const unsigned m = __ballot_sync(0xffffffffu, mine);
-    const int ord = base[i * 8 + warp] + __popc(m & below) - first;
+    const int ord = base[i * W + warp] + __popc(m & below) - first;
     if (mine && ord >= 0 && ord < kGradGateTileRows) tile_rows[ord] = r;
   }
   __syncthreads();  // tile_rows complete; the staged index is no longer read
@@ -338,15 +355,16 @@ __device__ bool fused_plan(const FusedPlan& f, unsigned long long epoch, unsigne
 
 // Grid: (column chunks, tile bound). Tiles run along y, so that the blocks
 // past the last tile (their number is known only on the device) come last.
-template <class T, int RowBytes>
-__global__ void __launch_bounds__(kPipeThreads) bwd_fused_kernel(BwdArgs<T> a, FusedPlan f) {
+// Threads per block and Cols summed per thread are the shape knobs (bench/NOTES.md v7).
+template <class T, int RowBytes, int Threads, int Cols>
+__global__ void __launch_bounds__(Threads, 2) bwd_fused_kernel(BwdArgs<T> a, FusedPlan f) {
   extern __shared__ __align__(16) unsigned char pipe_smem[];
   __shared__ int64_t tile_rows[kGradGateTileRows];
   __shared__ FusedTile ft;
   __shared__ bool last;
   constexpr int CW = RowBytes / int(sizeof(T));
   PhaseClock clk;
-  const bool mine = fused_plan(f, a.epoch, pipe_smem, tile_rows, ft);
+  const bool mine = fused_plan<Threads>(f, a.epoch, pipe_smem, tile_rows, ft);
   clk.lap(kPhasePlan);
   if (!mine || f.plan_only) {
     clk.flush();
@@ -354,15 +372,18 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_fused_kernel(BwdArgs<T> a, F
   }
   const int64_t chunks = pipe_chunks(a.dim, int(sizeof(T)), RowBytes);
   for (int64_t c0 = int64_t(blockIdx.x) * CW; c0 < a.dim; c0 += int64_t(gridDim.x) * CW) {
-    const float2 acc = pipe_tile<T, RowBytes>(a, tile_rows, ft.n, ft.gate, c0, pipe_smem, clk);
-    const int64_t col = pipe_sum_col(c0);
-    const bool sums = int(threadIdx.x) < CW / 2 && col < a.dim;
+    float acc[Cols];
+    pipe_tile<T, RowBytes, Threads, Cols>(a, tile_rows, ft.n, ft.gate, c0, pipe_smem, clk, acc);
+    const int64_t col = pipe_sum_col<Cols>(c0);
+    const bool sums = int(threadIdx.x) < CW / Cols && col < a.dim;
     if (ft.tiles == 1) {
-      if (sums) store_grad_gate(a.grad_gate + ft.gate * a.dim + col, acc);
+      if (sums) store_grad_gate<T, Cols>(a.grad_gate + ft.gate * a.dim + col, acc);
       continue;
     }
-    if (sums) *reinterpret_cast<float2*>(a.partials + (ft.slot0 + ft.tile) * a.dim + col) = acc;
-    __threadfence();  // this block's partials are visible before it is counted
+    if (sums) {
+      store_partials<Cols>(a.partials + (ft.slot0 + ft.tile) * a.dim + col, acc);
+      __threadfence();  // this thread's partials are visible before the block is counted
+    }
     __syncthreads();
     if (threadIdx.x == 0) {
       unsigned long long* counter = f.counters + ft.gate * chunks + c0 / CW;
@@ -373,14 +394,15 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_fused_kernel(BwdArgs<T> a, F
     if (last && sums) {  // the gate's tiles are all done: fold in tile order from +0, round once
       __threadfence();
       const float* p = a.partials + ft.slot0 * a.dim + col;
-      float t0 = 0.0f, t1 = 0.0f;
-      for (int t = 0; t < ft.tiles; ++t) {
-        const float2 v = __ldcg(reinterpret_cast<const float2*>(p + t * a.dim));
-        t0 = gate_residual_accumulate(t0, v.x);
-        t1 = gate_residual_accumulate(t1, v.y);
+      float t[Cols];
+#pragma unroll
+      for (int j = 0; j < Cols; ++j) t[j] = 0.0f;
+      for (int i = 0; i < ft.tiles; ++i) {
+#pragma unroll
+        for (int j = 0; j < Cols; ++j) t[j] = gate_residual_accumulate(t[j], __ldcg(p + i * a.dim + j));
       }
-      a.grad_gate[ft.gate * a.dim + col] = gate_residual_grad_gate_finish<T>(t0);
-      a.grad_gate[ft.gate * a.dim + col + 1] = gate_residual_grad_gate_finish<T>(t1);
+#pragma unroll
+      for (int j = 0; j < Cols; ++j) a.grad_gate[ft.gate * a.dim + col + j] = gate_residual_grad_gate_finish<T>(t[j]);
     }
   }
   clk.lap(kPhaseTail);

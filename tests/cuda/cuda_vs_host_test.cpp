@@ -92,17 +92,26 @@ TEST(CudaVsHost, DeviceWidePlanPathBitIdentical) {
 TEST(CudaVsHost, EveryPlanAndTileKernelBitIdentical) {
   GATECHECK_REQUIRE_GPU();
   std::mt19937_64 rng(seed_from_env() + 5);
+  const CudaTuning saved = gate_residual_cuda_tuning();
   // plan 3 (the one-kernel backward) takes no tile setting: with tile 0. The
-  // copy pipeline (plan 3, tile 3) with both row segments (512, 256 bytes).
-  struct Path { int plan, tile, seg; };
-  const Path paths[] = {{1, 1, 0}, {1, 2, 0}, {1, 3, 0}, {2, 1, 0}, {2, 2, 0}, {2, 3, 0}, {2, 3, 256}, {3, 0, 0}, {3, 0, 256}};
-  for (const auto& [plan, tile, seg] : paths) {
+  // copy pipeline (plan 3, tile 3) with both row segments (512, 256 bytes);
+  // the one-kernel backward also with each block shape (threads, columns
+  // summed per thread).
+  struct Path { int plan, tile, seg, threads, cols; };
+  const Path paths[] = {{1, 1, 0, 0, 0},   {1, 2, 0, 0, 0},   {1, 3, 0, 0, 0},   {2, 1, 0, 0, 0},
+                        {2, 2, 0, 0, 0},   {2, 3, 0, 0, 0},   {2, 3, 256, 0, 0}, {3, 0, 0, 0, 0},
+                        {3, 0, 256, 0, 0}, {3, 0, 0, 512, 0}, {3, 0, 0, 512, 1}, {3, 0, 256, 512, 1},
+                        {3, 0, 0, 0, 1}};
+  for (const auto& [plan, tile, seg, threads, cols] : paths) {
       gate_residual_cuda_tuning().bwd_plan = plan;
       gate_residual_cuda_tuning().bwd_tile = tile;
       gate_residual_cuda_tuning().pipe_row_bytes = seg;
+      gate_residual_cuda_tuning().pipe_threads = threads;
+      gate_residual_cuda_tuning().pipe_cols = cols;
       const char* plans[] = {"", "CUB plan", "counting plan", "one-kernel backward"};
       const char* tiles[] = {"", ", per-thread tiles", ", staged tiles", ", pipelined tiles"};
-      const std::string label = std::string(plans[plan]) + tiles[tile] + (seg ? ", 256-byte segments" : "");
+      const std::string label = std::string(plans[plan]) + tiles[tile] + (seg ? ", 256-byte segments" : "") +
+                                (threads ? ", 512 threads" : "") + (cols ? ", one column per thread" : "");
       for (int i = 0; i < 50 && !HasFailure(); ++i) {
         const int64_t rows = kRows[rng() % (sizeof(kRows) / sizeof(kRows[0]))];
         const int64_t gate_choices[] = {1, 2, 9, rows / 3 + 1, rows};
@@ -118,9 +127,7 @@ TEST(CudaVsHost, EveryPlanAndTileKernelBitIdentical) {
       expect_same(make_case(rng, DType::f32, 8192, 12, 3, Pattern::sorted), {}, label + ", 8192 rows");
       expect_same(make_case(rng, DType::f16, 40000, 8, 700, Pattern::random), {}, label + ", 40000 rows, 700 gates");
     }
-  gate_residual_cuda_tuning().bwd_plan = 0;
-  gate_residual_cuda_tuning().bwd_tile = 0;
-  gate_residual_cuda_tuning().pipe_row_bytes = 0;
+  gate_residual_cuda_tuning() = saved;
   // Where the counting path's histogram bound sends the automatic choice to CUB.
   expect_same(make_case(rng, DType::bf16, 300000, 2, 2048, Pattern::random), {}, "300000 rows, 2048 gates");
 }
