@@ -439,10 +439,11 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
                static_cast<T*>(grad_res), static_cast<T*>(grad_gate), static_cast<T*>(grad_y),
                order, tiles, plan + p.gates, partials, p.dim, gate_stride, w.status, w.epoch};
   // Short problems with few gates: one kernel, no plan in memory, where its
-  // whole grid is resident at once (a second wave of blocks would scan the
-  // index again; H200 4097x5376x9: 121.2 us against 119.6 for the counting
-  // plan and the copy pipeline, bench/NOTES.md v6). plan=3 forces it where it
-  // applies.
+  // grid takes at most two waves of resident blocks (blocks past the last
+  // tile, the last in the grid, only scan the index). H200 4097x5376x9, 525
+  // blocks for 396 slots: 104.3 us against 112.2 for the counting plan and
+  // the copy pipeline (run 17, bench/NOTES.md v7; before the store fix of v7
+  // it lost, 121.2 against 119.6). plan=3 forces it where it applies.
   if (fused_applies(p, max_bytes) && (plan_choice == 3 || (plan_choice == 0 && tile_choice == 0))) {
     bool launched = false;
     dispatch_row_bytes([&](auto rb) { dispatch_fused_shape([&](auto threads, auto cols) {
@@ -454,7 +455,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       if (plan_choice != 3) {
         int per_sm = 0;
         if ((e = resident_blocks_per_sm<kernel>(kThreads, smem, &per_sm)) != cudaSuccess) return;
-        if (int64_t(grid.x) * grid.y > int64_t(per_sm) * w.sm_count) return;
+        if (int64_t(grid.x) * grid.y > 2 * int64_t(per_sm) * w.sm_count) return;
       }
       auto* counters = reinterpret_cast<unsigned long long*>(base + L.counts);
       if ((e = zero_counters(w, counters, fused_counters(p), s)) != cudaSuccess) return;
@@ -468,7 +469,14 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
     if (e != cudaSuccess || launched) return e;
   }
   const bool counting = L.chunks > 0 && plan_choice != 1 && !gate_residual_cuda_tuning().device_wide_plan;
-  if (counting) {
+  if (counting && p.rows <= kSmallPlanRows) {
+    // The first kernel of the call: a plain launch (see check_index_kernel).
+    using Sort = cub::BlockRadixSort<unsigned, kSmallPlanThreads, kSmallPlanItems, int>;
+    using Scan = cub::BlockScan<PlanCount, kSmallPlanThreads>;
+    plan_small_kernel<Sort, Scan><<<1, kSmallPlanThreads, 0, s>>>(index, p.rows, p.gates, L.chunk_bits, plan, tiles,
+                                                                  multi, order, w.status, w.epoch);
+    if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  } else if (counting) {
     auto* hist = reinterpret_cast<unsigned*>(base + L.hist);
     plan_count_kernel<<<unsigned(L.chunks), kSortThreads, 0, s>>>(index, p.rows, p.gates, w.status, w.epoch,
                                                                    hist, L.chunks);
