@@ -115,7 +115,7 @@ const char* dtype_label(int d) { return d == GATECHECK_F32 ? "fp32" : d == GATEC
 // A backward variant to time: '+'-joined settings of the tuning knobs.
 struct Variant {
   std::string label;
-  int vec = 0, plan = 0, tile = 0, seg = 0, threads = 0, cols = 0;
+  int vec = 0, plan = 0, tile = 0, seg = 0, threads = 0, cols = 0, cluster = 0;
 };
 
 // --bwd-variants (or the older --bwd-vec-bytes) as a list of variants; on a bad
@@ -151,11 +151,12 @@ bool parse_variants(const std::string& specs, const std::string& vecs, std::vect
       else if (t == "seg256") v.seg = 256;
       else if (t == "t512") v.threads = 512;
       else if (t == "c1") v.cols = 1;
+      else if (t == "kx2" || t == "kx3" || t == "kx4" || t == "kx6" || t == "kx8") v.cluster = t[2] - '0';
       else if (t.size() > 1 && t[0] == 'v') {
         if (!width(t.substr(1), "--bwd-variants '" + spec + "'", &v.vec)) return false;
       } else if (t != "auto") {
         *err = "--bwd-variants: unknown setting '" + t + "' in '" + spec +
-               "' (settings: auto, cub, count, fused, thread, staged, piped, seg256, t512, c1, v2, v4, v8, v16, joined by '+')";
+               "' (settings: auto, cub, count, fused, thread, staged, piped, seg256, t512, c1, kx2..kx8, v2, v4, v8, v16, joined by '+')";
         return false;
       }
       if (plus == std::string::npos) break;
@@ -187,7 +188,8 @@ int run_kernel_bench(int argc, char** argv) {
                  "backward variants to compare, comma list of '+'-joined settings: auto, cub or count (index plan), "
                  "fused (one kernel, no plan in memory), thread, staged or piped (tile kernel), seg256 (the "
                  "copy pipeline's 256-byte row segments), t512 and c1 (the one-kernel backward with 512 threads a block, "
-                 "one column summed per thread), v4/v8/v16 (vector bytes); replaces --bwd-vec-bytes");
+                 "one column summed per thread), kx2/kx3/kx4/kx6/kx8 (its blocks in clusters of that many column chunks), "
+                 "v4/v8/v16 (vector bytes); replaces --bwd-vec-bytes");
   app.add_option("--json", json_path, "write the results here");
   app.add_flag("--no-torch", no_torch, "skip torch eager");
   app.add_flag("--stages", stages, "also time the backward's index plan alone, and everything without PDL");
@@ -234,6 +236,7 @@ int run_kernel_bench(int argc, char** argv) {
       gate_residual_cuda_tuning().pipe_row_bytes = v.seg;
       gate_residual_cuda_tuning().pipe_threads = v.threads;
       gate_residual_cuda_tuning().pipe_cols = v.cols;
+      gate_residual_cuda_tuning().fused_cluster = v.cluster;
     };
 
     std::printf("\n%-4s %5s %7s %6s %-6s | %8s %5s | %8s %5s | %9s %9s | %6s %6s | %s\n", "type", "dim", "rows",

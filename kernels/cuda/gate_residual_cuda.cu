@@ -461,8 +461,25 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       if ((e = zero_counters(w, counters, fused_counters(p), s)) != cudaSuccess) return;
       const FusedPlan f{index,    p.rows, p.gates, w.status, counters, fused_gid_offset(RB, p.rows),
                         gate_residual_cuda_tuning().stop_after_plan};
-      // The first kernel of the call: a plain launch (see check_index_kernel).
-      kernel<<<grid, kThreads, smem, s>>>(a, f);
+      // The first kernel of the call, launched with PDL all the same: it waits
+      // for the previous kernel before it reads anything, so only its launch
+      // overlaps. Optionally in clusters along the column chunks (tuning).
+      cudaLaunchAttribute attr[2];
+      attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr[0].val.programmaticStreamSerializationAllowed = gate_residual_cuda_tuning().no_pdl ? 0 : 1;
+      const unsigned cluster = unsigned(gate_residual_cuda_tuning().fused_cluster);
+      attr[1].id = cudaLaunchAttributeClusterDimension;
+      attr[1].val.clusterDim.x = cluster;
+      attr[1].val.clusterDim.y = 1;
+      attr[1].val.clusterDim.z = 1;
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = grid;
+      cfg.blockDim = dim3(kThreads);
+      cfg.dynamicSmemBytes = size_t(smem);
+      cfg.stream = s;
+      cfg.attrs = attr;
+      cfg.numAttrs = cluster > 1 && grid.x % cluster == 0 ? 2 : 1;
+      cudaLaunchKernelEx(&cfg, kernel, a, f);
       e = cudaGetLastError();
       launched = true;  // every used counter is back to zero after it
     }); });
@@ -576,9 +593,10 @@ CudaTuning parse_cuda_tuning(const char* text, std::string* warnings) {
     else if (item == "seg=256" || item == "seg=512") t.pipe_row_bytes = std::stoi(item.substr(4));
     else if (item == "threads=256" || item == "threads=512") t.pipe_threads = std::stoi(item.substr(8));
     else if (item == "cols=1" || item == "cols=2") t.pipe_cols = std::stoi(item.substr(5));
+    else if (item.rfind("cluster=", 0) == 0 && (v = value(item, 8, {1, 2, 3, 4, 6, 8})) >= 0) t.fused_cluster = v;
     else if (!item.empty())
       warn("'" + item +
-           "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3, vec=0|2|4|8|16, seg=256|512, threads=256|512, cols=1|2)");
+           "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3, vec=0|2|4|8|16, seg=256|512, threads=256|512, cols=1|2, cluster=1|2|3|4|6|8)");
     at = comma + 1;
   }
   return t;

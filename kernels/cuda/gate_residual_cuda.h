@@ -72,6 +72,10 @@ struct CudaTuning {
   // columns summed per thread, 1 or 2 (0: 2)
   int pipe_threads = 0;
   int pipe_cols = 0;
+  // one-kernel backward: thread-block clusters of this many column chunks
+  // (where the chunks divide evenly), so that blocks reading the same rows run
+  // side by side (0 or 1: none)
+  int fused_cluster = 0;
 };
 CudaTuning& gate_residual_cuda_tuning();
 

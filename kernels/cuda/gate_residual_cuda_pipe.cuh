@@ -218,17 +218,16 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_kernel(BwdArgs<T> a) {
 }
 
 // ---- one-kernel backward ----------------------------------------------------
-constexpr int64_t kFusedMaxRows = 8192;  // 32 rounds of 256 threads' rows; 256 (round, warp) scan slots
+constexpr int64_t kFusedMaxRows = 8192;  // every block stages the whole index (64 KiB at most)
 constexpr int64_t kFusedMaxGates = 64;   // one warp scans the per-gate counts, two per lane
 // Dynamic shared memory of the fused kernel: the pipeline's, or the raw index
-// (8 bytes a row) if larger, then a byte per row's gate id.
+// (8 bytes a row) if larger, then a byte per row's gate id (rounded up to 16).
 __host__ __device__ constexpr int fused_gid_offset(int row_bytes, int64_t rows) {
   return pipe_smem_bytes(row_bytes) > int(rows) * 8 ? pipe_smem_bytes(row_bytes) : (int(rows) * 8 + 15) / 16 * 16;
 }
 __host__ __device__ constexpr int fused_smem_bytes(int row_bytes, int64_t rows) {
   return fused_gid_offset(row_bytes, rows) + (int(rows) + 15) / 16 * 16;
 }
-constexpr int kFusedScanSlots = int(kFusedMaxRows / 32);  // (round, warp) pairs: 8 per lane of one warp
 
 struct FusedPlan {
   const int64_t* index;
@@ -256,39 +255,61 @@ __device__ __forceinline__ int warp_exclusive_sum(int x, int lane, int* total) {
   return inc - x;
 }
 
+// Exclusive sum of x over the block's threads in thread order, and the total.
+// wsum: Threads / 32 ints of shared memory, free again on return.
+template <int Threads>
+__device__ __forceinline__ int block_exclusive_sum(int x, int* total, int* wsum) {
+  const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
+  int warp_total;
+  const int ex = warp_exclusive_sum(x, lane, &warp_total);
+  if (lane == 0) wsum[warp] = warp_total;
+  __syncthreads();
+  int before = 0, all = 0;
+#pragma unroll
+  for (int i = 0; i < Threads / 32; ++i) {
+    const int v = wsum[i];
+    before += i < warp ? v : 0;
+    all += v;
+  }
+  __syncthreads();
+  *total = all;
+  return before + ex;
+}
+
 // The index plan of one block (tile blockIdx.y), from the whole index,
 // staged in smem with one round of asynchronous copies (integer counting
 // only, so nothing depends on timing): false if this block has no tile or the
 // call failed (every block sees every row, so none writes anything then).
+// Every block does this whole scan, so it is kept short: the rows of its gate
+// are found 16 at a time per thread, by byte compares on the gate ids.
 template <int Threads>
 __device__ bool fused_plan(const FusedPlan& f, unsigned long long epoch, unsigned char* smem, int64_t* tile_rows,
                            FusedTile& ft) {
   __shared__ unsigned hist[kFusedMaxGates];
-  __shared__ int base[kFusedScanSlots];
-  constexpr int W = Threads / 32;  // warps: scan slots per round
-  static_assert(kFusedMaxRows / Threads * W <= kFusedScanSlots, "a scan slot per (round, warp)");
+  __shared__ int wsum[Threads / 32];
   const int tid = int(threadIdx.x), lane = tid & 31, warp = tid >> 5;
   const int rows = int(f.rows), gates = int(f.gates);
   const bool reporter = blockIdx.x == 0 && blockIdx.y == 0;
   const int64_t* raw = reinterpret_cast<const int64_t*>(smem);
-  unsigned char* gid = smem + f.gid_offset;
+  unsigned char* gid = smem + f.gid_offset;  // a byte per row, 0xff past the last row up to a multiple of 16
   for (int r = tid; r < rows; r += Threads) copy8_async(smem + 8 * r, f.index + r);
   commit_copies();
   for (int k = tid; k < gates; k += Threads) hist[k] = 0;
+  if (tid < 16 && rows + tid < (rows + 15) / 16 * 16) gid[rows + tid] = 0xff;
   if (tid == 0) ft.gate = -1;
   wait_copies<0>();
   __syncthreads();
   bool bad = false;
-  for (int r0 = 0; r0 < rows; r0 += Threads) {
-    const int r = r0 + tid;
-    const int64_t v = r < rows ? raw[r] : 0;
+  for (int r = tid; r < rows; r += Threads) {  // a row per thread: conflict-free 8-byte shared loads
+    const int64_t v = raw[r];
     const bool ok = v >= 0 && v < gates;
-    if (r < rows) gid[r] = ok ? (unsigned char)v : 0xff;
-    if (r < rows && !ok) {
+    gid[r] = ok ? (unsigned char)v : 0xff;
+    if (!ok) {
       bad = true;
       if (reporter) atomicMax(f.status, cuda_status::encode(epoch, r));
+    } else {
+      atomicAdd(&hist[int(v)], 1u);  // integer: the totals do not depend on timing
     }
-    if (r < rows && ok) atomicAdd(&hist[int(v)], 1u);  // integer: the totals do not depend on timing
   }
   if (__syncthreads_or(bad)) return false;
   if (warp == 0) {  // gates 2*lane and 2*lane + 1: tiles and partial slots, scanned
@@ -315,39 +336,26 @@ __device__ bool fused_plan(const FusedPlan& f, unsigned long long epoch, unsigne
   }
   __syncthreads();
   if (ft.gate < 0) return false;
-  // Ordinal of each of this gate's rows among its rows in row order: per
-  // (round, warp) counts, scanned in that order, plus the rank in the warp.
-  const int k = int(ft.gate), first = ft.tile * int(kGradGateTileRows);
-  const int rounds = (rows + Threads - 1) / Threads;
-  for (int i = 0; i < rounds; ++i) {
-    const int r = i * Threads + tid;
-    const unsigned m = __ballot_sync(0xffffffffu, r < rows && gid[r] == k);
-    if (lane == 0) base[i * W + warp] = __popc(m);
-  }
-  __syncthreads();
-  if (warp == 0) {  // 8 consecutive slots per lane
-    int v[8], sum = 0;
+  // Ordinal of each of this gate's rows among its rows in row order: each
+  // thread takes 16 consecutive rows a round, counts its matches with SIMD
+  // byte compares, and the block scans the counts in thread (= row) order.
+  const unsigned key = 0x01010101u * unsigned(ft.gate);
+  const int first = ft.tile * int(kGradGateTileRows);
+  int before = 0;  // this gate's rows in earlier rounds
+  for (int r0 = 0; r0 < rows && before < first + int(kGradGateTileRows); r0 += 16 * Threads) {
+    const int rt = r0 + 16 * tid;
+    uint4 ids = make_uint4(~0u, ~0u, ~0u, ~0u);
+    if (rt < rows) ids = *reinterpret_cast<const uint4*>(gid + rt);
+    const unsigned m[4] = {__vcmpeq4(ids.x, key) & 0x80808080u, __vcmpeq4(ids.y, key) & 0x80808080u,
+                           __vcmpeq4(ids.z, key) & 0x80808080u, __vcmpeq4(ids.w, key) & 0x80808080u};
+    const int mine = __popc(m[0]) + __popc(m[1]) + __popc(m[2]) + __popc(m[3]);
+    int round_total;
+    int ord = before + block_exclusive_sum<Threads>(mine, &round_total, wsum) - first;
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      v[j] = lane * 8 + j < rounds * W ? base[lane * 8 + j] : 0;
-      sum += v[j];
-    }
-    int total;
-    int at = warp_exclusive_sum(sum, lane, &total);
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      base[lane * 8 + j] = at;
-      at += v[j];
-    }
-  }
-  __syncthreads();
-  const unsigned below = (1u << lane) - 1u;
-  for (int i = 0; i < rounds; ++i) {
-    const int r = i * Threads + tid;
-    const bool mine = r < rows && gid[r] == k;
-    const unsigned m = __ballot_sync(0xffffffffu, mine);
-    const int ord = base[i * W + warp] + __popc(m & below) - first;
-    if (mine && ord >= 0 && ord < kGradGateTileRows) tile_rows[ord] = r;
+    for (int j = 0; j < 4; ++j)
+      for (unsigned bits = m[j]; bits; bits &= bits - 1u, ++ord)
+        if (ord >= 0 && ord < int(kGradGateTileRows)) tile_rows[ord] = rt + 4 * j + (__ffs(int(bits)) - 1) / 8;
+    before += round_total;
   }
   __syncthreads();  // tile_rows complete; the staged index is no longer read
   return true;
@@ -363,6 +371,7 @@ __global__ void __launch_bounds__(Threads, 2) bwd_fused_kernel(BwdArgs<T> a, Fus
   __shared__ FusedTile ft;
   __shared__ bool last;
   constexpr int CW = RowBytes / int(sizeof(T));
+  wait_for_previous_kernel();  // launched with PDL: only its launch overlaps the previous kernel
   PhaseClock clk;
   const bool mine = fused_plan<Threads>(f, a.epoch, pipe_smem, tile_rows, ft);
   clk.lap(kPhasePlan);

@@ -11,10 +11,11 @@ namespace {
 
 TEST(CudaTuning, ParsesEveryKnob) {
   std::string w;
-  const CudaTuning t = parse_cuda_tuning("plan=3,tile=3,vec=8,no_pdl,seg=256,threads=512,cols=1", &w);
+  const CudaTuning t = parse_cuda_tuning("plan=3,tile=3,vec=8,no_pdl,seg=256,threads=512,cols=1,cluster=4", &w);
   EXPECT_EQ(w, "");
   EXPECT_EQ(t.pipe_threads, 512);
   EXPECT_EQ(t.pipe_cols, 1);
+  EXPECT_EQ(t.fused_cluster, 4);
   EXPECT_EQ(t.bwd_plan, 3);
   EXPECT_EQ(t.bwd_tile, 3);
   EXPECT_EQ(t.bwd_vector_bytes, 8);
@@ -38,14 +39,14 @@ TEST(CudaTuning, NothingSetIsAutomatic) {
 
 TEST(CudaTuning, BadItemsAreNamedAndLeftAutomatic) {
   std::string w;
-  const CudaTuning t = parse_cuda_tuning("plan=4,tile=x,vec=5,fast,plan=2,seg=128,threads=1024,cols=3", &w);
+  const CudaTuning t = parse_cuda_tuning("plan=4,tile=x,vec=5,fast,plan=2,seg=128,threads=1024,cols=3,cluster=5", &w);
   EXPECT_EQ(t.bwd_plan, 2);  // the valid item still applies
   EXPECT_EQ(t.bwd_tile, 0);
   EXPECT_EQ(t.bwd_vector_bytes, 0);
   EXPECT_EQ(t.pipe_threads, 0);
   EXPECT_EQ(t.pipe_cols, 0);
   for (const char* bad : {"'plan=4' ignored", "'tile=x' ignored", "'vec=5' ignored", "'fast' ignored", "'seg=128' ignored",
-                          "'threads=1024' ignored", "'cols=3' ignored"})
+                          "'threads=1024' ignored", "'cols=3' ignored", "'cluster=5' ignored"})
     EXPECT_NE(w.find(bad), std::string::npos) << bad << " not in: " << w;
 }
 

@@ -97,21 +97,23 @@ TEST(CudaVsHost, EveryPlanAndTileKernelBitIdentical) {
   // copy pipeline (plan 3, tile 3) with both row segments (512, 256 bytes);
   // the one-kernel backward also with each block shape (threads, columns
   // summed per thread).
-  struct Path { int plan, tile, seg, threads, cols; };
-  const Path paths[] = {{1, 1, 0, 0, 0},   {1, 2, 0, 0, 0},   {1, 3, 0, 0, 0},   {2, 1, 0, 0, 0},
-                        {2, 2, 0, 0, 0},   {2, 3, 0, 0, 0},   {2, 3, 256, 0, 0}, {3, 0, 0, 0, 0},
-                        {3, 0, 256, 0, 0}, {3, 0, 0, 512, 0}, {3, 0, 0, 512, 1}, {3, 0, 256, 512, 1},
-                        {3, 0, 0, 0, 1}};
-  for (const auto& [plan, tile, seg, threads, cols] : paths) {
+  struct Path { int plan, tile, seg, threads, cols, cluster; };
+  const Path paths[] = {{1, 1, 0, 0, 0, 0},   {1, 2, 0, 0, 0, 0},   {1, 3, 0, 0, 0, 0},   {2, 1, 0, 0, 0, 0},
+                        {2, 2, 0, 0, 0, 0},   {2, 3, 0, 0, 0, 0},   {2, 3, 256, 0, 0, 0}, {3, 0, 0, 0, 0, 0},
+                        {3, 0, 256, 0, 0, 0}, {3, 0, 0, 512, 0, 0}, {3, 0, 0, 512, 1, 0}, {3, 0, 256, 512, 1, 0},
+                        {3, 0, 0, 0, 1, 0},   {3, 0, 256, 0, 0, 2}};
+  for (const auto& [plan, tile, seg, threads, cols, cluster] : paths) {
       gate_residual_cuda_tuning().bwd_plan = plan;
       gate_residual_cuda_tuning().bwd_tile = tile;
       gate_residual_cuda_tuning().pipe_row_bytes = seg;
       gate_residual_cuda_tuning().pipe_threads = threads;
       gate_residual_cuda_tuning().pipe_cols = cols;
+      gate_residual_cuda_tuning().fused_cluster = cluster;
       const char* plans[] = {"", "CUB plan", "counting plan", "one-kernel backward"};
       const char* tiles[] = {"", ", per-thread tiles", ", staged tiles", ", pipelined tiles"};
       const std::string label = std::string(plans[plan]) + tiles[tile] + (seg ? ", 256-byte segments" : "") +
-                                (threads ? ", 512 threads" : "") + (cols ? ", one column per thread" : "");
+                                (threads ? ", 512 threads" : "") + (cols ? ", one column per thread" : "") +
+                                (cluster ? ", clusters of 2" : "");
       for (int i = 0; i < 50 && !HasFailure(); ++i) {
         const int64_t rows = kRows[rng() % (sizeof(kRows) / sizeof(kRows[0]))];
         const int64_t gate_choices[] = {1, 2, 9, rows / 3 + 1, rows};
