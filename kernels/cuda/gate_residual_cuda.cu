@@ -488,10 +488,10 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   const bool counting = L.chunks > 0 && plan_choice != 1 && !gate_residual_cuda_tuning().device_wide_plan;
   if (counting && p.rows <= kSmallPlanRows) {
     // The first kernel of the call: a plain launch (see check_index_kernel).
-    using Sort = cub::BlockRadixSort<unsigned, kSmallPlanThreads, kSmallPlanItems, int>;
-    using Scan = cub::BlockScan<PlanCount, kSmallPlanThreads>;
-    plan_small_kernel<Sort, Scan><<<1, kSmallPlanThreads, 0, s>>>(index, p.rows, p.gates, L.chunk_bits, plan, tiles,
-                                                                  multi, order, w.status, w.epoch);
+    constexpr auto kernel = plan_small_kernel<cub::BlockScan<PlanCount, kSmallPlanThreads>>;
+    if ((e = allow_pipe_smem<kernel>(small_plan_smem(kSmallPlanRows, kCountGates))) != cudaSuccess) return e;
+    kernel<<<1, kSmallPlanThreads, size_t(small_plan_smem(p.rows, p.gates)), s>>>(index, p.rows, p.gates, plan, tiles,
+                                                                                   multi, order, w.status, w.epoch);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   } else if (counting) {
     auto* hist = reinterpret_cast<unsigned*>(base + L.hist);

@@ -307,78 +307,104 @@ __global__ void __launch_bounds__(kSortThreads, 1) plan_scatter_kernel(
 
 // ---- one-block plan ----------------------------------------------------------
 // The counting path for short problems (up to kSmallPlanRows rows and
-// kCountGates gates) in one block and one launch: the index check, per-gate
-// counts (shared integer atomics), the scan over gates with the tile
-// descriptors, and a stable block radix sort of every row by gate, whose
-// output is the gate-sorted order itself. (The two-kernel path ran 2 blocks
-// per kernel there: 42 us at 4097 rows and 1365 gates on the H200.)
-constexpr int kSmallPlanThreads = 512;
-constexpr int kSmallPlanItems = 16;
-constexpr int64_t kSmallPlanRows = int64_t(kSmallPlanThreads) * kSmallPlanItems;
+// kCountGates gates) in one block and one launch. Each warp owns a run of
+// consecutive rows: it counts them per gate (warp matches, no atomics), a
+// thread per gate turns the per-warp counts into per-warp offsets, the block
+// scans the gates (plan and tile descriptors), and each warp walks its rows
+// again in row order to place them: a stable counting sort. (The two-kernel
+// path ran 2 blocks a kernel here, 42 us at 4097 rows and 1365 gates on the
+// H200; a block radix sort in one block still took 28 us.)
+constexpr int kSmallPlanWarps = 16;
+constexpr int kSmallPlanThreads = kSmallPlanWarps * 32;
+constexpr int64_t kSmallPlanRows = 8192;
+constexpr int kSmallPlanSteps = int(kSmallPlanRows / kSmallPlanThreads);  // 32-row steps of a warp, at most
+// Dynamic shared memory: where each gate starts, the per-warp counts (16-bit:
+// a warp has at most 512 rows, the block 8192), a 16-bit gate id per row.
+__host__ __device__ constexpr int small_plan_smem(int64_t rows, int64_t gates) {
+  return int(gates * 4 + kSmallPlanWarps * gates * 2 + rows * 2);
+}
 
-template <class BlockSort, class BlockScan>
+template <class BlockScan>
 __global__ void __launch_bounds__(kSmallPlanThreads, 1) plan_small_kernel(
-    const int64_t* index, int64_t rows, int64_t gates, int end_bit, PlanCount* plan, TileDesc* tiles,
-    int64_t* multi_gates, int64_t* order, unsigned long long* status, unsigned long long epoch) {
-  __shared__ union {
-    typename BlockSort::TempStorage sort;
-    typename BlockScan::TempStorage scan;
-  } tmp;
-  __shared__ unsigned count[kCountGates];
+    const int64_t* index, int64_t rows, int64_t gates, PlanCount* plan, TileDesc* tiles, int64_t* multi_gates,
+    int64_t* order, unsigned long long* status, unsigned long long epoch) {
+  extern __shared__ __align__(16) unsigned char small_smem[];
+  __shared__ typename BlockScan::TempStorage scan_tmp;
   let_next_kernel_start();
-  const int tid = int(threadIdx.x);
-  for (int g = tid; g < gates; g += kSmallPlanThreads) count[g] = 0;
-  __syncthreads();
-  // Blocked: thread t holds rows t*I .. t*I+I-1, so the keys go into the
-  // stable sort in row order.
-  unsigned key[kSmallPlanItems];
-  int pos[kSmallPlanItems];
-  int64_t v[kSmallPlanItems];
+  const int tid = int(threadIdx.x), lane = tid & 31, warp = tid >> 5, G = int(gates), R = int(rows);
+  int* start = reinterpret_cast<int*>(small_smem);                          // [gates]
+  unsigned short* wcount = reinterpret_cast<unsigned short*>(start + G);     // [warps][gates]
+  unsigned short* gid = wcount + kSmallPlanWarps * G;                        // [rows]
+  unsigned short* mine = wcount + warp * G;
+  for (int i = tid; i < kSmallPlanWarps * G; i += kSmallPlanThreads) wcount[i] = 0;
+  const int seg = (R + kSmallPlanThreads - 1) / kSmallPlanThreads * 32;  // this warp's rows: [r0, r0 + seg)
+  const int r0 = warp * seg;
+  int64_t v[kSmallPlanSteps];
 #pragma unroll
-  for (int i = 0; i < kSmallPlanItems; ++i) {
-    const int r = tid * kSmallPlanItems + i;
-    v[i] = r < rows ? index[r] : gates;
+  for (int i = 0; i < kSmallPlanSteps; ++i) {  // every load first
+    const int r = r0 + i * 32 + lane;
+    v[i] = i * 32 < seg && r < R ? index[r] : -1;
   }
+  __syncthreads();  // wcount is zero
   bool bad = false;
+  const unsigned below = (1u << lane) - 1u;
 #pragma unroll
-  for (int i = 0; i < kSmallPlanItems; ++i) {
-    const int r = tid * kSmallPlanItems + i;
-    const bool ok = v[i] >= 0 && v[i] < gates;
-    if (r < rows && !ok) {
+  for (int i = 0; i < kSmallPlanSteps; ++i) {
+    if (i * 32 >= seg) break;
+    const int r = r0 + i * 32 + lane;
+    const bool in = r < R, ok = in && v[i] >= 0 && v[i] < G;
+    if (in && !ok) {
       bad = true;
       atomicMax(status, cuda_status::encode(epoch, r));
     }
-    if (r < rows && ok) atomicAdd(&count[v[i]], 1u);  // integer: the totals do not depend on timing
-    key[i] = r < rows && ok ? unsigned(v[i]) : unsigned(gates);  // padding sorts last
-    pos[i] = r;
+    if (in) gid[r] = ok ? (unsigned short)v[i] : (unsigned short)0xffff;
+    const unsigned peers = __match_any_sync(0xffffffffu, ok ? unsigned(v[i]) : ~0u);
+    if (ok && (peers & below) == 0) mine[v[i]] += (unsigned short)__popc(peers);
+    __syncwarp();
   }
   if (__syncthreads_or(bad)) return;  // the status names the row; nothing is planned
-  // Per gate (two per thread, blocked): tiles, slots and rows, scanned.
-  constexpr int G = int(kCountGates) / kSmallPlanThreads;
-  long long n[G];
+  // Per gate (blocked, GPT a thread): per-warp counts become offsets; the
+  // gate's tiles, slots and rows are scanned over the block.
+  constexpr int GPT = int(kCountGates) / kSmallPlanThreads;
+  long long n[GPT];
   PlanCount local{0, 0, 0, 0};
 #pragma unroll
-  for (int j = 0; j < G; ++j) {
-    const int k = tid * G + j;
-    n[j] = k < gates ? (long long)count[k] : 0;
-    if (k < gates) local = PlanCountSum{}(local, plan_count(n[j]));
+  for (int j = 0; j < GPT; ++j) {
+    const int k = tid * GPT + j;
+    int run = 0;
+    if (k < G)
+      for (int w = 0; w < kSmallPlanWarps; ++w) {
+        const int c = wcount[w * G + k];
+        wcount[w * G + k] = (unsigned short)run;
+        run += c;
+      }
+    n[j] = run;
+    if (k < G) local = PlanCountSum{}(local, plan_count(n[j]));
   }
   PlanCount at, total;
-  BlockScan(tmp.scan).ExclusiveScan(local, at, PlanCount{0, 0, 0, 0}, PlanCountSum{}, total);
+  BlockScan(scan_tmp).ExclusiveScan(local, at, PlanCount{0, 0, 0, 0}, PlanCountSum{}, total);
 #pragma unroll
-  for (int j = 0; j < G; ++j) {
-    const int k = tid * G + j;
-    if (k >= gates) break;
+  for (int j = 0; j < GPT; ++j) {
+    const int k = tid * GPT + j;
+    if (k >= G) break;
     plan[k] = at;
+    start[k] = int(at.rows);
     write_tiles(k, at, n[j], tiles, multi_gates);
     at = PlanCountSum{}(at, plan_count(n[j]));
   }
-  if (tid == 0) plan[gates] = total;
-  __syncthreads();  // tmp is reused by the sort
-  BlockSort(tmp.sort).Sort(key, pos, 0, end_bit);
-#pragma unroll
-  for (int i = 0; i < kSmallPlanItems; ++i)  // blocked again: sorted positions t*I .. t*I+I-1
-    if (key[i] < unsigned(gates)) order[tid * kSmallPlanItems + i] = pos[i];
+  if (tid == 0) plan[G] = total;
+  __syncthreads();
+  // Place this warp's rows, in row order: a gate's rows of earlier warps, of
+  // earlier steps of this warp, then of lower lanes come first.
+  for (int i = 0; i < seg; i += 32) {
+    const int r = r0 + i + lane;
+    const unsigned k = r < R ? gid[r] : 0xffffu;
+    const unsigned peers = __match_any_sync(0xffffffffu, k);
+    if (k != 0xffffu) order[start[k] + mine[k] + __popc(peers & below)] = r;
+    __syncwarp();
+    if (k != 0xffffu && (peers & below) == 0) mine[k] += (unsigned short)__popc(peers);
+    __syncwarp();
+  }
 }
 
 }  // namespace cuda_detail
