@@ -53,29 +53,12 @@ struct PlanCountOf {
   }
 };
 
-// The valid lanes whose key equals this lane's, for keys below 2^bits: one
-// ballot per key bit. (match.any took the one-block plan to 26 us in ncu on
-// the H200 at 4097 rows and 1365 gates, 18 matches a warp; bench/NOTES.md v7.)
-// Meaningless on an invalid lane. Every lane of the warp must call it together.
-__device__ __forceinline__ unsigned match_by_ballots(unsigned key, bool valid, int bits) {
-  unsigned m = __ballot_sync(0xffffffffu, valid);
-  for (int b = 0; b < bits; ++b) {
-    const unsigned set = __ballot_sync(0xffffffffu, (key >> b) & 1u);
-    m &= (key >> b) & 1u ? set : ~set;
-  }
-  return m;
-}
-// Bits of the keys 0 .. n-1.
-__device__ __forceinline__ int key_bits(int64_t n) { return n <= 1 ? 0 : 64 - __clzll((unsigned long long)(n - 1)); }
-
 // count[v] += 1 for each lane whose row is valid (ok), with one integer
 // atomic per distinct gate in the warp: the totals do not depend on timing.
-// Every lane of the warp must call it together. `bits`: key_bits(gates), or
-// more than 16 for match.any (few lanes share a gate among very many).
+// Every lane of the warp must call it together.
 template <class Count>
-__device__ __forceinline__ void count_rows_per_gate(Count* count, bool ok, int64_t v, int lane, int bits) {
-  const unsigned peers = bits <= 16 ? match_by_ballots(unsigned(v), ok, bits)
-                                    : __match_any_sync(0xffffffffu, ok ? (unsigned long long)v : ~0ull);
+__device__ __forceinline__ void count_rows_per_gate(Count* count, bool ok, int64_t v, int lane) {
+  const unsigned peers = __match_any_sync(0xffffffffu, ok ? (unsigned long long)v : ~0ull);
   if (ok && lane == __ffs(peers) - 1) atomicAdd(&count[v], Count(__popc(peers)));
 }
 
@@ -95,7 +78,7 @@ __global__ void bwd_prepare_kernel(const int64_t* index, int64_t rows, int64_t g
       row_ids[i] = i;
       if (!ok) atomicMax(status, cuda_status::encode(epoch, i));
     }
-    count_rows_per_gate(counts, ok, v, lane, key_bits(gates));
+    count_rows_per_gate(counts, ok, v, lane);
   }
 }
 
@@ -205,7 +188,7 @@ __global__ void __launch_bounds__(kSortThreads) plan_count_kernel(const int64_t*
     const bool in = r < rows;
     const bool ok = in && v[i] >= 0 && v[i] < gates;
     if (in && !ok) atomicMax(status, cuda_status::encode(epoch, r));
-    count_rows_per_gate(count, ok, v[i], lane, key_bits(gates));
+    count_rows_per_gate(count, ok, v[i], lane);
   }
   __syncthreads();
   for (int g = threadIdx.x; g < gates; g += blockDim.x) hist[int64_t(g) * chunks + blockIdx.x] = count[g];
@@ -328,8 +311,7 @@ __global__ void __launch_bounds__(kSortThreads, 1) plan_scatter_kernel(
 // consecutive rows: it counts them per gate (warp matches, no atomics), a
 // thread per gate turns the per-warp counts into per-warp offsets, the block
 // scans the gates (plan and tile descriptors), and each warp walks its rows
-// again in row order to place them: a stable counting sort, with warp
-// matches made of ballots (match_by_ballots). (The two-kernel
+// again in row order to place them: a stable counting sort. (The two-kernel
 // path ran 2 blocks a kernel here, 42 us at 4097 rows and 1365 gates on the
 // H200; a block radix sort in one block still took 28 us.)
 constexpr int kSmallPlanWarps = 16;
@@ -366,7 +348,6 @@ __global__ void __launch_bounds__(kSmallPlanThreads, 1) plan_small_kernel(
   __syncthreads();  // wcount is zero
   bool bad = false;
   const unsigned below = (1u << lane) - 1u;
-  const int bits = key_bits(gates);
 #pragma unroll
   for (int i = 0; i < kSmallPlanSteps; ++i) {
     if (i * 32 >= seg) break;
@@ -377,7 +358,7 @@ __global__ void __launch_bounds__(kSmallPlanThreads, 1) plan_small_kernel(
       atomicMax(status, cuda_status::encode(epoch, r));
     }
     if (in) gid[r] = ok ? (unsigned short)v[i] : (unsigned short)0xffff;
-    const unsigned peers = match_by_ballots(unsigned(v[i]), ok, bits);
+    const unsigned peers = __match_any_sync(0xffffffffu, ok ? unsigned(v[i]) : ~0u);
     if (ok && (peers & below) == 0) mine[v[i]] += (unsigned short)__popc(peers);
     __syncwarp();
   }
@@ -418,7 +399,7 @@ __global__ void __launch_bounds__(kSmallPlanThreads, 1) plan_small_kernel(
   for (int i = 0; i < seg; i += 32) {
     const int r = r0 + i + lane;
     const unsigned k = r < R ? gid[r] : 0xffffu;
-    const unsigned peers = match_by_ballots(k, k != 0xffffu, bits);
+    const unsigned peers = __match_any_sync(0xffffffffu, k);
     if (k != 0xffffu) order[start[k] + mine[k] + __popc(peers & below)] = r;
     __syncwarp();
     if (k != 0xffffu && (peers & below) == 0) mine[k] += (unsigned short)__popc(peers);
