@@ -34,33 +34,12 @@ __device__ __forceinline__ Pack<T, N> load_pack(const T* p) {
 // split the backward kernels' 16-byte stores of grad_res and grad_y into four
 // 4-byte stores (seen in their PTX and SASS), a quarter of each 32-byte sector
 // per instruction, which more than doubled their store-issue time.
-// (A measuring build with -DGATECHECK_STORE_PLAIN stores without the .wb
-// qualifier, which changes a cache-policy bit of the SASS store.)
-#ifdef GATECHECK_STORE_PLAIN
-__device__ __forceinline__ void plain_store(uint4* p, uint4 v) {
-  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
-}
-__device__ __forceinline__ void plain_store(uint2* p, uint2 v) {
-  asm volatile("st.global.v2.u32 [%0], {%1, %2};" ::"l"(p), "r"(v.x), "r"(v.y) : "memory");
-}
-__device__ __forceinline__ void plain_store(unsigned* p, unsigned v) {
-  asm volatile("st.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ void plain_store(unsigned short* p, unsigned short v) {
-  asm volatile("st.global.u16 [%0], %1;" ::"l"(p), "h"(v) : "memory");
-}
-#endif
-
 template <class T, int N>
 __device__ __forceinline__ void store_pack(T* p, const Pack<T, N>& v) {
   using Raw = typename RawOf<N * int(sizeof(T))>::type;
   Raw r;
   memcpy(&r, &v, sizeof r);
-#ifdef GATECHECK_STORE_PLAIN
-  plain_store(reinterpret_cast<Raw*>(p), r);
-#else
   __stwb(reinterpret_cast<Raw*>(p), r);
-#endif
 }
 
 }  // namespace cuda_detail
