@@ -4,9 +4,11 @@
 //
 // Backward pipeline (no host sync, no float atomics):
 //   plan      the index check and the gate-sorted row order with its tile
-//             descriptors (gate_residual_cuda_plan.cuh): two kernels up to
-//             2048 gates (per-chunk histograms; per-chunk block sort and
-//             scatter), else a prologue, a CUB stable radix sort and a scan
+//             descriptors (gate_residual_cuda_plan.cuh): up to 2048 gates one
+//             block up to 8192 rows, else two kernels (per-chunk histograms;
+//             per-chunk block sort and scatter); more gates a prologue, a CUB
+//             stable radix sort and a scan. (Or no plan in memory at all: the
+//             one-kernel backward of gate_residual_cuda_pipe.cuh.)
 //   tiles     grad_res, grad_y and per-tile fp32 partials (single-tile gates
 //             and unused gates write grad_gate directly): staged through
 //             shared memory for long tiles, one thread per column otherwise

@@ -52,7 +52,8 @@ Status gate_residual_cuda_sync_status(const char* op, const gatecheck_problem& p
                                       const int64_t* index);
 
 // Tuning knobs (0 = automatic). The benchmark sets them to compare variants;
-// GATECHECK_CUDA_TUNING="plan=1,tile=1,vec=8,no_pdl" sets them at start-up,
+// GATECHECK_CUDA_TUNING="plan=1,tile=1,vec=8,no_pdl" sets them at start-up
+// (all knobs: kernels/cuda/README.md),
 // to take one backward path out of the picture when a kernel is suspect.
 struct CudaTuning {
   int bwd_vector_bytes = 0;  // bytes per thread per tensor in the backward tile kernel: 4, 8 or 16
@@ -81,7 +82,8 @@ CudaTuning& gate_residual_cuda_tuning();
 
 // A measuring build (-DGATECHECK_PIPE_PHASES) of the one-kernel backward adds
 // up, per warp, the SM cycles of each phase: plan, copy issue, copy wait,
-// first barrier, grad_res/grad_y stores, column sums, second barrier, the rest.
+// the stage's barrier, grad_res/grad_y stores, column sums, the barrier at
+// the end of a tile, the rest (loop tops, the fold).
 // Returns the mean per warp since the last call (and clears the totals), or
 // false in an ordinary build.
 constexpr int kPipePhaseCount = 8;
