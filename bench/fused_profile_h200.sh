@@ -14,7 +14,7 @@ cat "$OUT/phases.txt"
 cuobjdump -sass -fun "$K" build/kernels/cuda/CMakeFiles/gc_cuda.dir/gate_residual_cuda.cu.o > "$OUT/fused-sass.txt" 2>&1
 wc -l "$OUT/fused-sass.txt"
 timeout 240 ncu --clock-control none --kernel-name regex:bwd_fused --launch-skip 5 --launch-count 1 --set full -o /tmp/fused \
-  build/bench/gatecheck-bench $SHAPE --bwd-variants fused --no-torch --reps 10 --warmup 2 > /tmp/ncu.log 2>&1
+  build/bench/gatecheck-bench $SHAPE --bwd-variants fused --no-torch --reps 50 --warmup 2 > /tmp/ncu.log 2>&1
 tail -3 /tmp/ncu.log
 ncu --import /tmp/fused.ncu-rep --page source --csv --print-source sass > "$OUT/fused-source.csv" 2>&1
 wc -l "$OUT/fused-source.csv"; head -2 "$OUT/fused-source.csv" | cut -c1-400
