@@ -5,8 +5,8 @@
 // but its loads need not be: cp.async keeps kPipeDepth stages of rows in
 // flight per block without holding them in registers, so that few long tiles
 // keep more bytes in flight (Little's law). On the H200 it beats the
-// register-staged and per-thread kernels where few bytes are in flight, but
-// stays latency-bound there, not bandwidth-bound (bench/NOTES.md, v6).
+// register-staged and per-thread kernels where few bytes are in flight
+// (bench/NOTES.md, v6 and v7).
 //
 //   bwd_pipe_kernel   tiles from the index plan in memory (fold kernel after)
 //   bwd_fused_kernel  up to kFusedMaxRows rows and kFusedMaxGates gates: each
