@@ -7,7 +7,10 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <sstream>
+#include <type_traits>
+#include <vector>
 
 namespace gatecheck {
 
@@ -86,9 +89,45 @@ void parse_tensor(const json& j, const char* name, HostTensor* t, const std::str
   }
 }
 
+// The integer type a field holds (itself, or its arrays' elements), or void.
+template <class T, class = void>
+struct IntegerOf {
+  using type = void;
+};
+template <class T>
+struct IntegerOf<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>>> {
+  using type = T;
+};
+template <class T>
+struct IntegerOf<std::vector<T>> : IntegerOf<T> {};
+
+// Every number in v is a JSON integer within I's range. nlohmann's get<I>
+// casts a float or an out-of-range integer (undefined for 5.5e107, which the
+// corpus-file fuzzer found; a silent wrap for 2^64 - 1 or 2^32 + 1).
+template <class I>
+void require_integers(const json& v, const char* name, const std::string& origin) {
+  if (v.is_array()) {
+    for (const json& e : v) require_integers<I>(e, name, origin);
+    return;
+  }
+  if (!v.is_number()) return;  // a wrong type is reported by get<> itself
+  using L = std::numeric_limits<I>;
+  bool ok = false;
+  if (v.is_number_unsigned()) ok = v.get<uint64_t>() <= uint64_t(L::max());
+  else if (v.is_number_integer()) {
+    const int64_t x = v.get<int64_t>();
+    ok = x >= 0 ? uint64_t(x) <= uint64_t(L::max()) : std::is_signed_v<I> && x >= int64_t(L::min());
+  }
+  if (!ok)
+    fail(origin, std::string("'") + name + "' holds " + v.dump() + ", not an integer in [" +
+                     std::to_string(L::min()) + ", " + std::to_string(L::max()) + "]");
+}
+
 template <class T>
 T field(const json& j, const char* name, const std::string& origin) {
   if (!j.contains(name)) fail(origin, std::string("missing field '") + name + "'");
+  if constexpr (!std::is_void_v<typename IntegerOf<T>::type>)
+    require_integers<typename IntegerOf<T>::type>(j.at(name), name, origin);
   try {
     return j.at(name).get<T>();
   } catch (const json::exception&) {
@@ -103,6 +142,15 @@ int64_t shape_field(const json& j, const char* name, const std::string& origin) 
 }
 
 }  // namespace
+
+bool is_valid_utf8(const std::string& s) {
+  try {
+    (void)json(s).dump();  // the strict error handler throws on invalid UTF-8
+    return true;
+  } catch (const json::type_error&) {
+    return false;
+  }
+}
 
 std::string case_to_json(const CaseFile& f) {
   const Case& c = f.c;

@@ -45,6 +45,10 @@ CaseFile read_case_file(const std::string& path);
 // Writes atomically (temp file + rename), so a crash never leaves half a file.
 void write_case_file(const std::string& path, const CaseFile& f);
 
+// True if s is valid UTF-8 (nlohmann's own check): a case's names must be, or
+// the JSON writer would replace bytes and the case would not round-trip.
+bool is_valid_utf8(const std::string& s);
+
 // A short content hash of the case (hex), used to name corpus files.
 std::string case_digest(const Case& c);
 

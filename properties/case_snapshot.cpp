@@ -37,6 +37,13 @@ struct Reader {
     pos += size_t(n);
     return s;
   }
+  // A name of the case (plan kind, index pattern, value class): valid UTF-8,
+  // so that the case survives a JSON round trip (found by fuzz_corpus_file).
+  std::string name(const char* what) {
+    std::string s = str();
+    if (!is_valid_utf8(s)) fail(std::string("has a ") + what + " that is not valid UTF-8");
+    return s;
+  }
 };
 }  // namespace
 
@@ -90,7 +97,7 @@ CaseFile case_from_snapshot(const std::string& bytes, const std::string& origin)
   for (HostTensor* t : {&f.c.res, &f.c.gate, &f.c.y, &f.c.grad_out}) rd.raw(t->bytes.data(), t->bytes.size());
   if (rd.i64()) {
     BatchPlan p;
-    p.kind = rd.str();
+    p.kind = rd.name("plan kind");
     p.repeats = int(rd.count(1 << 20, "repeat count"));
     const int64_t nb = rd.i64();
     if (nb < 0 || uint64_t(nb) > (bytes.size() - rd.pos) / 8) rd.fail("is truncated (" + std::to_string(nb) + " batches)");
@@ -109,8 +116,8 @@ CaseFile case_from_snapshot(const std::string& bytes, const std::string& origin)
   FailureRecord r;
   for (std::string* s : {&r.impl, &r.device, &r.property, &r.message, &r.repro}) *s = rd.str();
   if (has_failure) f.failure = r;
-  f.c.index_pattern = rd.str();
-  f.c.value_class = rd.str();
+  f.c.index_pattern = rd.name("index pattern");
+  f.c.value_class = rd.name("value class");
   return f;
 }
 

@@ -140,6 +140,53 @@ TEST(CaseFile, CorruptFilesGiveClearErrors) {
   expect_error("{\"format\": \"gatecheck-case\", \"version\": 1}", "missing field 'dtype'");
 }
 
+// Integer fields take JSON integers in their type's range, and nothing else.
+// A cast from 5.5e107 (found by fuzz_corpus_file under UBSan in the CI smoke
+// run) was undefined behaviour; 2^64 - 1 or 2^32 + 1 would have wrapped.
+TEST(CaseFile, NumbersOutsideAnIntegerFieldsTypeAreErrors) {
+  CaseFile f{special_case(DType::bf16), std::nullopt, {}, ""};
+  const nlohmann::json j = nlohmann::json::parse(case_to_json(f));
+  auto edited = [&](auto&& edit) {
+    nlohmann::json k = j;
+    edit(k);
+    return k.dump();
+  };
+  expect_error(edited([](auto& k) { k["index"][0] = 5.55556e+107; }), "'index' holds 5.55556e+107");
+  expect_error(edited([](auto& k) { k["index"][1] = 0.5; }), "'index' holds 0.5");
+  expect_error(edited([](auto& k) { k["index"][0] = 18446744073709551615ULL; }), "'index' holds 18446744073709551615");
+  expect_error(edited([](auto& k) { k["rows"] = 1e300; }), "'rows' holds 1e+300");
+  expect_error(edited([](auto& k) { k["version"] = 4294967297LL; }), "'version' holds 4294967297");
+  expect_error(edited([](auto& k) { k["plan"]["batches"][0][0] = -1e30; }), "'batches' holds -1e+30");
+  // An integer written with an exponent is still a float to JSON: refused too.
+  expect_error(edited([](auto& k) { k["gates"] = 2.0; }), "'gates' holds 2.0");
+}
+
+// A snapshot is bytes; a case's names in it must still be text the JSON
+// writer keeps (fuzz_corpus_file found a plan kind with a stray 0xa4 byte:
+// JSON replaced it and the case changed in the round trip).
+TEST(CaseFile, SnapshotNamesMustBeValidUtf8) {
+  for (const char* what : {"plan kind", "index pattern", "value class"}) {
+    CaseFile f{special_case(DType::f32), std::nullopt, {}, ""};
+    const std::string bad = std::string("x\xa4y", 3);
+    if (std::string(what) == "plan kind") f.c.plan = BatchPlan{bad, {{0}}, 0};
+    if (std::string(what) == "index pattern") f.c.index_pattern = bad;
+    if (std::string(what) == "value class") f.c.value_class = bad;
+    try {
+      case_from_snapshot(case_to_snapshot(f), "s.bin");
+      ADD_FAILURE() << what << " with an invalid byte accepted";
+    } catch (const CaseFileError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("has a ") + what + " that is not valid UTF-8"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  CaseFile ok{special_case(DType::f32), std::nullopt, {}, ""};
+  ok.c.index_pattern = "uniform \xc3\xa9";  // valid UTF-8 (e with an acute accent) is kept
+  EXPECT_EQ(case_from_snapshot(case_to_snapshot(ok), "s.bin").c.index_pattern, ok.c.index_pattern);
+  EXPECT_TRUE(is_valid_utf8("plain"));
+  EXPECT_FALSE(is_valid_utf8(std::string("\xff", 1)));
+}
+
 TEST(CaseFile, TruncatedSnapshotsGiveClearErrors) {
   CaseFile f{special_case(DType::f32), std::nullopt, {}, ""};
   const std::string snap = case_to_snapshot(f);
