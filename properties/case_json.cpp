@@ -207,8 +207,10 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
   const int64_t rows = shape_field(j, "rows", origin), dim = shape_field(j, "dim", origin),
                 gates = shape_field(j, "gates", origin);
   const int64_t n = checked_elements(rows, dim), ng = checked_elements(gates, dim);
-  if (n < 0 || n > kMaxCaseElements || ng < 0 || ng > kMaxCaseElements || rows > kMaxCaseElements ||
-      gates > kMaxCaseElements)
+  if (rows > kMaxCaseRows || gates > kMaxCaseRows)
+    fail(origin, "shape rows=" + std::to_string(rows) + " gates=" + std::to_string(gates) + " exceeds the limit of " +
+                     std::to_string(kMaxCaseRows) + " rows and gates");
+  if (n < 0 || n > kMaxCaseElements || ng < 0 || ng > kMaxCaseElements)
     fail(origin, "shape rows=" + std::to_string(rows) + " dim=" + std::to_string(dim) + " gates=" +
                      std::to_string(gates) + " exceeds the " + std::to_string(kMaxCaseElements) +
                      "-element limit per tensor");

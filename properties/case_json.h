@@ -18,6 +18,10 @@ constexpr int kCaseFormatVersion = 1;
 // Refuse files describing more than this many elements per tensor: a corrupt
 // or hostile file must not make us allocate without bound.
 constexpr int64_t kMaxCaseElements = int64_t(1) << 24;
+// And more rows or gates than this: each is an entry of the JSON file even at
+// dim 0 (a 9.9-million-gate, dim-0 snapshot took the fuzzer's JSON round trip
+// past its 10 s timeout). Cases this large are stored as generator specs.
+constexpr int64_t kMaxCaseRows = int64_t(1) << 20;
 
 // Provenance of a failure, stored with the case.
 struct FailureRecord {

@@ -85,8 +85,8 @@ CaseFile case_from_snapshot(const std::string& bytes, const std::string& origin)
   rd.pos = sizeof kSnapshotMagic;
   const int64_t dt = rd.i64();
   if (dt < 0 || dt > 2) rd.fail("has an unknown dtype " + std::to_string(dt));
-  const int64_t rows = rd.count(kMaxCaseElements, "row count"), dim = rd.count(kMaxCaseElements, "dim"),
-                gates = rd.count(kMaxCaseElements, "gate count");
+  const int64_t rows = rd.count(kMaxCaseRows, "row count"), dim = rd.count(kMaxCaseElements, "dim"),
+                gates = rd.count(kMaxCaseRows, "gate count");
   const int64_t n = checked_elements(rows, dim), ng = checked_elements(gates, dim);
   const int64_t esz = dtype_size(DType(dt));
   if (n < 0 || ng < 0 || n > kMaxCaseElements || ng > kMaxCaseElements) rd.fail("describes too large a case");

@@ -187,6 +187,31 @@ TEST(CaseFile, SnapshotNamesMustBeValidUtf8) {
   EXPECT_FALSE(is_valid_utf8(std::string("\xff", 1)));
 }
 
+// Rows and gates are bounded even where dim 0 makes every tensor empty: each
+// is still an entry of the JSON file.
+TEST(CaseFile, RowAndGateCountsAreBounded) {
+  CaseFile f{special_case(DType::bf16), std::nullopt, {}, ""};
+  const nlohmann::json j = nlohmann::json::parse(case_to_json(f));
+  nlohmann::json k = j;
+  k["dim"] = 0;
+  k["gates"] = kMaxCaseRows + 1;
+  expect_error(k.dump(), "exceeds the limit of 1048576 rows and gates");
+  for (const bool gates : {false, true}) {
+    CaseFile e{make_case(DType::bf16, gates ? 0 : kMaxCaseRows + 1, 0, gates ? kMaxCaseRows + 1 : 0), std::nullopt, {},
+               ""};
+    try {
+      case_from_snapshot(case_to_snapshot(e), "s.bin");
+      ADD_FAILURE() << (gates ? "gates" : "rows") << " past the limit accepted";
+    } catch (const CaseFileError& x) {
+      EXPECT_NE(std::string(x.what()).find(gates ? "bad gate count (1048577)" : "bad row count (1048577)"),
+                std::string::npos)
+          << x.what();
+    }
+  }
+  CaseFile at{make_case(DType::bf16, 0, 0, kMaxCaseRows), std::nullopt, {}, ""};  // the limit itself is read
+  EXPECT_EQ(case_from_snapshot(case_to_snapshot(at), "s.bin").c.gates, kMaxCaseRows);
+}
+
 TEST(CaseFile, TruncatedSnapshotsGiveClearErrors) {
   CaseFile f{special_case(DType::f32), std::nullopt, {}, ""};
   const std::string snap = case_to_snapshot(f);
