@@ -155,19 +155,30 @@ Workspace* begin_cuda_call(const char* op, const gatecheck_problem& p, Status ch
 
 // Launches with programmatic dependent launch allowed: the kernel may start
 // while the previous one drains; it calls wait_for_previous_kernel() first.
+// `cluster` > 1 also groups that many blocks along x into a thread-block
+// cluster, where it divides grid.x (else none).
 template <class... KArgs, class... Args>
-void launch_after(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t s, Args... args) {
-  cudaLaunchAttribute attr[1];
+void launch_after_in_clusters(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t s,
+                              unsigned cluster, Args... args) {
+  cudaLaunchAttribute attr[2];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = gate_residual_cuda_tuning().no_pdl ? 0 : 1;
+  attr[1].id = cudaLaunchAttributeClusterDimension;
+  attr[1].val.clusterDim.x = cluster;
+  attr[1].val.clusterDim.y = 1;
+  attr[1].val.clusterDim.z = 1;
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem;
   cfg.stream = s;
   cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  cfg.numAttrs = cluster > 1 && grid.x % cluster == 0 ? 2 : 1;
   cudaLaunchKernelEx(&cfg, kernel, args...);  // errors surface through cudaGetLastError()
+}
+template <class... KArgs, class... Args>
+void launch_after(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t s, Args... args) {
+  launch_after_in_clusters(kernel, grid, block, smem, s, 1u, args...);
 }
 
 size_t align_up(size_t n) { return (n + 255) & ~size_t(255); }
@@ -444,7 +455,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   // grid takes at most two waves of resident blocks (blocks past the last
   // tile, the last in the grid, only scan the index). H200 4097x5376x9, 525
   // blocks for 396 slots: 104.3 us against 112.2 for the counting plan and
-  // the copy pipeline (run 17, bench/NOTES.md v7; before the store fix of v7
+  // the copy pipeline (run 16, bench/NOTES.md v7; before the store fix of v7
   // it lost, 121.2 against 119.6). plan=3 forces it where it applies.
   if (fused_applies(p, max_bytes) && (plan_choice == 3 || (plan_choice == 0 && tile_choice == 0))) {
     bool launched = false;
@@ -466,22 +477,8 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       // The first kernel of the call, launched with PDL all the same: it waits
       // for the previous kernel before it reads anything, so only its launch
       // overlaps. Optionally in clusters along the column chunks (tuning).
-      cudaLaunchAttribute attr[2];
-      attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      attr[0].val.programmaticStreamSerializationAllowed = gate_residual_cuda_tuning().no_pdl ? 0 : 1;
-      const unsigned cluster = unsigned(gate_residual_cuda_tuning().fused_cluster);
-      attr[1].id = cudaLaunchAttributeClusterDimension;
-      attr[1].val.clusterDim.x = cluster;
-      attr[1].val.clusterDim.y = 1;
-      attr[1].val.clusterDim.z = 1;
-      cudaLaunchConfig_t cfg = {};
-      cfg.gridDim = grid;
-      cfg.blockDim = dim3(kThreads);
-      cfg.dynamicSmemBytes = size_t(smem);
-      cfg.stream = s;
-      cfg.attrs = attr;
-      cfg.numAttrs = cluster > 1 && grid.x % cluster == 0 ? 2 : 1;
-      cudaLaunchKernelEx(&cfg, kernel, a, f);
+      launch_after_in_clusters(kernel, grid, dim3(kThreads), size_t(smem), s,
+                               unsigned(gate_residual_cuda_tuning().fused_cluster), a, f);
       e = cudaGetLastError();
       launched = true;  // every used counter is back to zero after it
     }); });
