@@ -18,7 +18,6 @@
 #include <cuda_runtime.h>
 
 #include <cub/block/block_radix_sort.cuh>
-#include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <thrust/iterator/counting_iterator.h>
@@ -403,7 +402,7 @@ cudaError_t cub_plan(const gatecheck_problem& p, const BwdLayout& L, char* base,
                                       row_ids, order, p.rows, 0, L.end_bit, s);
   if (e != cudaSuccess) return e;
   if (p.gates <= kPlanBlockGates && !gate_residual_cuda_tuning().device_wide_plan) {
-    using Scan = cub::BlockScan<PlanCount, kPlanThreads>;
+    using Scan = PlanScan<kPlanThreads>;
     launch_after(plan_block_kernel<Scan>, dim3(1), dim3(kPlanThreads), 0, s, counts, p.gates, plan, tiles,
                  multi, status, w.epoch);
   } else {
@@ -487,7 +486,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   const bool counting = L.chunks > 0 && plan_choice != 1 && !gate_residual_cuda_tuning().device_wide_plan;
   if (counting && p.rows <= kSmallPlanRows) {
     // The first kernel of the call: a plain launch (see check_index_kernel).
-    constexpr auto kernel = plan_small_kernel<cub::BlockScan<PlanCount, kSmallPlanThreads>>;
+    constexpr auto kernel = plan_small_kernel<PlanScan<kSmallPlanThreads>>;
     if ((e = allow_pipe_smem<kernel>(small_plan_smem(kSmallPlanRows, kCountGates))) != cudaSuccess) return e;
     kernel<<<1, kSmallPlanThreads, size_t(small_plan_smem(p.rows, p.gates)), s>>>(index, p.rows, p.gates, plan, tiles,
                                                                                    multi, order, w.status, w.epoch);
@@ -497,7 +496,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
     plan_count_kernel<<<unsigned(L.chunks), kSortThreads, 0, s>>>(index, p.rows, p.gates, w.status, w.epoch,
                                                                    hist, L.chunks);
     using Sort = cub::BlockRadixSort<unsigned, kSortThreads, kSortItems, int>;
-    using Scan = cub::BlockScan<PlanCount, kSortThreads>;
+    using Scan = PlanScan<kSortThreads>;
     launch_after(plan_scatter_kernel<Sort, Scan>, dim3(unsigned(L.chunks)), dim3(kSortThreads), 0, s, index, p.rows,
                  p.gates, L.chunk_bits, static_cast<const unsigned*>(hist), L.chunks, plan, tiles, multi, order,
                  status, w.epoch);

@@ -43,6 +43,52 @@ __host__ __device__ __forceinline__ PlanCount plan_count(long long n) {
   const long long t = n <= kGradGateTileRows ? 1 : (n + kGradGateTileRows - 1) / kGradGateTileRows;
   return t > 1 ? PlanCount{t, t, 1, n} : PlanCount{1, 0, 0, n};
 }
+// Exclusive scan of PlanCount over a block of Threads threads in thread
+// order, with the block's total: shuffles within each warp, the warps' totals
+// through shared memory, read by every thread. It stands in for
+// cub::BlockScan, whose raking warp spilled these 32-byte records to local
+// memory in every plan kernel (ptxas -v: 356 to 2112 bytes of spill stores;
+// in ncu one warp ran that part alone between two barriers). Called by every
+// thread; the temporary storage is free again on return.
+template <int Threads>
+struct PlanScan {
+  static constexpr int kWarps = Threads / 32;
+  struct TempStorage {
+    PlanCount warp_total[kWarps];
+  };
+  TempStorage& tmp;
+  __device__ explicit PlanScan(TempStorage& t) : tmp(t) {}
+  __device__ static PlanCount shfl_up(const PlanCount& v, int d) {
+    return PlanCount{__shfl_up_sync(0xffffffffu, v.tiles, d), __shfl_up_sync(0xffffffffu, v.slots, d),
+                     __shfl_up_sync(0xffffffffu, v.multi, d), __shfl_up_sync(0xffffffffu, v.rows, d)};
+  }
+  // out = init + the sum over earlier threads; total = the sum over all.
+  __device__ void ExclusiveScan(const PlanCount& x, PlanCount& out, const PlanCount& init, PlanCountSum sum,
+                                PlanCount& total) {
+    const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
+    PlanCount inc = x;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const PlanCount v = shfl_up(inc, d);
+      if (lane >= d) inc = sum(v, inc);
+    }
+    PlanCount ex = shfl_up(inc, 1);
+    if (lane == 0) ex = PlanCount{0, 0, 0, 0};
+    if (lane == 31) tmp.warp_total[warp] = inc;
+    __syncthreads();
+    PlanCount before{0, 0, 0, 0}, all{0, 0, 0, 0};
+#pragma unroll 4
+    for (int w = 0; w < kWarps; ++w) {
+      const PlanCount t = tmp.warp_total[w];
+      if (w < warp) before = sum(before, t);
+      all = sum(all, t);
+    }
+    __syncthreads();
+    out = sum(init, sum(before, ex));
+    total = all;
+  }
+};
+
 // Gate k's counts; k == gates gives zeros, so an exclusive scan over gates + 1
 // entries ends with the totals.
 struct PlanCountOf {
