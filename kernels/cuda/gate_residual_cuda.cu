@@ -186,7 +186,7 @@ size_t align_up(size_t n) { return (n + 255) & ~size_t(255); }
 // counters come first, so that they stay in place from call to call.
 struct BwdLayout {
   int64_t counter_slots;  // 8-byte counters at the start: the CUB path's per-gate counts, the fused path's per (gate, column chunk) tile counts
-  size_t counts, row_ids, order, keys, plan, tiles, multi, partials, sort_tmp, scan_tmp, hist, total;
+  size_t counts, row_ids, order, keys, plan, tiles, folds, partials, sort_tmp, scan_tmp, hist, total;
   size_t sort_bytes, scan_bytes;
   int64_t tile_bound, multi_bound, slot_bound;
   int end_bit;       // CUB path: bits of gates - 1
@@ -299,7 +299,7 @@ cudaError_t plan_layout(const gatecheck_problem& p, BwdLayout* L) {
   L->keys = take(r8);
   L->plan = take(size_t(p.gates + 1) * sizeof(PlanCount));
   L->tiles = take(size_t(L->tile_bound) * sizeof(TileDesc));
-  L->multi = take(size_t(L->multi_bound) * 8);
+  L->folds = take(size_t(L->multi_bound) * sizeof(FoldDesc));
   L->partials = take(size_t(L->slot_bound) * size_t(p.dim) * sizeof(float));
   L->sort_tmp = take(L->sort_bytes);
   L->scan_tmp = take(L->scan_bytes);
@@ -389,7 +389,7 @@ cudaError_t cub_plan(const gatecheck_problem& p, const BwdLayout& L, char* base,
   auto* keys = reinterpret_cast<unsigned long long*>(base + L.keys);
   auto* plan = reinterpret_cast<PlanCount*>(base + L.plan);
   auto* tiles = reinterpret_cast<TileDesc*>(base + L.tiles);
-  auto* multi = reinterpret_cast<int64_t*>(base + L.multi);
+  auto* folds = reinterpret_cast<FoldDesc*>(base + L.folds);
   cudaError_t e;
   if ((e = zero_counters(w, counts, p.gates, s)) != cudaSuccess) return e;
   w.zeroed_counts = 0;  // until the plan step below is queued
@@ -402,9 +402,8 @@ cudaError_t cub_plan(const gatecheck_problem& p, const BwdLayout& L, char* base,
                                       row_ids, order, p.rows, 0, L.end_bit, s);
   if (e != cudaSuccess) return e;
   if (p.gates <= kPlanBlockGates && !gate_residual_cuda_tuning().device_wide_plan) {
-    using Scan = PlanScan<kPlanThreads>;
-    launch_after(plan_block_kernel<Scan>, dim3(1), dim3(kPlanThreads), 0, s, counts, p.gates, plan, tiles,
-                 multi, status, w.epoch);
+    launch_after(plan_block_kernel, dim3(1), dim3(kPlanThreads), 0, s, counts, p.gates, plan, tiles,
+                 folds, status, w.epoch);
   } else {
     size_t scan_bytes = L.scan_bytes;
     PlanIter it(thrust::counting_iterator<int64_t>(0), PlanCountOf{counts, p.gates});
@@ -412,7 +411,7 @@ cudaError_t cub_plan(const gatecheck_problem& p, const BwdLayout& L, char* base,
                                        PlanCount{0, 0, 0, 0}, p.gates + 1, s);
     if (e != cudaSuccess) return e;
     launch_after(fill_tiles_kernel, dim3(grid_1d(p.gates, 128)), dim3(128), 0, s, counts,
-                 static_cast<const PlanCount*>(plan), p.gates, tiles, multi, status, w.epoch);
+                 static_cast<const PlanCount*>(plan), p.gates, tiles, folds, status, w.epoch);
   }
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
   w.zeroed_counts = p.gates;
@@ -438,7 +437,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   auto* order = reinterpret_cast<int64_t*>(base + L.order);
   auto* plan = reinterpret_cast<PlanCount*>(base + L.plan);
   auto* tiles = reinterpret_cast<TileDesc*>(base + L.tiles);
-  auto* multi = reinterpret_cast<int64_t*>(base + L.multi);
+  auto* folds = reinterpret_cast<FoldDesc*>(base + L.folds);
   auto* partials = reinterpret_cast<float*>(base + L.partials);
 
   const auto* status = static_cast<const unsigned long long*>(w.status);
@@ -486,19 +485,18 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   const bool counting = L.chunks > 0 && plan_choice != 1 && !gate_residual_cuda_tuning().device_wide_plan;
   if (counting && p.rows <= kSmallPlanRows) {
     // The first kernel of the call: a plain launch (see check_index_kernel).
-    constexpr auto kernel = plan_small_kernel<PlanScan<kSmallPlanThreads>>;
+    constexpr auto kernel = plan_small_kernel;
     if ((e = allow_pipe_smem<kernel>(small_plan_smem(kSmallPlanRows, kCountGates))) != cudaSuccess) return e;
     kernel<<<1, kSmallPlanThreads, size_t(small_plan_smem(p.rows, p.gates)), s>>>(index, p.rows, p.gates, plan, tiles,
-                                                                                   multi, order, w.status, w.epoch);
+                                                                                   folds, order, w.status, w.epoch);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   } else if (counting) {
     auto* hist = reinterpret_cast<unsigned*>(base + L.hist);
     plan_count_kernel<<<unsigned(L.chunks), kSortThreads, 0, s>>>(index, p.rows, p.gates, w.status, w.epoch,
                                                                    hist, L.chunks);
     using Sort = cub::BlockRadixSort<unsigned, kSortThreads, kSortItems, int>;
-    using Scan = PlanScan<kSortThreads>;
-    launch_after(plan_scatter_kernel<Sort, Scan>, dim3(unsigned(L.chunks)), dim3(kSortThreads), 0, s, index, p.rows,
-                 p.gates, L.chunk_bits, static_cast<const unsigned*>(hist), L.chunks, plan, tiles, multi, order,
+    launch_after(plan_scatter_kernel<Sort>, dim3(unsigned(L.chunks)), dim3(kSortThreads), 0, s, index, p.rows,
+                 p.gates, L.chunk_bits, static_cast<const unsigned*>(hist), L.chunks, plan, tiles, folds, order,
                  status, w.epoch);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   } else {
@@ -555,7 +553,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       else launch_after(bwd_tile_kernel<T, N, 4>, grid, dim3(threads), 0, s, a);
     });
   }
-  FoldArgs<T> f{multi, plan, p.gates, partials, static_cast<T*>(grad_gate), p.dim, w.status, w.epoch};
+  FoldArgs<T> f{folds, plan + p.gates, partials, static_cast<T*>(grad_gate), p.dim, w.status, w.epoch};
   const int ft = threads_for(p.dim);
   launch_after(fold_kernel<T>, dim3(unsigned(L.multi_bound), grid_y_for(p.dim, ft)), dim3(ft), 0, s, f);
   return cudaGetLastError();

@@ -47,6 +47,10 @@ struct FwdArgs {
 // H200: see bench/NOTES.md.)
 template <class T, int N, int R>
 __global__ void __launch_bounds__(256) fwd_kernel(FwdArgs<T> a) {
+  // A PDL-launched next kernel (the one-kernel backward) may be scheduled once
+  // every block of this grid has started; it waits for our completion first
+  // thing, so only its launch and block start overlap the forward's tail.
+  let_next_kernel_start();
   const int64_t r0 = int64_t(blockIdx.x) * R;
   int64_t k[R];
 #pragma unroll
@@ -246,9 +250,8 @@ __global__ void __launch_bounds__(kStageWarps * 32) bwd_staged_kernel(BwdArgs<T>
 
 template <class T>
 struct FoldArgs {
-  const int64_t* multi_gates;
-  const PlanCount* plan;  // [gates + 1], exclusive scan
-  int64_t gates;
+  const FoldDesc* folds;   // [totals->multi]
+  const PlanCount* totals;  // plan[gates]: totals of the scan
   const float* partials;
   T* grad_gate;
   int64_t dim;
@@ -261,10 +264,9 @@ template <class T>
 __global__ void __launch_bounds__(256) fold_kernel(FoldArgs<T> a) {
   wait_for_previous_kernel();
   if (call_failed(a.status, a.epoch)) return;
-  if (int64_t(blockIdx.x) >= a.plan[a.gates].multi) return;
-  const int64_t k = a.multi_gates[blockIdx.x];
-  const int64_t slot0 = a.plan[k].slots;
-  const int64_t nt = a.plan[k + 1].tiles - a.plan[k].tiles;
+  if (int64_t(blockIdx.x) >= a.totals->multi) return;
+  const FoldDesc fd = a.folds[blockIdx.x];
+  const int64_t k = fd.gate, slot0 = fd.slot0, nt = fd.tiles;
   const int64_t step = int64_t(gridDim.y) * blockDim.x;
   for (int64_t c = int64_t(blockIdx.y) * blockDim.x + threadIdx.x; c < a.dim; c += step) {
     const float* p = a.partials + slot0 * a.dim + c;

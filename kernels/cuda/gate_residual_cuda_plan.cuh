@@ -22,9 +22,25 @@ namespace cuda_detail {
 // One tile of grad_gate work: rows [begin, end) of the gate-sorted row order,
 // all of gate `gate`. slot < 0: the gate's only tile, which writes grad_gate
 // itself; otherwise the fp32 partial goes to partials[slot], folded later.
-struct TileDesc {
+struct alignas(16) TileDesc {
   int64_t gate, begin, end, slot;
 };
+
+// A gate of several tiles, for fold_kernel: its partials are slots
+// [slot0, slot0 + tiles).
+struct alignas(16) FoldDesc {
+  int64_t gate, slot0, tiles, unused;
+};
+
+// A 32-byte record in two 16-byte stores. The plan kernels run on one or a
+// few SMs, where stores are the cost: in run 24 (ncu) plan_small_kernel spent
+// about 11 of its 26 us writing descriptors as 8-byte stores, a thread per
+// four consecutive gates (32 cache lines per warp store).
+__device__ __forceinline__ void store_record(void* to, int64_t a, int64_t b, int64_t c, int64_t d) {
+  longlong2* p = static_cast<longlong2*>(to);
+  p[0] = make_longlong2(a, b);
+  p[1] = make_longlong2(c, d);
+}
 
 // Per-gate counts, exclusively scanned over gates: tiles (every gate has at
 // least one, so unused gates get their zeros written), partial slots (only
@@ -131,14 +147,35 @@ __global__ void bwd_prepare_kernel(const int64_t* index, int64_t rows, int64_t g
 // Writes gate k's tile descriptors (tiles of kGradGateTileRows rows, counted
 // within the gate's own rows in row order) from its scanned counts.
 __device__ __forceinline__ void write_tiles(int64_t k, const PlanCount& at, long long n, TileDesc* tiles,
-                                            int64_t* multi_gates) {
+                                            FoldDesc* folds) {
   const PlanCount own = plan_count(n);
   for (int64_t t = 0; t < own.tiles; ++t) {
     const int64_t tb = at.rows + t * kGradGateTileRows;
     const int64_t te = tb + kGradGateTileRows < at.rows + n ? tb + kGradGateTileRows : at.rows + n;
-    tiles[at.tiles + t] = TileDesc{k, tb, te, own.tiles > 1 ? at.slots + t : -1};
+    store_record(tiles + at.tiles + t, k, tb, te, own.tiles > 1 ? at.slots + t : -1);
   }
-  if (own.tiles > 1) multi_gates[at.multi] = k;
+  if (own.tiles > 1) store_record(folds + at.multi, k, at.slots, own.tiles, 0);
+}
+
+// Walks gates [0, gates) in rounds of Threads, a gate per thread (a warp's
+// descriptor stores then fall on consecutive records), and scans their
+// PlanCounts over the block in gate order: on_gate(k, at, n) gets gate k's
+// rows n = rows_of(k) and its scanned position at. Returns the totals. Called
+// by every thread of the block.
+template <int Threads, class RowsOf, class OnGate>
+__device__ __forceinline__ PlanCount scan_gates(int64_t gates, typename PlanScan<Threads>::TempStorage& tmp,
+                                                RowsOf rows_of, OnGate on_gate) {
+  PlanCount carry{0, 0, 0, 0};
+  for (int64_t base = 0; base < gates; base += Threads) {
+    const int64_t k = base + int64_t(threadIdx.x);
+    const long long n = k < gates ? rows_of(k) : 0;
+    PlanCount at, total;
+    PlanScan<Threads>(tmp).ExclusiveScan(k < gates ? plan_count(n) : PlanCount{0, 0, 0, 0}, at, carry,
+                                         PlanCountSum{}, total);
+    if (k < gates) on_gate(k, at, n);
+    carry = PlanCountSum{}(carry, total);
+  }
+  return carry;
 }
 
 // The plan for up to kPlanBlockGates gates in one block: scan the counts,
@@ -146,54 +183,36 @@ __device__ __forceinline__ void write_tiles(int64_t k, const PlanCount& at, long
 // instead of a device-wide scan's two plus a fill kernel; measured on the
 // H200 it wins for few gates and loses badly at 10922, see bench/NOTES.md.)
 constexpr int kPlanThreads = 1024;
-constexpr int kPlanItems = 8;  // gates per thread per round
 constexpr int64_t kPlanBlockGates = 2048;
 
-template <class BlockScan>
+// The per-gate plan[k] is left to the device-wide path (fill_tiles_kernel
+// reads it); fold_kernel reads FoldDesc records, and the tile kernels only
+// the totals plan[gates].
 __global__ void __launch_bounds__(kPlanThreads) plan_block_kernel(
-    unsigned long long* counts, int64_t gates, PlanCount* plan, TileDesc* tiles, int64_t* multi_gates,
+    unsigned long long* counts, int64_t gates, PlanCount* plan, TileDesc* tiles, FoldDesc* folds,
     const unsigned long long* status, unsigned long long epoch) {
-  __shared__ typename BlockScan::TempStorage scan_tmp;
+  __shared__ PlanScan<kPlanThreads>::TempStorage scan_tmp;
   wait_for_previous_kernel();
   let_next_kernel_start();
   const bool failed = call_failed(status, epoch);
-  PlanCount carry{0, 0, 0, 0};
-  for (int64_t base = 0; base < gates; base += int64_t(kPlanThreads) * kPlanItems) {
-    const int64_t k0 = base + int64_t(threadIdx.x) * kPlanItems;
-    long long n[kPlanItems];
-    PlanCount local{0, 0, 0, 0};
-#pragma unroll
-    for (int j = 0; j < kPlanItems; ++j) {
-      n[j] = k0 + j < gates ? (long long)counts[k0 + j] : 0;
-      if (k0 + j < gates) local = PlanCountSum{}(local, plan_count(n[j]));
-    }
-    PlanCount at, total;
-    BlockScan(scan_tmp).ExclusiveScan(local, at, PlanCount{0, 0, 0, 0}, PlanCountSum{}, total);
-    at = PlanCountSum{}(at, carry);
-#pragma unroll
-    for (int j = 0; j < kPlanItems; ++j) {
-      const int64_t k = k0 + j;
-      if (k >= gates) break;
-      plan[k] = at;
-      if (!failed) write_tiles(k, at, n[j], tiles, multi_gates);
-      counts[k] = 0;
-      at = PlanCountSum{}(at, plan_count(n[j]));
-    }
-    carry = PlanCountSum{}(carry, total);
-    __syncthreads();  // scan_tmp is reused by the next round
-  }
-  if (threadIdx.x == 0) plan[gates] = carry;
+  const PlanCount total = scan_gates<kPlanThreads>(
+      gates, scan_tmp, [&](int64_t k) { return (long long)counts[k]; },
+      [&](int64_t k, const PlanCount& at, long long n) {
+        if (!failed) write_tiles(k, at, n, tiles, folds);
+        counts[k] = 0;
+      });
+  if (threadIdx.x == 0) plan[gates] = total;
 }
 
 // The same for more gates, after a device-wide scan: one thread per gate.
 __global__ void fill_tiles_kernel(unsigned long long* counts, const PlanCount* plan, int64_t gates,
-                                  TileDesc* tiles, int64_t* multi_gates, const unsigned long long* status,
+                                  TileDesc* tiles, FoldDesc* folds, const unsigned long long* status,
                                   unsigned long long epoch) {
   wait_for_previous_kernel();
   let_next_kernel_start();
   const bool failed = call_failed(status, epoch);
   for (int64_t k = global_thread(); k < gates; k += global_threads()) {
-    if (!failed) write_tiles(k, plan[k], (long long)counts[k], tiles, multi_gates);
+    if (!failed) write_tiles(k, plan[k], (long long)counts[k], tiles, folds);
     counts[k] = 0;
   }
 }
@@ -244,15 +263,15 @@ __global__ void __launch_bounds__(kSortThreads) plan_count_kernel(const int64_t*
 // where each gate starts), adds the counts of earlier chunks, sorts its own
 // rows by gate with a block radix sort (stable: an LSD radix sort's passes
 // must be, and the keys go in in row order, blocked), and writes each row id
-// to order[]. Block 0 also writes plan[] and the tile descriptors.
-template <class BlockSort, class BlockScan>
+// to order[]. Block 0 also writes the totals and the descriptors.
+template <class BlockSort>
 __global__ void __launch_bounds__(kSortThreads, 1) plan_scatter_kernel(
     const int64_t* index, int64_t rows, int64_t gates, int end_bit, const unsigned* hist, int chunks,
-    PlanCount* plan, TileDesc* tiles, int64_t* multi_gates, int64_t* order, const unsigned long long* status,
+    PlanCount* plan, TileDesc* tiles, FoldDesc* folds, int64_t* order, const unsigned long long* status,
     unsigned long long epoch) {
   __shared__ union {
     typename BlockSort::TempStorage sort;
-    typename BlockScan::TempStorage scan;
+    PlanScan<kSortThreads>::TempStorage scan;
     unsigned keys[kSortChunk];
   } tmp;
   __shared__ long long offset[kCountGates];  // where this chunk's rows of gate g begin, minus their first sorted position
@@ -295,34 +314,13 @@ __global__ void __launch_bounds__(kSortThreads, 1) plan_scatter_kernel(
     }
   }
   __syncthreads();
-  PlanCount carry{0, 0, 0, 0};
-  for (int64_t base = 0; base < gates; base += int64_t(kSortThreads) * kPlanItems) {
-    const int64_t k0 = base + int64_t(threadIdx.x) * kPlanItems;
-    long long n[kPlanItems];
-    PlanCount local{0, 0, 0, 0};
-#pragma unroll
-    for (int j = 0; j < kPlanItems; ++j) {
-      n[j] = k0 + j < gates ? (long long)total_rows[k0 + j] : 0;
-      if (k0 + j < gates) local = PlanCountSum{}(local, plan_count(n[j]));
-    }
-    PlanCount at, total;
-    BlockScan(tmp.scan).ExclusiveScan(local, at, PlanCount{0, 0, 0, 0}, PlanCountSum{}, total);
-    at = PlanCountSum{}(at, carry);
-#pragma unroll
-    for (int j = 0; j < kPlanItems; ++j) {
-      const int64_t k = k0 + j;
-      if (k >= gates) break;
-      offset[k] += at.rows;
-      if (b == 0) {
-        plan[k] = at;
-        write_tiles(k, at, n[j], tiles, multi_gates);
-      }
-      at = PlanCountSum{}(at, plan_count(n[j]));
-    }
-    carry = PlanCountSum{}(carry, total);
-    __syncthreads();  // tmp is reused
-  }
-  if (b == 0 && threadIdx.x == 0) plan[gates] = carry;
+  const PlanCount total = scan_gates<kSortThreads>(
+      gates, tmp.scan, [&](int64_t k) { return (long long)total_rows[k]; },
+      [&](int64_t k, const PlanCount& at, long long n) {
+        offset[k] += at.rows;
+        if (b == 0) write_tiles(k, at, n, tiles, folds);
+      });
+  if (b == 0 && threadIdx.x == 0) plan[gates] = total;
 
   const int64_t row0 = int64_t(b) * kSortChunk;
   unsigned key[kSortItems];
@@ -365,22 +363,23 @@ constexpr int kSmallPlanThreads = kSmallPlanWarps * 32;
 constexpr int64_t kSmallPlanRows = 8192;
 constexpr int kSmallPlanSteps = int(kSmallPlanRows / kSmallPlanThreads);  // 32-row steps of a warp, at most
 // Dynamic shared memory: where each gate starts, the per-warp counts (16-bit:
-// a warp has at most 512 rows, the block 8192), a 16-bit gate id per row.
+// a warp has at most 512 rows, the block 8192), a 16-bit gate id per row, and
+// the sorted order (16-bit row ids) before it is written out.
 __host__ __device__ constexpr int small_plan_smem(int64_t rows, int64_t gates) {
-  return int(gates * 4 + kSmallPlanWarps * gates * 2 + rows * 2);
+  return int(gates * 4 + kSmallPlanWarps * gates * 2 + rows * 4);
 }
 
-template <class BlockScan>
 __global__ void __launch_bounds__(kSmallPlanThreads, 1) plan_small_kernel(
-    const int64_t* index, int64_t rows, int64_t gates, PlanCount* plan, TileDesc* tiles, int64_t* multi_gates,
+    const int64_t* index, int64_t rows, int64_t gates, PlanCount* plan, TileDesc* tiles, FoldDesc* folds,
     int64_t* order, unsigned long long* status, unsigned long long epoch) {
   extern __shared__ __align__(16) unsigned char small_smem[];
-  __shared__ typename BlockScan::TempStorage scan_tmp;
+  __shared__ PlanScan<kSmallPlanThreads>::TempStorage scan_tmp;
   let_next_kernel_start();
   const int tid = int(threadIdx.x), lane = tid & 31, warp = tid >> 5, G = int(gates), R = int(rows);
   int* start = reinterpret_cast<int*>(small_smem);                          // [gates]
   unsigned short* wcount = reinterpret_cast<unsigned short*>(start + G);     // [warps][gates]
   unsigned short* gid = wcount + kSmallPlanWarps * G;                        // [rows]
+  unsigned short* placed = gid + R;                                          // [rows]
   unsigned short* mine = wcount + warp * G;
   for (int i = tid; i < kSmallPlanWarps * G; i += kSmallPlanThreads) wcount[i] = 0;
   const int seg = (R + kSmallPlanThreads - 1) / kSmallPlanThreads * 32;  // this warp's rows: [r0, r0 + seg)
@@ -409,48 +408,40 @@ __global__ void __launch_bounds__(kSmallPlanThreads, 1) plan_small_kernel(
     __syncwarp();
   }
   if (__syncthreads_or(bad)) return;  // the status names the row; nothing is planned
-  // Per gate (blocked, GPT a thread): per-warp counts become offsets; the
+  // Per gate (a thread each, in rounds): per-warp counts become offsets; the
   // gate's tiles, slots and rows are scanned over the block.
-  constexpr int GPT = int(kCountGates) / kSmallPlanThreads;
-  long long n[GPT];
-  PlanCount local{0, 0, 0, 0};
-#pragma unroll
-  for (int j = 0; j < GPT; ++j) {
-    const int k = tid * GPT + j;
-    int run = 0;
-    if (k < G)
-      for (int w = 0; w < kSmallPlanWarps; ++w) {
-        const int c = wcount[w * G + k];
-        wcount[w * G + k] = (unsigned short)run;
-        run += c;
-      }
-    n[j] = run;
-    if (k < G) local = PlanCountSum{}(local, plan_count(n[j]));
-  }
-  PlanCount at, total;
-  BlockScan(scan_tmp).ExclusiveScan(local, at, PlanCount{0, 0, 0, 0}, PlanCountSum{}, total);
-#pragma unroll
-  for (int j = 0; j < GPT; ++j) {
-    const int k = tid * GPT + j;
-    if (k >= G) break;
-    plan[k] = at;
-    start[k] = int(at.rows);
-    write_tiles(k, at, n[j], tiles, multi_gates);
-    at = PlanCountSum{}(at, plan_count(n[j]));
-  }
+  const PlanCount total = scan_gates<kSmallPlanThreads>(
+      gates, scan_tmp,
+      [&](int64_t k) {
+        int run = 0;
+        for (int w = 0; w < kSmallPlanWarps; ++w) {
+          const int c = wcount[w * G + int(k)];
+          wcount[w * G + int(k)] = (unsigned short)run;
+          run += c;
+        }
+        return (long long)run;
+      },
+      [&](int64_t k, const PlanCount& at, long long n) {
+        start[k] = int(at.rows);
+        write_tiles(k, at, n, tiles, folds);
+      });
   if (tid == 0) plan[G] = total;
   __syncthreads();
   // Place this warp's rows, in row order: a gate's rows of earlier warps, of
-  // earlier steps of this warp, then of lower lanes come first.
+  // earlier steps of this warp, then of lower lanes come first. They are
+  // placed in shared memory, then written out in order: scattered 8-byte
+  // stores from one SM cost about as much as the descriptors' did.
   for (int i = 0; i < seg; i += 32) {
     const int r = r0 + i + lane;
     const unsigned k = r < R ? gid[r] : 0xffffu;
     const unsigned peers = __match_any_sync(0xffffffffu, k);
-    if (k != 0xffffu) order[start[k] + mine[k] + __popc(peers & below)] = r;
+    if (k != 0xffffu) placed[start[k] + mine[k] + __popc(peers & below)] = (unsigned short)r;
     __syncwarp();
     if (k != 0xffffu && (peers & below) == 0) mine[k] += (unsigned short)__popc(peers);
     __syncwarp();
   }
+  __syncthreads();
+  for (int i = tid; i < R; i += kSmallPlanThreads) order[i] = placed[i];
 }
 
 }  // namespace cuda_detail
