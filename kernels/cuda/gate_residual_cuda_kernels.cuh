@@ -47,10 +47,6 @@ struct FwdArgs {
 // H200: see bench/NOTES.md.)
 template <class T, int N, int R>
 __global__ void __launch_bounds__(256) fwd_kernel(FwdArgs<T> a) {
-  // A PDL-launched next kernel (the one-kernel backward) may be scheduled once
-  // every block of this grid has started; it waits for our completion first
-  // thing, so only its launch and block start overlap the forward's tail.
-  let_next_kernel_start();
   const int64_t r0 = int64_t(blockIdx.x) * R;
   int64_t k[R];
 #pragma unroll

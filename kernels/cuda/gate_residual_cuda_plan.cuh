@@ -352,12 +352,14 @@ __global__ void __launch_bounds__(kSortThreads, 1) plan_scatter_kernel(
 // ---- one-block plan ----------------------------------------------------------
 // The counting path for short problems (up to kSmallPlanRows rows and
 // kCountGates gates) in one block and one launch. Each warp owns a run of
-// consecutive rows: it counts them per gate (warp matches, no atomics), a
-// thread per gate turns the per-warp counts into per-warp offsets, the block
-// scans the gates (plan and tile descriptors), and each warp walks its rows
-// again in row order to place them: a stable counting sort. (The two-kernel
-// path ran 2 blocks a kernel here, 42 us at 4097 rows and 1365 gates on the
-// H200; a block radix sort in one block still took 28 us.)
+// consecutive rows: it counts them per gate and ranks each row among its
+// gate's earlier rows in the run (warp matches, no atomics), a thread per
+// gate turns the per-warp counts into per-warp offsets, the block scans the
+// gates (totals and tile descriptors), and every row goes to its offset plus
+// its rank: a stable counting sort. (The two-kernel path ran 2 blocks a
+// kernel here, 42 us at 4097 rows and 1365 gates on the H200; a block radix
+// sort in one block still took 28 us; this kernel took 25.8 us in run 24 and
+// 18.7 us in run 25, see bench/NOTES.md.)
 constexpr int kSmallPlanWarps = 16;
 constexpr int kSmallPlanThreads = kSmallPlanWarps * 32;
 constexpr int64_t kSmallPlanRows = 8192;
@@ -393,9 +395,14 @@ __global__ void __launch_bounds__(kSmallPlanThreads, 1) plan_small_kernel(
   __syncthreads();  // wcount is zero
   bool bad = false;
   const unsigned below = (1u << lane) - 1u;
+  // Each row's rank among its gate's rows earlier in this warp's run, kept
+  // for the placement below: one warp match a row (in run 25 a second round
+  // of matches in the placement took about a quarter of this kernel's time).
+  int rank[kSmallPlanSteps];
 #pragma unroll
   for (int i = 0; i < kSmallPlanSteps; ++i) {
-    if (i * 32 >= seg) break;
+    rank[i] = 0;
+    if (i * 32 >= seg) continue;
     const int r = r0 + i * 32 + lane;
     const bool in = r < R, ok = in && v[i] >= 0 && v[i] < G;
     if (in && !ok) {
@@ -404,8 +411,11 @@ __global__ void __launch_bounds__(kSmallPlanThreads, 1) plan_small_kernel(
     }
     if (in) gid[r] = ok ? (unsigned short)v[i] : (unsigned short)0xffff;
     const unsigned peers = __match_any_sync(0xffffffffu, ok ? unsigned(v[i]) : ~0u);
-    if (ok && (peers & below) == 0) mine[v[i]] += (unsigned short)__popc(peers);
+    const int before = ok ? mine[v[i]] : 0;  // read by every peer before the update
     __syncwarp();
+    if (ok && (peers & below) == 0) mine[v[i]] = (unsigned short)(before + __popc(peers));
+    __syncwarp();
+    rank[i] = before + __popc(peers & below);
   }
   if (__syncthreads_or(bad)) return;  // the status names the row; nothing is planned
   // Per gate (a thread each, in rounds): per-warp counts become offsets; the
@@ -413,11 +423,14 @@ __global__ void __launch_bounds__(kSmallPlanThreads, 1) plan_small_kernel(
   const PlanCount total = scan_gates<kSmallPlanThreads>(
       gates, scan_tmp,
       [&](int64_t k) {
+        unsigned short c[kSmallPlanWarps];
+#pragma unroll
+        for (int w = 0; w < kSmallPlanWarps; ++w) c[w] = wcount[w * G + int(k)];  // loads first
         int run = 0;
+#pragma unroll
         for (int w = 0; w < kSmallPlanWarps; ++w) {
-          const int c = wcount[w * G + int(k)];
           wcount[w * G + int(k)] = (unsigned short)run;
-          run += c;
+          run += c[w];
         }
         return (long long)run;
       },
@@ -427,18 +440,16 @@ __global__ void __launch_bounds__(kSmallPlanThreads, 1) plan_small_kernel(
       });
   if (tid == 0) plan[G] = total;
   __syncthreads();
-  // Place this warp's rows, in row order: a gate's rows of earlier warps, of
-  // earlier steps of this warp, then of lower lanes come first. They are
-  // placed in shared memory, then written out in order: scattered 8-byte
-  // stores from one SM cost about as much as the descriptors' did.
-  for (int i = 0; i < seg; i += 32) {
-    const int r = r0 + i + lane;
-    const unsigned k = r < R ? gid[r] : 0xffffu;
-    const unsigned peers = __match_any_sync(0xffffffffu, k);
-    if (k != 0xffffu) placed[start[k] + mine[k] + __popc(peers & below)] = (unsigned short)r;
-    __syncwarp();
-    if (k != 0xffffu && (peers & below) == 0) mine[k] += (unsigned short)__popc(peers);
-    __syncwarp();
+  // Place this warp's rows, in row order: a gate's rows of earlier warps
+  // (mine[k] is now this warp's offset), then of this warp's earlier rows.
+  // They are placed in shared memory, then written out in order: scattered
+  // 8-byte stores from one SM cost about as much as the descriptors' did.
+#pragma unroll
+  for (int i = 0; i < kSmallPlanSteps; ++i) {
+    const int r = r0 + i * 32 + lane;
+    if (i * 32 >= seg || r >= R) continue;
+    const unsigned k = gid[r];
+    placed[start[k] + mine[k] + rank[i]] = (unsigned short)r;
   }
   __syncthreads();
   for (int i = tid; i < R; i += kSmallPlanThreads) order[i] = placed[i];
