@@ -60,17 +60,19 @@ __host__ __device__ __forceinline__ PlanCount plan_count(long long n) {
   return t > 1 ? PlanCount{t, t, 1, n} : PlanCount{1, 0, 0, n};
 }
 // Exclusive scan of PlanCount over a block of Threads threads in thread
-// order, with the block's total: shuffles within each warp, the warps' totals
-// through shared memory, read by every thread. It stands in for
-// cub::BlockScan, whose raking warp spilled these 32-byte records to local
-// memory in every plan kernel (ptxas -v: 356 to 2112 bytes of spill stores;
-// in ncu one warp ran that part alone between two barriers). Called by every
-// thread; the temporary storage is free again on return.
+// order, with the block's total: shuffles within each warp, then warp 0 scans
+// the warps' totals the same way. It stands in for cub::BlockScan, whose
+// raking warp spilled these 32-byte records to local memory in every plan
+// kernel (ptxas -v: 356 to 2112 bytes of spill stores), though on the H200
+// that was not what made plan_small slow (run 24). Every thread adding up
+// all the warps' totals itself cost plan_small about 2.5 of its 15.5 us in
+// run 26. Called by every thread; the temporary storage is free on return.
 template <int Threads>
 struct PlanScan {
   static constexpr int kWarps = Threads / 32;
+  static_assert(kWarps <= 32, "one warp scans the warps' totals");
   struct TempStorage {
-    PlanCount warp_total[kWarps];
+    PlanCount warp_incl[kWarps];  // totals, then inclusive prefixes over warps
   };
   TempStorage& tmp;
   __device__ explicit PlanScan(TempStorage& t) : tmp(t) {}
@@ -78,30 +80,34 @@ struct PlanScan {
     return PlanCount{__shfl_up_sync(0xffffffffu, v.tiles, d), __shfl_up_sync(0xffffffffu, v.slots, d),
                      __shfl_up_sync(0xffffffffu, v.multi, d), __shfl_up_sync(0xffffffffu, v.rows, d)};
   }
-  // out = init + the sum over earlier threads; total = the sum over all.
-  __device__ void ExclusiveScan(const PlanCount& x, PlanCount& out, const PlanCount& init, PlanCountSum sum,
-                                PlanCount& total) {
-    const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
-    PlanCount inc = x;
+  __device__ static PlanCount warp_inclusive(PlanCount inc, int lane, PlanCountSum sum) {
 #pragma unroll
     for (int d = 1; d < 32; d <<= 1) {
       const PlanCount v = shfl_up(inc, d);
       if (lane >= d) inc = sum(v, inc);
     }
+    return inc;
+  }
+  // out = init + the sum over earlier threads; total = the sum over all.
+  __device__ void ExclusiveScan(const PlanCount& x, PlanCount& out, const PlanCount& init, PlanCountSum sum,
+                                PlanCount& total) {
+    const PlanCount zero{0, 0, 0, 0};
+    const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
+    const PlanCount inc = warp_inclusive(x, lane, sum);
     PlanCount ex = shfl_up(inc, 1);
-    if (lane == 0) ex = PlanCount{0, 0, 0, 0};
-    if (lane == 31) tmp.warp_total[warp] = inc;
+    if (lane == 0) ex = zero;
+    if (lane == 31) tmp.warp_incl[warp] = inc;
     __syncthreads();
-    PlanCount before{0, 0, 0, 0}, all{0, 0, 0, 0};
-#pragma unroll 4
-    for (int w = 0; w < kWarps; ++w) {
-      const PlanCount t = tmp.warp_total[w];
-      if (w < warp) before = sum(before, t);
-      all = sum(all, t);
+    if (warp == 0) {
+      const PlanCount w = warp_inclusive(lane < kWarps ? tmp.warp_incl[lane] : zero, lane, sum);
+      __syncwarp();  // every lane has read its total before any prefix replaces it
+      if (lane < kWarps) tmp.warp_incl[lane] = w;
     }
     __syncthreads();
+    const PlanCount before = warp > 0 ? tmp.warp_incl[warp - 1] : zero;
+    total = tmp.warp_incl[kWarps - 1];
+    __syncthreads();
     out = sum(init, sum(before, ex));
-    total = all;
   }
 };
 
@@ -353,7 +359,7 @@ __global__ void __launch_bounds__(kSortThreads, 1) plan_scatter_kernel(
 // The counting path for short problems (up to kSmallPlanRows rows and
 // kCountGates gates) in one block and one launch. Each warp owns a run of
 // consecutive rows: it counts them per gate and ranks each row among its
-// gate's earlier rows in the run (warp matches, no atomics), a thread per
+// gate's earlier rows in the run (warp votes, no atomics), a thread per
 // gate turns the per-warp counts into per-warp offsets, the block scans the
 // gates (totals and tile descriptors), and every row goes to its offset plus
 // its rank: a stable counting sort. (The two-kernel path ran 2 blocks a
@@ -369,6 +375,20 @@ constexpr int kSmallPlanSteps = int(kSmallPlanRows / kSmallPlanThreads);  // 32-
 // the sorted order (16-bit row ids) before it is written out.
 __host__ __device__ constexpr int small_plan_smem(int64_t rows, int64_t gates) {
   return int(gates * 4 + kSmallPlanWarps * gates * 2 + rows * 4);
+}
+
+// The lanes whose key equals this lane's (as __match_any_sync), for keys
+// below 2^bits, from one warp vote a bit. In plan_small the hardware match
+// was a third of the kernel's time (run 26: 9 matches a warp, 16 warps
+// waiting on them on one SM).
+__device__ __forceinline__ unsigned match_by_ballots(unsigned key, int bits) {
+  unsigned peers = 0xffffffffu;
+  for (int b = 0; b < bits; ++b) {
+    const bool one = (key >> b) & 1u;
+    const unsigned m = __ballot_sync(0xffffffffu, one);
+    peers &= one ? m : ~m;
+  }
+  return peers;
 }
 
 __global__ void __launch_bounds__(kSmallPlanThreads, 1) plan_small_kernel(
@@ -395,6 +415,7 @@ __global__ void __launch_bounds__(kSmallPlanThreads, 1) plan_small_kernel(
   __syncthreads();  // wcount is zero
   bool bad = false;
   const unsigned below = (1u << lane) - 1u;
+  const int key_bits = 32 - __clz(G);  // gate ids and G itself
   // Each row's rank among its gate's rows earlier in this warp's run, kept
   // for the placement below: one warp match a row (in run 25 a second round
   // of matches in the placement took about a quarter of this kernel's time).
@@ -410,7 +431,7 @@ __global__ void __launch_bounds__(kSmallPlanThreads, 1) plan_small_kernel(
       atomicMax(status, cuda_status::encode(epoch, r));
     }
     if (in) gid[r] = ok ? (unsigned short)v[i] : (unsigned short)0xffff;
-    const unsigned peers = __match_any_sync(0xffffffffu, ok ? unsigned(v[i]) : ~0u);
+    const unsigned peers = match_by_ballots(ok ? unsigned(v[i]) : unsigned(G), key_bits);  // G: no gate
     const int before = ok ? mine[v[i]] : 0;  // read by every peer before the update
     __syncwarp();
     if (ok && (peers & below) == 0) mine[v[i]] = (unsigned short)(before + __popc(peers));
