@@ -1,6 +1,7 @@
 #include "bench_device.h"
 
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "../kernels/gate_residual_dtype.h"
@@ -29,13 +30,20 @@ void fill_random(void* p, int64_t n, int dtype, uint64_t seed) {
   cuda_ok(cudaGetLastError(), "fill kernel");
 }
 
-double median_us(const std::function<void(int)>& run, int warmup, int reps) {
-  for (int i = 0; i < warmup; ++i) run(i);
+double median_us(const std::function<void(int)>& run, const Warmup& warmup, int reps) {
+  const auto start = std::chrono::steady_clock::now();
+  int done = 0;
+  while (true) {
+    for (int i = 0; i < std::max(1, warmup.runs); ++i) run(done++);
+    cuda_ok(cudaDeviceSynchronize(), "synchronise after warm-up");
+    const std::chrono::duration<double, std::milli> spent = std::chrono::steady_clock::now() - start;
+    if (done >= warmup.runs && spent.count() >= warmup.min_ms) break;
+  }
   std::vector<cudaEvent_t> ev(size_t(2 * reps));
   for (auto& e : ev) cuda_ok(cudaEventCreate(&e), "cudaEventCreate");
   for (int i = 0; i < reps; ++i) {
     cuda_ok(cudaEventRecord(ev[size_t(2 * i)], 0), "cudaEventRecord");
-    run(warmup + i);
+    run(done + i);
     cuda_ok(cudaEventRecord(ev[size_t(2 * i + 1)], 0), "cudaEventRecord");
   }
   cuda_ok(cudaDeviceSynchronize(), "synchronise after timing");
@@ -55,13 +63,13 @@ double copy_bandwidth(size_t bytes, int reps) {
   cuda_ok(cudaMalloc(&a, bytes), "cudaMalloc (copy)");
   cuda_ok(cudaMalloc(&b, bytes), "cudaMalloc (copy)");
   fill_random(a, int64_t(bytes / 4), 0, 1);
-  const double us = median_us([&](int) { cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0); }, 3, reps);
+  const double us = median_us([&](int) { cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0); }, Warmup{3, 20.0}, reps);
   cudaFree(a);
   cudaFree(b);
   return 2.0 * double(bytes) / (us * 1e-6);
 }
 
-double copy_time_us(size_t bytes, int warmup, int reps) {
+double copy_time_us(size_t bytes, const Warmup& warmup, int reps) {
   if (bytes == 0) return 0;
   int dev = 0;
   cudaDeviceProp prop{};

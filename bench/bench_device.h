@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "bench_warmup.h"
+
 namespace gatecheck {
 namespace bench {
 
@@ -20,10 +22,10 @@ inline void cuda_ok(cudaError_t e, const char* what) {
 // Fills n elements of dtype (0 f32, 1 f16, 2 bf16) with values in [-2, 2).
 void fill_random(void* p, int64_t n, int dtype, uint64_t seed);
 
-// Median time in microseconds of `reps` runs of run(i) after `warmup` runs,
+// Median time in microseconds of `reps` runs of run(i) after the warm-up,
 // each bracketed by its own pair of events on the legacy default stream; no
 // host sync between runs.
-double median_us(const std::function<void(int)>& run, int warmup, int reps);
+double median_us(const std::function<void(int)>& run, const Warmup& warmup, int reps);
 
 // Device-to-device copy bandwidth in bytes/s (bytes read + bytes written).
 double copy_bandwidth(size_t bytes, int reps);
@@ -32,7 +34,7 @@ double copy_bandwidth(size_t bytes, int reps);
 // different place in a pool larger than 4x L2, so that the source is never
 // cached: what a copy of the same traffic as a kernel achieves at its size
 // (fixed costs included), next to the large-copy ceiling.
-double copy_time_us(size_t bytes, int warmup, int reps);
+double copy_time_us(size_t bytes, const Warmup& warmup, int reps);
 
 }  // namespace bench
 }  // namespace gatecheck

@@ -174,7 +174,8 @@ int run_kernel_bench(int argc, char** argv) {
   std::string dtypes = "bf16,fp16", dims = "3072,5376", rows_list = "4097,32768,131072",
               gates_rules = "9,rows/1024,rows/3", patterns = "sorted,random", json_path, bwd_vecs = "0",
               bwd_variants;
-  int reps = 60, warmup = 10;
+  int reps = 60;
+  bench::Warmup warmup;
   bool no_torch = false, stages = false;
   app.add_option("--dtypes", dtypes, "comma list of bf16, fp16, fp32");
   app.add_option("--dims", dims, "comma list");
@@ -182,7 +183,8 @@ int run_kernel_bench(int argc, char** argv) {
   app.add_option("--gates", gates_rules, "comma list of numbers or rows/K");
   app.add_option("--patterns", patterns, "comma list of sorted, random");
   app.add_option("--reps", reps, "timed runs per measurement (median; at least 50)");
-  app.add_option("--warmup", warmup, "untimed runs first");
+  app.add_option("--warmup", warmup.runs, "untimed runs first, at least");
+  app.add_option("--warmup-ms", warmup.min_ms, "and untimed runs until this many milliseconds have passed");
   app.add_option("--bwd-vec-bytes", bwd_vecs, "backward vector widths to compare (0 = automatic), comma list");
   app.add_option("--bwd-variants", bwd_variants,
                  "backward variants to compare, comma list of '+'-joined settings: auto, cub or count (index plan), "
@@ -200,6 +202,11 @@ int run_kernel_bench(int argc, char** argv) {
   }
   if (reps < 50) {
     std::fprintf(stderr, "gatecheck-bench: --reps %d: at least 50 runs are needed for a median\n", reps);
+    return 2;
+  }
+  if (warmup.runs < 0 || !(warmup.min_ms >= 0 && warmup.min_ms <= 60000)) {
+    std::fprintf(stderr, "gatecheck-bench: --warmup %d / --warmup-ms %g: runs must be >= 0 and milliseconds in [0, 60000]\n",
+                 warmup.runs, warmup.min_ms);
     return 2;
   }
   std::vector<Variant> variants_list;
@@ -228,7 +235,7 @@ int run_kernel_bench(int argc, char** argv) {
                 prop.multiProcessorCount, prop.l2CacheSize / 1e6, copy_bw / 1e12);
     nlohmann::json out = {{"device", prop.name}, {"sm_count", prop.multiProcessorCount},
                           {"l2_bytes", prop.l2CacheSize}, {"copy_TBps", copy_bw / 1e12},
-                          {"reps", reps}, {"warmup", warmup}, {"results", nlohmann::json::array()}};
+                          {"reps", reps}, {"warmup", warmup.runs}, {"warmup_ms", warmup.min_ms}, {"results", nlohmann::json::array()}};
     auto apply = [](const Variant& v) {
       gate_residual_cuda_tuning().bwd_vector_bytes = v.vec;
       gate_residual_cuda_tuning().bwd_plan = v.plan;

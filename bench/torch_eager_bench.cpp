@@ -25,7 +25,7 @@ bool torch_eager_cuda_available() { return torch::cuda::is_available(); }
 void torch_release_cache() { c10::cuda::CUDACachingAllocator::emptyCache(); }
 
 EagerResult time_torch_eager(int dtype, int64_t rows, int64_t dim, int64_t gates,
-                             const std::vector<EagerSet>& sets, int warmup, int reps,
+                             const std::vector<EagerSet>& sets, const Warmup& warmup, int reps,
                              const void* ours_out, const void* ours_grad_y, const void* ours_grad_gate) {
   EagerResult r;
   try {

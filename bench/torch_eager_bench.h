@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "bench_warmup.h"
+
 namespace gatecheck {
 namespace bench {
 
@@ -30,7 +32,7 @@ bool torch_eager_cuda_available();
 
 // dtype: 0 f32, 1 f16, 2 bf16. ours_*: our outputs for set 0 (device pointers).
 EagerResult time_torch_eager(int dtype, int64_t rows, int64_t dim, int64_t gates,
-                             const std::vector<EagerSet>& sets, int warmup, int reps,
+                             const std::vector<EagerSet>& sets, const Warmup& warmup, int reps,
                              const void* ours_out, const void* ours_grad_y, const void* ours_grad_gate);
 
 // Returns LibTorch's cached device memory to the driver between shapes.
