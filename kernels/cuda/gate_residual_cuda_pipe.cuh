@@ -26,7 +26,13 @@ namespace cuda_detail {
 constexpr int kPipeThreads = 256;
 // RowBytes (a template parameter): bytes of one row per block and tensor, 256 or 512.
 constexpr int kPipeStageRows = 16;
-constexpr int kPipeDepth = 4;
+// Stages in flight: 4 (a measuring build may set GATECHECK_PIPE_DEPTH, see
+// bench/pipe_depth_h200.sh; the shared memory grows with it).
+#ifndef GATECHECK_PIPE_DEPTH
+#define GATECHECK_PIPE_DEPTH 4
+#endif
+constexpr int kPipeDepth = GATECHECK_PIPE_DEPTH;
+static_assert(kPipeDepth >= 2 && kPipeDepth <= 8, "pipeline depth");
 // Column chunks (blocks along a row) of a pipeline kernel: rows of `dim`
 // elements of `elem` bytes, `row_bytes` per block.
 __host__ __device__ constexpr int64_t pipe_chunks(int64_t dim, int elem, int row_bytes) {
