@@ -18,6 +18,7 @@
 
 #include "../kernels/cuda/gate_residual_cuda.h"
 #include "bench_device.h"
+#include "bench_options.h"
 #if GATECHECK_BENCH_TORCH
 #include "torch_eager_bench.h"
 #endif
@@ -33,15 +34,6 @@ struct Shape {
   int64_t rows, dim, gates;
   std::string gates_rule, pattern;
 };
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 int64_t gates_for(const std::string& rule, int64_t rows) {
   if (rule.rfind("rows/", 0) == 0) return std::max<int64_t>(1, rows / std::stoll(rule.substr(5)));
@@ -112,61 +104,6 @@ void must(const Status& s) {
 
 const char* dtype_label(int d) { return d == GATECHECK_F32 ? "fp32" : d == GATECHECK_F16 ? "fp16" : "bf16"; }
 
-// A backward variant to time: '+'-joined settings of the tuning knobs.
-struct Variant {
-  std::string label;
-  int vec = 0, plan = 0, tile = 0, seg = 0, threads = 0, cols = 0, cluster = 0;
-};
-
-// --bwd-variants (or the older --bwd-vec-bytes) as a list of variants; on a bad
-// setting, false with a message naming it.
-bool parse_variants(const std::string& specs, const std::string& vecs, std::vector<Variant>* out, std::string* err) {
-  auto width = [&](const std::string& text, const std::string& where, int* w) {
-    const bool ok = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos &&
-                    (text == "0" || text == "2" || text == "4" || text == "8" || text == "16");
-    if (ok) *w = std::stoi(text);
-    else *err = where + ": vector width '" + text + "' is not one of 2, 4, 8, 16 (or 0, automatic)";
-    return ok;
-  };
-  if (specs.empty()) {
-    for (const auto& v : split(vecs)) {
-      Variant x{v == "0" ? "auto" : "v" + v};
-      if (!width(v, "--bwd-vec-bytes", &x.vec)) return false;
-      out->push_back(x);
-    }
-    return true;
-  }
-  for (const auto& spec : split(specs)) {
-    Variant v{spec};
-    size_t at = 0;
-    while (true) {
-      const size_t plus = spec.find('+', at);
-      const std::string t = spec.substr(at, plus == std::string::npos ? std::string::npos : plus - at);
-      if (t == "cub") v.plan = 1;
-      else if (t == "count") v.plan = 2;
-      else if (t == "thread") v.tile = 1;
-      else if (t == "staged") v.tile = 2;
-      else if (t == "piped") v.tile = 3;
-      else if (t == "fused") v.plan = 3;
-      else if (t == "seg256") v.seg = 256;
-      else if (t == "t512") v.threads = 512;
-      else if (t == "c1") v.cols = 1;
-      else if (t == "kx2" || t == "kx3" || t == "kx4" || t == "kx6" || t == "kx8") v.cluster = t[2] - '0';
-      else if (t.size() > 1 && t[0] == 'v') {
-        if (!width(t.substr(1), "--bwd-variants '" + spec + "'", &v.vec)) return false;
-      } else if (t != "auto") {
-        *err = "--bwd-variants: unknown setting '" + t + "' in '" + spec +
-               "' (settings: auto, cub, count, fused, thread, staged, piped, seg256, t512, c1, kx2..kx8, v2, v4, v8, v16, joined by '+')";
-        return false;
-      }
-      if (plus == std::string::npos) break;
-      at = plus + 1;
-    }
-    out->push_back(v);
-  }
-  return true;
-}
-
 }  // namespace
 
 int run_kernel_bench(int argc, char** argv) {
@@ -187,11 +124,12 @@ int run_kernel_bench(int argc, char** argv) {
   app.add_option("--warmup-ms", warmup.min_ms, "and untimed runs until this many milliseconds have passed");
   app.add_option("--bwd-vec-bytes", bwd_vecs, "backward vector widths to compare (0 = automatic), comma list");
   app.add_option("--bwd-variants", bwd_variants,
-                 "backward variants to compare, comma list of '+'-joined settings: auto, cub or count (index plan), "
-                 "fused (one kernel, no plan in memory), thread, staged or piped (tile kernel), seg256 (the "
-                 "copy pipeline's 256-byte row segments), t512 and c1 (the one-kernel backward with 512 threads a block, "
-                 "one column summed per thread), kx2/kx3/kx4/kx6/kx8 (its blocks in clusters of that many column chunks), "
-                 "v4/v8/v16 (vector bytes); replaces --bwd-vec-bytes");
+                 "backward variants to compare, comma list of '+'-joined settings: auto, or GATECHECK_CUDA_TUNING "
+                 "items of the backward (plan=1|2|3, tile=1|2|3, vec=, seg=, threads=, cols=, cluster=), or their "
+                 "short names: cub, count or fused (index plan; fused: one kernel, no plan in memory), thread, "
+                 "staged or piped (tile kernel), seg256 (the copy pipeline's 256-byte row segments), t512 and c1 "
+                 "(the one-kernel backward with 512 threads a block, one column summed per thread), kxN (its blocks "
+                 "in clusters of N column chunks), vN (vector bytes); replaces --bwd-vec-bytes");
   app.add_option("--json", json_path, "write the results here");
   app.add_flag("--no-torch", no_torch, "skip torch eager");
   app.add_flag("--stages", stages, "also time the backward's index plan alone, and everything without PDL");
@@ -209,9 +147,9 @@ int run_kernel_bench(int argc, char** argv) {
                  warmup.runs, warmup.min_ms);
     return 2;
   }
-  std::vector<Variant> variants_list;
+  std::vector<bench::Variant> variants_list;
   std::string variant_error;
-  if (!parse_variants(bwd_variants, bwd_vecs, &variants_list, &variant_error)) {
+  if (!bench::parse_variants(bwd_variants, bwd_vecs, &variants_list, &variant_error)) {
     std::fprintf(stderr, "gatecheck-bench: %s\n", variant_error.c_str());
     return 2;
   }
@@ -236,23 +174,26 @@ int run_kernel_bench(int argc, char** argv) {
     nlohmann::json out = {{"device", prop.name}, {"sm_count", prop.multiProcessorCount},
                           {"l2_bytes", prop.l2CacheSize}, {"copy_TBps", copy_bw / 1e12},
                           {"reps", reps}, {"warmup", warmup.runs}, {"warmup_ms", warmup.min_ms}, {"results", nlohmann::json::array()}};
-    auto apply = [](const Variant& v) {
-      gate_residual_cuda_tuning().bwd_vector_bytes = v.vec;
-      gate_residual_cuda_tuning().bwd_plan = v.plan;
-      gate_residual_cuda_tuning().bwd_tile = v.tile;
-      gate_residual_cuda_tuning().pipe_row_bytes = v.seg;
-      gate_residual_cuda_tuning().pipe_threads = v.threads;
-      gate_residual_cuda_tuning().pipe_cols = v.cols;
-      gate_residual_cuda_tuning().fused_cluster = v.cluster;
+    // A variant sets every backward knob (its own, or the default); the
+    // environment's other knobs (no_pdl, the forward's vector width) stay.
+    auto apply = [](const bench::Variant& v) {
+      CudaTuning& t = gate_residual_cuda_tuning();
+      t.bwd_vector_bytes = v.tuning.bwd_vector_bytes;
+      t.bwd_plan = v.tuning.bwd_plan;
+      t.bwd_tile = v.tuning.bwd_tile;
+      t.pipe_row_bytes = v.tuning.pipe_row_bytes;
+      t.pipe_threads = v.tuning.pipe_threads;
+      t.pipe_cols = v.tuning.pipe_cols;
+      t.fused_cluster = v.tuning.fused_cluster;
     };
 
     std::printf("\n%-4s %5s %7s %6s %-6s | %8s %5s | %8s %5s | %9s %9s | %6s %6s | %s\n", "type", "dim", "rows",
                 "gates", "index", "fwd_us", "fwd%", "fb_us", "fb%", "eagF_us", "eagFB_us", "xF", "xFB", "checks");
-    for (const auto& dn : split(dtypes))
-      for (const auto& ds : split(dims))
-        for (const auto& rs : split(rows_list))
-          for (const auto& gr : split(gates_rules))
-            for (const auto& pat : split(patterns)) {
+    for (const auto& dn : bench::split_commas(dtypes))
+      for (const auto& ds : bench::split_commas(dims))
+        for (const auto& rs : bench::split_commas(rows_list))
+          for (const auto& gr : bench::split_commas(gates_rules))
+            for (const auto& pat : bench::split_commas(patterns)) {
               Shape s;
               s.dtype = dn == "fp32" || dn == "f32" ? GATECHECK_F32 : dn == "fp16" || dn == "f16" ? GATECHECK_F16 : GATECHECK_BF16;
               s.dim = std::stoll(ds);
@@ -297,7 +238,7 @@ int run_kernel_bench(int argc, char** argv) {
                 return std::make_pair(b_us, plan_us);
               };
               nlohmann::json variant_stages = nlohmann::json::object();
-              for (const Variant& v : variants_list) {
+              for (const bench::Variant& v : variants_list) {
                 apply(v);
                 const double t = bench::median_us(fwd_bwd, warmup, reps);
                 variants[v.label] = t;

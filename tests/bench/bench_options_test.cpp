@@ -1,0 +1,87 @@
+// gatecheck-bench's --bwd-variants: short names and GATECHECK_CUDA_TUNING
+// items give the same knobs, and a bad setting is named, not run.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "bench/bench_options.h"
+
+namespace gatecheck {
+namespace bench {
+namespace {
+
+CudaTuning one(const std::string& spec) {
+  std::vector<Variant> v;
+  std::string err;
+  EXPECT_TRUE(parse_variants(spec, "", &v, &err)) << err;
+  EXPECT_EQ(v.size(), 1u);
+  return v.empty() ? CudaTuning{} : v[0].tuning;
+}
+
+void expect_same(const CudaTuning& a, const CudaTuning& b, const std::string& what) {
+  EXPECT_EQ(a.bwd_plan, b.bwd_plan) << what;
+  EXPECT_EQ(a.bwd_tile, b.bwd_tile) << what;
+  EXPECT_EQ(a.bwd_vector_bytes, b.bwd_vector_bytes) << what;
+  EXPECT_EQ(a.pipe_row_bytes, b.pipe_row_bytes) << what;
+  EXPECT_EQ(a.pipe_threads, b.pipe_threads) << what;
+  EXPECT_EQ(a.pipe_cols, b.pipe_cols) << what;
+  EXPECT_EQ(a.fused_cluster, b.fused_cluster) << what;
+}
+
+TEST(BenchVariants, ShortNamesAreTuningItems) {
+  const std::vector<std::pair<std::string, std::string>> same = {
+      {"cub", "plan=1"},       {"count", "plan=2"},         {"fused", "plan=3"},  {"thread", "tile=1"},
+      {"staged", "tile=2"},    {"piped", "tile=3"},         {"seg256", "seg=256"}, {"t512", "threads=512"},
+      {"c1", "cols=1"},        {"kx4", "cluster=4"},        {"v8", "vec=8"},
+      {"count+piped+v16", "plan=2+tile=3+vec=16"}, {"fused+t512+c1+kx2", "plan=3,threads=512,cols=1,cluster=2"}};
+  for (const auto& [short_form, items] : same) {
+    std::string as_env = items;
+    for (char& c : as_env)
+      if (c == '+') c = ',';
+    expect_same(one(short_form), parse_cuda_tuning(as_env.c_str(), nullptr), short_form);
+    if (items.find(',') == std::string::npos) expect_same(one(items), one(short_form), items);
+  }
+  EXPECT_EQ(one("count+piped").bwd_plan, 2);  // and not just equal to each other
+  EXPECT_EQ(one("count+piped").bwd_tile, 3);
+  expect_same(one("auto"), CudaTuning{}, "auto");
+}
+
+TEST(BenchVariants, LabelsAndOrderAreKept) {
+  std::vector<Variant> v;
+  std::string err;
+  ASSERT_TRUE(parse_variants("auto,fused,count+thread", "", &v, &err)) << err;
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].label, "auto");
+  EXPECT_EQ(v[1].label, "fused");
+  EXPECT_EQ(v[2].label, "count+thread");
+  EXPECT_EQ(v[2].tuning.bwd_tile, 1);
+}
+
+TEST(BenchVariants, OlderVectorWidthListStillWorks) {
+  std::vector<Variant> v;
+  std::string err;
+  ASSERT_TRUE(parse_variants("", "0,4,16", &v, &err)) << err;
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].label, "auto");
+  EXPECT_EQ(v[1].tuning.bwd_vector_bytes, 4);
+  EXPECT_EQ(v[2].label, "v16");
+}
+
+TEST(BenchVariants, BadSettingsAreNamed) {
+  for (const std::string bad : {"cub+bogus", "count+v3", "plan=4", "fused+no_pdl", "cub++piped", "kx5", "threads=384"}) {
+    std::vector<Variant> v;
+    std::string err;
+    EXPECT_FALSE(parse_variants("auto," + bad, "", &v, &err)) << bad;
+    EXPECT_NE(err.find("in '" + bad + "' is not a backward setting"), std::string::npos) << err;
+  }
+}
+
+TEST(BenchVariants, CommaListsDropEmptyItems) {
+  EXPECT_EQ(split_commas("bf16,,fp16,"), (std::vector<std::string>{"bf16", "fp16"}));
+  EXPECT_TRUE(split_commas("").empty());
+}
+
+}  // namespace
+}  // namespace bench
+}  // namespace gatecheck
