@@ -143,6 +143,10 @@ int64_t shape_field(const json& j, const char* name, const std::string& origin) 
 
 }  // namespace
 
+std::string case_shape_problem(int64_t rows, int64_t gates) {
+  return gates == 0 && rows > 0 ? "gates = 0 with rows = " + std::to_string(rows) : std::string();
+}
+
 bool is_valid_utf8(const std::string& s) {
   try {
     (void)json(s).dump();  // the strict error handler throws on invalid UTF-8
@@ -230,7 +234,7 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
     s.index_seed = field<uint64_t>(g, "index_seed", origin);
     s.value_seed = field<uint64_t>(g, "value_seed", origin);
     s.plan_seed = field<uint64_t>(g, "plan_seed", origin);
-    if (gates == 0 && rows > 0) fail(origin, "gates = 0 with rows = " + std::to_string(rows));
+    if (const std::string why = case_shape_problem(rows, gates); !why.empty()) fail(origin, why);
     try {
       f.c = make_case_from_spec(s);
     } catch (const std::exception& e) {
@@ -238,7 +242,7 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
     }
     f.spec = s;
   } else {
-    if (gates == 0 && rows > 0) fail(origin, "gates = 0 with rows = " + std::to_string(rows));
+    if (const std::string why = case_shape_problem(rows, gates); !why.empty()) fail(origin, why);
     // Check the row counts before allocating, so the file's own size bounds what we allocate.
     for (const char* name : {"res", "gate", "y", "grad_out"}) {
       const int64_t want = std::string(name) == "gate" ? gates : rows;

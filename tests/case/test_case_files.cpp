@@ -212,6 +212,24 @@ TEST(CaseFile, RowAndGateCountsAreBounded) {
   EXPECT_EQ(case_from_snapshot(case_to_snapshot(at), "s.bin").c.gates, kMaxCaseRows);
 }
 
+// Both formats refuse a case whose rows have no gate to index (found by
+// fuzz_corpus_file: a snapshot with gates = 0 and rows = 3 was read, and its
+// JSON could not be).
+TEST(CaseFile, BothFormatsRefuseRowsWithoutGates) {
+  CaseFile f{make_case(DType::f32, 3, 0, 0), std::nullopt, {}, ""};
+  try {
+    case_from_snapshot(case_to_snapshot(f), "s.bin");
+    ADD_FAILURE() << "a snapshot with gates = 0 and rows = 3 was accepted";
+  } catch (const CaseFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("s.bin: snapshot describes gates = 0 with rows = 3"), std::string::npos)
+        << e.what();
+  }
+  expect_error(case_to_json(f), "gates = 0 with rows = 3");
+  CaseFile empty{make_case(DType::f32, 0, 4, 0), std::nullopt, {}, ""};  // no rows: no gate needed
+  EXPECT_EQ(case_from_snapshot(case_to_snapshot(empty), "s.bin").c.rows, 0);
+  EXPECT_EQ(case_from_json(case_to_json(empty), "e.json").c.dim, 4);
+}
+
 TEST(CaseFile, TruncatedSnapshotsGiveClearErrors) {
   CaseFile f{special_case(DType::f32), std::nullopt, {}, ""};
   const std::string snap = case_to_snapshot(f);
