@@ -83,6 +83,19 @@ const HostTensor& output_by_name(const Outputs& o, const std::string& name) {
   throw std::invalid_argument("unknown output '" + name + "' (out, grad_res, grad_y, grad_gate)");
 }
 
+std::string case_shape_problem(int64_t rows, int64_t gates) {
+  return gates == 0 && rows > 0 ? "gates = 0 with rows = " + std::to_string(rows) : std::string();
+}
+
+std::string case_input_problem(const Case& c) {
+  if (std::string why = case_shape_problem(c.rows, c.gates); !why.empty()) return why;
+  for (size_t r = 0; r < c.index.size(); ++r)
+    if (c.index[r] < 0 || c.index[r] >= c.gates)
+      return "index[" + std::to_string(r) + "] = " + std::to_string(c.index[r]) + " is out of range [0, " +
+             std::to_string(c.gates) + ")";
+  return "";
+}
+
 std::string describe(const Case& c) {
   std::ostringstream s;
   s << dtype_name(c.dtype) << " rows=" << c.rows << " dim=" << c.dim << " gates=" << c.gates;

@@ -143,10 +143,6 @@ int64_t shape_field(const json& j, const char* name, const std::string& origin) 
 
 }  // namespace
 
-std::string case_shape_problem(int64_t rows, int64_t gates) {
-  return gates == 0 && rows > 0 ? "gates = 0 with rows = " + std::to_string(rows) : std::string();
-}
-
 bool is_valid_utf8(const std::string& s) {
   try {
     (void)json(s).dump();  // the strict error handler throws on invalid UTF-8

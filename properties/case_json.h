@@ -49,11 +49,6 @@ CaseFile read_case_file(const std::string& path);
 // Writes atomically (temp file + rename), so a crash never leaves half a file.
 void write_case_file(const std::string& path, const CaseFile& f);
 
-// The shape rule of every corpus file, JSON or snapshot: every row needs a
-// gate, so gates = 0 with rows > 0 is refused (as the contract refuses the
-// call). Returns the reason, or "" when the shape is acceptable.
-std::string case_shape_problem(int64_t rows, int64_t gates);
-
 // True if s is valid UTF-8 (nlohmann's own check): a case's names must be, or
 // the JSON writer would replace bytes and the case would not round-trip.
 bool is_valid_utf8(const std::string& s);

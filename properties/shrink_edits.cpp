@@ -118,7 +118,8 @@ Case without_gates(const Case& c, const std::vector<bool>& drop) {
   Case s = c;
   s.gate = keep_rows(c.gate, negate(drop));
   s.gates = n;
-  for (auto& k : s.index) k = new_id[size_t(k)];
+  for (auto& k : s.index)  // an index outside the table stays outside it
+    k = k < 0 ? k : k >= c.gates ? k - c.gates + n : new_id[size_t(k)];
   return s;
 }
 

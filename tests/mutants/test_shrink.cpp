@@ -187,6 +187,19 @@ TEST(Shrink, MergesAndDropsGates) {
   EXPECT_EQ(d.gate.bits(2 * 2), c.gate.bits(3 * 2));
 }
 
+// An index outside the gate table stays outside it when gates are dropped
+// (it used to be looked up in the new-id table: an out-of-bounds read that a
+// shrink of such a corpus file turned into garbage such as index 544).
+TEST(Shrink, DroppingGatesKeepsBadIndicesBad) {
+  Case c = random_case(19, DType::f32, 4, 2, 4);
+  c.index = {-2, 1, 7, 4};
+  const Case d = without_gates(c, {true, false, true, true});  // only gate 1 is used
+  EXPECT_EQ(d.gates, 1);
+  EXPECT_EQ(d.index, (std::vector<int64_t>{-2, 0, 4, 1}));  // 7 and 4 past 4 gates: past 1 gate by as much
+  EXPECT_NE(case_input_problem(d), "");
+  EXPECT_EQ(case_input_problem(c), "index[0] = -2 is out of range [0, 4)");
+}
+
 TEST(Shrink, ValueRankOrdersZeroOneAndSmallIntegersFirst) {
   const DType t = DType::f32;
   auto rank = [&](float v) { return value_rank(t, float_to_bits_rn(t, v)); };
