@@ -33,14 +33,24 @@ TEST(Generators, IndexPatternsAreInRangeAndShaped) {
         const auto idx = make_index(p, rows, gates, uint64_t(rows * 31 + gates));
         ASSERT_EQ(int64_t(idx.size()), rows);
         for (int64_t k : idx) ASSERT_TRUE(k >= 0 && k < gates) << p << " gave " << k;
-        if (p == "single_gate") EXPECT_EQ(std::set<int64_t>(idx.begin(), idx.end()).size(), 1u);
-        if (p == "identity") EXPECT_EQ(idx[size_t(rows - 1)], (rows - 1) % gates);
-        if (p == "sorted_equal" || p == "sorted_random") EXPECT_TRUE(std::is_sorted(idx.begin(), idx.end())) << p;
-        if (p == "reversed") EXPECT_TRUE(std::is_sorted(idx.rbegin(), idx.rend())) << p;
-        if (p == "unused_gates" && gates > 1)
+        if (p == "single_gate") {
+          EXPECT_EQ(std::set<int64_t>(idx.begin(), idx.end()).size(), 1u);
+        }
+        if (p == "identity") {
+          EXPECT_EQ(idx[size_t(rows - 1)], (rows - 1) % gates);
+        }
+        if (p == "sorted_equal" || p == "sorted_random") {
+          EXPECT_TRUE(std::is_sorted(idx.begin(), idx.end())) << p;
+        }
+        if (p == "reversed") {
+          EXPECT_TRUE(std::is_sorted(idx.rbegin(), idx.rend())) << p;
+        }
+        if (p == "unused_gates" && gates > 1) {
           EXPECT_LT(std::set<int64_t>(idx.begin(), idx.end()).size(), size_t(gates)) << "no gate left unused";
-        if (p == "max_index_heavy" && rows >= 64)
+        }
+        if (p == "max_index_heavy" && rows >= 64) {
           EXPECT_GT(std::count(idx.begin(), idx.end(), gates - 1), rows / 2);
+        }
       }
   // H3: one index of length S tiled: row r uses index[r % S] for some S dividing rows
   const auto idx = make_index("h3_shared", 12, 9, 3);
@@ -142,9 +152,10 @@ TEST(Generators, SimplerCasesAreSmallerOrSimpler) {
   ASSERT_FALSE(simpler.empty());
   for (const Case& x : simpler) {
     EXPECT_TRUE(x.rows < c.rows || x.dim < c.dim || !(x == c));
-    if (x.plan)
+    if (x.plan) {
       for (const auto& b : x.plan->batches)
         for (int64_t r : b) ASSERT_TRUE(r >= 0 && r < x.rows);
+    }
   }
 }
 
