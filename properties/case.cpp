@@ -83,17 +83,19 @@ const HostTensor& output_by_name(const Outputs& o, const std::string& name) {
   throw std::invalid_argument("unknown output '" + name + "' (out, grad_res, grad_y, grad_gate)");
 }
 
+// Both are the operator's own contract checks (kernels/gate_residual.h), so a
+// case is valid exactly when a call on it would be.
 std::string case_shape_problem(int64_t rows, int64_t gates) {
-  return gates == 0 && rows > 0 ? "gates = 0 with rows = " + std::to_string(rows) : std::string();
+  const gatecheck_problem p{rows, 0, gates, GATECHECK_F32, GATECHECK_CPU, nullptr};
+  const Status s = check_problem("case", p, 1u << GATECHECK_CPU);
+  return s.ok() ? std::string() : s.message;
 }
 
 std::string case_input_problem(const Case& c) {
-  if (std::string why = case_shape_problem(c.rows, c.gates); !why.empty()) return why;
-  for (size_t r = 0; r < c.index.size(); ++r)
-    if (c.index[r] < 0 || c.index[r] >= c.gates)
-      return "index[" + std::to_string(r) + "] = " + std::to_string(c.index[r]) + " is out of range [0, " +
-             std::to_string(c.gates) + ")";
-  return "";
+  const gatecheck_problem p{c.rows, c.dim, c.gates, int32_t(c.dtype), GATECHECK_CPU, nullptr};
+  Status s = check_problem("case", p, 1u << GATECHECK_CPU);
+  if (s.ok()) s = check_index_range("case", p, c.index.data());
+  return s.ok() ? std::string() : s.message;
 }
 
 std::string describe(const Case& c) {

@@ -77,13 +77,14 @@ const HostTensor& output_by_name(const Outputs& o, const std::string& name);
 Outputs outputs_for(const Case& c);
 
 // The shape rule of every case, and so of every corpus file, JSON or
-// snapshot: every row needs a gate, so gates = 0 with rows > 0 is refused (as
-// the contract refuses the call). Returns the reason, or "" when it holds.
+// snapshot: the contract's check_problem (every row needs a gate, so gates = 0
+// with rows > 0 is refused). Returns its message ("case: ..."), or "".
 std::string case_shape_problem(int64_t rows, int64_t gates);
 
-// Why c is not valid input for the operator (the shape rule, or the first
-// index outside [0, gates)), or "". The properties check valid input only:
-// bad input is error_inputs' own business, made from a valid case.
+// Why c is not valid input for the operator, in the contract's words
+// (check_problem, then check_index_range: the first index outside [0,
+// gates)), or "". The properties check valid input only: bad input is
+// error_inputs' own business, made from a valid case.
 std::string case_input_problem(const Case& c);
 
 // A one-line description: "bf16 rows=3 dim=5 gates=2 pattern=identity values=normal".

@@ -214,6 +214,7 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
     fail(origin, "shape rows=" + std::to_string(rows) + " dim=" + std::to_string(dim) + " gates=" +
                      std::to_string(gates) + " exceeds the " + std::to_string(kMaxCaseElements) +
                      "-element limit per tensor");
+  if (const std::string why = case_shape_problem(rows, gates); !why.empty()) fail(origin, why);
 
   CaseFile f;
   if (j.contains("generator")) {
@@ -230,7 +231,6 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
     s.index_seed = field<uint64_t>(g, "index_seed", origin);
     s.value_seed = field<uint64_t>(g, "value_seed", origin);
     s.plan_seed = field<uint64_t>(g, "plan_seed", origin);
-    if (const std::string why = case_shape_problem(rows, gates); !why.empty()) fail(origin, why);
     try {
       f.c = make_case_from_spec(s);
     } catch (const std::exception& e) {
@@ -238,7 +238,6 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
     }
     f.spec = s;
   } else {
-    if (const std::string why = case_shape_problem(rows, gates); !why.empty()) fail(origin, why);
     // Check the row counts before allocating, so the file's own size bounds what we allocate.
     for (const char* name : {"res", "gate", "y", "grad_out"}) {
       const int64_t want = std::string(name) == "gate" ? gates : rows;

@@ -87,7 +87,7 @@ CaseFile case_from_snapshot(const std::string& bytes, const std::string& origin)
   if (dt < 0 || dt > 2) rd.fail("has an unknown dtype " + std::to_string(dt));
   const int64_t rows = rd.count(kMaxCaseRows, "row count"), dim = rd.count(kMaxCaseElements, "dim"),
                 gates = rd.count(kMaxCaseRows, "gate count");
-  if (const std::string why = case_shape_problem(rows, gates); !why.empty()) rd.fail("describes " + why);
+  if (const std::string why = case_shape_problem(rows, gates); !why.empty()) rd.fail("holds a " + why);
   const int64_t n = checked_elements(rows, dim), ng = checked_elements(gates, dim);
   const int64_t esz = dtype_size(DType(dt));
   if (n < 0 || ng < 0 || n > kMaxCaseElements || ng > kMaxCaseElements) rd.fail("describes too large a case");

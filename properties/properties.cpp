@@ -13,8 +13,7 @@ namespace gatecheck {
 Verdict check_property(const std::string& property, const Implementation& impl, const Case& c,
                        const PropertyOptions& opt) {
   if (const std::string why = case_input_problem(c); !why.empty())
-    throw std::invalid_argument("property '" + property + "' needs valid input, and this case is not (" + why +
-                                "): " + describe(c));
+    throw std::invalid_argument("property '" + property + "' needs valid input (" + describe(c) + "): " + why);
   using Fn = Verdict (*)(const Implementation&, const Case&, const PropertyOptions&);
   static const std::pair<const char*, Fn> table[] = {
       {"accuracy", detail::accuracy},

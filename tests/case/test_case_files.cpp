@@ -221,7 +221,7 @@ TEST(CaseFile, BothFormatsRefuseRowsWithoutGates) {
     case_from_snapshot(case_to_snapshot(f), "s.bin");
     ADD_FAILURE() << "a snapshot with gates = 0 and rows = 3 was accepted";
   } catch (const CaseFileError& e) {
-    EXPECT_NE(std::string(e.what()).find("s.bin: snapshot describes gates = 0 with rows = 3"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("s.bin: snapshot holds a case: gates = 0 with rows = 3 > 0: every row needs a gate"), std::string::npos)
         << e.what();
   }
   expect_error(case_to_json(f), "gates = 0 with rows = 3");

@@ -197,7 +197,7 @@ TEST(Shrink, DroppingGatesKeepsBadIndicesBad) {
   EXPECT_EQ(d.gates, 1);
   EXPECT_EQ(d.index, (std::vector<int64_t>{-2, 0, 4, 1}));  // 7 and 4 past 4 gates: past 1 gate by as much
   EXPECT_NE(case_input_problem(d), "");
-  EXPECT_EQ(case_input_problem(c), "index[0] = -2 is out of range [0, 4)");
+  EXPECT_EQ(case_input_problem(c), "case: index[0] = -2 is out of range [0, 4) (gates = 4)");
 }
 
 TEST(Shrink, ValueRankOrdersZeroOneAndSmallIntegersFirst) {
