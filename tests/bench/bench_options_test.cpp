@@ -11,10 +11,16 @@ namespace gatecheck {
 namespace bench {
 namespace {
 
-CudaTuning one(const std::string& spec) {
+// The variants of a list that must parse (a parse error fails the test).
+std::vector<Variant> parsed(const std::string& specs, const std::string& vecs = "") {
   std::vector<Variant> v;
   std::string err;
-  EXPECT_TRUE(parse_variants(spec, "", &v, &err)) << err;
+  EXPECT_TRUE(parse_variants(specs, vecs, &v, &err)) << err;
+  return v;
+}
+
+CudaTuning one(const std::string& spec) {
+  const std::vector<Variant> v = parsed(spec);
   EXPECT_EQ(v.size(), 1u);
   return v.empty() ? CudaTuning{} : v[0].tuning;
 }
@@ -48,9 +54,7 @@ TEST(BenchVariants, ShortNamesAreTuningItems) {
 }
 
 TEST(BenchVariants, LabelsAndOrderAreKept) {
-  std::vector<Variant> v;
-  std::string err;
-  ASSERT_TRUE(parse_variants("auto,fused,count+thread", "", &v, &err)) << err;
+  const std::vector<Variant> v = parsed("auto,fused,count+thread");
   ASSERT_EQ(v.size(), 3u);
   EXPECT_EQ(v[0].label, "auto");
   EXPECT_EQ(v[1].label, "fused");
@@ -59,9 +63,7 @@ TEST(BenchVariants, LabelsAndOrderAreKept) {
 }
 
 TEST(BenchVariants, OlderVectorWidthListStillWorks) {
-  std::vector<Variant> v;
-  std::string err;
-  ASSERT_TRUE(parse_variants("", "0,4,16", &v, &err)) << err;
+  const std::vector<Variant> v = parsed("", "0,4,16");
   ASSERT_EQ(v.size(), 3u);
   EXPECT_EQ(v[0].label, "auto");
   EXPECT_EQ(v[1].tuning.bwd_vector_bytes, 4);
