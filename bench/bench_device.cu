@@ -22,7 +22,12 @@ __global__ void fill_kernel(void* p, int64_t n, int dtype, uint64_t seed) {
     else static_cast<bf16_t*>(p)[i] = round_to<bf16_t>(v);
   }
 }
+__global__ void empty_kernel() {}
 }  // namespace
+
+double empty_kernel_us(int blocks, const Warmup& warmup, int reps) {
+  return median_us([&](int) { empty_kernel<<<blocks, 256>>>(); }, warmup, reps);
+}
 
 void fill_random(void* p, int64_t n, int dtype, uint64_t seed) {
   if (n == 0) return;

@@ -27,6 +27,11 @@ void fill_random(void* p, int64_t n, int dtype, uint64_t seed);
 // host sync between runs.
 double median_us(const std::function<void(int)>& run, const Warmup& warmup, int reps);
 
+// Median time of an empty kernel of `blocks` blocks of 256 threads between
+// two events: the fixed cost of a launch that every timed call pays (the
+// floor under any kernel's time at small sizes).
+double empty_kernel_us(int blocks, const Warmup& warmup, int reps);
+
 // Device-to-device copy bandwidth in bytes/s (bytes read + bytes written).
 double copy_bandwidth(size_t bytes, int reps);
 

@@ -44,11 +44,11 @@ bool parse_variants(const std::string& specs, const std::string& vecs, std::vect
         const std::string item = tuning_item(t);
         std::string warning;
         parse_cuda_tuning(item.c_str(), &warning);
-        if (t.empty() || item == "no_pdl" || !warning.empty()) {
+        if (t.empty() || item == "no_pdl" || item.rfind("fwd_", 0) == 0 || !warning.empty()) {
           *err = "--bwd-variants: setting '" + t + "' in '" + spec + "' is not a backward setting" +
                  (warning.empty() ? std::string() : " (" + warning + ")") +
                  "; settings: auto, a GATECHECK_CUDA_TUNING item of the backward (plan=, tile=, vec=, seg=, threads=, "
-                 "cols=, cluster=) or a short name: cub, count, fused, thread, staged, piped, seg256, t512, c1, kxN, vN; "
+                 "cols=, cluster=, prefetch=) or a short name: cub, count, fused, thread, staged, piped, seg256, t512, c1, kxN, vN; "
                  "joined by '+'";
           return false;
         }

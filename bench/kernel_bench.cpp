@@ -124,7 +124,7 @@ int run_kernel_bench(int argc, char** argv) {
   app.add_option("--bwd-vec-bytes", bwd_vecs, "backward vector widths to compare (0 = automatic), comma list");
   app.add_option("--bwd-variants", bwd_variants,
                  "backward variants to compare, comma list of '+'-joined settings: auto, or GATECHECK_CUDA_TUNING "
-                 "items of the backward (plan=1|2|3, tile=1|2|3, vec=, seg=, threads=, cols=, cluster=), or their "
+                 "items of the backward (plan=1|2|3, tile=1|2|3, vec=, seg=, threads=, cols=, cluster=, prefetch=), or their "
                  "short names: cub, count or fused (index plan; fused: one kernel, no plan in memory), thread, "
                  "staged or piped (tile kernel), seg256 (the copy pipeline's 256-byte row segments), t512 and c1 "
                  "(the one-kernel backward with 512 threads a block, one column summed per thread), kxN (its blocks "
@@ -170,8 +170,13 @@ int run_kernel_bench(int argc, char** argv) {
     const double copy_bw = bench::copy_bandwidth(size_t(2) << 30, 20);
     std::printf("device %s, %d SMs, L2 %.0f MB; copy ceiling %.3f TB/s (read+write, 2 GiB D2D)\n", prop.name,
                 prop.multiProcessorCount, prop.l2CacheSize / 1e6, copy_bw / 1e12);
+    const double empty1_us = bench::empty_kernel_us(1, warmup, reps);
+    const double empty_full_us = bench::empty_kernel_us(8 * prop.multiProcessorCount, warmup, reps);
+    std::printf("an empty kernel between two events: %.2f us (1 block), %.2f us (%d blocks of 256 threads)\n",
+                empty1_us, empty_full_us, 8 * prop.multiProcessorCount);
     nlohmann::json out = {{"device", prop.name}, {"sm_count", prop.multiProcessorCount},
                           {"l2_bytes", prop.l2CacheSize}, {"copy_TBps", copy_bw / 1e12},
+                          {"empty_kernel_us", empty1_us}, {"empty_kernel_8_blocks_an_sm_us", empty_full_us},
                           {"reps", reps}, {"warmup", warmup.runs}, {"warmup_ms", warmup.min_ms}, {"results", nlohmann::json::array()}};
     // A variant sets every backward knob (its own, or the default); the
     // environment's other knobs (no_pdl, the forward's vector width) stay.
@@ -184,6 +189,7 @@ int run_kernel_bench(int argc, char** argv) {
       t.pipe_threads = v.tuning.pipe_threads;
       t.pipe_cols = v.tuning.pipe_cols;
       t.fused_cluster = v.tuning.fused_cluster;
+      t.fused_prefetch = v.tuning.fused_prefetch;
     };
 
     std::printf("\n%-4s %5s %7s %6s %-6s | %8s %5s | %8s %5s | %9s %9s | %6s %6s | %s\n", "type", "dim", "rows",

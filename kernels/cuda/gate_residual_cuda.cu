@@ -43,7 +43,6 @@ using namespace cuda_detail;
 namespace {
 
 constexpr uint32_t kCudaDevices = 1u << GATECHECK_CUDA;
-constexpr int kFwdRowsPerBlock = 4;
 
 Status cuda_failure(const char* op, const char* what, cudaError_t e) {
   char buf[384];
@@ -337,6 +336,17 @@ int bwd_width(int elem, const gatecheck_problem& p, int max_bytes, int sm_count)
   return w;
 }
 
+// Calls f(std::integral_constant<int, R>) with the forward's rows per block.
+template <class F>
+void dispatch_fwd_rows(int rows, F&& f) {
+  switch (rows) {
+    case 1: f(std::integral_constant<int, 1>{}); break;
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 8: f(std::integral_constant<int, 8>{}); break;
+    default: f(std::integral_constant<int, 4>{}); break;  // measured best: bench/NOTES.md
+  }
+}
+
 // Calls f(std::integral_constant<int, B>) with the copy pipeline's bytes per
 // row and block: 512 unless tuned to 256 (more, narrower blocks).
 template <class F>
@@ -366,12 +376,17 @@ cudaError_t launch_fwd(const gatecheck_problem& p, const void* res, const void* 
   bytes = std::min(bytes, vector_bytes(elem, gate_stride, {gate}, 0));  // every gate row aligned too
   FwdArgs<T> a{static_cast<const T*>(res), static_cast<const T*>(gate), index,
                static_cast<const T*>(y), static_cast<T*>(out), p.rows, p.dim, p.gates, gate_stride, w.status, w.epoch};
+  const CudaTuning& t = gate_residual_cuda_tuning();
   dispatch_width<T>(bytes, [&](auto n) {
-    constexpr int N = decltype(n)::value;
-    const int64_t vecs = p.dim / N;
-    const int threads = threads_for(vecs);
-    const dim3 grid(unsigned((p.rows + kFwdRowsPerBlock - 1) / kFwdRowsPerBlock), grid_y_for(vecs, threads));
-    launch_after(fwd_kernel<T, N, kFwdRowsPerBlock>, grid, dim3(threads), 0, s, a);
+    dispatch_fwd_rows(t.fwd_rows, [&](auto r) {
+      constexpr int N = decltype(n)::value, R = decltype(r)::value;
+      const int64_t vecs = p.dim / N;
+      const int threads = threads_for(vecs);
+      dim3 grid(unsigned((p.rows + R - 1) / R), grid_y_for(vecs, threads));
+      if (t.fwd_blocks_per_sm > 0)
+        grid.x = unsigned(std::max<int64_t>(1, std::min<int64_t>(grid.x, int64_t(t.fwd_blocks_per_sm) * w.sm_count / grid.y)));
+      launch_after(fwd_kernel<T, N, R>, grid, dim3(threads), 0, s, a);
+    });
   });
   return cudaGetLastError();
 }
@@ -471,7 +486,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       auto* counters = reinterpret_cast<unsigned long long*>(base + L.counts);
       if ((e = zero_counters(w, counters, fused_counters(p), s)) != cudaSuccess) return;
       const FusedPlan f{index,    p.rows, p.gates, w.status, counters, fused_gid_offset(RB, p.rows),
-                        gate_residual_cuda_tuning().stop_after_plan};
+                        gate_residual_cuda_tuning().stop_after_plan, gate_residual_cuda_tuning().fused_prefetch};
       // The first kernel of the call, launched with PDL all the same: it waits
       // for the previous kernel before it reads anything, so only its launch
       // overlaps. Optionally in clusters along the column chunks (tuning).
@@ -590,9 +605,14 @@ CudaTuning parse_cuda_tuning(const char* text, std::string* warnings) {
     else if (item == "threads=256" || item == "threads=512") t.pipe_threads = std::stoi(item.substr(8));
     else if (item == "cols=1" || item == "cols=2") t.pipe_cols = std::stoi(item.substr(5));
     else if (item.rfind("cluster=", 0) == 0 && (v = value(item, 8, {1, 2, 3, 4, 6, 8})) >= 0) t.fused_cluster = v;
+    else if (item.rfind("prefetch=", 0) == 0 && (v = value(item, 9, {0, 1, 2, 3, 4, 5, 6, 7, 8})) >= 0)
+      t.fused_prefetch = v;
+    else if (item.rfind("fwd_rows=", 0) == 0 && (v = value(item, 9, {0, 1, 2, 4, 8})) >= 0) t.fwd_rows = v;
+    else if (item.rfind("fwd_grid=", 0) == 0 && (v = value(item, 9, {0, 1, 2, 3, 4, 5, 6, 8, 10, 12, 16})) >= 0)
+      t.fwd_blocks_per_sm = v;
     else if (!item.empty())
       warn("'" + item +
-           "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3, vec=0|2|4|8|16, seg=256|512, threads=256|512, cols=1|2, cluster=1|2|3|4|6|8)");
+           "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3, vec=0|2|4|8|16, seg=256|512, threads=256|512, cols=1|2, cluster=1|2|3|4|6|8, prefetch=0..8, fwd_rows=1|2|4|8, fwd_grid=1..16 blocks an SM)");
     at = comma + 1;
   }
   return t;

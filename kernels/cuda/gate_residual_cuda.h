@@ -58,6 +58,8 @@ Status gate_residual_cuda_sync_status(const char* op, const gatecheck_problem& p
 struct CudaTuning {
   int bwd_vector_bytes = 0;  // bytes per thread per tensor in the backward tile kernel: 4, 8 or 16
   int fwd_vector_bytes = 0;  // same for the forward
+  int fwd_rows = 0;           // rows per forward block: 1, 2, 4 or 8 (0: 4)
+  int fwd_blocks_per_sm = 0;  // forward grid capped at this many blocks an SM, each looping over row groups (0: no cap)
   bool no_pdl = false;        // launch without programmatic dependent launch
   bool stop_after_plan = false;  // backward: build the index plan only (to time it)
   bool device_wide_plan = false;  // backward: the many-gates plan path (CUB scan) for any gates
@@ -77,6 +79,9 @@ struct CudaTuning {
   // (where the chunks divide evenly), so that blocks reading the same rows run
   // side by side (0 or 1: none)
   int fused_cluster = 0;
+  // one-kernel backward: L2 prefetch of this many eighths of each block's
+  // share of g and y while it builds its plan (0: none)
+  int fused_prefetch = 0;
 };
 CudaTuning& gate_residual_cuda_tuning();
 
