@@ -48,7 +48,7 @@ bool parse_variants(const std::string& specs, const std::string& vecs, std::vect
           *err = "--bwd-variants: setting '" + t + "' in '" + spec + "' is not a backward setting" +
                  (warning.empty() ? std::string() : " (" + warning + ")") +
                  "; settings: auto, a GATECHECK_CUDA_TUNING item of the backward (plan=, tile=, vec=, seg=, threads=, "
-                 "cols=, cluster=, prefetch=) or a short name: cub, count, fused, thread, staged, piped, seg256, t512, c1, kxN, vN; "
+                 "cols=, cluster=) or a short name: cub, count, fused, thread, staged, piped, seg256, t512, c1, kxN, vN; "
                  "joined by '+'";
           return false;
         }

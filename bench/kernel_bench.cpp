@@ -124,7 +124,7 @@ int run_kernel_bench(int argc, char** argv) {
   app.add_option("--bwd-vec-bytes", bwd_vecs, "backward vector widths to compare (0 = automatic), comma list");
   app.add_option("--bwd-variants", bwd_variants,
                  "backward variants to compare, comma list of '+'-joined settings: auto, or GATECHECK_CUDA_TUNING "
-                 "items of the backward (plan=1|2|3, tile=1|2|3, vec=, seg=, threads=, cols=, cluster=, prefetch=), or their "
+                 "items of the backward (plan=1|2|3, tile=1|2|3, vec=, seg=, threads=, cols=, cluster=), or their "
                  "short names: cub, count or fused (index plan; fused: one kernel, no plan in memory), thread, "
                  "staged or piped (tile kernel), seg256 (the copy pipeline's 256-byte row segments), t512 and c1 "
                  "(the one-kernel backward with 512 threads a block, one column summed per thread), kxN (its blocks "
@@ -189,7 +189,6 @@ int run_kernel_bench(int argc, char** argv) {
       t.pipe_threads = v.tuning.pipe_threads;
       t.pipe_cols = v.tuning.pipe_cols;
       t.fused_cluster = v.tuning.fused_cluster;
-      t.fused_prefetch = v.tuning.fused_prefetch;
     };
 
     std::printf("\n%-4s %5s %7s %6s %-6s | %8s %5s | %8s %5s | %9s %9s | %6s %6s | %s\n", "type", "dim", "rows",
@@ -333,6 +332,13 @@ int run_kernel_bench(int argc, char** argv) {
               std::printf("      a copy of the same bytes takes %.1f us (fwd's: %.0f%% of copy ceiling), %.1f us (fwd+bwd's: %.0f%%)\n",
                           copy_same_us, 100 * fwd_bytes / (copy_same_us * 1e-6) / copy_bw, copy_same_fb_us,
                           100 * (fwd_bytes + bwd_bytes) / (copy_same_fb_us * 1e-6) / copy_bw);
+              // No timed call can beat an empty kernel plus its bytes at the ceiling.
+              const double fwd_floor_us = empty_full_us + fwd_bytes / copy_bw * 1e6;
+              const double fb_floor_us = empty_full_us + (fwd_bytes + bwd_bytes) / copy_bw * 1e6;
+              row.update({{"fwd_floor_us", fwd_floor_us}, {"fwd_bwd_floor_us", fb_floor_us}});
+              std::printf("      floor (empty kernel + bytes at the ceiling): fwd %.1f us (%.0f%% at most), fwd+bwd %.1f us (%.0f%%)\n",
+                          fwd_floor_us, 100 * fwd_bytes / (fwd_floor_us * 1e-6) / copy_bw, fb_floor_us,
+                          100 * (fwd_bytes + bwd_bytes) / (fb_floor_us * 1e-6) / copy_bw);
               if (variants.size() > 1) {
                 std::printf("      backward variants:");
                 for (auto& [k, v] : variants.items()) std::printf(" %s -> %.1f us", k.c_str(), v.get<double>());

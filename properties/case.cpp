@@ -75,12 +75,12 @@ Outputs outputs_for(const Case& c) {
   return o;
 }
 
-const HostTensor& output_by_name(const Outputs& o, const std::string& name) {
+const HostTensor& output_by_name(const Outputs& o, std::string_view name) {
   if (name == "out") return o.out;
   if (name == "grad_res") return o.grad_res;
   if (name == "grad_y") return o.grad_y;
   if (name == "grad_gate") return o.grad_gate;
-  throw std::invalid_argument("unknown output '" + name + "' (out, grad_res, grad_y, grad_gate)");
+  throw std::invalid_argument("unknown output '" + std::string(name) + "' (out, grad_res, grad_y, grad_gate)");
 }
 
 // Both are the operator's own contract checks (kernels/gate_residual.h), so a

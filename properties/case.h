@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "../kernels/gate_residual.h"
@@ -72,7 +73,9 @@ struct Outputs {
   HostTensor out, grad_res, grad_y, grad_gate;
 };
 inline const char* const kOutputNames[4] = {"out", "grad_res", "grad_y", "grad_gate"};
-const HostTensor& output_by_name(const Outputs& o, const std::string& name);
+// name by value: a `const std::string&` made GCC 13 warn (-Wdangling-reference)
+// at every call with a string literal, whose temporary it took for the referent.
+const HostTensor& output_by_name(const Outputs& o, std::string_view name);
 // Outputs shaped for c (rows x dim, and gates x dim for grad_gate), all +0 bits.
 Outputs outputs_for(const Case& c);
 

@@ -342,8 +342,8 @@ void dispatch_fwd_rows(int rows, F&& f) {
   switch (rows) {
     case 1: f(std::integral_constant<int, 1>{}); break;
     case 2: f(std::integral_constant<int, 2>{}); break;
-    case 8: f(std::integral_constant<int, 8>{}); break;
-    default: f(std::integral_constant<int, 4>{}); break;  // measured best: bench/NOTES.md
+    case 4: f(std::integral_constant<int, 4>{}); break;
+    default: f(std::integral_constant<int, 2>{}); break;  // measured best at 4097 rows: bench/NOTES.md v9
   }
 }
 
@@ -382,9 +382,7 @@ cudaError_t launch_fwd(const gatecheck_problem& p, const void* res, const void* 
       constexpr int N = decltype(n)::value, R = decltype(r)::value;
       const int64_t vecs = p.dim / N;
       const int threads = threads_for(vecs);
-      dim3 grid(unsigned((p.rows + R - 1) / R), grid_y_for(vecs, threads));
-      if (t.fwd_blocks_per_sm > 0)
-        grid.x = unsigned(std::max<int64_t>(1, std::min<int64_t>(grid.x, int64_t(t.fwd_blocks_per_sm) * w.sm_count / grid.y)));
+      const dim3 grid(unsigned((p.rows + R - 1) / R), grid_y_for(vecs, threads));
       launch_after(fwd_kernel<T, N, R>, grid, dim3(threads), 0, s, a);
     });
   });
@@ -486,7 +484,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       auto* counters = reinterpret_cast<unsigned long long*>(base + L.counts);
       if ((e = zero_counters(w, counters, fused_counters(p), s)) != cudaSuccess) return;
       const FusedPlan f{index,    p.rows, p.gates, w.status, counters, fused_gid_offset(RB, p.rows),
-                        gate_residual_cuda_tuning().stop_after_plan, gate_residual_cuda_tuning().fused_prefetch};
+                        gate_residual_cuda_tuning().stop_after_plan};
       // The first kernel of the call, launched with PDL all the same: it waits
       // for the previous kernel before it reads anything, so only its launch
       // overlaps. Optionally in clusters along the column chunks (tuning).
@@ -605,14 +603,10 @@ CudaTuning parse_cuda_tuning(const char* text, std::string* warnings) {
     else if (item == "threads=256" || item == "threads=512") t.pipe_threads = std::stoi(item.substr(8));
     else if (item == "cols=1" || item == "cols=2") t.pipe_cols = std::stoi(item.substr(5));
     else if (item.rfind("cluster=", 0) == 0 && (v = value(item, 8, {1, 2, 3, 4, 6, 8})) >= 0) t.fused_cluster = v;
-    else if (item.rfind("prefetch=", 0) == 0 && (v = value(item, 9, {0, 1, 2, 3, 4, 5, 6, 7, 8})) >= 0)
-      t.fused_prefetch = v;
-    else if (item.rfind("fwd_rows=", 0) == 0 && (v = value(item, 9, {0, 1, 2, 4, 8})) >= 0) t.fwd_rows = v;
-    else if (item.rfind("fwd_grid=", 0) == 0 && (v = value(item, 9, {0, 1, 2, 3, 4, 5, 6, 8, 10, 12, 16})) >= 0)
-      t.fwd_blocks_per_sm = v;
+    else if (item.rfind("fwd_rows=", 0) == 0 && (v = value(item, 9, {0, 1, 2, 4})) >= 0) t.fwd_rows = v;
     else if (!item.empty())
       warn("'" + item +
-           "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3, vec=0|2|4|8|16, seg=256|512, threads=256|512, cols=1|2, cluster=1|2|3|4|6|8, prefetch=0..8, fwd_rows=1|2|4|8, fwd_grid=1..16 blocks an SM)");
+           "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3, vec=0|2|4|8|16, seg=256|512, threads=256|512, cols=1|2, cluster=1|2|3|4|6|8, fwd_rows=1|2|4)");
     at = comma + 1;
   }
   return t;
@@ -713,6 +707,11 @@ bool gate_residual_cuda_pipe_phases(double cycles_per_warp[kPipePhaseCount], uns
   (void)warps;
   return false;
 #endif
+}
+
+Status gate_residual_cuda_release_stream(void* stream) {
+  const cudaError_t e = release_workspace(static_cast<cudaStream_t>(stream));
+  return e == cudaSuccess ? Status::success() : cuda_failure("gate_residual_cuda_release_stream", "releasing the stream's workspace", e);
 }
 
 CudaStatusRef gate_residual_cuda_status_ref(void* stream) {

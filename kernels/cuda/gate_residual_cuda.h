@@ -51,6 +51,13 @@ bool cuda_status_bad_row(unsigned long long word, unsigned long long epoch, int6
 Status gate_residual_cuda_sync_status(const char* op, const gatecheck_problem& p,
                                       const int64_t* index);
 
+// Frees what the kernels keep for `stream` on the current device (its index
+// status word and the backward's scratch), after waiting for the work queued
+// on it. Call it before destroying a stream that ran these kernels; otherwise
+// that state lives until the process ends. A later call on the stream starts
+// afresh. Not while another thread has a call in flight on the same stream.
+Status gate_residual_cuda_release_stream(void* stream);
+
 // Tuning knobs (0 = automatic). The benchmark sets them to compare variants;
 // GATECHECK_CUDA_TUNING="plan=1,tile=1,vec=8,no_pdl" sets them at start-up
 // (all knobs: kernels/cuda/README.md),
@@ -58,8 +65,7 @@ Status gate_residual_cuda_sync_status(const char* op, const gatecheck_problem& p
 struct CudaTuning {
   int bwd_vector_bytes = 0;  // bytes per thread per tensor in the backward tile kernel: 4, 8 or 16
   int fwd_vector_bytes = 0;  // same for the forward
-  int fwd_rows = 0;           // rows per forward block: 1, 2, 4 or 8 (0: 4)
-  int fwd_blocks_per_sm = 0;  // forward grid capped at this many blocks an SM, each looping over row groups (0: no cap)
+  int fwd_rows = 0;           // rows per forward block: 1, 2 or 4 (0: 2)
   bool no_pdl = false;        // launch without programmatic dependent launch
   bool stop_after_plan = false;  // backward: build the index plan only (to time it)
   bool device_wide_plan = false;  // backward: the many-gates plan path (CUB scan) for any gates
@@ -79,9 +85,6 @@ struct CudaTuning {
   // (where the chunks divide evenly), so that blocks reading the same rows run
   // side by side (0 or 1: none)
   int fused_cluster = 0;
-  // one-kernel backward: L2 prefetch of this many eighths of each block's
-  // share of g and y while it builds its plan (0: none)
-  int fused_prefetch = 0;
 };
 CudaTuning& gate_residual_cuda_tuning();
 

@@ -38,44 +38,40 @@ struct FwdArgs {
   unsigned long long epoch;
 };
 
-// out = res + gate[index] * y. Block: R rows x (blockDim.x * N) columns; a
-// block takes row groups blockIdx.x, + gridDim.x, ... (one each unless the
-// grid is capped, a measuring knob: bench/NOTES.md v9).
+// out = res + gate[index] * y. Block: R rows x (blockDim.x * N) columns.
 // Everything is loaded before waiting for the index check: res, y and the
 // index are in bounds whatever the index holds, and a gate row is read only
 // where this row's own index is in range. Nothing is stored until the check
 // of every row has passed. (A loop-carried prefetch of the next columns
 // doubled the registers of the bf16 kernel and cost 35% of its speed on the
-// H200: see bench/NOTES.md.)
+// H200, and blocks looping over rows in a capped grid were slower too: see
+// bench/NOTES.md v2 and v9.)
 template <class T, int N, int R>
 __global__ void __launch_bounds__(256) fwd_kernel(FwdArgs<T> a) {
-  const int64_t groups = (a.rows + R - 1) / R;
-  for (int64_t grp = blockIdx.x; grp < groups; grp += gridDim.x) {
-    const int64_t r0 = grp * R;
-    int64_t k[R];
+  const int64_t r0 = int64_t(blockIdx.x) * R;
+  int64_t k[R];
 #pragma unroll
-    for (int u = 0; u < R; ++u) k[u] = r0 + u < a.rows ? a.index[r0 + u] : -1;
-    const int64_t step = int64_t(gridDim.y) * blockDim.x * N;
-    for (int64_t c = (int64_t(blockIdx.y) * blockDim.x + threadIdx.x) * N; c < a.dim; c += step) {
-      Pack<T, N> rv[R], yv[R], gv[R];
+  for (int u = 0; u < R; ++u) k[u] = r0 + u < a.rows ? a.index[r0 + u] : -1;
+  const int64_t step = int64_t(gridDim.y) * blockDim.x * N;
+  for (int64_t c = (int64_t(blockIdx.y) * blockDim.x + threadIdx.x) * N; c < a.dim; c += step) {
+    Pack<T, N> rv[R], yv[R], gv[R];
 #pragma unroll
-      for (int u = 0; u < R; ++u) {
-        if (r0 + u >= a.rows) continue;
-        const int64_t o = (r0 + u) * a.dim + c;
-        rv[u] = load_pack<T, N>(a.res + o);
-        yv[u] = load_pack<T, N>(a.y + o);
-        if (k[u] >= 0 && k[u] < a.gates) gv[u] = load_pack<T, N>(a.gate + k[u] * a.gate_stride + c);
-      }
-      wait_for_previous_kernel();  // returns at once after the first time
-      if (call_failed(a.status, a.epoch)) return;
+    for (int u = 0; u < R; ++u) {
+      if (r0 + u >= a.rows) continue;
+      const int64_t o = (r0 + u) * a.dim + c;
+      rv[u] = load_pack<T, N>(a.res + o);
+      yv[u] = load_pack<T, N>(a.y + o);
+      if (k[u] >= 0 && k[u] < a.gates) gv[u] = load_pack<T, N>(a.gate + k[u] * a.gate_stride + c);
+    }
+    wait_for_previous_kernel();  // returns at once after the first time
+    if (call_failed(a.status, a.epoch)) return;
 #pragma unroll
-      for (int u = 0; u < R; ++u) {
-        if (r0 + u >= a.rows) continue;
-        Pack<T, N> ov;
+    for (int u = 0; u < R; ++u) {
+      if (r0 + u >= a.rows) continue;
+      Pack<T, N> ov;
 #pragma unroll
-        for (int j = 0; j < N; ++j) ov.e[j] = gate_residual_out(rv[u].e[j], gv[u].e[j], yv[u].e[j]);
-        store_pack<T, N>(a.out + (r0 + u) * a.dim + c, ov);
-      }
+      for (int j = 0; j < N; ++j) ov.e[j] = gate_residual_out(rv[u].e[j], gv[u].e[j], yv[u].e[j]);
+      store_pack<T, N>(a.out + (r0 + u) * a.dim + c, ov);
     }
   }
   wait_for_previous_kernel();  // threads with no columns still finish after the check

@@ -242,32 +242,7 @@ struct FusedPlan {
   unsigned long long* counters;  // [gates][column chunks], zero between calls
   int gid_offset;                 // fused_gid_offset(RowBytes, rows)
   bool plan_only;                 // stop after the plan (to time it)
-  int prefetch_eighths;           // L2 prefetch during the plan: this many eighths of the block's row slice (0: none)
 };
-
-// A measuring knob (bench/NOTES.md v9): while a block builds its plan (a few
-// us in which it reads only the index), it asks L2 for the first eighths/8 of
-// its share of g and y in its column chunk: rows [y, y+1) * rows / gridDim.y.
-// The shares of a column chunk's blocks cover every row once, so every byte
-// the stages will read is asked for once. Only a hint: the values are read
-// later by the stages as usual, so nothing here can change a result.
-template <class T, int RowBytes>
-__device__ __forceinline__ void prefetch_rows_l2(const BwdArgs<T>& a, int64_t rows, int eighths, int Threads) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const int64_t c0 = int64_t(blockIdx.x) * (RowBytes / int64_t(sizeof(T)));
-  if (eighths <= 0 || c0 >= a.dim) return;
-  const int64_t lo = rows * blockIdx.y / gridDim.y, hi = rows * (blockIdx.y + 1) / gridDim.y;
-  const int64_t n = (hi - lo) * eighths / 8;
-  const int64_t span = a.dim - c0 < RowBytes / int64_t(sizeof(T)) ? a.dim - c0 : RowBytes / int64_t(sizeof(T));
-  const unsigned bytes = unsigned(span * int64_t(sizeof(T))) & ~15u;  // whole 16-byte units (rows are 16-byte aligned here)
-  if (bytes == 0) return;
-  for (int64_t i = threadIdx.x; i < 2 * n; i += Threads) {
-    const T* base = (i & 1) ? a.y : a.grad_out;
-    const T* at = base + (lo + (i >> 1)) * a.dim + c0;
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"((unsigned long long)__cvta_generic_to_global(at)), "r"(bytes) : "memory");
-  }
-#endif
-}
 
 // This block's tile: rows [tile * kGradGateTileRows, ...) of `gate`'s own rows.
 struct FusedTile {
@@ -403,7 +378,6 @@ __global__ void __launch_bounds__(Threads, 2) bwd_fused_kernel(BwdArgs<T> a, Fus
   __shared__ bool last;
   constexpr int CW = RowBytes / int(sizeof(T));
   wait_for_previous_kernel();  // launched with PDL: only its launch overlaps the previous kernel
-  prefetch_rows_l2<T, RowBytes>(a, f.rows, f.prefetch_eighths, Threads);
   PhaseClock clk;
   const bool mine = fused_plan<Threads>(f, a.epoch, pipe_smem, tile_rows, ft);
   clk.lap(kPhasePlan);

@@ -45,6 +45,33 @@ Workspace* find_workspace(cudaStream_t stream) {
   return it == cache().end() ? nullptr : &it->second;
 }
 
+cudaError_t release_workspace(cudaStream_t stream) {
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = cache().find({dev, stream});
+  if (it == cache().end()) return cudaSuccess;
+  Workspace& w = it->second;
+  if (w.blob) e = cudaFreeAsync(w.blob, stream);  // stream-ordered, as it was allocated
+  w.blob = nullptr;
+  w.blob_bytes = 0;
+  w.zeroed_counts = 0;
+  const cudaError_t waited = cudaStreamSynchronize(stream);  // queued calls may still use the status word
+  if (e == cudaSuccess) e = waited;
+  if (waited == cudaSuccess) {
+    const cudaError_t freed = cudaFree(w.status);
+    if (e == cudaSuccess) e = freed;
+    cache().erase(it);  // only once nothing queued can touch it
+  }
+  return e;
+}
+
+size_t workspace_count() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return cache().size();
+}
+
 cudaError_t begin_call(Workspace& w, cudaStream_t stream) {
   if (++w.epoch > cuda_status::kMaxEpoch) {
     w.epoch = 1;

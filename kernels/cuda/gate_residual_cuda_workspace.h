@@ -34,6 +34,12 @@ Workspace* workspace_for(cudaStream_t stream, cudaError_t* err);
 // Looks it up without creating it (null when no call ran on that stream).
 Workspace* find_workspace(cudaStream_t stream);
 
+// Frees the workspace of the current device and `stream` (none: nothing to
+// do) once the work queued on the stream has finished.
+cudaError_t release_workspace(cudaStream_t stream);
+// Workspaces alive, over all devices and streams (for tests).
+size_t workspace_count();
+
 // Starts a call: advances the epoch (clearing the word when it wraps).
 cudaError_t begin_call(Workspace& w, cudaStream_t stream);
 

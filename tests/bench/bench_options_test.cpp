@@ -33,7 +33,6 @@ void expect_same(const CudaTuning& a, const CudaTuning& b, const std::string& wh
   EXPECT_EQ(a.pipe_threads, b.pipe_threads) << what;
   EXPECT_EQ(a.pipe_cols, b.pipe_cols) << what;
   EXPECT_EQ(a.fused_cluster, b.fused_cluster) << what;
-  EXPECT_EQ(a.fused_prefetch, b.fused_prefetch) << what;
 }
 
 TEST(BenchVariants, ShortNamesAreTuningItems) {
@@ -51,7 +50,6 @@ TEST(BenchVariants, ShortNamesAreTuningItems) {
   }
   EXPECT_EQ(one("count+piped").bwd_plan, 2);  // and not just equal to each other
   EXPECT_EQ(one("count+piped").bwd_tile, 3);
-  EXPECT_EQ(one("fused+prefetch=4").fused_prefetch, 4);
   expect_same(one("auto"), CudaTuning{}, "auto");
 }
 
@@ -73,7 +71,7 @@ TEST(BenchVariants, OlderVectorWidthListStillWorks) {
 }
 
 TEST(BenchVariants, BadSettingsAreNamed) {
-  for (const std::string bad : {"cub+bogus", "count+v3", "plan=4", "fused+no_pdl", "cub++piped", "kx5", "threads=384", "fwd_rows=2", "fused+fwd_grid=4"}) {
+  for (const std::string bad : {"cub+bogus", "count+v3", "plan=4", "fused+no_pdl", "cub++piped", "kx5", "threads=384", "fwd_rows=2", "fused+fwd_rows=1"}) {
     std::vector<Variant> v;
     std::string err;
     EXPECT_FALSE(parse_variants("auto," + bad, "", &v, &err)) << bad;

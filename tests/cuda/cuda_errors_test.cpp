@@ -31,8 +31,7 @@ TEST(CudaErrors, OutOfRangeIndexReportedAndNothingWritten) {
   for (int64_t bad : {int64_t(-1), int64_t(9), int64_t(1) << 40}) {
     SCOPED_TRACE("plan=" + std::to_string(plan));
     gate_residual_cuda_tuning().bwd_plan = plan;
-    // the forward's grid capped at one block an SM (blocks loop over row groups) with the CUB plan
-    gate_residual_cuda_tuning().fwd_blocks_per_sm = plan == 1 ? 1 : 0;
+    gate_residual_cuda_tuning().fwd_rows = plan == 3 ? 4 : plan;  // each forward block shape (4, 2, 1 rows) once
     RawCase c = make_case(rng, DType::bf16, 600, 24, 9, Pattern::random);
     c.index[417] = bad;
     c.index[530] = -5;  // a later bad row: the first one must be named
@@ -49,7 +48,7 @@ TEST(CudaErrors, OutOfRangeIndexReportedAndNothingWritten) {
     EXPECT_TRUE(all_poison(d.grad_gate, c.dtype, 0xa5)) << "grad_gate was written";
   }
   gate_residual_cuda_tuning().bwd_plan = 0;
-  gate_residual_cuda_tuning().fwd_blocks_per_sm = 0;
+  gate_residual_cuda_tuning().fwd_rows = 0;
 }
 
 // After a failed call, the next good call on the same stream succeeds (the

@@ -55,9 +55,11 @@ RawOutputs run_cuda(const RawCase& c, const CudaPlacement& where) {
   cudaStream_t stream = nullptr;
   if (where.own_stream && cudaStreamCreate(&stream) != cudaSuccess) throw std::runtime_error("cudaStreamCreate");
   std::unique_ptr<CUstream_st, void (*)(cudaStream_t)> keep(stream, [](cudaStream_t s) {
-    if (s) cudaStreamDestroy(s);
+    if (!s) return;
+    gate_residual_cuda_release_stream(s);  // else each stream's workspace would outlive it
+    cudaStreamDestroy(s);
   });
-  const gatecheck_problem p = problem_of(c, GATECHECK_CUDA, stream);
+  const gatecheck_problem p = problem_of(c, GATECHECK_CUDA, where.stream ? static_cast<cudaStream_t>(where.stream) : stream);
   const size_t e = size_t(dtype_size(c.dtype));
   const size_t nb = size_t(c.rows * c.dim) * e, gb = size_t(c.gates * c.dim) * e;
   DeviceBuffer res(nb, where.offset[0]), gate(gb, where.offset[1]), y(nb, where.offset[2]),

@@ -20,7 +20,8 @@ struct RawOutputs {
 struct CudaPlacement {
   // Bytes past a 256-aligned base for res, gate, y, out, grad_out, grad_res, grad_gate, grad_y.
   size_t offset[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  bool own_stream = false;  // an explicit cudaStream_t instead of the default stream
+  bool own_stream = false;  // an explicit cudaStream_t instead of the default stream, made and released per run
+  void* stream = nullptr;   // or the caller's stream (kept after the run)
   uint8_t poison = 0xa5;    // byte pattern the outputs start with
 };
 

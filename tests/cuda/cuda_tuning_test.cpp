@@ -11,10 +11,9 @@ namespace {
 
 TEST(CudaTuning, ParsesEveryKnob) {
   std::string w;
-  const CudaTuning t = parse_cuda_tuning("plan=3,tile=3,vec=8,no_pdl,seg=256,threads=512,cols=1,cluster=4,fwd_rows=2,fwd_grid=5", &w);
+  const CudaTuning t = parse_cuda_tuning("plan=3,tile=3,vec=8,no_pdl,seg=256,threads=512,cols=1,cluster=4,fwd_rows=1", &w);
   EXPECT_EQ(w, "");
-  EXPECT_EQ(t.fwd_rows, 2);
-  EXPECT_EQ(t.fwd_blocks_per_sm, 5);
+  EXPECT_EQ(t.fwd_rows, 1);
   EXPECT_EQ(t.pipe_threads, 512);
   EXPECT_EQ(t.pipe_cols, 1);
   EXPECT_EQ(t.fused_cluster, 4);
@@ -35,7 +34,6 @@ TEST(CudaTuning, NothingSetIsAutomatic) {
     EXPECT_EQ(t.pipe_threads, 0);
     EXPECT_EQ(t.pipe_cols, 0);
     EXPECT_EQ(t.fwd_rows, 0);
-    EXPECT_EQ(t.fwd_blocks_per_sm, 0);
     EXPECT_FALSE(t.no_pdl);
   }
   EXPECT_EQ(w, "");
@@ -43,16 +41,15 @@ TEST(CudaTuning, NothingSetIsAutomatic) {
 
 TEST(CudaTuning, BadItemsAreNamedAndLeftAutomatic) {
   std::string w;
-  const CudaTuning t = parse_cuda_tuning("plan=4,tile=x,vec=5,fast,plan=2,seg=128,threads=1024,cols=3,cluster=5,fwd_rows=3,fwd_grid=7", &w);
+  const CudaTuning t = parse_cuda_tuning("plan=4,tile=x,vec=5,fast,plan=2,seg=128,threads=1024,cols=3,cluster=5,fwd_rows=8", &w);
   EXPECT_EQ(t.bwd_plan, 2);  // the valid item still applies
   EXPECT_EQ(t.bwd_tile, 0);
   EXPECT_EQ(t.bwd_vector_bytes, 0);
   EXPECT_EQ(t.pipe_threads, 0);
   EXPECT_EQ(t.pipe_cols, 0);
   EXPECT_EQ(t.fwd_rows, 0);
-  EXPECT_EQ(t.fwd_blocks_per_sm, 0);
   for (const char* bad : {"'plan=4' ignored", "'tile=x' ignored", "'vec=5' ignored", "'fast' ignored", "'seg=128' ignored",
-                          "'threads=1024' ignored", "'cols=3' ignored", "'cluster=5' ignored", "'fwd_rows=3' ignored", "'fwd_grid=7' ignored"})
+                          "'threads=1024' ignored", "'cols=3' ignored", "'cluster=5' ignored", "'fwd_rows=8' ignored"})
     EXPECT_NE(w.find(bad), std::string::npos) << bad << " not in: " << w;
 }
 

@@ -135,30 +135,26 @@ TEST(CudaVsHost, EveryPlanAndTileKernelBitIdentical) {
   expect_same(make_case(rng, DType::bf16, 300000, 2, 2048, Pattern::random), {}, "300000 rows, 2048 gates");
 }
 
-// Every forward block shape (rows per block) and a capped grid whose blocks
-// loop over row groups, forced on for random cases.
+// Every forward block shape (rows per block), forced on for random cases.
 TEST(CudaVsHost, EveryForwardShapeBitIdentical) {
   GATECHECK_REQUIRE_GPU();
   std::mt19937_64 rng(seed_from_env() + 6);
   const CudaTuning saved = gate_residual_cuda_tuning();
-  for (int rows_per_block : {1, 2, 4, 8})
-    for (int per_sm : {0, 1, 3}) {
-      gate_residual_cuda_tuning().fwd_rows = rows_per_block;
-      gate_residual_cuda_tuning().fwd_blocks_per_sm = per_sm;
-      const std::string label = "forward " + std::to_string(rows_per_block) + " rows a block, " +
-                                (per_sm ? std::to_string(per_sm) + " blocks an SM" : std::string("uncapped grid"));
-      for (int i = 0; i < 25 && !HasFailure(); ++i) {
-        const int64_t rows = kRows[rng() % (sizeof(kRows) / sizeof(kRows[0]))];
-        const int64_t gate_choices[] = {1, 9, rows / 3 + 1};
-        const RawCase c = make_case(rng, kTypes[rng() % 3], rows, kDims[rng() % (sizeof(kDims) / sizeof(kDims[0]))],
-                                    gate_choices[rng() % 3], kPatterns[rng() % 5]);
-        CudaPlacement where;
-        if (rng() % 3 == 0)
-          for (size_t& o : where.offset) o = (rng() % 2) * size_t(dtype_size(c.dtype));
-        expect_same(c, where, label + ", case " + std::to_string(i));
-      }
-      expect_same(make_case(rng, DType::bf16, 4097, 3072, 9, Pattern::random), {}, label + ", 4097 x 3072");
+  for (int rows_per_block : {1, 2, 4}) {
+    gate_residual_cuda_tuning().fwd_rows = rows_per_block;
+    const std::string label = "forward " + std::to_string(rows_per_block) + " rows a block";
+    for (int i = 0; i < 60 && !HasFailure(); ++i) {
+      const int64_t rows = kRows[rng() % (sizeof(kRows) / sizeof(kRows[0]))];
+      const int64_t gate_choices[] = {1, 9, rows / 3 + 1};
+      const RawCase c = make_case(rng, kTypes[rng() % 3], rows, kDims[rng() % (sizeof(kDims) / sizeof(kDims[0]))],
+                                  gate_choices[rng() % 3], kPatterns[rng() % 5]);
+      CudaPlacement where;
+      if (rng() % 3 == 0)
+        for (size_t& o : where.offset) o = (rng() % 2) * size_t(dtype_size(c.dtype));
+      expect_same(c, where, label + ", case " + std::to_string(i));
     }
+    expect_same(make_case(rng, DType::bf16, 4097, 3072, 9, Pattern::random), {}, label + ", 4097 x 3072");
+  }
   gate_residual_cuda_tuning() = saved;
 }
 
