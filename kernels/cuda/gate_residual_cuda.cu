@@ -342,8 +342,7 @@ void dispatch_fwd_rows(int rows, F&& f) {
   switch (rows) {
     case 1: f(std::integral_constant<int, 1>{}); break;
     case 2: f(std::integral_constant<int, 2>{}); break;
-    case 4: f(std::integral_constant<int, 4>{}); break;
-    default: f(std::integral_constant<int, 2>{}); break;  // measured best at 4097 rows: bench/NOTES.md v9
+    default: f(std::integral_constant<int, 4>{}); break;  // 2 was no faster at 4097 rows and 2-4% slower above: bench/NOTES.md v9
   }
 }
 

@@ -65,7 +65,7 @@ Status gate_residual_cuda_release_stream(void* stream);
 struct CudaTuning {
   int bwd_vector_bytes = 0;  // bytes per thread per tensor in the backward tile kernel: 4, 8 or 16
   int fwd_vector_bytes = 0;  // same for the forward
-  int fwd_rows = 0;           // rows per forward block: 1, 2 or 4 (0: 2)
+  int fwd_rows = 0;           // rows per forward block: 1, 2 or 4 (0: 4)
   bool no_pdl = false;        // launch without programmatic dependent launch
   bool stop_after_plan = false;  // backward: build the index plan only (to time it)
   bool device_wide_plan = false;  // backward: the many-gates plan path (CUB scan) for any gates
