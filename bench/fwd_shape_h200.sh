@@ -17,7 +17,7 @@ BENCH=build/bench/gatecheck-bench
 L="$OUT/h200-fwd-shape-run$RUN.log"
 J="$OUT/json-$RUN"
 mkdir -p "$J"
-table() { grep -E "^(bf16|fp16|an empty|device|      a copy|      floor|      backward)"; }
+table() { grep -E "^(bf16|fp16|an empty|device|      a copy|      an empty kernel plus|      backward)"; }
 {
   echo "## 1. $BENCH --dtypes bf16 --dims 3072 --rows 1024,2048,4097,8192,16384,32768 --gates 9 --patterns random --no-torch"
   $BENCH --dtypes bf16 --dims 3072 --rows 1024,2048,4097,8192,16384,32768 --gates 9 --patterns random --no-torch \

@@ -257,7 +257,9 @@ int run_kernel_bench(int argc, char** argv) {
               const double copy_same_us = bench::copy_time_us(size_t(fwd_bytes / 2), warmup, reps);
               const double copy_same_fb_us = bench::copy_time_us(size_t((fwd_bytes + bwd_bytes) / 2), warmup, reps);
               row.update({{"copy_same_bytes_as_fwd_us", copy_same_us}, {"copy_same_bytes_as_fwd_bwd_us", copy_same_fb_us}});
-              // No timed call can beat an empty kernel plus its bytes at the ceiling.
+              // An estimate of the best a timed call can do: the fixed cost of a launch
+              // between two events, plus the bytes at the copy ceiling (a kernel can
+              // beat that rate a little: 102% on the largest shapes).
               const double fwd_floor_us = empty_full_us + fwd_bytes / copy_bw * 1e6;
               const double fb_floor_us = empty_full_us + (fwd_bytes + bwd_bytes) / copy_bw * 1e6;
               row.update({{"fwd_floor_us", fwd_floor_us}, {"fwd_bwd_floor_us", fb_floor_us}});
@@ -336,7 +338,7 @@ int run_kernel_bench(int argc, char** argv) {
               std::printf("      a copy of the same bytes takes %.1f us (fwd's: %.0f%% of copy ceiling), %.1f us (fwd+bwd's: %.0f%%)\n",
                           copy_same_us, 100 * fwd_bytes / (copy_same_us * 1e-6) / copy_bw, copy_same_fb_us,
                           100 * (fwd_bytes + bwd_bytes) / (copy_same_fb_us * 1e-6) / copy_bw);
-              std::printf("      floor (empty kernel + bytes at the ceiling): fwd %.1f us (%.0f%% at most), fwd+bwd %.1f us (%.0f%%)\n",
+              std::printf("      an empty kernel plus these bytes at the copy ceiling: fwd %.1f us (%.0f%% of it), fwd+bwd %.1f us (%.0f%%)\n",
                           fwd_floor_us, 100 * fwd_bytes / (fwd_floor_us * 1e-6) / copy_bw, fb_floor_us,
                           100 * (fwd_bytes + bwd_bytes) / (fb_floor_us * 1e-6) / copy_bw);
               if (variants.size() > 1) {

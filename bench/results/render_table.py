@@ -12,7 +12,9 @@ for path in sys.argv[1:]:
     d = json.load(open(path))
     devices.append(f"`{path}`: {d['device']}, copy ceiling {d['copy_TBps']:.3f} TB/s (read+write), "
                    f"median of {d['reps']} runs after {d['warmup']} warm-up runs"
-                   + (f" (and at least {d['warmup_ms']:g} ms of warm-up)" if "warmup_ms" in d else ""))
+                   + (f" (and at least {d['warmup_ms']:g} ms of warm-up)" if "warmup_ms" in d else "")
+                   + (f"; an empty kernel between two events {d['empty_kernel_8_blocks_an_sm_us']:.1f} us"
+                      if "empty_kernel_8_blocks_an_sm_us" in d else ""))
     for r in d["results"]:
         key = (r["dtype"], r["dim"], r["rows"], r["gates"], r["index"])
         if key not in rows:
