@@ -203,6 +203,9 @@ int counting_chunks(const gatecheck_problem& p) {
 
 // The one-kernel backward applies to short problems with few gates (every
 // block reads the whole index) and 16-byte aligned rows (cp.async).
+// The one-kernel backward is chosen where its grid (column chunks x the
+// bound on tiles) takes at most this many waves of resident blocks.
+constexpr int64_t kFusedMaxWaves = 3;
 bool fused_applies(const gatecheck_problem& p, int max_bytes) {
   return p.rows <= kFusedMaxRows && p.gates >= 1 && p.gates <= kFusedMaxGates && max_bytes == 16;
 }
@@ -478,7 +481,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       if (plan_choice != 3) {
         int per_sm = 0;
         if ((e = resident_blocks_per_sm<kernel>(kThreads, smem, &per_sm)) != cudaSuccess) return;
-        if (int64_t(grid.x) * grid.y > 2 * int64_t(per_sm) * w.sm_count) return;
+        if (int64_t(grid.x) * grid.y > kFusedMaxWaves * int64_t(per_sm) * w.sm_count) return;
       }
       auto* counters = reinterpret_cast<unsigned long long*>(base + L.counts);
       if ((e = zero_counters(w, counters, fused_counters(p), s)) != cudaSuccess) return;
