@@ -203,9 +203,16 @@ int counting_chunks(const gatecheck_problem& p) {
 
 // The one-kernel backward applies to short problems with few gates (every
 // block reads the whole index) and 16-byte aligned rows (cp.async).
-// The one-kernel backward is chosen where its grid (column chunks x the
-// bound on tiles) takes at most this many waves of resident blocks.
+// The one-kernel backward is chosen up to this many rows (every block scans
+// the whole index) and where its grid (column chunks x the bound on tiles)
+// takes at most this many waves of resident blocks. H200 run 37
+// (bench/NOTES.md v9): at 4097 rows it matched or beat the counting plan
+// with the copy pipeline up to 2.5 waves (4097 x 5376 x 32 gates, 1008
+// blocks for 396 slots: 101.9 against 101.2 us; the automatic choice there
+// had been per-thread tiles, 111.2-111.8); at 8192 rows it lost to it on all
+// six shapes timed, by 3.6-11 us, from 1.2 waves up. 6144 lies between.
 constexpr int64_t kFusedMaxWaves = 3;
+constexpr int64_t kFusedAutoMaxRows = 6144;
 bool fused_applies(const gatecheck_problem& p, int max_bytes) {
   return p.rows <= kFusedMaxRows && p.gates >= 1 && p.gates <= kFusedMaxGates && max_bytes == 16;
 }
@@ -464,12 +471,13 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   BwdArgs<T> a{static_cast<const T*>(grad_out), static_cast<const T*>(gate), static_cast<const T*>(y),
                static_cast<T*>(grad_res), static_cast<T*>(grad_gate), static_cast<T*>(grad_y),
                order, tiles, plan + p.gates, partials, p.dim, gate_stride, w.status, w.epoch};
-  // Short problems with few gates: one kernel, no plan in memory, where its
-  // grid takes at most two waves of resident blocks (blocks past the last
-  // tile, the last in the grid, only scan the index). H200 4097x5376x9, 525
-  // blocks for 396 slots: 104.3 us against 112.2 for the counting plan and
-  // the copy pipeline (run 16, bench/NOTES.md v7; before the store fix of v7
-  // it lost, 121.2 against 119.6). plan=3 forces it where it applies.
+  // Short problems with few gates: one kernel, no plan in memory, up to
+  // kFusedAutoMaxRows rows where its grid takes at most kFusedMaxWaves waves
+  // of resident blocks (blocks past the last tile, the last in the grid, only
+  // scan the index). H200 4097x5376x9, 525 blocks for 396 slots: 104.3 us
+  // against 112.2 for the counting plan and the copy pipeline (run 16,
+  // bench/NOTES.md v7; before the store fix of v7 it lost, 121.2 against
+  // 119.6). plan=3 forces it where it applies.
   if (fused_applies(p, max_bytes) && (plan_choice == 3 || (plan_choice == 0 && tile_choice == 0))) {
     bool launched = false;
     dispatch_row_bytes([&](auto rb) { dispatch_fused_shape([&](auto threads, auto cols) {
@@ -479,6 +487,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       const dim3 grid(unsigned(std::min<int64_t>(pipe_chunks(p.dim, elem, RB), int64_t(1) << 30)), unsigned(L.tile_bound));
       if ((e = allow_pipe_smem<kernel>(fused_smem_bytes(RB, kFusedMaxRows))) != cudaSuccess) return;
       if (plan_choice != 3) {
+        if (p.rows > kFusedAutoMaxRows) return;
         int per_sm = 0;
         if ((e = resident_blocks_per_sm<kernel>(kThreads, smem, &per_sm)) != cudaSuccess) return;
         if (int64_t(grid.x) * grid.y > kFusedMaxWaves * int64_t(per_sm) * w.sm_count) return;
@@ -535,10 +544,11 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   // 320 vs 247 us. The copy pipeline (16-byte rows) beats both up to about
   // 10 MB (v6, forward+backward: 81.5 against 91.3 staged at 4097x3072x4,
   // 3.9 MB; 119.6 against 130.0 per-thread at 4097x5376x9, 8.6 MB; but 404
-  // against 392 per-thread at 32768x3072x9, 13.5 MB).
+  // against 392 per-thread at 32768x3072x9, 13.5 MB). Run 37: 185.4 against
+  // 206.8 per-thread at 8192x5376x32, 11 MB, so the bound is 12 MB.
   const double in_flight =
       double(L.tile_bound) * double(p.dim) * elem * 2.0 * (long_tiles ? rows_in_flight(bytes) : 4);
-  const bool piped = tile_choice == 3 || (tile_choice == 0 && long_tiles && in_flight < 10e6);
+  const bool piped = tile_choice == 3 || (tile_choice == 0 && long_tiles && in_flight < 12e6);
   const bool few_in_flight = tile_choice == 0 && long_tiles && in_flight < 6e6;
   if (piped && max_bytes == 16) {  // the copy pipeline, on the plan in memory
     dispatch_row_bytes([&](auto rb) {

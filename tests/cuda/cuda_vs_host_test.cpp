@@ -177,15 +177,24 @@ TEST(CudaVsHost, PlanPathsTakeTurnsOnOneWorkspace) {
 TEST(CudaVsHost, OneKernelBackwardFoldsAndSharesTheWorkspace) {
   GATECHECK_REQUIRE_GPU();
   std::mt19937_64 rng(seed_from_env() + 7);
-  expect_same(make_case(rng, DType::bf16, 8192, 1000, 3, Pattern::random), {}, "8192 rows, 4 chunks, 11 tiles per gate");
-  expect_same(make_case(rng, DType::f32, 8192, 1000, 64, Pattern::sorted), {}, "64 gates, 8 chunks");
-  expect_same(make_case(rng, DType::f16, 8193, 1000, 3, Pattern::random), {}, "8193 rows: past the limit");
-  expect_same(make_case(rng, DType::f16, 600, 1000, 65, Pattern::random), {}, "65 gates: past the limit");
+  // plan=3: the one-kernel backward wherever it applies (the automatic choice
+  // takes it only up to 6144 rows); past its limits the call falls back.
+  auto one_kernel = [&](const RawCase& c, const std::string& label) {
+    gate_residual_cuda_tuning().bwd_plan = 3;
+    expect_same(c, {}, label);
+    gate_residual_cuda_tuning().bwd_plan = 0;
+  };
+  one_kernel(make_case(rng, DType::bf16, 8192, 1000, 3, Pattern::random), "8192 rows, 4 chunks, 11 tiles per gate");
+  one_kernel(make_case(rng, DType::f32, 8192, 1000, 64, Pattern::sorted), "64 gates, 8 chunks");
+  one_kernel(make_case(rng, DType::f16, 8193, 1000, 3, Pattern::random), "8193 rows: past the limit");
+  one_kernel(make_case(rng, DType::f16, 600, 1000, 65, Pattern::random), "65 gates: past the limit");
   expect_same(make_case(rng, DType::bf16, 1000, 4, 3001, Pattern::random), {}, "CUB path, 3001 gates");
-  expect_same(make_case(rng, DType::bf16, 8192, 1000, 3, Pattern::random), {}, "one kernel after CUB");
+  one_kernel(make_case(rng, DType::bf16, 8192, 1000, 3, Pattern::random), "one kernel after CUB");
   expect_same(make_case(rng, DType::bf16, 1000, 4, 9, Pattern::random), {}, "counting path, 9 gates");
-  expect_same(make_case(rng, DType::f32, 8192, 1000, 64, Pattern::one_gate), {}, "one kernel after counting");
-  expect_same(make_case(rng, DType::f32, 8192, 1000, 64, Pattern::one_gate), {}, "and again");
+  one_kernel(make_case(rng, DType::f32, 8192, 1000, 64, Pattern::one_gate), "one kernel after counting");
+  one_kernel(make_case(rng, DType::f32, 8192, 1000, 64, Pattern::one_gate), "and again");
+  expect_same(make_case(rng, DType::bf16, 6144, 1000, 9, Pattern::random), {}, "6144 rows: the automatic choice's one kernel");
+  expect_same(make_case(rng, DType::bf16, 6145, 1000, 9, Pattern::random), {}, "6145 rows: the automatic choice's counting plan");
 }
 
 // Long segments: many tiles per gate, so the fold of tile partials is exercised.
