@@ -545,10 +545,15 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   // 10 MB (v6, forward+backward: 81.5 against 91.3 staged at 4097x3072x4,
   // 3.9 MB; 119.6 against 130.0 per-thread at 4097x5376x9, 8.6 MB; but 404
   // against 392 per-thread at 32768x3072x9, 13.5 MB). Run 37: 185.4 against
-  // 206.8 per-thread at 8192x5376x32, 11 MB, so the bound is 12 MB.
+  // 206.8 per-thread at 8192x5376x32, 11 MB, so the bound is 12 MB. It also
+  // beat per-thread tiles on shorter tiles, 64-128 rows a gate (runs 36-38:
+  // 99.7 against 103.2 us at 4097x5376x64, 112.3 against 131.4 at
+  // 8192x3072x64, 179.3 against 183.7 at 8192x5376x64), though not on 3-row
+  // tiles (131 against 77 us at 4097x3072x1365).
   const double in_flight =
       double(L.tile_bound) * double(p.dim) * elem * 2.0 * (long_tiles ? rows_in_flight(bytes) : 4);
-  const bool piped = tile_choice == 3 || (tile_choice == 0 && long_tiles && in_flight < 12e6);
+  const bool pipe_tiles = p.rows / std::max<int64_t>(p.gates, 1) >= 64;
+  const bool piped = tile_choice == 3 || (tile_choice == 0 && pipe_tiles && in_flight < 12e6);
   const bool few_in_flight = tile_choice == 0 && long_tiles && in_flight < 6e6;
   if (piped && max_bytes == 16) {  // the copy pipeline, on the plan in memory
     dispatch_row_bytes([&](auto rb) {
