@@ -201,8 +201,6 @@ int counting_chunks(const gatecheck_problem& p) {
   return int(chunks);
 }
 
-// The one-kernel backward applies to short problems with few gates (every
-// block reads the whole index) and 16-byte aligned rows (cp.async).
 // The one-kernel backward is chosen up to this many rows (every block scans
 // the whole index) and where its grid (column chunks x the bound on tiles)
 // takes at most this many waves of resident blocks. H200 run 37
@@ -210,9 +208,11 @@ int counting_chunks(const gatecheck_problem& p) {
 // with the copy pipeline up to 2.5 waves (4097 x 5376 x 32 gates, 1008
 // blocks for 396 slots: 101.9 against 101.2 us; the automatic choice there
 // had been per-thread tiles, 111.2-111.8); at 8192 rows it lost to it on all
-// six shapes timed, by 3.6-11 us, from 1.2 waves up. 6144 lies between.
+// six shapes timed, by 2.5-11 us, from 1.2 waves up. 6144 lies between.
 constexpr int64_t kFusedMaxWaves = 3;
 constexpr int64_t kFusedAutoMaxRows = 6144;
+// The one-kernel backward applies to short problems with few gates (every
+// block reads the whole index) and 16-byte aligned rows (cp.async).
 bool fused_applies(const gatecheck_problem& p, int max_bytes) {
   return p.rows <= kFusedMaxRows && p.gates >= 1 && p.gates <= kFusedMaxGates && max_bytes == 16;
 }
