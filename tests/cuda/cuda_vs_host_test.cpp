@@ -5,6 +5,7 @@
 // Knobs: GATECHECK_SEED (default 20261129), GATECHECK_CUDA_CASES (default 400).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdlib>
 #include <random>
 
@@ -42,6 +43,21 @@ void expect_same(const RawCase& c, const CudaPlacement& where, const std::string
   ASSERT_TRUE(d.bwd.ok()) << label << ": " << d.bwd.message;
   const std::string diff = compare_outputs(c, d, h);
   EXPECT_TRUE(diff.empty()) << label << " (" << c.describe() << ")\n" << diff;
+}
+
+// One random case of the forced-path tests: rows from kRows, any dtype, dim
+// and pattern, gates one of gates_for(rows) (a std::array), and in a third of
+// the cases every tensor misaligned by zero or one element.
+template <class GatesFor>
+void expect_random_case(std::mt19937_64& rng, GatesFor gates_for, const std::string& label) {
+  const int64_t rows = kRows[rng() % (sizeof(kRows) / sizeof(kRows[0]))];
+  const auto gate_choices = gates_for(rows);
+  const RawCase c = make_case(rng, kTypes[rng() % 3], rows, kDims[rng() % (sizeof(kDims) / sizeof(kDims[0]))],
+                              gate_choices[rng() % gate_choices.size()], kPatterns[rng() % 5]);
+  CudaPlacement where;
+  if (rng() % 3 == 0)
+    for (size_t& o : where.offset) o = (rng() % 2) * size_t(dtype_size(c.dtype));
+  expect_same(c, where, label);
 }
 
 TEST(CudaVsHost, RandomCasesBitIdentical) {
@@ -115,16 +131,10 @@ TEST(CudaVsHost, EveryPlanAndTileKernelBitIdentical) {
     const std::string label = std::string(plans[plan]) + tiles[tile] + (seg ? ", 256-byte segments" : "") +
                               (threads ? ", 512 threads" : "") + (cols ? ", one column per thread" : "") +
                               (cluster ? ", clusters of 2" : "");
-    for (int i = 0; i < 50 && !HasFailure(); ++i) {
-      const int64_t rows = kRows[rng() % (sizeof(kRows) / sizeof(kRows[0]))];
-      const int64_t gate_choices[] = {1, 2, 9, rows / 3 + 1, rows};
-      const RawCase c = make_case(rng, kTypes[rng() % 3], rows, kDims[rng() % (sizeof(kDims) / sizeof(kDims[0]))],
-                                  gate_choices[rng() % 5], kPatterns[rng() % 5]);
-      CudaPlacement where;
-      if (rng() % 3 == 0)
-        for (size_t& o : where.offset) o = (rng() % 2) * size_t(dtype_size(c.dtype));
-      expect_same(c, where, label + ", case " + std::to_string(i));
-    }
+    for (int i = 0; i < 50 && !HasFailure(); ++i)
+      expect_random_case(
+          rng, [](int64_t rows) { return std::array<int64_t, 5>{1, 2, 9, rows / 3 + 1, rows}; },
+          label + ", case " + std::to_string(i));
     // Row chunks of the counting path (4096 rows): boundaries, many chunks.
     expect_same(make_case(rng, DType::bf16, 4097, 40, 9, Pattern::random), {}, label + ", 4097 rows");
     expect_same(make_case(rng, DType::f32, 8192, 12, 3, Pattern::sorted), {}, label + ", 8192 rows");
@@ -143,16 +153,10 @@ TEST(CudaVsHost, EveryForwardShapeBitIdentical) {
   for (int rows_per_block : {1, 2, 4}) {
     gate_residual_cuda_tuning().fwd_rows = rows_per_block;
     const std::string label = "forward " + std::to_string(rows_per_block) + " rows a block";
-    for (int i = 0; i < 60 && !HasFailure(); ++i) {
-      const int64_t rows = kRows[rng() % (sizeof(kRows) / sizeof(kRows[0]))];
-      const int64_t gate_choices[] = {1, 9, rows / 3 + 1};
-      const RawCase c = make_case(rng, kTypes[rng() % 3], rows, kDims[rng() % (sizeof(kDims) / sizeof(kDims[0]))],
-                                  gate_choices[rng() % 3], kPatterns[rng() % 5]);
-      CudaPlacement where;
-      if (rng() % 3 == 0)
-        for (size_t& o : where.offset) o = (rng() % 2) * size_t(dtype_size(c.dtype));
-      expect_same(c, where, label + ", case " + std::to_string(i));
-    }
+    for (int i = 0; i < 60 && !HasFailure(); ++i)
+      expect_random_case(
+          rng, [](int64_t rows) { return std::array<int64_t, 3>{1, 9, rows / 3 + 1}; },
+          label + ", case " + std::to_string(i));
     expect_same(make_case(rng, DType::bf16, 4097, 3072, 9, Pattern::random), {}, label + ", 4097 x 3072");
   }
   gate_residual_cuda_tuning() = saved;
