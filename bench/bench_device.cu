@@ -1,6 +1,7 @@
 #include "bench_device.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <vector>
 
@@ -23,10 +24,62 @@ __global__ void fill_kernel(void* p, int64_t n, int dtype, uint64_t seed) {
   }
 }
 __global__ void empty_kernel() {}
+
+// Spins until the host sets *release (mapped host memory) or timeout_ns pass.
+__global__ void hold_kernel(const volatile int* release, int* timed_out, unsigned long long timeout_ns) {
+  unsigned long long t0 = 0, t = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  while (*release == 0) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    if (t - t0 > timeout_ns) {
+      *timed_out = 1;
+      return;
+    }
+    __nanosleep(1000);
+  }
+}
+
+// One pair of mapped host words per batch: the release flag and the timeout mark.
+class StreamHold {
+ public:
+  StreamHold() {
+    void* host = nullptr;
+    void* dev = nullptr;
+    cuda_ok(cudaHostAlloc(&host, 2 * sizeof(int), cudaHostAllocMapped), "cudaHostAlloc (hold)");
+    cuda_ok(cudaHostGetDevicePointer(&dev, host, 0), "cudaHostGetDevicePointer (hold)");
+    words_ = static_cast<volatile int*>(host);
+    dev_words_ = static_cast<int*>(dev);
+  }
+  ~StreamHold() { cudaFreeHost(const_cast<int*>(words_)); }
+  StreamHold(const StreamHold&) = delete;
+  StreamHold& operator=(const StreamHold&) = delete;
+  // The previous batch's hold has run by now (the host synchronised after it).
+  void hold() {
+    words_[0] = 0;
+    words_[1] = 0;
+    hold_kernel<<<1, 1>>>(dev_words_, dev_words_ + 1, 100ull * 1000 * 1000);
+    cuda_ok(cudaGetLastError(), "hold kernel");
+  }
+  void release() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    words_[0] = 1;
+  }
+  bool timed_out() const { return words_[1] != 0; }
+
+ private:
+  volatile int* words_ = nullptr;
+  int* dev_words_ = nullptr;
+};
+
+int g_hold_timeouts = 0;
+Queue g_queue = Queue::Held;
 }  // namespace
 
-double empty_kernel_us(int blocks, const Warmup& warmup, int reps) {
-  return median_us([&](int) { empty_kernel<<<blocks, 256>>>(); }, warmup, reps);
+int hold_timeouts() { return g_hold_timeouts; }
+void set_timing_queue(Queue queue) { g_queue = queue == Queue::Chosen ? Queue::Held : queue; }
+
+double empty_kernel_us(int blocks, const Warmup& warmup, int reps, Queue queue) {
+  return median_us([&](int) { empty_kernel<<<blocks, 256>>>(); }, warmup, reps, queue);
 }
 
 void fill_random(void* p, int64_t n, int dtype, uint64_t seed) {
@@ -35,7 +88,8 @@ void fill_random(void* p, int64_t n, int dtype, uint64_t seed) {
   cuda_ok(cudaGetLastError(), "fill kernel");
 }
 
-double median_us(const std::function<void(int)>& run, const Warmup& warmup, int reps) {
+double median_us(const std::function<void(int)>& run, const Warmup& warmup, int reps, Queue queue) {
+  if (queue == Queue::Chosen) queue = g_queue;
   const auto start = std::chrono::steady_clock::now();
   int done = 0;
   while (true) {
@@ -46,10 +100,22 @@ double median_us(const std::function<void(int)>& run, const Warmup& warmup, int 
   }
   std::vector<cudaEvent_t> ev(size_t(2 * reps));
   for (auto& e : ev) cuda_ok(cudaEventCreate(&e), "cudaEventCreate");
-  for (int i = 0; i < reps; ++i) {
-    cuda_ok(cudaEventRecord(ev[size_t(2 * i)], 0), "cudaEventRecord");
-    run(done + i);
-    cuda_ok(cudaEventRecord(ev[size_t(2 * i + 1)], 0), "cudaEventRecord");
+  // Batches of 10 runs: a held batch must fit in the launch queue (eager's
+  // forward+backward is about a dozen launches a run).
+  constexpr int kBatch = 10;
+  StreamHold hold;
+  for (int b = 0; b < reps; b += kBatch) {
+    if (queue == Queue::Held) hold.hold();
+    for (int i = b; i < std::min(reps, b + kBatch); ++i) {
+      cuda_ok(cudaEventRecord(ev[size_t(2 * i)], 0), "cudaEventRecord");
+      run(done + i);
+      cuda_ok(cudaEventRecord(ev[size_t(2 * i + 1)], 0), "cudaEventRecord");
+    }
+    if (queue == Queue::Held) {
+      hold.release();
+      cuda_ok(cudaDeviceSynchronize(), "synchronise after a held batch");
+      if (hold.timed_out()) ++g_hold_timeouts;
+    }
   }
   cuda_ok(cudaDeviceSynchronize(), "synchronise after timing");
   std::vector<double> t(static_cast<size_t>(reps));
