@@ -1,13 +1,15 @@
-// The device's dtype conversions (hardware cvt for fp16, integer code for bf16)
-// agree bit for bit with the host's portable code: every fp16 pattern to fp32,
-// and a dense sample of fp32 patterns (every 4099th, plus all patterns near the
-// fp16 overflow, subnormal and tie boundaries) to fp16 and bf16.
+// The device's dtype conversions (hardware cvt) agree bit for bit with the
+// portable code: every fp16 pattern to fp32 against the host; every fp32
+// pattern to fp16 and bf16 against the portable code run on the device; and a
+// dense sample of fp32 patterns (every 4099th, plus all patterns near the
+// fp16 overflow, subnormal and tie boundaries) against the host.
 // NaN results must be the canonical NaN on both sides.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "kernels/gate_residual_dtype.h"
@@ -27,6 +29,81 @@ __global__ void f32_to_16_kernel(const uint32_t* in, uint16_t* f16, uint16_t* bf
   const float f = bits_float(in[i]);
   f16[i] = round_to<f16_t>(f).bits;
   bf16[i] = round_to<bf16_t>(f).bits;
+}
+
+// Over every fp32 pattern: how many roundings differ from the portable code,
+// and the smallest such pattern (for the failure message). Truncate: round
+// to bf16 by dropping bits instead, to show that a wrong rounding is caught.
+struct Mismatches {
+  unsigned long long f16, bf16;
+  unsigned first_f16, first_bf16;
+};
+
+template <bool Truncate>
+__global__ void f32_to_16_all_kernel(Mismatches* m) {
+  const uint64_t step = uint64_t(gridDim.x) * blockDim.x;
+  for (uint64_t u = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; u < (1ull << 32); u += step) {
+    const float f = bits_float(uint32_t(u));
+    if (round_to<f16_t>(f).bits != f16_from_float_portable(f).bits) {
+      atomicAdd(&m->f16, 1ull);
+      atomicMin(&m->first_f16, unsigned(u));
+    }
+    const uint16_t b = Truncate ? uint16_t(u >> 16) : round_to<bf16_t>(f).bits;
+    if (b != bf16_from_float_portable(f).bits) {
+      atomicAdd(&m->bf16, 1ull);
+      atomicMin(&m->first_bf16, unsigned(u));
+    }
+  }
+}
+
+__global__ void round_one_kernel(uint32_t u, uint16_t* f16, uint16_t* bf16) {
+  *f16 = round_to<f16_t>(bits_float(u)).bits;
+  *bf16 = round_to<bf16_t>(bits_float(u)).bits;
+}
+
+template <bool Truncate>
+Mismatches count_mismatches() {
+  Mismatches m{0, 0, ~0u, ~0u};
+  Mismatches* d = nullptr;
+  if (cudaMalloc(&d, sizeof m) != cudaSuccess) return m;
+  cudaMemcpy(d, &m, sizeof m, cudaMemcpyHostToDevice);
+  f32_to_16_all_kernel<Truncate><<<4096, 256>>>(d);
+  EXPECT_EQ(cudaMemcpy(&m, d, sizeof m, cudaMemcpyDeviceToHost), cudaSuccess);
+  cudaFree(d);
+  return m;
+}
+
+// "fp32 0x...: device 0x..., portable 0x..." for the first pattern that differs.
+std::string first_difference(uint32_t u, bool bf16) {
+  uint16_t* d = nullptr;
+  uint16_t dev[2] = {0, 0};
+  if (cudaMalloc(&d, 4) == cudaSuccess) {
+    round_one_kernel<<<1, 1>>>(u, d, d + 1);
+    cudaMemcpy(dev, d, 4, cudaMemcpyDeviceToHost);
+    cudaFree(d);
+  }
+  const float f = bits_float(u);
+  char b[96];
+  std::snprintf(b, sizeof b, "first at fp32 0x%08x: device 0x%04x, portable 0x%04x", u, dev[bf16 ? 1 : 0],
+                bf16 ? bf16_from_float_portable(f).bits : f16_from_float_portable(f).bits);
+  return b;
+}
+
+TEST(CudaConversions, F32ToF16AndBf16AllPatternsMatchPortableCode) {
+  GATECHECK_REQUIRE_GPU();
+  const Mismatches m = count_mismatches<false>();
+  EXPECT_EQ(m.f16, 0u) << "fp32 -> fp16 patterns differ; " << (m.f16 ? first_difference(m.first_f16, false) : "");
+  EXPECT_EQ(m.bf16, 0u) << "fp32 -> bf16 patterns differ; " << (m.bf16 ? first_difference(m.first_bf16, true) : "");
+}
+
+// The same count must see a rounding that truncates: it first differs at
+// 0x00008001 (just above a tie, which rounds up; 0x00008000 ties to even, down).
+TEST(CudaConversions, AllPatternsCountCatchesTruncation) {
+  GATECHECK_REQUIRE_GPU();
+  const Mismatches m = count_mismatches<true>();
+  EXPECT_EQ(m.f16, 0u);
+  EXPECT_GT(m.bf16, 0u);
+  EXPECT_EQ(m.first_bf16, 0x00008001u);
 }
 
 TEST(CudaConversions, F16ToF32AllPatterns) {
