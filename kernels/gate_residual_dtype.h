@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__CUDACC__)
 #define GC_HD __host__ __device__ __forceinline__
@@ -152,6 +153,33 @@ template <class T> GC_HD T round_to(float x);
 template <> GC_HD float round_to<float>(float x) { return f32_canonical(x); }
 template <> GC_HD bf16_t round_to<bf16_t>(float x) { return bf16_from_float(x); }
 template <> GC_HD f16_t round_to<f16_t>(float x) { return f16_from_float(x); }
+
+// round_inner<T>(x): round_to<T> for a value that only feeds more arithmetic
+// and then a final round_to (the forward's rounded product). Same bits for
+// every non-NaN value; a NaN may keep the hardware's payload, which the final
+// rounding canonicalises anyway. A measuring build's switch for now
+// (GATECHECK_INNER_NAN_ANY=1: skips the NaN test on the device).
+#ifndef GATECHECK_INNER_NAN_ANY
+#define GATECHECK_INNER_NAN_ANY 0
+#endif
+template <class T>
+GC_HD T round_inner(float x) {
+#if GATECHECK_DEVICE_CVT && GATECHECK_INNER_NAN_ANY
+  if constexpr (std::is_same<T, float>::value) {
+    return x;
+  } else if constexpr (std::is_same<T, bf16_t>::value) {
+    unsigned short h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(x));
+    return T{h};
+  } else {
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
+    return T{h};
+  }
+#else
+  return round_to<T>(x);
+#endif
+}
 
 // Arithmetic with exactly one rounding and no FMA contraction. Host code is
 // also built with -ffp-contract=off; the intrinsics pin the device side.

@@ -26,7 +26,7 @@ constexpr int64_t kGradGateTileRows = GATECHECK_GRAD_GATE_TILE_ROWS;
 
 template <class T>
 GC_HD T gate_residual_out(T res, T gate, T y) {
-  const T prod = round_to<T>(mul_rn(to_float(gate), to_float(y)));
+  const T prod = round_inner<T>(mul_rn(to_float(gate), to_float(y)));
   return round_to<T>(add_rn(to_float(res), to_float(prod)));
 }
 
