@@ -59,8 +59,8 @@ __global__ void __launch_bounds__(256) fwd_kernel(FwdArgs<T> a) {
     for (int u = 0; u < R; ++u) {
       if (r0 + u >= a.rows) continue;
       const int64_t o = (r0 + u) * a.dim + c;
-      rv[u] = load_pack_once<T, N>(a.res + o);
-      yv[u] = load_pack_once<T, N>(a.y + o);
+      rv[u] = load_pack<T, N>(a.res + o);
+      yv[u] = load_pack<T, N>(a.y + o);
       if (k[u] >= 0 && k[u] < a.gates) gv[u] = load_pack<T, N>(a.gate + k[u] * a.gate_stride + c);
     }
     wait_for_previous_kernel();  // returns at once after the first time
@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(256) fwd_kernel(FwdArgs<T> a) {
       Pack<T, N> ov;
 #pragma unroll
       for (int j = 0; j < N; ++j) ov.e[j] = gate_residual_out(rv[u].e[j], gv[u].e[j], yv[u].e[j]);
-      store_pack_once<T, N>(a.out + (r0 + u) * a.dim + c, ov);
+      store_pack<T, N>(a.out + (r0 + u) * a.dim + c, ov);
     }
   }
   wait_for_previous_kernel();  // threads with no columns still finish after the check

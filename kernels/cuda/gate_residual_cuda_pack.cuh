@@ -30,25 +30,6 @@ __device__ __forceinline__ Pack<T, N> load_pack(const T* p) {
   return v;
 }
 
-// Data used once (the forward's res, y and out), in a measuring build with
-// GATECHECK_FWD_STREAMING=1: ld/st.global.cs, evict-first in L2, so that L2
-// keeps the gate rows that several rows share (random index, many gates).
-#ifndef GATECHECK_FWD_STREAMING
-#define GATECHECK_FWD_STREAMING 0
-#endif
-template <class T, int N>
-__device__ __forceinline__ Pack<T, N> load_pack_once(const T* p) {
-#if GATECHECK_FWD_STREAMING
-  using Raw = typename RawOf<N * int(sizeof(T))>::type;
-  const Raw r = __ldcs(reinterpret_cast<const Raw*>(p));
-  Pack<T, N> v;
-  memcpy(&v, &r, sizeof r);
-  return v;
-#else
-  return load_pack<T, N>(p);
-#endif
-}
-
 // One store instruction, said explicitly: through a plain assignment nvcc 13.0
 // split the backward kernels' 16-byte stores of grad_res and grad_y into four
 // 4-byte stores (seen in their PTX and SASS), a quarter of each 32-byte sector
@@ -59,18 +40,6 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T, N>& v) {
   Raw r;
   memcpy(&r, &v, sizeof r);
   __stwb(reinterpret_cast<Raw*>(p), r);
-}
-
-template <class T, int N>
-__device__ __forceinline__ void store_pack_once(T* p, const Pack<T, N>& v) {
-#if GATECHECK_FWD_STREAMING
-  using Raw = typename RawOf<N * int(sizeof(T))>::type;
-  Raw r;
-  memcpy(&r, &v, sizeof r);
-  __stcs(reinterpret_cast<Raw*>(p), r);
-#else
-  store_pack<T, N>(p, v);
-#endif
 }
 
 }  // namespace cuda_detail

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/gate_residual_dtype.h"
+#include "kernels/gate_residual_math.h"
 #include "tests/gpu.h"
 
 namespace gatecheck {
@@ -104,6 +105,54 @@ TEST(CudaConversions, AllPatternsCountCatchesTruncation) {
   EXPECT_EQ(m.f16, 0u);
   EXPECT_GT(m.bf16, 0u);
   EXPECT_EQ(m.first_bf16, 0x00008001u);
+}
+
+// The forward's per-element function on the device (round_inner: the product
+// rounded without the NaN test) against the host's (round_to throughout): every
+// 16-bit gate pattern times a set of y and res values rich in specials (NaN
+// payloads, infinities, signed zeros, subnormals, overflow).
+const uint16_t kSpecial16[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0x3c00, 0xbc00, 0x7bff, 0xfbff,
+                               0x7c00, 0xfc00, 0x7c01, 0xfc01, 0x7e00, 0xfe00, 0x7fff, 0xffff, 0x3f80, 0xbf80,
+                               0x7f7f, 0xff7f, 0x7f80, 0xff80, 0x7f81, 0x7fc0, 0xffc0, 0x0080, 0x007f, 0x4b00,
+                               0x5bf8, 0x1234};
+constexpr int kSpecials = int(sizeof kSpecial16 / sizeof kSpecial16[0]);
+
+template <class T>
+__global__ void out_all_gates_kernel(const uint16_t* specials, uint16_t* out) {
+  const int i = int(blockIdx.x) * blockDim.x + threadIdx.x;  // gate pattern * kSpecials^2 + y * kSpecials + res
+  if (i >= 65536 * kSpecials * kSpecials) return;
+  const T gate{uint16_t(i / (kSpecials * kSpecials))}, y{specials[(i / kSpecials) % kSpecials]}, res{specials[i % kSpecials]};
+  out[i] = gate_residual_out(res, gate, y).bits;
+}
+
+template <class T>
+void expect_out_matches_host(const char* dtype) {
+  const size_t n = size_t(65536) * kSpecials * kSpecials;
+  uint16_t *d_sp = nullptr, *d_out = nullptr;
+  ASSERT_EQ(cudaMalloc(&d_sp, sizeof kSpecial16), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&d_out, n * 2), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(d_sp, kSpecial16, sizeof kSpecial16, cudaMemcpyHostToDevice), cudaSuccess);
+  out_all_gates_kernel<T><<<unsigned((n + 255) / 256), 256>>>(d_sp, d_out);
+  std::vector<uint16_t> dev(n);
+  ASSERT_EQ(cudaMemcpy(dev.data(), d_out, n * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  cudaFree(d_sp);
+  cudaFree(d_out);
+  size_t bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const T gate{uint16_t(i / (kSpecials * kSpecials))}, y{kSpecial16[(i / kSpecials) % kSpecials]},
+        res{kSpecial16[i % kSpecials]};
+    const uint16_t host = gate_residual_out(res, gate, y).bits;
+    if (host != dev[i] && bad++ < 5)
+      ADD_FAILURE() << dtype << " out(res=0x" << std::hex << res.bits << ", gate=0x" << gate.bits << ", y=0x" << y.bits
+                    << "): device 0x" << dev[i] << ", host 0x" << host;
+  }
+  EXPECT_EQ(bad, 0u) << "of " << n << " " << dtype << " triples";
+}
+
+TEST(CudaConversions, ForwardOutEveryGatePatternWithSpecialsMatchesHost) {
+  GATECHECK_REQUIRE_GPU();
+  expect_out_matches_host<bf16_t>("bf16");
+  expect_out_matches_host<f16_t>("fp16");
 }
 
 TEST(CudaConversions, F16ToF32AllPatterns) {
