@@ -13,6 +13,7 @@ for path in sys.argv[1:]:
     devices.append(f"`{path}`: {d['device']}, copy ceiling {d['copy_TBps']:.3f} TB/s (read+write), "
                    f"median of {d['reps']} runs after {d['warmup']} warm-up runs"
                    + (f" (and at least {d['warmup_ms']:g} ms of warm-up)" if "warmup_ms" in d else "")
+                   + ("; each batch of 10 runs queued behind a hold kernel (GPU time only)" if d.get("timing") == "held" else "")
                    + (f"; an empty kernel between two events {d['empty_kernel_8_blocks_an_sm_us']:.1f} us"
                       if "empty_kernel_8_blocks_an_sm_us" in d else ""))
     for r in d["results"]:
@@ -28,6 +29,6 @@ for key in order:
     r, path = rows[key]
     eq = "yes" if r.get("out_bitwise_eq_eager") and r.get("grad_y_bitwise_eq_eager") else "NO"
     print(f"| {r['dtype']} | {r['dim']} | {r['rows']} | {r['gates']} | {r['index']} | {r['fwd_us']:.1f} | "
-          f"{100*r['fwd_frac_of_copy']:.0f}% | {r['fwd_bwd_us']:.1f} | {100*r['fwd_bwd_frac_of_copy']:.0f}% | "
+          f"{100*r['fwd_frac_of_copy']:.1f}% | {r['fwd_bwd_us']:.1f} | {100*r['fwd_bwd_frac_of_copy']:.1f}% | "
           f"{r.get('eager_fwd_us', 0):.1f} | {r.get('eager_fwd_bwd_us', 0):.1f} | {r.get('speedup_fwd', 0):.2f} | "
           f"{r.get('speedup_fwd_bwd', 0):.2f} | {eq} | {'yes' if r['grad_gate_repeatable'] else 'NO'} | {path} |")
