@@ -56,6 +56,32 @@ GC_HD float bits_float(uint32_t u) {
 
 GC_HD bool is_nan_bits32(uint32_t u) { return (u & 0x7fffffffu) > 0x7f800000u; }
 
+// GATECHECK_PORTABLE_ROUNDING: a measuring build that rounds with the portable
+// code on the device too (bench/ab_build_h200.sh; for bf16 the code before
+// run 39, for fp16 slower than any earlier code, which used cvt).
+#if defined(__CUDA_ARCH__) && !defined(GATECHECK_PORTABLE_ROUNDING)
+#define GATECHECK_DEVICE_CVT 1
+#else
+#define GATECHECK_DEVICE_CVT 0
+#endif
+
+#if GATECHECK_DEVICE_CVT
+// The hardware's IEEE round-to-nearest-even conversion from fp32 (cvt.rn). A
+// NaN comes out as the hardware's own NaN: callers test for NaN first where
+// the result is final.
+template <class T> __device__ __forceinline__ T cvt_rn(float f);
+template <> __device__ __forceinline__ bf16_t cvt_rn<bf16_t>(float f) {
+  unsigned short h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return bf16_t{h};
+}
+template <> __device__ __forceinline__ f16_t cvt_rn<f16_t>(float f) {
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return f16_t{h};
+}
+#endif
+
 // ---- bf16 -------------------------------------------------------------------
 GC_HD float to_float(bf16_t v) { return bits_float(uint32_t(v.bits) << 16); }
 
@@ -67,23 +93,12 @@ GC_HD bf16_t bf16_from_float_portable(float f) {
   return bf16_t{uint16_t(u >> 16)};
 }
 
-// GATECHECK_PORTABLE_ROUNDING: a measuring build that rounds with the portable
-// code on the device too (bench/ab_build_h200.sh; for bf16 the code before
-// run 39, for fp16 slower than any earlier code, which used cvt).
-#if defined(__CUDA_ARCH__) && !defined(GATECHECK_PORTABLE_ROUNDING)
-#define GATECHECK_DEVICE_CVT 1
-#else
-#define GATECHECK_DEVICE_CVT 0
-#endif
-
 GC_HD bf16_t bf16_from_float(float f) {
 #if GATECHECK_DEVICE_CVT
   // One cvt in place of the integer rounding: the bf16 kernels' largest
   // integer cost (the forward is partly issue-bound on the H200, bench/NOTES.md v10).
   if (is_nan_bits32(float_bits(f))) return bf16_t{0x7fc0};
-  unsigned short h;
-  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
-  return bf16_t{h};
+  return cvt_rn<bf16_t>(f);
 #else
   return bf16_from_float_portable(f);
 #endif
@@ -135,9 +150,7 @@ GC_HD f16_t f16_from_float_portable(float f) {
 GC_HD f16_t f16_from_float(float f) {
 #if GATECHECK_DEVICE_CVT
   if (is_nan_bits32(float_bits(f))) return f16_t{0x7e00u};  // NaN: canonical, unsigned
-  unsigned short h;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-  return f16_t{h};
+  return cvt_rn<f16_t>(f);
 #else
   return f16_from_float_portable(f);
 #endif
@@ -163,17 +176,8 @@ template <> GC_HD f16_t round_to<f16_t>(float x) { return f16_from_float(x); }
 template <class T>
 GC_HD T round_inner(float x) {
 #if GATECHECK_DEVICE_CVT
-  if constexpr (std::is_same<T, float>::value) {
-    return x;
-  } else if constexpr (std::is_same<T, bf16_t>::value) {
-    unsigned short h;
-    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(x));
-    return T{h};
-  } else {
-    unsigned short h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
-    return T{h};
-  }
+  if constexpr (std::is_same<T, float>::value) return x;
+  else return cvt_rn<T>(x);
 #else
   return round_to<T>(x);
 #endif
