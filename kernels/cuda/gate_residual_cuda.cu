@@ -580,6 +580,8 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       const int threads = threads_for(vecs);
       const dim3 grid(unsigned(L.tile_bound), grid_y_for(vecs, threads));
       if (long_tiles) launch_after(bwd_tile_kernel<T, N, U>, grid, dim3(threads), 0, s, a);
+      else if constexpr (GATECHECK_TILE_MAXNREG > 0 && N * sizeof(T) == 16)
+        launch_after(bwd_tile_capped_kernel<T, N, 4>, grid, dim3(threads), 0, s, a);
       else launch_after(bwd_tile_kernel<T, N, 4>, grid, dim3(threads), 0, s, a);
     });
   }

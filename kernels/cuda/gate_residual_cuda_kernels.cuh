@@ -115,7 +115,7 @@ __device__ __forceinline__ bool begin_tile(const BwdArgs<T>& a, int64_t* tile_ro
 // tile's rows in order: writes grad_res and grad_y of each row, and sums g*y
 // in fp32 from +0, one row after the other (the host twin's order).
 template <class T, int N, int U>
-__global__ void __launch_bounds__(256) bwd_tile_kernel(BwdArgs<T> a) {
+__device__ __forceinline__ void bwd_tile(const BwdArgs<T>& a) {
   __shared__ int64_t tile_rows[kGradGateTileRows];
   TileDesc d;
   if (!begin_tile(a, tile_rows, d)) return;
@@ -161,6 +161,25 @@ __global__ void __launch_bounds__(256) bwd_tile_kernel(BwdArgs<T> a) {
       for (int j = 0; j < N; ++j) p[j] = acc[j];
     }
   }
+}
+
+template <class T, int N, int U>
+__global__ void __launch_bounds__(256) bwd_tile_kernel(BwdArgs<T> a) {
+  bwd_tile<T, N, U>(a);
+}
+
+// The same with a register cap (a measuring switch for now,
+// GATECHECK_TILE_MAXNREG=R, for 16-byte vectors and 4 rows in flight): that
+// variant took 73-74 registers once the device rounded with cvt, so blocks of
+// 224 threads (5376 columns) fit 3 to an SM instead of 4 (ncu, H200 run 43).
+// (__launch_bounds__ and __maxnreg__ cannot both be given; no launch exceeds
+// 256 threads.)
+#ifndef GATECHECK_TILE_MAXNREG
+#define GATECHECK_TILE_MAXNREG 0
+#endif
+template <class T, int N, int U>
+__global__ void __maxnreg__(GATECHECK_TILE_MAXNREG > 0 ? GATECHECK_TILE_MAXNREG : 255) bwd_tile_capped_kernel(BwdArgs<T> a) {
+  bwd_tile<T, N, U>(a);
 }
 
 // The same work for long tiles, staged through shared memory so that few
