@@ -168,14 +168,15 @@ __global__ void __launch_bounds__(256) bwd_tile_kernel(BwdArgs<T> a) {
   bwd_tile<T, N, U>(a);
 }
 
-// The same with a register cap (a measuring switch for now,
-// GATECHECK_TILE_MAXNREG=R, for 16-byte vectors and 4 rows in flight): that
-// variant took 73-74 registers once the device rounded with cvt, so blocks of
-// 224 threads (5376 columns) fit 3 to an SM instead of 4 (ncu, H200 run 43).
+// The same under a register cap, for 16-byte vectors and 4 rows in flight:
+// uncapped, that variant takes 73-74 registers, so blocks of 224 threads (5376
+// columns) fit 3 to an SM instead of 4 (ncu, H200 run 43); at 72 it spills 4-8
+// bytes and the 5376-column backward is 2.7% faster (run 44; 3072 even).
+// GATECHECK_TILE_MAXNREG=0 (a measuring build) launches the uncapped kernel.
 // (__launch_bounds__ and __maxnreg__ cannot both be given; no launch exceeds
 // 256 threads.)
 #ifndef GATECHECK_TILE_MAXNREG
-#define GATECHECK_TILE_MAXNREG 0
+#define GATECHECK_TILE_MAXNREG 72
 #endif
 template <class T, int N, int U>
 __global__ void __maxnreg__(GATECHECK_TILE_MAXNREG > 0 ? GATECHECK_TILE_MAXNREG : 255) bwd_tile_capped_kernel(BwdArgs<T> a) {
