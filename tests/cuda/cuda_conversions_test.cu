@@ -66,9 +66,14 @@ template <bool Truncate>
 Mismatches count_mismatches() {
   Mismatches m{0, 0, ~0u, ~0u};
   Mismatches* d = nullptr;
-  if (cudaMalloc(&d, sizeof m) != cudaSuccess) return m;
-  cudaMemcpy(d, &m, sizeof m, cudaMemcpyHostToDevice);
+  if (cudaMalloc(&d, sizeof m) != cudaSuccess) {
+    ADD_FAILURE() << "cudaMalloc of the mismatch counters failed: nothing was counted";
+    return m;
+  }
+  // A failed copy or launch leaves the counts at zero: each must fail the test.
+  EXPECT_EQ(cudaMemcpy(d, &m, sizeof m, cudaMemcpyHostToDevice), cudaSuccess);
   f32_to_16_all_kernel<Truncate><<<4096, 256>>>(d);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "launching the all-patterns kernel";
   EXPECT_EQ(cudaMemcpy(&m, d, sizeof m, cudaMemcpyDeviceToHost), cudaSuccess);
   cudaFree(d);
   return m;
@@ -133,6 +138,7 @@ void expect_out_matches_host(const char* dtype) {
   ASSERT_EQ(cudaMalloc(&d_out, n * 2), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(d_sp, kSpecial16, sizeof kSpecial16, cudaMemcpyHostToDevice), cudaSuccess);
   out_all_gates_kernel<T><<<unsigned((n + 255) / 256), 256>>>(d_sp, d_out);
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess) << "launching the " << dtype << " forward kernel";
   std::vector<uint16_t> dev(n);
   ASSERT_EQ(cudaMemcpy(dev.data(), d_out, n * 2, cudaMemcpyDeviceToHost), cudaSuccess);
   cudaFree(d_sp);
