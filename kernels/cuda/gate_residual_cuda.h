@@ -75,7 +75,7 @@ struct CudaTuning {
   // backward tile kernel on a plan in memory: 0 automatic, 1 one thread per
   // column, 2 staged through registers, 3 copy pipeline (16-byte rows only)
   int bwd_tile = 0;
-  // copy pipeline (plan 3, tile 3): bytes of a row per block and tensor, 256 or 512 (0: 512)
+  // copy pipeline (plan 3, tile 3): bytes of a row per block and tensor, 256, 448 or 512 (0: 512)
   int pipe_row_bytes = 0;
   // one-kernel backward (plan 3): threads per block, 256 or 512 (0: 256), and
   // columns summed per thread, 1 or 2 (0: 2)

@@ -24,7 +24,7 @@ namespace gatecheck {
 namespace cuda_detail {
 
 constexpr int kPipeThreads = 256;
-// RowBytes (a template parameter): bytes of one row per block and tensor, 256 or 512.
+// RowBytes (a template parameter): bytes of one row per block and tensor, 256, 448 or 512.
 constexpr int kPipeStageRows = 16;
 // Stages in flight: 4 (a measuring build may set GATECHECK_PIPE_DEPTH, see
 // bench/pipe_depth_h200.sh; the shared memory grows with it).
@@ -110,10 +110,11 @@ __device__ void pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64
   constexpr int CW = RowBytes / int(sizeof(T));     // columns per block
   constexpr int kCopies = RowBytes / 16;            // copies per row and tensor
   constexpr int kGroups = Threads / kCopies;        // rows copied at once
-  static_assert(kGroups >= kPipeStageRows || kPipeStageRows % kGroups == 0, "whole rows per stage");  // more: some idle
+  static_assert(RowBytes % 16 == 0 && kGroups >= 1, "whole 16-byte copies, at least one row at once");  // threads past kGroups rows idle
   const int part = int(threadIdx.x) % kCopies, group = int(threadIdx.x) / kCopies;
   const int64_t c = c0 + part * N;
-  const bool col_ok = c < a.dim;
+  // Where kCopies does not divide Threads, the threads past kGroups rows copy nothing.
+  const bool col_ok = c < a.dim && (Threads % kCopies == 0 || group < kGroups);
   T* gs = reinterpret_cast<T*>(smem);  // [kPipeDepth][kPipeStageRows][CW], pipe_smem_bytes(RowBytes) in all
   T* ys = gs + kPipeDepth * kPipeStageRows * CW;
   const int stages = (n + kPipeStageRows - 1) / kPipeStageRows;
