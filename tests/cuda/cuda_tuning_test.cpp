@@ -24,6 +24,13 @@ TEST(CudaTuning, ParsesEveryKnob) {
   EXPECT_TRUE(t.no_pdl);
 }
 
+TEST(CudaTuning, RowSegmentsOf448Bytes) {
+  std::string w;
+  EXPECT_EQ(parse_cuda_tuning("seg=448", &w).pipe_row_bytes, 448);
+  EXPECT_EQ(parse_cuda_tuning("seg=384", &w).pipe_row_bytes, 0);
+  EXPECT_NE(w.find("'seg=384' ignored"), std::string::npos) << w;
+}
+
 TEST(CudaTuning, NothingSetIsAutomatic) {
   std::string w;
   for (const char* text : {static_cast<const char*>(nullptr), ""}) {
