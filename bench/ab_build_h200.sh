@@ -7,7 +7,7 @@
 #    GATECHECK_CUDA_TUNING=$AB_TUNING.
 # Usage:
 #   OUT=dir bench/ab_build_h200.sh NAME "FLAGS" [benchmark options...]
-#   OUT=dir AB_TUNING=no_fwd_plan bench/ab_build_h200.sh NAME "" [benchmark options...]
+#   OUT=dir AB_TUNING=seg=448 bench/ab_build_h200.sh NAME "" [benchmark options...]
 # e.g. bench/ab_build_h200.sh portable -DGATECHECK_PORTABLE_ROUNDING
 set -u
 OUT=${OUT:-/tmp/out}
