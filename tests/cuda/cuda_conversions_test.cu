@@ -122,12 +122,23 @@ const uint16_t kSpecial16[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0
                                0x5bf8, 0x1234};
 constexpr int kSpecials = int(sizeof kSpecial16 / sizeof kSpecial16[0]);
 
+// Triple i = gate pattern * kSpecials^2 + y * kSpecials + res: the same
+// decoding on the device and on the host.
+struct Triple {
+  uint16_t gate, y, res;
+};
+GC_HD Triple triple(size_t i, const uint16_t* specials) {
+  return Triple{uint16_t(i / (kSpecials * kSpecials)), specials[(i / kSpecials) % kSpecials], specials[i % kSpecials]};
+}
+template <class T>
+GC_HD uint16_t out_of(const Triple& t) {
+  return gate_residual_out(T{t.res}, T{t.gate}, T{t.y}).bits;
+}
+
 template <class T>
 __global__ void out_all_gates_kernel(const uint16_t* specials, uint16_t* out) {
-  const int i = int(blockIdx.x) * blockDim.x + threadIdx.x;  // gate pattern * kSpecials^2 + y * kSpecials + res
-  if (i >= 65536 * kSpecials * kSpecials) return;
-  const T gate{uint16_t(i / (kSpecials * kSpecials))}, y{specials[(i / kSpecials) % kSpecials]}, res{specials[i % kSpecials]};
-  out[i] = gate_residual_out(res, gate, y).bits;
+  const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < size_t(65536) * kSpecials * kSpecials) out[i] = out_of<T>(triple(i, specials));
 }
 
 template <class T>
@@ -145,11 +156,10 @@ void expect_out_matches_host(const char* dtype) {
   cudaFree(d_out);
   size_t bad = 0;
   for (size_t i = 0; i < n; ++i) {
-    const T gate{uint16_t(i / (kSpecials * kSpecials))}, y{kSpecial16[(i / kSpecials) % kSpecials]},
-        res{kSpecial16[i % kSpecials]};
-    const uint16_t host = gate_residual_out(res, gate, y).bits;
+    const Triple t = triple(i, kSpecial16);
+    const uint16_t host = out_of<T>(t);
     if (host != dev[i] && bad++ < 5)
-      ADD_FAILURE() << dtype << " out(res=0x" << std::hex << res.bits << ", gate=0x" << gate.bits << ", y=0x" << y.bits
+      ADD_FAILURE() << dtype << " out(res=0x" << std::hex << t.res << ", gate=0x" << t.gate << ", y=0x" << t.y
                     << "): device 0x" << dev[i] << ", host 0x" << host;
   }
   EXPECT_EQ(bad, 0u) << "of " << n << " " << dtype << " triples";
