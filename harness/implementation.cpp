@@ -97,8 +97,12 @@ namespace {
 Status from_rc(const Implementation& impl, const char* op, int rc) {
   if (rc == 0) return Status::success();
   const char* msg = impl.api->last_error ? impl.api->last_error() : nullptr;
+  // Our own implementations return an ErrorKind. A plugin's codes mean
+  // nothing to us (the ABI defines none): say the code and its message as they are.
+  if (impl.name.rfind("plugin:", 0) == 0)
+    return Status::error(ErrorKind::implementation, std::string(op) + " returned " + std::to_string(rc) +
+                                                        (msg && *msg ? std::string(": ") + msg : " with no message"));
   std::string m = msg && *msg ? msg : std::string(op) + " returned " + std::to_string(rc) + " with no message";
-  // Our own implementations return an ErrorKind; plugins may return anything non-zero.
   ErrorKind k = (rc > 0 && rc <= int(ErrorKind::implementation)) ? ErrorKind(rc) : ErrorKind::implementation;
   return Status::error(k, m);
 }

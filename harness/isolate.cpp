@@ -243,7 +243,9 @@ Status run_in_child(const std::function<void(int)>& child, double timeout_second
     return Status::error(ErrorKind::implementation,
                          "crashed: the isolated child (pid " + std::to_string(pid) + ") was killed by " +
                              signal_name(WTERMSIG(wstatus)));
-  if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0)
+  // A child that wrote nothing ended before the call returned (an exit()
+  // inside the implementation), whatever status it chose, 0 included.
+  if (WIFEXITED(wstatus) && (WEXITSTATUS(wstatus) != 0 || result->empty()))
     return Status::error(ErrorKind::implementation,
                          "exited: the isolated child (pid " + std::to_string(pid) + ") exited with status " +
                              std::to_string(WEXITSTATUS(wstatus)) + " before returning a result");

@@ -37,6 +37,10 @@ struct HostTensor {
 
 // How a batch is re-run to test invariance. Each batch lists rows of the
 // Case, in the order they form that sub-batch; a row may appear in several.
+// Corpus files may ask for more repeats than the generators make (1-3), but
+// not so many that a replay runs for hours.
+constexpr int kMaxPlanRepeats = 1000;
+
 struct BatchPlan {
   std::string kind;  // partition, singletons, prior_art, thresholds, probe, permutation, reversal, repeat
   std::vector<std::vector<int64_t>> batches;

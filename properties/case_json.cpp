@@ -267,6 +267,9 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
     plan.kind = field<std::string>(p, "kind", origin);
     plan.batches = field<std::vector<std::vector<int64_t>>>(p, "batches", origin);
     plan.repeats = p.contains("repeats") ? field<int>(p, "repeats", origin) : 0;
+    if (plan.repeats < 0 || plan.repeats > kMaxPlanRepeats)  // the snapshot reader's limit too
+      fail(origin, "plan 'repeats' is " + std::to_string(plan.repeats) + ", outside [0, " +
+                       std::to_string(kMaxPlanRepeats) + "]");
     for (size_t b = 0; b < plan.batches.size(); ++b)
       for (int64_t r : plan.batches[b])
         if (r < 0 || r >= rows)
@@ -280,6 +283,8 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
     FailureRecord rec;
     rec.impl = field<std::string>(r, "impl", origin);
     rec.device = r.contains("device") ? field<std::string>(r, "device", origin) : "cpu";
+    if (rec.device != "cpu" && rec.device != "cuda")
+      fail(origin, "failure 'device' is '" + rec.device + "'; expected \"cpu\" or \"cuda\"");
     rec.property = field<std::string>(r, "property", origin);
     rec.claimed = r.contains("claimed") ? field<bool>(r, "claimed", origin) : true;
     rec.message = r.contains("message") ? field<std::string>(r, "message", origin) : "";

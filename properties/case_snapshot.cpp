@@ -99,7 +99,7 @@ CaseFile case_from_snapshot(const std::string& bytes, const std::string& origin)
   if (rd.i64()) {
     BatchPlan p;
     p.kind = rd.name("plan kind");
-    p.repeats = int(rd.count(1 << 20, "repeat count"));
+    p.repeats = int(rd.count(kMaxPlanRepeats, "repeat count"));
     const int64_t nb = rd.i64();
     if (nb < 0 || uint64_t(nb) > (bytes.size() - rd.pos) / 8) rd.fail("is truncated (" + std::to_string(nb) + " batches)");
     for (int64_t b = 0; b < nb; ++b) {

@@ -72,6 +72,7 @@ void count(Coverage& cov, const Case& c) {
 PropertyOptions popt(const CheckOptions& o) {
   PropertyOptions p;
   p.isolate = o.isolate;
+  p.isolate_timeout_seconds = o.isolate_timeout_seconds;
   return p;
 }
 

@@ -33,6 +33,7 @@ struct CheckOptions {
   int64_t max_cases = 0;     // per implementation x property (0 = budget only)
   GenLimits limits;          // generator knobs (generators.h)
   bool isolate = false;      // run each call in a child process (harness/isolate.h)
+  double isolate_timeout_seconds = 60;  // with isolate: a call that takes longer is reported as hung
   // A FailureReport::reproduce string (RapidCheck's own encoding, as in
   // RC_PARAMS="reproduce=..."). When set, only the impl x property pairs it
   // names run, each on exactly the case it encodes; seed and budget are unused.

@@ -22,6 +22,7 @@ struct CheckArgs {
   std::string corpus = "corpus/found";
   std::string json;
   bool isolate = false;
+  double timeout = 60;       // --isolate: seconds one call may take before it is reported as hung
 };
 int cmd_check(const CheckArgs& a);
 
@@ -30,6 +31,8 @@ struct ReproArgs {
   std::vector<std::string> impls;
   std::string device;
   std::string property;      // "" = the one recorded in the file, else the default set
+  bool isolate = false;
+  double timeout = 60;
 };
 int cmd_repro(const ReproArgs& a);
 
@@ -40,11 +43,15 @@ struct ShrinkArgs {
   std::string property;
   std::string out;           // "" = next to the input, *.min.json
   double seconds = 120;
+  bool isolate = false;
+  double timeout = 60;
 };
 int cmd_shrink(const ShrinkArgs& a);
 
 // Helpers shared by the subcommands.
 std::vector<std::string> split_list(const std::string& s);
 bool parse_device(const std::string& s, int* device);  // "cpu"/"cuda" -> 0/1
+// Can `file` be written: it exists and is writable, or its folder is (errno says why not).
+bool writable_path(const std::string& file);
 
 }  // namespace gatecheck

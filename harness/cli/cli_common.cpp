@@ -1,3 +1,6 @@
+#include <unistd.h>
+
+#include <cerrno>
 #include <sstream>
 
 #include "cli.h"
@@ -16,6 +19,13 @@ bool parse_device(const std::string& s, int* device) {
   if (s == "cpu") { *device = 0; return true; }
   if (s == "cuda") { *device = 1; return true; }
   return false;
+}
+
+bool writable_path(const std::string& file) {
+  if (access(file.c_str(), F_OK) == 0) return access(file.c_str(), W_OK) == 0;
+  const auto slash = file.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
+  return access(dir.c_str(), W_OK) == 0;
 }
 
 }  // namespace gatecheck

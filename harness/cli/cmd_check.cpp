@@ -1,8 +1,13 @@
 // gatecheck check: the property run.
+#include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <functional>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -32,41 +37,75 @@ void make_dirs(const std::string& path) {
   }
 }
 
+// An implementation's name as part of a file name: its last 40 characters,
+// and where it is longer a hash of the whole, so that two plugins of the same
+// name in different folders do not share files.
 std::string file_safe(const std::string& s) {
   std::string o;
   for (char ch : s) o += (isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_') ? ch : '_';
-  if (o.size() > 40) o = o.substr(o.size() - 40);
-  return o;
+  if (o.size() <= 40) return o;
+  uint32_t h = 2166136261u;  // FNV-1a
+  for (unsigned char ch : s) h = (h ^ ch) * 16777619u;
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", h);
+  return o.substr(o.size() - 40) + "_" + hex;
 }
 
-// A snapshot left by a run that died: turn it into a readable corpus file.
-void recover_inflight(const std::string& inflight, const std::string& corpus) {
-  if (access(inflight.c_str(), F_OK) != 0) return;
-  try {
-    CaseFile f = read_case_file(inflight);
-    const std::string out = corpus + "/crash-" + case_digest(f.c) + ".json";
-    if (f.failure) f.failure->message = "the process died while running this case (recovered snapshot)";
-    write_case_file(out, f);
-    std::fprintf(stderr, "gatecheck: an earlier run died mid-case; its case is recovered as %s\n", out.c_str());
-    if (f.failure) std::fprintf(stderr, "  repro: %s\n", repro_command(out, f.failure->impl, f.failure->device == "cuda" ? Device::cuda : Device::cpu).c_str());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gatecheck: could not recover %s: %s\n", inflight.c_str(), e.what());
+// Snapshots left by runs that died: each becomes a readable corpus file.
+// Every run has its own snapshot (inflight-PID.snapshot), so runs sharing a
+// corpus folder do not take each other's; one whose process still lives is
+// left alone.
+void recover_inflight(const std::string& corpus) {
+  DIR* dir = opendir(corpus.c_str());
+  if (!dir) return;
+  std::vector<std::string> found;
+  while (const dirent* e = readdir(dir)) {
+    const std::string name = e->d_name;
+    long pid = 0;
+    if (name == "inflight-case.snapshot") found.push_back(name);  // older gatecheck
+    else if (std::sscanf(name.c_str(), "inflight-%ld.snapshot", &pid) == 1 && pid > 0 &&
+             !(::kill(pid_t(pid), 0) == 0 || errno == EPERM))
+      found.push_back(name);
   }
-  std::remove(inflight.c_str());
+  closedir(dir);
+  for (const auto& name : found) {
+    const std::string inflight = corpus + "/" + name;
+    try {
+      CaseFile f = read_case_file(inflight);
+      const std::string who = f.failure ? file_safe(f.failure->impl) + "-" + f.failure->property + "-" : "";
+      const std::string out = corpus + "/crash-" + who + case_digest(f.c) + ".json";
+      if (f.failure) {
+        f.failure->message = "the process died while running this case (recovered snapshot)";
+        f.failure->repro = repro_command(out, f.failure->impl, f.failure->device == "cuda" ? Device::cuda : Device::cpu);
+      }
+      write_case_file(out, f);
+      std::fprintf(stderr, "gatecheck: an earlier run died mid-case; its case is recovered as %s\n", out.c_str());
+      if (f.failure) std::fprintf(stderr, "  repro: %s\n", f.failure->repro.c_str());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gatecheck: could not recover %s: %s\n", inflight.c_str(), e.what());
+      continue;  // kept, for a person to look at
+    }
+    std::remove(inflight.c_str());
+  }
 }
 
 // RapidCheck shrinks within what its generators can express; the project's
 // shrinker goes further (single rows, merged gates, values towards 0 and 1).
 // The RapidCheck reproduce string still names RapidCheck's counterexample; the
-// saved file holds the smaller one. Not under --isolate: the shrinker runs
-// calls in this process.
-void domain_shrink(CheckReport* report, const std::vector<Implementation>& impls) {
+// saved file holds the smaller one. Under --isolate its calls run in child
+// processes too.
+// before(impl, property, case) puts the case on disk first: a crash while
+// shrinking must not lose the failure found.
+using BeforeRun = std::function<void(const Implementation&, const std::string&, const Case&)>;
+void domain_shrink(CheckReport* report, const std::vector<Implementation>& impls, const BeforeRun& before,
+                   const PropertyOptions& popt) {
   for (auto& p : report->results) {
     if (!p.failure) continue;
     for (const auto& impl : impls) {
       if (impl.name != p.impl || impl.device != p.device) continue;
+      before(impl, p.property, p.failure->shrunk);
       try {
-        const ShrinkResult sr = shrink_case(impl, p.property, p.failure->shrunk, nullptr, 10);
+        const ShrinkResult sr = shrink_case(impl, p.property, p.failure->shrunk, nullptr, 10, popt);
         if (sr.steps > 0) {
           p.failure->shrunk = sr.minimal;
           p.failure->verdict = sr.verdict;
@@ -105,30 +144,53 @@ int cmd_check(const CheckArgs& a) {
       }
     }
   }
+  for (const auto& impl : impls) {  // a run that cannot fail should say so
+    bool any = false;
+    for (const auto& prop : opt.properties)
+      for (DType t : {DType::f32, DType::f16, DType::bf16})
+        for (const char* out : {"", "out", "grad_res", "grad_y", "grad_gate"})
+          any = any || impl.contract.claims_for(prop, out, t);
+    if (!any)
+      std::fprintf(stderr, "gatecheck check: note: %s claims none of the properties run (%s), so its failures "
+                           "are findings and cannot fail this run\n", impl.label().c_str(), impl.contract.describe().c_str());
+  }
   opt.seed = a.seed_given ? a.seed
                           : uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) ^ uint64_t(getpid());
   opt.seconds = a.seconds;
   opt.max_cases = a.cases;
   opt.isolate = a.isolate;
+  opt.isolate_timeout_seconds = a.timeout;
 
+  if (!a.json.empty() && !writable_path(a.json)) {  // before the run, not after it
+    std::fprintf(stderr, "gatecheck check: --json %s: cannot write there (%s)\n", a.json.c_str(), std::strerror(errno));
+    return kExitUsage;
+  }
   make_dirs(a.corpus);
-  const std::string inflight = a.corpus + "/inflight-case.snapshot";
-  recover_inflight(inflight, a.corpus);
+  if (access(a.corpus.c_str(), W_OK) != 0) {
+    std::fprintf(stderr, "gatecheck check: --corpus %s: cannot write there (%s); counterexamples could not be saved\n",
+                 a.corpus.c_str(), std::strerror(errno));
+    return kExitUsage;
+  }
+  const std::string inflight = a.corpus + "/inflight-" + std::to_string(getpid()) + ".snapshot";
+  recover_inflight(a.corpus);
 
-  std::fprintf(stderr, "gatecheck check: seed %llu (replay this run with --seed %llu), budget %.0f s%s\n",
+  std::fprintf(stderr, "gatecheck check: seed %llu (replay this run with --seed %llu), budget %g s%s\n",
                static_cast<unsigned long long>(opt.seed), static_cast<unsigned long long>(opt.seed), a.seconds,
                a.cases ? (", " + std::to_string(a.cases) + " cases per property").c_str() : "");
 
-  install_crash_guard();
+  // The case goes to disk before every call: a crash or an exit() inside the
+  // implementation names it, and the next run recovers it.
   opt.before_run = [&](const Implementation& impl, const std::string& property, const Case& c) {
     CaseFile f{c, std::nullopt, {}, ""};
-    f.failure = FailureRecord{impl.name, device_name(impl.device), property, "in flight", "", true};
+    f.failure = FailureRecord{impl.name, device_name(impl.device), property, "in flight",
+                              repro_command(inflight, impl.name, impl.device), true};
     std::ofstream out(inflight, std::ios::binary | std::ios::trunc);
     out << case_to_snapshot(f);
     out.close();
     set_crash_message("  while " + impl.label() + " ran property " + property + " on " + describe(c) +
-                      "\n  the case is saved at " + inflight + "\n  repro: " +
-                      repro_command(inflight, impl.name, impl.device) + "\n");
+                      (out ? "\n  the case is saved at " + inflight + "\n  repro: " +
+                                 repro_command(inflight, impl.name, impl.device) + "\n"
+                           : "\n  (the case could not be saved: " + inflight + " is not writable)\n"));
   };
   ProgressLine progress;
   opt.progress = [&](const CheckProgress& p) {
@@ -142,9 +204,9 @@ int cmd_check(const CheckArgs& a) {
 
   CheckReport report = run_check(impls, opt);
   progress.finish();
+  domain_shrink(&report, impls, opt.before_run, PropertyOptions{a.isolate, a.timeout});
   set_crash_message("");
   std::remove(inflight.c_str());
-  if (!a.isolate) domain_shrink(&report, impls);
 
   SavedFailures saved;
   saved.paths.resize(report.results.size());

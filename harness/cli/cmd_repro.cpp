@@ -1,11 +1,15 @@
 // gatecheck repro and gatecheck shrink: replaying and minimising corpus files.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "../../properties/case_json.h"
+#include "../../properties/generators.h"
 #include "../../properties/properties.h"
 #include "../../properties/shrink.h"
 #include "cli.h"
+#include "crash_guard.h"
 #include "implementations_from_args.h"
 #include "report.h"
 
@@ -24,8 +28,16 @@ std::vector<Implementation> replay_impls(const std::vector<std::string>& specs, 
 
 }  // namespace
 
+// The command that replays just this file, implementation and property.
+static std::string replay_command(const std::string& file, const Implementation& impl, const std::string& property) {
+  return repro_command(file, impl.name, impl.device) + " --property " + property;
+}
+
 int cmd_repro(const ReproArgs& a) {
+  // Every file is replayed, whatever happened to the ones before; the exit
+  // code is the worst outcome (2 bad input > 1 still failing > 0).
   int rc = kExitOk;
+  const PropertyOptions popt{a.isolate, a.timeout};
   for (const auto& file : a.files) {
     CaseFile f;
     try {
@@ -39,8 +51,9 @@ int cmd_repro(const ReproArgs& a) {
     try {
       impls = replay_impls(a.impls, a.device, f);
     } catch (const ImplArgsError& e) {
-      std::fprintf(stderr, "gatecheck repro: %s\n", e.message.c_str());
-      return e.exit_code;
+      std::fprintf(stderr, "gatecheck repro: %s: %s\n", file.c_str(), e.message.c_str());
+      rc = std::max(rc, e.exit_code);
+      continue;
     }
     std::vector<std::string> props;
     if (!a.property.empty()) props = split_list(a.property);
@@ -49,12 +62,21 @@ int cmd_repro(const ReproArgs& a) {
     std::cout << file << ": " << describe(f.c) << "\n";
     for (const auto& impl : impls)
       for (const auto& prop : props) {
+        if (!plan_moves_rows(prop, f.c)) {  // the property would only call itself vacuous
+          std::cout << "  " << impl.label() << " " << prop << ": not tested (this case's batch plan moves no row, "
+                    << "so it cannot test " << prop << ")\n";
+          continue;
+        }
         Verdict v;
         try {
-          v = check_property(prop, impl, f.c);
+          CrashMessageScope guard("  while " + impl.label() + " ran property " + prop + " on " + file +
+                                  "\n  repro: " + replay_command(file, impl, prop) +
+                                  (a.isolate ? "" : " --isolate (to report it instead of dying)") + "\n");
+          v = check_property(prop, impl, f.c, popt);
         } catch (const std::invalid_argument& e) {
-          std::fprintf(stderr, "gatecheck repro: %s\n", e.what());
-          return kExitUsage;
+          std::fprintf(stderr, "gatecheck repro: %s: %s\n", file.c_str(), e.what());
+          rc = std::max(rc, int(kExitUsage));
+          continue;
         }
         const bool claimed = breaks_claim(v, impl.contract, f.c.dtype);
         std::cout << "  " << impl.label() << " " << prop << ": "
@@ -90,15 +112,6 @@ int cmd_shrink(const ShrinkArgs& a) {
     std::fprintf(stderr, "gatecheck shrink: %s records no failing property; pass --property P\n", a.file.c_str());
     return kExitUsage;
   }
-  std::cout << "shrinking " << describe(f.c) << " for " << impl.label() << " " << property << "\n";
-  ShrinkResult r;
-  try {
-    r = shrink_case(impl, property, f.c, [](const std::string& step) { std::cout << "  " << step << "\n"; },
-                    a.seconds);
-  } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "gatecheck shrink: %s\n", e.what());
-    return kExitUsage;
-  }
   std::string out = a.out;
   if (out.empty()) {
     out = a.file;
@@ -106,15 +119,37 @@ int cmd_shrink(const ShrinkArgs& a) {
     if (dot != std::string::npos && out.find('/', dot) == std::string::npos) out = out.substr(0, dot);
     out += ".min.json";
   }
+  if (!writable_path(out)) {  // before the work, not after
+    std::fprintf(stderr, "gatecheck shrink: --out %s: cannot write there (%s)\n", out.c_str(), std::strerror(errno));
+    return kExitUsage;
+  }
+  std::cout << "shrinking " << describe(f.c) << " for " << impl.label() << " " << property << "\n";
+  ShrinkResult r;
+  try {
+    CrashMessageScope guard("  while " + impl.label() + " ran property " + property + " on a candidate shrunk from " +
+                            a.file + "\n  repro: " + replay_command(a.file, impl, property) +
+                            " --isolate (reports the crash instead of dying)\n");
+    r = shrink_case(impl, property, f.c, [](const std::string& step) { std::cout << "  " << step << "\n"; },
+                    a.seconds, PropertyOptions{a.isolate, a.timeout});
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "gatecheck shrink: %s\n", e.what());
+    return kExitUsage;
+  }
   CaseFile m{r.minimal, std::nullopt, {}, ""};
   m.failure = FailureRecord{impl.name, device_name(impl.device), property, r.verdict.message,
                             repro_command(out, impl.name, impl.device),
                             breaks_claim(r.verdict, impl.contract, r.minimal.dtype)};
   m.note = "shrunk by gatecheck shrink in " + std::to_string(r.steps) + " steps (" + std::to_string(r.attempts) +
            " candidates) from " + describe(f.c);
-  write_case_file(out, m);
   std::cout << "minimal case after " << r.steps << " steps (" << r.attempts << " candidates): " << describe(r.minimal)
-            << "\n" << evidence_text(r.verdict) << "\nwritten to " << out << "\nrepro: " << m.failure->repro << "\n";
+            << "\n" << evidence_text(r.verdict) << "\n";
+  try {
+    write_case_file(out, m);
+  } catch (const CaseFileError& e) {
+    std::fprintf(stderr, "gatecheck shrink: %s\n", e.what());
+    return kExitUsage;
+  }
+  std::cout << "written to " << out << "\nrepro: " << m.failure->repro << "\n";
   return kExitOk;
 }
 

@@ -1,25 +1,38 @@
 #include "crash_guard.h"
 
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "cli.h"
 
 namespace gatecheck {
 
 namespace {
 char g_message[4096];
 volatile sig_atomic_t g_len = 0;
+pid_t g_guarded_pid = 0;  // the process that installed the guard (not its forked children)
+
+void say(const char* s) { (void)!write(2, s, strlen(s)); }
 
 void on_fatal(int sig) {
-  static const char head[] = "\ngatecheck: fatal signal ";
-  (void)!write(2, head, sizeof head - 1);
-  const char* name = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGILL ? "SIGILL"
-                     : sig == SIGFPE ? "SIGFPE" : "SIGABRT";
-  (void)!write(2, name, strlen(name));
-  (void)!write(2, "\n", 1);
-  if (g_len > 0) (void)!write(2, g_message, size_t(g_len));
+  if (getpid() == g_guarded_pid) {
+    say("\ngatecheck: fatal signal ");
+    say(sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGILL ? "SIGILL" : sig == SIGFPE ? "SIGFPE" : "SIGABRT");
+    say("\n");
+    if (g_len > 0) (void)!write(2, g_message, size_t(g_len));
+  }
   signal(sig, SIG_DFL);
   raise(sig);
+}
+
+// exit() while a message is set: an implementation ended the process.
+void on_exit_during_call() {
+  if (getpid() != g_guarded_pid || g_len == 0) return;
+  say("\ngatecheck: an implementation ended the process (exit() or quick_exit()) before returning\n");
+  (void)!write(2, g_message, size_t(g_len));
+  _exit(kExitCannotRun);
 }
 }  // namespace
 
@@ -27,7 +40,10 @@ void install_crash_guard() {
   static bool installed = false;
   if (installed) return;
   installed = true;
+  g_guarded_pid = getpid();
   for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) signal(sig, on_fatal);
+  atexit(on_exit_during_call);
+  at_quick_exit(on_exit_during_call);
 }
 
 void set_crash_message(const std::string& message) {

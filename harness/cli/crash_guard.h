@@ -1,16 +1,30 @@
 // Crash safety for the CLI: the case under test is on disk before an
-// implementation runs it, and a fatal signal prints which file holds it and
-// how to replay it, then dies with the original signal.
+// implementation runs it, and a fatal signal (or an exit() from inside the
+// implementation) prints which file holds it and how to replay it. A signal
+// then kills the process with the same signal; an exit() ends it with
+// kExitCannotRun, never with the status the implementation chose (a plugin's
+// exit(0) must not read as a passing run).
 #pragma once
 
 #include <string>
 
 namespace gatecheck {
 
-// Installs handlers for SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT (once).
+// Installs handlers for SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT, and an
+// atexit/at_quick_exit trap (once). Forked children (--isolate) are left
+// alone: their parent reports what happened to them.
 void install_crash_guard();
-// The message a crash prints from now on ("" clears it). Copied into a
+// The message a crash prints from now on ("" clears it). While it is set, an
+// implementation may be running, so an exit() is trapped. Copied into a
 // static buffer here, so the handler itself only calls write().
 void set_crash_message(const std::string& message);
+
+// Sets the crash message for a scope, and clears it at the scope's end.
+struct CrashMessageScope {
+  explicit CrashMessageScope(const std::string& message) { set_crash_message(message); }
+  ~CrashMessageScope() { set_crash_message(""); }
+  CrashMessageScope(const CrashMessageScope&) = delete;
+  CrashMessageScope& operator=(const CrashMessageScope&) = delete;
+};
 
 }  // namespace gatecheck

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "cli.h"
+#include "crash_guard.h"
 
 namespace gatecheck {
 
@@ -17,8 +18,14 @@ std::vector<Implementation> implementations_from_args(const std::vector<std::str
       impls = available_implementations(device);
     } else {
       for (const auto& spec : specs) {
+        if (spec == "plugin:")
+          throw ImplArgsError{kExitUsage, "--impl plugin: needs the path of a shared library (plugin:PATH)"};
+        if (spec == "cuda" && device == "cpu")
+          throw ImplArgsError{kExitUsage, "--impl cuda runs on the GPU only; it cannot be combined with --device cpu"};
         Device d = Device::cpu;
         if (device == "cuda" || (device.empty() && spec == "cuda")) d = Device::cuda;
+        // Loading a plugin runs its code (constructors, gatecheck_plugin_v1).
+        CrashMessageScope loading("  while loading " + spec + " (its constructors or gatecheck_plugin_v1())\n");
         impls.push_back(make_implementation(spec, d));
       }
     }
@@ -27,6 +34,9 @@ std::vector<Implementation> implementations_from_args(const std::vector<std::str
     throw ImplArgsError{unknown ? kExitUsage : kExitCannotRun, e.what()};
   }
   if (!claims.empty()) {
+    if (split_list(claims).empty())
+      throw ImplArgsError{kExitUsage, "--claims '" + claims +
+                                          "' names no property (omit --claims to use each implementation's contract)"};
     try {
       const Contract c = Contract::parse(claims);
       for (auto& i : impls) i.contract = c;

@@ -9,10 +9,13 @@
 #include "../../bench/kernel_bench.h"
 #include "../../properties/harness_bench.h"
 #include "cli.h"
+#include "crash_guard.h"
 #include "implementations_from_args.h"
+#include "validators.h"
 
 int main(int argc, char** argv) {
   using namespace gatecheck;
+  install_crash_guard();
   CLI::App app{"gatecheck: differential fuzzing and property testing of gate_residual (out = res + gate[index] * y)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", GATECHECK_VERSION);
@@ -21,14 +24,20 @@ int main(int argc, char** argv) {
   auto* c = app.add_subcommand("check", "run the property suite on implementations against the float64 oracle");
   c->add_option("--impl", check.impls, "implementation: host, cuda, torch-eager, plugin:PATH (repeatable; default: all available)");
   c->add_option("--device", check.device, "cpu or cuda (default: every device available)")->check(CLI::IsMember({"cpu", "cuda"}));
-  c->add_option("--seconds", check.seconds, "time budget for the whole run")->check(CLI::NonNegativeNumber);
-  c->add_option("--cases", check.cases, "case budget per implementation x property (0: time budget only)")->check(CLI::NonNegativeNumber);
-  c->add_option("--seed", check.seed, "random seed (printed on every run; default: from the clock)")->each([&](const std::string&) { check.seed_given = true; });
+  c->add_option("--seconds", check.seconds, "time budget for the whole run")->check(finite_seconds());
+  c->add_option("--cases", check.cases, "case budget per implementation x property (0: time budget only)")
+      ->check(whole_number(1000000000000ull, "cases"));
+  c->add_option("--seed", check.seed, "random seed (printed on every run; default: from the clock)")
+      ->check(whole_number(18446744073709551615ull, "a 64-bit seed"))
+      ->each([&](const std::string&) { check.seed_given = true; });
   c->add_option("--properties", check.properties, "comma-separated properties (default set if omitted; eager_exact is opt-in)");
   c->add_option("--claims", check.claims, "comma-separated claims overriding every contract for this run (property or property:output)");
   c->add_option("--corpus", check.corpus, "where counterexamples are saved")->capture_default_str();
   c->add_option("--json", check.json, "write the results as JSON to this file");
-  c->add_flag("--isolate", check.isolate, "run each call in a child process, so a crash becomes a reported failure");
+  c->add_flag("--isolate", check.isolate, "run each call in a child process, so a crash, exit or hang becomes a reported failure");
+  c->add_option("--timeout", check.timeout, "--isolate: seconds one call may take before it is reported as hung")
+      ->capture_default_str()
+      ->check(finite_seconds());
 
   ReproArgs repro;
   auto* r = app.add_subcommand("repro", "replay corpus files; exit 1 if a failure is still there");
@@ -36,6 +45,10 @@ int main(int argc, char** argv) {
   r->add_option("--impl", repro.impls, "implementation(s) to replay against (default: the one recorded in the file)");
   r->add_option("--device", repro.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   r->add_option("--property", repro.property, "property to check (default: the one recorded, else the default set)");
+  r->add_flag("--isolate", repro.isolate, "run each call in a child process, so a crash, exit or hang is reported");
+  r->add_option("--timeout", repro.timeout, "--isolate: seconds one call may take before it is reported as hung")
+      ->capture_default_str()
+      ->check(finite_seconds());
 
   ShrinkArgs shrink;
   auto* s = app.add_subcommand("shrink", "shrink a failing corpus file to a minimal case (deterministic)");
@@ -44,7 +57,11 @@ int main(int argc, char** argv) {
   s->add_option("--device", shrink.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   s->add_option("--property", shrink.property, "property that fails (default: the one recorded in the file)");
   s->add_option("--out", shrink.out, "where to write the minimal case (default: FILE with .min.json)");
-  s->add_option("--seconds", shrink.seconds, "time cap")->capture_default_str();
+  s->add_option("--seconds", shrink.seconds, "time cap")->capture_default_str()->check(finite_seconds());
+  s->add_flag("--isolate", shrink.isolate, "run each call in a child process, so a crash, exit or hang is a failure");
+  s->add_option("--timeout", shrink.timeout, "--isolate: seconds one call may take before it is reported as hung")
+      ->capture_default_str()
+      ->check(finite_seconds());
 
   bool harness_bench_flag = false;
   gatecheck::HarnessBenchOptions hb;
@@ -53,7 +70,9 @@ int main(int argc, char** argv) {
                                         "or with --harness the property harness's cases/s per property");
   b->add_flag("--harness", harness_bench_flag, "cases per second per property on this machine (CPU)");
   b->add_option("--impl", bench_impls, "--harness: implementations (default host)");
-  b->add_option("--seconds-per-property", hb.seconds_per_property, "--harness: time per property")->capture_default_str();
+  b->add_option("--seconds-per-property", hb.seconds_per_property, "--harness: time per property")
+      ->capture_default_str()
+      ->check(finite_seconds());
   b->allow_extras();  // the kernel benchmark's own options (gatecheck bench --help-kernel lists them)
 
   auto* n = app.add_subcommand("nightly", "the nightly fuzz campaign (fuzz/nightly.sh): --hours H "
@@ -62,6 +81,14 @@ int main(int argc, char** argv) {
   n->prefix_command();
   n->set_help_flag();  // --help goes to the script
 
+  if (argc > 1 && argv[1][0] != '-') {  // CLI11 would only say "A subcommand is required"
+    bool known = false;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) known = known || sub->get_name() == argv[1];
+    if (!known) {
+      std::fprintf(stderr, "gatecheck: unknown subcommand '%s' (check, repro, shrink, bench, nightly; see --help)\n", argv[1]);
+      return kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

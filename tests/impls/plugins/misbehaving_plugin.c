@@ -2,6 +2,7 @@
  * by tests/impls/CMakeLists.txt), so the tests can prove that gatecheck's
  * loader, runner and isolation catch each kind of misbehaviour. Each one is
  * the example plugin plus the one misbehaviour below. */
+#include <stdlib.h>
 #include <unistd.h>
 
 #define gatecheck_plugin_v1 example_plugin_v1 /* the example's entry point, renamed */
@@ -16,6 +17,9 @@
 #define ABI_2 6        /* reports abi_version 2 */
 #define NO_SYMBOL 7    /* exports no gatecheck_plugin_v1 */
 #define CUDA_ONLY 8    /* claims only the cuda device */
+#define EXIT0 9        /* forward calls exit(0) when rows == 13 */
+#define LOAD_CRASH 10  /* gatecheck_plugin_v1() itself dereferences NULL */
+#define ERROR_ROWS2 11 /* forward fails (returns 1) on every case of 2 rows or more */
 
 static int misbehaving_forward(const gatecheck_problem* p, const void* res, const void* gate,
                                const int64_t* index, const void* y, void* out) {
@@ -23,8 +27,13 @@ static int misbehaving_forward(const gatecheck_problem* p, const void* res, cons
   const size_t bytes = p ? (size_t)(p->rows * p->dim) * elem : 0;
   unsigned char last[4] = {0};
   if (MISBEHAVIOUR == UNWRITTEN && bytes) memcpy(last, (char*)out + bytes - elem, elem);
+  if (MISBEHAVIOUR == ERROR_ROWS2 && p && p->rows >= 2) {
+    fail("I refuse cases of %d rows or more", 2);
+    return 1;
+  }
   int rc = forward(p, res, gate, index, y, out);
   if (rc) return rc;
+  if (MISBEHAVIOUR == EXIT0 && p->rows == 13) exit(0);
   if (MISBEHAVIOUR == SEGFAULT && p->rows == 13) *(volatile int*)(uintptr_t)0 = 1;
   if (MISBEHAVIOUR == HANG && p->rows == 13)
     for (;;) pause();
@@ -37,6 +46,7 @@ static int misbehaving_forward(const gatecheck_problem* p, const void* res, cons
 #if MISBEHAVIOUR != NO_SYMBOL
 const gatecheck_plugin* gatecheck_plugin_v1(void);
 const gatecheck_plugin* gatecheck_plugin_v1(void) {
+  if (MISBEHAVIOUR == LOAD_CRASH) *(volatile int*)(uintptr_t)0 = 1;
   static const gatecheck_plugin plugin = {
       MISBEHAVIOUR == ABI_2 ? 2 : 1, "misbehaving",
       MISBEHAVIOUR == CUDA_ONLY ? 1u << GATECHECK_CUDA : 1u << GATECHECK_CPU,

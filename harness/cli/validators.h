@@ -1,0 +1,42 @@
+// Command-line number checks with messages that say what is wrong: CLI11's
+// own range checks let NaN through, wrap negative seeds and clamp huge
+// counts, and word their errors with a 300-digit bound.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+namespace gatecheck {
+
+// A finite number of seconds, >= 0.
+inline CLI::Validator finite_seconds() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        char* end = nullptr;
+        const double d = std::strtod(v.c_str(), &end);
+        if (v.empty() || *end != '\0') return "'" + v + "' is not a number of seconds";
+        if (!std::isfinite(d) || d < 0) return "'" + v + "' must be a finite number of seconds >= 0";
+        return "";
+      },
+      "SECONDS");
+}
+
+// A whole number in [0, max], written in decimal digits only.
+inline CLI::Validator whole_number(unsigned long long max, const std::string& what) {
+  return CLI::Validator(
+      [max, what](std::string& v) -> std::string {
+        if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
+          return "'" + v + "' is not a whole number >= 0 (" + what + ")";
+        errno = 0;
+        const unsigned long long n = std::strtoull(v.c_str(), nullptr, 10);
+        if (errno == ERANGE || n > max) return "'" + v + "' is too large (" + what + ", at most " + std::to_string(max) + ")";
+        return "";
+      },
+      "N");
+}
+
+}  // namespace gatecheck
