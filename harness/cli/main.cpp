@@ -73,7 +73,9 @@ int main(int argc, char** argv) {
   b->add_option("--seconds-per-property", hb.seconds_per_property, "--harness: time per property")
       ->capture_default_str()
       ->check(finite_seconds());
-  b->allow_extras();  // the kernel benchmark's own options (gatecheck bench --help-kernel lists them)
+  bool help_kernel = false;
+  b->add_flag("--help-kernel", help_kernel, "list the kernel benchmark's own options");
+  b->allow_extras();  // the kernel benchmark's own options
 
   auto* n = app.add_subcommand("nightly", "the nightly fuzz campaign (fuzz/nightly.sh): --hours H "
                                           "[--gpus N | --jobs N] [--impl SPEC]... --out DIR");
@@ -111,6 +113,7 @@ int main(int argc, char** argv) {
         return run_harness_bench(impls, hb, std::cout);
       }
       std::vector<std::string> rest = b->remaining();
+      if (help_kernel) rest = {"--help"};
       std::vector<char*> args{argv[0]};
       for (auto& x : rest) args.push_back(x.data());
       return run_kernel_bench(int(args.size()), args.data());
