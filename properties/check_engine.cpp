@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
@@ -184,10 +185,19 @@ ReproduceMap from_rc_params(const std::vector<Implementation>& impls, const Chec
   // RC_PARAMS carries a reproduce string, so plain runs stay quiet.
   const char* env = std::getenv("RC_PARAMS");
   if (!env || !std::strstr(env, "reproduce")) return {};
+  try {  // rc::detail::configuration() would print and exit(1) on a bad string
+    rc::detail::configFromString(env);
+  } catch (const rc::detail::ConfigurationException& e) {
+    throw std::invalid_argument(std::string("RC_PARAMS: ") + e.what());
+  }
   const auto& all = rc::detail::configuration().reproduce;
+  std::string named;
   for (const auto& impl : impls)
     for (const auto& p : opt.properties)
       if (all.count(reproduce_key(impl, p))) return ReproduceMap(all.begin(), all.end());
+  for (const auto& kv : all) named += (named.empty() ? "" : ", ") + kv.first;
+  std::fprintf(stderr, "gatecheck: note: RC_PARAMS reproduces %s, none of the implementation x property pairs run "
+                       "here; this is an ordinary run\n", named.c_str());
   return {};
 }
 

@@ -206,7 +206,9 @@ std::string run_probe(const Implementation& impl, const Case& c, const Probe& pr
     o.buf->download(now.data());
     size_t changed = 0;
     for (size_t k = 0; k < now.size(); ++k) changed += now[k] != pattern[k % pattern.size()];
-    if (changed) bad << (bad.tellp() > 0 ? "; " : "") << op << " wrote " << changed << " bytes of " << o.name << " before rejecting";
+    if (changed)
+      bad << (bad.tellp() > 0 ? "; " : "") << op << " wrote " << changed << " bytes of " << o.name
+          << (s.ok() ? "" : " before rejecting");
     int64_t f = 0, l = 0;
     if (o.buf->damaged_guard_bytes(&f, &l)) bad << (bad.tellp() > 0 ? "; " : "") << "guard bytes around " << o.name << " were overwritten";
   }

@@ -14,6 +14,7 @@ Verdict accuracy(const Implementation& impl, const Case& c, const PropertyOption
   Verdict v;
   v.property = "accuracy";
   std::ostringstream msg;
+  msg.precision(9);  // enough digits that got and want differ on the page when their floats do
   for (const char* name : kOutputNames) {
     const Comparison cmp = compare_accuracy(name, output_by_name(result.outputs, name), ref.by_name(name));
     v.compared += cmp.checked;
