@@ -187,11 +187,13 @@ int cmd_check(const CheckArgs& a) {
     std::ofstream out(inflight, std::ios::binary | std::ios::trunc);
     out << case_to_snapshot(f);
     out.close();
+    watchdog_kick();
     set_crash_message("  while " + impl.label() + " ran property " + property + " on " + describe(c) +
                       (out ? "\n  the case is saved at " + inflight + "\n  repro: " +
                                  repro_command(inflight, impl.name, impl.device) + "\n"
                            : "\n  (the case could not be saved: " + inflight + " is not writable)\n"));
   };
+  if (!a.isolate) watchdog_arm(a.timeout);  // under --isolate the child's timeout does this
   ProgressLine progress;
   opt.progress = [&](const CheckProgress& p) {
     char buf[256];

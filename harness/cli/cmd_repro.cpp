@@ -38,6 +38,7 @@ int cmd_repro(const ReproArgs& a) {
   // code is the worst outcome (2 bad input > 1 still failing > 0).
   int rc = kExitOk;
   const PropertyOptions popt{a.isolate, a.timeout};
+  if (!a.isolate) watchdog_arm(a.timeout);  // a hang ends the run with the case named
   for (const auto& file : a.files) {
     CaseFile f;
     try {
@@ -123,6 +124,7 @@ int cmd_shrink(const ShrinkArgs& a) {
     std::fprintf(stderr, "gatecheck shrink: --out %s: cannot write there (%s)\n", out.c_str(), std::strerror(errno));
     return kExitUsage;
   }
+  if (!a.isolate) watchdog_arm(a.seconds + a.timeout);  // the cap is checked between candidates
   std::cout << "shrinking " << describe(f.c) << " for " << impl.label() << " " << property << "\n";
   ShrinkResult r;
   try {

@@ -5,6 +5,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
 #include "cli.h"
 
 namespace gatecheck {
@@ -13,6 +18,8 @@ namespace {
 char g_message[4096];
 volatile sig_atomic_t g_len = 0;
 pid_t g_guarded_pid = 0;  // the process that installed the guard (not its forked children)
+std::atomic<long long> g_last_kick_ms{0};
+std::atomic<long long> g_watchdog_ms{0};  // 0: not armed
 
 void say(const char* s) { (void)!write(2, s, strlen(s)); }
 
@@ -34,6 +41,25 @@ void on_exit_during_call() {
   (void)!write(2, g_message, size_t(g_len));
   _exit(kExitCannotRun);
 }
+
+long long now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void watch() {
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const long long limit = g_watchdog_ms.load();
+    if (limit <= 0 || g_len == 0 || now_ms() - g_last_kick_ms.load() <= limit) continue;
+    char head[128];
+    std::snprintf(head, sizeof head, "\ngatecheck: no progress for %g s: the implementation seems hung (--timeout)\n",
+                  double(limit) / 1000);
+    say(head);
+    (void)!write(2, g_message, size_t(g_len));
+    _exit(kExitCannotRun);
+  }
+}
 }  // namespace
 
 void install_crash_guard() {
@@ -52,5 +78,17 @@ void set_crash_message(const std::string& message) {
   memcpy(g_message, message.data(), n);
   g_len = sig_atomic_t(n);
 }
+
+void watchdog_arm(double seconds) {
+  static bool started = false;
+  g_last_kick_ms = now_ms();
+  g_watchdog_ms = (long long)(seconds * 1000);
+  if (!started && seconds > 0) {
+    started = true;
+    std::thread(watch).detach();
+  }
+}
+
+void watchdog_kick() { g_last_kick_ms = now_ms(); }
 
 }  // namespace gatecheck

@@ -19,9 +19,19 @@ void install_crash_guard();
 // static buffer here, so the handler itself only calls write().
 void set_crash_message(const std::string& message);
 
+// A hang in a call we cannot interrupt (no --isolate): once armed, if no
+// watchdog_kick() comes for `seconds` while a crash message is set, the
+// message is printed with "no progress for S s" and the process ends with
+// kExitCannotRun. The case is on disk already, so nothing is lost.
+void watchdog_arm(double seconds);
+void watchdog_kick();
+
 // Sets the crash message for a scope, and clears it at the scope's end.
 struct CrashMessageScope {
-  explicit CrashMessageScope(const std::string& message) { set_crash_message(message); }
+  explicit CrashMessageScope(const std::string& message) {
+    set_crash_message(message);
+    watchdog_kick();
+  }
   ~CrashMessageScope() { set_crash_message(""); }
   CrashMessageScope(const CrashMessageScope&) = delete;
   CrashMessageScope& operator=(const CrashMessageScope&) = delete;

@@ -35,9 +35,10 @@ int main(int argc, char** argv) {
   c->add_option("--corpus", check.corpus, "where counterexamples are saved")->capture_default_str();
   c->add_option("--json", check.json, "write the results as JSON to this file");
   c->add_flag("--isolate", check.isolate, "run each call in a child process, so a crash, exit or hang becomes a reported failure");
-  c->add_option("--timeout", check.timeout, "--isolate: seconds one call may take before it is reported as hung")
+  c->add_option("--timeout", check.timeout,
+                "seconds one call (without --isolate: one property check) may take before it counts as hung")
       ->capture_default_str()
-      ->check(finite_seconds());
+      ->check(finite_seconds(true));
 
   ReproArgs repro;
   auto* r = app.add_subcommand("repro", "replay corpus files; exit 1 if a failure is still there");
@@ -46,9 +47,10 @@ int main(int argc, char** argv) {
   r->add_option("--device", repro.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   r->add_option("--property", repro.property, "property to check (default: the one recorded, else the default set)");
   r->add_flag("--isolate", repro.isolate, "run each call in a child process, so a crash, exit or hang is reported");
-  r->add_option("--timeout", repro.timeout, "--isolate: seconds one call may take before it is reported as hung")
+  r->add_option("--timeout", repro.timeout,
+                "seconds one call (without --isolate: one property check) may take before it counts as hung")
       ->capture_default_str()
-      ->check(finite_seconds());
+      ->check(finite_seconds(true));
 
   ShrinkArgs shrink;
   auto* s = app.add_subcommand("shrink", "shrink a failing corpus file to a minimal case (deterministic)");
@@ -59,9 +61,10 @@ int main(int argc, char** argv) {
   s->add_option("--out", shrink.out, "where to write the minimal case (default: FILE with .min.json)");
   s->add_option("--seconds", shrink.seconds, "time cap")->capture_default_str()->check(finite_seconds());
   s->add_flag("--isolate", shrink.isolate, "run each call in a child process, so a crash, exit or hang is a failure");
-  s->add_option("--timeout", shrink.timeout, "--isolate: seconds one call may take before it is reported as hung")
+  s->add_option("--timeout", shrink.timeout,
+                "seconds one call (without --isolate: the shrink beyond --seconds) may take before it counts as hung")
       ->capture_default_str()
-      ->check(finite_seconds());
+      ->check(finite_seconds(true));
 
   bool harness_bench_flag = false;
   gatecheck::HarnessBenchOptions hb;

@@ -12,14 +12,15 @@
 
 namespace gatecheck {
 
-// A finite number of seconds, >= 0.
-inline CLI::Validator finite_seconds() {
+// A finite number of seconds, >= 0 (> 0 where zero makes no sense).
+inline CLI::Validator finite_seconds(bool positive = false) {
   return CLI::Validator(
-      [](std::string& v) -> std::string {
+      [positive](std::string& v) -> std::string {
         char* end = nullptr;
         const double d = std::strtod(v.c_str(), &end);
         if (v.empty() || *end != '\0') return "'" + v + "' is not a number of seconds";
-        if (!std::isfinite(d) || d < 0) return "'" + v + "' must be a finite number of seconds >= 0";
+        if (!std::isfinite(d) || d < 0 || (positive && d == 0))
+          return "'" + v + "' must be a finite number of seconds " + (positive ? "> 0" : ">= 0");
         return "";
       },
       "SECONDS");
