@@ -283,7 +283,7 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
     FailureRecord rec;
     rec.impl = field<std::string>(r, "impl", origin);
     rec.device = r.contains("device") ? field<std::string>(r, "device", origin) : "cpu";
-    if (rec.device != "cpu" && rec.device != "cuda")
+    if (!is_device_name(rec.device))
       fail(origin, "failure 'device' is '" + rec.device + "'; expected \"cpu\" or \"cuda\"");
     rec.property = field<std::string>(r, "property", origin);
     rec.claimed = r.contains("claimed") ? field<bool>(r, "claimed", origin) : true;

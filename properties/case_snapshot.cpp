@@ -116,6 +116,7 @@ CaseFile case_from_snapshot(const std::string& bytes, const std::string& origin)
   const bool has_failure = rd.i64() != 0;
   FailureRecord r;
   for (std::string* s : {&r.impl, &r.device, &r.property, &r.message, &r.repro}) *s = rd.str();
+  if (has_failure && !is_device_name(r.device)) rd.fail("failure device '" + r.device + "' is not cpu or cuda");
   if (has_failure) f.failure = r;
   f.c.index_pattern = rd.name("index pattern");
   f.c.value_class = rd.name("value class");
