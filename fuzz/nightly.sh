@@ -104,7 +104,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export GATECHECK_FUZZ_IMPL=$impl_list
 # A fuzzer that cannot make its implementation exits at its first input, and
 # restarting it all night looked like a clean campaign: ask first.
-"$tools" check-impl ${gpus:+--gpus "$gpus"} >&2
+"$tools" check-impl ${gpus:+--gpus "$gpus"} >/dev/null  # (what cannot run goes to stderr)
 case $? in
   0) ;;
   2) say "unknown implementation in --impl $impl_list (see above)"; exit 2 ;;
