@@ -160,7 +160,8 @@ for ((w = 0; w < workers; w++)); do worker $w & pids+=($!); done
 alive() { local p; for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
 field() { sed -n "s|.*$1 \([0-9]*\).*|\1|p" <<<"$2"; }
 while alive; do
-  sleep 5 & wait $!  # not a plain sleep: a trapped signal ends a wait at once
+  sleep 5 & sleeper=$!
+  wait $sleeper; kill $sleeper 2>/dev/null  # not a plain sleep: a trapped signal ends a wait at once
   t=$(( $(date +%s) - start )) tot_eps=0 ft=0
   for ((w = 0; w < workers; w++)); do
     log=$(ls -t "$out"/logs/w$w-r*.log 2>/dev/null | head -1)
