@@ -113,16 +113,21 @@ esac
 
 # --- resume ------------------------------------------------------------------
 if [ -f "$out/campaign.json" ]; then
+  prev_status=$(sed -n 's/.*"status": "\([a-z]*\)".*/\1/p' "$out/campaign.json")
+  prev_pid=$(sed -n 's/.*"pid": \([0-9]*\).*/\1/p' "$out/campaign.json")
+  if [ "$prev_status" = running ] && [ -n "$prev_pid" ] && grep -qs nightly.sh "/proc/$prev_pid/cmdline"; then
+    say "--out '$out': the campaign of pid $prev_pid is still running there"
+    exit 2
+  fi
   prev=$out/history/$(date +%s)
   mkdir -p "$prev"
-  prev_status=$(sed -n 's/.*"status": "\([a-z]*\)".*/\1/p' "$out/campaign.json")
   had_report=no; [ -e "$out/report.md" ] && had_report=yes
   for f in campaign.json timeline.tsv failures.jsonl stats report.json report.md report.html execs_per_s.svg features.svg; do
     [ -e "$out/$f" ] && mv "$out/$f" "$prev/"
   done
   if [ "$prev_status" = running ]; then
     say "resuming in $out: the previous run did not finish (killed? its campaign.json still says \"running\")" \
-        "and wrote no report; its campaign.json and timeline moved to $prev"
+        "and wrote no report; its campaign.json, timeline and stats moved to $prev"
   elif [ $had_report = yes ]; then
     say "resuming in $out (previous run: ${prev_status:-unknown}; its report moved to $prev)"
   else

@@ -3,7 +3,7 @@
 # (SIGKILL, no trap runs), its re-parented workers stop their fuzzers within
 # seconds instead of fuzzing on to the end time; and the next run in the same
 # folder says that the previous one did not finish, without claiming to have
-# moved a report that was never written.
+# moved a report that was never written (but refuses while it still runs).
 set -uo pipefail
 nightly=$1 build=$2 scratch=$3
 . "$(dirname "$0")/nightly_expect.sh"
@@ -14,6 +14,8 @@ dir=$scratch/camp
 start_campaign "$dir" --hours 1 --jobs 1 --impl host --build-dir "$build"
 groups+=("$pid")
 wait_fuzzing "$dir" || exit 1
+# (while it runs, a second campaign may not resume in its folder)
+expect_nightly 2 "the campaign of pid $pid is still running" --hours 0.003 --jobs 1 --out "$dir" --build-dir "$build"
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null  # (and no "Killed" line from bash)
 for ((i = 0; i < 20; i++)); do [ -z "$(fuzzers_left "$pid")" ] && break; sleep 0.5; done
