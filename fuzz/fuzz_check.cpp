@@ -44,7 +44,7 @@ bool claims_any(const Contract& k, const std::string& property, DType t) {
 }  // namespace
 
 std::vector<FuzzFailure> check_claims(const Implementation& impl, const Case& c,
-                                      const std::vector<std::string>& props) {
+                                      const std::vector<std::string>& props, const PropertyOptions& opt) {
   std::vector<FuzzFailure> failures;
   for (const auto& p : props) {
     if (!claims_any(impl.contract, p, c.dtype)) continue;  // findings belong to `gatecheck check`
@@ -52,7 +52,7 @@ std::vector<FuzzFailure> check_claims(const Implementation& impl, const Case& c,
     // (rightly) call itself vacuous. Decoded cases are not filtered like
     // generated ones, so such a case is simply not an invariance test.
     if (!plan_moves_rows(p, c)) continue;
-    Verdict v = check_property(p, impl, c);
+    Verdict v = check_property(p, impl, c, opt);
     if (v.passed || !breaks_claim(v, impl.contract, c.dtype)) continue;
     std::string sig = failure_signature(impl.name, v);
     failures.push_back({std::move(v), std::move(sig)});

@@ -24,8 +24,11 @@ struct FuzzFailure {
 std::vector<std::string> fuzz_properties();
 
 // Runs `properties` on impl for c; returns the failures that break a claim.
+// opt.isolate runs every call of impl in a child process (a crash becomes a
+// failure; `gatecheck-fuzz-tools regress` replays crash inputs that way).
 std::vector<FuzzFailure> check_claims(const Implementation& impl, const Case& c,
-                                      const std::vector<std::string>& properties);
+                                      const std::vector<std::string>& properties,
+                                      const PropertyOptions& opt = {});
 
 // The bug's identity, whatever case shows it: property, implementation and
 // failing outputs (sorted). dtype and shape are left out on purpose, so one

@@ -30,7 +30,7 @@ struct TargetConfig {
   bool error_features = true;
 };
 
-// Parsed once; a bad spec prints a clear message and exits 2.
+// Parsed once; a bad spec or property name prints a clear message and exits 2.
 const TargetConfig& target_config();
 Implementation make_spec(const std::string& spec);  // "SPEC[@cpu|@cuda]"; throws std::runtime_error
 

@@ -148,13 +148,19 @@ int write_campaign_report(const std::string& dir_s) {
      << "- duration: " << campaign.value("seconds", 0.0) << " s (asked " << campaign.value("hours", 0.0) << " h)\n"
      << "- cases executed: " << report["cases"].get<int64_t>() << "; exec/s mean " << int64_t(mean_eps)
      << ", peak " << int64_t(peak_eps) << "; features at end " << int64_t(last_ft) << "\n"
-     << "- new failures: " << new_failures << " (" << failures.size() << " failure record(s) in all)\n\n"
-     << "![execs/s](execs_per_s.svg)\n\n![features](features.svg)\n\n## Failures\n\n";
+     << "- new failures: " << new_failures << " (" << failures.size() << " failure record(s) in all)\n"
+     << "- status: " << campaign.value("status", std::string("unknown"));
+  // nightly.sh's reason when the run is not a clean one (interrupted, workers that gave up)
+  if (const std::string note = campaign.value("note", std::string()); !note.empty()) md << " (" << note << ")";
+  md << "\n\n![execs/s](execs_per_s.svg)\n\n![features](features.svg)\n\n## Failures\n\n";
   if (failures.empty()) md << "None.\n";
-  for (const auto& f : failures)
+  for (const auto& f : failures) {
     md << "- " << (f.value("new", false) ? "**NEW** " : "known ") << "`" << f.value("signature", std::string()) << "` on "
-       << f.value("shape", std::string()) << "\n  - case: `" << f.value("case", std::string()) << "`\n  - repro: `"
+       << f.value("shape", std::string()) << "\n";
+    if (f.contains("crash")) md << "  - crash: " << f.value("crash", std::string()) << "\n";
+    md << "  - case: `" << f.value("case", std::string()) << "`\n  - repro: `"
        << f.value("repro", std::string()) << "`\n";
+  }
   md << "\n## Cases per class\n\n";
   for (const char* k : {"patterns", "dtypes", "values", "plans", "shapes"})
     if (counts.contains(k)) md << count_table(counts[k], k) << "\n";

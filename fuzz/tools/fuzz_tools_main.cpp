@@ -5,7 +5,10 @@
 //   regress INPUT --out DIR [--seconds S]
 //                                   turn a crash input into JSON regression case(s), each shrunk
 //                                   by shrink_case (budget S, default 30 s) with its repro
-//                                   command; prints one JSON line per failure (exit 3: no failure)
+//                                   command; prints one JSON line per failure (exit 3: no failure).
+//                                   A call that crashes, exits or hangs is a failure too (regress.h)
+//   check-impl [--gpus N]           can each implementation (--impl) run here, and are there N
+//                                   GPUs? exit 2: unknown implementation, 3: cannot run
 //   check-case FILE|DIR...          run JSON cases through the fuzz checks (exit 1 on failure)
 //   coverage DIR                    check that decoder inputs in DIR cover every index
 //                                   pattern x dtype, value class and plan (exit 1 if not)
@@ -13,6 +16,8 @@
 //   report DIR                      write DIR/report.{json,md,html} for a campaign
 // Implementations and properties come from GATECHECK_FUZZ_IMPL / _PROPERTIES
 // (gate_residual_target.h), or --impl SPEC (repeatable).
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -23,16 +28,17 @@
 #include <iostream>
 #include <iterator>
 #include <set>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "../../properties/case_json.h"
-#include "../../properties/shrink.h"
 #include "../case_decoder.h"
 #include "../fuzz_stats.h"
 #include "../gate_residual_target.h"
 #include "campaign_report.h"
+#include "regress.h"
 #include "seed_generator.h"
 
 using namespace gatecheck;
@@ -44,7 +50,8 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: gatecheck-fuzz-tools seeds DIR | decode [--json] INPUT... | regress INPUT --out DIR [--seconds S] "
-               "[--impl SPEC]... | check-case [--impl SPEC]... FILE|DIR... | bench [--seconds S] | report DIR\n");
+               "[--impl SPEC]... | check-case [--impl SPEC]... FILE|DIR... | check-impl [--impl SPEC]... [--gpus N] | "
+               "bench [--seconds S] | report DIR\n");
   return 2;
 }
 
@@ -58,6 +65,7 @@ struct Args {
   std::vector<std::string> positional, impls;
   std::string out;
   double seconds = -1;  // bench: run time (default 5); regress: shrink budget (default 30)
+  int gpus = 0;         // check-impl: GPUs the campaign needs
   bool json = false;
 };
 
@@ -72,6 +80,7 @@ Args parse(int argc, char** argv) {
     if (s == "--impl") a.impls.push_back(value());
     else if (s == "--out") a.out = value();
     else if (s == "--seconds") a.seconds = std::stod(value());
+    else if (s == "--gpus") a.gpus = std::stoi(value());
     else if (s == "--json") a.json = true;
     else a.positional.push_back(s);
   }
@@ -99,37 +108,34 @@ int cmd_decode(const Args& a) {
   return 0;
 }
 
-// Crash input -> regression JSON case(s): decode, find the claimed failures,
-// shrink each with the domain shrinker (shrink_case: rows, dim, gates, plan,
-// values) and save the minimal case with its repro command.
-int cmd_regress(const Args& a) {
-  if (a.positional.size() != 1 || a.out.empty()) return usage();
-  const auto b = read_bytes(a.positional[0]);
-  const Case c = decode_case(b.data(), b.size());
-  setenv("GATECHECK_FUZZ_IGNORE", "", 1);  // report even known signatures here
-  const TargetConfig& cfg = target_config();
-  const auto found = run_fuzz_input(b.data(), b.size());
-  for (const auto& f : found) {
-    const size_t i = size_t(std::find(cfg.specs.begin(), cfg.specs.end(), f.spec) - cfg.specs.begin());
-    Case minimal = c;
-    FoundFailure shrunk = f;
-    std::string note = "found by fuzz_gate_residual from input " + a.positional[0];
+// nightly.sh asks this before it starts its workers: a fuzzer that cannot make
+// its implementation exits at its first input, and a campaign of restarts
+// would look like a clean one. Exit codes as `gatecheck check`'s.
+int cmd_check_impl(const Args& a) {
+  std::vector<std::string> specs;
+  std::stringstream list(std::getenv("GATECHECK_FUZZ_IMPL") ? std::getenv("GATECHECK_FUZZ_IMPL") : "host");
+  for (std::string s; std::getline(list, s, ',');)  // split as the fuzzer does (gate_residual_target.cpp)
+    if (!s.empty()) specs.push_back(s);
+  int rc = 0;
+  for (const auto& spec : specs) {
     try {
-      const ShrinkResult r = shrink_case(cfg.impls[i], f.failure.verdict.property, c, nullptr, a.seconds > 0 ? a.seconds : 30);
-      minimal = r.minimal;
-      shrunk.failure.verdict = r.verdict;
-      note += "; shrunk by shrink_case in " + std::to_string(r.steps) + " steps (" + std::to_string(r.attempts) +
-              " tries" + (r.cut_short ? ", cut short" : "") + ") from " + describe(c);
+      const Implementation impl = make_spec(spec);
+      std::printf("--impl %s: %s can run here\n", spec.c_str(), impl.label().c_str());
     } catch (const std::exception& e) {
-      note += "; not shrunk: " + std::string(e.what());
+      const bool unknown = std::string(e.what()).rfind("unknown implementation", 0) == 0;
+      std::fprintf(stderr, "--impl %s: %s\n", spec.c_str(), e.what());
+      if (!rc) rc = unknown ? 2 : 3;
     }
-    const std::string path = save_failure(a.out, minimal, shrunk, note);
-    nlohmann::json j = {{"signature", f.failure.signature}, {"property", f.failure.verdict.property},
-                        {"impl", f.spec},  {"case", path},  {"repro", repro_command(path, f.spec)},
-                        {"shape", describe(minimal)}, {"found_as", describe(c)}, {"input", a.positional[0]}};
-    std::cout << j.dump() << std::endl;
   }
-  return found.empty() ? 3 : 0;
+  if (a.gpus > 0) {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
+    if (n < a.gpus) {
+      std::fprintf(stderr, "--gpus %d: this machine has %d CUDA device(s)\n", a.gpus, n);
+      if (!rc) rc = 3;
+    }
+  }
+  return rc;
 }
 
 int cmd_check_case(const Args& a) {
@@ -236,7 +242,11 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (cmd == "decode") return cmd_decode(a);
-    if (cmd == "regress") return cmd_regress(a);
+    if (cmd == "regress") {
+      if (a.positional.size() != 1 || a.out.empty()) return usage();
+      return regress_crash_input(a.positional[0], a.out, a.seconds);
+    }
+    if (cmd == "check-impl") return a.positional.empty() ? cmd_check_impl(a) : usage();
     if (cmd == "check-case") return cmd_check_case(a);
     if (cmd == "coverage") return cmd_coverage(a);
     if (cmd == "bench") return cmd_bench(a);
