@@ -58,7 +58,9 @@ void print_record(const std::string& path, const std::string& spec, const FuzzFa
                   const Case& found_as, const std::string& input, const std::string& death) {
   nlohmann::json j = {{"signature", f.signature}, {"property", f.verdict.property},
                       {"impl", spec},             {"case", path},
-                      {"repro", repro_command(path, spec)}, {"shape", describe(minimal)},
+                      // a call that died would kill a plain repro too: report it instead
+                      {"repro", repro_command(path, spec) + (death.empty() ? "" : " --isolate")},
+                      {"shape", describe(minimal)},
                       {"found_as", describe(found_as)},      {"input", input}};
   if (!death.empty()) j["crash"] = death;  // the report shows how the call died
   std::cout << j.dump() << std::endl;
