@@ -15,6 +15,11 @@
 #include <string>
 #include <vector>
 
+// false unless the program defines it (isolate.h).
+extern "C" {
+__attribute__((weak)) bool gatecheck_isolate_worker_in_main = false;
+}
+
 namespace gatecheck {
 
 namespace {
@@ -355,11 +360,23 @@ Request decode_request(const std::vector<uint8_t>& b) {
       result_fd);
 }
 
-// Runs before main() in every program that links the harness.
+// Runs before main() in every program that links the harness, unless the
+// program runs the worker from main() itself (see isolate.h): static
+// initialisers of objects linked after this one, such as the CUDA runtime's
+// registration of our kernels, may not have run yet at this point.
 const bool g_worker_hook = [] {
-  if (const char* fds = std::getenv(kWorkerEnv)) worker_main(fds);
+  if (!gatecheck_isolate_worker_in_main)
+    if (const char* fds = std::getenv(kWorkerEnv)) worker_main(fds);
   return true;
 }();
+
+}  // namespace
+
+void run_isolate_worker_if_requested() {
+  if (const char* fds = std::getenv(kWorkerEnv)) worker_main(fds);
+}
+
+namespace {
 
 [[noreturn]] void exec_worker(const std::vector<uint8_t>& request, int result_fd) {
   const int request_fd = ::memfd_create("gatecheck-isolate-request", 0);

@@ -25,7 +25,18 @@
 
 #include "runner.h"
 
+// A program whose fresh-process children must see every static initialiser
+// run (ours: the CUDA runtime registers the kernels of kernels/cuda in one)
+// defines this as true and calls run_isolate_worker_if_requested() first
+// thing in main(). Elsewhere the worker runs before main(), from a static
+// initialiser in isolate.cpp. Found on the H200: with the worker at static
+// initialisation, `gatecheck check --impl cuda --isolate` failed every call.
+extern "C" bool gatecheck_isolate_worker_in_main;
+
 namespace gatecheck {
+
+// In a fresh-process child: run the request and exit. Otherwise returns.
+void run_isolate_worker_if_requested();
 
 // The default limit for one isolated call.
 constexpr double kDefaultIsolateTimeoutSeconds = 60.0;

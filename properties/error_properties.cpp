@@ -253,8 +253,11 @@ Verdict error_inputs(const Implementation& impl, const Case& c0, const PropertyO
   auto case_for = [&](const Probe& pr) -> const Case& { return pr.full_case ? c : small; };
   std::vector<std::string> why(all.size());
   // Bad input is where implementations crash: probe in a child process (one
-  // for all probes; only if it dies, one per probe to name the culprit).
-  const bool isolate = o.isolate || impl.device == Device::cpu;
+  // for all probes; only if it dies, one per probe to name the culprit). A
+  // forked child, and only on the CPU: one cannot use CUDA once this process
+  // has, and asking whether a GPU exists already does (seen on the H200:
+  // "initialization error" for every probe under --isolate).
+  const bool isolate = impl.device == Device::cpu;
   if (!isolate) {
     for (size_t i = 0; i < all.size(); ++i) why[i] = probe_safely(impl, case_for(all[i]), all[i]);
   } else {

@@ -33,9 +33,10 @@ struct PropertyOptions {
 };
 
 // Runs one property. Unknown names throw std::invalid_argument.
-// error_inputs runs its bad-input probes in a child process on the CPU
-// always (bad input is where implementations crash); on CUDA only with
-// isolate set (a CUDA child needs a parent that has not touched CUDA).
+// error_inputs runs its bad-input probes in a forked child process on the
+// CPU always (bad input is where implementations crash); on CUDA in this
+// process, isolate or not (a forked child cannot use CUDA once the parent
+// has; a crash there is still named by the CLI's crash guard).
 Verdict check_property(const std::string& property, const Implementation& impl, const Case& c,
                        const PropertyOptions& opt = {});
 

@@ -8,13 +8,21 @@
 
 #include "../../bench/kernel_bench.h"
 #include "../../properties/harness_bench.h"
+#include "../isolate.h"
 #include "cli.h"
 #include "crash_guard.h"
 #include "implementations_from_args.h"
 #include "validators.h"
 
+// The fresh-process children of --isolate run from main(), after every static
+// initialiser (the CUDA runtime registers our kernels in one).
+extern "C" {
+bool gatecheck_isolate_worker_in_main = true;
+}
+
 int main(int argc, char** argv) {
   using namespace gatecheck;
+  run_isolate_worker_if_requested();
   install_crash_guard();
   CLI::App app{"gatecheck: differential fuzzing and property testing of gate_residual (out = res + gate[index] * y)"};
   app.require_subcommand(1);
