@@ -9,8 +9,6 @@ set -uo pipefail
 nightly=$1 build=$2 scratch=$3
 . "$(dirname "$0")/nightly_expect.sh"
 . "$(dirname "$0")/nightly_signals.sh"
-env --default-signal=INT true 2>/dev/null || { echo "skipped: env --default-signal (coreutils 8.31+) is missing"; exit 77; }
-rm -rf "$scratch" && mkdir -p "$scratch"
 
 interrupt() {  # name signal target want-rc: target "group" (Ctrl-C) or "script"
   local dir=$scratch/$1 sig=$2 want=$4 rc=""

@@ -8,8 +8,6 @@ set -uo pipefail
 nightly=$1 build=$2 scratch=$3
 . "$(dirname "$0")/nightly_expect.sh"
 . "$(dirname "$0")/nightly_signals.sh"
-env --default-signal=INT true 2>/dev/null || { echo "skipped: env --default-signal (coreutils 8.31+) is missing"; exit 77; }
-rm -rf "$scratch" && mkdir -p "$scratch"
 dir=$scratch/camp
 start_campaign "$dir" --hours 1 --jobs 1 --impl host --build-dir "$build"
 groups+=("$pid")

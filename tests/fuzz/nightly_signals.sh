@@ -1,5 +1,8 @@
-# Sourced by nightly_interrupt.sh and nightly_killed.sh: start a campaign in
-# its own process group and wait for its fuzzer to run.
+# Sourced by nightly_interrupt.sh and nightly_killed.sh (after they set
+# `scratch`): start a campaign in its own process group and wait for its
+# fuzzer to run. Skips (77) where env cannot restore SIGINT.
+env --default-signal=INT true 2>/dev/null || { echo "skipped: env --default-signal (coreutils 8.31+) is missing"; exit 77; }
+rm -rf "$scratch" && mkdir -p "$scratch"
 
 # start_campaign DIR ARGS...: nightly.sh in the background, its own session
 # (so the test can signal its group as Ctrl-C does), with SIGINT restored:
