@@ -42,6 +42,7 @@ std::string plan_text(const BatchPlan& p) {
 void vacuity_guard(Verdict& v, const Movement& mv, const BatchPlan& p, const Case& c, const char* unit) {
   if (mv.ok()) return;
   v.passed = false;
+  v.vacuous = true;
   v.message = "vacuous: " + mv.why_vacuous() + " (" + std::to_string(mv.compared) + " " + unit + " compared, " +
               plan_text(p) + ", " + describe(c) + "); a pass here would prove nothing";
 }

@@ -23,6 +23,7 @@ struct Verdict {
   std::vector<MemoryFinding> memory;     // failing memory findings
   std::string message;                   // one paragraph a person can act on
   int64_t compared = 0;                  // elements or rows compared (vacuity guard)
+  bool vacuous = false;                  // failed only because the plan compared nothing
 };
 
 struct PropertyOptions {

@@ -27,9 +27,8 @@ struct ShrinkResult {
 // Shrinks rows, dim, gates and the batch plan, and moves values towards 0, 1
 // and small integers, while `property` still fails on `impl` (for a claimed
 // output if the original failure was claimed). `log` receives one line per
-// accepted step. A candidate whose plan moves no row for `property` (so the
-// property would only call itself vacuous) never stands in for a real
-// failure. popt: e.g. run every call in a child process (--isolate). Throws
+// accepted step. A candidate on which the property fails only as vacuous
+// (its plan compared nothing) never stands in for a real failure. popt: e.g. run every call in a child process (--isolate). Throws
 // std::invalid_argument if the case does not fail.
 ShrinkResult shrink_case(const Implementation& impl, const std::string& property, const Case& c,
                          const ShrinkLog& log = nullptr, double max_seconds = 60, const PropertyOptions& popt = {});

@@ -219,7 +219,7 @@ int cmd_check(const CheckArgs& a) {
                              case_digest(p.failure->shrunk) + ".json";
     CaseFile f{p.failure->shrunk, std::nullopt, {}, ""};
     f.failure = FailureRecord{p.impl, device_name(p.device), p.property, p.failure->verdict.message,
-                              repro_command(path, p.impl, p.device), p.failure->claimed};
+                              repro_command(path, p.impl, p.device, p.failure->verdict), p.failure->claimed};
     f.note = "found by gatecheck check --seed " + std::to_string(report.seed) + " after " +
              std::to_string(p.failure->seconds_to_find) + " s; shrunk in " +
              std::to_string(p.failure->shrink_steps) + " steps from " + describe(p.failure->original);

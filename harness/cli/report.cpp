@@ -41,6 +41,11 @@ std::string repro_command(const std::string& case_file, const std::string& impl,
   return cmd;
 }
 
+std::string repro_command(const std::string& case_file, const std::string& impl, Device d, const Verdict& v) {
+  const bool died = v.message.find("the isolated child") != std::string::npos;
+  return repro_command(case_file, impl, d) + (died ? " --isolate" : "");
+}
+
 void print_table(std::ostream& os, const CheckReport& r, const std::vector<Implementation>& impls) {
   os << "\nimplementation contracts:\n";
   for (const auto& i : impls) os << "  " << i.label() << ": " << i.contract.describe() << "\n";
@@ -76,7 +81,7 @@ void print_failures(std::ostream& os, const CheckReport& r, const SavedFailures&
     for (std::string line; std::getline(ev, line);) os << "  " << line << "\n";
     if (k < saved.paths.size() && !saved.paths[k].empty()) {
       os << "  saved: " << saved.paths[k] << "\n";
-      os << "  repro: " << repro_command(saved.paths[k], p.impl, p.device) << "\n";
+      os << "  repro: " << repro_command(saved.paths[k], p.impl, p.device, p.failure->verdict) << "\n";
     }
     if (!f.reproduce.empty()) os << "  RapidCheck: RC_PARAMS=\"reproduce=" << f.reproduce << "\"\n";
   }

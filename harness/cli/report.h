@@ -24,5 +24,8 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved,
 
 // The command that replays a saved case against an implementation.
 std::string repro_command(const std::string& case_file, const std::string& impl, Device d);
+// The same for a failure whose call died under --isolate (crash, exit, hang):
+// with --isolate, or the repro would die of it too.
+std::string repro_command(const std::string& case_file, const std::string& impl, Device d, const Verdict& v);
 
 }  // namespace gatecheck

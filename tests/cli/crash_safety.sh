@@ -28,4 +28,5 @@ rc=$?
 tail -n 30 "$work/isolate.log"
 [ "$rc" -eq 1 ] || fail "--isolate: expected exit 1, got $rc"
 grep -q "SIGSEGV" "$work/isolate.log" || fail "--isolate: crash not reported"
+grep -q "repro: ./gatecheck repro .* --isolate$" "$work/isolate.log" || fail "--isolate: the crash's repro command lacks --isolate"
 echo OK
