@@ -6,6 +6,7 @@
 
 #include "../harness/runner.h"
 #include "../oracles/oracle.h"
+#include "../properties/check_engine.h"
 #include "../properties/generators.h"
 
 namespace gatecheck::fuzz {
@@ -33,21 +34,11 @@ std::string failure_signature(const std::string& impl, const Verdict& v) {
   return v.property + "|" + impl + "|" + (joined.empty() ? "-" : joined);
 }
 
-namespace {
-// Is any part of `property` claimed for dtype t (the whole, or one output)?
-bool claims_any(const Contract& k, const std::string& property, DType t) {
-  if (k.claims_for(property, "", t)) return true;
-  for (const char* o : kOutputNames)
-    if (k.claims_for(property, o, t)) return true;
-  return false;
-}
-}  // namespace
-
 std::vector<FuzzFailure> check_claims(const Implementation& impl, const Case& c,
                                       const std::vector<std::string>& props, const PropertyOptions& opt) {
   std::vector<FuzzFailure> failures;
   for (const auto& p : props) {
-    if (!claims_any(impl.contract, p, c.dtype)) continue;  // findings belong to `gatecheck check`
+    if (!claimed_for_some_dtype(impl.contract, p, {c.dtype})) continue;  // findings belong to `gatecheck check`
     // A plan that moves no row cannot test invariance; the property would
     // (rightly) call itself vacuous. Decoded cases are not filtered like
     // generated ones, so such a case is simply not an invariance test.

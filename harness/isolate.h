@@ -22,6 +22,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include "runner.h"
 
@@ -37,6 +38,13 @@ namespace gatecheck {
 
 // In a fresh-process child: run the request and exit. Otherwise returns.
 void run_isolate_worker_if_requested();
+
+// Every Status of a call that died in isolation (crashed, hung, exited, or
+// sent no result) says this, and messages that quote it keep it.
+constexpr const char* kIsolatedChildWords = "the isolated child";
+inline bool isolated_call_died(const std::string& message) {
+  return message.find(kIsolatedChildWords) != std::string::npos;
+}
 
 // The default limit for one isolated call.
 constexpr double kDefaultIsolateTimeoutSeconds = 60.0;

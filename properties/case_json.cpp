@@ -1,6 +1,7 @@
 #include "case_json.h"
 
 #include "case_snapshot.h"
+#include "fnv1a.h"
 
 #include <nlohmann/json.hpp>
 
@@ -319,11 +320,8 @@ void write_case_file(const std::string& path, const CaseFile& f) {
 
 std::string case_digest(const Case& c) {
   // FNV-1a over the semantic content; stable across runs and machines.
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&](const void* p, size_t n) {
-    const auto* b = static_cast<const uint8_t*>(p);
-    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  };
+  uint64_t h = kFnv1aOffset;
+  auto mix = [&](const void* p, size_t n) { h = fnv1a(p, n, h); };
   const int32_t dt = int32_t(c.dtype);
   mix(&dt, sizeof dt);
   mix(&c.rows, sizeof c.rows);

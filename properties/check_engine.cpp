@@ -16,6 +16,8 @@
 #include <rapidcheck/detail/Configuration.h>
 #include <rapidcheck/detail/Results.h>
 
+#include "fnv1a.h"
+
 // RapidCheck's own reproduce-string codec (what RC_PARAMS="reproduce=..."
 // carries). Defined in librapidcheck (src/detail/ReproduceListener and
 // Configuration), but not in its installed headers.
@@ -41,26 +43,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// A stable 64-bit hash (FNV-1a): the same seed gives the same cases on every
-// machine, and each property gets its own stream; every implementation sees
-// the same cases for a property.
-uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
-  return h;
-}
-
 // RapidCheck sizes ramp from small to large, as RapidCheck's own runner does;
 // after the ramp they cycle through the whole range.
 int size_for(int64_t i) { return i < 20 ? int(i * 5) : int((i * 37) % 101); }
 
-bool claimed_for_some_dtype(const Contract& k, const std::string& property, const std::vector<DType>& dtypes) {
-  for (DType t : dtypes) {
-    if (k.claims_for(property, "", t)) return true;
-    for (const char* o : kOutputNames)
-      if (k.claims_for(property, o, t)) return true;
-  }
-  return false;
-}
 
 void count(Coverage& cov, const Case& c) {
   ++cov.patterns[c.index_pattern.empty() ? "(none)" : c.index_pattern];
@@ -237,6 +223,15 @@ CheckReport run_reproduce(const std::vector<Implementation>& impls, const CheckO
 
 }  // namespace
 
+bool claimed_for_some_dtype(const Contract& k, const std::string& property, const std::vector<DType>& dtypes) {
+  for (DType t : dtypes) {
+    if (k.claims_for(property, "", t)) return true;
+    for (const char* o : kOutputNames)
+      if (k.claims_for(property, o, t)) return true;
+  }
+  return false;
+}
+
 CheckReport run_check(const std::vector<Implementation>& impls, const CheckOptions& opt) {
   if (!opt.reproduce.empty()) return run_reproduce(impls, opt, decode(opt.reproduce));
   if (opt.rc_params_reproduce) {
@@ -268,6 +263,8 @@ CheckReport run_check(const std::vector<Implementation>& impls, const CheckOptio
       pr.property = property;
       pr.claimed = claimed_for_some_dtype(impl.contract, property, opt.limits.dtypes);
       const auto gen = gen_case_for(property, opt.limits);
+      // A stable hash: the same seed gives the same cases on every machine, and
+      // each property its own stream; every implementation sees the same cases.
       rc::Random stream(opt.seed ^ fnv1a(property));
       for (int64_t i = 0;; ++i) {
         if (max_cases > 0 && i >= max_cases) break;

@@ -87,4 +87,8 @@ struct CheckReport {
 
 CheckReport run_check(const std::vector<Implementation>& impls, const CheckOptions& opt);
 
+// Does contract k claim any part of `property` (the whole, or one output) for
+// one of `dtypes`? The "claimed" column of a check's results.
+bool claimed_for_some_dtype(const Contract& k, const std::string& property, const std::vector<DType>& dtypes);
+
 }  // namespace gatecheck

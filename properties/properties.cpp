@@ -77,8 +77,7 @@ Verdict run_failed(const std::string& property, const Case& c, const std::string
   v.property = property;
   v.passed = false;
   // Under --isolate a crash, exit or hang also comes back as a Status.
-  const bool died = s.message.find("the isolated child") != std::string::npos;
-  v.message = what + (died ? " did not complete" : " returned an error") + " on valid input (" + describe(c) +
+  v.message = what + (isolated_call_died(s.message) ? " did not complete" : " returned an error") + " on valid input (" + describe(c) +
               "): [" + error_kind_name(s.kind) + "] " + s.message;
   return v;
 }

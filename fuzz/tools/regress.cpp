@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "../../harness/isolate.h"
 #include "../../properties/shrink.h"
 #include "../case_decoder.h"
 #include "../gate_residual_target.h"
@@ -40,7 +41,7 @@ std::vector<uint8_t> read_input(const std::string& path) {
 // child ..." or "...: the isolated child sent a malformed result (...)", and
 // the properties quote the status in the verdict's message.
 std::string death_of(const Verdict& v) {
-  const auto at = v.message.find("the isolated child");
+  const auto at = v.message.find(kIsolatedChildWords);
   if (at == std::string::npos) return "";
   for (const char* kind : {"crashed: ", "hung: ", "exited: "})
     if (const auto k = v.message.rfind(kind, at); k != std::string::npos && k + 40 > at)

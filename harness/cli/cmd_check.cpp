@@ -15,6 +15,7 @@
 
 #include "../../properties/case_json.h"
 #include "../../properties/case_snapshot.h"
+#include "../../properties/fnv1a.h"
 #include "../../properties/shrink.h"
 #include "cli.h"
 #include "crash_guard.h"
@@ -44,10 +45,8 @@ std::string file_safe(const std::string& s) {
   std::string o;
   for (char ch : s) o += (isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_') ? ch : '_';
   if (o.size() <= 40) return o;
-  uint32_t h = 2166136261u;  // FNV-1a
-  for (unsigned char ch : s) h = (h ^ ch) * 16777619u;
   char hex[9];
-  std::snprintf(hex, sizeof hex, "%08x", h);
+  std::snprintf(hex, sizeof hex, "%08x", unsigned(fnv1a(s) & 0xffffffffu));
   return o.substr(o.size() - 40) + "_" + hex;
 }
 
@@ -146,10 +145,7 @@ int cmd_check(const CheckArgs& a) {
   }
   for (const auto& impl : impls) {  // a run that cannot fail should say so
     bool any = false;
-    for (const auto& prop : opt.properties)
-      for (DType t : {DType::f32, DType::f16, DType::bf16})
-        for (const char* out : {"", "out", "grad_res", "grad_y", "grad_gate"})
-          any = any || impl.contract.claims_for(prop, out, t);
+    for (const auto& prop : opt.properties) any = any || claimed_for_some_dtype(impl.contract, prop, opt.limits.dtypes);
     if (!any)
       std::fprintf(stderr, "gatecheck check: note: %s claims none of the properties run (%s), so its failures "
                            "are findings and cannot fail this run\n", impl.label().c_str(), impl.contract.describe().c_str());
@@ -181,16 +177,15 @@ int cmd_check(const CheckArgs& a) {
   // The case goes to disk before every call: a crash or an exit() inside the
   // implementation names it, and the next run recovers it.
   opt.before_run = [&](const Implementation& impl, const std::string& property, const Case& c) {
+    const std::string repro = repro_command(inflight, impl.name, impl.device);
     CaseFile f{c, std::nullopt, {}, ""};
-    f.failure = FailureRecord{impl.name, device_name(impl.device), property, "in flight",
-                              repro_command(inflight, impl.name, impl.device), true};
+    f.failure = FailureRecord{impl.name, device_name(impl.device), property, "in flight", repro, true};
     std::ofstream out(inflight, std::ios::binary | std::ios::trunc);
     out << case_to_snapshot(f);
     out.close();
     watchdog_kick();
     set_crash_message("  while " + impl.label() + " ran property " + property + " on " + describe(c) +
-                      (out ? "\n  the case is saved at " + inflight + "\n  repro: " +
-                                 repro_command(inflight, impl.name, impl.device) + "\n"
+                      (out ? "\n  the case is saved at " + inflight + "\n  repro: " + repro + "\n"
                            : "\n  (the case could not be saved: " + inflight + " is not writable)\n"));
   };
   if (!a.isolate) watchdog_arm(a.timeout);  // under --isolate the child's timeout does this

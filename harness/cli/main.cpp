@@ -20,6 +20,18 @@ extern "C" {
 bool gatecheck_isolate_worker_in_main = true;
 }
 
+namespace {
+// --isolate and --timeout, as check, repro and shrink take them.
+void add_isolate_options(CLI::App* app, bool* isolate, double* timeout, const char* without_isolate) {
+  app->add_flag("--isolate", *isolate, "run each call in a child process, so a crash, exit or hang is reported");
+  app->add_option("--timeout", *timeout,
+                  std::string("seconds one call (without --isolate: ") + without_isolate +
+                      ") may take before it counts as hung")
+      ->capture_default_str()
+      ->check(gatecheck::finite_seconds(true));
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace gatecheck;
   run_isolate_worker_if_requested();
@@ -42,11 +54,7 @@ int main(int argc, char** argv) {
   c->add_option("--claims", check.claims, "comma-separated claims overriding every contract for this run (property or property:output)");
   c->add_option("--corpus", check.corpus, "where counterexamples are saved")->capture_default_str();
   c->add_option("--json", check.json, "write the results as JSON to this file");
-  c->add_flag("--isolate", check.isolate, "run each call in a child process, so a crash, exit or hang becomes a reported failure");
-  c->add_option("--timeout", check.timeout,
-                "seconds one call (without --isolate: one property check) may take before it counts as hung")
-      ->capture_default_str()
-      ->check(finite_seconds(true));
+  add_isolate_options(c, &check.isolate, &check.timeout, "one property check");
 
   ReproArgs repro;
   auto* r = app.add_subcommand("repro", "replay corpus files; exit 1 if a failure is still there");
@@ -54,11 +62,7 @@ int main(int argc, char** argv) {
   r->add_option("--impl", repro.impls, "implementation(s) to replay against (default: the one recorded in the file)");
   r->add_option("--device", repro.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   r->add_option("--property", repro.property, "property to check (default: the one recorded, else the default set)");
-  r->add_flag("--isolate", repro.isolate, "run each call in a child process, so a crash, exit or hang is reported");
-  r->add_option("--timeout", repro.timeout,
-                "seconds one call (without --isolate: one property check) may take before it counts as hung")
-      ->capture_default_str()
-      ->check(finite_seconds(true));
+  add_isolate_options(r, &repro.isolate, &repro.timeout, "one property check");
 
   ShrinkArgs shrink;
   auto* s = app.add_subcommand("shrink", "shrink a failing corpus file to a minimal case (deterministic)");
@@ -68,11 +72,7 @@ int main(int argc, char** argv) {
   s->add_option("--property", shrink.property, "property that fails (default: the one recorded in the file)");
   s->add_option("--out", shrink.out, "where to write the minimal case (default: FILE with .min.json)");
   s->add_option("--seconds", shrink.seconds, "time cap")->capture_default_str()->check(finite_seconds());
-  s->add_flag("--isolate", shrink.isolate, "run each call in a child process, so a crash, exit or hang is a failure");
-  s->add_option("--timeout", shrink.timeout,
-                "seconds one call (without --isolate: the shrink beyond --seconds) may take before it counts as hung")
-      ->capture_default_str()
-      ->check(finite_seconds(true));
+  add_isolate_options(s, &shrink.isolate, &shrink.timeout, "the shrink beyond --seconds");
 
   bool harness_bench_flag = false;
   gatecheck::HarnessBenchOptions hb;

@@ -1,5 +1,7 @@
 #include "report.h"
 
+#include "../isolate.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -42,8 +44,7 @@ std::string repro_command(const std::string& case_file, const std::string& impl,
 }
 
 std::string repro_command(const std::string& case_file, const std::string& impl, Device d, const Verdict& v) {
-  const bool died = v.message.find("the isolated child") != std::string::npos;
-  return repro_command(case_file, impl, d) + (died ? " --isolate" : "");
+  return repro_command(case_file, impl, d) + (isolated_call_died(v.message) ? " --isolate" : "");
 }
 
 void print_table(std::ostream& os, const CheckReport& r, const std::vector<Implementation>& impls) {
