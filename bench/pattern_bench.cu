@@ -1,0 +1,321 @@
+// gatecheck-pattern-bench: the one-kernel backward's memory traffic without its
+// arithmetic, to ask whether the access pattern alone holds its tile stages to
+// about 2.8 TB/s at 4097 rows (bench/NOTES.md, "Open question").
+//
+// Every variant reads two tensors (g, y) and writes two (a = g, b = y) of
+// rows x dim bf16, rows taken in a gate-sorted order (9 gates, sorted or
+// random index) and cut into tiles of 256 rows of one gate, as the backward
+// cuts them:
+//   memcpy        two device-to-device copies of the same bytes
+//   rows          whole rows, 4 a block (the forward's pattern)
+//   rows-grid     whole rows, as many blocks as `pipe` has, looping
+//   pieces-B      a block per (tile, B-byte piece of a row): 16-byte loads into
+//                 registers, 4 rows in flight a thread, then the stores
+//   pipe-B        the same blocks with the backward's copy pipeline: cp.async,
+//                 4 stages of 16 rows in shared memory, stores from there
+//   pipe-B+sums   and the backward's column sums (fp32, row order, 2 columns a
+//                 thread) written as one partial a column and tile
+// Times: bench_device's held median (CUDA events), inputs rotated beyond L2.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "bench_device.h"
+
+namespace gatecheck {
+namespace bench {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kTileRows = 256;
+constexpr int kStageRows = 16;
+constexpr int kDepth = 4;
+constexpr int kGates = 9;
+
+struct Tile {
+  int start;  // first entry of the tile in the gate-sorted row list
+  int n;      // its rows
+};
+
+struct Tensors {
+  const uint4* g;
+  const uint4* y;
+  uint4* a;
+  uint4* b;
+};
+
+// Whole rows: row groups of RowsPerBlock rows, blockIdx.x, + gridDim.x, ...
+template <int RowsPerBlock>
+__global__ void __launch_bounds__(kThreads) rows_kernel(Tensors t, const int* rows, int nrows, int64_t row_vecs) {
+  constexpr int kUnroll = 4;
+  for (int64_t rg = blockIdx.x; rg * RowsPerBlock < nrows; rg += gridDim.x) {
+    const int64_t first = rg * RowsPerBlock;
+    const int64_t here = nrows - first < RowsPerBlock ? nrows - first : RowsPerBlock;
+    const int64_t total = here * row_vecs;
+    for (int64_t v0 = threadIdx.x; v0 < total; v0 += int64_t(kThreads) * kUnroll) {
+      uint4 gv[kUnroll], yv[kUnroll];
+      int64_t o[kUnroll];
+#pragma unroll
+      for (int k = 0; k < kUnroll; ++k) {
+        const int64_t v = v0 + int64_t(k) * kThreads;
+        o[k] = v < total ? int64_t(rows[first + v / row_vecs]) * row_vecs + v % row_vecs : -1;
+        if (o[k] >= 0) gv[k] = t.g[o[k]], yv[k] = t.y[o[k]];
+      }
+#pragma unroll
+      for (int k = 0; k < kUnroll; ++k)
+        if (o[k] >= 0) t.a[o[k]] = gv[k], t.b[o[k]] = yv[k];
+    }
+  }
+}
+
+// A block per (piece of PieceBytes, tile): blockIdx.x the piece, blockIdx.y the tile.
+template <int PieceBytes>
+__global__ void __launch_bounds__(kThreads) pieces_kernel(Tensors t, const int* rows, const Tile* tiles, int64_t row_vecs) {
+  constexpr int kCopies = PieceBytes / 16, kGroups = kThreads / kCopies, kInFlight = 4;
+  const Tile tile = tiles[blockIdx.y];
+  const int part = threadIdx.x % kCopies, group = threadIdx.x / kCopies;
+  const int64_t col = int64_t(blockIdx.x) * kCopies + part;
+  if (col >= row_vecs) return;
+  for (int i0 = group; i0 < tile.n; i0 += kGroups * kInFlight) {
+    uint4 gv[kInFlight], yv[kInFlight];
+    int64_t o[kInFlight];
+#pragma unroll
+    for (int k = 0; k < kInFlight; ++k) {
+      const int i = i0 + k * kGroups;
+      o[k] = i < tile.n ? int64_t(rows[tile.start + i]) * row_vecs + col : -1;
+      if (o[k] >= 0) gv[k] = t.g[o[k]], yv[k] = t.y[o[k]];
+    }
+#pragma unroll
+    for (int k = 0; k < kInFlight; ++k)
+      if (o[k] >= 0) t.a[o[k]] = gv[k], t.b[o[k]] = yv[k];
+  }
+}
+
+__device__ __forceinline__ void copy16_async(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+}
+
+// The backward's copy pipeline on a (piece, tile) block; with Sums, its
+// second pass too (partials[tile][column]).
+template <int PieceBytes, bool Sums>
+__global__ void __launch_bounds__(kThreads) pipe_kernel(Tensors t, const int* rows, const Tile* tiles, int64_t row_vecs,
+                                                       float* partials) {
+  constexpr int kCopies = PieceBytes / 16, kGroups = kThreads / kCopies;
+  constexpr int kVecs = kStageRows * kCopies;  // 16-byte vectors a stage and tensor
+  extern __shared__ uint4 smem[];
+  uint4* gs = smem;
+  uint4* ys = smem + kDepth * kVecs;
+  const Tile tile = tiles[blockIdx.y];
+  const int part = threadIdx.x % kCopies, group = threadIdx.x / kCopies;
+  const int64_t col = int64_t(blockIdx.x) * kCopies + part;
+  const bool col_ok = col < row_vecs;
+  const int stages = (tile.n + kStageRows - 1) / kStageRows;
+  auto issue = [&](int s) {
+    if (s < stages && col_ok) {
+      const int buf = s % kDepth;
+      for (int r = group; r < kStageRows; r += kGroups) {
+        const int i = s * kStageRows + r;
+        if (i >= tile.n) break;
+        const int64_t o = int64_t(rows[tile.start + i]) * row_vecs + col;
+        copy16_async(gs + buf * kVecs + r * kCopies + part, t.g + o);
+        copy16_async(ys + buf * kVecs + r * kCopies + part, t.y + o);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  };
+  for (int s = 0; s < kDepth - 1; ++s) issue(s);
+  // Sums: thread x adds columns 2x and 2x + 1 of the piece (bf16 pairs).
+  constexpr int kSumThreads = PieceBytes / 4;
+  const bool sums = Sums && int(threadIdx.x) < kSumThreads && int64_t(blockIdx.x) * kCopies * 4 + threadIdx.x < row_vecs * 4;
+  float acc0 = 0.0f, acc1 = 0.0f;
+  for (int s = 0; s < stages; ++s) {
+    asm volatile("cp.async.wait_group %0;" ::"n"(kDepth - 2) : "memory");
+    __syncthreads();
+    issue(s + kDepth - 1);
+    const int buf = s % kDepth;
+    if (col_ok) {
+      for (int r = group; r < kStageRows; r += kGroups) {
+        const int i = s * kStageRows + r;
+        if (i >= tile.n) break;
+        const int64_t o = int64_t(rows[tile.start + i]) * row_vecs + col;
+        t.a[o] = gs[buf * kVecs + r * kCopies + part];
+        t.b[o] = ys[buf * kVecs + r * kCopies + part];
+      }
+    }
+    if (sums) {
+      const int here = min(kStageRows, tile.n - s * kStageRows);
+      const auto* g2 = reinterpret_cast<const __nv_bfloat162*>(gs + buf * kVecs) + threadIdx.x;
+      const auto* y2 = reinterpret_cast<const __nv_bfloat162*>(ys + buf * kVecs) + threadIdx.x;
+#pragma unroll 4
+      for (int r = 0; r < here; ++r) {
+        const float2 gf = __bfloat1622float2(g2[r * kCopies * 4]), yf = __bfloat1622float2(y2[r * kCopies * 4]);
+        acc0 = __fadd_rn(acc0, __fmul_rn(gf.x, yf.x));
+        acc1 = __fadd_rn(acc1, __fmul_rn(gf.y, yf.y));
+      }
+    }
+  }
+  asm volatile("cp.async.wait_group 0;" ::: "memory");
+  if (sums) {
+    const int64_t c = (int64_t(blockIdx.x) * kCopies * 4 + threadIdx.x) * 2;
+    partials[int64_t(blockIdx.y) * row_vecs * 8 + c] = acc0;
+    partials[int64_t(blockIdx.y) * row_vecs * 8 + c + 1] = acc1;
+  }
+}
+
+// The gate-sorted row list and its tiles: 9 gates, each row's gate from its
+// position (sorted) or a hash (random); stable, so a gate's rows ascend.
+void make_plan(int nrows, bool random, std::vector<int>& rows, std::vector<Tile>& tiles) {
+  std::vector<int> gate(static_cast<size_t>(nrows));
+  for (int r = 0; r < nrows; ++r) {
+    uint64_t h = uint64_t(r) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 31;
+    gate[size_t(r)] = random ? int(h % kGates) : int(int64_t(r) * kGates / nrows);
+  }
+  rows.resize(size_t(nrows));
+  std::iota(rows.begin(), rows.end(), 0);
+  std::stable_sort(rows.begin(), rows.end(), [&](int p, int q) { return gate[size_t(p)] < gate[size_t(q)]; });
+  tiles.clear();
+  for (int i = 0; i < nrows;) {
+    int j = i;
+    while (j < nrows && gate[size_t(rows[size_t(j)])] == gate[size_t(rows[size_t(i)])] && j - i < kTileRows) ++j;
+    tiles.push_back({i, j - i});
+    i = j;
+  }
+}
+
+struct Shape {
+  int rows;
+  int dim;
+  bool random;
+};
+
+void run_shape(const Shape& s, int reps, const Warmup& warmup, double ceiling) {
+  const int64_t row_vecs = int64_t(s.dim) * 2 / 16;
+  const size_t tensor_bytes = size_t(s.rows) * size_t(s.dim) * 2;
+  const double bytes = 4.0 * double(tensor_bytes);
+  int dev = 0;
+  cudaDeviceProp prop{};
+  cuda_ok(cudaGetDevice(&dev), "cudaGetDevice");
+  cuda_ok(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties");
+  // Sets of the four tensors, enough that the set used two calls ago is past L2 twice over.
+  const int sets = std::max(3, int(4.0 * double(prop.l2CacheSize) / bytes) + 2);
+  std::vector<Tensors> set(static_cast<size_t>(sets));
+  std::vector<void*> owned;
+  for (auto& t : set) {
+    void* p[4];
+    for (auto& q : p) {
+      cuda_ok(cudaMalloc(&q, tensor_bytes), "cudaMalloc (tensors)");
+      fill_random(q, int64_t(tensor_bytes / 2), 2, uint64_t(owned.size()) + 1);
+      owned.push_back(q);
+    }
+    t = {static_cast<const uint4*>(p[0]), static_cast<const uint4*>(p[1]), static_cast<uint4*>(p[2]), static_cast<uint4*>(p[3])};
+  }
+  std::vector<int> rows;
+  std::vector<Tile> tiles;
+  make_plan(s.rows, s.random, rows, tiles);
+  int* d_rows = nullptr;
+  Tile* d_tiles = nullptr;
+  float* d_partials = nullptr;
+  cuda_ok(cudaMalloc(&d_rows, rows.size() * sizeof(int)), "cudaMalloc (rows)");
+  cuda_ok(cudaMalloc(&d_tiles, tiles.size() * sizeof(Tile)), "cudaMalloc (tiles)");
+  cuda_ok(cudaMalloc(&d_partials, tiles.size() * size_t(s.dim) * sizeof(float)), "cudaMalloc (partials)");
+  cuda_ok(cudaMemcpy(d_rows, rows.data(), rows.size() * sizeof(int), cudaMemcpyHostToDevice), "copy rows");
+  cuda_ok(cudaMemcpy(d_tiles, tiles.data(), tiles.size() * sizeof(Tile), cudaMemcpyHostToDevice), "copy tiles");
+
+  const double copy_us = median_us(
+      [&](int i) {
+        const Tensors& t = set[size_t(i % sets)];
+        cudaMemcpyAsync(t.a, t.g, tensor_bytes, cudaMemcpyDeviceToDevice, 0);
+        cudaMemcpyAsync(t.b, t.y, tensor_bytes, cudaMemcpyDeviceToDevice, 0);
+      },
+      warmup, reps);
+  auto report = [&](const char* name, int blocks, double us) {
+    std::printf("%5d x %4d %-6s  %-16s %5d blocks  %7.2f us  %5.2f TB/s  %5.1f%% of ceiling  %5.2fx memcpy time\n", s.rows, s.dim,
+                s.random ? "random" : "sorted", name, blocks, us, bytes / us * 1e-6, 100.0 * bytes / (us * 1e-6) / ceiling,
+                us / copy_us);
+  };
+  report("memcpy", 0, copy_us);
+  auto time_kernel = [&](const char* name, dim3 grid, size_t smem, auto launch) {
+    const double us = median_us(
+        [&](int i) {
+          launch(set[size_t(i % sets)], grid, smem);
+          cuda_ok(cudaGetLastError(), name);
+        },
+        warmup, reps);
+    report(name, int(grid.x * grid.y), us);
+  };
+  const int row_groups = (s.rows + 3) / 4;
+  time_kernel("rows", dim3(unsigned(row_groups)), 0,
+              [&](const Tensors& t, dim3 g, size_t) { rows_kernel<4><<<g, kThreads>>>(t, d_rows, s.rows, row_vecs); });
+  const unsigned ntiles = unsigned(tiles.size());
+  const unsigned chunks512 = unsigned((row_vecs + 31) / 32);
+  time_kernel("rows-grid", dim3(chunks512 * ntiles), 0,
+              [&](const Tensors& t, dim3 g, size_t) { rows_kernel<4><<<g, kThreads>>>(t, d_rows, s.rows, row_vecs); });
+  auto pieces = [&](auto piece_bytes, const char* name) {
+    constexpr int B = decltype(piece_bytes)::value;
+    time_kernel(name, dim3(unsigned((row_vecs + B / 16 - 1) / (B / 16)), ntiles), 0,
+                [&](const Tensors& t, dim3 g, size_t) { pieces_kernel<B><<<g, kThreads>>>(t, d_rows, d_tiles, row_vecs); });
+  };
+  pieces(std::integral_constant<int, 512>{}, "pieces-512");
+  pieces(std::integral_constant<int, 1024>{}, "pieces-1024");
+  pieces(std::integral_constant<int, 2048>{}, "pieces-2048");
+  auto pipe = [&](auto piece_bytes, auto sums, const char* name) {
+    constexpr int B = decltype(piece_bytes)::value;
+    constexpr bool S = decltype(sums)::value;
+    const size_t smem = size_t(kDepth) * kStageRows * B * 2;
+    cuda_ok(cudaFuncSetAttribute(pipe_kernel<B, S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "smem attribute");
+    cuda_ok(cudaFuncSetAttribute(pipe_kernel<B, S>, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
+    time_kernel(name, dim3(unsigned((row_vecs + B / 16 - 1) / (B / 16)), ntiles), smem, [&](const Tensors& t, dim3 g, size_t m) {
+      pipe_kernel<B, S><<<g, kThreads, m>>>(t, d_rows, d_tiles, row_vecs, d_partials);
+    });
+  };
+  pipe(std::integral_constant<int, 512>{}, std::false_type{}, "pipe-512");
+  pipe(std::integral_constant<int, 512>{}, std::true_type{}, "pipe-512+sums");
+  pipe(std::integral_constant<int, 1024>{}, std::false_type{}, "pipe-1024");
+  pipe(std::integral_constant<int, 1024>{}, std::true_type{}, "pipe-1024+sums");
+  for (void* p : owned) cudaFree(p);
+  cudaFree(d_rows);
+  cudaFree(d_tiles);
+  cudaFree(d_partials);
+  cuda_ok(cudaGetLastError(), "after the shape");
+}
+
+}  // namespace
+}  // namespace bench
+}  // namespace gatecheck
+
+int main(int argc, char** argv) {
+  using namespace gatecheck::bench;
+  CLI::App app{"The one-kernel backward's traffic (2 reads, 2 writes, bf16) in several access patterns, timed against memcpy"};
+  std::vector<int> rows{4097}, dims{3072, 5376};
+  int reps = 60;
+  app.add_option("--rows", rows, "row counts")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--dims", dims, "dims (multiples of 8)")->check(CLI::Range(8, 1 << 16));
+  app.add_option("--reps", reps, "timed runs a variant (median)")->check(CLI::Range(5, 10000));
+  CLI11_PARSE(app, argc, argv);
+  for (int d : dims)
+    if (d % 8 != 0) {
+      std::fprintf(stderr, "--dims: %d is not a multiple of 8 (the variants move whole 16-byte vectors)\n", d);
+      return 2;
+    }
+  try {
+    const Warmup warmup;
+    const double ceiling = copy_bandwidth(size_t(1) << 31, 20);
+    std::printf("copy ceiling (2 GiB device-to-device): %.3f TB/s; empty kernel (1056 blocks): %.2f us\n", ceiling * 1e-12,
+                empty_kernel_us(1056, warmup, reps));
+    for (int r : rows)
+      for (int d : dims)
+        for (bool random : {false, true}) run_shape({r, d, random}, reps, warmup, ceiling);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gatecheck-pattern-bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
