@@ -15,6 +15,11 @@
 //                 4 stages of 16 rows in shared memory, stores from there
 //   pipe-B+sums   and the backward's column sums (fp32, row order, 2 columns a
 //                 thread) written as one partial a column and tile
+//   pieces-512+sync  pieces with a block-wide barrier a round
+//   regsR[+pf]+sums  a candidate stage design: pieces' register loads (R rows
+//                 a thread and round, +pf: the next round's loads first),
+//                 b = g * gate, the fp32 terms through shared memory, each
+//                 column summed in row order by one thread
 // Times: bench_device's held median (CUDA events), inputs rotated beyond L2.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -22,6 +27,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -74,27 +80,107 @@ __global__ void __launch_bounds__(kThreads) rows_kernel(Tensors t, const int* ro
   }
 }
 
-// A block per (piece of PieceBytes, tile): blockIdx.x the piece, blockIdx.y the tile.
-template <int PieceBytes>
+// A block per (piece of PieceBytes, tile): blockIdx.x the piece, blockIdx.y the
+// tile. With Sync, a block-wide barrier after every round of rows (the
+// coupling that a shared-memory hand-off needs, without the hand-off).
+template <int PieceBytes, bool Sync>
 __global__ void __launch_bounds__(kThreads) pieces_kernel(Tensors t, const int* rows, const Tile* tiles, int64_t row_vecs) {
   constexpr int kCopies = PieceBytes / 16, kGroups = kThreads / kCopies, kInFlight = 4;
   const Tile tile = tiles[blockIdx.y];
   const int part = threadIdx.x % kCopies, group = threadIdx.x / kCopies;
   const int64_t col = int64_t(blockIdx.x) * kCopies + part;
-  if (col >= row_vecs) return;
-  for (int i0 = group; i0 < tile.n; i0 += kGroups * kInFlight) {
+  const bool col_ok = col < row_vecs;
+  if (!Sync && !col_ok) return;
+  for (int i0 = 0; i0 < tile.n; i0 += kGroups * kInFlight) {
     uint4 gv[kInFlight], yv[kInFlight];
     int64_t o[kInFlight];
 #pragma unroll
     for (int k = 0; k < kInFlight; ++k) {
-      const int i = i0 + k * kGroups;
-      o[k] = i < tile.n ? int64_t(rows[tile.start + i]) * row_vecs + col : -1;
+      const int i = i0 + group + k * kGroups;
+      o[k] = col_ok && i < tile.n ? int64_t(rows[tile.start + i]) * row_vecs + col : -1;
       if (o[k] >= 0) gv[k] = t.g[o[k]], yv[k] = t.y[o[k]];
     }
 #pragma unroll
     for (int k = 0; k < kInFlight; ++k)
       if (o[k] >= 0) t.a[o[k]] = gv[k], t.b[o[k]] = yv[k];
+    if (Sync) __syncthreads();
   }
+}
+
+// A candidate for the backward's stages: loads into registers as in
+// `pieces` (RowsPerThread rows a thread and round, the next round's loads
+// issued before this round's work with Prefetch), stores a = g and
+// b = g * gate from registers, the fp32 terms g * y into shared memory
+// (double-buffered, one barrier a round), and each column summed in row
+// order by one thread (one column a thread: 512-byte pieces only).
+template <int RowsPerThread, bool Prefetch>
+__global__ void __launch_bounds__(kThreads) regs_kernel(Tensors t, const int* rows, const Tile* tiles, int64_t row_vecs,
+                                                       const uint4* gate, float* partials) {
+  constexpr int kCopies = 32, kGroups = kThreads / kCopies, kRound = kGroups * RowsPerThread;
+  constexpr int kCols = kCopies * 8;  // bf16 columns of a piece
+  extern __shared__ float terms[];    // [2][kRound][kCols]
+  const Tile tile = tiles[blockIdx.y];
+  const int part = threadIdx.x % kCopies, group = threadIdx.x / kCopies;
+  const int64_t col = int64_t(blockIdx.x) * kCopies + part;
+  const bool col_ok = col < row_vecs;
+  const int rounds = (tile.n + kRound - 1) / kRound;
+  uint4 kv = col_ok ? gate[col] : uint4{};
+  struct Regs {
+    uint4 g[RowsPerThread], y[RowsPerThread];
+    int64_t o[RowsPerThread];
+  };
+  auto load = [&](int k, Regs& r) {
+#pragma unroll
+    for (int j = 0; j < RowsPerThread; ++j) {
+      const int i = k * kRound + group + j * kGroups;
+      r.o[j] = col_ok && k < rounds && i < tile.n ? int64_t(rows[tile.start + i]) * row_vecs + col : -1;
+      if (r.o[j] >= 0) r.g[j] = t.g[r.o[j]], r.y[j] = t.y[r.o[j]];
+    }
+  };
+  float acc = 0.0f;
+  auto work = [&](int k, const Regs& r) {
+    float* buf = terms + (k & 1) * kRound * kCols;
+#pragma unroll
+    for (int j = 0; j < RowsPerThread; ++j) {
+      if (r.o[j] < 0) continue;
+      const auto* g2 = reinterpret_cast<const __nv_bfloat162*>(&r.g[j]);
+      const auto* y2 = reinterpret_cast<const __nv_bfloat162*>(&r.y[j]);
+      const auto* k2 = reinterpret_cast<const __nv_bfloat162*>(&kv);
+      uint4 bv;
+      auto* b2 = reinterpret_cast<__nv_bfloat162*>(&bv);
+      float4 tt[2];
+      float* tf = &tt[0].x;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float2 gf = __bfloat1622float2(g2[e]), yf = __bfloat1622float2(y2[e]), kf = __bfloat1622float2(k2[e]);
+        b2[e] = __floats2bfloat162_rn(__fmul_rn(gf.x, kf.x), __fmul_rn(gf.y, kf.y));
+        tf[2 * e] = __fmul_rn(gf.x, yf.x);
+        tf[2 * e + 1] = __fmul_rn(gf.y, yf.y);
+      }
+      t.a[r.o[j]] = r.g[j];
+      t.b[r.o[j]] = bv;
+      float4* to = reinterpret_cast<float4*>(buf + (group + j * kGroups) * kCols + part * 8);
+      to[0] = tt[0];
+      to[1] = tt[1];
+    }
+    __syncthreads();
+    const int here = min(kRound, tile.n - k * kRound);
+    if (int64_t(blockIdx.x) * kCols + threadIdx.x < row_vecs * 8)
+      for (int i = 0; i < here; ++i) acc = __fadd_rn(acc, buf[i * kCols + threadIdx.x]);
+  };
+  Regs a, b;
+  load(0, a);
+  for (int k = 0; k < rounds; k += 2) {
+    if (Prefetch) load(k + 1, b);
+    work(k, a);
+    if (k + 1 >= rounds) break;
+    if (!Prefetch) load(k + 1, b);
+    if (Prefetch) load(k + 2, a);
+    work(k + 1, b);
+    if (!Prefetch) load(k + 2, a);
+  }
+  const int64_t c = int64_t(blockIdx.x) * kCols + threadIdx.x;
+  if (c < row_vecs * 8) partials[int64_t(blockIdx.y) * row_vecs * 8 + c] = acc;
 }
 
 __device__ __forceinline__ void copy16_async(void* smem, const void* gmem) {
@@ -196,7 +282,7 @@ struct Shape {
   bool random;
 };
 
-void run_shape(const Shape& s, int reps, const Warmup& warmup, double ceiling) {
+void run_shape(const Shape& s, int reps, const Warmup& warmup, double ceiling, bool& wrong) {
   const int64_t row_vecs = int64_t(s.dim) * 2 / 16;
   const size_t tensor_bytes = size_t(s.rows) * size_t(s.dim) * 2;
   const double bytes = 4.0 * double(tensor_bytes);
@@ -242,7 +328,40 @@ void run_shape(const Shape& s, int reps, const Warmup& warmup, double ceiling) {
                 us / copy_us);
   };
   report("memcpy", 0, copy_us);
+  // What every variant must compute, so that a fast one is not a wrong one:
+  // a = g on set 0, and where it sums, each tile's column sums of g * y in
+  // row order from +0 (fp32, no contraction), bit for bit.
+  const size_t elems = tensor_bytes / 2;
+  std::vector<uint16_t> g0(elems), y0(elems), got(elems);
+  cuda_ok(cudaMemcpy(g0.data(), set[0].g, tensor_bytes, cudaMemcpyDeviceToHost), "copy g back");
+  cuda_ok(cudaMemcpy(y0.data(), set[0].y, tensor_bytes, cudaMemcpyDeviceToHost), "copy y back");
+  auto widen = [](uint16_t v) {
+    const uint32_t u = uint32_t(v) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  };
+  std::vector<float> want(tiles.size() * size_t(s.dim)), got_sums(want.size());
+  for (size_t k = 0; k < tiles.size(); ++k)
+    for (int c = 0; c < s.dim; ++c) {
+      volatile float acc = 0.0f;  // volatile: one rounding a product and a sum, as on the device
+      for (int i = 0; i < tiles[k].n; ++i) {
+        const size_t e = size_t(rows[size_t(tiles[k].start + i)]) * size_t(s.dim) + size_t(c);
+        volatile float term = widen(g0[e]) * widen(y0[e]);
+        acc = acc + term;
+      }
+      want[k * size_t(s.dim) + size_t(c)] = acc;
+    }
   auto time_kernel = [&](const char* name, dim3 grid, size_t smem, auto launch) {
+    cuda_ok(cudaMemset(const_cast<uint4*>(set[0].a), 0, tensor_bytes), "clear a");
+    cuda_ok(cudaMemset(d_partials, 0xff, want.size() * sizeof(float)), "clear partials");
+    launch(set[0], grid, smem);
+    cuda_ok(cudaDeviceSynchronize(), name);
+    cuda_ok(cudaMemcpy(got.data(), set[0].a, tensor_bytes, cudaMemcpyDeviceToHost), "copy a back");
+    cuda_ok(cudaMemcpy(got_sums.data(), d_partials, want.size() * sizeof(float), cudaMemcpyDeviceToHost), "copy sums back");
+    const bool copy_ok = got == g0;
+    const bool sums = std::strstr(name, "sums") != nullptr;
+    const bool sums_ok = !sums || std::memcmp(got_sums.data(), want.data(), want.size() * sizeof(float)) == 0;
     const double us = median_us(
         [&](int i) {
           launch(set[size_t(i % sets)], grid, smem);
@@ -250,6 +369,10 @@ void run_shape(const Shape& s, int reps, const Warmup& warmup, double ceiling) {
         },
         warmup, reps);
     report(name, int(grid.x * grid.y), us);
+    if (!copy_ok || !sums_ok) {
+      std::printf("  WRONG: %s%s\n", copy_ok ? "" : "a != g ", sums_ok ? "" : "column sums differ from the host's");
+      wrong = true;
+    }
   };
   const int row_groups = (s.rows + 3) / 4;
   time_kernel("rows", dim3(unsigned(row_groups)), 0,
@@ -261,11 +384,27 @@ void run_shape(const Shape& s, int reps, const Warmup& warmup, double ceiling) {
   auto pieces = [&](auto piece_bytes, const char* name) {
     constexpr int B = decltype(piece_bytes)::value;
     time_kernel(name, dim3(unsigned((row_vecs + B / 16 - 1) / (B / 16)), ntiles), 0,
-                [&](const Tensors& t, dim3 g, size_t) { pieces_kernel<B><<<g, kThreads>>>(t, d_rows, d_tiles, row_vecs); });
+                [&](const Tensors& t, dim3 g, size_t) { pieces_kernel<B, false><<<g, kThreads>>>(t, d_rows, d_tiles, row_vecs); });
   };
   pieces(std::integral_constant<int, 512>{}, "pieces-512");
   pieces(std::integral_constant<int, 1024>{}, "pieces-1024");
   pieces(std::integral_constant<int, 2048>{}, "pieces-2048");
+  time_kernel("pieces-512+sync", dim3(chunks512, ntiles), 0,
+              [&](const Tensors& t, dim3 g, size_t) { pieces_kernel<512, true><<<g, kThreads>>>(t, d_rows, d_tiles, row_vecs); });
+  auto regs = [&](auto rows_per_thread, auto prefetch, const char* name) {
+    constexpr int R = decltype(rows_per_thread)::value;
+    constexpr bool P = decltype(prefetch)::value;
+    const size_t smem = size_t(2) * (kThreads / 32) * R * 256 * sizeof(float);
+    cuda_ok(cudaFuncSetAttribute(regs_kernel<R, P>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "smem attribute");
+    cuda_ok(cudaFuncSetAttribute(regs_kernel<R, P>, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
+    time_kernel(name, dim3(chunks512, ntiles), smem, [&](const Tensors& t, dim3 g, size_t m) {
+      regs_kernel<R, P><<<g, kThreads, m>>>(t, d_rows, d_tiles, row_vecs, t.g, d_partials);
+    });
+  };
+  regs(std::integral_constant<int, 4>{}, std::false_type{}, "regs4+sums");
+  regs(std::integral_constant<int, 4>{}, std::true_type{}, "regs4+pf+sums");
+  regs(std::integral_constant<int, 2>{}, std::true_type{}, "regs2+pf+sums");
+  regs(std::integral_constant<int, 8>{}, std::false_type{}, "regs8+sums");
   auto pipe = [&](auto piece_bytes, auto sums, const char* name) {
     constexpr int B = decltype(piece_bytes)::value;
     constexpr bool S = decltype(sums)::value;
@@ -310,9 +449,15 @@ int main(int argc, char** argv) {
     const double ceiling = copy_bandwidth(size_t(1) << 31, 20);
     std::printf("copy ceiling (2 GiB device-to-device): %.3f TB/s; empty kernel (1056 blocks): %.2f us\n", ceiling * 1e-12,
                 empty_kernel_us(1056, warmup, reps));
+    bool wrong = false;
     for (int r : rows)
       for (int d : dims)
-        for (bool random : {false, true}) run_shape({r, d, random}, reps, warmup, ceiling);
+        for (bool random : {false, true}) run_shape({r, d, random}, reps, warmup, ceiling, wrong);
+    if (wrong) {
+      std::fprintf(stderr, "gatecheck-pattern-bench: a variant computed the wrong result (WRONG above); its time means nothing\n");
+      return 1;
+    }
+    std::printf("every variant: a = g bit for bit, and the summing ones' column sums equal the host's\n");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gatecheck-pattern-bench: %s\n", e.what());
     return 1;
