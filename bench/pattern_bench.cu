@@ -16,10 +16,11 @@
 //   pipe-B+sums   and the backward's column sums (fp32, row order, 2 columns a
 //                 thread) written as one partial a column and tile
 //   pieces-512+sync  pieces with a block-wide barrier a round
-//   regsR[+pf]+sums  a candidate stage design: pieces' register loads (R rows
+//   regsR[u][+pf]+sums  a candidate stage design: pieces' register loads (R rows
 //                 a thread and round, +pf: the next round's loads first),
 //                 b = g * gate, the fp32 terms through shared memory, each
-//                 column summed in row order by one thread
+//                 column summed in row order by one thread (u: a full
+//                 round's sum unrolled)
 // Times: bench_device's held median (CUDA events), inputs rotated beyond L2.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -113,7 +114,9 @@ __global__ void __launch_bounds__(kThreads) pieces_kernel(Tensors t, const int* 
 // b = g * gate from registers, the fp32 terms g * y into shared memory
 // (double-buffered, one barrier a round), and each column summed in row
 // order by one thread (one column a thread: 512-byte pieces only).
-template <int RowsPerThread, bool Prefetch>
+// With Unroll, a full round's sum is unrolled, so its shared loads issue
+// ahead of the chain of adds instead of one load's latency an add.
+template <int RowsPerThread, bool Prefetch, bool Unroll>
 __global__ void __launch_bounds__(kThreads) regs_kernel(Tensors t, const int* rows, const Tile* tiles, int64_t row_vecs,
                                                        const uint4* gate, float* partials) {
   constexpr int kCopies = 32, kGroups = kThreads / kCopies, kRound = kGroups * RowsPerThread;
@@ -165,8 +168,14 @@ __global__ void __launch_bounds__(kThreads) regs_kernel(Tensors t, const int* ro
     }
     __syncthreads();
     const int here = min(kRound, tile.n - k * kRound);
-    if (int64_t(blockIdx.x) * kCols + threadIdx.x < row_vecs * 8)
-      for (int i = 0; i < here; ++i) acc = __fadd_rn(acc, buf[i * kCols + threadIdx.x]);
+    if (int64_t(blockIdx.x) * kCols + threadIdx.x < row_vecs * 8) {
+      if (Unroll && here == kRound) {
+#pragma unroll
+        for (int i = 0; i < kRound; ++i) acc = __fadd_rn(acc, buf[i * kCols + threadIdx.x]);
+      } else {
+        for (int i = 0; i < here; ++i) acc = __fadd_rn(acc, buf[i * kCols + threadIdx.x]);
+      }
+    }
   };
   Regs a, b;
   load(0, a);
@@ -391,20 +400,24 @@ void run_shape(const Shape& s, int reps, const Warmup& warmup, double ceiling, b
   pieces(std::integral_constant<int, 2048>{}, "pieces-2048");
   time_kernel("pieces-512+sync", dim3(chunks512, ntiles), 0,
               [&](const Tensors& t, dim3 g, size_t) { pieces_kernel<512, true><<<g, kThreads>>>(t, d_rows, d_tiles, row_vecs); });
-  auto regs = [&](auto rows_per_thread, auto prefetch, const char* name) {
+  auto regs = [&](auto rows_per_thread, auto prefetch, auto unroll, const char* name) {
     constexpr int R = decltype(rows_per_thread)::value;
-    constexpr bool P = decltype(prefetch)::value;
+    constexpr bool P = decltype(prefetch)::value, U = decltype(unroll)::value;
     const size_t smem = size_t(2) * (kThreads / 32) * R * 256 * sizeof(float);
-    cuda_ok(cudaFuncSetAttribute(regs_kernel<R, P>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "smem attribute");
-    cuda_ok(cudaFuncSetAttribute(regs_kernel<R, P>, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
+    cuda_ok(cudaFuncSetAttribute(regs_kernel<R, P, U>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "smem attribute");
+    cuda_ok(cudaFuncSetAttribute(regs_kernel<R, P, U>, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
     time_kernel(name, dim3(chunks512, ntiles), smem, [&](const Tensors& t, dim3 g, size_t m) {
-      regs_kernel<R, P><<<g, kThreads, m>>>(t, d_rows, d_tiles, row_vecs, t.g, d_partials);
+      regs_kernel<R, P, U><<<g, kThreads, m>>>(t, d_rows, d_tiles, row_vecs, t.g, d_partials);
     });
   };
-  regs(std::integral_constant<int, 4>{}, std::false_type{}, "regs4+sums");
-  regs(std::integral_constant<int, 4>{}, std::true_type{}, "regs4+pf+sums");
-  regs(std::integral_constant<int, 2>{}, std::true_type{}, "regs2+pf+sums");
-  regs(std::integral_constant<int, 8>{}, std::false_type{}, "regs8+sums");
+  using no = std::false_type;
+  using yes = std::true_type;
+  regs(std::integral_constant<int, 4>{}, no{}, no{}, "regs4+sums");
+  regs(std::integral_constant<int, 4>{}, no{}, yes{}, "regs4u+sums");
+  regs(std::integral_constant<int, 4>{}, yes{}, yes{}, "regs4u+pf+sums");
+  regs(std::integral_constant<int, 2>{}, yes{}, yes{}, "regs2u+pf+sums");
+  regs(std::integral_constant<int, 2>{}, no{}, yes{}, "regs2u+sums");
+  regs(std::integral_constant<int, 8>{}, no{}, yes{}, "regs8u+sums");
   auto pipe = [&](auto piece_bytes, auto sums, const char* name) {
     constexpr int B = decltype(piece_bytes)::value;
     constexpr bool S = decltype(sums)::value;
