@@ -21,6 +21,9 @@
 //                 b = g * gate, the fp32 terms through shared memory, each
 //                 column summed in row order by one thread (u: a full
 //                 round's sum unrolled)
+//   regs-gN[+pf]+sums  the candidate with N consecutive rows a thread, added
+//                 first in the thread (another order of the sums: groups of
+//                 N rows, then the groups in row order)
 // Times: bench_device's held median (CUDA events), inputs rotated beyond L2.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -174,6 +177,87 @@ __global__ void __launch_bounds__(kThreads) regs_kernel(Tensors t, const int* ro
         for (int i = 0; i < kRound; ++i) acc = __fadd_rn(acc, buf[i * kCols + threadIdx.x]);
       } else {
         for (int i = 0; i < here; ++i) acc = __fadd_rn(acc, buf[i * kCols + threadIdx.x]);
+      }
+    }
+  };
+  Regs a, b;
+  load(0, a);
+  for (int k = 0; k < rounds; k += 2) {
+    if (Prefetch) load(k + 1, b);
+    work(k, a);
+    if (k + 1 >= rounds) break;
+    if (!Prefetch) load(k + 1, b);
+    if (Prefetch) load(k + 2, a);
+    work(k + 1, b);
+    if (!Prefetch) load(k + 2, a);
+  }
+  const int64_t c = int64_t(blockIdx.x) * kCols + threadIdx.x;
+  if (c < row_vecs * 8) partials[int64_t(blockIdx.y) * row_vecs * 8 + c] = acc;
+}
+
+// The candidate with another order of the sums: each thread adds its
+// RowsPerThread consecutive rows of a column first (((t0 + t1) + t2) + ...),
+// so that shared memory carries one fp32 value per column and RowsPerThread
+// rows, not one a row; the column's thread then adds the groups in row order.
+template <int RowsPerThread, bool Prefetch>
+__global__ void __launch_bounds__(kThreads) grouped_kernel(Tensors t, const int* rows, const Tile* tiles, int64_t row_vecs,
+                                                          const uint4* gate, float* partials) {
+  constexpr int kCopies = 32, kGroups = kThreads / kCopies, kRound = kGroups * RowsPerThread;
+  constexpr int kCols = kCopies * 8;
+  __shared__ float sums[2][kGroups][kCols];
+  const Tile tile = tiles[blockIdx.y];
+  const int part = threadIdx.x % kCopies, group = threadIdx.x / kCopies;
+  const int64_t col = int64_t(blockIdx.x) * kCopies + part;
+  const bool col_ok = col < row_vecs;
+  const int rounds = (tile.n + kRound - 1) / kRound;
+  const uint4 kv = col_ok ? gate[col] : uint4{};
+  struct Regs {
+    uint4 g[RowsPerThread], y[RowsPerThread];
+    int64_t o[RowsPerThread];
+  };
+  auto load = [&](int k, Regs& r) {
+#pragma unroll
+    for (int j = 0; j < RowsPerThread; ++j) {
+      const int i = k * kRound + group * RowsPerThread + j;
+      r.o[j] = col_ok && k < rounds && i < tile.n ? int64_t(rows[tile.start + i]) * row_vecs + col : -1;
+      if (r.o[j] >= 0) r.g[j] = t.g[r.o[j]], r.y[j] = t.y[r.o[j]];
+    }
+  };
+  float acc = 0.0f;
+  auto work = [&](int k, const Regs& r) {
+    float part_sum[8];
+    const auto* k2 = reinterpret_cast<const __nv_bfloat162*>(&kv);
+#pragma unroll
+    for (int j = 0; j < RowsPerThread; ++j) {
+      if (r.o[j] < 0) break;  // rows past the tile's end come last
+      const auto* g2 = reinterpret_cast<const __nv_bfloat162*>(&r.g[j]);
+      const auto* y2 = reinterpret_cast<const __nv_bfloat162*>(&r.y[j]);
+      uint4 bv;
+      auto* b2 = reinterpret_cast<__nv_bfloat162*>(&bv);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float2 gf = __bfloat1622float2(g2[e]), yf = __bfloat1622float2(y2[e]), kf = __bfloat1622float2(k2[e]);
+        b2[e] = __floats2bfloat162_rn(__fmul_rn(gf.x, kf.x), __fmul_rn(gf.y, kf.y));
+        const float t0 = __fmul_rn(gf.x, yf.x), t1 = __fmul_rn(gf.y, yf.y);
+        part_sum[2 * e] = j == 0 ? t0 : __fadd_rn(part_sum[2 * e], t0);
+        part_sum[2 * e + 1] = j == 0 ? t1 : __fadd_rn(part_sum[2 * e + 1], t1);
+      }
+      t.a[r.o[j]] = r.g[j];
+      t.b[r.o[j]] = bv;
+    }
+    if (r.o[0] >= 0) {
+      float4* to = reinterpret_cast<float4*>(&sums[k & 1][group][part * 8]);
+      to[0] = make_float4(part_sum[0], part_sum[1], part_sum[2], part_sum[3]);
+      to[1] = make_float4(part_sum[4], part_sum[5], part_sum[6], part_sum[7]);
+    }
+    __syncthreads();
+    const int groups_here = min(kGroups, (tile.n - k * kRound + RowsPerThread - 1) / RowsPerThread);
+    if (int64_t(blockIdx.x) * kCols + threadIdx.x < row_vecs * 8) {
+      if (groups_here == kGroups) {
+#pragma unroll
+        for (int q = 0; q < kGroups; ++q) acc = __fadd_rn(acc, sums[k & 1][q][threadIdx.x]);
+      } else {
+        for (int q = 0; q < groups_here; ++q) acc = __fadd_rn(acc, sums[k & 1][q][threadIdx.x]);
       }
     }
   };
@@ -350,27 +434,43 @@ void run_shape(const Shape& s, int reps, const Warmup& warmup, double ceiling, b
     std::memcpy(&f, &u, 4);
     return f;
   };
-  std::vector<float> want(tiles.size() * size_t(s.dim)), got_sums(want.size());
-  for (size_t k = 0; k < tiles.size(); ++k)
-    for (int c = 0; c < s.dim; ++c) {
-      volatile float acc = 0.0f;  // volatile: one rounding a product and a sum, as on the device
-      for (int i = 0; i < tiles[k].n; ++i) {
-        const size_t e = size_t(rows[size_t(tiles[k].start + i)]) * size_t(s.dim) + size_t(c);
-        volatile float term = widen(g0[e]) * widen(y0[e]);
-        acc = acc + term;
+  std::vector<float> got_sums(tiles.size() * size_t(s.dim));
+  // The column sums in the order a variant adds: groups of `group` consecutive
+  // tile rows added first (1: plain row order).
+  auto host_sums = [&](int group) {
+    std::vector<float> want(got_sums.size());
+    for (size_t k = 0; k < tiles.size(); ++k)
+      for (int c = 0; c < s.dim; ++c) {
+        volatile float acc = 0.0f;  // volatile: one rounding a product and a sum, as on the device
+        for (int i0 = 0; i0 < tiles[k].n; i0 += group) {
+          volatile float part = 0.0f;
+          for (int i = i0; i < std::min(i0 + group, tiles[k].n); ++i) {
+            const size_t e = size_t(rows[size_t(tiles[k].start + i)]) * size_t(s.dim) + size_t(c);
+            volatile float term = widen(g0[e]) * widen(y0[e]);
+            part = i == i0 ? float(term) : part + term;
+          }
+          acc = acc + part;
+        }
+        want[k * size_t(s.dim) + size_t(c)] = acc;
       }
-      want[k * size_t(s.dim) + size_t(c)] = acc;
-    }
+    return want;
+  };
+  const std::vector<float> want1 = host_sums(1), want2 = host_sums(2), want4 = host_sums(4), want8 = host_sums(8);
   auto time_kernel = [&](const char* name, dim3 grid, size_t smem, auto launch) {
     cuda_ok(cudaMemset(const_cast<uint4*>(set[0].a), 0, tensor_bytes), "clear a");
-    cuda_ok(cudaMemset(d_partials, 0xff, want.size() * sizeof(float)), "clear partials");
+    cuda_ok(cudaMemset(d_partials, 0xff, got_sums.size() * sizeof(float)), "clear partials");
     launch(set[0], grid, smem);
     cuda_ok(cudaDeviceSynchronize(), name);
     cuda_ok(cudaMemcpy(got.data(), set[0].a, tensor_bytes, cudaMemcpyDeviceToHost), "copy a back");
-    cuda_ok(cudaMemcpy(got_sums.data(), d_partials, want.size() * sizeof(float), cudaMemcpyDeviceToHost), "copy sums back");
+    cuda_ok(cudaMemcpy(got_sums.data(), d_partials, got_sums.size() * sizeof(float), cudaMemcpyDeviceToHost), "copy sums back");
     const bool copy_ok = got == g0;
-    const bool sums = std::strstr(name, "sums") != nullptr;
-    const bool sums_ok = !sums || std::memcmp(got_sums.data(), want.data(), want.size() * sizeof(float)) == 0;
+    // "+sums": row order; "gN+sums": groups of N rows first.
+    const std::vector<float>* want = nullptr;
+    if (std::strstr(name, "sums")) want = &want1;
+    if (std::strstr(name, "g2")) want = &want2;
+    if (std::strstr(name, "g4")) want = &want4;
+    if (std::strstr(name, "g8")) want = &want8;
+    const bool sums_ok = !want || std::memcmp(got_sums.data(), want->data(), want->size() * sizeof(float)) == 0;
     const double us = median_us(
         [&](int i) {
           launch(set[size_t(i % sets)], grid, smem);
@@ -418,6 +518,18 @@ void run_shape(const Shape& s, int reps, const Warmup& warmup, double ceiling, b
   regs(std::integral_constant<int, 2>{}, yes{}, yes{}, "regs2u+pf+sums");
   regs(std::integral_constant<int, 2>{}, no{}, yes{}, "regs2u+sums");
   regs(std::integral_constant<int, 8>{}, no{}, yes{}, "regs8u+sums");
+  auto grouped = [&](auto rows_per_thread, auto prefetch, const char* name) {
+    constexpr int R = decltype(rows_per_thread)::value;
+    constexpr bool P = decltype(prefetch)::value;
+    time_kernel(name, dim3(chunks512, ntiles), 0, [&](const Tensors& t, dim3 g, size_t) {
+      grouped_kernel<R, P><<<g, kThreads>>>(t, d_rows, d_tiles, row_vecs, t.g, d_partials);
+    });
+  };
+  grouped(std::integral_constant<int, 2>{}, yes{}, "regs-g2+pf+sums");
+  grouped(std::integral_constant<int, 4>{}, no{}, "regs-g4+sums");
+  grouped(std::integral_constant<int, 4>{}, yes{}, "regs-g4+pf+sums");
+  grouped(std::integral_constant<int, 8>{}, no{}, "regs-g8+sums");
+  grouped(std::integral_constant<int, 8>{}, yes{}, "regs-g8+pf+sums");
   auto pipe = [&](auto piece_bytes, auto sums, const char* name) {
     constexpr int B = decltype(piece_bytes)::value;
     constexpr bool S = decltype(sums)::value;
