@@ -1,8 +1,10 @@
 // gatecheck-pattern-bench: the one-kernel backward's memory traffic without its
-// arithmetic, to ask whether the access pattern alone holds its tile stages to
-// about 2.8 TB/s at 4097 rows (bench/NOTES.md, "Open question").
+// plan or fold, to ask whether the access pattern alone holds its tile stages
+// to about 2.8 TB/s at 4097 rows (bench/NOTES.md, "Open question"; it does
+// not: v13, runs 56-59 in bench/results/README.md).
 //
-// Every variant reads two tensors (g, y) and writes two (a = g, b = y) of
+// Every variant reads two tensors (g, y) and writes two (a = g; b = y, or
+// b = g * gate in the regs variants) of
 // rows x dim bf16, rows taken in a gate-sorted order (9 gates, sorted or
 // random index) and cut into tiles of 256 rows of one gate, as the backward
 // cuts them:
@@ -25,6 +27,8 @@
 //                 first in the thread (another order of the sums: groups of
 //                 N rows, then the groups in row order)
 // Times: bench_device's held median (CUDA events), inputs rotated beyond L2.
+// Before a variant is timed, its a and column sums are checked bit for bit
+// against the host (the sums in the variant's order); a wrong one exits 1.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
