@@ -115,6 +115,23 @@ __global__ void __launch_bounds__(kThreads) pieces_kernel(Tensors t, const int* 
   }
 }
 
+// The rounds of the register designs: two register sets in turn; with
+// Prefetch, round k + 1's loads are issued before round k's work.
+template <class Regs, bool Prefetch, class Load, class Work>
+__device__ __forceinline__ void run_rounds(int rounds, Load& load, Work& work) {
+  Regs a, b;
+  load(0, a);
+  for (int k = 0; k < rounds; k += 2) {
+    if (Prefetch) load(k + 1, b);
+    work(k, a);
+    if (k + 1 >= rounds) break;
+    if (!Prefetch) load(k + 1, b);
+    if (Prefetch) load(k + 2, a);
+    work(k + 1, b);
+    if (!Prefetch) load(k + 2, a);
+  }
+}
+
 // A candidate for the backward's stages: loads into registers as in
 // `pieces` (RowsPerThread rows a thread and round, the next round's loads
 // issued before this round's work with Prefetch), stores a = g and
@@ -184,17 +201,7 @@ __global__ void __launch_bounds__(kThreads) regs_kernel(Tensors t, const int* ro
       }
     }
   };
-  Regs a, b;
-  load(0, a);
-  for (int k = 0; k < rounds; k += 2) {
-    if (Prefetch) load(k + 1, b);
-    work(k, a);
-    if (k + 1 >= rounds) break;
-    if (!Prefetch) load(k + 1, b);
-    if (Prefetch) load(k + 2, a);
-    work(k + 1, b);
-    if (!Prefetch) load(k + 2, a);
-  }
+  run_rounds<Regs, Prefetch>(rounds, load, work);
   const int64_t c = int64_t(blockIdx.x) * kCols + threadIdx.x;
   if (c < row_vecs * 8) partials[int64_t(blockIdx.y) * row_vecs * 8 + c] = acc;
 }
@@ -265,17 +272,7 @@ __global__ void __launch_bounds__(kThreads) grouped_kernel(Tensors t, const int*
       }
     }
   };
-  Regs a, b;
-  load(0, a);
-  for (int k = 0; k < rounds; k += 2) {
-    if (Prefetch) load(k + 1, b);
-    work(k, a);
-    if (k + 1 >= rounds) break;
-    if (!Prefetch) load(k + 1, b);
-    if (Prefetch) load(k + 2, a);
-    work(k + 1, b);
-    if (!Prefetch) load(k + 2, a);
-  }
+  run_rounds<Regs, Prefetch>(rounds, load, work);
   const int64_t c = int64_t(blockIdx.x) * kCols + threadIdx.x;
   if (c < row_vecs * 8) partials[int64_t(blockIdx.y) * row_vecs * 8 + c] = acc;
 }
