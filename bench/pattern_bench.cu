@@ -115,22 +115,61 @@ __global__ void __launch_bounds__(kThreads) pieces_kernel(Tensors t, const int* 
   }
 }
 
-// The rounds of the register designs: two register sets in turn; with
-// Prefetch, round k + 1's loads are issued before round k's work.
-template <class Regs, bool Prefetch, class Load, class Work>
-__device__ __forceinline__ void run_rounds(int rounds, Load& load, Work& work) {
-  Regs a, b;
-  load(0, a);
-  for (int k = 0; k < rounds; k += 2) {
-    if (Prefetch) load(k + 1, b);
-    work(k, a);
-    if (k + 1 >= rounds) break;
-    if (!Prefetch) load(k + 1, b);
-    if (Prefetch) load(k + 2, a);
-    work(k + 1, b);
-    if (!Prefetch) load(k + 2, a);
+// A thread of the register designs: (part, group) of a block that owns a
+// 512-byte piece (32 16-byte columns) of tile blockIdx.y, in rounds of
+// kGroups x R rows, with its 16 bytes of the gate row. A round's R rows are
+// every kGroups-th row from its group's (Consecutive: R consecutive rows).
+template <int R, bool Consecutive>
+struct RegsThread {
+  static constexpr int kCopies = 32, kGroups = kThreads / kCopies, kRound = kGroups * R;
+  static constexpr int kCols = kCopies * 8;  // bf16 columns of a piece
+  struct Regs {                              // one round's rows in registers
+    uint4 g[R], y[R];
+    int64_t o[R];  // -1: past the tile's end, or a column past the row's
+  };
+  Tile tile;
+  int part, group;
+  int64_t col;
+  bool col_ok;
+  int rounds;
+  uint4 kv;
+
+  __device__ RegsThread(const Tile* tiles, int64_t row_vecs, const uint4* gate)
+      : tile(tiles[blockIdx.y]),
+        part(int(threadIdx.x) % kCopies),
+        group(int(threadIdx.x) / kCopies),
+        col(int64_t(blockIdx.x) * kCopies + part),
+        col_ok(col < row_vecs),
+        rounds((tile.n + kRound - 1) / kRound),
+        kv(col_ok ? gate[col] : uint4{}) {}
+
+  __device__ void load(int k, Regs& r, const Tensors& t, const int* rows, int64_t row_vecs) const {
+#pragma unroll
+    for (int j = 0; j < R; ++j) {
+      const int i = k * kRound + (Consecutive ? group * R + j : group + j * kGroups);
+      r.o[j] = col_ok && k < rounds && i < tile.n ? int64_t(rows[tile.start + i]) * row_vecs + col : -1;
+      if (r.o[j] >= 0) r.g[j] = t.g[r.o[j]], r.y[j] = t.y[r.o[j]];
+    }
   }
-}
+
+  // Every round through work(k, regs): two register sets in turn; with
+  // Prefetch, round k + 1's loads are issued before round k's work.
+  template <bool Prefetch, class Work>
+  __device__ void run(const Tensors& t, const int* rows, int64_t row_vecs, Work& work) const {
+    Regs a, b;
+    auto load_round = [&](int k, Regs& r) { load(k, r, t, rows, row_vecs); };
+    load_round(0, a);
+    for (int k = 0; k < rounds; k += 2) {
+      if (Prefetch) load_round(k + 1, b);
+      work(k, a);
+      if (k + 1 >= rounds) break;
+      if (!Prefetch) load_round(k + 1, b);
+      if (Prefetch) load_round(k + 2, a);
+      work(k + 1, b);
+      if (!Prefetch) load_round(k + 2, a);
+    }
+  }
+};
 
 // A candidate for the backward's stages: loads into registers as in
 // `pieces` (RowsPerThread rows a thread and round, the next round's loads
@@ -143,27 +182,11 @@ __device__ __forceinline__ void run_rounds(int rounds, Load& load, Work& work) {
 template <int RowsPerThread, bool Prefetch, bool Unroll>
 __global__ void __launch_bounds__(kThreads) regs_kernel(Tensors t, const int* rows, const Tile* tiles, int64_t row_vecs,
                                                        const uint4* gate, float* partials) {
-  constexpr int kCopies = 32, kGroups = kThreads / kCopies, kRound = kGroups * RowsPerThread;
-  constexpr int kCols = kCopies * 8;  // bf16 columns of a piece
+  using Thread = RegsThread<RowsPerThread, false>;
+  using Regs = typename Thread::Regs;
+  constexpr int kGroups = Thread::kGroups, kRound = Thread::kRound, kCols = Thread::kCols;
   extern __shared__ float terms[];    // [2][kRound][kCols]
-  const Tile tile = tiles[blockIdx.y];
-  const int part = threadIdx.x % kCopies, group = threadIdx.x / kCopies;
-  const int64_t col = int64_t(blockIdx.x) * kCopies + part;
-  const bool col_ok = col < row_vecs;
-  const int rounds = (tile.n + kRound - 1) / kRound;
-  uint4 kv = col_ok ? gate[col] : uint4{};
-  struct Regs {
-    uint4 g[RowsPerThread], y[RowsPerThread];
-    int64_t o[RowsPerThread];
-  };
-  auto load = [&](int k, Regs& r) {
-#pragma unroll
-    for (int j = 0; j < RowsPerThread; ++j) {
-      const int i = k * kRound + group + j * kGroups;
-      r.o[j] = col_ok && k < rounds && i < tile.n ? int64_t(rows[tile.start + i]) * row_vecs + col : -1;
-      if (r.o[j] >= 0) r.g[j] = t.g[r.o[j]], r.y[j] = t.y[r.o[j]];
-    }
-  };
+  const Thread th(tiles, row_vecs, gate);
   float acc = 0.0f;
   auto work = [&](int k, const Regs& r) {
     float* buf = terms + (k & 1) * kRound * kCols;
@@ -172,7 +195,7 @@ __global__ void __launch_bounds__(kThreads) regs_kernel(Tensors t, const int* ro
       if (r.o[j] < 0) continue;
       const auto* g2 = reinterpret_cast<const __nv_bfloat162*>(&r.g[j]);
       const auto* y2 = reinterpret_cast<const __nv_bfloat162*>(&r.y[j]);
-      const auto* k2 = reinterpret_cast<const __nv_bfloat162*>(&kv);
+      const auto* k2 = reinterpret_cast<const __nv_bfloat162*>(&th.kv);
       uint4 bv;
       auto* b2 = reinterpret_cast<__nv_bfloat162*>(&bv);
       float4 tt[2];
@@ -186,12 +209,12 @@ __global__ void __launch_bounds__(kThreads) regs_kernel(Tensors t, const int* ro
       }
       t.a[r.o[j]] = r.g[j];
       t.b[r.o[j]] = bv;
-      float4* to = reinterpret_cast<float4*>(buf + (group + j * kGroups) * kCols + part * 8);
+      float4* to = reinterpret_cast<float4*>(buf + (th.group + j * kGroups) * kCols + th.part * 8);
       to[0] = tt[0];
       to[1] = tt[1];
     }
     __syncthreads();
-    const int here = min(kRound, tile.n - k * kRound);
+    const int here = min(kRound, th.tile.n - k * kRound);
     if (int64_t(blockIdx.x) * kCols + threadIdx.x < row_vecs * 8) {
       if (Unroll && here == kRound) {
 #pragma unroll
@@ -201,7 +224,7 @@ __global__ void __launch_bounds__(kThreads) regs_kernel(Tensors t, const int* ro
       }
     }
   };
-  run_rounds<Regs, Prefetch>(rounds, load, work);
+  th.template run<Prefetch>(t, rows, row_vecs, work);
   const int64_t c = int64_t(blockIdx.x) * kCols + threadIdx.x;
   if (c < row_vecs * 8) partials[int64_t(blockIdx.y) * row_vecs * 8 + c] = acc;
 }
@@ -213,31 +236,15 @@ __global__ void __launch_bounds__(kThreads) regs_kernel(Tensors t, const int* ro
 template <int RowsPerThread, bool Prefetch>
 __global__ void __launch_bounds__(kThreads) grouped_kernel(Tensors t, const int* rows, const Tile* tiles, int64_t row_vecs,
                                                           const uint4* gate, float* partials) {
-  constexpr int kCopies = 32, kGroups = kThreads / kCopies, kRound = kGroups * RowsPerThread;
-  constexpr int kCols = kCopies * 8;
+  using Thread = RegsThread<RowsPerThread, true>;
+  using Regs = typename Thread::Regs;
+  constexpr int kGroups = Thread::kGroups, kRound = Thread::kRound, kCols = Thread::kCols;
   __shared__ float sums[2][kGroups][kCols];
-  const Tile tile = tiles[blockIdx.y];
-  const int part = threadIdx.x % kCopies, group = threadIdx.x / kCopies;
-  const int64_t col = int64_t(blockIdx.x) * kCopies + part;
-  const bool col_ok = col < row_vecs;
-  const int rounds = (tile.n + kRound - 1) / kRound;
-  const uint4 kv = col_ok ? gate[col] : uint4{};
-  struct Regs {
-    uint4 g[RowsPerThread], y[RowsPerThread];
-    int64_t o[RowsPerThread];
-  };
-  auto load = [&](int k, Regs& r) {
-#pragma unroll
-    for (int j = 0; j < RowsPerThread; ++j) {
-      const int i = k * kRound + group * RowsPerThread + j;
-      r.o[j] = col_ok && k < rounds && i < tile.n ? int64_t(rows[tile.start + i]) * row_vecs + col : -1;
-      if (r.o[j] >= 0) r.g[j] = t.g[r.o[j]], r.y[j] = t.y[r.o[j]];
-    }
-  };
+  const Thread th(tiles, row_vecs, gate);
   float acc = 0.0f;
   auto work = [&](int k, const Regs& r) {
     float part_sum[8];
-    const auto* k2 = reinterpret_cast<const __nv_bfloat162*>(&kv);
+    const auto* k2 = reinterpret_cast<const __nv_bfloat162*>(&th.kv);
 #pragma unroll
     for (int j = 0; j < RowsPerThread; ++j) {
       if (r.o[j] < 0) break;  // rows past the tile's end come last
@@ -257,12 +264,12 @@ __global__ void __launch_bounds__(kThreads) grouped_kernel(Tensors t, const int*
       t.b[r.o[j]] = bv;
     }
     if (r.o[0] >= 0) {
-      float4* to = reinterpret_cast<float4*>(&sums[k & 1][group][part * 8]);
+      float4* to = reinterpret_cast<float4*>(&sums[k & 1][th.group][th.part * 8]);
       to[0] = make_float4(part_sum[0], part_sum[1], part_sum[2], part_sum[3]);
       to[1] = make_float4(part_sum[4], part_sum[5], part_sum[6], part_sum[7]);
     }
     __syncthreads();
-    const int groups_here = min(kGroups, (tile.n - k * kRound + RowsPerThread - 1) / RowsPerThread);
+    const int groups_here = min(kGroups, (th.tile.n - k * kRound + RowsPerThread - 1) / RowsPerThread);
     if (int64_t(blockIdx.x) * kCols + threadIdx.x < row_vecs * 8) {
       if (groups_here == kGroups) {
 #pragma unroll
@@ -272,7 +279,7 @@ __global__ void __launch_bounds__(kThreads) grouped_kernel(Tensors t, const int*
       }
     }
   };
-  run_rounds<Regs, Prefetch>(rounds, load, work);
+  th.template run<Prefetch>(t, rows, row_vecs, work);
   const int64_t c = int64_t(blockIdx.x) * kCols + threadIdx.x;
   if (c < row_vecs * 8) partials[int64_t(blockIdx.y) * row_vecs * 8 + c] = acc;
 }
