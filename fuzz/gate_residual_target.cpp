@@ -43,11 +43,16 @@ Implementation make_spec(const std::string& spec) {
   return make_implementation(name, d);
 }
 
+std::vector<std::string> fuzz_impl_specs() {
+  std::vector<std::string> specs = split(std::getenv("GATECHECK_FUZZ_IMPL"));
+  if (specs.empty()) specs = {"host"};
+  return specs;
+}
+
 const TargetConfig& target_config() {
   static const TargetConfig cfg = [] {
     TargetConfig c;
-    c.specs = split(std::getenv("GATECHECK_FUZZ_IMPL"));
-    if (c.specs.empty()) c.specs = {"host"};
+    c.specs = fuzz_impl_specs();
     for (const auto& s : c.specs) {
       try {
         c.impls.push_back(make_spec(s));

@@ -33,6 +33,8 @@ struct TargetConfig {
 // Parsed once; a bad spec or property name prints a clear message and exits 2.
 const TargetConfig& target_config();
 Implementation make_spec(const std::string& spec);  // "SPEC[@cpu|@cuda]"; throws std::runtime_error
+// The implementation specs of GATECHECK_FUZZ_IMPL (comma-separated; "host" if unset or empty).
+std::vector<std::string> fuzz_impl_specs();
 
 struct FoundFailure {
   std::string spec;

@@ -36,10 +36,10 @@ struct CaseFile {
   std::string note;  // free text, e.g. how the shrinker got here
 };
 
-// Any problem reading a file: message names the file, the field and what is wrong.
 // A failure record's device, in both file formats.
 inline bool is_device_name(const std::string& d) { return d == "cpu" || d == "cuda"; }
 
+// Any problem reading a file: message names the file, the field and what is wrong.
 struct CaseFileError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };

@@ -47,7 +47,6 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 // after the ramp they cycle through the whole range.
 int size_for(int64_t i) { return i < 20 ? int(i * 5) : int((i * 37) % 101); }
 
-
 void count(Coverage& cov, const Case& c) {
   ++cov.patterns[c.index_pattern.empty() ? "(none)" : c.index_pattern];
   ++cov.dtypes[dtype_name(c.dtype)];

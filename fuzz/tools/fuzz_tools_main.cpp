@@ -28,7 +28,6 @@
 #include <iostream>
 #include <iterator>
 #include <set>
-#include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -113,12 +112,8 @@ int cmd_decode(const Args& a) {
 // its implementation exits at its first input, and a campaign of restarts
 // would look like a clean one. Exit codes as `gatecheck check`'s.
 int cmd_check_impl(const Args& a) {
-  std::vector<std::string> specs;
-  std::stringstream list(std::getenv("GATECHECK_FUZZ_IMPL") ? std::getenv("GATECHECK_FUZZ_IMPL") : "host");
-  for (std::string s; std::getline(list, s, ',');)  // split as the fuzzer does (gate_residual_target.cpp)
-    if (!s.empty()) specs.push_back(s);
   int rc = 0;
-  for (const auto& spec : specs) {
+  for (const auto& spec : fuzz_impl_specs()) {  // the list the fuzzer makes its implementations from
     try {
       const Implementation impl = make_spec(spec);
       std::printf("--impl %s: %s can run here\n", spec.c_str(), impl.label().c_str());

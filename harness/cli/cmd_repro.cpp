@@ -28,9 +28,14 @@ std::vector<Implementation> replay_impls(const std::vector<std::string>& specs, 
 
 }  // namespace
 
-// The command that replays just this file, implementation and property.
-static std::string replay_command(const std::string& file, const Implementation& impl, const std::string& property) {
-  return repro_command(file, impl.name, impl.device) + " --property " + property;
+// What a crash (or exit, or hang) of impl on `what` prints: where it was, and
+// the command that replays `file` for this implementation and property, with
+// --isolate where the run had none (a replay without it would die as well).
+static std::string replay_crash_message(const Implementation& impl, const std::string& property,
+                                        const std::string& what, const std::string& file, bool isolate) {
+  return "  while " + impl.label() + " ran property " + property + " on " + what + "\n  repro: " +
+         repro_command(file, impl.name, impl.device) + " --property " + property +
+         (isolate ? "" : " --isolate (reports the crash instead of dying)") + "\n";
 }
 
 int cmd_repro(const ReproArgs& a) {
@@ -70,9 +75,7 @@ int cmd_repro(const ReproArgs& a) {
         }
         Verdict v;
         try {
-          CrashMessageScope guard("  while " + impl.label() + " ran property " + prop + " on " + file +
-                                  "\n  repro: " + replay_command(file, impl, prop) +
-                                  (a.isolate ? "" : " --isolate (to report it instead of dying)") + "\n");
+          CrashMessageScope guard(replay_crash_message(impl, prop, file, file, a.isolate));
           v = check_property(prop, impl, f.c, popt);
         } catch (const std::invalid_argument& e) {
           std::fprintf(stderr, "gatecheck repro: %s: %s\n", file.c_str(), e.what());
@@ -128,9 +131,8 @@ int cmd_shrink(const ShrinkArgs& a) {
   std::cout << "shrinking " << describe(f.c) << " for " << impl.label() << " " << property << "\n";
   ShrinkResult r;
   try {
-    CrashMessageScope guard("  while " + impl.label() + " ran property " + property + " on a candidate shrunk from " +
-                            a.file + "\n  repro: " + replay_command(a.file, impl, property) +
-                            " --isolate (reports the crash instead of dying)\n");
+    CrashMessageScope guard(
+        replay_crash_message(impl, property, "a candidate shrunk from " + a.file, a.file, a.isolate));
     r = shrink_case(impl, property, f.c, [](const std::string& step) { std::cout << "  " << step << "\n"; },
                     a.seconds, PropertyOptions{a.isolate, a.timeout});
   } catch (const std::invalid_argument& e) {
