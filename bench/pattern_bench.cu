@@ -26,6 +26,10 @@
 //   regs-gN[+pf]+sums  the candidate with N consecutive rows a thread, added
 //                 first in the thread (another order of the sums: groups of
 //                 N rows, then the groups in row order)
+//   NAME-s        the variant with the tile's row ids staged in shared memory
+//                 as int64 at the block's start, as the one-kernel backward
+//                 holds them; without -s each use reads the global int list
+//                 (a dependent load before every copy, in runs 56-59)
 // Times: bench_device's held median (CUDA events), inputs rotated beyond L2.
 // Before a variant is timed, its a and column sums are checked bit for bit
 // against the host (the sums in the variant's order); a wrong one exits 1.
@@ -64,6 +68,23 @@ struct Tensors {
   uint4* b;
 };
 
+// A tile's row ids: read from the global row list at each use (Smem false),
+// or staged once in shared memory as int64, as the one-kernel backward holds
+// them (Smem true; every thread must call stage() before the first use).
+template <bool Smem>
+struct RowIds {
+  const int* rows;
+  int start, n;
+  int64_t* staged;  // kTileRows entries of shared memory (Smem only)
+  __device__ void stage() const {
+    if constexpr (Smem) {
+      for (int i = int(threadIdx.x); i < n; i += int(blockDim.x)) staged[i] = rows[start + i];
+      __syncthreads();
+    }
+  }
+  __device__ int64_t operator[](int i) const { return Smem ? staged[i] : int64_t(rows[start + i]); }
+};
+
 // Whole rows: row groups of RowsPerBlock rows, blockIdx.x, + gridDim.x, ...
 template <int RowsPerBlock>
 __global__ void __launch_bounds__(kThreads) rows_kernel(Tensors t, const int* rows, int nrows, int64_t row_vecs) {
@@ -91,10 +112,13 @@ __global__ void __launch_bounds__(kThreads) rows_kernel(Tensors t, const int* ro
 // A block per (piece of PieceBytes, tile): blockIdx.x the piece, blockIdx.y the
 // tile. With Sync, a block-wide barrier after every round of rows (the
 // coupling that a shared-memory hand-off needs, without the hand-off).
-template <int PieceBytes, bool Sync>
+template <int PieceBytes, bool Sync, bool SmemRows>
 __global__ void __launch_bounds__(kThreads) pieces_kernel(Tensors t, const int* rows, const Tile* tiles, int64_t row_vecs) {
   constexpr int kCopies = PieceBytes / 16, kGroups = kThreads / kCopies, kInFlight = 4;
   const Tile tile = tiles[blockIdx.y];
+  __shared__ int64_t staged[kTileRows];
+  const RowIds<SmemRows> ids{rows, tile.start, tile.n, staged};
+  ids.stage();
   const int part = threadIdx.x % kCopies, group = threadIdx.x / kCopies;
   const int64_t col = int64_t(blockIdx.x) * kCopies + part;
   const bool col_ok = col < row_vecs;
@@ -105,7 +129,7 @@ __global__ void __launch_bounds__(kThreads) pieces_kernel(Tensors t, const int* 
 #pragma unroll
     for (int k = 0; k < kInFlight; ++k) {
       const int i = i0 + group + k * kGroups;
-      o[k] = col_ok && i < tile.n ? int64_t(rows[tile.start + i]) * row_vecs + col : -1;
+      o[k] = col_ok && i < tile.n ? ids[i] * row_vecs + col : -1;
       if (o[k] >= 0) gv[k] = t.g[o[k]], yv[k] = t.y[o[k]];
     }
 #pragma unroll
@@ -119,7 +143,7 @@ __global__ void __launch_bounds__(kThreads) pieces_kernel(Tensors t, const int* 
 // 512-byte piece (32 16-byte columns) of tile blockIdx.y, in rounds of
 // kGroups x R rows, with its 16 bytes of the gate row. A round's R rows are
 // every kGroups-th row from its group's (Consecutive: R consecutive rows).
-template <int R, bool Consecutive>
+template <int R, bool Consecutive, bool SmemRows>
 struct RegsThread {
   static constexpr int kCopies = 32, kGroups = kThreads / kCopies, kRound = kGroups * R;
   static constexpr int kCols = kCopies * 8;  // bf16 columns of a piece
@@ -128,26 +152,32 @@ struct RegsThread {
     int64_t o[R];  // -1: past the tile's end, or a column past the row's
   };
   Tile tile;
+  RowIds<SmemRows> ids;
   int part, group;
   int64_t col;
   bool col_ok;
   int rounds;
   uint4 kv;
 
-  __device__ RegsThread(const Tile* tiles, int64_t row_vecs, const uint4* gate)
+  // staged: kTileRows int64 of shared memory; the constructor stages the ids
+  // (a barrier), so every thread of the block must construct one.
+  __device__ RegsThread(const Tile* tiles, const int* rows, int64_t* staged, int64_t row_vecs, const uint4* gate)
       : tile(tiles[blockIdx.y]),
+        ids{rows, tile.start, tile.n, staged},
         part(int(threadIdx.x) % kCopies),
         group(int(threadIdx.x) / kCopies),
         col(int64_t(blockIdx.x) * kCopies + part),
         col_ok(col < row_vecs),
         rounds((tile.n + kRound - 1) / kRound),
-        kv(col_ok ? gate[col] : uint4{}) {}
+        kv(col_ok ? gate[col] : uint4{}) {
+    ids.stage();
+  }
 
-  __device__ void load(int k, Regs& r, const Tensors& t, const int* rows, int64_t row_vecs) const {
+  __device__ void load(int k, Regs& r, const Tensors& t, int64_t row_vecs) const {
 #pragma unroll
     for (int j = 0; j < R; ++j) {
       const int i = k * kRound + (Consecutive ? group * R + j : group + j * kGroups);
-      r.o[j] = col_ok && k < rounds && i < tile.n ? int64_t(rows[tile.start + i]) * row_vecs + col : -1;
+      r.o[j] = col_ok && k < rounds && i < tile.n ? ids[i] * row_vecs + col : -1;
       if (r.o[j] >= 0) r.g[j] = t.g[r.o[j]], r.y[j] = t.y[r.o[j]];
     }
   }
@@ -155,9 +185,9 @@ struct RegsThread {
   // Every round through work(k, regs): two register sets in turn; with
   // Prefetch, round k + 1's loads are issued before round k's work.
   template <bool Prefetch, class Work>
-  __device__ void run(const Tensors& t, const int* rows, int64_t row_vecs, Work& work) const {
+  __device__ void run(const Tensors& t, int64_t row_vecs, Work& work) const {
     Regs a, b;
-    auto load_round = [&](int k, Regs& r) { load(k, r, t, rows, row_vecs); };
+    auto load_round = [&](int k, Regs& r) { load(k, r, t, row_vecs); };
     load_round(0, a);
     for (int k = 0; k < rounds; k += 2) {
       if (Prefetch) load_round(k + 1, b);
@@ -179,14 +209,15 @@ struct RegsThread {
 // order by one thread (one column a thread: 512-byte pieces only).
 // With Unroll, a full round's sum is unrolled, so its shared loads issue
 // ahead of the chain of adds instead of one load's latency an add.
-template <int RowsPerThread, bool Prefetch, bool Unroll>
+template <int RowsPerThread, bool Prefetch, bool Unroll, bool SmemRows>
 __global__ void __launch_bounds__(kThreads) regs_kernel(Tensors t, const int* rows, const Tile* tiles, int64_t row_vecs,
                                                        const uint4* gate, float* partials) {
-  using Thread = RegsThread<RowsPerThread, false>;
+  using Thread = RegsThread<RowsPerThread, false, SmemRows>;
   using Regs = typename Thread::Regs;
   constexpr int kGroups = Thread::kGroups, kRound = Thread::kRound, kCols = Thread::kCols;
   extern __shared__ float terms[];    // [2][kRound][kCols]
-  const Thread th(tiles, row_vecs, gate);
+  __shared__ int64_t staged[kTileRows];
+  const Thread th(tiles, rows, staged, row_vecs, gate);
   float acc = 0.0f;
   auto work = [&](int k, const Regs& r) {
     float* buf = terms + (k & 1) * kRound * kCols;
@@ -224,7 +255,7 @@ __global__ void __launch_bounds__(kThreads) regs_kernel(Tensors t, const int* ro
       }
     }
   };
-  th.template run<Prefetch>(t, rows, row_vecs, work);
+  th.template run<Prefetch>(t, row_vecs, work);
   const int64_t c = int64_t(blockIdx.x) * kCols + threadIdx.x;
   if (c < row_vecs * 8) partials[int64_t(blockIdx.y) * row_vecs * 8 + c] = acc;
 }
@@ -233,14 +264,15 @@ __global__ void __launch_bounds__(kThreads) regs_kernel(Tensors t, const int* ro
 // RowsPerThread consecutive rows of a column first (((t0 + t1) + t2) + ...),
 // so that shared memory carries one fp32 value per column and RowsPerThread
 // rows, not one a row; the column's thread then adds the groups in row order.
-template <int RowsPerThread, bool Prefetch>
+template <int RowsPerThread, bool Prefetch, bool SmemRows>
 __global__ void __launch_bounds__(kThreads) grouped_kernel(Tensors t, const int* rows, const Tile* tiles, int64_t row_vecs,
                                                           const uint4* gate, float* partials) {
-  using Thread = RegsThread<RowsPerThread, true>;
+  using Thread = RegsThread<RowsPerThread, true, SmemRows>;
   using Regs = typename Thread::Regs;
   constexpr int kGroups = Thread::kGroups, kRound = Thread::kRound, kCols = Thread::kCols;
   __shared__ float sums[2][kGroups][kCols];
-  const Thread th(tiles, row_vecs, gate);
+  __shared__ int64_t staged[kTileRows];
+  const Thread th(tiles, rows, staged, row_vecs, gate);
   float acc = 0.0f;
   auto work = [&](int k, const Regs& r) {
     float part_sum[8];
@@ -279,7 +311,7 @@ __global__ void __launch_bounds__(kThreads) grouped_kernel(Tensors t, const int*
       }
     }
   };
-  th.template run<Prefetch>(t, rows, row_vecs, work);
+  th.template run<Prefetch>(t, row_vecs, work);
   const int64_t c = int64_t(blockIdx.x) * kCols + threadIdx.x;
   if (c < row_vecs * 8) partials[int64_t(blockIdx.y) * row_vecs * 8 + c] = acc;
 }
@@ -291,7 +323,7 @@ __device__ __forceinline__ void copy16_async(void* smem, const void* gmem) {
 
 // The backward's copy pipeline on a (piece, tile) block; with Sums, its
 // second pass too (partials[tile][column]).
-template <int PieceBytes, bool Sums>
+template <int PieceBytes, bool Sums, bool SmemRows>
 __global__ void __launch_bounds__(kThreads) pipe_kernel(Tensors t, const int* rows, const Tile* tiles, int64_t row_vecs,
                                                        float* partials) {
   constexpr int kCopies = PieceBytes / 16, kGroups = kThreads / kCopies;
@@ -300,6 +332,9 @@ __global__ void __launch_bounds__(kThreads) pipe_kernel(Tensors t, const int* ro
   uint4* gs = smem;
   uint4* ys = smem + kDepth * kVecs;
   const Tile tile = tiles[blockIdx.y];
+  __shared__ int64_t staged[kTileRows];
+  const RowIds<SmemRows> ids{rows, tile.start, tile.n, staged};
+  ids.stage();
   const int part = threadIdx.x % kCopies, group = threadIdx.x / kCopies;
   const int64_t col = int64_t(blockIdx.x) * kCopies + part;
   const bool col_ok = col < row_vecs;
@@ -310,7 +345,7 @@ __global__ void __launch_bounds__(kThreads) pipe_kernel(Tensors t, const int* ro
       for (int r = group; r < kStageRows; r += kGroups) {
         const int i = s * kStageRows + r;
         if (i >= tile.n) break;
-        const int64_t o = int64_t(rows[tile.start + i]) * row_vecs + col;
+        const int64_t o = ids[i] * row_vecs + col;
         copy16_async(gs + buf * kVecs + r * kCopies + part, t.g + o);
         copy16_async(ys + buf * kVecs + r * kCopies + part, t.y + o);
       }
@@ -331,7 +366,7 @@ __global__ void __launch_bounds__(kThreads) pipe_kernel(Tensors t, const int* ro
       for (int r = group; r < kStageRows; r += kGroups) {
         const int i = s * kStageRows + r;
         if (i >= tile.n) break;
-        const int64_t o = int64_t(rows[tile.start + i]) * row_vecs + col;
+        const int64_t o = ids[i] * row_vecs + col;
         t.a[o] = gs[buf * kVecs + r * kCopies + part];
         t.b[o] = ys[buf * kVecs + r * kCopies + part];
       }
@@ -498,60 +533,61 @@ void run_shape(const Shape& s, int reps, const Warmup& warmup, double ceiling, b
   const unsigned chunks512 = unsigned((row_vecs + 31) / 32);
   time_kernel("rows-grid", dim3(chunks512 * ntiles), 0,
               [&](const Tensors& t, dim3 g, size_t) { rows_kernel<4><<<g, kThreads>>>(t, d_rows, s.rows, row_vecs); });
-  auto pieces = [&](auto piece_bytes, const char* name) {
-    constexpr int B = decltype(piece_bytes)::value;
-    time_kernel(name, dim3(unsigned((row_vecs + B / 16 - 1) / (B / 16)), ntiles), 0,
-                [&](const Tensors& t, dim3 g, size_t) { pieces_kernel<B, false><<<g, kThreads>>>(t, d_rows, d_tiles, row_vecs); });
-  };
-  pieces(std::integral_constant<int, 512>{}, "pieces-512");
-  pieces(std::integral_constant<int, 1024>{}, "pieces-1024");
-  pieces(std::integral_constant<int, 2048>{}, "pieces-2048");
-  time_kernel("pieces-512+sync", dim3(chunks512, ntiles), 0,
-              [&](const Tensors& t, dim3 g, size_t) { pieces_kernel<512, true><<<g, kThreads>>>(t, d_rows, d_tiles, row_vecs); });
-  auto regs = [&](auto rows_per_thread, auto prefetch, auto unroll, const char* name) {
-    constexpr int R = decltype(rows_per_thread)::value;
-    constexpr bool P = decltype(prefetch)::value, U = decltype(unroll)::value;
-    const size_t smem = size_t(2) * (kThreads / 32) * R * 256 * sizeof(float);
-    cuda_ok(cudaFuncSetAttribute(regs_kernel<R, P, U>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "smem attribute");
-    cuda_ok(cudaFuncSetAttribute(regs_kernel<R, P, U>, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
-    time_kernel(name, dim3(chunks512, ntiles), smem, [&](const Tensors& t, dim3 g, size_t m) {
-      regs_kernel<R, P, U><<<g, kThreads, m>>>(t, d_rows, d_tiles, row_vecs, t.g, d_partials);
-    });
-  };
   using no = std::false_type;
   using yes = std::true_type;
-  regs(std::integral_constant<int, 4>{}, no{}, no{}, "regs4+sums");
-  regs(std::integral_constant<int, 4>{}, no{}, yes{}, "regs4u+sums");
-  regs(std::integral_constant<int, 4>{}, yes{}, yes{}, "regs4u+pf+sums");
-  regs(std::integral_constant<int, 2>{}, yes{}, yes{}, "regs2u+pf+sums");
-  regs(std::integral_constant<int, 2>{}, no{}, yes{}, "regs2u+sums");
-  regs(std::integral_constant<int, 8>{}, no{}, yes{}, "regs8u+sums");
-  auto grouped = [&](auto rows_per_thread, auto prefetch, const char* name) {
-    constexpr int R = decltype(rows_per_thread)::value;
-    constexpr bool P = decltype(prefetch)::value;
-    time_kernel(name, dim3(chunks512, ntiles), 0, [&](const Tensors& t, dim3 g, size_t) {
-      grouped_kernel<R, P><<<g, kThreads>>>(t, d_rows, d_tiles, row_vecs, t.g, d_partials);
-    });
-  };
-  grouped(std::integral_constant<int, 2>{}, yes{}, "regs-g2+pf+sums");
-  grouped(std::integral_constant<int, 4>{}, no{}, "regs-g4+sums");
-  grouped(std::integral_constant<int, 4>{}, yes{}, "regs-g4+pf+sums");
-  grouped(std::integral_constant<int, 8>{}, no{}, "regs-g8+sums");
-  grouped(std::integral_constant<int, 8>{}, yes{}, "regs-g8+pf+sums");
-  auto pipe = [&](auto piece_bytes, auto sums, const char* name) {
+  // smem: the tile's row ids staged in shared memory as int64 first, as the
+  // one-kernel backward holds them (names end in "-s"), else read from the
+  // global int row list at each use (v13's runs 56-59).
+  auto pieces = [&](auto piece_bytes, auto sync, auto smem_rows, const char* name) {
     constexpr int B = decltype(piece_bytes)::value;
-    constexpr bool S = decltype(sums)::value;
-    const size_t smem = size_t(kDepth) * kStageRows * B * 2;
-    cuda_ok(cudaFuncSetAttribute(pipe_kernel<B, S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "smem attribute");
-    cuda_ok(cudaFuncSetAttribute(pipe_kernel<B, S>, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
-    time_kernel(name, dim3(unsigned((row_vecs + B / 16 - 1) / (B / 16)), ntiles), smem, [&](const Tensors& t, dim3 g, size_t m) {
-      pipe_kernel<B, S><<<g, kThreads, m>>>(t, d_rows, d_tiles, row_vecs, d_partials);
+    constexpr bool S = decltype(sync)::value, M = decltype(smem_rows)::value;
+    time_kernel(name, dim3(unsigned((row_vecs + B / 16 - 1) / (B / 16)), ntiles), 0,
+                [&](const Tensors& t, dim3 g, size_t) { pieces_kernel<B, S, M><<<g, kThreads>>>(t, d_rows, d_tiles, row_vecs); });
+  };
+  using p512 = std::integral_constant<int, 512>;
+  pieces(p512{}, no{}, no{}, "pieces-512");
+  pieces(p512{}, no{}, yes{}, "pieces-512-s");
+  pieces(std::integral_constant<int, 1024>{}, no{}, no{}, "pieces-1024");
+  pieces(p512{}, yes{}, no{}, "pieces-512+sync");
+  pieces(p512{}, yes{}, yes{}, "pieces-512+sync-s");
+  auto regs = [&](auto rows_per_thread, auto prefetch, auto unroll, auto smem_rows, const char* name) {
+    constexpr int R = decltype(rows_per_thread)::value;
+    constexpr bool P = decltype(prefetch)::value, U = decltype(unroll)::value, M = decltype(smem_rows)::value;
+    const size_t smem = size_t(2) * (kThreads / 32) * R * 256 * sizeof(float);
+    cuda_ok(cudaFuncSetAttribute(regs_kernel<R, P, U, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "smem attribute");
+    cuda_ok(cudaFuncSetAttribute(regs_kernel<R, P, U, M>, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
+    time_kernel(name, dim3(chunks512, ntiles), smem, [&](const Tensors& t, dim3 g, size_t m) {
+      regs_kernel<R, P, U, M><<<g, kThreads, m>>>(t, d_rows, d_tiles, row_vecs, t.g, d_partials);
     });
   };
-  pipe(std::integral_constant<int, 512>{}, std::false_type{}, "pipe-512");
-  pipe(std::integral_constant<int, 512>{}, std::true_type{}, "pipe-512+sums");
-  pipe(std::integral_constant<int, 1024>{}, std::false_type{}, "pipe-1024");
-  pipe(std::integral_constant<int, 1024>{}, std::true_type{}, "pipe-1024+sums");
+  using r4 = std::integral_constant<int, 4>;
+  regs(r4{}, no{}, yes{}, no{}, "regs4u+sums");
+  regs(r4{}, no{}, yes{}, yes{}, "regs4u+sums-s");
+  regs(r4{}, yes{}, yes{}, yes{}, "regs4u+pf+sums-s");
+  regs(std::integral_constant<int, 2>{}, yes{}, yes{}, yes{}, "regs2u+pf+sums-s");
+  auto grouped = [&](auto rows_per_thread, auto prefetch, auto smem_rows, const char* name) {
+    constexpr int R = decltype(rows_per_thread)::value;
+    constexpr bool P = decltype(prefetch)::value, M = decltype(smem_rows)::value;
+    time_kernel(name, dim3(chunks512, ntiles), 0, [&](const Tensors& t, dim3 g, size_t) {
+      grouped_kernel<R, P, M><<<g, kThreads>>>(t, d_rows, d_tiles, row_vecs, t.g, d_partials);
+    });
+  };
+  grouped(r4{}, no{}, no{}, "regs-g4+sums");
+  grouped(r4{}, no{}, yes{}, "regs-g4+sums-s");
+  auto pipe = [&](auto piece_bytes, auto sums, auto smem_rows, const char* name) {
+    constexpr int B = decltype(piece_bytes)::value;
+    constexpr bool S = decltype(sums)::value, M = decltype(smem_rows)::value;
+    const size_t smem = size_t(kDepth) * kStageRows * B * 2;
+    cuda_ok(cudaFuncSetAttribute(pipe_kernel<B, S, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "smem attribute");
+    cuda_ok(cudaFuncSetAttribute(pipe_kernel<B, S, M>, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
+    time_kernel(name, dim3(unsigned((row_vecs + B / 16 - 1) / (B / 16)), ntiles), smem, [&](const Tensors& t, dim3 g, size_t m) {
+      pipe_kernel<B, S, M><<<g, kThreads, m>>>(t, d_rows, d_tiles, row_vecs, d_partials);
+    });
+  };
+  pipe(p512{}, no{}, no{}, "pipe-512");
+  pipe(p512{}, no{}, yes{}, "pipe-512-s");
+  pipe(p512{}, yes{}, no{}, "pipe-512+sums");
+  pipe(p512{}, yes{}, yes{}, "pipe-512+sums-s");
   for (void* p : owned) cudaFree(p);
   cudaFree(d_rows);
   cudaFree(d_tiles);
