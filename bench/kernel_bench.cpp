@@ -190,15 +190,17 @@ int run_kernel_bench(int argc, char** argv) {
                           {"reps", reps}, {"warmup", warmup.runs}, {"warmup_ms", warmup.min_ms}, {"results", nlohmann::json::array()}};
     // A variant sets every backward knob (its own, or the default); the
     // environment's other knobs (no_pdl, the forward's vector width) stay.
-    auto apply = [](const bench::Variant& v) {
+    // (The whole struct is taken and those few put back, so that a new
+    // backward knob cannot be dropped on the way: run 61 on branch regs-stage.)
+    const CudaTuning from_env = gate_residual_cuda_tuning();
+    auto apply = [from_env](const bench::Variant& v) {
       CudaTuning& t = gate_residual_cuda_tuning();
-      t.bwd_vector_bytes = v.tuning.bwd_vector_bytes;
-      t.bwd_plan = v.tuning.bwd_plan;
-      t.bwd_tile = v.tuning.bwd_tile;
-      t.pipe_row_bytes = v.tuning.pipe_row_bytes;
-      t.pipe_threads = v.tuning.pipe_threads;
-      t.pipe_cols = v.tuning.pipe_cols;
-      t.fused_cluster = v.tuning.fused_cluster;
+      t = v.tuning;
+      t.no_pdl = from_env.no_pdl;
+      t.fwd_vector_bytes = from_env.fwd_vector_bytes;
+      t.fwd_rows = from_env.fwd_rows;
+      t.stop_after_plan = from_env.stop_after_plan;
+      t.device_wide_plan = from_env.device_wide_plan;
     };
 
     std::printf("\n%-4s %5s %7s %6s %-6s | %8s %5s | %8s %5s | %9s %9s | %6s %6s | %s\n", "type", "dim", "rows",
