@@ -25,6 +25,17 @@ std::vector<std::string> fuzz_properties() {
   return props;
 }
 
+std::string fuzz_properties_problem(const std::vector<std::string>& properties) {
+  const auto& all = all_properties();
+  for (const auto& p : properties)
+    if (std::find(all.begin(), all.end(), p) == all.end()) {
+      std::string known;
+      for (const auto& k : all) known += (known.empty() ? "" : ", ") + k;
+      return "GATECHECK_FUZZ_PROPERTIES: unknown property '" + p + "' (" + known + ")";
+    }
+  return "";
+}
+
 std::string failure_signature(const std::string& impl, const Verdict& v) {
   std::vector<std::string> outs = v.failed_outputs;
   std::sort(outs.begin(), outs.end());

@@ -23,10 +23,10 @@
 #   0    no new failure
 #   1    new failure(s)
 #   2    usage: a bad option or value, an --out that cannot be a folder, an
-#        unknown --impl, or the fuzzers did not build
+#        unknown --impl or an unknown name in GATECHECK_FUZZ_PROPERTIES, or
+#        the fuzzers did not build
 #   3    cannot run: an --impl that does not load, --gpus N without N GPUs,
-#        or a worker whose fuzzer kept failing, e.g. for an unknown name in
-#        GATECHECK_FUZZ_PROPERTIES (report status "failed")
+#        or a worker whose fuzzer kept failing (report status "failed")
 #   130  interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: the workers stop,
 #        the corpus is merged and the report written for what was done
 #        (status "interrupted")
@@ -102,6 +102,13 @@ tools=$build/fuzz/gatecheck-fuzz-tools
 export ASAN_OPTIONS=${ASAN_OPTIONS:-protect_shadow_gap=0:detect_leaks=0:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export GATECHECK_FUZZ_IMPL=$impl_list
+# The fuzzer reads GATECHECK_FUZZ_PROPERTIES at its first input, and a typo
+# there showed only as a worker giving up mid-campaign: ask the tools, which
+# read it as the fuzzer does and name the valid properties.
+if ! err=$("$tools" check-properties 2>&1 >/dev/null); then
+  say "${err:-gatecheck-fuzz-tools check-properties failed}"
+  exit 2
+fi
 # A fuzzer that cannot make its implementation exits at its first input, and
 # restarting it all night looked like a clean campaign: ask first.
 "$tools" check-impl ${gpus:+--gpus "$gpus"} >/dev/null  # (what cannot run goes to stderr)

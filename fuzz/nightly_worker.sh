@@ -62,8 +62,8 @@ unreplayed_record() {  # crash-file min-file fuzzer-log regress-rc
 
 # A crash: minimise the bytes, make the regression case(s), de-duplicate.
 # Returns 0 if it recorded a new failure, 1 if only known ones, 2 if the
-# replay could not even start (exit 2: a set-up error such as a bad
-# GATECHECK_FUZZ_PROPERTIES, not a finding; the worker counts it as an error).
+# replay could not even start (exit 2: a set-up error that nightly.sh's own
+# checks missed, not a finding; the worker counts it as an error).
 process_crash() {  # worker crash-file ignore-list fuzzer-log
   local w=$1 crash=$2 ignore=$3 flog=$4 name min lines rc line new=1
   name=$(basename "$crash")

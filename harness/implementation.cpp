@@ -10,6 +10,7 @@
 #include "../kernels/host/gate_residual_host.h"
 #include "../properties/case.h"
 #include "plugin_loader.h"
+#include "plugin_stdout.h"
 #if GATECHECK_HAVE_TORCH
 #include "../kernels/torch/torch_eager.h"
 #endif
@@ -94,12 +95,14 @@ Contract Contract::parse(const std::string& list) {
 }
 
 namespace {
+bool is_plugin(const Implementation& impl) { return impl.name.rfind("plugin:", 0) == 0; }
+
 Status from_rc(const Implementation& impl, const char* op, int rc) {
   if (rc == 0) return Status::success();
   const char* msg = impl.api->last_error ? impl.api->last_error() : nullptr;
   // Our own implementations return an ErrorKind. A plugin's codes mean
   // nothing to us (the ABI defines none): say the code and its message as they are.
-  if (impl.name.rfind("plugin:", 0) == 0)
+  if (is_plugin(impl))
     return Status::error(ErrorKind::implementation, std::string(op) + " returned " + std::to_string(rc) +
                                                         (msg && *msg ? std::string(": ") + msg : " with no message"));
   std::string m = msg && *msg ? msg : std::string(op) + " returned " + std::to_string(rc) + " with no message";
@@ -110,12 +113,14 @@ Status from_rc(const Implementation& impl, const char* op, int rc) {
 
 Status Implementation::forward(const gatecheck_problem& p, const void* res, const void* gate,
                                const int64_t* index, const void* y, void* out) const {
+  const PluginStdoutToStderr quiet(is_plugin(*this));  // through last_error() too
   return from_rc(*this, "forward", api->forward(&p, res, gate, index, y, out));
 }
 
 Status Implementation::backward(const gatecheck_problem& p, const void* grad_out, const void* gate,
                                 const int64_t* index, const void* y, void* grad_res,
                                 void* grad_gate, void* grad_y) const {
+  const PluginStdoutToStderr quiet(is_plugin(*this));
   return from_rc(*this, "backward",
                  api->backward(&p, grad_out, gate, index, y, grad_res, grad_gate, grad_y));
 }

@@ -4,17 +4,25 @@
 
 #include <stdexcept>
 
+#include "plugin_stdout.h"
+
 namespace gatecheck {
 
 Implementation load_plugin(const std::string& path, Device device) {
   auto fail = [&](const std::string& why) {
     throw std::runtime_error("plugin '" + path + "': " + why);
   };
+  // Its constructors and gatecheck_plugin_v1() may print, and so may its
+  // destructors at dlclose.
+  const PluginStdoutToStderr quiet;
   // A bare file name would make dlopen search the library path; keep it a path.
   const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
   void* handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) fail(std::string("cannot be loaded: ") + dlerror());
-  std::shared_ptr<void> keep(handle, [](void* h) { dlclose(h); });
+  std::shared_ptr<void> keep(handle, [](void* h) {
+    const PluginStdoutToStderr quiet_unload;
+    dlclose(h);
+  });
   using entry_fn = const gatecheck_plugin* (*)();
   auto entry = reinterpret_cast<entry_fn>(dlsym(handle, "gatecheck_plugin_v1"));
   if (!entry) fail("does not export gatecheck_plugin_v1 (extern \"C\")");

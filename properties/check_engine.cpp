@@ -164,22 +164,35 @@ ReproduceMap decode(const std::string& s) {
   }
 }
 
-// RC_PARAMS's reproduce entries that name a pair of this run (empty if none).
-ReproduceMap from_rc_params(const std::vector<Implementation>& impls, const CheckOptions& opt) {
-  // RapidCheck prints its configuration when first read: read it only when
-  // RC_PARAMS carries a reproduce string, so plain runs stay quiet.
+// RC_PARAMS's reproduce entries, all of them (empty if it has none). Parsed
+// here rather than read from rc::detail::configuration(), which would print
+// and exit(1) on a bad string, and on a good one prints RapidCheck's
+// configuration with a random seed that a replay does not use.
+ReproduceMap rc_params_reproduce_map() {
   const char* env = std::getenv("RC_PARAMS");
   if (!env || !std::strstr(env, "reproduce")) return {};
-  try {  // rc::detail::configuration() would print and exit(1) on a bad string
-    rc::detail::configFromString(env);
+  try {
+    return rc::detail::configFromString(env).reproduce;
   } catch (const rc::detail::ConfigurationException& e) {
     throw std::invalid_argument(std::string("RC_PARAMS: ") + e.what());
   }
-  const auto& all = rc::detail::configuration().reproduce;
-  std::string named;
+}
+
+// The keys of `all` that name a pair of this run.
+std::vector<std::string> keys_run_here(const ReproduceMap& all, const std::vector<Implementation>& impls,
+                                       const CheckOptions& opt) {
+  std::vector<std::string> keys;
   for (const auto& impl : impls)
     for (const auto& p : opt.properties)
-      if (all.count(reproduce_key(impl, p))) return ReproduceMap(all.begin(), all.end());
+      if (all.count(reproduce_key(impl, p))) keys.push_back(reproduce_key(impl, p));
+  return keys;
+}
+
+// RC_PARAMS's reproduce entries if one names a pair of this run (empty if none).
+ReproduceMap from_rc_params(const std::vector<Implementation>& impls, const CheckOptions& opt) {
+  const ReproduceMap all = rc_params_reproduce_map();
+  if (all.empty() || !keys_run_here(all, impls, opt).empty()) return all;
+  std::string named;
   for (const auto& kv : all) named += (named.empty() ? "" : ", ") + kv.first;
   std::fprintf(stderr, "gatecheck: note: RC_PARAMS reproduces %s, none of the implementation x property pairs run "
                        "here; this is an ordinary run\n", named.c_str());
@@ -221,6 +234,11 @@ CheckReport run_reproduce(const std::vector<Implementation>& impls, const CheckO
 }
 
 }  // namespace
+
+std::vector<std::string> rc_params_replays(const std::vector<Implementation>& impls, const CheckOptions& opt) {
+  if (!opt.reproduce.empty() || !opt.rc_params_reproduce) return {};
+  return keys_run_here(rc_params_reproduce_map(), impls, opt);
+}
 
 bool claimed_for_some_dtype(const Contract& k, const std::string& property, const std::vector<DType>& dtypes) {
   for (DType t : dtypes) {

@@ -87,6 +87,12 @@ struct CheckReport {
 
 CheckReport run_check(const std::vector<Implementation>& impls, const CheckOptions& opt);
 
+// The pairs ("host@cpu/accuracy") that run_check will replay from
+// RC_PARAMS="reproduce=..." rather than generate from the seed within the
+// budget; empty when it will not (no such string, opt.reproduce set, or
+// rc_params_reproduce off). Throws std::invalid_argument on a bad RC_PARAMS.
+std::vector<std::string> rc_params_replays(const std::vector<Implementation>& impls, const CheckOptions& opt);
+
 // Does contract k claim any part of `property` (the whole, or one output) for
 // one of `dtypes`? The "claimed" column of a check's results.
 bool claimed_for_some_dtype(const Contract& k, const std::string& property, const std::vector<DType>& dtypes);

@@ -9,6 +9,8 @@
 //                                   A call that crashes, exits or hangs is a failure too (regress.h)
 //   check-impl [--gpus N]           can each implementation (--impl) run here, and are there N
 //                                   GPUs? exit 2: unknown implementation, 3: cannot run
+//   check-properties                is every name in GATECHECK_FUZZ_PROPERTIES a property? exit 2
+//                                   naming the first unknown one and the valid names
 //   check-case FILE|DIR...          run JSON cases through the fuzz checks (exit 1 on failure)
 //   coverage DIR                    check that decoder inputs in DIR cover every index
 //                                   pattern x dtype, value class and plan (exit 1 if not)
@@ -51,7 +53,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: gatecheck-fuzz-tools seeds DIR | decode [--json] INPUT... | regress INPUT --out DIR [--seconds S] "
                "[--impl SPEC]... | check-case [--impl SPEC]... FILE|DIR... | check-impl [--impl SPEC]... [--gpus N] | "
-               "bench [--seconds S] | report DIR\n");
+               "check-properties | bench [--seconds S] | report DIR\n");
   return 2;
 }
 
@@ -132,6 +134,22 @@ int cmd_check_impl(const Args& a) {
     }
   }
   return rc;
+}
+
+// nightly.sh asks this too: the fuzzer reads GATECHECK_FUZZ_PROPERTIES only
+// at its first input, so a typo used to surface as a worker giving up
+// mid-campaign. Read here as the fuzzer reads it.
+int cmd_check_properties() {
+  const std::vector<std::string> props = fuzz_properties();
+  if (const std::string why = fuzz_properties_problem(props); !why.empty()) {
+    std::fprintf(stderr, "%s\n", why.c_str());
+    return 2;
+  }
+  std::string list;
+  for (const auto& p : props) list += (list.empty() ? "" : ", ") + p;
+  std::printf("GATECHECK_FUZZ_PROPERTIES%s: the fuzzer checks %s\n",
+              std::getenv("GATECHECK_FUZZ_PROPERTIES") ? "" : " (unset)", list.c_str());
+  return 0;
 }
 
 int cmd_check_case(const Args& a) {
@@ -250,6 +268,7 @@ int main(int argc, char** argv) {
       return regress_crash_input(a.positional[0], a.out, a.seconds);
     }
     if (cmd == "check-impl") return a.positional.empty() ? cmd_check_impl(a) : usage();
+    if (cmd == "check-properties") return a.positional.empty() ? cmd_check_properties() : usage();
     if (cmd == "check-case") return cmd_check_case(a);
     if (cmd == "coverage") return cmd_coverage(a);
     if (cmd == "bench") return cmd_bench(a);

@@ -170,9 +170,20 @@ int cmd_check(const CheckArgs& a) {
   const std::string inflight = a.corpus + "/inflight-" + std::to_string(getpid()) + ".snapshot";
   recover_inflight(a.corpus);
 
-  std::fprintf(stderr, "gatecheck check: seed %llu (replay this run with --seed %llu), budget %g s%s\n",
-               static_cast<unsigned long long>(opt.seed), static_cast<unsigned long long>(opt.seed), a.seconds,
-               a.cases ? (", " + std::to_string(a.cases) + " cases per property").c_str() : "");
+  // RC_PARAMS="reproduce=..." replays the cases it encodes: no seed or budget
+  // of this run's is used, so none is shown.
+  const std::vector<std::string> replays = rc_params_replays(impls, opt);
+  const std::string origin = replays.empty() ? "--seed " + std::to_string(opt.seed)
+                                             : "replaying the RC_PARAMS reproduce string";
+  if (replays.empty()) {
+    std::fprintf(stderr, "gatecheck check: seed %llu (replay this run with --seed %llu), budget %g s%s\n",
+                 static_cast<unsigned long long>(opt.seed), static_cast<unsigned long long>(opt.seed), a.seconds,
+                 a.cases ? (", " + std::to_string(a.cases) + " cases per property").c_str() : "");
+  } else {
+    std::string pairs;
+    for (const auto& k : replays) pairs += (pairs.empty() ? "" : ", ") + k;
+    std::fprintf(stderr, "gatecheck check: replay of the RC_PARAMS reproduce string (%s)\n", pairs.c_str());
+  }
 
   // The case goes to disk before every call: a crash or an exit() inside the
   // implementation names it, and the next run recovers it.
@@ -215,7 +226,7 @@ int cmd_check(const CheckArgs& a) {
     CaseFile f{p.failure->shrunk, std::nullopt, {}, ""};
     f.failure = FailureRecord{p.impl, device_name(p.device), p.property, p.failure->verdict.message,
                               repro_command(path, p.impl, p.device, p.failure->verdict), p.failure->claimed};
-    f.note = "found by gatecheck check --seed " + std::to_string(report.seed) + " after " +
+    f.note = "found by gatecheck check " + origin + " after " +
              std::to_string(p.failure->seconds_to_find) + " s; shrunk in " +
              std::to_string(p.failure->shrink_steps) + " steps from " + describe(p.failure->original);
     try {
@@ -232,7 +243,8 @@ int cmd_check(const CheckArgs& a) {
   int claimed = 0, findings = 0;
   for (const auto& p : report.results)
     if (p.failure) (p.failure->claimed ? claimed : findings)++;
-  std::cout << "\nseed " << report.seed << ", " << report.seconds << " s: " << claimed
+  std::cout << "\n" << (replays.empty() ? "seed " + std::to_string(report.seed) : "replay of the RC_PARAMS reproduce string")
+            << ", " << report.seconds << " s: " << claimed
             << " claimed propert" << (claimed == 1 ? "y" : "ies") << " failed, " << findings << " finding"
             << (findings == 1 ? "" : "s") << " on unclaimed properties\n";
 

@@ -20,6 +20,20 @@
 #define EXIT0 9        /* forward calls exit(0) when rows == 13 */
 #define LOAD_CRASH 10  /* gatecheck_plugin_v1() itself dereferences NULL */
 #define ERROR_ROWS2 11 /* forward fails (returns 1) on every case of 2 rows or more */
+#define STDOUT_PRINT 12 /* prints to stdout (printf and write(1)) as it loads and in every call */
+
+/* STDOUT_PRINT: what a chatty plugin writes to stdout must not reach
+ * gatecheck's report there. printf is held in the C library's buffer, which
+ * the plugin shares with gatecheck; write(1) goes out at once. */
+static void chatter(const char* where) {
+  if (MISBEHAVIOUR != STDOUT_PRINT) return;
+  printf("plugin stdout: printf in %s\n", where);
+  char line[64];
+  const int n = snprintf(line, sizeof line, "plugin stdout: write(1) in %s\n", where);
+  if (write(1, line, (size_t)n) != n) abort();
+}
+__attribute__((constructor)) static void on_load(void) { chatter("load"); }
+__attribute__((destructor)) static void on_unload(void) { chatter("unload"); }
 
 static int misbehaving_forward(const gatecheck_problem* p, const void* res, const void* gate,
                                const int64_t* index, const void* y, void* out) {
@@ -31,6 +45,7 @@ static int misbehaving_forward(const gatecheck_problem* p, const void* res, cons
     fail("I refuse cases of %d rows or more", 2);
     return 1;
   }
+  chatter("forward");
   int rc = forward(p, res, gate, index, y, out);
   if (rc) return rc;
   if (MISBEHAVIOUR == EXIT0 && p->rows == 13) exit(0);
@@ -43,14 +58,27 @@ static int misbehaving_forward(const gatecheck_problem* p, const void* res, cons
   return 0;
 }
 
+static int misbehaving_backward(const gatecheck_problem* p, const void* grad_out, const void* gate,
+                                const int64_t* index, const void* y, void* grad_res, void* grad_gate,
+                                void* grad_y) {
+  chatter("backward");
+  return backward(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y);
+}
+
+static const char* misbehaving_last_error(void) {
+  chatter("last_error");
+  return last_error();
+}
+
 #if MISBEHAVIOUR != NO_SYMBOL
 const gatecheck_plugin* gatecheck_plugin_v1(void);
 const gatecheck_plugin* gatecheck_plugin_v1(void) {
   if (MISBEHAVIOUR == LOAD_CRASH) *(volatile int*)(uintptr_t)0 = 1;
+  chatter("gatecheck_plugin_v1");
   static const gatecheck_plugin plugin = {
       MISBEHAVIOUR == ABI_2 ? 2 : 1, "misbehaving",
       MISBEHAVIOUR == CUDA_ONLY ? 1u << GATECHECK_CUDA : 1u << GATECHECK_CPU,
-      misbehaving_forward, backward, last_error};
+      misbehaving_forward, misbehaving_backward, misbehaving_last_error};
   return &plugin;
 }
 #endif
