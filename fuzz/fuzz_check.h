@@ -23,9 +23,9 @@ struct FuzzFailure {
 // `gatecheck check`, not to a loop of thousands of executions per second).
 std::vector<std::string> fuzz_properties();
 
-// "" if every name in `properties` is a property (all_properties()), else a
-// message naming GATECHECK_FUZZ_PROPERTIES, the first unknown name and the
-// valid ones. The fuzzer exits on it; nightly.sh asks before its workers start.
+// "" if `properties` is not empty and every name in it is a property
+// (all_properties()), else a message naming GATECHECK_FUZZ_PROPERTIES and,
+// for an unknown name, that name and the valid ones. The fuzzer exits on it; nightly.sh asks before its workers start.
 std::string fuzz_properties_problem(const std::vector<std::string>& properties);
 
 // Runs `properties` on impl for c; returns the failures that break a claim.
