@@ -107,12 +107,17 @@ void print_coverage(std::ostream& os, const Coverage& c) {
   line("plan", c.plans);
 }
 
-nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved,
-                           const std::vector<Implementation>& impls) {
+nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, const std::vector<Implementation>& impls,
+                           const std::vector<std::string>& replays) {
   using nlohmann::json;
   json j;
   j["gatecheck_version"] = GATECHECK_VERSION;
-  j["seed"] = r.seed;
+  if (replays.empty()) {
+    j["seed"] = r.seed;
+  } else {
+    j["seed"] = nullptr;
+    j["replay_of"] = {{"rc_params_reproduce", replays}};
+  }
   j["seconds"] = r.seconds;
   json contracts = json::object();
   for (const auto& i : impls) contracts[i.label()] = i.contract.describe();

@@ -19,8 +19,10 @@ struct SavedFailures {
 void print_table(std::ostream& os, const CheckReport& r, const std::vector<Implementation>& impls);
 void print_failures(std::ostream& os, const CheckReport& r, const SavedFailures& saved);
 void print_coverage(std::ostream& os, const Coverage& c);
-nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved,
-                           const std::vector<Implementation>& impls);
+// `replays`: the pairs replayed from RC_PARAMS="reproduce=..." (rc_params_replays);
+// when there are any, "seed" is null (the run used none) and "replay_of" lists them.
+nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, const std::vector<Implementation>& impls,
+                           const std::vector<std::string>& replays);
 
 // The command that replays a saved case against an implementation.
 std::string repro_command(const std::string& case_file, const std::string& impl, Device d);
