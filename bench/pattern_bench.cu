@@ -85,6 +85,28 @@ struct RowIds {
   __device__ int64_t operator[](int i) const { return Smem ? staged[i] : int64_t(rows[start + i]); }
 };
 
+// A thread of a block that owns a piece of Copies 16-byte columns of tile
+// blockIdx.y: its tile, the tile's row ids, its column (part) and row group.
+// The constructor stages the ids (a barrier with SmemRows), so every thread
+// of the block must construct one; staged: kTileRows int64 of shared memory.
+template <int Copies, bool SmemRows>
+struct PieceThread {
+  Tile tile;
+  RowIds<SmemRows> ids;
+  int part, group;
+  int64_t col;
+  bool col_ok;
+  __device__ PieceThread(const Tile* tiles, const int* rows, int64_t* staged, int64_t row_vecs)
+      : tile(tiles[blockIdx.y]),
+        ids{rows, tile.start, tile.n, staged},
+        part(int(threadIdx.x) % Copies),
+        group(int(threadIdx.x) / Copies),
+        col(int64_t(blockIdx.x) * Copies + part),
+        col_ok(col < row_vecs) {
+    ids.stage();
+  }
+};
+
 // Whole rows: row groups of RowsPerBlock rows, blockIdx.x, + gridDim.x, ...
 template <int RowsPerBlock>
 __global__ void __launch_bounds__(kThreads) rows_kernel(Tensors t, const int* rows, int nrows, int64_t row_vecs) {
@@ -114,14 +136,15 @@ __global__ void __launch_bounds__(kThreads) rows_kernel(Tensors t, const int* ro
 // coupling that a shared-memory hand-off needs, without the hand-off).
 template <int PieceBytes, bool Sync, bool SmemRows>
 __global__ void __launch_bounds__(kThreads) pieces_kernel(Tensors t, const int* rows, const Tile* tiles, int64_t row_vecs) {
-  constexpr int kCopies = PieceBytes / 16, kGroups = kThreads / kCopies, kInFlight = 4;
-  const Tile tile = tiles[blockIdx.y];
+  constexpr int kInFlight = 4;
   __shared__ int64_t staged[kTileRows];
-  const RowIds<SmemRows> ids{rows, tile.start, tile.n, staged};
-  ids.stage();
-  const int part = threadIdx.x % kCopies, group = threadIdx.x / kCopies;
-  const int64_t col = int64_t(blockIdx.x) * kCopies + part;
-  const bool col_ok = col < row_vecs;
+  constexpr int kGroups = kThreads / (PieceBytes / 16);
+  const PieceThread<PieceBytes / 16, SmemRows> th(tiles, rows, staged, row_vecs);
+  const Tile& tile = th.tile;
+  const auto& ids = th.ids;
+  const int group = th.group;
+  const int64_t col = th.col;
+  const bool col_ok = th.col_ok;
   if (!Sync && !col_ok) return;
   for (int i0 = 0; i0 < tile.n; i0 += kGroups * kInFlight) {
     uint4 gv[kInFlight], yv[kInFlight];
@@ -144,34 +167,21 @@ __global__ void __launch_bounds__(kThreads) pieces_kernel(Tensors t, const int* 
 // kGroups x R rows, with its 16 bytes of the gate row. A round's R rows are
 // every kGroups-th row from its group's (Consecutive: R consecutive rows).
 template <int R, bool Consecutive, bool SmemRows>
-struct RegsThread {
+struct RegsThread : PieceThread<32, SmemRows> {
+  using Base = PieceThread<32, SmemRows>;
+  using Base::tile, Base::ids, Base::group, Base::col, Base::col_ok;
   static constexpr int kCopies = 32, kGroups = kThreads / kCopies, kRound = kGroups * R;
   static constexpr int kCols = kCopies * 8;  // bf16 columns of a piece
   struct Regs {                              // one round's rows in registers
     uint4 g[R], y[R];
     int64_t o[R];  // -1: past the tile's end, or a column past the row's
   };
-  Tile tile;
-  RowIds<SmemRows> ids;
-  int part, group;
-  int64_t col;
-  bool col_ok;
   int rounds;
   uint4 kv;
 
-  // staged: kTileRows int64 of shared memory; the constructor stages the ids
-  // (a barrier), so every thread of the block must construct one.
+  // As PieceThread's, and this thread's 16 bytes of the gate row.
   __device__ RegsThread(const Tile* tiles, const int* rows, int64_t* staged, int64_t row_vecs, const uint4* gate)
-      : tile(tiles[blockIdx.y]),
-        ids{rows, tile.start, tile.n, staged},
-        part(int(threadIdx.x) % kCopies),
-        group(int(threadIdx.x) / kCopies),
-        col(int64_t(blockIdx.x) * kCopies + part),
-        col_ok(col < row_vecs),
-        rounds((tile.n + kRound - 1) / kRound),
-        kv(col_ok ? gate[col] : uint4{}) {
-    ids.stage();
-  }
+      : Base(tiles, rows, staged, row_vecs), rounds((tile.n + kRound - 1) / kRound), kv(col_ok ? gate[col] : uint4{}) {}
 
   __device__ void load(int k, Regs& r, const Tensors& t, int64_t row_vecs) const {
 #pragma unroll
@@ -331,13 +341,13 @@ __global__ void __launch_bounds__(kThreads) pipe_kernel(Tensors t, const int* ro
   extern __shared__ uint4 smem[];
   uint4* gs = smem;
   uint4* ys = smem + kDepth * kVecs;
-  const Tile tile = tiles[blockIdx.y];
   __shared__ int64_t staged[kTileRows];
-  const RowIds<SmemRows> ids{rows, tile.start, tile.n, staged};
-  ids.stage();
-  const int part = threadIdx.x % kCopies, group = threadIdx.x / kCopies;
-  const int64_t col = int64_t(blockIdx.x) * kCopies + part;
-  const bool col_ok = col < row_vecs;
+  const PieceThread<kCopies, SmemRows> th(tiles, rows, staged, row_vecs);
+  const Tile& tile = th.tile;
+  const auto& ids = th.ids;
+  const int part = th.part, group = th.group;
+  const int64_t col = th.col;
+  const bool col_ok = th.col_ok;
   const int stages = (tile.n + kStageRows - 1) / kStageRows;
   auto issue = [&](int s) {
     if (s < stages && col_ok) {
