@@ -34,8 +34,19 @@ bool CheckReport::any_claimed_failure() const {
   return false;
 }
 
-std::string reproduce_key(const Implementation& impl, const std::string& property) {
-  return impl.label() + "/" + property;
+namespace {
+// "" for the default shape limits, else "/rows<=R,dim<=D,gates<=G".
+std::string limits_suffix(const GenLimits& l) {
+  const GenLimits d;
+  if (l.max_rows == d.max_rows && l.max_dim == d.max_dim && l.max_gates == d.max_gates && l.big_dims == d.big_dims)
+    return "";
+  return "/rows<=" + std::to_string(l.max_rows) + ",dim<=" + std::to_string(l.max_dim) +
+         ",gates<=" + std::to_string(l.max_gates) + (l.big_dims ? "" : ",no-h3-dims");
+}
+}  // namespace
+
+std::string reproduce_key(const Implementation& impl, const std::string& property, const GenLimits& limits) {
+  return impl.label() + "/" + property + limits_suffix(limits);
 }
 
 namespace {
@@ -115,8 +126,8 @@ rc::Shrinkable<Case> follow(rc::Shrinkable<Case> s, const std::vector<size_t>& p
   return s;
 }
 
-FailureReport report(const Implementation& impl, const std::string& property, const Case& original,
-                     const Shrunk& sh, const rc::Random& random, int size, double found_after) {
+FailureReport report(const Implementation& impl, const std::string& property, const GenLimits& limits,
+                     const Case& original, const Shrunk& sh, const rc::Random& random, int size, double found_after) {
   FailureReport f;
   f.original = original;
   f.shrunk = sh.at.value();
@@ -125,7 +136,7 @@ FailureReport report(const Implementation& impl, const std::string& property, co
   f.seconds_to_find = found_after;
   f.shrink_steps = int(sh.path.size());
   rc::detail::Reproduce r{random, size, sh.path};
-  f.reproduce = rc::detail::reproduceMapToString({{reproduce_key(impl, property), r}});
+  f.reproduce = rc::detail::reproduceMapToString({{reproduce_key(impl, property, limits), r}});
   return f;
 }
 
@@ -184,14 +195,31 @@ std::vector<std::string> keys_run_here(const ReproduceMap& all, const std::vecto
   std::vector<std::string> keys;
   for (const auto& impl : impls)
     for (const auto& p : opt.properties)
-      if (all.count(reproduce_key(impl, p))) keys.push_back(reproduce_key(impl, p));
+      if (all.count(reproduce_key(impl, p, opt.limits))) keys.push_back(reproduce_key(impl, p, opt.limits));
   return keys;
+}
+
+// Throws if `all` replays a pair of this run under other generator limits:
+// following that shrink path here would replay some other case, and likely pass.
+void refuse_other_limits(const ReproduceMap& all, const std::vector<Implementation>& impls, const CheckOptions& opt) {
+  auto limits_text = [](const std::string& suffix) { return suffix.empty() ? std::string("the defaults") : suffix.substr(1); };
+  for (const auto& impl : impls)
+    for (const auto& p : opt.properties) {
+      const std::string pair = impl.label() + "/" + p;
+      for (const auto& kv : all)
+        if (kv.first == pair || kv.first.rfind(pair + "/", 0) == 0)
+          throw std::invalid_argument("RC_PARAMS: the reproduce string for " + pair + " was made with generator limits " +
+                                      limits_text(kv.first.substr(pair.size())) + ", this run has " +
+                                      limits_text(limits_suffix(opt.limits)) +
+                                      ": replay it with that run's --max-rows, --max-dim and --max-gates");
+    }
 }
 
 // RC_PARAMS's reproduce entries if one names a pair of this run (empty if none).
 ReproduceMap from_rc_params(const std::vector<Implementation>& impls, const CheckOptions& opt) {
   const ReproduceMap all = rc_params_reproduce_map();
   if (all.empty() || !keys_run_here(all, impls, opt).empty()) return all;
+  refuse_other_limits(all, impls, opt);
   std::string named;
   for (const auto& kv : all) named += (named.empty() ? "" : ", ") + kv.first;
   std::fprintf(stderr, "gatecheck: note: RC_PARAMS reproduces %s, none of the implementation x property pairs run "
@@ -205,7 +233,7 @@ CheckReport run_reproduce(const std::vector<Implementation>& impls, const CheckO
   const auto start = Clock::now();
   for (const auto& impl : impls)
     for (const auto& property : opt.properties) {
-      auto it = map.find(reproduce_key(impl, property));
+      auto it = map.find(reproduce_key(impl, property, opt.limits));
       if (it == map.end()) continue;
       const auto& r = it->second;
       const auto t0 = Clock::now();
@@ -222,7 +250,7 @@ CheckReport run_reproduce(const std::vector<Implementation>& impls, const CheckO
       Verdict v = check_property(property, impl, c, popt(opt));
       if (!v.passed) {
         pr.passed = false;
-        pr.failure = report(impl, property, c, Shrunk{s, v, r.shrinkPath}, r.random, r.size, since(t0));
+        pr.failure = report(impl, property, opt.limits, c, Shrunk{s, v, r.shrinkPath}, r.random, r.size, since(t0));
       }
       pr.seconds = since(t0);
       rep.results.push_back(std::move(pr));
@@ -237,7 +265,10 @@ CheckReport run_reproduce(const std::vector<Implementation>& impls, const CheckO
 
 std::vector<std::string> rc_params_replays(const std::vector<Implementation>& impls, const CheckOptions& opt) {
   if (!opt.reproduce.empty() || !opt.rc_params_reproduce) return {};
-  return keys_run_here(rc_params_reproduce_map(), impls, opt);
+  const ReproduceMap all = rc_params_reproduce_map();
+  std::vector<std::string> keys = keys_run_here(all, impls, opt);
+  if (keys.empty() && !all.empty()) refuse_other_limits(all, impls, opt);
+  return keys;
 }
 
 bool claimed_for_some_dtype(const Contract& k, const std::string& property, const std::vector<DType>& dtypes) {
@@ -308,7 +339,7 @@ CheckReport run_check(const std::vector<Implementation>& impls, const CheckOptio
         if (!claimed && pr.failure) continue;
         const double found_after = since(t0);
         const Shrunk sh = shrink(impl, property, s, v, claimed, opt);
-        pr.failure = report(impl, property, c, sh, random, size, found_after);
+        pr.failure = report(impl, property, opt.limits, c, sh, random, size, found_after);
         pr.passed = false;
         ++failures;
         progress.tick(impl, property, total_cases, failures, true);

@@ -59,8 +59,11 @@ struct FailureReport {
                                    // accepted back by CheckOptions::reproduce
 };
 
-// The key a reproduce string files a failure under: "host@cpu/accuracy".
-std::string reproduce_key(const Implementation& impl, const std::string& property);
+// The key a reproduce string files a failure under: "host@cpu/accuracy", and
+// the generator's shape limits where they are not the defaults
+// ("host@cpu/accuracy/rows<=3000,dim<=8,gates<=256"): a reproduce string is a
+// shrink path of one generator, and followed in another it names another case.
+std::string reproduce_key(const Implementation& impl, const std::string& property, const GenLimits& limits);
 
 struct PropertyResult {
   std::string impl;
@@ -90,7 +93,8 @@ CheckReport run_check(const std::vector<Implementation>& impls, const CheckOptio
 // The pairs ("host@cpu/accuracy") that run_check will replay from
 // RC_PARAMS="reproduce=..." rather than generate from the seed within the
 // budget; empty when it will not (no such string, opt.reproduce set, or
-// rc_params_reproduce off). Throws std::invalid_argument on a bad RC_PARAMS.
+// rc_params_reproduce off). Throws std::invalid_argument on a bad RC_PARAMS, or
+// on one made for a pair of this run under other generator limits.
 std::vector<std::string> rc_params_replays(const std::vector<Implementation>& impls, const CheckOptions& opt);
 
 // Does contract k claim any part of `property` (the whole, or one output) for

@@ -10,6 +10,11 @@ namespace gatecheck {
 
 enum ExitCode { kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitCannotRun = 3 };
 
+// Bounds of check's --max-rows, --max-dim and --max-gates, and of their
+// rows x dim: the oracle holds several float64 copies of every tensor.
+constexpr unsigned long long kMaxGenRows = 1ull << 20, kMaxGenDim = 1ull << 16, kMaxGenGates = 1ull << 20;
+constexpr unsigned long long kMaxGenElements = 1ull << 24;
+
 struct CheckArgs {
   std::vector<std::string> impls;
   std::string device;        // "", "cpu" or "cuda"
@@ -23,6 +28,8 @@ struct CheckArgs {
   std::string json;
   bool isolate = false;
   double timeout = 60;       // --isolate: seconds one call may take before it is reported as hung
+  // The generator's largest rows, dim and gates (0: its defaults, GenLimits).
+  long long max_rows = 0, max_dim = 0, max_gates = 0;
 };
 int cmd_check(const CheckArgs& a);
 

@@ -16,6 +16,7 @@
 #include "../../properties/case_json.h"
 #include "../../properties/case_snapshot.h"
 #include "../../properties/fnv1a.h"
+#include "../../properties/generators.h"
 #include "../../properties/shrink.h"
 #include "cli.h"
 #include "crash_guard.h"
@@ -117,6 +118,15 @@ void domain_shrink(CheckReport* report, const std::vector<Implementation>& impls
   }
 }
 
+// The generator options of this run, as a replay of its RapidCheck reproduce
+// strings must repeat them (the strings are shrink paths of this generator).
+std::string generator_flags(const CheckArgs& a) {
+  std::string f;
+  if (a.max_rows) f += " --max-rows " + std::to_string(a.max_rows);
+  if (a.max_dim) f += " --max-dim " + std::to_string(a.max_dim);
+  if (a.max_gates) f += " --max-gates " + std::to_string(a.max_gates);
+  return f.empty() ? f : f.substr(1);
+}
 }  // namespace
 
 int cmd_check(const CheckArgs& a) {
@@ -132,6 +142,21 @@ int cmd_check(const CheckArgs& a) {
     return kExitCannotRun;
   }
   CheckOptions opt;
+  if (a.max_rows) opt.limits.max_rows = a.max_rows;
+  if (a.max_gates) opt.limits.max_gates = a.max_gates;
+  if (a.max_dim) {
+    opt.limits.max_dim = a.max_dim;
+    // H3's widths are drawn for small cases whatever max_dim says; a lower
+    // --max-dim means no dim above it.
+    for (int64_t d : edges::big_dims()) opt.limits.big_dims = opt.limits.big_dims && d <= a.max_dim;
+  }
+  if ((unsigned long long)opt.limits.max_rows * (unsigned long long)opt.limits.max_dim > kMaxGenElements) {
+    std::fprintf(stderr, "gatecheck check: --max-rows %lld x --max-dim %lld is %llu elements a tensor; at most %llu "
+                         "(the oracle holds several float64 copies of every tensor)\n",
+                 (long long)opt.limits.max_rows, (long long)opt.limits.max_dim,
+                 (unsigned long long)opt.limits.max_rows * (unsigned long long)opt.limits.max_dim, kMaxGenElements);
+    return kExitUsage;
+  }
   if (!a.properties.empty()) {
     opt.properties = split_list(a.properties);
     for (const auto& p : opt.properties) {
@@ -238,7 +263,7 @@ int cmd_check(const CheckArgs& a) {
   }
 
   print_table(std::cout, report, impls);
-  print_failures(std::cout, report, saved);
+  print_failures(std::cout, report, saved, generator_flags(a));
   print_coverage(std::cout, report.coverage);
   int claimed = 0, findings = 0;
   for (const auto& p : report.results)

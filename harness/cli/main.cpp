@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "../../bench/kernel_bench.h"
+#include "../../properties/generators.h"
 #include "../../properties/harness_bench.h"
 #include "../isolate.h"
 #include "cli.h"
@@ -55,6 +56,18 @@ int main(int argc, char** argv) {
   c->add_option("--corpus", check.corpus, "where counterexamples are saved")->capture_default_str();
   c->add_option("--json", check.json, "write the results as JSON to this file");
   add_isolate_options(c, &check.isolate, &check.timeout, "one property check");
+  const GenLimits gen_defaults;
+  c->add_option("--max-rows", check.max_rows,
+                "largest row count generated (default " + std::to_string(gen_defaults.max_rows) + ")")
+      ->check(whole_number(1, kMaxGenRows, "rows"));
+  c->add_option("--max-dim", check.max_dim,
+                "largest dim generated (default " + std::to_string(gen_defaults.max_dim) +
+                    ", and H3's 3072 and 5376 for cases of at most " + std::to_string(gen_defaults.big_dim_max_rows) +
+                    " rows unless --max-dim is below them)")
+      ->check(whole_number(1, kMaxGenDim, "dim"));
+  c->add_option("--max-gates", check.max_gates,
+                "largest gate count generated (default " + std::to_string(gen_defaults.max_gates) + ")")
+      ->check(whole_number(1, kMaxGenGates, "gates"));
 
   ReproArgs repro;
   auto* r = app.add_subcommand("repro", "replay corpus files; exit 1 if a failure is still there");

@@ -68,7 +68,8 @@ void print_table(std::ostream& os, const CheckReport& r, const std::vector<Imple
   }
 }
 
-void print_failures(std::ostream& os, const CheckReport& r, const SavedFailures& saved) {
+void print_failures(std::ostream& os, const CheckReport& r, const SavedFailures& saved,
+                    const std::string& generator_flags) {
   for (size_t k = 0; k < r.results.size(); ++k) {
     const auto& p = r.results[k];
     if (!p.failure) continue;
@@ -84,7 +85,9 @@ void print_failures(std::ostream& os, const CheckReport& r, const SavedFailures&
       os << "  saved: " << saved.paths[k] << "\n";
       os << "  repro: " << repro_command(saved.paths[k], p.impl, p.device, p.failure->verdict) << "\n";
     }
-    if (!f.reproduce.empty()) os << "  RapidCheck: RC_PARAMS=\"reproduce=" << f.reproduce << "\"\n";
+    if (!f.reproduce.empty())
+      os << "  RapidCheck: RC_PARAMS=\"reproduce=" << f.reproduce << "\""
+         << (generator_flags.empty() ? "" : " (replay with " + generator_flags + ")") << "\n";
   }
 }
 

@@ -17,7 +17,10 @@ struct SavedFailures {
 };
 
 void print_table(std::ostream& os, const CheckReport& r, const std::vector<Implementation>& impls);
-void print_failures(std::ostream& os, const CheckReport& r, const SavedFailures& saved);
+// generator_flags: the run's generator options ("--max-rows N ..."), which a
+// RapidCheck replay (RC_PARAMS="reproduce=...") must repeat; "" for none.
+void print_failures(std::ostream& os, const CheckReport& r, const SavedFailures& saved,
+                    const std::string& generator_flags = "");
 void print_coverage(std::ostream& os, const Coverage& c);
 // `replays`: the pairs replayed from RC_PARAMS="reproduce=..." (rc_params_replays);
 // when there are any, "seed" is null (the run used none) and "replay_of" lists them.

@@ -26,18 +26,21 @@ inline CLI::Validator finite_seconds(bool positive = false) {
       "SECONDS");
 }
 
-// A whole number in [0, max], written in decimal digits only.
-inline CLI::Validator whole_number(unsigned long long max, const std::string& what) {
+// A whole number in [min, max], written in decimal digits only.
+inline CLI::Validator whole_number(unsigned long long min, unsigned long long max, const std::string& what) {
   return CLI::Validator(
-      [max, what](std::string& v) -> std::string {
+      [min, max, what](std::string& v) -> std::string {
         if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
-          return "'" + v + "' is not a whole number >= 0 (" + what + ")";
+          return "'" + v + "' is not a whole number >= " + std::to_string(min) + " (" + what + ")";
         errno = 0;
         const unsigned long long n = std::strtoull(v.c_str(), nullptr, 10);
         if (errno == ERANGE || n > max) return "'" + v + "' is too large (" + what + ", at most " + std::to_string(max) + ")";
+        if (n < min) return "'" + v + "' is too small (" + what + ", at least " + std::to_string(min) + ")";
         return "";
       },
       "N");
 }
+// A whole number in [0, max].
+inline CLI::Validator whole_number(unsigned long long max, const std::string& what) { return whole_number(0, max, what); }
 
 }  // namespace gatecheck

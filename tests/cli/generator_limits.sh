@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# generator_limits.sh GATECHECK PLUGIN WORK: check's --max-rows, --max-dim and
+# --max-gates reach the generator (the coverage shows rows past the default
+# 1100), and a failure's RapidCheck reproduce string replays only under the
+# same limits: with them it finds the failure again; without them it is
+# refused (exit 2, naming the limits), never followed into some other case
+# that passes.
+set -u
+gc=$1 plugin=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+"$gc" check --impl host --max-rows 3000 --max-dim 8 --properties accuracy,row_invariance --cases 150 --seed 1 \
+  --corpus "$work/host" >"$work/host.out" 2>&1 || fail "the host run exited $? (want 0)"
+grep -Eq "rows 1000\+ [1-9]" "$work/host.out" || fail "no case of 1000 rows or more with --max-rows 3000: $(grep ' size ' "$work/host.out")"
+grep -Eq "dim (10|100|1000)" "$work/host.out" && fail "a dim above --max-dim 8: $(grep ' size ' "$work/host.out")"
+limits=(--max-rows 2000 --max-dim 64)
+run=(check --impl "plugin:$plugin" --properties accuracy)
+"$gc" "${run[@]}" "${limits[@]}" --seed 42 --cases 30 --corpus "$work/found" >"$work/found.out" 2>&1
+line=$(grep -m1 'RapidCheck: RC_PARAMS=' "$work/found.out")
+reproduce=$(printf '%s' "$line" | sed -n 's/^ *RapidCheck: RC_PARAMS="\(reproduce=[^"]*\)".*$/\1/p')
+[ -n "$reproduce" ] || { cat "$work/found.out"; echo "FAIL: the failing run printed no RC_PARAMS line"; exit 1; }
+case $line in
+  *"(replay with --max-rows 2000 --max-dim 64)") ;;
+  *) fail "the RC_PARAMS line does not name the limits to replay with: $line" ;;
+esac
+RC_PARAMS=$reproduce "$gc" "${run[@]}" "${limits[@]}" --corpus "$work/same" >"$work/same.out" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "the replay under the same limits exited $rc (want 1: the failure is still there)"
+RC_PARAMS=$reproduce "$gc" "${run[@]}" --corpus "$work/other" >"$work/other.out" 2>&1
+rc=$?
+[ $rc -eq 2 ] || fail "the replay under the default limits exited $rc (want 2: refused)"
+grep -q "was made with generator limits rows<=2000,dim<=64,gates<=256,no-h3-dims, this run has the defaults" "$work/other.out" ||
+  fail "the refusal does not name both limits: $(cat "$work/other.out")"
+[ $fails -eq 0 ] || exit 1
+echo "ok: the limits reach the generator, and a reproduce string replays only under its own"
