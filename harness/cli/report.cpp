@@ -102,11 +102,18 @@ void print_coverage(std::ostream& os, const Coverage& c) {
          << "%";
     os << "\n";
   };
+  // sizes holds "rows 1000+", "dim 0", "gates 1-9", ...: a line for each, so
+  // that each adds up to 100% of the cases.
+  std::map<std::string, std::map<std::string, int64_t>> size_lines;
+  for (const auto& kv : c.sizes) {
+    const size_t sp = kv.first.find(' ');
+    size_lines[kv.first.substr(0, sp)][sp == std::string::npos ? "" : kv.first.substr(sp + 1)] += kv.second;
+  }
   os << "\ncoverage (share of generated cases):\n";
   line("dtype", c.dtypes);
   line("pattern", c.patterns);
   line("values", c.values);
-  line("size", c.sizes);
+  for (const char* what : {"rows", "dim", "gates"}) line(what, size_lines[what]);
   line("plan", c.plans);
 }
 

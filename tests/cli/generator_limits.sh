@@ -12,8 +12,8 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 "$gc" check --impl host --max-rows 3000 --max-dim 8 --properties accuracy,row_invariance --cases 150 --seed 1 \
   --corpus "$work/host" >"$work/host.out" 2>&1 || fail "the host run exited $? (want 0)"
-grep -Eq "rows 1000\+ [1-9]" "$work/host.out" || fail "no case of 1000 rows or more with --max-rows 3000: $(grep ' size ' "$work/host.out")"
-grep -Eq "dim (10|100|1000)" "$work/host.out" && fail "a dim above --max-dim 8: $(grep ' size ' "$work/host.out")"
+grep -Eq "^  rows .* 1000\+ [1-9]" "$work/host.out" || fail "no case of 1000 rows or more with --max-rows 3000: $(grep '^  rows ' "$work/host.out")"
+grep -Eq "^  dim .* (10-99|100-999|1000\+) " "$work/host.out" && fail "a dim above --max-dim 8: $(grep '^  dim ' "$work/host.out")"
 limits=(--max-rows 2000 --max-dim 64)
 run=(check --impl "plugin:$plugin" --properties accuracy)
 "$gc" "${run[@]}" "${limits[@]}" --seed 42 --cases 30 --corpus "$work/found" >"$work/found.out" 2>&1
