@@ -31,11 +31,7 @@ std::string fuzz_properties_problem(const std::vector<std::string>& properties) 
   if (properties.empty())
     return "GATECHECK_FUZZ_PROPERTIES is set but names no property (unset it for the default set)";
   for (const auto& p : properties)
-    if (std::find(all.begin(), all.end(), p) == all.end()) {
-      std::string known;
-      for (const auto& k : all) known += (known.empty() ? "" : ", ") + k;
-      return "GATECHECK_FUZZ_PROPERTIES: unknown property '" + p + "' (" + known + ")";
-    }
+    if (std::find(all.begin(), all.end(), p) == all.end()) return "GATECHECK_FUZZ_PROPERTIES: " + unknown_property(p);
   return "";
 }
 

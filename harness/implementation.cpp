@@ -85,7 +85,7 @@ Contract Contract::parse(const std::string& list) {
     const auto colon = item.find(':');
     const std::string p = item.substr(0, colon);
     if (!is_property(p))
-      throw std::invalid_argument("--claims: unknown property '" + p + "' in '" + item + "'");
+      throw std::invalid_argument("--claims: " + unknown_property(p) + " in '" + item + "'");
     if (colon != std::string::npos && !is_output(item.substr(colon + 1)))
       throw std::invalid_argument("--claims: unknown output '" + item.substr(colon + 1) + "' in '" +
                                   item + "' (out, grad_res, grad_y, grad_gate)");

@@ -26,6 +26,13 @@ inline const std::vector<std::string>& all_properties() {
   }();
   return p;
 }
+// "unknown property 'p' (accuracy, row_invariance, ...)": every message about a
+// bad property name lists the valid ones.
+inline std::string unknown_property(const std::string& p) {
+  std::string known;
+  for (const auto& k : all_properties()) known += (known.empty() ? "" : ", ") + k;
+  return "unknown property '" + p + "' (" + known + ")";
+}
 
 // Which properties an implementation claims. A claim is "property" (every
 // output) or "property:output" (e.g. "accuracy:grad_gate"). An exception

@@ -289,7 +289,7 @@ CheckReport run_check(const std::vector<Implementation>& impls, const CheckOptio
   for (const auto& p : opt.properties) {
     const auto& all = all_properties();
     if (std::find(all.begin(), all.end(), p) == all.end())
-      throw std::invalid_argument("unknown property '" + p + "'");
+      throw std::invalid_argument(unknown_property(p));
   }
   CheckReport rep;
   rep.seed = opt.seed;

@@ -32,9 +32,7 @@ Verdict check_property(const std::string& property, const Implementation& impl, 
       v.property = property;
       return v;
     }
-  std::string known;
-  for (const auto& [name, fn] : table) known += std::string(known.empty() ? "" : ", ") + name;
-  throw std::invalid_argument("unknown property '" + property + "' (" + known + ")");
+  throw std::invalid_argument(unknown_property(property));
 }
 
 bool breaks_claim(const Verdict& v, const Contract& contract, DType t) {

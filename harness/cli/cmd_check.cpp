@@ -163,7 +163,7 @@ int cmd_check(const CheckArgs& a) {
       bool known = false;
       for (const auto& q : all_properties()) known = known || p == q;
       if (!known) {
-        std::fprintf(stderr, "gatecheck check: --properties: unknown property '%s'\n", p.c_str());
+        std::fprintf(stderr, "gatecheck check: --properties: %s\n", unknown_property(p).c_str());
         return kExitUsage;
       }
     }
