@@ -295,7 +295,7 @@ CheckReport run_check(const std::vector<Implementation>& impls, const CheckOptio
   rep.seed = opt.seed;
   const auto start = Clock::now();
   Progress progress(opt, start);
-  const int64_t max_cases = opt.max_cases > 0 ? opt.max_cases : (opt.seconds > 0 ? 0 : 100);
+  const int64_t max_cases = opt.max_cases > 0 ? opt.max_cases : (opt.seconds > 0 ? 0 : kCasesWithoutBudget);
   int64_t total_cases = 0, failures = 0;
   const size_t pairs = impls.size() * opt.properties.size();
   size_t pair = 0;

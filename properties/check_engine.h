@@ -26,10 +26,14 @@ struct CheckProgress {
   int64_t failures = 0;
 };
 
+// Cases per implementation x property when a run has neither a time budget
+// nor a case budget (RapidCheck's own default).
+constexpr int64_t kCasesWithoutBudget = 100;
+
 struct CheckOptions {
   std::vector<std::string> properties = default_properties();
   uint64_t seed = 0;
-  double seconds = 30;       // whole-run time budget (0 = none)
+  double seconds = 30;       // whole-run time budget (0 = none: max_cases, else kCasesWithoutBudget)
   int64_t max_cases = 0;     // per implementation x property (0 = budget only)
   GenLimits limits;          // generator knobs (generators.h)
   bool isolate = false;      // run each call in a child process (harness/isolate.h)

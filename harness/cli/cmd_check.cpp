@@ -201,9 +201,13 @@ int cmd_check(const CheckArgs& a) {
   const std::string origin = replays.empty() ? "--seed " + std::to_string(opt.seed)
                                              : "replaying the RC_PARAMS reproduce string";
   if (replays.empty()) {
-    std::fprintf(stderr, "gatecheck check: seed %llu (replay this run with --seed %llu), budget %g s%s\n",
-                 static_cast<unsigned long long>(opt.seed), static_cast<unsigned long long>(opt.seed), a.seconds,
-                 a.cases ? (", " + std::to_string(a.cases) + " cases per property").c_str() : "");
+    std::ostringstream budget;
+    if (a.seconds > 0) budget << "budget " << a.seconds << " s";
+    else budget << "no time budget";
+    if (a.cases || a.seconds <= 0)
+      budget << ", " << (a.cases ? a.cases : kCasesWithoutBudget) << " cases per property";
+    std::fprintf(stderr, "gatecheck check: seed %llu (replay this run with --seed %llu), %s\n",
+                 static_cast<unsigned long long>(opt.seed), static_cast<unsigned long long>(opt.seed), budget.str().c_str());
   } else {
     std::string pairs;
     for (const auto& k : replays) pairs += (pairs.empty() ? "" : ", ") + k;

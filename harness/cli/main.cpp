@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "../../bench/kernel_bench.h"
+#include "../../properties/check_engine.h"
 #include "../../properties/generators.h"
 #include "../../properties/harness_bench.h"
 #include "../isolate.h"
@@ -45,7 +46,9 @@ int main(int argc, char** argv) {
   auto* c = app.add_subcommand("check", "run the property suite on implementations against the float64 oracle");
   c->add_option("--impl", check.impls, "implementation: host, cuda, torch-eager, plugin:PATH (repeatable; default: all available)");
   c->add_option("--device", check.device, "cpu or cuda (default: every device available)")->check(CLI::IsMember({"cpu", "cuda"}));
-  c->add_option("--seconds", check.seconds, "time budget for the whole run")->capture_default_str()->check(finite_seconds());
+  c->add_option("--seconds", check.seconds,
+                "time budget for the whole run (0: none, so --cases, or " + std::to_string(kCasesWithoutBudget) +
+                    " cases a property)")->capture_default_str()->check(finite_seconds());
   c->add_option("--cases", check.cases, "case budget per implementation x property (0: time budget only)")
       ->check(whole_number(1000000000000ull, "cases"));
   c->add_option("--seed", check.seed, "random seed (printed on every run; default: from the clock)")
