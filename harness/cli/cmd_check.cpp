@@ -279,7 +279,7 @@ int cmd_check(const CheckArgs& a) {
 
   if (!a.json.empty()) {
     std::ofstream out(a.json);
-    out << report_json(report, saved, impls, replays).dump(1) << "\n";
+    out << report_json(report, saved, impls, replays, opt.limits).dump(1) << "\n";
     if (!out) {
       std::fprintf(stderr, "gatecheck check: could not write %s\n", a.json.c_str());
       return kExitUsage;

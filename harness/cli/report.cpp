@@ -118,7 +118,7 @@ void print_coverage(std::ostream& os, const Coverage& c) {
 }
 
 nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, const std::vector<Implementation>& impls,
-                           const std::vector<std::string>& replays) {
+                           const std::vector<std::string>& replays, const GenLimits& limits) {
   using nlohmann::json;
   json j;
   j["gatecheck_version"] = GATECHECK_VERSION;
@@ -128,6 +128,10 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, con
     j["seed"] = nullptr;
     j["replay_of"] = {{"rc_params_reproduce", replays}};
   }
+  j["generator"] = {{"max_rows", limits.max_rows},
+                    {"max_dim", limits.max_dim},
+                    {"max_gates", limits.max_gates},
+                    {"h3_dims", limits.big_dims}};
   j["seconds"] = r.seconds;
   json contracts = json::object();
   for (const auto& i : impls) contracts[i.label()] = i.contract.describe();

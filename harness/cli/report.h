@@ -24,8 +24,9 @@ void print_failures(std::ostream& os, const CheckReport& r, const SavedFailures&
 void print_coverage(std::ostream& os, const Coverage& c);
 // `replays`: the pairs replayed from RC_PARAMS="reproduce=..." (rc_params_replays);
 // when there are any, "seed" is null (the run used none) and "replay_of" lists them.
+// `limits`: the generator's, recorded as "generator" (a seed replays only with them).
 nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, const std::vector<Implementation>& impls,
-                           const std::vector<std::string>& replays);
+                           const std::vector<std::string>& replays, const GenLimits& limits);
 
 // The command that replays a saved case against an implementation.
 std::string repro_command(const std::string& case_file, const std::string& impl, Device d);

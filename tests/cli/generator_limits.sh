@@ -11,7 +11,9 @@ rm -rf "$work" && mkdir -p "$work"
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 "$gc" check --impl host --max-rows 3000 --max-dim 8 --properties accuracy,row_invariance --cases 150 --seed 1 \
-  --corpus "$work/host" >"$work/host.out" 2>&1 || fail "the host run exited $? (want 0)"
+  --corpus "$work/host" --json "$work/host.json" >"$work/host.out" 2>&1 || fail "the host run exited $? (want 0)"
+grep -q '"max_rows": 3000' "$work/host.json" && grep -q '"max_dim": 8' "$work/host.json" ||
+  fail "--json does not record the generator's limits: $(grep -A5 '"generator"' "$work/host.json")"
 grep -Eq "^  rows .* 1000\+ [1-9]" "$work/host.out" || fail "no case of 1000 rows or more with --max-rows 3000: $(grep '^  rows ' "$work/host.out")"
 grep -Eq "^  dim .* (10-99|100-999|1000\+) " "$work/host.out" && fail "a dim above --max-dim 8: $(grep '^  dim ' "$work/host.out")"
 limits=(--max-rows 2000 --max-dim 64)
