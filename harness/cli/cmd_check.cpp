@@ -206,8 +206,10 @@ int cmd_check(const CheckArgs& a) {
     else budget << "no time budget";
     if (a.cases || a.seconds <= 0)
       budget << ", " << (a.cases ? a.cases : kCasesWithoutBudget) << " cases per property";
-    std::fprintf(stderr, "gatecheck check: seed %llu (replay this run with --seed %llu), %s\n",
-                 static_cast<unsigned long long>(opt.seed), static_cast<unsigned long long>(opt.seed), budget.str().c_str());
+    const std::string flags = generator_flags(a);
+    std::fprintf(stderr, "gatecheck check: seed %llu (replay this run with --seed %llu%s), %s\n",
+                 static_cast<unsigned long long>(opt.seed), static_cast<unsigned long long>(opt.seed),
+                 flags.empty() ? "" : (" " + flags).c_str(), budget.str().c_str());
   } else {
     std::string pairs;
     for (const auto& k : replays) pairs += (pairs.empty() ? "" : ", ") + k;

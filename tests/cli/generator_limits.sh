@@ -14,6 +14,8 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
   --corpus "$work/host" --json "$work/host.json" >"$work/host.out" 2>&1 || fail "the host run exited $? (want 0)"
 grep -q '"max_rows": 3000' "$work/host.json" && grep -q '"max_dim": 8' "$work/host.json" ||
   fail "--json does not record the generator's limits: $(grep -A5 '"generator"' "$work/host.json")"
+grep -q "replay this run with --seed 1 --max-rows 3000 --max-dim 8)" "$work/host.out" ||
+  fail "the header's replay hint lacks the limits: $(head -1 "$work/host.out")"
 grep -Eq "^  rows .* 1000\+ [1-9]" "$work/host.out" || fail "no case of 1000 rows or more with --max-rows 3000: $(grep '^  rows ' "$work/host.out")"
 grep -Eq "^  dim .* (10-99|100-999|1000\+) " "$work/host.out" && fail "a dim above --max-dim 8: $(grep '^  dim ' "$work/host.out")"
 limits=(--max-rows 2000 --max-dim 64)
