@@ -127,6 +127,43 @@ std::string generator_flags(const CheckArgs& a) {
   if (a.max_gates) f += " --max-gates " + std::to_string(a.max_gates);
   return f.empty() ? f : f.substr(1);
 }
+
+// --max-rows, --max-dim and --max-gates into *l; "" or what is wrong with them.
+std::string apply_generator_limits(const CheckArgs& a, GenLimits* l) {
+  if (a.max_rows) l->max_rows = a.max_rows;
+  if (a.max_gates) l->max_gates = a.max_gates;
+  if (a.max_dim) {
+    l->max_dim = a.max_dim;
+    // H3's widths are drawn for small cases whatever max_dim says; a lower
+    // --max-dim means no dim above it.
+    for (int64_t d : edges::big_dims()) l->big_dims = l->big_dims && d <= a.max_dim;
+  }
+  const unsigned long long elements = (unsigned long long)l->max_rows * (unsigned long long)l->max_dim;
+  if (elements <= kMaxGenElements) return "";
+  return "--max-rows " + std::to_string(l->max_rows) + " x --max-dim " + std::to_string(l->max_dim) + " is " +
+         std::to_string(elements) + " elements a tensor; at most " + std::to_string(kMaxGenElements) +
+         " (the oracle holds several float64 copies of every tensor)";
+}
+
+// The run's first line: its seed and budgets, with what replays it, or the
+// pairs it replays from RC_PARAMS (which use no seed or budget of this run's).
+void print_header(const CheckArgs& a, uint64_t seed, const std::vector<std::string>& replays) {
+  if (!replays.empty()) {
+    std::string pairs;
+    for (const auto& k : replays) pairs += (pairs.empty() ? "" : ", ") + k;
+    std::fprintf(stderr, "gatecheck check: replay of the RC_PARAMS reproduce string (%s)\n", pairs.c_str());
+    return;
+  }
+  std::ostringstream budget;
+  if (a.seconds > 0) budget << "budget " << a.seconds << " s";
+  else budget << "no time budget";
+  if (a.cases || a.seconds <= 0) budget << ", " << (a.cases ? a.cases : kCasesWithoutBudget) << " cases per property";
+  const std::string flags = generator_flags(a);
+  std::fprintf(stderr, "gatecheck check: seed %llu (replay this run with --seed %llu%s), %s\n",
+               static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed),
+               flags.empty() ? "" : (" " + flags).c_str(), budget.str().c_str());
+}
+
 }  // namespace
 
 int cmd_check(const CheckArgs& a) {
@@ -142,19 +179,8 @@ int cmd_check(const CheckArgs& a) {
     return kExitCannotRun;
   }
   CheckOptions opt;
-  if (a.max_rows) opt.limits.max_rows = a.max_rows;
-  if (a.max_gates) opt.limits.max_gates = a.max_gates;
-  if (a.max_dim) {
-    opt.limits.max_dim = a.max_dim;
-    // H3's widths are drawn for small cases whatever max_dim says; a lower
-    // --max-dim means no dim above it.
-    for (int64_t d : edges::big_dims()) opt.limits.big_dims = opt.limits.big_dims && d <= a.max_dim;
-  }
-  if ((unsigned long long)opt.limits.max_rows * (unsigned long long)opt.limits.max_dim > kMaxGenElements) {
-    std::fprintf(stderr, "gatecheck check: --max-rows %lld x --max-dim %lld is %llu elements a tensor; at most %llu "
-                         "(the oracle holds several float64 copies of every tensor)\n",
-                 (long long)opt.limits.max_rows, (long long)opt.limits.max_dim,
-                 (unsigned long long)opt.limits.max_rows * (unsigned long long)opt.limits.max_dim, kMaxGenElements);
+  if (const std::string why = apply_generator_limits(a, &opt.limits); !why.empty()) {
+    std::fprintf(stderr, "gatecheck check: %s\n", why.c_str());
     return kExitUsage;
   }
   if (!a.properties.empty()) {
@@ -200,21 +226,7 @@ int cmd_check(const CheckArgs& a) {
   const std::vector<std::string> replays = rc_params_replays(impls, opt);
   const std::string origin = replays.empty() ? "--seed " + std::to_string(opt.seed)
                                              : "replaying the RC_PARAMS reproduce string";
-  if (replays.empty()) {
-    std::ostringstream budget;
-    if (a.seconds > 0) budget << "budget " << a.seconds << " s";
-    else budget << "no time budget";
-    if (a.cases || a.seconds <= 0)
-      budget << ", " << (a.cases ? a.cases : kCasesWithoutBudget) << " cases per property";
-    const std::string flags = generator_flags(a);
-    std::fprintf(stderr, "gatecheck check: seed %llu (replay this run with --seed %llu%s), %s\n",
-                 static_cast<unsigned long long>(opt.seed), static_cast<unsigned long long>(opt.seed),
-                 flags.empty() ? "" : (" " + flags).c_str(), budget.str().c_str());
-  } else {
-    std::string pairs;
-    for (const auto& k : replays) pairs += (pairs.empty() ? "" : ", ") + k;
-    std::fprintf(stderr, "gatecheck check: replay of the RC_PARAMS reproduce string (%s)\n", pairs.c_str());
-  }
+  print_header(a, opt.seed, replays);
 
   // The case goes to disk before every call: a crash or an exit() inside the
   // implementation names it, and the next run recovers it.
