@@ -79,6 +79,8 @@ struct Shrunk {
   std::vector<size_t> path;
 };
 
+bool stop_requested(const CheckOptions& opt) { return opt.stop_requested && opt.stop_requested(); }
+
 // Greedy descent of the shrink tree: take the first child on which the same
 // property still fails (still breaking a claim if the original did).
 Shrunk shrink(const Implementation& impl, const std::string& property, const rc::Shrinkable<Case>& start,
@@ -91,10 +93,11 @@ Shrunk shrink(const Implementation& impl, const std::string& property, const rc:
     auto children = s.at.shrinks();
     size_t k = 0;
     while (auto child = children.next()) {
-      if (since(t0) >= opt.max_shrink_seconds) break;
+      if (since(t0) >= opt.max_shrink_seconds || stop_requested(opt)) break;
       const Case c = child->value();
       if (opt.before_run) opt.before_run(impl, property, c);
       Verdict v = check_property(property, impl, c, popt(opt));
+      if (stop_requested(opt)) break;  // the call may have been cut short by the stop itself
       if (!v.passed && (!claimed || breaks_claim(v, impl.contract, c.dtype))) {
         s.at = *child;
         s.verdict = std::move(v);
@@ -301,6 +304,7 @@ CheckReport run_check(const std::vector<Implementation>& impls, const CheckOptio
   size_t pair = 0;
   for (const auto& impl : impls)
     for (const auto& property : opt.properties) {
+      if (rep.interrupted) break;
       // An even share of what is left of the budget.
       const double slice = opt.seconds > 0 ? std::max(0.0, opt.seconds - since(start)) / double(pairs - pair) : 0;
       ++pair;
@@ -317,6 +321,7 @@ CheckReport run_check(const std::vector<Implementation>& impls, const CheckOptio
       for (int64_t i = 0;; ++i) {
         if (max_cases > 0 && i >= max_cases) break;
         if (opt.seconds > 0 && since(t0) >= slice && i > 0) break;
+        if ((rep.interrupted = stop_requested(opt))) break;
         const rc::Random random = stream.split();
         const int size = size_for(i);
         std::optional<rc::Shrinkable<Case>> gs;
@@ -330,6 +335,7 @@ CheckReport run_check(const std::vector<Implementation>& impls, const CheckOptio
         count(rep.coverage, c);
         if (opt.before_run) opt.before_run(impl, property, c);
         Verdict v = check_property(property, impl, c, popt(opt));
+        if ((rep.interrupted = stop_requested(opt))) break;  // this case's call may have been cut short
         ++pr.cases;
         ++total_cases;
         progress.tick(impl, property, total_cases, failures);

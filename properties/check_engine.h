@@ -51,6 +51,11 @@ struct CheckOptions {
   // Called before an implementation runs a case (crash safety: the CLI saves it).
   std::function<void(const Implementation&, const std::string& property, const Case&)> before_run;
   std::function<void(const CheckProgress&)> progress;   // at most a few times per second
+  // Polled between cases and between shrink steps: once it returns true the
+  // run stops. The case in hand is dropped (a call cut short by the same
+  // Ctrl-C must not read as a failure), and a failure being shrunk keeps its
+  // smallest case so far. CheckReport::interrupted says so.
+  std::function<bool()> stop_requested;
 };
 
 struct FailureReport {
@@ -89,6 +94,7 @@ struct CheckReport {
   double seconds = 0;
   std::vector<PropertyResult> results;
   Coverage coverage;
+  bool interrupted = false;  // stopped by CheckOptions::stop_requested before its budget ran out
   bool any_claimed_failure() const;
 };
 

@@ -22,6 +22,7 @@
 #include "crash_guard.h"
 #include "implementations_from_args.h"
 #include "progress.h"
+#include "stop_signal.h"
 #include "report.h"
 
 namespace gatecheck {
@@ -253,9 +254,11 @@ int cmd_check(const CheckArgs& a) {
     progress.update(buf);
   };
 
+  install_stop_handlers();
+  opt.stop_requested = [] { return stop_signal() != 0; };
   CheckReport report = run_check(impls, opt);
   progress.finish();
-  domain_shrink(&report, impls, opt.before_run, PropertyOptions{a.isolate, a.timeout});
+  if (!report.interrupted) domain_shrink(&report, impls, opt.before_run, PropertyOptions{a.isolate, a.timeout});
   set_crash_message("");
   std::remove(inflight.c_str());
 
@@ -286,6 +289,9 @@ int cmd_check(const CheckArgs& a) {
   int claimed = 0, findings = 0;
   for (const auto& p : report.results)
     if (p.failure) (p.failure->claimed ? claimed : findings)++;
+  if (report.interrupted)
+    std::cout << "\ninterrupted by " << (stop_signal() == SIGTERM ? "SIGTERM" : "SIGINT")
+              << ": the results above cover only what ran before it";
   std::cout << "\n" << (replays.empty() ? "seed " + std::to_string(report.seed) : "replay of the RC_PARAMS reproduce string")
             << ", " << report.seconds << " s: " << claimed
             << " claimed propert" << (claimed == 1 ? "y" : "ies") << " failed, " << findings << " finding"
@@ -299,6 +305,7 @@ int cmd_check(const CheckArgs& a) {
       return kExitUsage;
     }
   }
+  if (report.interrupted) return 128 + stop_signal();  // as the shell reports a death by it: 130, 143
   return claimed ? kExitFailure : kExitOk;
 }
 

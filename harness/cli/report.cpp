@@ -133,6 +133,7 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, con
                     {"max_gates", limits.max_gates},
                     {"h3_dims", limits.big_dims}};
   j["seconds"] = r.seconds;
+  j["interrupted"] = r.interrupted;
   json contracts = json::object();
   for (const auto& i : impls) contracts[i.label()] = i.contract.describe();
   j["contracts"] = contracts;

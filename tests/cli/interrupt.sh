@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# interrupt.sh GATECHECK PLUGIN WORK: Ctrl-C (SIGINT) or SIGTERM stops a check
+# gracefully: it exits 130 or 143, still prints the table and the summary
+# (which says it was interrupted), writes --json, saves what it found, and
+# leaves no in-flight case for the next run to "recover" as a crash. (It used
+# to die at once: no report, no JSON, and an in-flight snapshot left behind.)
+set -u
+gc=$1 plugin=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# stop NAME SIGNAL AFTER WANT ARGS...: gatecheck check ARGS, sent SIGNAL after AFTER s
+stop() {
+  local name=$1 sig=$2 after=$3 want=$4 rc t0
+  shift 4
+  t0=$(date +%s)
+  timeout --preserve-status -s "$sig" "$after" "$gc" check "$@" --json "$work/$name.json" --corpus "$work/$name" \
+    >"$work/$name.out" 2>"$work/$name.err"
+  rc=$?
+  [ $rc -eq "$want" ] || fail "$name: exit $rc (want $want)"
+  [ $(( $(date +%s) - t0 )) -lt 30 ] || fail "$name: the run went on after SIG$sig"
+  grep -q "^interrupted by SIG$sig: the results above cover only what ran before it" "$work/$name.out" ||
+    fail "$name: the summary does not say it was interrupted"
+  grep -q "^implementation .*verdict" "$work/$name.out" || fail "$name: no results table"
+  grep -q '"interrupted": true' "$work/$name.json" || fail "$name: --json missing or not marked interrupted"
+  if ls "$work/$name"/inflight-* >/dev/null 2>&1; then fail "$name: an in-flight case was left behind"; fi
+}
+stop int INT 3 130 --impl host --seconds 60 --seed 5
+stop term TERM 3 143 --impl host --seconds 60 --seed 5
+# A failure found before the stop is still shrunk, saved and reported.
+stop found INT 4 130 --impl "plugin:$plugin" --properties accuracy,row_invariance,repeatable --seconds 60 --seed 42
+grep -q "^FAILURE: plugin:.* accuracy" "$work/found.out" || fail "found: the failure found before the stop is not reported"
+ls "$work/found"/*accuracy*.json >/dev/null 2>&1 || fail "found: the failure found before the stop was not saved"
+if [ $fails -ne 0 ]; then
+  for f in "$work"/*.out "$work"/*.err; do echo "--- $f"; tail -n 8 "$f"; done
+  exit 1
+fi
+echo "ok: SIGINT and SIGTERM stop the run with its report, JSON and findings"
