@@ -5,11 +5,7 @@
 # same limits: with them it finds the failure again; without them it is
 # refused (exit 2, naming the limits), never followed into some other case
 # that passes.
-set -u
-gc=$1 plugin=$2 work=$3
-rm -rf "$work" && mkdir -p "$work"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/script_start.sh"
 "$gc" check --impl host --max-rows 3000 --max-dim 8 --properties accuracy,row_invariance --cases 150 --seed 1 \
   --corpus "$work/host" --json "$work/host.json" >"$work/host.out" 2>&1 || fail "the host run exited $? (want 0)"
 grep -q '"max_rows": 3000' "$work/host.json" && grep -q '"max_dim": 8' "$work/host.json" ||

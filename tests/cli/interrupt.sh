@@ -4,11 +4,7 @@
 # (which says it was interrupted), writes --json, saves what it found, and
 # leaves no in-flight case for the next run to "recover" as a crash. (It used
 # to die at once: no report, no JSON, and an in-flight snapshot left behind.)
-set -u
-gc=$1 plugin=$2 work=$3
-rm -rf "$work" && mkdir -p "$work"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/script_start.sh"
 # stop NAME SIGNAL AFTER WANT ARGS...: gatecheck check ARGS, sent SIGNAL after AFTER s
 stop() {
   local name=$1 sig=$2 after=$3 want=$4 rc t0

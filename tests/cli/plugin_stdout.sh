@@ -4,11 +4,7 @@
 # unloads, goes to stderr, so that stdout carries only gatecheck's report;
 # nothing the plugin printed is lost. In process, under --isolate (forked
 # children), and for repro. (It used to land in the middle of the report.)
-set -u
-gc=$1 plugin=$2 work=$3
-rm -rf "$work" && mkdir -p "$work"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/script_start.sh"
 # run NAME ARGS...: gatecheck ARGS must exit 0, with a clean stdout and the
 # plugin's lines on stderr.
 run() {

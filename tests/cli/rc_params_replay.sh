@@ -4,11 +4,7 @@
 # prints it) says it is a replay of that string. It used to print a fresh
 # random seed ("replay this run with --seed N"), a budget and RapidCheck's own
 # random seed, none of which the replay uses; --json still records no seed.
-set -u
-gc=$1 plugin=$2 work=$3
-rm -rf "$work" && mkdir -p "$work"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/script_start.sh"
 run=(check --impl "plugin:$plugin" --properties accuracy)
 "$gc" "${run[@]}" --seed 42 --cases 20 --corpus "$work/found" >"$work/found.log" 2>&1
 reproduce=$(sed -n 's/^ *RapidCheck: RC_PARAMS="\(reproduce=[^"]*\)"$/\1/p' "$work/found.log")
