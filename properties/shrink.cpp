@@ -21,8 +21,8 @@ using Clock = std::chrono::steady_clock;
 class Shrinker {
  public:
   Shrinker(const Case& c, const std::function<bool(const Case&)>& still_fails, const ShrinkLog& log,
-           double max_seconds, int max_attempts)
-      : cur_(c), still_fails_(still_fails), log_(log), start_(Clock::now()),
+           double max_seconds, int max_attempts, const ShrinkStop& stop)
+      : cur_(c), still_fails_(still_fails), log_(log), stop_(stop), start_(Clock::now()),
         max_seconds_(max_seconds), max_attempts_(max_attempts) {}
 
   ShrinkResult run() {
@@ -40,6 +40,7 @@ class Shrinker {
     r.steps = steps_;
     r.attempts = attempts_;
     r.cut_short = cut_short_;
+    r.interrupted = interrupted_;
     r.seconds = elapsed();
     return r;
   }
@@ -48,7 +49,8 @@ class Shrinker {
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
   bool stopped() {
-    if ((max_seconds_ > 0 && elapsed() > max_seconds_) || (max_attempts_ > 0 && attempts_ >= max_attempts_))
+    if (stop_ && stop_()) interrupted_ = true;
+    if (interrupted_ || (max_seconds_ > 0 && elapsed() > max_seconds_) || (max_attempts_ > 0 && attempts_ >= max_attempts_))
       cut_short_ = true;
     return cut_short_;
   }
@@ -62,6 +64,10 @@ class Shrinker {
       fails = still_fails_(cand);
     } catch (const std::exception&) {
       fails = false;  // a candidate the property cannot judge is not a smaller failure
+    }
+    if (stop_ && stop_()) {  // its verdict may be the stop's doing
+      interrupted_ = cut_short_ = true;
+      return false;
     }
     if (!fails) return false;
     cur_ = std::move(cand);
@@ -222,18 +228,19 @@ class Shrinker {
   Case cur_;
   const std::function<bool(const Case&)>& still_fails_;
   const ShrinkLog& log_;
+  const ShrinkStop& stop_;
   Clock::time_point start_;
   double max_seconds_;
   int max_attempts_;
   int steps_ = 0, attempts_ = 0;
-  bool cut_short_ = false;
+  bool cut_short_ = false, interrupted_ = false;
 };
 
 }  // namespace
 
 ShrinkResult shrink_case_with(const Case& c, const std::function<bool(const Case&)>& still_fails,
-                              const ShrinkLog& log, double max_seconds, int max_attempts) {
-  return Shrinker(c, still_fails, log, max_seconds, max_attempts).run();
+                              const ShrinkLog& log, double max_seconds, int max_attempts, const ShrinkStop& stop) {
+  return Shrinker(c, still_fails, log, max_seconds, max_attempts, stop).run();
 }
 
 }  // namespace gatecheck

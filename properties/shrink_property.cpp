@@ -21,7 +21,8 @@ bool shares_an_output(const Verdict& a, const Verdict& b) {
 }  // namespace
 
 ShrinkResult shrink_case(const Implementation& impl, const std::string& property, const Case& c,
-                         const ShrinkLog& log, double max_seconds, const PropertyOptions& popt) {
+                         const ShrinkLog& log, double max_seconds, const PropertyOptions& popt,
+                         const ShrinkStop& stop) {
   const Verdict original = check_property(property, impl, c, popt);
   if (original.passed)
     throw std::invalid_argument("shrink: property '" + property + "' passes on " + impl.label() +
@@ -32,12 +33,13 @@ ShrinkResult shrink_case(const Implementation& impl, const std::string& property
   Verdict last = original;
   auto still_fails = [&](const Case& cand) {
     Verdict v = check_property(property, impl, cand, popt);
+    if (stop && stop()) return false;  // (the shrinker drops it too; `last` must stay the minimal's)
     if (v.passed || v.vacuous != original.vacuous || !shares_an_output(original, v)) return false;
     if (claimed && !breaks_claim(v, impl.contract, cand.dtype)) return false;
     last = std::move(v);
     return true;
   };
-  ShrinkResult r = shrink_case_with(c, still_fails, log, max_seconds);
+  ShrinkResult r = shrink_case_with(c, still_fails, log, max_seconds, 0, stop);
   r.verdict = std::move(last);
   return r;
 }

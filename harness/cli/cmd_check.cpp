@@ -98,15 +98,19 @@ void recover_inflight(const std::string& corpus) {
 // before(impl, property, case) puts the case on disk first: a crash while
 // shrinking must not lose the failure found.
 using BeforeRun = std::function<void(const Implementation&, const std::string&, const Case&)>;
+// A stop request ends it (and marks the report interrupted), keeping what it
+// has shrunk so far.
 void domain_shrink(CheckReport* report, const std::vector<Implementation>& impls, const BeforeRun& before,
-                   const PropertyOptions& popt) {
+                   const PropertyOptions& popt, const ShrinkStop& stop) {
   for (auto& p : report->results) {
     if (!p.failure) continue;
+    if ((report->interrupted = stop())) return;
     for (const auto& impl : impls) {
       if (impl.name != p.impl || impl.device != p.device) continue;
       before(impl, p.property, p.failure->shrunk);
       try {
-        const ShrinkResult sr = shrink_case(impl, p.property, p.failure->shrunk, nullptr, 10, popt);
+        const ShrinkResult sr = shrink_case(impl, p.property, p.failure->shrunk, nullptr, 10, popt, stop);
+        report->interrupted = sr.interrupted;
         if (sr.steps > 0) {
           p.failure->shrunk = sr.minimal;
           p.failure->verdict = sr.verdict;
@@ -258,7 +262,8 @@ int cmd_check(const CheckArgs& a) {
   opt.stop_requested = [] { return stop_signal() != 0; };
   CheckReport report = run_check(impls, opt);
   progress.finish();
-  if (!report.interrupted) domain_shrink(&report, impls, opt.before_run, PropertyOptions{a.isolate, a.timeout});
+  if (!report.interrupted)
+    domain_shrink(&report, impls, opt.before_run, PropertyOptions{a.isolate, a.timeout}, opt.stop_requested);
   set_crash_message("");
   std::remove(inflight.c_str());
 

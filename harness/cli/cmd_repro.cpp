@@ -1,4 +1,6 @@
 // gatecheck repro and gatecheck shrink: replaying and minimising corpus files.
+#include <signal.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -12,6 +14,7 @@
 #include "crash_guard.h"
 #include "implementations_from_args.h"
 #include "report.h"
+#include "stop_signal.h"
 
 namespace gatecheck {
 
@@ -133,8 +136,9 @@ int cmd_shrink(const ShrinkArgs& a) {
   try {
     CrashMessageScope guard(
         replay_crash_message(impl, property, "a candidate shrunk from " + a.file, a.file, a.isolate));
+    install_stop_handlers();  // Ctrl-C keeps the smallest case so far
     r = shrink_case(impl, property, f.c, [](const std::string& step) { std::cout << "  " << step << "\n"; },
-                    a.seconds, PropertyOptions{a.isolate, a.timeout});
+                    a.seconds, PropertyOptions{a.isolate, a.timeout}, [] { return stop_signal() != 0; });
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "gatecheck shrink: %s\n", e.what());
     return kExitUsage;
@@ -145,8 +149,11 @@ int cmd_shrink(const ShrinkArgs& a) {
                             breaks_claim(r.verdict, impl.contract, r.minimal.dtype)};
   m.note = "shrunk by gatecheck shrink in " + std::to_string(r.steps) + " steps (" + std::to_string(r.attempts) +
            " candidates) from " + describe(f.c);
-  std::cout << "minimal case after " << r.steps << " steps (" << r.attempts << " candidates): " << describe(r.minimal)
-            << "\n" << evidence_text(r.verdict) << "\n";
+  if (r.interrupted)
+    std::cout << "interrupted by " << (stop_signal() == SIGTERM ? "SIGTERM" : "SIGINT")
+              << ": the smallest failing case so far\n";
+  std::cout << (r.interrupted ? "smallest case" : "minimal case") << " after " << r.steps << " steps (" << r.attempts
+            << " candidates): " << describe(r.minimal) << "\n" << evidence_text(r.verdict) << "\n";
   try {
     write_case_file(out, m);
   } catch (const CaseFileError& e) {
@@ -154,7 +161,7 @@ int cmd_shrink(const ShrinkArgs& a) {
     return kExitUsage;
   }
   std::cout << "written to " << out << "\nrepro: " << m.failure->repro << "\n";
-  return kExitOk;
+  return r.interrupted ? 128 + stop_signal() : kExitOk;
 }
 
 }  // namespace gatecheck

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# interrupt.sh GATECHECK PLUGIN WORK: Ctrl-C (SIGINT) or SIGTERM stops a check
-# gracefully: it exits 130 or 143, still prints the table and the summary
-# (which says it was interrupted), writes --json, saves what it found, and
-# leaves no in-flight case for the next run to "recover" as a crash. (It used
-# to die at once: no report, no JSON, and an in-flight snapshot left behind.)
+# interrupt.sh GATECHECK PLUGIN WORK SLOW_PLUGIN: Ctrl-C (SIGINT) or SIGTERM
+# stops a check gracefully: it exits 130 or 143, still prints the table and
+# the summary (which says it was interrupted), writes --json, saves what it
+# found, and leaves no in-flight case for the next run to "recover" as a
+# crash. (It used to die at once: no report, no JSON, and an in-flight
+# snapshot left behind.) A shrink stopped so writes the smallest failing case
+# it has, which still fails.
 . "$(dirname "$0")/script_start.sh"
+slow=$4
 # stop NAME SIGNAL AFTER WANT ARGS...: gatecheck check ARGS, sent SIGNAL after AFTER s
 stop() {
   local name=$1 sig=$2 after=$3 want=$4 rc t0
@@ -27,8 +30,32 @@ stop term TERM 3 143 --impl host --seconds 60 --seed 5
 stop found INT 4 130 --impl "plugin:$plugin" --properties accuracy,row_invariance,repeatable --seconds 60 --seed 42
 grep -q "^FAILURE: plugin:.* accuracy" "$work/found.out" || fail "found: the failure found before the stop is not reported"
 ls "$work/found"/*accuracy*.json >/dev/null 2>&1 || fail "found: the failure found before the stop was not saved"
+# shrink: a long one (SLOW_PLUGIN takes 200 ms a call, some 30 candidates), stopped after 3 s.
+{
+  printf '{"format": "gatecheck-case", "version": 1, "dtype": "f32", "rows": 32, "dim": 16, "gates": 2, "index": ['
+  for r in $(seq 0 31); do printf '%s%d' "$([ "$r" -gt 0 ] && echo ,)" $((r % 2)); done
+  printf ']'
+  row=$(printf '3f800000 %.0s' $(seq 1 16))  # a row of 16 ones: f32 bits, space-separated, a string a row
+  row=${row% }
+  for t in res gate y grad_out; do
+    n=32; [ $t = gate ] && n=2
+    printf ', "%s": [' $t
+    for i in $(seq 1 $n); do printf '%s"%s"' "$([ "$i" -gt 1 ] && echo ,)" "$row"; done
+    printf ']'
+  done
+  printf '}\n'
+} >"$work/big.json"
+timeout --preserve-status -s INT 3 "$gc" shrink "$work/big.json" --impl "plugin:$slow" --property accuracy \
+  --out "$work/big.min.json" >"$work/shrink.out" 2>"$work/shrink.err"
+rc=$?
+[ $rc -eq 130 ] || fail "shrink: exit $rc (want 130)"
+grep -q "^interrupted by SIGINT: the smallest failing case so far" "$work/shrink.out" || fail "shrink: does not say it was interrupted"
+grep -q "^smallest case after [1-9][0-9]* steps" "$work/shrink.out" || fail "shrink: no step was taken before the stop"
+"$gc" repro "$work/big.min.json" --impl "plugin:$slow" --property accuracy >"$work/repro.out" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "shrink: the case it wrote does not fail (repro exit $rc, want 1)"
 if [ $fails -ne 0 ]; then
   for f in "$work"/*.out "$work"/*.err; do echo "--- $f"; tail -n 8 "$f"; done
   exit 1
 fi
-echo "ok: SIGINT and SIGTERM stop the run with its report, JSON and findings"
+echo "ok: SIGINT and SIGTERM stop check with its report, JSON and findings, and shrink with its smallest case"

@@ -223,6 +223,29 @@ TEST(Shrink, AThrowingPredicateRejectsTheCandidate) {
   EXPECT_EQ(r.minimal.rows, 3);
 }
 
+// A stop request (Ctrl-C) ends the search with the smallest failing case so
+// far; the candidate judged while it came is not taken, whatever it says.
+TEST(Shrink, StopsWhenAskedAndDropsTheCandidateInHand) {
+  const Case c = random_case(21, DType::f32, 40, 8, 3);
+  int calls = 0;
+  bool stop = false;
+  const ShrinkResult r = shrink_case_with(
+      c,
+      [&](const Case&) {
+        stop = ++calls == 3;  // the stop comes while the third candidate runs
+        return true;          // every candidate "fails"
+      },
+      nullptr, 60, 0, [&] { return stop; });
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_TRUE(r.cut_short);
+  EXPECT_EQ(r.attempts, 3);
+  EXPECT_EQ(r.steps, 2);  // the first two taken, the third dropped
+  const ShrinkResult none = shrink_case_with(c, [](const Case&) { return true; }, nullptr, 60, 0, [] { return true; });
+  EXPECT_TRUE(none.interrupted);
+  EXPECT_EQ(none.attempts, 0);
+  EXPECT_TRUE(none.minimal == c);
+}
+
 TEST(Shrink, RespectsTheAttemptAndTimeCaps) {
   const Case c = random_case(20, DType::f32, 40, 8, 3);
   const ShrinkResult a = shrink_case_with(c, [](const Case&) { return false; }, nullptr, 60, 5);

@@ -21,6 +21,7 @@
 #define LOAD_CRASH 10  /* gatecheck_plugin_v1() itself dereferences NULL */
 #define ERROR_ROWS2 11 /* forward fails (returns 1) on every case of 2 rows or more */
 #define STDOUT_PRINT 12 /* prints to stdout (printf and write(1)) as it loads and in every call */
+#define SLOW_WRONG 13   /* forward takes 200 ms and flips a bit of out[0]: a long shrink, to interrupt */
 
 /* STDOUT_PRINT: what a chatty plugin writes to stdout must not reach
  * gatecheck's report there. printf is held in the C library's buffer, which
@@ -46,8 +47,10 @@ static int misbehaving_forward(const gatecheck_problem* p, const void* res, cons
     return 1;
   }
   chatter("forward");
+  if (MISBEHAVIOUR == SLOW_WRONG) usleep(200000);
   int rc = forward(p, res, gate, index, y, out);
   if (rc) return rc;
+  if (MISBEHAVIOUR == SLOW_WRONG && p->rows > 0 && p->dim > 0) ((unsigned char*)out)[0] ^= 0x10;
   if (MISBEHAVIOUR == EXIT0 && p->rows == 13) exit(0);
   if (MISBEHAVIOUR == SEGFAULT && p->rows == 13) *(volatile int*)(uintptr_t)0 = 1;
   if (MISBEHAVIOUR == HANG && p->rows == 13)
