@@ -18,10 +18,6 @@
 namespace gatecheck {
 
 namespace {
-bool is_property(const std::string& p) {
-  const auto& all = all_properties();
-  return std::find(all.begin(), all.end(), p) != all.end();
-}
 bool is_output(const std::string& o) {
   for (const char* n : kOutputNames)
     if (o == n) return true;

@@ -3,6 +3,7 @@
 // gatecheck_plugin (the plugin C ABI) plus a name, a device and a contract.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,10 @@ inline const std::vector<std::string>& all_properties() {
     return v;
   }();
   return p;
+}
+inline bool is_property(const std::string& p) {
+  const auto& all = all_properties();
+  return std::find(all.begin(), all.end(), p) != all.end();
 }
 // "unknown property 'p' (accuracy, row_invariance, ...)": every message about a
 // bad property name lists the valid ones.
