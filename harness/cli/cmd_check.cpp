@@ -256,7 +256,7 @@ int cmd_check(const CheckArgs& a) {
   };
 
   install_stop_handlers();
-  opt.stop_requested = [] { return stop_signal() != 0; };
+  opt.stop_requested = stop_requested;
   CheckReport report = run_check(impls, opt);
   progress.finish();
   if (!report.interrupted)
@@ -292,8 +292,7 @@ int cmd_check(const CheckArgs& a) {
   for (const auto& p : report.results)
     if (p.failure) (p.failure->claimed ? claimed : findings)++;
   if (report.interrupted)
-    std::cout << "\ninterrupted by " << (stop_signal() == SIGTERM ? "SIGTERM" : "SIGINT")
-              << ": the results above cover only what ran before it";
+    std::cout << "\n" << stop_words() << ": the results above cover only what ran before it";
   std::cout << "\n" << (replays.empty() ? "seed " + std::to_string(report.seed) : "replay of the RC_PARAMS reproduce string")
             << ", " << report.seconds << " s: " << claimed
             << " claimed propert" << (claimed == 1 ? "y" : "ies") << " failed, " << findings << " finding"
@@ -307,7 +306,7 @@ int cmd_check(const CheckArgs& a) {
       return kExitUsage;
     }
   }
-  if (report.interrupted) return 128 + stop_signal();  // as the shell reports a death by it: 130, 143
+  if (report.interrupted) return stop_exit_code();
   return claimed ? kExitFailure : kExitOk;
 }
 

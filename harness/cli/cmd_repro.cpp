@@ -1,6 +1,4 @@
 // gatecheck repro and gatecheck shrink: replaying and minimising corpus files.
-#include <signal.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -138,7 +136,7 @@ int cmd_shrink(const ShrinkArgs& a) {
         replay_crash_message(impl, property, "a candidate shrunk from " + a.file, a.file, a.isolate));
     install_stop_handlers();  // Ctrl-C keeps the smallest case so far
     r = shrink_case(impl, property, f.c, [](const std::string& step) { std::cout << "  " << step << "\n"; },
-                    a.seconds, PropertyOptions{a.isolate, a.timeout}, [] { return stop_signal() != 0; });
+                    a.seconds, PropertyOptions{a.isolate, a.timeout}, stop_requested);
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "gatecheck shrink: %s\n", e.what());
     return kExitUsage;
@@ -150,8 +148,7 @@ int cmd_shrink(const ShrinkArgs& a) {
   m.note = "shrunk by gatecheck shrink in " + std::to_string(r.steps) + " steps (" + std::to_string(r.attempts) +
            " candidates) from " + describe(f.c);
   if (r.interrupted)
-    std::cout << "interrupted by " << (stop_signal() == SIGTERM ? "SIGTERM" : "SIGINT")
-              << ": the smallest failing case so far\n";
+    std::cout << stop_words() << ": the smallest failing case so far\n";
   std::cout << (r.interrupted ? "smallest case" : "minimal case") << " after " << r.steps << " steps (" << r.attempts
             << " candidates): " << describe(r.minimal) << "\n" << evidence_text(r.verdict) << "\n";
   try {
@@ -161,7 +158,7 @@ int cmd_shrink(const ShrinkArgs& a) {
     return kExitUsage;
   }
   std::cout << "written to " << out << "\nrepro: " << m.failure->repro << "\n";
-  return r.interrupted ? 128 + stop_signal() : kExitOk;
+  return r.interrupted ? stop_exit_code() : kExitOk;
 }
 
 }  // namespace gatecheck

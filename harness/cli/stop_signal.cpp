@@ -55,5 +55,8 @@ void install_stop_handlers() {
 }
 
 int stop_signal() { return g_stop.load(); }
+bool stop_requested() { return stop_signal() != 0; }
+const char* stop_words() { return stop_signal() == SIGTERM ? "interrupted by SIGTERM" : "interrupted by SIGINT"; }
+int stop_exit_code() { return 128 + stop_signal(); }
 
 }  // namespace gatecheck

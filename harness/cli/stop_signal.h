@@ -11,5 +11,12 @@ namespace gatecheck {
 void install_stop_handlers();
 // 0, or the signal that asked the run to stop.
 int stop_signal();
+// Has one? (The stop predicate of CheckOptions and shrink_case.)
+bool stop_requested();
+// "interrupted by SIGINT" (or SIGTERM), as the report says it.
+const char* stop_words();
+// The exit status of a run so stopped: 128 + the signal (130, 143), as the
+// shell reports a death by it.
+int stop_exit_code();
 
 }  // namespace gatecheck
