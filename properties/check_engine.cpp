@@ -198,7 +198,7 @@ std::vector<std::string> keys_run_here(const ReproduceMap& all, const std::vecto
   std::vector<std::string> keys;
   for (const auto& impl : impls)
     for (const auto& p : opt.properties)
-      if (all.count(reproduce_key(impl, p, opt.limits))) keys.push_back(reproduce_key(impl, p, opt.limits));
+      if (std::string key = reproduce_key(impl, p, opt.limits); all.count(key)) keys.push_back(std::move(key));
   return keys;
 }
 
@@ -208,7 +208,7 @@ void refuse_other_limits(const ReproduceMap& all, const std::vector<Implementati
   auto limits_text = [](const std::string& suffix) { return suffix.empty() ? std::string("the defaults") : suffix.substr(1); };
   for (const auto& impl : impls)
     for (const auto& p : opt.properties) {
-      const std::string pair = impl.label() + "/" + p;
+      const std::string pair = reproduce_key(impl, p, GenLimits{});  // the key's part before the limits
       for (const auto& kv : all)
         if (kv.first == pair || kv.first.rfind(pair + "/", 0) == 0)
           throw std::invalid_argument("RC_PARAMS: the reproduce string for " + pair + " was made with generator limits " +
