@@ -1,5 +1,6 @@
 #include "bench_options.h"
 
+#include <initializer_list>
 #include <sstream>
 #include <utility>
 
@@ -13,6 +14,50 @@ std::vector<std::string> split_commas(const std::string& s) {
   while (std::getline(ss, item, ','))
     if (!item.empty()) out.push_back(item);
   return out;
+}
+
+namespace {
+
+bool positive_number(const std::string& s) {
+  if (s.empty() || s.size() > 12 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+  return std::stoll(s) > 0;
+}
+
+// Every item of `list` passes `ok`, and there is one at least.
+template <class Ok>
+bool each(const char* option, const std::string& list, const char* expected, Ok ok, std::string* err) {
+  const std::vector<std::string> items = split_commas(list);
+  if (items.empty()) {
+    *err = std::string(option) + " '" + list + "': no item (expected " + expected + ")";
+    return false;
+  }
+  for (const auto& item : items)
+    if (!ok(item)) {
+      *err = std::string(option) + ": '" + item + "' is not " + expected;
+      return false;
+    }
+  return true;
+}
+
+}  // namespace
+
+bool check_shape_lists(const std::string& dtypes, const std::string& dims, const std::string& rows,
+                       const std::string& gates, const std::string& patterns, std::string* err) {
+  auto one_of = [](std::initializer_list<const char*> names) {
+    return [names](const std::string& s) {
+      for (const char* n : names)
+        if (s == n) return true;
+      return false;
+    };
+  };
+  auto gate_rule = [](const std::string& s) {
+    return positive_number(s) || (s.rfind("rows/", 0) == 0 && positive_number(s.substr(5)));
+  };
+  return each("--dtypes", dtypes, "bf16, fp16 or fp32", one_of({"bf16", "fp16", "f16", "fp32", "f32"}), err) &&
+         each("--dims", dims, "a positive number", positive_number, err) &&
+         each("--rows", rows, "a positive number", positive_number, err) &&
+         each("--gates", gates, "a positive number or rows/K", gate_rule, err) &&
+         each("--patterns", patterns, "sorted, random or shuffled", one_of({"sorted", "random", "shuffled"}), err);
 }
 
 std::string tuning_item(const std::string& t) {

@@ -17,6 +17,13 @@ namespace bench {
 // The non-empty items of a comma list.
 std::vector<std::string> split_commas(const std::string& s);
 
+// The shape lists (--dtypes, --dims, --rows, --gates, --patterns): true if
+// every item is known or a positive number, else false with a message naming
+// the option and the item (an unknown dtype or pattern used to run as bf16 or
+// random).
+bool check_shape_lists(const std::string& dtypes, const std::string& dims, const std::string& rows,
+                       const std::string& gates, const std::string& patterns, std::string* err);
+
 struct Variant {
   std::string label;   // as written
   CudaTuning tuning;   // its backward knobs; the others at their defaults

@@ -41,8 +41,11 @@ int64_t gates_for(const std::string& rule, int64_t rows) {
 
 std::vector<int64_t> make_index(const Shape& s, uint64_t seed) {
   std::vector<int64_t> idx(size_t(s.rows));
-  if (s.pattern == "sorted") {
+  if (s.pattern == "sorted" || s.pattern == "shuffled") {
     for (int64_t r = 0; r < s.rows; ++r) idx[size_t(r)] = r * s.gates / s.rows;
+    // Every gate keeps its share of rows, in random row order: with rows/1
+    // gates a permutation, so every gate row is read once, as the bytes count.
+    if (s.pattern == "shuffled") std::shuffle(idx.begin(), idx.end(), std::mt19937_64(seed));
   } else {
     std::mt19937_64 rng(seed);
     std::uniform_int_distribution<int64_t> u(0, s.gates - 1);
@@ -117,7 +120,7 @@ int run_kernel_bench(int argc, char** argv) {
   app.add_option("--dims", dims, "comma list");
   app.add_option("--rows", rows_list, "comma list");
   app.add_option("--gates", gates_rules, "comma list of numbers or rows/K");
-  app.add_option("--patterns", patterns, "comma list of sorted, random");
+  app.add_option("--patterns", patterns, "comma list of sorted, random, shuffled (sorted's rows per gate in random order)");
   app.add_option("--reps", reps, "timed runs per measurement (median; at least 50)");
   app.add_option("--warmup", warmup.runs, "untimed runs first, at least");
   app.add_option("--warmup-ms", warmup.min_ms, "and untimed runs until this many milliseconds have passed");
@@ -147,6 +150,11 @@ int run_kernel_bench(int argc, char** argv) {
   if (warmup.runs < 0 || !(warmup.min_ms >= 0 && warmup.min_ms <= 60000)) {
     std::fprintf(stderr, "gatecheck-bench: --warmup %d / --warmup-ms %g: runs must be >= 0 and milliseconds in [0, 60000]\n",
                  warmup.runs, warmup.min_ms);
+    return 2;
+  }
+  std::string shape_error;
+  if (!bench::check_shape_lists(dtypes, dims, rows_list, gates_rules, patterns, &shape_error)) {
+    std::fprintf(stderr, "gatecheck-bench: %s\n", shape_error.c_str());
     return 2;
   }
   std::vector<bench::Variant> variants_list;

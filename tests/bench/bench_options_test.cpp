@@ -84,6 +84,36 @@ TEST(BenchVariants, CommaListsDropEmptyItems) {
   EXPECT_TRUE(split_commas("").empty());
 }
 
+// The benchmark's defaults and the one-gate-per-row shapes pass.
+TEST(BenchShapes, KnownItemsPass) {
+  std::string err;
+  EXPECT_TRUE(check_shape_lists("bf16,fp16", "3072,5376", "4097,32768,131072", "9,rows/1024,rows/3", "sorted,random", &err))
+      << err;
+  EXPECT_TRUE(check_shape_lists("fp32,f16", "1", "1", "rows/1,1", "shuffled", &err)) << err;
+}
+
+// Each bad item is refused with its option named (before, an unknown dtype
+// ran as bf16 and an unknown pattern as random).
+TEST(BenchShapes, BadItemsAreNamed) {
+  struct Bad {
+    const char *dtypes, *dims, *rows, *gates, *patterns, *message;
+  };
+  const Bad bad[] = {
+      {"bf16,bf61", "3072", "4097", "9", "sorted", "--dtypes: 'bf61' is not bf16, fp16 or fp32"},
+      {"bf16", "3072,0", "4097", "9", "sorted", "--dims: '0' is not a positive number"},
+      {"bf16", "3072", "4k", "9", "sorted", "--rows: '4k' is not a positive number"},
+      {"bf16", "3072", "4097", "rows/0", "sorted", "--gates: 'rows/0' is not a positive number or rows/K"},
+      {"bf16", "3072", "4097", "-9", "sorted", "--gates: '-9' is not"},
+      {"bf16", "3072", "4097", "9", "sorted,perm", "--patterns: 'perm' is not sorted, random or shuffled"},
+      {"bf16", "3072", "", "9", "sorted", "--rows '': no item"},
+  };
+  for (const auto& b : bad) {
+    std::string err;
+    EXPECT_FALSE(check_shape_lists(b.dtypes, b.dims, b.rows, b.gates, b.patterns, &err)) << b.message;
+    EXPECT_NE(err.find(b.message), std::string::npos) << err;
+  }
+}
+
 }  // namespace
 }  // namespace bench
 }  // namespace gatecheck
