@@ -527,7 +527,8 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   }
   const bool device_wide = plan_choice == 1 || gate_residual_cuda_tuning().device_wide_plan;
   const bool counting = L.chunks > 0 && !device_wide;
-  if (!device_wide && p.rows <= kSmallPlanRows && p.gates <= kSmallPlanGates) {
+  const bool one_block_auto = p.gates <= kSmallPlanWideGates || p.rows <= kSmallPlanNarrowAutoRows;
+  if (!device_wide && p.rows <= kSmallPlanRows && p.gates <= kSmallPlanGates && (one_block_auto || plan_choice == 2)) {
     // The first kernel of the call: a plain launch (see check_index_kernel).
     auto one_block = [&](auto warps) {
       constexpr int W = decltype(warps)::value;

@@ -372,6 +372,12 @@ __global__ void __launch_bounds__(kSortThreads, 1) plan_scatter_kernel(
 constexpr int64_t kSmallPlanRows = 8192;
 constexpr int64_t kSmallPlanGates = 8192;
 constexpr int64_t kSmallPlanWideGates = 4096;  // 16 warps up to here, 8 above
+// The automatic choice takes the 8-warp plan only up to this many rows. H200
+// run 71, bf16 x 3072, forward+backward: with 4097 rows and gates it beat the
+// CUB path by 12-15 us, with 8192 it lost by 4-6 (its plan alone 47 us: 32
+// steps of votes a warp); with 16 warps it won at 8192 rows and 3000 or 4096
+// gates by 13-18 us.
+constexpr int64_t kSmallPlanNarrowAutoRows = 6144;
 __host__ __device__ constexpr int small_plan_warps(int64_t gates) { return gates <= kSmallPlanWideGates ? 16 : 8; }
 // Dynamic shared memory: where each gate starts, the per-warp counts (16-bit:
 // a warp has at most 1024 rows, the block 8192), a 16-bit gate id per row, and

@@ -181,7 +181,8 @@ TEST(CudaVsHost, PlanPathsTakeTurnsOnOneWorkspace) {
 // The one-block plan past 2048 gates (up to 8192 rows and 8192 gates; 8
 // warps instead of 16 above 4096 gates), at both widths' limits, with one gate
 // per row, gates with several tiles among thousands, and just past each limit
-// (the CUB path). The automatic choice and the counting plan forced take it alike.
+// (the CUB path). The automatic choice takes the 8-warp plan up to 6144 rows
+// only; forcing the counting plan (plan=2) takes it up to 8192.
 TEST(CudaVsHost, OneBlockPlanTakesUpTo8192Gates) {
   GATECHECK_REQUIRE_GPU();
   std::mt19937_64 rng(seed_from_env() + 9);
@@ -191,7 +192,8 @@ TEST(CudaVsHost, OneBlockPlanTakesUpTo8192Gates) {
       {DType::f32, 4097, 3, 4097, Pattern::identity},   {DType::bf16, 8192, 5, 8192, Pattern::identity},
       {DType::bf16, 8192, 16, 8192, Pattern::random},   {DType::f16, 8192, 4, 5000, Pattern::sorted},
       {DType::f32, 8192, 7, 8192, Pattern::one_gate},   {DType::bf16, 8192, 33, 6000, Pattern::unused_gates},
-      {DType::f16, 3000, 17, 8192, Pattern::random},    {DType::bf16, 8193, 4, 3000, Pattern::random},
+      {DType::f16, 3000, 17, 8192, Pattern::random},    {DType::f16, 6144, 6, 8192, Pattern::identity},
+      {DType::bf16, 6145, 6, 6145, Pattern::random},    {DType::bf16, 8193, 4, 3000, Pattern::random},
       {DType::f16, 100, 4, 8193, Pattern::random}};
   for (const int plan : {0, 2}) {
     gate_residual_cuda_tuning().bwd_plan = plan;
