@@ -4,10 +4,10 @@
 //
 // Backward pipeline (no host sync, no float atomics):
 //   plan      the index check and the gate-sorted row order with its tile
-//             descriptors (gate_residual_cuda_plan.cuh): up to 2048 gates one
-//             block up to 8192 rows, else two kernels (per-chunk histograms;
-//             per-chunk block sort and scatter); more gates a prologue, a CUB
-//             stable radix sort and a scan. (Or no plan in memory at all: the
+//             descriptors (gate_residual_cuda_plan.cuh): one block up to 8192
+//             rows and 8192 gates; else, up to 2048 gates, two kernels
+//             (per-chunk histograms; per-chunk block sort and scatter); else
+//             a prologue, a CUB stable radix sort and a scan. (Or no plan in memory at all: the
 //             one-kernel backward of gate_residual_cuda_pipe.cuh.)
 //   tiles     grad_res, grad_y and per-tile fp32 partials (single-tile gates
 //             and unused gates write grad_gate directly): staged through
@@ -525,14 +525,24 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
     }); });
     if (e != cudaSuccess || launched) return e;
   }
-  const bool counting = L.chunks > 0 && plan_choice != 1 && !gate_residual_cuda_tuning().device_wide_plan;
-  if (counting && p.rows <= kSmallPlanRows) {
+  const bool device_wide = plan_choice == 1 || gate_residual_cuda_tuning().device_wide_plan;
+  const bool counting = L.chunks > 0 && !device_wide;
+  const bool one_block_auto = p.gates <= kSmallPlanWideGates || p.rows <= kSmallPlanNarrowAutoRows;
+  if (!device_wide && p.rows <= kSmallPlanRows && p.gates <= kSmallPlanGates && (one_block_auto || plan_choice == 2)) {
     // The first kernel of the call: a plain launch (see check_index_kernel).
-    constexpr auto kernel = plan_small_kernel;
-    if ((e = allow_pipe_smem<kernel>(small_plan_smem(kSmallPlanRows, kCountGates))) != cudaSuccess) return e;
-    kernel<<<1, kSmallPlanThreads, size_t(small_plan_smem(p.rows, p.gates)), s>>>(index, p.rows, p.gates, plan, tiles,
-                                                                                   folds, order, w.status, w.epoch);
-    if ((e = cudaGetLastError()) != cudaSuccess) return e;
+    auto one_block = [&](auto warps) {
+      constexpr int W = decltype(warps)::value;
+      constexpr auto kernel = plan_small_kernel<W>;
+      const int most = W == 16 ? small_plan_smem(kSmallPlanRows, kSmallPlanWideGates)
+                               : small_plan_smem(kSmallPlanRows, kSmallPlanGates);
+      if ((e = allow_pipe_smem<kernel>(most)) != cudaSuccess) return;
+      kernel<<<1, W * 32, size_t(small_plan_smem(p.rows, p.gates)), s>>>(index, p.rows, p.gates, plan, tiles, folds,
+                                                                        order, w.status, w.epoch);
+      e = cudaGetLastError();
+    };
+    if (small_plan_warps(p.gates) == 16) one_block(std::integral_constant<int, 16>{});
+    else one_block(std::integral_constant<int, 8>{});
+    if (e != cudaSuccess) return e;
   } else if (counting) {
     auto* hist = reinterpret_cast<unsigned*>(base + L.hist);
     plan_count_kernel<<<unsigned(L.chunks), kSortThreads, 0, s>>>(index, p.rows, p.gates, w.status, w.epoch,

@@ -357,7 +357,7 @@ __global__ void __launch_bounds__(kSortThreads, 1) plan_scatter_kernel(
 
 // ---- one-block plan ----------------------------------------------------------
 // The counting path for short problems (up to kSmallPlanRows rows and
-// kCountGates gates) in one block and one launch. Each warp owns a run of
+// kSmallPlanGates gates) in one block and one launch. Each warp owns a run of
 // consecutive rows: it counts them per gate and ranks each row among its
 // gate's earlier rows in the run (warp votes, no atomics), a thread per
 // gate turns the per-warp counts into per-warp offsets, the block scans the
@@ -365,16 +365,26 @@ __global__ void __launch_bounds__(kSortThreads, 1) plan_scatter_kernel(
 // its rank: a stable counting sort. (The two-kernel path ran 2 blocks a
 // kernel here, 42 us at 4097 rows and 1365 gates on the H200; a block radix
 // sort in one block still took 28 us; this kernel took 25.8 us in run 24 and
-// 18.7 us in run 25, see bench/NOTES.md.)
-constexpr int kSmallPlanWarps = 16;
-constexpr int kSmallPlanThreads = kSmallPlanWarps * 32;
+// 18.7 us in run 25, see bench/NOTES.md.) Past 2048 gates it stands in for
+// the CUB path's five launches and more (41 us at 4097 rows and as many
+// gates, run 70); past 4096 gates with half the warps, so that the per-warp
+// counts still fit in shared memory.
 constexpr int64_t kSmallPlanRows = 8192;
-constexpr int kSmallPlanSteps = int(kSmallPlanRows / kSmallPlanThreads);  // 32-row steps of a warp, at most
+constexpr int64_t kSmallPlanGates = 8192;
+constexpr int64_t kSmallPlanWideGates = 4096;  // 16 warps up to here, 8 above
+// The automatic choice takes the 8-warp plan only up to this many rows. H200
+// run 71, bf16 x 3072, forward+backward: with 4097 rows and gates it beat the
+// CUB path by 12-15 us, with 8192 it lost by 4-6 (its plan alone 47 us: 32
+// steps of votes a warp); with 16 warps it won at 8192 rows and 3000 or 4096
+// gates by 13-18 us.
+constexpr int64_t kSmallPlanNarrowAutoRows = 6144;
+__host__ __device__ constexpr int small_plan_warps(int64_t gates) { return gates <= kSmallPlanWideGates ? 16 : 8; }
 // Dynamic shared memory: where each gate starts, the per-warp counts (16-bit:
-// a warp has at most 512 rows, the block 8192), a 16-bit gate id per row, and
-// the sorted order (16-bit row ids) before it is written out.
+// a warp has at most 1024 rows, the block 8192), a 16-bit gate id per row, and
+// the sorted order (16-bit row ids) before it is written out. At most 176 KiB
+// (16 warps, 4096 gates) or 192 KiB (8 warps, 8192 gates), both at 8192 rows.
 __host__ __device__ constexpr int small_plan_smem(int64_t rows, int64_t gates) {
-  return int(gates * 4 + kSmallPlanWarps * gates * 2 + rows * 4);
+  return int(gates * 4 + small_plan_warps(gates) * gates * 2 + rows * 4);
 }
 
 // The lanes whose key equals this lane's (as __match_any_sync), for keys
@@ -391,24 +401,27 @@ __device__ __forceinline__ unsigned match_by_ballots(unsigned key, int bits) {
   return peers;
 }
 
-__global__ void __launch_bounds__(kSmallPlanThreads, 1) plan_small_kernel(
+template <int Warps>
+__global__ void __launch_bounds__(Warps * 32, 1) plan_small_kernel(
     const int64_t* index, int64_t rows, int64_t gates, PlanCount* plan, TileDesc* tiles, FoldDesc* folds,
     int64_t* order, unsigned long long* status, unsigned long long epoch) {
+  constexpr int kThreads = Warps * 32;
+  constexpr int kSteps = int(kSmallPlanRows / kThreads);  // 32-row steps of a warp, at most
   extern __shared__ __align__(16) unsigned char small_smem[];
-  __shared__ PlanScan<kSmallPlanThreads>::TempStorage scan_tmp;
+  __shared__ typename PlanScan<kThreads>::TempStorage scan_tmp;
   let_next_kernel_start();
   const int tid = int(threadIdx.x), lane = tid & 31, warp = tid >> 5, G = int(gates), R = int(rows);
   int* start = reinterpret_cast<int*>(small_smem);                          // [gates]
   unsigned short* wcount = reinterpret_cast<unsigned short*>(start + G);     // [warps][gates]
-  unsigned short* gid = wcount + kSmallPlanWarps * G;                        // [rows]
+  unsigned short* gid = wcount + Warps * G;                        // [rows]
   unsigned short* placed = gid + R;                                          // [rows]
   unsigned short* mine = wcount + warp * G;
-  for (int i = tid; i < kSmallPlanWarps * G; i += kSmallPlanThreads) wcount[i] = 0;
-  const int seg = (R + kSmallPlanThreads - 1) / kSmallPlanThreads * 32;  // this warp's rows: [r0, r0 + seg)
+  for (int i = tid; i < Warps * G; i += kThreads) wcount[i] = 0;
+  const int seg = (R + kThreads - 1) / kThreads * 32;  // this warp's rows: [r0, r0 + seg)
   const int r0 = warp * seg;
-  int64_t v[kSmallPlanSteps];
+  int64_t v[kSteps];
 #pragma unroll
-  for (int i = 0; i < kSmallPlanSteps; ++i) {  // every load first
+  for (int i = 0; i < kSteps; ++i) {  // every load first
     const int r = r0 + i * 32 + lane;
     v[i] = i * 32 < seg && r < R ? index[r] : -1;
   }
@@ -419,9 +432,9 @@ __global__ void __launch_bounds__(kSmallPlanThreads, 1) plan_small_kernel(
   // Each row's rank among its gate's rows earlier in this warp's run, kept
   // for the placement below: one warp match a row (in run 25 a second round
   // of matches in the placement took about a quarter of this kernel's time).
-  int rank[kSmallPlanSteps];
+  int rank[kSteps];
 #pragma unroll
-  for (int i = 0; i < kSmallPlanSteps; ++i) {
+  for (int i = 0; i < kSteps; ++i) {
     rank[i] = 0;
     if (i * 32 >= seg) continue;
     const int r = r0 + i * 32 + lane;
@@ -441,15 +454,15 @@ __global__ void __launch_bounds__(kSmallPlanThreads, 1) plan_small_kernel(
   if (__syncthreads_or(bad)) return;  // the status names the row; nothing is planned
   // Per gate (a thread each, in rounds): per-warp counts become offsets; the
   // gate's tiles, slots and rows are scanned over the block.
-  const PlanCount total = scan_gates<kSmallPlanThreads>(
+  const PlanCount total = scan_gates<kThreads>(
       gates, scan_tmp,
       [&](int64_t k) {
-        unsigned short c[kSmallPlanWarps];
+        unsigned short c[Warps];
 #pragma unroll
-        for (int w = 0; w < kSmallPlanWarps; ++w) c[w] = wcount[w * G + int(k)];  // loads first
+        for (int w = 0; w < Warps; ++w) c[w] = wcount[w * G + int(k)];  // loads first
         int run = 0;
 #pragma unroll
-        for (int w = 0; w < kSmallPlanWarps; ++w) {
+        for (int w = 0; w < Warps; ++w) {
           wcount[w * G + int(k)] = (unsigned short)run;
           run += c[w];
         }
@@ -466,14 +479,14 @@ __global__ void __launch_bounds__(kSmallPlanThreads, 1) plan_small_kernel(
   // They are placed in shared memory, then written out in order: scattered
   // 8-byte stores from one SM cost about as much as the descriptors' did.
 #pragma unroll
-  for (int i = 0; i < kSmallPlanSteps; ++i) {
+  for (int i = 0; i < kSteps; ++i) {
     const int r = r0 + i * 32 + lane;
     if (i * 32 >= seg || r >= R) continue;
     const unsigned k = gid[r];
     placed[start[k] + mine[k] + rank[i]] = (unsigned short)r;
   }
   __syncthreads();
-  for (int i = tid; i < R; i += kSmallPlanThreads) order[i] = placed[i];
+  for (int i = tid; i < R; i += kThreads) order[i] = placed[i];
 }
 
 }  // namespace cuda_detail

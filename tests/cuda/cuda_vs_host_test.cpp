@@ -165,13 +165,44 @@ TEST(CudaVsHost, EveryForwardShapeBitIdentical) {
 // The two plan paths share one workspace: a counting-path call with few gates
 // writes its scratch where a CUB-path call with many gates keeps its zeroed
 // counters. (Found on the H200: without the fix the third call read dirty
-// counts, mapped rows to the wrong gates and read out of bounds.)
+// counts, mapped rows to the wrong gates and read out of bounds.) The CUB
+// path needs more than 8192 gates or rows since the one-block plan takes up
+// to 8192 of each.
 TEST(CudaVsHost, PlanPathsTakeTurnsOnOneWorkspace) {
   GATECHECK_REQUIRE_GPU();
   std::mt19937_64 rng(seed_from_env() + 6);
-  expect_same(make_case(rng, DType::bf16, 1000, 4, 3001, Pattern::random), {}, "CUB path, 3001 gates");
+  expect_same(make_case(rng, DType::bf16, 1000, 4, 9001, Pattern::random), {}, "CUB path, 9001 gates");
   expect_same(make_case(rng, DType::bf16, 1000, 4, 9, Pattern::random), {}, "counting path, 9 gates");
-  expect_same(make_case(rng, DType::bf16, 1000, 4, 3001, Pattern::random), {}, "CUB path again, 3001 gates");
+  expect_same(make_case(rng, DType::bf16, 1000, 4, 9001, Pattern::random), {}, "CUB path again, 9001 gates");
+  expect_same(make_case(rng, DType::bf16, 1000, 4, 3001, Pattern::random), {}, "one-block plan, 3001 gates");
+  expect_same(make_case(rng, DType::bf16, 1000, 4, 9001, Pattern::random), {}, "CUB path after it");
+}
+
+// The one-block plan past 2048 gates (up to 8192 rows and 8192 gates; 8
+// warps instead of 16 above 4096 gates), at both widths' limits, with one gate
+// per row, gates with several tiles among thousands, and just past each limit
+// (the CUB path). The automatic choice takes the 8-warp plan up to 6144 rows
+// only; forcing the counting plan (plan=2) takes it up to 8192.
+TEST(CudaVsHost, OneBlockPlanTakesUpTo8192Gates) {
+  GATECHECK_REQUIRE_GPU();
+  std::mt19937_64 rng(seed_from_env() + 9);
+  struct Shape { DType t; int64_t rows, dim, gates; Pattern pat; };
+  const Shape shapes[] = {
+      {DType::bf16, 2049, 8, 2049, Pattern::identity},  {DType::f16, 4097, 9, 4096, Pattern::random},
+      {DType::f32, 4097, 3, 4097, Pattern::identity},   {DType::bf16, 8192, 5, 8192, Pattern::identity},
+      {DType::bf16, 8192, 16, 8192, Pattern::random},   {DType::f16, 8192, 4, 5000, Pattern::sorted},
+      {DType::f32, 8192, 7, 8192, Pattern::one_gate},   {DType::bf16, 8192, 33, 6000, Pattern::unused_gates},
+      {DType::f16, 3000, 17, 8192, Pattern::random},    {DType::f16, 6144, 6, 8192, Pattern::identity},
+      {DType::bf16, 6145, 6, 6145, Pattern::random},    {DType::bf16, 8193, 4, 3000, Pattern::random},
+      {DType::f16, 100, 4, 8193, Pattern::random}};
+  for (const int plan : {0, 2}) {
+    gate_residual_cuda_tuning().bwd_plan = plan;
+    for (const auto& [t, rows, dim, gates, pat] : shapes)
+      expect_same(make_case(rng, t, rows, dim, gates, pat), {},
+                  std::string(plan ? "counting plan forced, " : "") + std::to_string(rows) + " rows, " +
+                      std::to_string(gates) + " gates, " + pattern_name(pat));
+  }
+  gate_residual_cuda_tuning().bwd_plan = 0;
 }
 
 // The one-kernel backward: many tiles per gate in several column chunks (the
@@ -192,7 +223,7 @@ TEST(CudaVsHost, OneKernelBackwardFoldsAndSharesTheWorkspace) {
   one_kernel(make_case(rng, DType::f32, 8192, 1000, 64, Pattern::sorted), "64 gates, 8 chunks");
   one_kernel(make_case(rng, DType::f16, 8193, 1000, 3, Pattern::random), "8193 rows: past the limit");
   one_kernel(make_case(rng, DType::f16, 600, 1000, 65, Pattern::random), "65 gates: past the limit");
-  expect_same(make_case(rng, DType::bf16, 1000, 4, 3001, Pattern::random), {}, "CUB path, 3001 gates");
+  expect_same(make_case(rng, DType::bf16, 1000, 4, 9001, Pattern::random), {}, "CUB path, 9001 gates");
   one_kernel(make_case(rng, DType::bf16, 8192, 1000, 3, Pattern::random), "one kernel after CUB");
   expect_same(make_case(rng, DType::bf16, 1000, 4, 9, Pattern::random), {}, "counting path, 9 gates");
   one_kernel(make_case(rng, DType::f32, 8192, 1000, 64, Pattern::one_gate), "one kernel after counting");
