@@ -419,6 +419,16 @@ cudaError_t launch_fwd(const gatecheck_problem& p, const void* res, const void* 
 
 // Tiles a block of the short-tiles kernel takes.
 constexpr int kShortTilesPerBlock = 4;
+// Where the short-tiles kernel is chosen over one block a tile: about one
+// gate per row, or at most 3 rows a gate above 8192 rows. H200 run 73, bf16
+// forward+backward against the per-thread tiles: one gate per row 5-18%
+// faster at 4097-131072 rows (32768 x 3072: 544.6 against 653.5 us); rows/3
+// 1.0-2.2% faster at 32768 and 131072 rows but 0.2-2.9 us slower at 4097;
+// rows/16 up to 11.6 us slower (4097 x 3072), faster only at 131072 x 5376.
+bool short_tiles(const gatecheck_problem& p) {
+  const int64_t per_gate = p.rows / std::max<int64_t>(p.gates, 1);
+  return per_gate <= 1 || (per_gate <= 3 && p.rows > 8192);
+}
 
 // Rows each thread of the per-thread tile kernel keeps in flight on long tiles.
 constexpr int rows_in_flight(int bytes) { return bytes >= 8 ? 8 : 16; }
@@ -604,7 +614,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       const dim3 grid(unsigned(L.tile_bound), unsigned(std::min<int64_t>(chunks, 65535)));
       launch_after(bwd_staged_kernel<T, N>, grid, dim3(kStageWarps * 32), 0, s, a);
     });
-  } else if (tile_choice == 4) {  // short tiles, kShortTilesPerBlock a block
+  } else if (tile_choice == 4 || (tile_choice == 0 && short_tiles(p))) {  // kShortTilesPerBlock tiles a block
     dispatch_width<T>(bytes, [&](auto n) {
       constexpr int N = decltype(n)::value;
       const int64_t vecs = p.dim / N;
