@@ -63,7 +63,7 @@ bool check_shape_lists(const std::string& dtypes, const std::string& dims, const
 std::string tuning_item(const std::string& t) {
   static const std::pair<const char*, const char*> kShort[] = {
       {"cub", "plan=1"},     {"count", "plan=2"},  {"fused", "plan=3"},      {"thread", "tile=1"},
-      {"staged", "tile=2"},  {"piped", "tile=3"},  {"seg256", "seg=256"},    {"t512", "threads=512"},
+      {"staged", "tile=2"},  {"piped", "tile=3"},  {"short", "tile=4"},  {"seg256", "seg=256"},    {"t512", "threads=512"},
       {"c1", "cols=1"}};
   for (const auto& [name, item] : kShort)
     if (t == name) return item;

@@ -127,9 +127,9 @@ int run_kernel_bench(int argc, char** argv) {
   app.add_option("--bwd-vec-bytes", bwd_vecs, "backward vector widths to compare (0 = automatic), comma list");
   app.add_option("--bwd-variants", bwd_variants,
                  "backward variants to compare, comma list of '+'-joined settings: auto, or GATECHECK_CUDA_TUNING "
-                 "items of the backward (plan=1|2|3, tile=1|2|3, vec=, seg=, threads=, cols=, cluster=), or their "
+                 "items of the backward (plan=1|2|3, tile=1|2|3|4, vec=, seg=, threads=, cols=, cluster=), or their "
                  "short names: cub, count or fused (index plan; fused: one kernel, no plan in memory), thread, "
-                 "staged or piped (tile kernel), seg256 (the copy pipeline's 256-byte row segments), t512 and c1 "
+                 "staged, piped or short (tile kernel), seg256 (the copy pipeline's 256-byte row segments), t512 and c1 "
                  "(the one-kernel backward with 512 threads a block, one column summed per thread), kxN (its blocks "
                  "in clusters of N column chunks), vN (vector bytes); replaces --bwd-vec-bytes");
   app.add_option("--json", json_path, "write the results here");

@@ -226,7 +226,8 @@ int cmd_check(const CheckArgs& a) {
   // RC_PARAMS="reproduce=..." replays the cases it encodes: no seed or budget
   // of this run's is used, so none is shown.
   const std::vector<std::string> replays = rc_params_replays(impls, opt);
-  const std::string origin = replays.empty() ? "--seed " + std::to_string(opt.seed)
+  const std::string limits = generator_flags(a);
+  const std::string origin = replays.empty() ? "--seed " + std::to_string(opt.seed) + (limits.empty() ? "" : " " + limits)
                                              : "replaying the RC_PARAMS reproduce string";
   print_header(a, opt.seed, replays);
 

@@ -417,6 +417,19 @@ cudaError_t launch_fwd(const gatecheck_problem& p, const void* res, const void* 
   return cudaGetLastError();
 }
 
+// Tiles a block of the short-tiles kernel takes.
+constexpr int kShortTilesPerBlock = 4;
+// Where the short-tiles kernel is chosen over one block a tile: about one
+// gate per row, or at most 3 rows a gate above 8192 rows. H200 run 73, bf16
+// forward+backward against the per-thread tiles: one gate per row 5-18%
+// faster at 4097-131072 rows (32768 x 3072: 544.6 against 653.5 us); rows/3
+// 1.0-2.2% faster at 32768 and 131072 rows but 0.2-2.9 us slower at 4097;
+// rows/16 up to 11.6 us slower (4097 x 3072), faster only at 131072 x 5376.
+bool short_tiles(const gatecheck_problem& p) {
+  const int64_t per_gate = p.rows / std::max<int64_t>(p.gates, 1);
+  return per_gate <= 1 || (per_gate <= 3 && p.rows > 8192);
+}
+
 // Rows each thread of the per-thread tile kernel keeps in flight on long tiles.
 constexpr int rows_in_flight(int bytes) { return bytes >= 8 ? 8 : 16; }
 
@@ -601,6 +614,14 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       const dim3 grid(unsigned(L.tile_bound), unsigned(std::min<int64_t>(chunks, 65535)));
       launch_after(bwd_staged_kernel<T, N>, grid, dim3(kStageWarps * 32), 0, s, a);
     });
+  } else if (tile_choice == 4 || (tile_choice == 0 && short_tiles(p))) {  // kShortTilesPerBlock tiles a block
+    dispatch_width<T>(bytes, [&](auto n) {
+      constexpr int N = decltype(n)::value;
+      const int64_t vecs = p.dim / N;
+      const int threads = threads_for(vecs);
+      const dim3 grid(unsigned((L.tile_bound + kShortTilesPerBlock - 1) / kShortTilesPerBlock), grid_y_for(vecs, threads));
+      launch_after(bwd_short_tiles_kernel<T, N, kShortTilesPerBlock, 4>, grid, dim3(threads), 0, s, a);
+    });
   } else {
     dispatch_width<T>(bytes, [&](auto n) {
       constexpr int N = decltype(n)::value;
@@ -645,7 +666,7 @@ CudaTuning parse_cuda_tuning(const char* text, std::string* warnings) {
     int v = -1;
     if (item == "no_pdl") t.no_pdl = true;
     else if (item.rfind("plan=", 0) == 0 && (v = value(item, 5, {0, 1, 2, 3})) >= 0) t.bwd_plan = v;
-    else if (item.rfind("tile=", 0) == 0 && (v = value(item, 5, {0, 1, 2, 3})) >= 0) t.bwd_tile = v;
+    else if (item.rfind("tile=", 0) == 0 && (v = value(item, 5, {0, 1, 2, 3, 4})) >= 0) t.bwd_tile = v;
     else if (item.rfind("vec=", 0) == 0 && (v = value(item, 4, {0, 2, 4, 8, 16})) >= 0) t.bwd_vector_bytes = v;
     else if (item == "seg=256" || item == "seg=448" || item == "seg=512") t.pipe_row_bytes = std::stoi(item.substr(4));
     else if (item == "threads=256" || item == "threads=512") t.pipe_threads = std::stoi(item.substr(8));
@@ -654,7 +675,7 @@ CudaTuning parse_cuda_tuning(const char* text, std::string* warnings) {
     else if (item.rfind("fwd_rows=", 0) == 0 && (v = value(item, 9, {0, 1, 2, 4})) >= 0) t.fwd_rows = v;
     else if (!item.empty())
       warn("'" + item +
-           "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3, vec=0|2|4|8|16, seg=256|448|512, threads=256|512, cols=1|2, cluster=1|2|3|4|6|8, fwd_rows=1|2|4)");
+           "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3|4, vec=0|2|4|8|16, seg=256|448|512, threads=256|512, cols=1|2, cluster=1|2|3|4|6|8, fwd_rows=1|2|4)");
     at = comma + 1;
   }
   return t;

@@ -73,7 +73,8 @@ struct CudaTuning {
   // the one-kernel backward (2 and 3 where they apply, else automatic)
   int bwd_plan = 0;
   // backward tile kernel on a plan in memory: 0 automatic, 1 one thread per
-  // column, 2 staged through registers, 3 copy pipeline (16-byte rows only)
+  // column, 2 staged through registers, 3 copy pipeline (16-byte rows only),
+  // 4 short tiles (one thread per column, 4 consecutive tiles a block)
   int bwd_tile = 0;
   // copy pipeline (plan 3, tile 3): bytes of a row per block and tensor, 256, 448 or 512 (0: 512)
   int pipe_row_bytes = 0;

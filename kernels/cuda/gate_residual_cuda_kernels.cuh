@@ -183,6 +183,89 @@ __global__ void __maxnreg__(GATECHECK_TILE_MAXNREG > 0 ? GATECHECK_TILE_MAXNREG 
   bwd_tile<T, N, U>(a);
 }
 
+// Short tiles (a few rows a gate: one gate per row, rows/3), K consecutive
+// tiles a block. Consecutive tiles cover consecutive positions of the
+// gate-sorted order, so a block's rows are one run of it: each thread walks
+// that run for its columns with U rows of loads in flight across tile
+// boundaries, summing each tile's rows in row order from +0 (as bwd_tile) and
+// storing a tile's sum, or +0 for an empty one, as the run leaves it. The
+// descriptors and row ids are loaded once for K tiles: bwd_tile's chain of
+// dependent loads (descriptor, row ids, data) ahead of every one-row tile held
+// its backward to 2.7-3.0 TB/s with one gate per row (H200 run 70).
+template <class T, int N, int K, int U>
+__global__ void __launch_bounds__(256) bwd_short_tiles_kernel(BwdArgs<T> a) {
+  static_assert(K >= 1 && K <= 255, "a byte per row names its tile");
+  __shared__ TileDesc desc[K];
+  __shared__ int64_t rows[K * kGradGateTileRows];
+  __shared__ unsigned char row_tile[K * kGradGateTileRows];
+  wait_for_previous_kernel();
+  let_next_kernel_start();
+  if (call_failed(a.status, a.epoch)) return;  // the same for every thread of the block
+  const int64_t t0 = int64_t(blockIdx.x) * K, total = a.totals->tiles;
+  if (t0 >= total) return;
+  const int kk = int(total - t0 < K ? total - t0 : K);
+  if (int(threadIdx.x) < kk) desc[threadIdx.x] = a.tiles[t0 + threadIdx.x];
+  __syncthreads();
+  const int64_t p0 = desc[0].begin;
+  const int m = int(desc[kk - 1].end - p0);
+  for (int i = threadIdx.x; i < m; i += blockDim.x) {
+    rows[i] = a.order[p0 + i];
+    int k = 0;
+    while (desc[k].end - p0 <= i) ++k;  // i < m: some tile of the block holds it
+    row_tile[i] = (unsigned char)k;
+  }
+  __syncthreads();
+  const int64_t step = int64_t(gridDim.y) * blockDim.x * N;
+  for (int64_t c = (int64_t(blockIdx.y) * blockDim.x + threadIdx.x) * N; c < a.dim; c += step) {
+    float acc[N];
+#pragma unroll
+    for (int j = 0; j < N; ++j) acc[j] = 0.0f;
+    int cur = 0;  // the tile being summed
+    auto finish_tile = [&]() {
+      const TileDesc& d = desc[cur];
+      if (d.slot < 0) {
+        Pack<T, N> gg;
+#pragma unroll
+        for (int j = 0; j < N; ++j) gg.e[j] = gate_residual_grad_gate_finish<T>(gate_residual_accumulate(0.0f, acc[j]));
+        store_pack<T, N>(a.grad_gate + d.gate * a.dim + c, gg);
+      } else {
+        float* p = a.partials + d.slot * a.dim + c;
+#pragma unroll
+        for (int j = 0; j < N; ++j) p[j] = acc[j];
+      }
+#pragma unroll
+      for (int j = 0; j < N; ++j) acc[j] = 0.0f;
+      ++cur;
+    };
+    for (int i = 0; i < m; i += U) {
+      Pack<T, N> gv[U], yv[U], gk[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (i + u >= m) break;
+        const int64_t o = rows[i + u] * a.dim + c;
+        gv[u] = load_pack<T, N>(a.grad_out + o);
+        yv[u] = load_pack<T, N>(a.y + o);
+        gk[u] = load_pack<T, N>(a.gate + desc[row_tile[i + u]].gate * a.gate_stride + c);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (i + u >= m) break;
+        while (cur < int(row_tile[i + u])) finish_tile();  // the tiles before this row's, empty ones included
+        const int64_t o = rows[i + u] * a.dim + c;
+        Pack<T, N> gy;
+#pragma unroll
+        for (int j = 0; j < N; ++j) {
+          acc[j] = gate_residual_accumulate(acc[j], gate_residual_grad_gate_term(gv[u].e[j], yv[u].e[j]));
+          gy.e[j] = gate_residual_grad_y(gv[u].e[j], gk[u].e[j]);
+        }
+        store_pack<T, N>(a.grad_res + o, gv[u]);
+        store_pack<T, N>(a.grad_y + o, gy);
+      }
+    }
+    while (cur < kk) finish_tile();
+  }
+}
+
 // The same work for long tiles, staged through shared memory so that few
 // tiles still keep the memory system busy. Block: 8 warps x 32 lanes, a chunk
 // of 32*N columns. Per stage of kStageRows rows, all threads load in parallel

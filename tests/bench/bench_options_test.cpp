@@ -38,7 +38,7 @@ void expect_same(const CudaTuning& a, const CudaTuning& b, const std::string& wh
 TEST(BenchVariants, ShortNamesAreTuningItems) {
   const std::vector<std::pair<std::string, std::string>> same = {
       {"cub", "plan=1"},       {"count", "plan=2"},         {"fused", "plan=3"},  {"thread", "tile=1"},
-      {"staged", "tile=2"},    {"piped", "tile=3"},         {"seg256", "seg=256"}, {"t512", "threads=512"},
+      {"staged", "tile=2"},    {"piped", "tile=3"},         {"short", "tile=4"},         {"seg256", "seg=256"}, {"t512", "threads=512"},
       {"c1", "cols=1"},        {"kx4", "cluster=4"},        {"v8", "vec=8"},
       {"count+piped+v16", "plan=2+tile=3+vec=16"}, {"fused+t512+c1+kx2", "plan=3,threads=512,cols=1,cluster=2"}};
   for (const auto& [short_form, items] : same) {

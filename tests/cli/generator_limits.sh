@@ -17,6 +17,9 @@ grep -Eq "^  dim .* (10-99|100-999|1000\+) " "$work/host.out" && fail "a dim abo
 limits=(--max-rows 2000 --max-dim 64)
 run=(check --impl "plugin:$plugin" --properties accuracy)
 "$gc" "${run[@]}" "${limits[@]}" --seed 42 --cases 30 --corpus "$work/found" >"$work/found.out" 2>&1
+saved=$(ls "$work"/found/*.json 2>/dev/null | head -1)
+[ -n "$saved" ] && grep -q '"note": "found by gatecheck check --seed 42 --max-rows 2000 --max-dim 64 after' "$saved" ||
+  fail "the saved case's note does not say the run's limits: $(grep '"note"' "$saved" 2>/dev/null)"
 line=$(grep -m1 'RapidCheck: RC_PARAMS=' "$work/found.out")
 reproduce=$(printf '%s' "$line" | sed -n 's/^ *RapidCheck: RC_PARAMS="\(reproduce=[^"]*\)".*$/\1/p')
 [ -n "$reproduce" ] || { cat "$work/found.out"; echo "FAIL: the failing run printed no RC_PARAMS line"; exit 1; }

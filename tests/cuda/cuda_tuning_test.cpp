@@ -24,6 +24,14 @@ TEST(CudaTuning, ParsesEveryKnob) {
   EXPECT_TRUE(t.no_pdl);
 }
 
+TEST(CudaTuning, ShortTilesKernel) {
+  std::string w;
+  EXPECT_EQ(parse_cuda_tuning("tile=4", &w).bwd_tile, 4);
+  EXPECT_EQ(w, "");
+  EXPECT_EQ(parse_cuda_tuning("tile=5", &w).bwd_tile, 0);
+  EXPECT_NE(w.find("'tile=5' ignored"), std::string::npos) << w;
+}
+
 TEST(CudaTuning, RowSegmentsOf448Bytes) {
   std::string w;
   EXPECT_EQ(parse_cuda_tuning("seg=448", &w).pipe_row_bytes, 448);

@@ -118,7 +118,7 @@ TEST(CudaVsHost, EveryPlanAndTileKernelBitIdentical) {
   const Path paths[] = {{1, 1, 0, 0, 0, 0},   {1, 2, 0, 0, 0, 0},   {1, 3, 0, 0, 0, 0},   {2, 1, 0, 0, 0, 0},
                         {2, 2, 0, 0, 0, 0},   {2, 3, 0, 0, 0, 0},   {2, 3, 256, 0, 0, 0}, {3, 0, 0, 0, 0, 0},
                         {3, 0, 256, 0, 0, 0}, {3, 0, 0, 512, 0, 0}, {3, 0, 0, 512, 1, 0}, {3, 0, 256, 512, 1, 0},
-                        {3, 0, 0, 0, 1, 0},   {3, 0, 256, 0, 0, 2}};
+                        {3, 0, 0, 0, 1, 0},   {3, 0, 256, 0, 0, 2}, {1, 4, 0, 0, 0, 0},   {2, 4, 0, 0, 0, 0}};
   for (const auto& [plan, tile, seg, threads, cols, cluster] : paths) {
     gate_residual_cuda_tuning().bwd_plan = plan;
     gate_residual_cuda_tuning().bwd_tile = tile;
@@ -127,7 +127,7 @@ TEST(CudaVsHost, EveryPlanAndTileKernelBitIdentical) {
     gate_residual_cuda_tuning().pipe_cols = cols;
     gate_residual_cuda_tuning().fused_cluster = cluster;
     const char* plans[] = {"", "CUB plan", "counting plan", "one-kernel backward"};
-    const char* tiles[] = {"", ", per-thread tiles", ", staged tiles", ", pipelined tiles"};
+    const char* tiles[] = {"", ", per-thread tiles", ", staged tiles", ", pipelined tiles", ", short tiles"};
     const std::string label = std::string(plans[plan]) + tiles[tile] + (seg ? ", 256-byte segments" : "") +
                               (threads ? ", 512 threads" : "") + (cols ? ", one column per thread" : "") +
                               (cluster ? ", clusters of 2" : "");
