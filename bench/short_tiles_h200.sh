@@ -6,13 +6,7 @@
 # restarts at a tile's first row) that the differential must catch.
 # Usage (project root on the GPU machine, after . .deps/remote-setup.sh):
 #   bench/short_tiles_h200.sh        logs and JSON go to $OUT
-set -u
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-T=build/tests/cuda/test_cuda_vs_host
-B=build/bench/gatecheck-bench
-{ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j"$(nproc)" --target test_cuda_vs_host gatecheck-bench; } \
-  > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+. "$(dirname "$0")/h200_test_build.sh"
 {
   echo "## $T --gtest_filter=CudaVsHost.EveryPlanAndTileKernelBitIdentical:CudaTuning.*"
   timeout 200 "$T" --gtest_filter='CudaVsHost.EveryPlanAndTileKernelBitIdentical:CudaTuning.*' 2>&1 | grep -vE "^\[ +(RUN|OK) +\]" | tail -12

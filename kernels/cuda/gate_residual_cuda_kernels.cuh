@@ -111,6 +111,22 @@ __device__ __forceinline__ bool begin_tile(const BwdArgs<T>& a, int64_t* tile_ro
   return true;
 }
 
+// A tile's sum of N columns from column c: grad_gate itself for a gate's only
+// tile (the fold of one partial from +0, rounded once), else its partial.
+template <class T, int N>
+__device__ __forceinline__ void store_tile_sum(const BwdArgs<T>& a, const TileDesc& d, int64_t c, const float (&acc)[N]) {
+  if (d.slot < 0) {
+    Pack<T, N> gg;
+#pragma unroll
+    for (int j = 0; j < N; ++j) gg.e[j] = gate_residual_grad_gate_finish<T>(gate_residual_accumulate(0.0f, acc[j]));
+    store_pack<T, N>(a.grad_gate + d.gate * a.dim + c, gg);
+  } else {
+    float* p = a.partials + d.slot * a.dim + c;
+#pragma unroll
+    for (int j = 0; j < N; ++j) p[j] = acc[j];
+  }
+}
+
 // One block per (tile, column chunk). Each thread owns N columns and walks the
 // tile's rows in order: writes grad_res and grad_y of each row, and sums g*y
 // in fp32 from +0, one row after the other (the host twin's order).
@@ -149,17 +165,7 @@ __device__ __forceinline__ void bwd_tile(const BwdArgs<T>& a) {
         store_pack<T, N>(a.grad_y + o, gy);
       }
     }
-    if (d.slot < 0) {
-      Pack<T, N> gg;
-#pragma unroll
-      for (int j = 0; j < N; ++j)
-        gg.e[j] = gate_residual_grad_gate_finish<T>(gate_residual_accumulate(0.0f, acc[j]));
-      store_pack<T, N>(a.grad_gate + d.gate * a.dim + c, gg);
-    } else {
-      float* p = a.partials + d.slot * a.dim + c;
-#pragma unroll
-      for (int j = 0; j < N; ++j) p[j] = acc[j];
-    }
+    store_tile_sum<T, N>(a, d, c, acc);
   }
 }
 
@@ -222,17 +228,7 @@ __global__ void __launch_bounds__(256) bwd_short_tiles_kernel(BwdArgs<T> a) {
     for (int j = 0; j < N; ++j) acc[j] = 0.0f;
     int cur = 0;  // the tile being summed
     auto finish_tile = [&]() {
-      const TileDesc& d = desc[cur];
-      if (d.slot < 0) {
-        Pack<T, N> gg;
-#pragma unroll
-        for (int j = 0; j < N; ++j) gg.e[j] = gate_residual_grad_gate_finish<T>(gate_residual_accumulate(0.0f, acc[j]));
-        store_pack<T, N>(a.grad_gate + d.gate * a.dim + c, gg);
-      } else {
-        float* p = a.partials + d.slot * a.dim + c;
-#pragma unroll
-        for (int j = 0; j < N; ++j) p[j] = acc[j];
-      }
+      store_tile_sum<T, N>(a, desc[cur], c, acc);
 #pragma unroll
       for (int j = 0; j < N; ++j) acc[j] = 0.0f;
       ++cur;
