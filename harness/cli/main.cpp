@@ -71,6 +71,10 @@ int main(int argc, char** argv) {
   c->add_option("--max-gates", check.max_gates,
                 "largest gate count generated (default " + std::to_string(gen_defaults.max_gates) + ")")
       ->check(whole_number(1, kMaxGenGates, "gates"));
+  c->add_option("--min-rows", check.min_rows,
+                "smallest row count generated (default 0), to put every case among large ones")
+      ->check(whole_number(0, kMaxGenRows, "rows"));
+  c->add_option("--min-dim", check.min_dim, "smallest dim generated (default 0)")->check(whole_number(0, kMaxGenDim, "dim"));
 
   ReproArgs repro;
   auto* r = app.add_subcommand("repro", "replay corpus files; exit 1 if a failure is still there");

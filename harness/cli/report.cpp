@@ -131,6 +131,8 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, con
   j["generator"] = {{"max_rows", limits.max_rows},
                     {"max_dim", limits.max_dim},
                     {"max_gates", limits.max_gates},
+                    {"min_rows", limits.min_rows},
+                    {"min_dim", limits.min_dim},
                     {"h3_dims", limits.big_dims}};
   j["seconds"] = r.seconds;
   j["interrupted"] = r.interrupted;

@@ -14,6 +14,14 @@ grep -q "replay this run with --seed 1 --max-rows 3000 --max-dim 8)" "$work/host
   fail "the header's replay hint lacks the limits: $(head -1 "$work/host.out")"
 grep -Eq "^  rows .* 1000\+ [1-9]" "$work/host.out" || fail "no case of 1000 rows or more with --max-rows 3000: $(grep '^  rows ' "$work/host.out")"
 grep -Eq "^  dim .* (10-99|100-999|1000\+) " "$work/host.out" && fail "a dim above --max-dim 8: $(grep '^  dim ' "$work/host.out")"
+"$gc" check --impl host --min-rows 1000 --max-rows 2000 --min-dim 10 --max-dim 64 --properties accuracy --cases 30 --seed 2 \
+  --corpus "$work/min" --json "$work/min.json" >"$work/min.out" 2>&1 || fail "the --min-rows run exited $? (want 0)"
+grep -Eq "^  rows +1000\+ 100%$" "$work/min.out" || fail "--min-rows 1000 drew smaller cases: $(grep '^  rows ' "$work/min.out")"
+grep -Eq "^  dim +10-99 100%$" "$work/min.out" || fail "--min-dim 10 drew other dims: $(grep '^  dim ' "$work/min.out")"
+grep -q '"min_rows": 1000' "$work/min.json" && grep -q '"min_dim": 10' "$work/min.json" ||
+  fail "--json does not record the smallest shapes: $(grep -A8 '"generator"' "$work/min.json")"
+grep -q "replay this run with --seed 2 --max-rows 2000 --max-dim 64 --min-rows 1000 --min-dim 10)" "$work/min.out" ||
+  fail "the header's replay hint lacks --min-rows/--min-dim: $(head -1 "$work/min.out")"
 limits=(--max-rows 2000 --max-dim 64)
 run=(check --impl "plugin:$plugin" --properties accuracy)
 "$gc" "${run[@]}" "${limits[@]}" --seed 42 --cases 30 --corpus "$work/found" >"$work/found.out" 2>&1
