@@ -39,19 +39,38 @@ static std::string replay_crash_message(const Implementation& impl, const std::s
          (isolate ? "" : " --isolate (reports the crash instead of dying)") + "\n";
 }
 
+// How a replay of several files went, for its last line.
+struct ReproTally {
+  size_t failing = 0, passing = 0, unreadable = 0;
+  size_t done() const { return failing + passing + unreadable; }
+};
+
+static void print_repro_summary(const ReproTally& t, size_t files) {
+  std::cout << "repro: " << files << " file" << (files == 1 ? "" : "s") << ": " << t.failing << " still failing, "
+            << t.passing << " passing, " << t.unreadable << " unusable (bad file or arguments)";
+  if (stop_requested()) std::cout << "; " << stop_words() << " before the other " << files - t.done();
+  std::cout << "\n";
+}
+
 int cmd_repro(const ReproArgs& a) {
   // Every file is replayed, whatever happened to the ones before; the exit
-  // code is the worst outcome (2 bad input > 1 still failing > 0).
+  // code is the worst outcome (2 bad input > 1 still failing > 0). Ctrl-C or
+  // SIGTERM stops after the check in hand, whose verdict is dropped (the
+  // signal may have cut its call short), and says what was replayed.
   int rc = kExitOk;
+  ReproTally tally;
   const PropertyOptions popt{a.isolate, a.timeout};
   if (!a.isolate) watchdog_arm(a.timeout);  // a hang ends the run with the case named
+  install_stop_handlers();
   for (const auto& file : a.files) {
+    if (stop_requested()) break;
     CaseFile f;
     try {
       f = read_case_file(file);
     } catch (const CaseFileError& e) {
       std::fprintf(stderr, "gatecheck repro: %s\n", e.what());
       rc = std::max(rc, int(kExitUsage));
+      ++tally.unreadable;
       continue;
     }
     std::vector<Implementation> impls;
@@ -60,6 +79,7 @@ int cmd_repro(const ReproArgs& a) {
     } catch (const ImplArgsError& e) {
       std::fprintf(stderr, "gatecheck repro: %s: %s\n", file.c_str(), e.message.c_str());
       rc = std::max(rc, e.exit_code);
+      ++tally.unreadable;
       continue;
     }
     std::vector<std::string> props;
@@ -67,8 +87,10 @@ int cmd_repro(const ReproArgs& a) {
     else if (f.failure && !f.failure->property.empty()) props = {f.failure->property};
     else props = default_properties();
     std::cout << file << ": " << describe(f.c) << "\n";
-    for (const auto& impl : impls)
+    bool failing = false, bad = false, stopped = false;
+    for (const auto& impl : impls) {
       for (const auto& prop : props) {
+        if ((stopped = stop_requested())) break;
         if (!plan_moves_rows(prop, f.c)) {  // the property would only call itself vacuous
           std::cout << "  " << impl.label() << " " << prop << ": not tested (this case's batch plan moves no row, "
                     << "so it cannot test " << prop << ")\n";
@@ -81,7 +103,12 @@ int cmd_repro(const ReproArgs& a) {
         } catch (const std::invalid_argument& e) {
           std::fprintf(stderr, "gatecheck repro: %s: %s\n", file.c_str(), e.what());
           rc = std::max(rc, int(kExitUsage));
+          bad = true;
           continue;
+        }
+        if ((stopped = stop_requested())) {
+          std::cout << "  " << impl.label() << " " << prop << ": " << stop_words() << " during this check: not counted\n";
+          break;
         }
         const bool claimed = breaks_claim(v, impl.contract, f.c.dtype);
         std::cout << "  " << impl.label() << " " << prop << ": "
@@ -90,10 +117,16 @@ int cmd_repro(const ReproArgs& a) {
         if (!v.passed) {
           std::cout << evidence_text(v) << "\n";
           rc = std::max(rc, int(kExitFailure));
+          failing = true;
         }
       }
+      if (stopped) break;
+    }
+    if (stopped) break;  // this file is not counted
+    ++(failing ? tally.failing : bad ? tally.unreadable : tally.passing);
   }
-  return rc;
+  if (a.files.size() > 1 || stop_requested()) print_repro_summary(tally, a.files.size());
+  return stop_requested() ? stop_exit_code() : rc;
 }
 
 int cmd_shrink(const ShrinkArgs& a) {

@@ -5,7 +5,7 @@
 # found, and leaves no in-flight case for the next run to "recover" as a
 # crash. (It used to die at once: no report, no JSON, and an in-flight
 # snapshot left behind.) A shrink stopped so writes the smallest failing case
-# it has, which still fails.
+# it has, which still fails; a repro of many files says which it replayed.
 . "$(dirname "$0")/script_start.sh"
 slow=$4
 # stop NAME SIGNAL AFTER WANT ARGS...: gatecheck check ARGS, sent SIGNAL after AFTER s
@@ -54,8 +54,18 @@ grep -q "^smallest case after [1-9][0-9]* steps" "$work/shrink.out" || fail "shr
 "$gc" repro "$work/big.min.json" --impl "plugin:$slow" --property accuracy >"$work/repro.out" 2>&1
 rc=$?
 [ $rc -eq 1 ] || fail "shrink: the case it wrote does not fail (repro exit $rc, want 1)"
+# repro: many files of the slow plugin's failing case, stopped after 2 s: the
+# check in hand is not counted, and the last line says what was not replayed.
+files=()
+for i in $(seq 1 30); do cp "$work/big.min.json" "$work/many-$i.json"; files+=("$work/many-$i.json"); done
+timeout --preserve-status -s INT 2 "$gc" repro "${files[@]}" --impl "plugin:$slow" --property accuracy \
+  >"$work/repro-many.out" 2>"$work/repro-many.err"
+rc=$?
+[ $rc -eq 130 ] || fail "repro: exit $rc (want 130)"
+grep -Eq "^repro: 30 files: [1-9][0-9]* still failing, 0 passing, 0 unusable \(bad file or arguments\); interrupted by SIGINT before the other [1-9][0-9]*$" \
+  "$work/repro-many.out" || fail "repro: the last line does not say what ran before the stop: $(tail -n 1 "$work/repro-many.out")"
 if [ $fails -ne 0 ]; then
   for f in "$work"/*.out "$work"/*.err; do echo "--- $f"; tail -n 8 "$f"; done
   exit 1
 fi
-echo "ok: SIGINT and SIGTERM stop check with its report, JSON and findings, and shrink with its smallest case"
+echo "ok: SIGINT and SIGTERM stop check with its report, JSON and findings, shrink with its smallest case, and repro with what it replayed"
