@@ -39,12 +39,13 @@ namespace {
 std::string limits_suffix(const GenLimits& l) {
   const GenLimits d;
   if (l.max_rows == d.max_rows && l.max_dim == d.max_dim && l.max_gates == d.max_gates && l.big_dims == d.big_dims &&
-      l.min_rows == d.min_rows && l.min_dim == d.min_dim)
+      l.min_rows == d.min_rows && l.min_dim == d.min_dim && l.min_gates == d.min_gates)
     return "";
   return "/rows<=" + std::to_string(l.max_rows) + ",dim<=" + std::to_string(l.max_dim) +
          ",gates<=" + std::to_string(l.max_gates) + (l.big_dims ? "" : ",no-h3-dims") +
          (l.min_rows != d.min_rows ? ",rows>=" + std::to_string(l.min_rows) : "") +
-         (l.min_dim != d.min_dim ? ",dim>=" + std::to_string(l.min_dim) : "");
+         (l.min_dim != d.min_dim ? ",dim>=" + std::to_string(l.min_dim) : "") +
+         (l.min_gates != d.min_gates ? ",gates>=" + std::to_string(l.min_gates) : "");
 }
 }  // namespace
 
@@ -217,7 +218,7 @@ void refuse_other_limits(const ReproduceMap& all, const std::vector<Implementati
           throw std::invalid_argument("RC_PARAMS: the reproduce string for " + pair + " was made with generator limits " +
                                       limits_text(kv.first.substr(pair.size())) + ", this run has " +
                                       limits_text(limits_suffix(opt.limits)) +
-                                      ": replay it with that run's --max-rows, --max-dim, --max-gates, --min-rows and --min-dim");
+                                      ": replay it with that run's --max-rows, --max-dim, --max-gates and --min-*");
     }
 }
 

@@ -175,7 +175,7 @@ rc::Gen<int64_t> gen_dim(const GenLimits& l, int64_t rows) {
 rc::Gen<int64_t> gen_gates(const GenLimits& l, int64_t rows, const std::string& pattern) {
   const int64_t cap = std::max<int64_t>(l.max_gates, 1);
   // unused_gates needs a gate to leave unused; segment patterns read best with a few.
-  const int64_t lo = pattern == "unused_gates" ? std::min<int64_t>(2, cap) : 1;
+  const int64_t lo = std::max<int64_t>(pattern == "unused_gates" ? std::min<int64_t>(2, cap) : 1, std::min(l.min_gates, cap));
   const auto e = within(edges::gates(), lo, cap);
   auto clamp = [lo, cap](int64_t g) { return std::max(lo, std::min(cap, g)); };
   // about rows: rows-1, rows, rows+1; more than rows: unused gates at the top
@@ -205,9 +205,9 @@ rc::Gen<CaseSpec> gen_case_spec(const GenLimits& l) {
   using namespace rc;
   return gen::mapcat(gen_rows(l), [l](int64_t rows) {
     return gen::mapcat(gen::elementOf(l.index_patterns), [l, rows](const std::string& pattern) {
-      const int64_t min_gates = rows > 0 ? 1 : 0;
-      auto gates = rows > 0 ? gen_gates(l, rows, pattern)
-                            : gen::inRange<int64_t>(min_gates, std::min<int64_t>(l.max_gates, 9) + 1);
+      const int64_t empty_lo = std::min(l.min_gates, l.max_gates);  // no rows: any gate count, 0 included
+      const int64_t empty_hi = std::max(empty_lo, std::min<int64_t>(l.max_gates, 9));
+      auto gates = rows > 0 ? gen_gates(l, rows, pattern) : gen::inRange<int64_t>(empty_lo, empty_hi + 1);
       return gen::build<CaseSpec>(gen::set(&CaseSpec::rows, gen::just(rows)),
                                   gen::set(&CaseSpec::index_pattern, gen::just(pattern)),
                                   gen::set(&CaseSpec::dtype, gen::elementOf(l.dtypes)),

@@ -48,7 +48,7 @@ const std::vector<int64_t>& gates();
 struct GenLimits {
   int64_t min_rows = 0, max_rows = 1100;
   int64_t min_dim = 0, max_dim = 300;
-  int64_t max_gates = 256;
+  int64_t min_gates = 0, max_gates = 256;  // a case with rows has at least 1 gate whatever min_gates says
   // Big H3 dims (edges::big_dims) are drawn, rarely, when rows <= this.
   int64_t big_dim_max_rows = 8;
   bool big_dims = true;

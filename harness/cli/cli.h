@@ -29,9 +29,9 @@ struct CheckArgs {
   bool isolate = false;
   double timeout = 60;       // --isolate: seconds one call may take before it is reported as hung
   // The generator's largest rows, dim and gates (0: its defaults, GenLimits),
-  // and its smallest rows and dim (0: its defaults, which are 0).
+  // and its smallest rows, dim and gates (0: its defaults, which are 0).
   long long max_rows = 0, max_dim = 0, max_gates = 0;
-  long long min_rows = 0, min_dim = 0;
+  long long min_rows = 0, min_dim = 0, min_gates = 0;
 };
 int cmd_check(const CheckArgs& a);
 

@@ -132,11 +132,12 @@ std::string generator_flags(const CheckArgs& a) {
   if (a.max_gates) f += " --max-gates " + std::to_string(a.max_gates);
   if (a.min_rows) f += " --min-rows " + std::to_string(a.min_rows);
   if (a.min_dim) f += " --min-dim " + std::to_string(a.min_dim);
+  if (a.min_gates) f += " --min-gates " + std::to_string(a.min_gates);
   return f.empty() ? f : f.substr(1);
 }
 
-// --max-rows, --max-dim, --max-gates, --min-rows and --min-dim into *l; "" or
-// what is wrong with them.
+// --max-rows, --max-dim, --max-gates, --min-rows, --min-dim and --min-gates
+// into *l; "" or what is wrong with them.
 std::string apply_generator_limits(const CheckArgs& a, GenLimits* l) {
   if (a.max_rows) l->max_rows = a.max_rows;
   if (a.max_gates) l->max_gates = a.max_gates;
@@ -148,9 +149,13 @@ std::string apply_generator_limits(const CheckArgs& a, GenLimits* l) {
   }
   l->min_rows = a.min_rows;
   l->min_dim = a.min_dim;
+  l->min_gates = a.min_gates;
   if (l->min_rows > l->max_rows)
     return "--min-rows " + std::to_string(l->min_rows) + " is above the largest row count generated, " +
            std::to_string(l->max_rows) + (a.max_rows ? " (--max-rows)" : " (the default; raise --max-rows)");
+  if (l->min_gates > l->max_gates)
+    return "--min-gates " + std::to_string(l->min_gates) + " is above the largest gate count generated, " +
+           std::to_string(l->max_gates) + (a.max_gates ? " (--max-gates)" : " (the default; raise --max-gates)");
   if (l->min_dim > l->max_dim)
     return "--min-dim " + std::to_string(l->min_dim) + " is above the largest dim generated, " +
            std::to_string(l->max_dim) + (a.max_dim ? " (--max-dim)" : " (the default; raise --max-dim)");

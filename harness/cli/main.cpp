@@ -75,6 +75,8 @@ int main(int argc, char** argv) {
                 "smallest row count generated (default 0), to put every case among large ones")
       ->check(whole_number(0, kMaxGenRows, "rows"));
   c->add_option("--min-dim", check.min_dim, "smallest dim generated (default 0)")->check(whole_number(0, kMaxGenDim, "dim"));
+  c->add_option("--min-gates", check.min_gates, "smallest gate count generated (default 0; a case with rows has 1 at least)")
+      ->check(whole_number(0, kMaxGenGates, "gates"));
 
   ReproArgs repro;
   auto* r = app.add_subcommand("repro", "replay corpus files; exit 1 if a failure is still there");

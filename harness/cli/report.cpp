@@ -133,6 +133,7 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, con
                     {"max_gates", limits.max_gates},
                     {"min_rows", limits.min_rows},
                     {"min_dim", limits.min_dim},
+                    {"min_gates", limits.min_gates},
                     {"h3_dims", limits.big_dims}};
   j["seconds"] = r.seconds;
   j["interrupted"] = r.interrupted;

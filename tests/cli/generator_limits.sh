@@ -22,6 +22,10 @@ grep -q '"min_rows": 1000' "$work/min.json" && grep -q '"min_dim": 10' "$work/mi
   fail "--json does not record the smallest shapes: $(grep -A8 '"generator"' "$work/min.json")"
 grep -q "replay this run with --seed 2 --max-rows 2000 --max-dim 64 --min-rows 1000 --min-dim 10)" "$work/min.out" ||
   fail "the header's replay hint lacks --min-rows/--min-dim: $(head -1 "$work/min.out")"
+"$gc" check --impl host --min-rows 1 --max-rows 50 --min-gates 1000 --max-gates 3000 --properties accuracy --cases 30 \
+  --seed 3 --corpus "$work/gates" --json "$work/gates.json" >"$work/gates.out" 2>&1 || fail "the --min-gates run exited $? (want 0)"
+grep -Eq "^  gates +1000\+ 100%$" "$work/gates.out" || fail "--min-gates 1000 drew fewer gates: $(grep '^  gates ' "$work/gates.out")"
+grep -q '"min_gates": 1000' "$work/gates.json" || fail "--json does not record --min-gates"
 limits=(--max-rows 2000 --max-dim 64)
 run=(check --impl "plugin:$plugin" --properties accuracy)
 "$gc" "${run[@]}" "${limits[@]}" --seed 42 --cases 30 --corpus "$work/found" >"$work/found.out" 2>&1
