@@ -150,15 +150,17 @@ std::string apply_generator_limits(const CheckArgs& a, GenLimits* l) {
   l->min_rows = a.min_rows;
   l->min_dim = a.min_dim;
   l->min_gates = a.min_gates;
-  if (l->min_rows > l->max_rows)
-    return "--min-rows " + std::to_string(l->min_rows) + " is above the largest row count generated, " +
-           std::to_string(l->max_rows) + (a.max_rows ? " (--max-rows)" : " (the default; raise --max-rows)");
-  if (l->min_gates > l->max_gates)
-    return "--min-gates " + std::to_string(l->min_gates) + " is above the largest gate count generated, " +
-           std::to_string(l->max_gates) + (a.max_gates ? " (--max-gates)" : " (the default; raise --max-gates)");
-  if (l->min_dim > l->max_dim)
-    return "--min-dim " + std::to_string(l->min_dim) + " is above the largest dim generated, " +
-           std::to_string(l->max_dim) + (a.max_dim ? " (--max-dim)" : " (the default; raise --max-dim)");
+  // "" if min <= max, else what is wrong, naming both (and whether max is the default).
+  auto above = [](const char* what, const char* noun, int64_t min, int64_t max, bool max_given) -> std::string {
+    if (min <= max) return "";
+    return std::string("--min-") + what + " " + std::to_string(min) + " is above the largest " + noun +
+           " generated, " + std::to_string(max) +
+           (max_given ? std::string(" (--max-") + what + ")" : std::string(" (the default; raise --max-") + what + ")");
+  };
+  for (const std::string& why : {above("rows", "row count", l->min_rows, l->max_rows, a.max_rows != 0),
+                                 above("gates", "gate count", l->min_gates, l->max_gates, a.max_gates != 0),
+                                 above("dim", "dim", l->min_dim, l->max_dim, a.max_dim != 0)})
+    if (!why.empty()) return why;
   const unsigned long long elements = (unsigned long long)l->max_rows * (unsigned long long)l->max_dim;
   if (elements <= kMaxGenElements) return "";
   return "--max-rows " + std::to_string(l->max_rows) + " x --max-dim " + std::to_string(l->max_dim) + " is " +
