@@ -35,7 +35,8 @@ bool CheckReport::any_claimed_failure() const {
 }
 
 namespace {
-// "" for the default shape limits, else "/rows<=R,dim<=D,gates<=G".
+// "" for the default shape limits, else "/rows<=R,dim<=D,gates<=G", then
+// ",no-h3-dims" and each minimum that is not 0 (",rows>=R", ...).
 std::string limits_suffix(const GenLimits& l) {
   const GenLimits d;
   if (l.max_rows == d.max_rows && l.max_dim == d.max_dim && l.max_gates == d.max_gates && l.big_dims == d.big_dims &&

@@ -205,7 +205,7 @@ rc::Gen<CaseSpec> gen_case_spec(const GenLimits& l) {
   using namespace rc;
   return gen::mapcat(gen_rows(l), [l](int64_t rows) {
     return gen::mapcat(gen::elementOf(l.index_patterns), [l, rows](const std::string& pattern) {
-      const int64_t empty_lo = std::min(l.min_gates, l.max_gates);  // no rows: any gate count, 0 included
+      const int64_t empty_lo = std::min(l.min_gates, l.max_gates);  // no rows: any gate count from min_gates (0 by default)
       const int64_t empty_hi = std::max(empty_lo, std::min<int64_t>(l.max_gates, 9));
       auto gates = rows > 0 ? gen_gates(l, rows, pattern) : gen::inRange<int64_t>(empty_lo, empty_hi + 1);
       return gen::build<CaseSpec>(gen::set(&CaseSpec::rows, gen::just(rows)),
