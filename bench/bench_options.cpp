@@ -41,6 +41,13 @@ bool each(const char* option, const std::string& list, const char* expected, Ok 
 
 }  // namespace
 
+int dtype_of(const std::string& name) {
+  if (name == "bf16") return GATECHECK_BF16;
+  if (name == "fp16" || name == "f16") return GATECHECK_F16;
+  if (name == "fp32" || name == "f32") return GATECHECK_F32;
+  return -1;
+}
+
 bool check_shape_lists(const std::string& dtypes, const std::string& dims, const std::string& rows,
                        const std::string& gates, const std::string& patterns, std::string* err) {
   auto one_of = [](std::initializer_list<const char*> names) {
@@ -53,7 +60,8 @@ bool check_shape_lists(const std::string& dtypes, const std::string& dims, const
   auto gate_rule = [](const std::string& s) {
     return positive_number(s) || (s.rfind("rows/", 0) == 0 && positive_number(s.substr(5)));
   };
-  return each("--dtypes", dtypes, "bf16, fp16 or fp32", one_of({"bf16", "fp16", "f16", "fp32", "f32"}), err) &&
+  auto known_dtype = [](const std::string& s) { return dtype_of(s) >= 0; };
+  return each("--dtypes", dtypes, "bf16, fp16 or fp32", known_dtype, err) &&
          each("--dims", dims, "a positive number", positive_number, err) &&
          each("--rows", rows, "a positive number", positive_number, err) &&
          each("--gates", gates, "a positive number or rows/K", gate_rule, err) &&
@@ -62,9 +70,9 @@ bool check_shape_lists(const std::string& dtypes, const std::string& dims, const
 
 std::string tuning_item(const std::string& t) {
   static const std::pair<const char*, const char*> kShort[] = {
-      {"cub", "plan=1"},     {"count", "plan=2"},  {"fused", "plan=3"},      {"thread", "tile=1"},
-      {"staged", "tile=2"},  {"piped", "tile=3"},  {"short", "tile=4"},  {"seg256", "seg=256"},    {"t512", "threads=512"},
-      {"c1", "cols=1"}};
+      {"cub", "plan=1"},    {"count", "plan=2"}, {"fused", "plan=3"}, {"thread", "tile=1"},
+      {"staged", "tile=2"}, {"piped", "tile=3"}, {"short", "tile=4"}, {"seg256", "seg=256"},
+      {"t512", "threads=512"}, {"c1", "cols=1"}};
   for (const auto& [name, item] : kShort)
     if (t == name) return item;
   if (t.size() > 2 && t.rfind("kx", 0) == 0) return "cluster=" + t.substr(2);

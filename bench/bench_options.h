@@ -17,6 +17,10 @@ namespace bench {
 // The non-empty items of a comma list.
 std::vector<std::string> split_commas(const std::string& s);
 
+// The gatecheck_dtype a --dtypes item names (bf16, fp16 or f16, fp32 or f32),
+// or -1: the one list of names, for the check below and the run alike.
+int dtype_of(const std::string& name);
+
 // The shape lists (--dtypes, --dims, --rows, --gates, --patterns): true if
 // every item is known or a positive number, else false with a message naming
 // the option and the item (an unknown dtype or pattern used to run as bf16 or

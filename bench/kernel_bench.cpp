@@ -219,7 +219,7 @@ int run_kernel_bench(int argc, char** argv) {
           for (const auto& gr : bench::split_commas(gates_rules))
             for (const auto& pat : bench::split_commas(patterns)) {
               Shape s;
-              s.dtype = dn == "fp32" || dn == "f32" ? GATECHECK_F32 : dn == "fp16" || dn == "f16" ? GATECHECK_F16 : GATECHECK_BF16;
+              s.dtype = bench::dtype_of(dn);  // known: check_shape_lists passed
               s.dim = std::stoll(ds);
               s.rows = std::stoll(rs);
               s.gates_rule = gr;

@@ -92,6 +92,15 @@ TEST(BenchShapes, KnownItemsPass) {
   EXPECT_TRUE(check_shape_lists("fp32,f16", "1", "1", "rows/1,1", "shuffled", &err)) << err;
 }
 
+TEST(BenchShapes, DtypeNames) {
+  EXPECT_EQ(dtype_of("bf16"), GATECHECK_BF16);
+  EXPECT_EQ(dtype_of("fp16"), GATECHECK_F16);
+  EXPECT_EQ(dtype_of("f16"), GATECHECK_F16);
+  EXPECT_EQ(dtype_of("fp32"), GATECHECK_F32);
+  EXPECT_EQ(dtype_of("f32"), GATECHECK_F32);
+  EXPECT_EQ(dtype_of("bf61"), -1);
+}
+
 // Each bad item is refused with its option named (before, an unknown dtype
 // ran as bf16 and an unknown pattern as random).
 TEST(BenchShapes, BadItemsAreNamed) {
