@@ -546,9 +546,8 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
     auto one_block = [&](auto warps) {
       constexpr int W = decltype(warps)::value;
       constexpr auto kernel = plan_small_kernel<W>;
-      const int most = W == 16 ? small_plan_smem(kSmallPlanRows, kSmallPlanWideGates)
-                               : small_plan_smem(kSmallPlanRows, kSmallPlanGates);
-      if ((e = allow_pipe_smem<kernel>(most)) != cudaSuccess) return;
+      const int64_t most_gates = W == 16 ? kSmallPlanWideGates : kSmallPlanGates;  // this width's most
+      if ((e = allow_pipe_smem<kernel>(small_plan_smem(kSmallPlanRows, most_gates))) != cudaSuccess) return;
       kernel<<<1, W * 32, size_t(small_plan_smem(p.rows, p.gates)), s>>>(index, p.rows, p.gates, plan, tiles, folds,
                                                                         order, w.status, w.epoch);
       e = cudaGetLastError();

@@ -413,7 +413,7 @@ __global__ void __launch_bounds__(Warps * 32, 1) plan_small_kernel(
   const int tid = int(threadIdx.x), lane = tid & 31, warp = tid >> 5, G = int(gates), R = int(rows);
   int* start = reinterpret_cast<int*>(small_smem);                          // [gates]
   unsigned short* wcount = reinterpret_cast<unsigned short*>(start + G);     // [warps][gates]
-  unsigned short* gid = wcount + Warps * G;                        // [rows]
+  unsigned short* gid = wcount + Warps * G;                                  // [rows]
   unsigned short* placed = gid + R;                                          // [rows]
   unsigned short* mine = wcount + warp * G;
   for (int i = tid; i < Warps * G; i += kThreads) wcount[i] = 0;
