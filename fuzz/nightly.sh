@@ -29,7 +29,8 @@
 #        or a worker whose fuzzer kept failing (report status "failed")
 #   130  interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: the workers stop,
 #        the corpus is merged and the report written for what was done
-#        (status "interrupted")
+#        (status "interrupted"); a fuzzer that does not stop on SIGTERM (a
+#        plugin may catch it) gets SIGKILL 10 s later
 # If the campaign is killed outright (SIGKILL), its workers stop within a
 # second or two; the next run in the same DIR says the previous one did not
 # finish.
@@ -85,6 +86,7 @@ if [ -n "$gpus" ]; then mode=gpu; workers=$((10#$gpus)); [ ${#impls[@]} -eq 0 ] 
 else mode=cpu; workers=$((10#${jobs:-1})); [ ${#impls[@]} -eq 0 ] && impls=(host); fi
 impl_list=$(IFS=,; echo "${impls[*]}")
 say() { echo "nightly: $*" >&2; }
+exec 3>&2  # the campaign's own stderr, for a run whose stderr goes to its log (the watchdog's say)
 
 # --- campaign folder: checked before the build, which takes minutes ----------
 # (unchecked, a failed mkdir left out="" and the folders went to /)
@@ -172,7 +174,7 @@ for ((w = 0; w < workers; w++)); do worker $w & pids+=($!); done
 alive() { local p; for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
 field() { sed -n "s|.*$1 \([0-9]*\).*|\1|p" <<<"$2"; }
 while alive; do
-  sleep 5 & sleeper=$!
+  sleep "$([ -n "$interrupted" ] && echo 1 || echo 5)" & sleeper=$!  # once stopping, the workers end soon
   wait $sleeper; kill $sleeper 2>/dev/null  # not a plain sleep: a trapped signal ends a wait at once
   t=$(( $(date +%s) - start )) tot_eps=0 ft=0
   for ((w = 0; w < workers; w++)); do
@@ -192,7 +194,7 @@ while alive; do
   if [ -t 2 ]; then printf '\r%s ' "$status_line" >&2           # a terminal: one line, redrawn
   elif [ "$t" -ge "${next_log:-0}" ]; then echo "$status_line" >&2; logged=$status_line; next_log=$((t + 60)); fi  # a log: a line a minute
 done
-wait
+until wait; do :; done  # a trapped signal ends a wait early
 if [ -t 2 ]; then echo >&2; elif [ "${status_line:-}" != "${logged:-}" ]; then echo "$status_line" >&2; fi
 [ -n "$interrupted" ] && say "stopped by SIG$interrupted after $(( $(date +%s) - start ))s of ${seconds}s"
 

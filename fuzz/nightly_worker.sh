@@ -6,17 +6,31 @@
 # is gone (SIGKILLed: its workers, re-parented, must not fuzz on to the end).
 stopping() { [ -e "$stopfile" ] || ! kill -0 "$campaign_pid" 2>/dev/null; }
 
-# Runs "$@" in the background and returns its status; a watchdog sends it
-# SIGTERM as soon as stopping is true, so that a fuzzer run of hours (or a
-# minimisation, a replay) does not outlive the campaign.
+# Runs "$@" in the background and returns its status once it has exited. A
+# watchdog sends it SIGTERM as soon as stopping is true, so that a fuzzer run
+# of hours (or a minimisation, a replay) does not outlive the campaign, and
+# SIGKILL if it is still there 10 s later (a plugin may catch SIGTERM). The
+# watchdog starts with SIGINT and SIGTERM ignored: Ctrl-C reaches the whole
+# process group, and the watchdog must outlive it to stop what does not stop
+# by itself. The worker is stopped with SIGKILL for the same reason.
 run_watched() {
   "$@" &
-  local pid=$!
-  ( while ! stopping; do sleep 1; done; kill -TERM "$pid" 2>/dev/null ) &
-  local wd=$!
-  wait "$pid"
-  local rc=$?
-  kill "$wd" 2>/dev/null; wait "$wd" 2>/dev/null
+  local pid=$! wd rc again what a
+  for a in "$@"; do case $a in env | *=*) ;; *) what=$(basename "$a"); break ;; esac; done
+  trap '' INT TERM  # inherited by the watchdog from its first instruction on
+  ( while ! stopping; do sleep 1; done
+    kill -TERM "$pid" 2>/dev/null || exit 0
+    for ((i = 0; i < 10; i++)); do sleep 1; kill -0 "$pid" 2>/dev/null || exit 0; done
+    say "$what (pid $pid) did not stop 10 s after SIGTERM; sent SIGKILL" 2>&3
+    kill -KILL "$pid" 2>/dev/null ) &
+  wd=$!
+  trap 'touch "$stopfile"' INT TERM
+  # A trapped signal ends a wait early (status > 128): wait until the process
+  # is gone, then once more for its own status (127: the last wait had it).
+  wait "$pid"; rc=$?
+  while [ $rc -gt 128 ] && kill -0 "$pid" 2>/dev/null; do wait "$pid"; rc=$?; done
+  if [ $rc -gt 128 ]; then wait "$pid" 2>/dev/null; again=$?; [ $again -ne 127 ] && rc=$again; fi
+  kill -KILL "$wd" 2>/dev/null; wait "$wd" 2>/dev/null
   return $rc
 }
 
@@ -86,6 +100,10 @@ process_crash() {  # worker crash-file ignore-list fuzzer-log
 }
 
 worker() {  # index
+  # Ctrl-C (SIGINT to the group) or SIGTERM stops the loop, not the worker: it
+  # still waits for its fuzzer. (A subshell left to die of them left nothing
+  # waiting for a fuzzer slow to exit.)
+  trap 'touch "$stopfile"' INT TERM
   local w=$1 run=0 errors=0 repeats=0 fuzzed=no left ignore log rc crash
   while ! stopping; do
     left=$(( end - $(date +%s) ))
