@@ -40,10 +40,13 @@ give_up() {  # worker reason: the campaign then ends with status "failed", exit 
 }
 
 # Appends one failure line (JSON from `regress`, or made below) to
-# failures.jsonl, new or known by signature. Returns 0 if it was new.
+# failures.jsonl, new or known by signature. Returns 0 if it was new. The
+# locked subshell starts with SIGINT and SIGTERM ignored, so that Ctrl-C
+# cannot cut a record in half.
 record_failure() {  # worker json-line
-  local w=$1 line=$2 sig
+  local w=$1 line=$2 sig rc
   sig=$(printf '%s' "$line" | sed -n 's/.*"signature":"\([^"]*\)".*/\1/p')
+  trap '' INT TERM
   (
     flock 9
     if grep -qxF "$sig" "$out/known_signatures.txt"; then isnew=false; else isnew=true; echo "$sig" >>"$out/known_signatures.txt"; fi
@@ -51,6 +54,9 @@ record_failure() {  # worker json-line
     [ $isnew = true ] && say "NEW failure $sig: $(printf '%s' "$line" | sed -n 's/.*"repro":"\([^"]*\)".*/\1/p')"
     [ $isnew = true ]
   ) 9>"$out/.lock"
+  rc=$?
+  trap 'touch "$stopfile"' INT TERM
+  return $rc
 }
 
 # The record for a crash input that `regress` could not turn into a case:
