@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -290,6 +291,31 @@ RunResult empty_result(const Case& c, Status s) {
 
 constexpr const char* kWorkerEnv = "GATECHECK_ISOLATE_WORKER";
 
+void write_case(Writer& w, const Case& c) {
+  w.u32(uint32_t(c.dtype));
+  w.i64(c.rows);
+  w.i64(c.dim);
+  w.i64(c.gates);
+  w.bytes(c.index.data(), c.index.size() * sizeof(int64_t));
+  for (const HostTensor* t : {&c.res, &c.gate, &c.y, &c.grad_out}) w.tensor(*t);
+}
+
+Case read_case(Reader& rd) {
+  Case c;
+  c.dtype = DType(rd.u32());
+  c.rows = rd.i64();
+  c.dim = rd.i64();
+  c.gates = rd.i64();
+  const auto index = rd.bytes();
+  c.index.resize(index.size() / sizeof(int64_t));
+  if (!index.empty()) std::memcpy(c.index.data(), index.data(), index.size());
+  for (HostTensor* t : {&c.res, &c.gate, &c.y, &c.grad_out}) *t = rd.tensor();
+  return c;
+}
+
+// Two requests: run_case (kMagic) or a named task (kTaskMagic).
+constexpr uint32_t kTaskMagic = 0x31544347;  // "GCT1"
+
 std::vector<uint8_t> encode_request(const Implementation& impl, const Case& c, const RunOptions& opt) {
   Writer w;
   w.u32(kMagic);
@@ -297,41 +323,59 @@ std::vector<uint8_t> encode_request(const Implementation& impl, const Case& c, c
   w.u32(uint32_t(impl.device));
   w.u32(uint32_t(opt.poison));
   w.u32(uint32_t(opt.forward) | uint32_t(opt.backward) << 1);
-  w.u32(uint32_t(c.dtype));
-  w.i64(c.rows);
-  w.i64(c.dim);
-  w.i64(c.gates);
-  w.bytes(c.index.data(), c.index.size() * sizeof(int64_t));
-  for (const HostTensor* t : {&c.res, &c.gate, &c.y, &c.grad_out}) w.tensor(*t);
+  write_case(w, c);
+  return w.buf;
+}
+
+std::vector<uint8_t> encode_task_request(const std::string& task, const Implementation& impl, const Case& c,
+                                         int64_t arg) {
+  Writer w;
+  w.u32(kTaskMagic);
+  w.str(task);
+  w.str(impl.name);
+  w.u32(uint32_t(impl.device));
+  w.i64(arg);
+  write_case(w, c);
   return w.buf;
 }
 
 struct Request {
+  std::string task;  // empty: run_case
   std::string spec;
   Device device = Device::cpu;
   RunOptions opt;
+  int64_t arg = 0;
   Case c;
 };
 
 Request decode_request(const std::vector<uint8_t>& b) {
   Reader rd(b);
-  if (rd.u32() != kMagic) throw std::runtime_error("bad magic");
   Request q;
+  const uint32_t magic = rd.u32();
+  if (magic == kTaskMagic) {
+    q.task = rd.str();
+    q.spec = rd.str();
+    q.device = Device(rd.u32());
+    q.arg = rd.i64();
+    q.c = read_case(rd);
+    return q;
+  }
+  if (magic != kMagic) throw std::runtime_error("bad magic");
   q.spec = rd.str();
   q.device = Device(rd.u32());
   q.opt.poison = int(rd.u32());
   const uint32_t which = rd.u32();
   q.opt.forward = which & 1u;
   q.opt.backward = (which & 2u) != 0;
-  q.c.dtype = DType(rd.u32());
-  q.c.rows = rd.i64();
-  q.c.dim = rd.i64();
-  q.c.gates = rd.i64();
-  const auto index = rd.bytes();
-  q.c.index.resize(index.size() / sizeof(int64_t));
-  if (!index.empty()) std::memcpy(q.c.index.data(), index.data(), index.size());
-  for (HostTensor* t : {&q.c.res, &q.c.gate, &q.c.y, &q.c.grad_out}) *t = rd.tensor();
+  q.c = read_case(rd);
   return q;
+}
+
+// Tasks by name; a function-local static, so registrars at static
+// initialisation may run in any order.
+std::map<std::string, FreshProcessTask>& fresh_process_tasks() {
+  static std::map<std::string, FreshProcessTask> tasks;
+  return tasks;
 }
 
 [[noreturn]] void worker_main(const char* fds) {
@@ -349,6 +393,19 @@ Request decode_request(const std::vector<uint8_t>& b) {
   run_body(
       [&] {
         Request q = decode_request(request);
+        if (!q.task.empty()) {
+          Status s;
+          const auto task = fresh_process_tasks().find(q.task);
+          try {
+            s = task == fresh_process_tasks().end()
+                    ? Status::error(ErrorKind::implementation,
+                                    "isolate: task '" + q.task + "' is not registered in this program")
+                    : task->second(make_implementation(q.spec, q.device), q.c, q.arg);
+          } catch (const std::exception& e) {
+            s = Status::error(ErrorKind::implementation, e.what());
+          }
+          return encode(s);
+        }
         RunResult r;
         try {
           r = run_case(make_implementation(q.spec, q.device), q.c, q.opt);
@@ -364,11 +421,14 @@ Request decode_request(const std::vector<uint8_t>& b) {
 // program runs the worker from main() itself (see isolate.h): static
 // initialisers of objects linked after this one, such as the CUDA runtime's
 // registration of our kernels, may not have run yet at this point.
-const bool g_worker_hook = [] {
-  if (!gatecheck_isolate_worker_in_main)
-    if (const char* fds = std::getenv(kWorkerEnv)) worker_main(fds);
-  return true;
-}();
+// Its priority is the default (the last), so that the tasks registered with
+// kFreshProcessTaskPriority are there when it runs.
+struct WorkerHook {
+  WorkerHook() {
+    if (!gatecheck_isolate_worker_in_main)
+      if (const char* fds = std::getenv(kWorkerEnv)) worker_main(fds);
+  }
+} g_worker_hook;
 
 }  // namespace
 
@@ -416,7 +476,6 @@ RunResult run_case_in_fresh_process(const Implementation& impl, const Case& c, c
   return run_isolated(impl, c, [&](int fd) { exec_worker(request, fd); }, timeout_seconds);
 }
 
-namespace {
 // Implementations whose runtime does not survive fork(): CUDA (once
 // initialised in the parent) and LibTorch (2.x refuses autograd in a forked
 // child: "Unable to handle autograd's threading in combination with
@@ -424,13 +483,35 @@ namespace {
 bool needs_fresh_process(const Implementation& impl) {
   return impl.device == Device::cuda || impl.name == "torch-eager";
 }
-}  // namespace
 
 RunResult run_case_isolated(const Implementation& impl, const Case& c, const RunOptions& opt,
                             double timeout_seconds) {
   if (needs_fresh_process(impl)) return run_case_in_fresh_process(impl, c, opt, timeout_seconds);
   return run_isolated(
       impl, c, [&](int fd) { run_body([&] { return encode(run_case(impl, c, opt)); }, fd); }, timeout_seconds);
+}
+
+bool register_fresh_process_task(const std::string& name, FreshProcessTask task) {
+  return fresh_process_tasks().emplace(name, task).second;
+}
+
+Status call_in_fresh_process(const std::string& task, const Implementation& impl, const Case& c, int64_t arg,
+                             double timeout_seconds) {
+  if (fresh_process_tasks().count(task) == 0)
+    return Status::error(ErrorKind::implementation, "isolate: task '" + task + "' is not registered in this program");
+  const auto request = encode_task_request(task, impl, c, arg);
+  std::vector<uint8_t> bytes;
+  Status s = run_in_child([&](int fd) { exec_worker(request, fd); }, timeout_seconds, &bytes);
+  if (!s.ok()) {
+    s.message = impl.label() + " " + s.message;
+    return s;
+  }
+  try {
+    return decode_status(bytes);
+  } catch (const std::exception& e) {
+    return Status::error(ErrorKind::implementation, impl.label() + ": the isolated child sent a malformed result (" +
+                                                        e.what() + ", " + std::to_string(bytes.size()) + " bytes)");
+  }
 }
 
 Status call_isolated(const std::function<Status()>& call, double timeout_seconds) {

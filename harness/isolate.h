@@ -62,6 +62,26 @@ RunResult run_case_isolated(const Implementation& impl, const Case& c, const Run
 RunResult run_case_in_fresh_process(const Implementation& impl, const Case& c, const RunOptions& opt = {},
                                     double timeout_seconds = kDefaultIsolateTimeoutSeconds);
 
+// Does impl need a fresh process (not a fork) to run in a child? CUDA and
+// torch-eager do (see the top of this file).
+bool needs_fresh_process(const Implementation& impl);
+
+// A named task for a fresh-process child: work on an implementation that a
+// fork cannot host, such as error_inputs' bad-input probes on CUDA. The child
+// is this program re-executed, so the task must be registered at static
+// initialisation, with a registrar object of priority kFreshProcessTaskPriority
+// (`__attribute__((init_priority(...)))`): before the hook that runs the
+// worker in programs that do not run it from main(). `arg` is the caller's.
+using FreshProcessTask = Status (*)(const Implementation& impl, const Case& c, int64_t arg);
+constexpr int kFreshProcessTaskPriority = 1000;
+bool register_fresh_process_task(const std::string& name, FreshProcessTask task);
+
+// Runs task(impl, c, arg) in a fresh process and returns its Status; a
+// crash, an abnormal exit or a timeout as run_case_isolated reports them. The
+// implementation must be one make_implementation can rebuild.
+Status call_in_fresh_process(const std::string& task, const Implementation& impl, const Case& c, int64_t arg,
+                             double timeout_seconds = kDefaultIsolateTimeoutSeconds);
+
 // Any call that returns a Status, in a child process, with the same handling
 // of crashes and timeouts (used e.g. to feed bad input to an implementation
 // that may crash on it). A plain fork: the call must not use CUDA.

@@ -228,19 +228,26 @@ std::string probe_safely(const Implementation& impl, const Case& c, const Probe&
   }
 }
 
-// One probe in its own child: "" if rejected as documented, else why not
-// (including "it crashed: killed by SIGSEGV ...").
-std::string probe_isolated(const Implementation& impl, const Case& c, const Probe& pr, double timeout) {
-  const Status s = call_isolated(
-      [&] {
-        const std::string why = probe_safely(impl, c, pr);
-        return why.empty() ? Status::success() : Status::error(ErrorKind::implementation, kProbeFailed + why);
-      },
-      timeout);
-  if (s.ok()) return "";
-  if (s.message.rfind(kProbeFailed, 0) == 0) return s.message.substr(sizeof kProbeFailed - 1);
-  return "the call did not return: " + s.message;
+// Runs the probes of base case c (all of them, or only probe `which`) in this
+// process: success, or kProbeFailed and a line "index<TAB>why" for each probe
+// not rejected as documented. What a child process runs.
+Status probe_status(const Implementation& impl, const Case& c, int64_t which) {
+  const Case small = trimmed(c);
+  const auto all = probes(c, impl.api->devices);
+  std::string lines;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (which >= 0 && int64_t(i) != which) continue;
+    const std::string w = probe_safely(impl, all[i].full_case ? c : small, all[i]);
+    if (!w.empty()) lines += std::to_string(i) + "\t" + w + "\n";
+  }
+  return lines.empty() ? Status::success() : Status::error(ErrorKind::implementation, kProbeFailed + lines);
 }
+
+// The same in a fresh process, for CUDA and torch-eager under --isolate.
+constexpr const char* kProbeTask = "error_inputs";
+struct ProbeTaskRegistrar {
+  ProbeTaskRegistrar() { register_fresh_process_task(kProbeTask, probe_status); }
+} probe_task_registrar __attribute__((init_priority(kFreshProcessTaskPriority)));
 
 }  // namespace
 
@@ -248,40 +255,38 @@ Verdict error_inputs(const Implementation& impl, const Case& c0, const PropertyO
   Verdict v;
   v.property = "error_inputs";
   const Case c = base_case(c0);
-  const Case small = trimmed(c);
   const auto all = probes(c, impl.api->devices);
-  auto case_for = [&](const Probe& pr) -> const Case& { return pr.full_case ? c : small; };
   std::vector<std::string> why(all.size());
   // Bad input is where implementations crash: probe in a child process (one
-  // for all probes; only if it dies, one per probe to name the culprit). A
-  // forked child, and only on the CPU: one cannot use CUDA once this process
-  // has, and asking whether a GPU exists already does (seen on the H200:
-  // "initialization error" for every probe under --isolate).
-  const bool isolate = impl.device == Device::cpu;
-  if (!isolate) {
-    for (size_t i = 0; i < all.size(); ++i) why[i] = probe_safely(impl, case_for(all[i]), all[i]);
-  } else {
-    const Status s = call_isolated(
-        [&] {
-          std::string lines;
-          for (size_t i = 0; i < all.size(); ++i) {
-            const std::string w = probe_safely(impl, case_for(all[i]), all[i]);
-            if (!w.empty()) lines += std::to_string(i) + "\t" + w + "\n";
-          }
-          return lines.empty() ? Status::success() : Status::error(ErrorKind::implementation, kProbeFailed + lines);
-        },
-        o.isolate_timeout_seconds);
-    if (!s.ok() && s.message.rfind(kProbeFailed, 0) == 0) {
-      std::istringstream in(s.message.substr(sizeof kProbeFailed - 1));
-      for (std::string line; std::getline(in, line);) {
-        const size_t tab = line.find('\t');
-        if (tab == std::string::npos) continue;
-        const size_t i = size_t(std::stoul(line.substr(0, tab)));
-        if (i < why.size()) why[i] = line.substr(tab + 1);
-      }
-    } else if (!s.ok()) {
-      for (size_t i = 0; i < all.size(); ++i)
-        why[i] = probe_isolated(impl, case_for(all[i]), all[i], o.isolate_timeout_seconds);
+  // for all probes; only if it dies, one per probe to name the culprit). On
+  // the CPU always, in a fork. A forked child cannot use CUDA once this
+  // process has (asking whether a GPU exists already does: "initialization
+  // error" for every probe, seen on the H200), nor LibTorch 2.x's autograd:
+  // under --isolate, CUDA and torch-eager probe in a fresh process (this
+  // program re-executed); without it, CUDA probes in this process.
+  const bool fresh = o.isolate && needs_fresh_process(impl);
+  auto in_child = [&](int64_t which) {
+    return fresh ? call_in_fresh_process(kProbeTask, impl, c, which, o.isolate_timeout_seconds)
+                 : call_isolated([&] { return probe_status(impl, c, which); }, o.isolate_timeout_seconds);
+  };
+  // kProbeFailed's lines into why[]; false if s is not such a result
+  auto take_lines = [&](const Status& s) {
+    if (s.ok() || s.message.rfind(kProbeFailed, 0) != 0) return s.ok();
+    std::istringstream in(s.message.substr(sizeof kProbeFailed - 1));
+    for (std::string line; std::getline(in, line);) {
+      const size_t tab = line.find('\t');
+      if (tab == std::string::npos) continue;
+      const size_t i = size_t(std::stoul(line.substr(0, tab)));
+      if (i < why.size()) why[i] = line.substr(tab + 1);
+    }
+    return true;
+  };
+  if (!fresh && impl.device != Device::cpu) {
+    take_lines(probe_status(impl, c, -1));  // (never anything but kProbeFailed's lines)
+  } else if (!take_lines(in_child(-1))) {
+    for (size_t i = 0; i < all.size(); ++i) {
+      const Status s = in_child(int64_t(i));
+      if (!take_lines(s)) why[i] = "the call did not return: " + s.message;
     }
   }
   std::ostringstream msg;

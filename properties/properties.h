@@ -35,9 +35,10 @@ struct PropertyOptions {
 
 // Runs one property. Unknown names throw std::invalid_argument.
 // error_inputs runs its bad-input probes in a forked child process on the
-// CPU always (bad input is where implementations crash); on CUDA in this
-// process, isolate or not (a forked child cannot use CUDA once the parent
-// has; a crash there is still named by the CLI's crash guard).
+// CPU always (bad input is where implementations crash); under isolate, for
+// CUDA and torch-eager, in a fresh process (this program re-executed: a fork
+// cannot use CUDA once the parent has); without isolate, CUDA in this process
+// (a crash there is still named by the CLI's crash guard).
 Verdict check_property(const std::string& property, const Implementation& impl, const Case& c,
                        const PropertyOptions& opt = {});
 

@@ -112,6 +112,51 @@ TEST(FreshProcess, CrashHangAndUnknownImplementationAreReported) {
   expect_contains(r.status.message, "unknown implementation 'no-such-implementation'");
 }
 
+// Named tasks in a fresh process (error_inputs' probes for CUDA and
+// torch-eager under --isolate), registered at static initialisation before
+// the worker hook: the case and the argument arrive whole, the Status comes
+// back, a crash is named, an unknown task is an error that says so.
+uint64_t case_checksum(const Case& c) {
+  uint64_t h = uint64_t(c.rows) * 31 + uint64_t(c.dim) * 7 + uint64_t(c.gates);
+  for (int64_t i : c.index) h = h * 1099511628211ull + uint64_t(i);
+  for (const HostTensor* t : {&c.res, &c.gate, &c.y, &c.grad_out})
+    for (uint8_t b : t->bytes) h = h * 1099511628211ull + b;
+  return h;
+}
+Status echo_task(const Implementation& impl, const Case& c, int64_t arg) {
+  return Status::error(ErrorKind::implementation, impl.name + " " + std::to_string(case_checksum(c)) + " " +
+                                                      std::to_string(arg) + " pid " + std::to_string(::getpid()));
+}
+Status segfault_task(const Implementation&, const Case&, int64_t) {
+  std::raise(SIGSEGV);
+  return Status::success();
+}
+struct TestTasks {
+  TestTasks() {
+    register_fresh_process_task("test-echo", echo_task);
+    register_fresh_process_task("test-segfault", segfault_task);
+  }
+} test_tasks __attribute__((init_priority(kFreshProcessTaskPriority)));
+
+TEST(FreshProcessTask, CaseAndArgumentArriveAndTheStatusComesBack) {
+  const Case c = random_case(DType::bf16, 12, 5, 3, 4);
+  const Status s = call_in_fresh_process("test-echo", make_implementation("host", Device::cpu), c, -7, 60);
+  const std::string want = "host " + std::to_string(case_checksum(c)) + " -7 pid ";
+  EXPECT_EQ(s.message.substr(0, want.size()), want);
+  EXPECT_NE(s.message, want + std::to_string(::getpid())) << "it ran in this process";
+}
+
+TEST(FreshProcessTask, CrashAndUnknownTaskAreReported) {
+  const Case c = random_case(DType::f32, 3, 4, 2, 1);
+  Status s = call_in_fresh_process("test-segfault", plugin(GC_EXAMPLE_PLUGIN), c, 0, 60);
+  EXPECT_EQ(s.kind, ErrorKind::implementation);
+  expect_contains(s.message, "SIGSEGV");
+  expect_contains(s.message, "the isolated child");
+  s = call_in_fresh_process("no-such-task", plugin(GC_EXAMPLE_PLUGIN), c, 0, 60);
+  expect_contains(s.message, "task 'no-such-task' is not registered");
+  EXPECT_FALSE(register_fresh_process_task("test-echo", echo_task)) << "a name is registered once";
+}
+
 TEST(CallIsolated, ReturnsTheChildsStatus) {
   EXPECT_TRUE(call_isolated([] { return Status::success(); }, 30).ok());
   const Status s = call_isolated([] { return Status::error(ErrorKind::no_gates, "gates = 0 with rows = 3"); }, 30);

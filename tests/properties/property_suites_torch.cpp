@@ -49,3 +49,22 @@ TORCH_SUITE(FullWrite, "full_write")
 TORCH_SUITE(NoOobWrite, "no_oob_write")
 TORCH_SUITE(ErrorInputs, "error_inputs")
 TORCH_SUITE(EagerExact, "eager_exact")
+
+// Under isolate, error_inputs probes torch-eager in a fresh process (this
+// test binary re-executed; a fork would inherit LibTorch's thread pools, and
+// LibTorch 2.x refuses autograd there). The probe task must be registered
+// before the worker answers, which here is at static initialisation: were it
+// not, every probe would come back "not registered" and this would fail.
+TEST(ErrorInputsIsolated, torch_eager) {
+  gatecheck::Implementation impl;
+  std::string why;
+  if (!gatecheck::testing::try_implementation("torch-eager", gatecheck::Device::cpu, &impl, &why)) GTEST_SKIP() << why;
+  gatecheck::PropertyOptions iso;
+  iso.isolate = true;
+  iso.isolate_timeout_seconds = 60;
+  gatecheck::Case c = gatecheck::make_case(gatecheck::DType::f32, 3, 4, 2);
+  c.index = {0, 1, 1};
+  const gatecheck::Verdict v = gatecheck::check_property("error_inputs", impl, c, iso);
+  EXPECT_TRUE(v.passed) << gatecheck::evidence_text(v);
+  EXPECT_GE(v.compared, 20);
+}
