@@ -12,12 +12,16 @@ Implementation load_plugin(const std::string& path, Device device) {
   auto fail = [&](const std::string& why) {
     throw std::runtime_error("plugin '" + path + "': " + why);
   };
-  // Its constructors and gatecheck_plugin_v1() may print, and so may its
-  // destructors at dlclose.
+  // Its constructors and gatecheck_plugin_v1() may print (and, where the
+  // program allows it, so may anything of it later on: plugin_stdout.h).
+  divert_stdout_for_plugins();
   const PluginStdoutToStderr quiet;
   // A bare file name would make dlopen search the library path; keep it a path.
   const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
-  void* handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // RTLD_NODELETE: never unmapped, its destructors run at exit. A plugin may
+  // run threads of its own (a pool, a runtime) past our last call: unloading
+  // its code under them crashed gatecheck with SIGSEGV after a passing run.
+  void* handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!handle) fail(std::string("cannot be loaded: ") + dlerror());
   std::shared_ptr<void> keep(handle, [](void* h) {
     const PluginStdoutToStderr quiet_unload;

@@ -2,7 +2,12 @@
 
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <iostream>
+#include <mutex>
+#include <streambuf>
 
 namespace gatecheck {
 
@@ -21,6 +26,70 @@ PluginStdoutToStderr::~PluginStdoutToStderr() {
   std::fflush(stdout);
   ::dup2(saved_stdout_, 1);
   ::close(saved_stdout_);
+}
+
+namespace {
+
+std::atomic<bool> g_cout_only{false};
+
+// std::cout's new buffer: writes to a file descriptor, a line at a time on a
+// terminal (as stdout was), else when full, flushed or at exit.
+class FdOutBuf : public std::streambuf {
+ public:
+  explicit FdOutBuf(int fd) : fd_(fd), line_(::isatty(fd) == 1) { setp(buf_, buf_ + sizeof buf_); }
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (!drain()) return traits_type::eof();
+    if (!traits_type::eq_int_type(ch, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(ch);
+      pbump(1);
+      if (line_ && ch == '\n' && !drain()) return traits_type::eof();
+    }
+    return traits_type::not_eof(ch);
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    const std::streamsize put = std::streambuf::xsputn(s, n);
+    if (line_ && traits_type::find(s, size_t(n), '\n') && !drain()) return 0;
+    return put;
+  }
+  int sync() override { return drain() ? 0 : -1; }
+
+ private:
+  bool drain() {
+    for (const char* p = pbase(); p < pptr();) {
+      const ssize_t w = ::write(fd_, p, size_t(pptr() - p));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return false;
+      p += w;
+    }
+    setp(buf_, buf_ + sizeof buf_);
+    return true;
+  }
+  int fd_;
+  bool line_;
+  char buf_[1 << 13];
+};
+
+}  // namespace
+
+void report_only_through_cout() { g_cout_only = true; }
+
+void divert_stdout_for_plugins() {
+  static std::once_flag once;
+  if (!g_cout_only) return;
+  std::call_once(once, [] {
+    std::cout.flush();
+    std::fflush(stdout);
+    const int report = ::dup(1);
+    if (report < 0) return;
+    if (::dup2(2, 1) < 0) {
+      ::close(report);
+      return;
+    }
+    // Never freed: std::cout is flushed at exit, after every destructor of ours.
+    std::cout.rdbuf(new FdOutBuf(report));
+  });
 }
 
 }  // namespace gatecheck

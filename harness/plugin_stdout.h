@@ -1,7 +1,13 @@
 // A plugin shares gatecheck's process, and with it stdout, where gatecheck
-// writes its report. While a plugin's code runs (loading, its calls,
-// unloading), what it writes to stdout goes to stderr instead: printf,
-// std::cout and write(1) alike, since fd 1 itself is pointed at stderr.
+// writes its report. What a plugin writes to stdout goes to stderr instead:
+// printf, std::cout and write(1) alike, since fd 1 itself is pointed at
+// stderr. Two ways:
+//  - while a plugin's code runs on our thread (loading, its calls), with
+//    PluginStdoutToStderr, in every program;
+//  - for good, from the first plugin load on, in a program whose own stdout
+//    output all goes through std::cout (the CLI, the fuzz tools) and that says
+//    so with report_only_through_cout(): then a thread of the plugin's own,
+//    printing between calls or at exit, cannot reach the report either.
 #pragma once
 
 namespace gatecheck {
@@ -21,5 +27,14 @@ class PluginStdoutToStderr {
  private:
   int saved_stdout_ = -1;  // fd 1 as it was, put back at the end (-1: nothing to put back)
 };
+
+// Call at start-up in a program that writes its stdout output only through
+// std::cout (never printf or write(1)).
+void report_only_through_cout();
+
+// Called as a plugin loads. In such a program, the first time: std::cout
+// moves to a copy of fd 1, and fd 1 becomes a copy of fd 2 for the rest of
+// the process. Elsewhere, or if a descriptor cannot be copied, nothing.
+void divert_stdout_for_plugins();
 
 }  // namespace gatecheck

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <sstream>
 #include <vector>
@@ -177,8 +178,8 @@ int write_campaign_report(const std::string& dir_s) {
   }
   h << "</pre></body>\n";
   std::ofstream(dir / "report.html") << h.str();
-  std::printf("report: %s/report.md (+ .json, .html): %lld cases, %lld new failure(s)\n", dir_s.c_str(),
-              (long long)report["cases"].get<int64_t>(), (long long)new_failures);
+  std::cout << "report: " << dir_s << "/report.md (+ .json, .html): " << report["cases"].get<int64_t>() << " cases, "
+            << new_failures << " new failure(s)" << std::endl;
   return 0;
 }
 

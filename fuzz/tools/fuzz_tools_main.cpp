@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdarg>
 #include <ctime>
 #include <cstdio>
 #include <cstdlib>
@@ -35,6 +36,7 @@
 #include <vector>
 
 #include "../../harness/isolate.h"
+#include "../../harness/plugin_stdout.h"
 #include "../../properties/case_json.h"
 #include "../case_decoder.h"
 #include "../fuzz_stats.h"
@@ -48,6 +50,21 @@ using namespace gatecheck::fuzz;
 namespace fs = std::filesystem;
 
 namespace {
+
+// printf to std::cout: this program's stdout output goes only through
+// std::cout (report_only_through_cout), so that a plugin's own threads
+// cannot print into it.
+__attribute__((format(printf, 1, 2))) void out(const char* fmt, ...) {
+  va_list ap, again;
+  va_start(ap, fmt);
+  va_copy(again, ap);
+  const int n = std::vsnprintf(nullptr, 0, fmt, ap);
+  va_end(ap);
+  std::string text(size_t(n > 0 ? n : 0), '\0');
+  if (n > 0) std::vsnprintf(text.data(), text.size() + 1, fmt, again);
+  va_end(again);
+  std::cout << text << std::flush;
+}
 
 int usage() {
   std::fprintf(stderr,
@@ -118,7 +135,7 @@ int cmd_check_impl(const Args& a) {
   for (const auto& spec : fuzz_impl_specs()) {  // the list the fuzzer makes its implementations from
     try {
       const Implementation impl = make_spec(spec);
-      std::printf("--impl %s: %s can run here\n", spec.c_str(), impl.label().c_str());
+      out("--impl %s: %s can run here\n", spec.c_str(), impl.label().c_str());
     } catch (const std::exception& e) {
       const bool unknown = std::string(e.what()).rfind("unknown implementation", 0) == 0;
       std::fprintf(stderr, "--impl %s: %s\n", spec.c_str(), e.what());
@@ -147,7 +164,7 @@ int cmd_check_properties() {
   }
   std::string list;
   for (const auto& p : props) list += (list.empty() ? "" : ", ") + p;
-  std::printf("GATECHECK_FUZZ_PROPERTIES%s: the fuzzer checks %s\n",
+  out("GATECHECK_FUZZ_PROPERTIES%s: the fuzzer checks %s\n",
               std::getenv("GATECHECK_FUZZ_PROPERTIES") ? "" : " (unset)", list.c_str());
   return 0;
 }
@@ -236,7 +253,7 @@ int cmd_bench(const Args& a) {
   std::string impls;
   for (const auto& sp : cfg.specs) impls += (impls.empty() ? "" : ",") + sp;
   const double cpu = double(std::clock() - cpu0) / CLOCKS_PER_SEC;
-  std::printf("fuzz_gate_residual body: %lld execs in %.1f s wall, %.1f s CPU = %.0f execs/s, %.0f per CPU-second "
+  out("fuzz_gate_residual body: %lld execs in %.1f s wall, %.1f s CPU = %.0f execs/s, %.0f per CPU-second "
               "(impl %s, %zu properties, error features %s); %lld inputs with a claimed failure\n",
               (long long)n, elapsed, cpu, double(n) / elapsed, double(n) / cpu, impls.c_str(), cfg.properties.size(),
               cfg.error_features ? "on" : "off", (long long)failures);
@@ -253,13 +270,14 @@ bool gatecheck_isolate_worker_in_main = true;
 
 int main(int argc, char** argv) {
   gatecheck::run_isolate_worker_if_requested();
+  gatecheck::report_only_through_cout();
   if (argc < 2) return usage();
   const std::string cmd = argv[1];
   try {
     const Args a = parse(argc, argv);
     if (cmd == "seeds") {
       if (a.positional.size() != 1) return usage();
-      std::printf("wrote %d seeds under %s\n", write_seeds(a.positional[0]), a.positional[0].c_str());
+      out("wrote %d seeds under %s\n", write_seeds(a.positional[0]), a.positional[0].c_str());
       return 0;
     }
     if (cmd == "decode") return cmd_decode(a);

@@ -11,6 +11,7 @@
 #include "../../properties/generators.h"
 #include "../../properties/harness_bench.h"
 #include "../isolate.h"
+#include "../plugin_stdout.h"
 #include "cli.h"
 #include "crash_guard.h"
 #include "implementations_from_args.h"
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
   using namespace gatecheck;
   run_isolate_worker_if_requested();
   install_crash_guard();
+  report_only_through_cout();  // so a plugin's own threads cannot print into the report
   CLI::App app{"gatecheck: differential fuzzing and property testing of gate_residual (out = res + gate[index] * y)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", GATECHECK_VERSION);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # plugin_stdout.sh GATECHECK PLUGIN WORK: what a plugin prints to stdout
 # (printf, buffered, and write(1)), as it loads, in its calls and as it
-# unloads, goes to stderr, so that stdout carries only gatecheck's report;
+# unloads, and from a thread of its own between calls, goes to stderr, so
+# that stdout carries only gatecheck's report;
 # nothing the plugin printed is lost. In process, under --isolate (forked
 # children), and for repro. (It used to land in the middle of the report.)
 . "$(dirname "$0")/script_start.sh"
@@ -18,7 +19,7 @@ run() {
     grep -m5 -n 'plugin stdout' "$work/$name.out" | sed 's/^/    /'
   fi
   grep -Eq "$report" "$work/$name.out" || fail "$name: stdout lacks the report line /$report/"
-  for where in load gatecheck_plugin_v1 forward backward unload; do
+  for where in load gatecheck_plugin_v1 forward backward unload ${threads:-}; do
     for how in 'printf' 'write\(1\)'; do
       grep -Eq "plugin stdout: $how in $where" "$work/$name.err" ||
         fail "$name: stderr lacks the plugin's $how in $where (lost?)"
@@ -28,7 +29,11 @@ run() {
 }
 impl=plugin:$plugin
 report='0 claimed properties failed'
+# The plugin's own thread prints for a second from its load on, between calls
+# too: in process, every line of it must reach stderr as well.
+threads=thread
 run check check --impl "$impl" --seed 5 --cases 3 --corpus "$work/corpus"
+threads=""
 run isolated check --impl "$impl" --isolate --seed 5 --cases 2 --properties accuracy,error_inputs \
   --corpus "$work/corpus-isolated"
 # a case to replay: one row, host's own

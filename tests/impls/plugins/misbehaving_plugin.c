@@ -2,6 +2,7 @@
  * by tests/impls/CMakeLists.txt), so the tests can prove that gatecheck's
  * loader, runner and isolation catch each kind of misbehaviour. Each one is
  * the example plugin plus the one misbehaviour below. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -20,7 +21,7 @@
 #define EXIT0 9        /* forward calls exit(0) when rows == 13 */
 #define LOAD_CRASH 10  /* gatecheck_plugin_v1() itself dereferences NULL */
 #define ERROR_ROWS2 11 /* forward fails (returns 1) on every case of 2 rows or more */
-#define STDOUT_PRINT 12 /* prints to stdout (printf and write(1)) as it loads and in every call */
+#define STDOUT_PRINT 12 /* prints to stdout (printf and write(1)) as it loads, in every call and from a thread of its own */
 #define SLOW_WRONG 13   /* forward takes 200 ms and flips a bit of out[0]: a long shrink, to interrupt */
 
 /* STDOUT_PRINT: what a chatty plugin writes to stdout must not reach
@@ -33,7 +34,21 @@ static void chatter(const char* where) {
   const int n = snprintf(line, sizeof line, "plugin stdout: write(1) in %s\n", where);
   if (write(1, line, (size_t)n) != n) abort();
 }
-__attribute__((constructor)) static void on_load(void) { chatter("load"); }
+/* A thread of the plugin's own, printing between gatecheck's calls for about
+ * a second from the load on. */
+static void* chatter_thread(void* arg) {
+  (void)arg;
+  for (int i = 0; i < 100; ++i) {
+    chatter("thread");
+    usleep(10000);
+  }
+  return NULL;
+}
+__attribute__((constructor)) static void on_load(void) {
+  chatter("load");
+  pthread_t t;
+  if (MISBEHAVIOUR == STDOUT_PRINT && pthread_create(&t, NULL, chatter_thread, NULL) == 0) pthread_detach(t);
+}
 __attribute__((destructor)) static void on_unload(void) { chatter("unload"); }
 
 static int misbehaving_forward(const gatecheck_problem* p, const void* res, const void* gate,
