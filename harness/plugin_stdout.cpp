@@ -13,6 +13,9 @@ namespace gatecheck {
 
 PluginStdoutToStderr::PluginStdoutToStderr(bool active) {
   if (!active) return;
+  // gatecheck's pending report first: a plugin that crashes or exits in the
+  // call must not take it with it (the crash guard ends with _exit).
+  std::cout.flush();
   std::fflush(stdout);
   saved_stdout_ = ::dup(1);
   if (saved_stdout_ >= 0 && ::dup2(2, 1) < 0) {  // no stderr to send it to: leave stdout as it is

@@ -13,9 +13,9 @@
 namespace gatecheck {
 
 // From construction to destruction fd 1 is a copy of fd 2 (when `active`).
-// stdout is flushed at both ends: first gatecheck's own pending output, to
-// the real stdout; then what the plugin left in the C library's buffer
-// (shared with gatecheck), to stderr. Not for two threads at once: gatecheck
+// stdout is flushed at both ends: first gatecheck's own pending output
+// (std::cout and C's stdout), to the real stdout; then what the plugin left
+// in the C library's buffer (shared with gatecheck), to stderr. Not for two threads at once: gatecheck
 // calls a plugin from one thread at a time.
 class PluginStdoutToStderr {
  public:

@@ -2,7 +2,9 @@
 # crash_safety.sh GATECHECK SEGFAULT_PLUGIN WORKDIR
 # A plugin that segfaults kills a plain `check`, but the case it was running is
 # on disk, named in the crash message, replayable, and recovered as readable
-# JSON by the next run. With --isolate the same crash is a reported failure.
+# JSON by the next run; replayed on the plugin, it crashes again without
+# losing what was printed before. With --isolate the same crash is a reported
+# failure.
 set -u
 gc=$1 plugin=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
@@ -17,6 +19,12 @@ snap=$(sed -n 's/.*the case is saved at \(.*\)$/\1/p' "$work/crash.log" | head -
 [ -n "$snap" ] && [ -s "$snap" ] || fail "crash message names no saved case"
 grep -q "repro: ./gatecheck repro $snap --impl plugin:" "$work/crash.log" || fail "no repro command printed"
 "$gc" repro "$snap" --impl host >"$work/repro.log" 2>&1 || { cat "$work/repro.log"; fail "snapshot does not replay on host"; }
+# Replayed on the plugin in process, it crashes again; what repro printed to
+# stdout before the crashing call (the file's line) must not die with it.
+"$gc" repro "$snap" --impl "plugin:$plugin" >"$work/repro-crash.out" 2>"$work/repro-crash.err"
+rc=$?
+[ "$rc" -ge 128 ] || { cat "$work/repro-crash.err"; fail "repro on the plugin: expected death by signal, got exit $rc"; }
+grep -q "^$snap: " "$work/repro-crash.out" || { cat "$work/repro-crash.out"; fail "repro: the line printed before the crash was lost"; }
 
 "$gc" check --impl host --seed 3 --seconds 1 --corpus "$work/c" >"$work/recover.log" 2>&1 || fail "recovery run failed"
 grep -q "recovered as" "$work/recover.log" || { cat "$work/recover.log"; fail "the next run did not recover the snapshot"; }
