@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -188,7 +189,8 @@ Status run_in_child(const std::function<void(int)>& child, double timeout_second
   int fds[2];
   if (::pipe(fds) != 0)
     return Status::error(ErrorKind::implementation, std::string("isolate: pipe failed: ") + std::strerror(errno));
-  std::fflush(nullptr);  // or buffered output would be written twice
+  std::cout.flush();     // or buffered output would be written twice
+  std::fflush(nullptr);  // (the child flushes std::cout before a plugin call)
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);

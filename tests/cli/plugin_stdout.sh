@@ -40,4 +40,8 @@ run isolated check --impl "$impl" --isolate --seed 5 --cases 2 --properties accu
 printf '%s' '{"format": "gatecheck-case", "version": 1, "dtype": "f32", "rows": 1, "dim": 1, "gates": 1, "index": [0], "res": ["3f800000"], "gate": ["40000000"], "y": ["40400000"], "grad_out": ["3f800000"]}' >"$work/case.json"
 report='accuracy: pass'
 run repro repro "$work/case.json" --impl "$impl" --property accuracy
+# Isolated, the forked child must not write gatecheck's pending report again.
+run repro-isolated repro "$work/case.json" --impl "$impl" --property accuracy --isolate
+n=$(grep -c "^$work/case.json: " "$work/repro-isolated.out")
+[ "$n" -eq 1 ] || fail "repro-isolated: the case's line is in stdout $n times (want once)"
 [ $fails -eq 0 ] || exit 1
