@@ -1,5 +1,6 @@
 #include "plugin_stdout.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -84,7 +85,8 @@ void divert_stdout_for_plugins() {
   std::call_once(once, [] {
     std::cout.flush();
     std::fflush(stdout);
-    const int report = ::dup(1);
+    // close-on-exec: a process the plugin starts must not hold the report open
+    const int report = ::fcntl(1, F_DUPFD_CLOEXEC, 0);
     if (report < 0) return;
     if (::dup2(2, 1) < 0) {
       ::close(report);
