@@ -380,6 +380,10 @@ std::map<std::string, FreshProcessTask>& fresh_process_tasks() {
   return tasks;
 }
 
+Status unregistered_task(const std::string& task) {
+  return Status::error(ErrorKind::implementation, "isolate: task '" + task + "' is not registered in this program");
+}
+
 [[noreturn]] void worker_main(const char* fds) {
   int request_fd = -1, result_fd = -1;
   if (std::sscanf(fds, "%d,%d", &request_fd, &result_fd) != 2) ::_exit(6);
@@ -399,10 +403,8 @@ std::map<std::string, FreshProcessTask>& fresh_process_tasks() {
           Status s;
           const auto task = fresh_process_tasks().find(q.task);
           try {
-            s = task == fresh_process_tasks().end()
-                    ? Status::error(ErrorKind::implementation,
-                                    "isolate: task '" + q.task + "' is not registered in this program")
-                    : task->second(make_implementation(q.spec, q.device), q.c, q.arg);
+            s = task == fresh_process_tasks().end() ? unregistered_task(q.task)
+                                                    : task->second(make_implementation(q.spec, q.device), q.c, q.arg);
           } catch (const std::exception& e) {
             s = Status::error(ErrorKind::implementation, e.what());
           }
@@ -454,6 +456,14 @@ namespace {
 }  // namespace
 
 namespace {
+// What a child sent that does not decode. `who` (an implementation's label,
+// or empty) leads the message.
+Status malformed_result(const std::string& who, const std::exception& e, size_t bytes) {
+  return Status::error(ErrorKind::implementation, (who.empty() ? "" : who + ": ") +
+                                                      "the isolated child sent a malformed result (" + e.what() +
+                                                      ", " + std::to_string(bytes) + " bytes)");
+}
+
 RunResult run_isolated(const Implementation& impl, const Case& c, const std::function<void(int)>& child,
                        double timeout_seconds) {
   std::vector<uint8_t> bytes;
@@ -465,9 +475,22 @@ RunResult run_isolated(const Implementation& impl, const Case& c, const std::fun
   try {
     return decode_run_result(bytes);
   } catch (const std::exception& e) {
-    return empty_result(c, Status::error(ErrorKind::implementation,
-                                         impl.label() + ": the isolated child sent a malformed result (" +
-                                             e.what() + ", " + std::to_string(bytes.size()) + " bytes)"));
+    return empty_result(c, malformed_result(impl.label(), e, bytes.size()));
+  }
+}
+
+// The same for a child that sends a Status.
+Status status_from_child(const std::function<void(int)>& child, double timeout_seconds, const std::string& who) {
+  std::vector<uint8_t> bytes;
+  Status s = run_in_child(child, timeout_seconds, &bytes);
+  if (!s.ok()) {
+    if (!who.empty()) s.message = who + " " + s.message;
+    return s;
+  }
+  try {
+    return decode_status(bytes);
+  } catch (const std::exception& e) {
+    return malformed_result(who, e, bytes.size());
   }
 }
 }  // namespace
@@ -499,33 +522,13 @@ bool register_fresh_process_task(const std::string& name, FreshProcessTask task)
 
 Status call_in_fresh_process(const std::string& task, const Implementation& impl, const Case& c, int64_t arg,
                              double timeout_seconds) {
-  if (fresh_process_tasks().count(task) == 0)
-    return Status::error(ErrorKind::implementation, "isolate: task '" + task + "' is not registered in this program");
+  if (fresh_process_tasks().count(task) == 0) return unregistered_task(task);  // (saves a process)
   const auto request = encode_task_request(task, impl, c, arg);
-  std::vector<uint8_t> bytes;
-  Status s = run_in_child([&](int fd) { exec_worker(request, fd); }, timeout_seconds, &bytes);
-  if (!s.ok()) {
-    s.message = impl.label() + " " + s.message;
-    return s;
-  }
-  try {
-    return decode_status(bytes);
-  } catch (const std::exception& e) {
-    return Status::error(ErrorKind::implementation, impl.label() + ": the isolated child sent a malformed result (" +
-                                                        e.what() + ", " + std::to_string(bytes.size()) + " bytes)");
-  }
+  return status_from_child([&](int fd) { exec_worker(request, fd); }, timeout_seconds, impl.label());
 }
 
 Status call_isolated(const std::function<Status()>& call, double timeout_seconds) {
-  std::vector<uint8_t> bytes;
-  Status s = run_in_child([&](int fd) { run_body([&] { return encode(call()); }, fd); }, timeout_seconds, &bytes);
-  if (!s.ok()) return s;
-  try {
-    return decode_status(bytes);
-  } catch (const std::exception& e) {
-    return Status::error(ErrorKind::implementation,
-                         std::string("the isolated child sent a malformed result (") + e.what() + ")");
-  }
+  return status_from_child([&](int fd) { run_body([&] { return encode(call()); }, fd); }, timeout_seconds, "");
 }
 
 }  // namespace gatecheck
