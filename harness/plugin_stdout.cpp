@@ -12,12 +12,18 @@
 
 namespace gatecheck {
 
-PluginStdoutToStderr::PluginStdoutToStderr(bool active) {
+namespace {
+std::atomic<bool> g_cout_only{false};  // report_only_through_cout() was called
+std::atomic<bool> g_diverted{false};   // fd 1 is a copy of fd 2 for good
+}  // namespace
+
+PluginStdoutToStderr::PluginStdoutToStderr(bool active) : active_(active) {
   if (!active) return;
   // gatecheck's pending report first: a plugin that crashes or exits in the
   // call must not take it with it (the crash guard ends with _exit).
   std::cout.flush();
   std::fflush(stdout);
+  if (g_diverted) return;  // fd 1 is stderr already
   saved_stdout_ = ::dup(1);
   if (saved_stdout_ >= 0 && ::dup2(2, 1) < 0) {  // no stderr to send it to: leave stdout as it is
     ::close(saved_stdout_);
@@ -26,15 +32,14 @@ PluginStdoutToStderr::PluginStdoutToStderr(bool active) {
 }
 
 PluginStdoutToStderr::~PluginStdoutToStderr() {
-  if (saved_stdout_ < 0) return;
+  if (!active_) return;
   std::fflush(stdout);
+  if (saved_stdout_ < 0) return;
   ::dup2(saved_stdout_, 1);
   ::close(saved_stdout_);
 }
 
 namespace {
-
-std::atomic<bool> g_cout_only{false};
 
 // std::cout's new buffer: writes to a file descriptor, a line at a time on a
 // terminal (as stdout was), else when full, flushed or at exit.
@@ -94,6 +99,7 @@ void divert_stdout_for_plugins() {
     }
     // Never freed: std::cout is flushed at exit, after every destructor of ours.
     std::cout.rdbuf(new FdOutBuf(report));
+    g_diverted = true;
   });
 }
 

@@ -12,7 +12,8 @@
 
 namespace gatecheck {
 
-// From construction to destruction fd 1 is a copy of fd 2 (when `active`).
+// From construction to destruction fd 1 is a copy of fd 2 (when `active`;
+// once diverted for good, it already is, and only the flushes are left).
 // stdout is flushed at both ends: first gatecheck's own pending output
 // (std::cout and C's stdout), to the real stdout; then what the plugin left
 // in the C library's buffer (shared with gatecheck), to stderr. Not for two threads at once: gatecheck
@@ -25,6 +26,7 @@ class PluginStdoutToStderr {
   PluginStdoutToStderr& operator=(const PluginStdoutToStderr&) = delete;
 
  private:
+  bool active_ = false;
   int saved_stdout_ = -1;  // fd 1 as it was, put back at the end (-1: nothing to put back)
 };
 
