@@ -6,25 +6,41 @@
 # is gone (SIGKILLed: its workers, re-parented, must not fuzz on to the end).
 stopping() { [ -e "$stopfile" ] || ! kill -0 "$campaign_pid" 2>/dev/null; }
 
+# A worker's SIGINT (Ctrl-C reaches the whole process group) and SIGTERM stop
+# its loop, not the worker: it still waits for its fuzzer. (A subshell left to
+# die of them left nothing waiting for a fuzzer slow to exit.)
+stop_on_signals() { trap 'touch "$stopfile"' INT TERM; }
+# Runs "$@" with SIGINT and SIGTERM ignored, so that a subshell it starts
+# begins with them ignored too (one that traps them would die of them).
+with_signals_ignored() {
+  local rc
+  trap '' INT TERM
+  "$@"
+  rc=$?
+  stop_on_signals
+  return $rc
+}
+
 # Runs "$@" in the background and returns its status once it has exited. A
 # watchdog sends it SIGTERM as soon as stopping is true, so that a fuzzer run
 # of hours (or a minimisation, a replay) does not outlive the campaign, and
 # SIGKILL if it is still there 10 s later (a plugin may catch SIGTERM). The
 # watchdog starts with SIGINT and SIGTERM ignored: Ctrl-C reaches the whole
 # process group, and the watchdog must outlive it to stop what does not stop
-# by itself. The worker is stopped with SIGKILL for the same reason.
+# by itself. The watchdog is stopped with SIGKILL for the same reason.
 run_watched() {
   "$@" &
   local pid=$! wd rc again what a
   for a in "$@"; do case $a in env | *=*) ;; *) what=$(basename "$a"); break ;; esac; done
-  trap '' INT TERM  # inherited by the watchdog from its first instruction on
-  ( while ! stopping; do sleep 1; done
-    kill -TERM "$pid" 2>/dev/null || exit 0
-    for ((i = 0; i < 10; i++)); do sleep 1; kill -0 "$pid" 2>/dev/null || exit 0; done
-    say "$what (pid $pid) did not stop 10 s after SIGTERM; sent SIGKILL" 2>&3
-    kill -KILL "$pid" 2>/dev/null ) &
-  wd=$!
-  trap 'touch "$stopfile"' INT TERM
+  start_watchdog() {
+    ( while ! stopping; do sleep 1; done
+      kill -TERM "$pid" 2>/dev/null || exit 0
+      for ((i = 0; i < 10; i++)); do sleep 1; kill -0 "$pid" 2>/dev/null || exit 0; done
+      say "$what (pid $pid) did not stop 10 s after SIGTERM; sent SIGKILL" 2>&3
+      kill -KILL "$pid" 2>/dev/null ) &
+    wd=$!
+  }
+  with_signals_ignored start_watchdog
   # A trapped signal ends a wait early (status > 128): wait until the process
   # is gone, then once more for its own status (127: the last wait had it).
   wait "$pid"; rc=$?
@@ -41,12 +57,11 @@ give_up() {  # worker reason: the campaign then ends with status "failed", exit 
 
 # Appends one failure line (JSON from `regress`, or made below) to
 # failures.jsonl, new or known by signature. Returns 0 if it was new. The
-# locked subshell starts with SIGINT and SIGTERM ignored, so that Ctrl-C
-# cannot cut a record in half.
+# locked subshell starts with SIGINT and SIGTERM ignored (record_failure is
+# called with_signals_ignored), so that Ctrl-C cannot cut a record in half.
 record_failure() {  # worker json-line
-  local w=$1 line=$2 sig rc
+  local w=$1 line=$2 sig
   sig=$(printf '%s' "$line" | sed -n 's/.*"signature":"\([^"]*\)".*/\1/p')
-  trap '' INT TERM
   (
     flock 9
     if grep -qxF "$sig" "$out/known_signatures.txt"; then isnew=false; else isnew=true; echo "$sig" >>"$out/known_signatures.txt"; fi
@@ -54,9 +69,6 @@ record_failure() {  # worker json-line
     [ $isnew = true ] && say "NEW failure $sig: $(printf '%s' "$line" | sed -n 's/.*"repro":"\([^"]*\)".*/\1/p')"
     [ $isnew = true ]
   ) 9>"$out/.lock"
-  rc=$?
-  trap 'touch "$stopfile"' INT TERM
-  return $rc
 }
 
 # The record for a crash input that `regress` could not turn into a case:
@@ -101,15 +113,12 @@ process_crash() {  # worker crash-file ignore-list fuzzer-log
   rc=$?
   if [ $rc -eq 2 ] && ! stopping; then return 2; fi
   [ $rc -eq 0 ] && [ -s "$lines" ] || unreplayed_record "$crash" "$min" "$flog" "$rc" >"$lines"
-  while read -r line; do record_failure "$w" "$line" && new=0; done <"$lines"
+  while read -r line; do with_signals_ignored record_failure "$w" "$line" && new=0; done <"$lines"
   return $new
 }
 
 worker() {  # index
-  # Ctrl-C (SIGINT to the group) or SIGTERM stops the loop, not the worker: it
-  # still waits for its fuzzer. (A subshell left to die of them left nothing
-  # waiting for a fuzzer slow to exit.)
-  trap 'touch "$stopfile"' INT TERM
+  stop_on_signals
   local w=$1 run=0 errors=0 repeats=0 fuzzed=no left ignore log rc crash
   while ! stopping; do
     left=$(( end - $(date +%s) ))
