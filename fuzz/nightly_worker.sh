@@ -145,7 +145,10 @@ worker() {  # index
         *) errors=$((errors + 1))
            say "worker $w: the crash input $crash could not be replayed: $(tail -n 1 "$out/logs/regress.log")" ;;
       esac
-    elif [ $rc -ne 0 ] && [ $rc -ne 72 ]; then  # 72: libFuzzer interrupted (a signal), not an error
+    # 72: libFuzzer interrupted (a signal), not an error; nor is any end once
+    # stopping (the watchdog's SIGTERM or SIGKILL, or SIGPIPE from a symbolizer
+    # the group's signal killed)
+    elif [ $rc -ne 0 ] && [ $rc -ne 72 ] && ! stopping; then
       errors=$((errors + 1))
       say "worker $w: fuzzer exited $rc without a crash input (see $log)"
     fi
