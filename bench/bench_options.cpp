@@ -72,7 +72,7 @@ std::string tuning_item(const std::string& t) {
   static const std::pair<const char*, const char*> kShort[] = {
       {"cub", "plan=1"},    {"count", "plan=2"}, {"fused", "plan=3"}, {"thread", "tile=1"},
       {"staged", "tile=2"}, {"piped", "tile=3"}, {"short", "tile=4"}, {"seg256", "seg=256"},
-      {"t512", "threads=512"}, {"c1", "cols=1"}};
+      {"t512", "threads=512"}, {"c1", "cols=1"}, {"w8", "plan_warps=8"}};
   for (const auto& [name, item] : kShort)
     if (t == name) return item;
   if (t.size() > 2 && t.rfind("kx", 0) == 0) return "cluster=" + t.substr(2);
@@ -101,7 +101,8 @@ bool parse_variants(const std::string& specs, const std::string& vecs, std::vect
           *err = "--bwd-variants: setting '" + t + "' in '" + spec + "' is not a backward setting" +
                  (warning.empty() ? std::string() : " (" + warning + ")") +
                  "; settings: auto, a GATECHECK_CUDA_TUNING item of the backward (plan=, tile=, vec=, seg=, threads=, "
-                 "cols=, cluster=) or a short name: cub, count, fused, thread, staged, piped, seg256, t512, c1, kxN, vN; "
+                 "cols=, cluster=, plan_warps=) or a short name: cub, count, fused, thread, staged, piped, short, seg256, t512, c1, "
+                 "w8, kxN, vN; "
                  "joined by '+'";
           return false;
         }

@@ -540,19 +540,20 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   }
   const bool device_wide = plan_choice == 1 || gate_residual_cuda_tuning().device_wide_plan;
   const bool counting = L.chunks > 0 && !device_wide;
-  const bool one_block_auto = p.gates <= kSmallPlanWideGates || p.rows <= kSmallPlanNarrowAutoRows;
+  // 16 warps where they fit, unless the tuning asks for 8 (to time the two)
+  const int warps = gate_residual_cuda_tuning().plan_warps == 8 ? 8 : small_plan_warps(p.rows, p.gates);
+  const bool one_block_auto = warps == 16 || p.rows <= kSmallPlanNarrowAutoRows;
   if (!device_wide && p.rows <= kSmallPlanRows && p.gates <= kSmallPlanGates && (one_block_auto || plan_choice == 2)) {
     // The first kernel of the call: a plain launch (see check_index_kernel).
-    auto one_block = [&](auto warps) {
-      constexpr int W = decltype(warps)::value;
+    auto one_block = [&](auto width) {
+      constexpr int W = decltype(width)::value;
       constexpr auto kernel = plan_small_kernel<W>;
-      const int64_t most_gates = W == 16 ? kSmallPlanWideGates : kSmallPlanGates;  // this width's most
-      if ((e = allow_pipe_smem<kernel>(small_plan_smem(kSmallPlanRows, most_gates))) != cudaSuccess) return;
-      kernel<<<1, W * 32, size_t(small_plan_smem(p.rows, p.gates)), s>>>(index, p.rows, p.gates, plan, tiles, folds,
-                                                                        order, w.status, w.epoch);
+      if ((e = allow_pipe_smem<kernel>(kSmallPlanSmemBudget)) != cudaSuccess) return;
+      kernel<<<1, W * 32, size_t(small_plan_smem_at(W, p.rows, p.gates)), s>>>(index, p.rows, p.gates, plan, tiles,
+                                                                              folds, order, w.status, w.epoch);
       e = cudaGetLastError();
     };
-    if (small_plan_warps(p.gates) == 16) one_block(std::integral_constant<int, 16>{});
+    if (warps == 16) one_block(std::integral_constant<int, 16>{});
     else one_block(std::integral_constant<int, 8>{});
     if (e != cudaSuccess) return e;
   } else if (counting) {
@@ -672,9 +673,10 @@ CudaTuning parse_cuda_tuning(const char* text, std::string* warnings) {
     else if (item == "cols=1" || item == "cols=2") t.pipe_cols = std::stoi(item.substr(5));
     else if (item.rfind("cluster=", 0) == 0 && (v = value(item, 8, {1, 2, 3, 4, 6, 8})) >= 0) t.fused_cluster = v;
     else if (item.rfind("fwd_rows=", 0) == 0 && (v = value(item, 9, {0, 1, 2, 4})) >= 0) t.fwd_rows = v;
+    else if (item == "plan_warps=8" || item == "plan_warps=16") t.plan_warps = std::stoi(item.substr(11));
     else if (!item.empty())
       warn("'" + item +
-           "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3|4, vec=0|2|4|8|16, seg=256|448|512, threads=256|512, cols=1|2, cluster=1|2|3|4|6|8, fwd_rows=1|2|4)");
+           "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3|4, vec=0|2|4|8|16, seg=256|448|512, threads=256|512, cols=1|2, cluster=1|2|3|4|6|8, fwd_rows=1|2|4, plan_warps=8|16)");
     at = comma + 1;
   }
   return t;

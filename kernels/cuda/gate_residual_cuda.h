@@ -86,6 +86,9 @@ struct CudaTuning {
   // (where the chunks divide evenly), so that blocks reading the same rows run
   // side by side (0 or 1: none)
   int fused_cluster = 0;
+  // one-block index plan: warps, 8 or 16 (0 or 16: 16 where its shared memory
+  // fits, else 8)
+  int plan_warps = 0;
 };
 CudaTuning& gate_residual_cuda_tuning();
 

@@ -367,25 +367,44 @@ __global__ void __launch_bounds__(kSortThreads, 1) plan_scatter_kernel(
 // sort in one block still took 28 us; this kernel took 25.8 us in run 24 and
 // 18.7 us in run 25, see bench/NOTES.md.) Past 2048 gates it stands in for
 // the CUB path's five launches and more (41 us at 4097 rows and as many
-// gates, run 70); past 4096 gates with half the warps, so that the per-warp
-// counts still fit in shared memory.
+// gates, run 70); with half the warps where 16 warps' counts would not fit
+// in shared memory.
 constexpr int64_t kSmallPlanRows = 8192;
 constexpr int64_t kSmallPlanGates = 8192;
-constexpr int64_t kSmallPlanWideGates = 4096;  // 16 warps up to here, 8 above
+// Dynamic shared memory the plan may take: sm_90's 227 KiB a block, less 1 KiB
+// for the scan's static storage (512 bytes at 16 warps).
+constexpr int kSmallPlanSmemBudget = 226 * 1024;
+// Dynamic shared memory: where each gate starts, the per-warp counts (16-bit:
+// a warp has at most 1024 rows, the block 8192), a 16-bit gate id per row, and
+// the sorted order (16-bit row ids) before it is written out: 36 bytes a gate
+// and 4 a row at 16 warps, 20 and 4 at 8.
+__host__ __device__ constexpr int64_t small_plan_smem_at(int warps, int64_t rows, int64_t gates) {
+  return gates * 4 + warps * gates * 2 + rows * 4;
+}
+// 16 warps wherever their counts fit (up to 5973 gates at 4097 rows, 5518 at
+// 8192), else 8 (at most 192 KiB, at 8192 rows and gates). The 16-warp plan
+// past 4096 gates is v17 in bench/NOTES.md: at 4097 rows and as many gates
+// the 8-warp plan took 27 us alone (run 71); 16 warps took 23.7 there in run
+// 78, where forward+backward was 3.9-5.3 us faster than with 8 warps (4097 rows,
+// 4097-5973 gates) and 8.6-10.3 us faster than the CUB path at 8192 rows with
+// 5000 and 5518 gates (bf16 x 3072).
+__host__ __device__ constexpr int small_plan_warps(int64_t rows, int64_t gates) {
+  return small_plan_smem_at(16, rows, gates) <= kSmallPlanSmemBudget ? 16 : 8;
+}
+__host__ __device__ constexpr int64_t small_plan_smem(int64_t rows, int64_t gates) {
+  return small_plan_smem_at(small_plan_warps(rows, gates), rows, gates);
+}
+static_assert(small_plan_smem_at(8, kSmallPlanRows, kSmallPlanGates) <= kSmallPlanSmemBudget, "8 warps always fit");
+static_assert(small_plan_warps(kSmallPlanRows, 4096) == 16, "16 warps up to 4096 gates at any rows");
+static_assert(small_plan_warps(4097, 5973) == 16 && small_plan_warps(4097, 5974) == 8 &&
+                  small_plan_warps(8192, 5518) == 16 && small_plan_warps(8192, 5519) == 8,
+              "the limits the comment above and CudaVsHost.OneBlockPlanTakesUpTo8192Gates name");
 // The automatic choice takes the 8-warp plan only up to this many rows. H200
 // run 71, bf16 x 3072, forward+backward: with 4097 rows and gates it beat the
 // CUB path by 12-15 us, with 8192 it lost by 4-6 (its plan alone 47 us: 32
 // steps of votes a warp); with 16 warps it won at 8192 rows and 3000 or 4096
 // gates by 13-18 us.
 constexpr int64_t kSmallPlanNarrowAutoRows = 6144;
-__host__ __device__ constexpr int small_plan_warps(int64_t gates) { return gates <= kSmallPlanWideGates ? 16 : 8; }
-// Dynamic shared memory: where each gate starts, the per-warp counts (16-bit:
-// a warp has at most 1024 rows, the block 8192), a 16-bit gate id per row, and
-// the sorted order (16-bit row ids) before it is written out. At most 176 KiB
-// (16 warps, 4096 gates) or 192 KiB (8 warps, 8192 gates), both at 8192 rows.
-__host__ __device__ constexpr int small_plan_smem(int64_t rows, int64_t gates) {
-  return int(gates * 4 + small_plan_warps(gates) * gates * 2 + rows * 4);
-}
 
 // The lanes whose key equals this lane's (as __match_any_sync), for keys
 // below 2^bits, from one warp vote a bit. In plan_small the hardware match

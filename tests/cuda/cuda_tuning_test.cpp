@@ -32,6 +32,15 @@ TEST(CudaTuning, ShortTilesKernel) {
   EXPECT_NE(w.find("'tile=5' ignored"), std::string::npos) << w;
 }
 
+TEST(CudaTuning, OneBlockPlanWarps) {
+  std::string w;
+  EXPECT_EQ(parse_cuda_tuning("plan_warps=8", &w).plan_warps, 8);
+  EXPECT_EQ(parse_cuda_tuning("plan_warps=16", &w).plan_warps, 16);
+  EXPECT_EQ(w, "");
+  EXPECT_EQ(parse_cuda_tuning("plan_warps=4", &w).plan_warps, 0);
+  EXPECT_NE(w.find("'plan_warps=4' ignored"), std::string::npos) << w;
+}
+
 TEST(CudaTuning, RowSegmentsOf448Bytes) {
   std::string w;
   EXPECT_EQ(parse_cuda_tuning("seg=448", &w).pipe_row_bytes, 448);
@@ -49,6 +58,7 @@ TEST(CudaTuning, NothingSetIsAutomatic) {
     EXPECT_EQ(t.pipe_threads, 0);
     EXPECT_EQ(t.pipe_cols, 0);
     EXPECT_EQ(t.fwd_rows, 0);
+    EXPECT_EQ(t.plan_warps, 0);
     EXPECT_FALSE(t.no_pdl);
   }
   EXPECT_EQ(w, "");

@@ -178,11 +178,12 @@ TEST(CudaVsHost, PlanPathsTakeTurnsOnOneWorkspace) {
   expect_same(make_case(rng, DType::bf16, 1000, 4, 9001, Pattern::random), {}, "CUB path after it");
 }
 
-// The one-block plan past 2048 gates (up to 8192 rows and 8192 gates; 8
-// warps instead of 16 above 4096 gates), at both widths' limits, with one gate
-// per row, gates with several tiles among thousands, and just past each limit
-// (the CUB path). The automatic choice takes the 8-warp plan up to 6144 rows
-// only; forcing the counting plan (plan=2) takes it up to 8192.
+// The one-block plan past 2048 gates (up to 8192 rows and 8192 gates; 16
+// warps where their shared memory fits, up to 5973 gates at 4097 rows and 5518
+// at 8192, else 8), at both widths' limits, with one gate per row, gates with
+// several tiles among thousands, and just past each limit (the CUB path). The
+// automatic choice takes the 8-warp plan up to 6144 rows only; forcing the
+// counting plan (plan=2) takes it up to 8192, and plan_warps=8 forces 8 warps.
 TEST(CudaVsHost, OneBlockPlanTakesUpTo8192Gates) {
   GATECHECK_REQUIRE_GPU();
   std::mt19937_64 rng(seed_from_env() + 9);
@@ -194,15 +195,20 @@ TEST(CudaVsHost, OneBlockPlanTakesUpTo8192Gates) {
       {DType::f32, 8192, 7, 8192, Pattern::one_gate},   {DType::bf16, 8192, 33, 6000, Pattern::unused_gates},
       {DType::f16, 3000, 17, 8192, Pattern::random},    {DType::f16, 6144, 6, 8192, Pattern::identity},
       {DType::bf16, 6145, 6, 6145, Pattern::random},    {DType::bf16, 8193, 4, 3000, Pattern::random},
-      {DType::f16, 100, 4, 8193, Pattern::random}};
-  for (const int plan : {0, 2}) {
+      {DType::f16, 100, 4, 8193, Pattern::random},      {DType::bf16, 4097, 5, 5973, Pattern::random},
+      {DType::f16, 4097, 6, 5974, Pattern::random},     {DType::bf16, 8192, 3, 5518, Pattern::random},
+      {DType::f32, 8192, 5, 5519, Pattern::sorted},     {DType::bf16, 8192, 9, 5518, Pattern::one_gate}};
+  struct Config { int plan, warps; const char* label; };
+  for (const auto& [plan, warps, label] : {Config{0, 0, ""}, Config{2, 0, "counting plan forced, "},
+                                           Config{2, 8, "counting plan and 8 warps forced, "}}) {
     gate_residual_cuda_tuning().bwd_plan = plan;
+    gate_residual_cuda_tuning().plan_warps = warps;
     for (const auto& [t, rows, dim, gates, pat] : shapes)
       expect_same(make_case(rng, t, rows, dim, gates, pat), {},
-                  std::string(plan ? "counting plan forced, " : "") + std::to_string(rows) + " rows, " +
-                      std::to_string(gates) + " gates, " + pattern_name(pat));
+                  label + std::to_string(rows) + " rows, " + std::to_string(gates) + " gates, " + pattern_name(pat));
   }
   gate_residual_cuda_tuning().bwd_plan = 0;
+  gate_residual_cuda_tuning().plan_warps = 0;
 }
 
 // The one-kernel backward: many tiles per gate in several column chunks (the
