@@ -127,6 +127,22 @@ __device__ __forceinline__ void store_tile_sum(const BwdArgs<T>& a, const TileDe
   }
 }
 
+// One row of a tile for a thread's N columns, as every tile kernel takes it:
+// grad_res (a copy of g) and grad_y written, g*y added to the fp32 sums in row
+// order.
+template <class T, int N>
+__device__ __forceinline__ void bwd_row(const BwdArgs<T>& a, int64_t o, const Pack<T, N>& gv, const Pack<T, N>& yv,
+                                        const Pack<T, N>& gk, float (&acc)[N]) {
+  Pack<T, N> gy;
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    acc[j] = gate_residual_accumulate(acc[j], gate_residual_grad_gate_term(gv.e[j], yv.e[j]));
+    gy.e[j] = gate_residual_grad_y(gv.e[j], gk.e[j]);
+  }
+  store_pack<T, N>(a.grad_res + o, gv);
+  store_pack<T, N>(a.grad_y + o, gy);
+}
+
 // One block per (tile, column chunk). Each thread owns N columns and walks the
 // tile's rows in order: writes grad_res and grad_y of each row, and sums g*y
 // in fp32 from +0, one row after the other (the host twin's order).
@@ -154,15 +170,7 @@ __device__ __forceinline__ void bwd_tile(const BwdArgs<T>& a) {
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         if (i + u >= n) break;
-        const int64_t o = tile_rows[i + u] * a.dim + c;
-        Pack<T, N> gy;
-#pragma unroll
-        for (int j = 0; j < N; ++j) {
-          acc[j] = gate_residual_accumulate(acc[j], gate_residual_grad_gate_term(gv[u].e[j], yv[u].e[j]));
-          gy.e[j] = gate_residual_grad_y(gv[u].e[j], gk.e[j]);
-        }
-        store_pack<T, N>(a.grad_res + o, gv[u]);
-        store_pack<T, N>(a.grad_y + o, gy);
+        bwd_row<T, N>(a, tile_rows[i + u] * a.dim + c, gv[u], yv[u], gk, acc);
       }
     }
     store_tile_sum<T, N>(a, d, c, acc);
@@ -247,15 +255,7 @@ __global__ void __launch_bounds__(256) bwd_short_tiles_kernel(BwdArgs<T> a) {
       for (int u = 0; u < U; ++u) {
         if (i + u >= m) break;
         while (cur < int(row_tile[i + u])) finish_tile();  // the tiles before this row's, empty ones included
-        const int64_t o = rows[i + u] * a.dim + c;
-        Pack<T, N> gy;
-#pragma unroll
-        for (int j = 0; j < N; ++j) {
-          acc[j] = gate_residual_accumulate(acc[j], gate_residual_grad_gate_term(gv[u].e[j], yv[u].e[j]));
-          gy.e[j] = gate_residual_grad_y(gv[u].e[j], gk[u].e[j]);
-        }
-        store_pack<T, N>(a.grad_res + o, gv[u]);
-        store_pack<T, N>(a.grad_y + o, gy);
+        bwd_row<T, N>(a, rows[i + u] * a.dim + c, gv[u], yv[u], gk[u], acc);
       }
     }
     while (cur < kk) finish_tile();
