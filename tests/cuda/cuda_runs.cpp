@@ -73,12 +73,44 @@ RawOutputs run_cuda(const RawCase& c, const CudaPlacement& where) {
   index.upload(c.index.data());
   for (DeviceBuffer* b : {&out, &grad_res, &grad_gate, &grad_y}) b->fill(where.poison);
   const auto* idx = static_cast<const int64_t*>(index.get());
+  auto fwd = [&] { return gate_residual_fwd_cuda(p, res.get(), gate.get(), idx, y.get(), out.get()); };
+  auto bwd = [&] {
+    return gate_residual_bwd_cuda(p, g.get(), gate.get(), idx, y.get(), grad_res.get(), grad_gate.get(),
+                                  grad_y.get());
+  };
   RawOutputs o;
-  o.fwd = gate_residual_fwd_cuda(p, res.get(), gate.get(), idx, y.get(), out.get());
-  if (o.fwd.ok()) o.fwd = gate_residual_cuda_sync_status("gate_residual_fwd", p, idx);
-  o.bwd = gate_residual_bwd_cuda(p, g.get(), gate.get(), idx, y.get(), grad_res.get(), grad_gate.get(),
-                                 grad_y.get());
-  if (o.bwd.ok()) o.bwd = gate_residual_cuda_sync_status("gate_residual_bwd", p, idx);
+  if (!where.capture_graph || where.warm_up) {
+    o.fwd = fwd();
+    if (o.fwd.ok()) o.fwd = gate_residual_cuda_sync_status("gate_residual_fwd", p, idx);
+    o.bwd = bwd();
+    if (o.bwd.ok()) o.bwd = gate_residual_cuda_sync_status("gate_residual_bwd", p, idx);
+  }
+  if (where.capture_graph && o.fwd.ok() && o.bwd.ok()) {
+    if (!p.stream) throw std::runtime_error("capture_graph needs own_stream or stream");
+    const auto s = static_cast<cudaStream_t>(p.stream);
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    std::string failed;
+    if (cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) != cudaSuccess) failed = "cudaStreamBeginCapture";
+    if (failed.empty()) {
+      const Status f = fwd(), b = bwd();
+      const cudaError_t end = cudaStreamEndCapture(s, &graph);
+      if (!f.ok()) failed = "the forward, captured: " + f.message;
+      else if (!b.ok()) failed = "the backward, captured: " + b.message;
+      else if (end != cudaSuccess) failed = std::string("cudaStreamEndCapture: ") + cudaGetErrorString(end);
+    }
+    cudaGetLastError();  // a failed capture leaves its error; the message above has it
+    if (failed.empty() && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) failed = "cudaGraphInstantiate";
+    for (int i = 0; failed.empty() && i < where.replays; ++i) {
+      for (DeviceBuffer* b : {&out, &grad_res, &grad_gate, &grad_y}) b->fill(where.poison);
+      if (cudaGraphLaunch(exec, s) != cudaSuccess) failed = "cudaGraphLaunch";
+      Status st = gate_residual_cuda_sync_status("gate_residual_fwd and bwd (graph)", p, idx);
+      if (failed.empty() && !st.ok()) failed = st.message;
+    }
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+    if (!failed.empty()) o.fwd = o.bwd = Status::error(ErrorKind::implementation, "CUDA graph: " + failed);
+  }
   std::vector<uint8_t> host(nb);
   out.download(host.data());
   o.out = from_storage(c.dtype, host);

@@ -23,6 +23,15 @@ struct CudaPlacement {
   bool own_stream = false;  // an explicit cudaStream_t instead of the default stream, made and released per run
   void* stream = nullptr;   // or the caller's stream (kept after the run)
   uint8_t poison = 0xa5;    // byte pattern the outputs start with
+  // Graph mode (needs own_stream or stream): with warm_up, one plain forward and
+  // backward first, as a caller's first step (it sizes the stream's workspace);
+  // then both calls captured into a CUDA graph in global capture mode, where a
+  // host synchronisation or a synchronous allocation fails the capture, and the
+  // graph launched `replays` times, the outputs poisoned before each launch.
+  // The outputs are the last launch's.
+  bool capture_graph = false;
+  bool warm_up = true;
+  int replays = 2;
 };
 
 RawOutputs run_host(const RawCase& c);

@@ -265,6 +265,48 @@ TEST(CudaVsHost, BackwardRepeatable) {
   EXPECT_EQ(compare_bits("grad_gate", a.grad_gate, b.grad_gate, c.dim), "");
 }
 
+// The hot path neither synchronises the host nor allocates synchronously: after
+// a first call on a stream (which sizes its workspace), the forward and the
+// backward are captured into a CUDA graph in global capture mode, where either
+// would fail the capture, and the graph, launched twice, gives the host twin's
+// bits. Every backward plan forced in turn, on shapes where the automatic
+// choice differs: few long gates, thousands of gates, about one gate per row.
+TEST(CudaVsHost, CapturedInACudaGraphAfterAFirstCall) {
+  GATECHECK_REQUIRE_GPU();
+  std::mt19937_64 rng(seed_from_env() + 13);
+  struct Shape { DType t; int64_t rows, dim, gates; Pattern pat; };
+  const Shape shapes[] = {{DType::bf16, 4097, 256, 9, Pattern::random},
+                          {DType::f16, 3000, 72, 3000, Pattern::random},
+                          {DType::f32, 20000, 40, 9, Pattern::sorted},
+                          {DType::bf16, 20000, 24, 20000, Pattern::random}};
+  CudaPlacement where;
+  where.own_stream = true;
+  where.capture_graph = true;
+  for (const int plan : {0, 1, 2, 3}) {
+    gate_residual_cuda_tuning().bwd_plan = plan;
+    for (const auto& [t, rows, dim, gates, pat] : shapes)
+      expect_same(make_case(rng, t, rows, dim, gates, pat), where,
+                  "plan=" + std::to_string(plan) + ", " + std::to_string(rows) + " rows, " + std::to_string(gates) +
+                      " gates, graph");
+  }
+  gate_residual_cuda_tuning().bwd_plan = 0;
+}
+
+// The capture check can fail: a stream's first call allocates its status word
+// with cudaMalloc and clears it (the cold path), which global capture mode
+// refuses, so capturing a first call must fail, and say where.
+TEST(CudaVsHost, CaptureOfAFirstCallFails) {
+  GATECHECK_REQUIRE_GPU();
+  std::mt19937_64 rng(seed_from_env() + 14);
+  CudaPlacement where;
+  where.own_stream = true;
+  where.capture_graph = true;
+  where.warm_up = false;
+  const RawOutputs d = run_cuda(make_case(rng, DType::bf16, 300, 16, 4, Pattern::random), where);
+  EXPECT_FALSE(d.fwd.ok());
+  EXPECT_NE(d.fwd.message.find("CUDA graph: "), std::string::npos) << d.fwd.message;
+}
+
 // The comparator itself must fail on a one-bit difference and on +0 vs -0.
 TEST(CudaVsHost, ComparatorCatchesOneBitAndSignedZero) {
   std::vector<uint32_t> a = {0x0000, 0x3f80}, b = a;
