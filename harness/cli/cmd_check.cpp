@@ -228,7 +228,12 @@ int cmd_check(const CheckArgs& a) {
   opt.isolate = a.isolate;
   opt.isolate_timeout_seconds = a.timeout;
 
-  if (!a.json.empty() && !writable_path(a.json)) {  // before the run, not after it
+  // "--json -" (or /dev/stdout): the JSON alone on stdout, the report on
+  // stderr. Through std::cout, which stays the real stdout after a plugin has
+  // loaded (fd 1 is stderr then, so opening /dev/stdout would reach stderr).
+  const bool json_to_stdout = a.json == "-" || a.json == "/dev/stdout";
+  std::ostream& report_out = json_to_stdout ? std::cerr : std::cout;
+  if (!a.json.empty() && !json_to_stdout && !writable_path(a.json)) {  // before the run, not after it
     std::fprintf(stderr, "gatecheck check: --json %s: cannot write there (%s)\n", a.json.c_str(), std::strerror(errno));
     return kExitUsage;
   }
@@ -304,20 +309,26 @@ int cmd_check(const CheckArgs& a) {
     }
   }
 
-  print_table(std::cout, report, impls);
-  print_failures(std::cout, report, saved, generator_flags(a));
-  print_coverage(std::cout, report.coverage);
+  print_table(report_out, report, impls);
+  print_failures(report_out, report, saved, generator_flags(a));
+  print_coverage(report_out, report.coverage);
   int claimed = 0, findings = 0;
   for (const auto& p : report.results)
     if (p.failure) (p.failure->claimed ? claimed : findings)++;
   if (report.interrupted)
-    std::cout << "\n" << stop_words() << ": the results above cover only what ran before it";
-  std::cout << "\n" << (replays.empty() ? "seed " + std::to_string(report.seed) : "replay of the RC_PARAMS reproduce string")
+    report_out << "\n" << stop_words() << ": the results above cover only what ran before it";
+  report_out << "\n" << (replays.empty() ? "seed " + std::to_string(report.seed) : "replay of the RC_PARAMS reproduce string")
             << ", " << report.seconds << " s: " << claimed
             << " claimed propert" << (claimed == 1 ? "y" : "ies") << " failed, " << findings << " finding"
             << (findings == 1 ? "" : "s") << " on unclaimed properties\n";
 
-  if (!a.json.empty()) {
+  if (json_to_stdout) {
+    std::cout << report_json(report, saved, impls, replays, opt.limits).dump(1) << "\n" << std::flush;
+    if (!std::cout) {
+      std::fprintf(stderr, "gatecheck check: could not write the JSON to stdout\n");
+      return kExitUsage;
+    }
+  } else if (!a.json.empty()) {
     std::ofstream out(a.json);
     out << report_json(report, saved, impls, replays, opt.limits).dump(1) << "\n";
     if (!out) {

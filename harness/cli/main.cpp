@@ -59,7 +59,9 @@ int main(int argc, char** argv) {
   c->add_option("--properties", check.properties, "comma-separated properties (default set if omitted; eager_exact is opt-in)");
   c->add_option("--claims", check.claims, "comma-separated claims overriding every contract for this run (property or property:output)");
   c->add_option("--corpus", check.corpus, "where counterexamples are saved")->capture_default_str();
-  c->add_option("--json", check.json, "write the results as JSON to this file");
+  c->add_option("--json", check.json,
+                "write the results as JSON to this file; '-' (or /dev/stdout): the JSON alone on stdout, "
+                "the report on stderr");
   add_isolate_options(c, &check.isolate, &check.timeout, "one property check");
   const GenLimits gen_defaults;
   c->add_option("--max-rows", check.max_rows,
