@@ -23,6 +23,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cuda/gate_residual_cuda.h"
@@ -59,6 +60,13 @@ template <> uint32_t bits_of<float>(float v) { return float_bits(v); }
 enum Salt : uint64_t { kRes = 1, kGate = 2, kY = 3, kGradOut = 4 };
 
 template <class T> T value(Salt s, uint64_t i) { return round_to<T>(small_int(s, i)); }
+
+template <class T> constexpr DType dtype_of() {
+  return std::is_same<T, float>::value ? DType::f32 : std::is_same<T, f16_t>::value ? DType::f16 : DType::bf16;
+}
+static_assert(dtype_of<bf16_t>() == DType::bf16 && dtype_of<f16_t>() == DType::f16 && dtype_of<float>() == DType::f32 &&
+                  sizeof(bf16_t) == 2 && sizeof(f16_t) == 2,
+              "the problem's dtype and element size follow from T");
 
 bool cuda_ok(cudaError_t e, const char* what, std::string* why) {
   if (e == cudaSuccess) return true;
@@ -123,7 +131,7 @@ std::vector<std::vector<int32_t>> exact_gate_sums(const Shape& s, const std::vec
 // (at most 8 lines). corrupt_row >= 0 first flips one bit of that row's out
 // on the device, to show that the check sees it.
 template <class T>
-std::string run_and_check(const Shape& s, DType dt, int64_t corrupt_row = -1) {
+std::string run_and_check(const Shape& s, int64_t corrupt_row = -1) {
   const uint64_t n = uint64_t(s.rows * s.dim), ng = uint64_t(s.gates * s.dim);
   const size_t e = sizeof(T);
   std::string why;
@@ -151,7 +159,7 @@ std::string run_and_check(const Shape& s, DType dt, int64_t corrupt_row = -1) {
   fill_kernel<<<4096, 256>>>(g, n, kGradOut);
   if (!cuda_ok(cudaDeviceSynchronize(), "fill", &why)) return why;
 
-  const gatecheck_problem p{s.rows, s.dim, s.gates, int32_t(dt), int32_t(GATECHECK_CUDA), nullptr};
+  const gatecheck_problem p{s.rows, s.dim, s.gates, int32_t(dtype_of<T>()), int32_t(GATECHECK_CUDA), nullptr};
   Status st = gate_residual_fwd_cuda(p, res, gate, index_d, y, out);
   if (st.ok()) st = gate_residual_cuda_sync_status("gate_residual_fwd", p, index_d);
   if (!st.ok()) return "forward: " + st.message;
@@ -176,8 +184,9 @@ std::string run_and_check(const Shape& s, DType dt, int64_t corrupt_row = -1) {
       diff += buf;
     }
   };
+  const std::vector<int64_t> rows = rows_to_check(s);
   std::vector<T> row_out(size_t(s.dim)), row_gres(size_t(s.dim)), row_gy(size_t(s.dim));
-  for (int64_t r : rows_to_check(s)) {
+  for (int64_t r : rows) {
     const size_t at = size_t(r * s.dim), bytes = size_t(s.dim) * e;
     const std::pair<T*, T*> downloads[] = {{out, row_out.data()}, {grad_res, row_gres.data()}, {grad_y, row_gy.data()}};
     for (auto [from, to] : downloads)
@@ -196,7 +205,7 @@ std::string run_and_check(const Shape& s, DType dt, int64_t corrupt_row = -1) {
   } else {
     std::mt19937_64 rng(11);
     for (int i = 0; i < 2000; ++i) gates.push_back(int64_t(rng() % uint64_t(s.gates)));
-    for (int64_t r : rows_to_check(s)) gates.push_back(index[size_t(r)]);
+    for (int64_t r : rows) gates.push_back(index[size_t(r)]);
     std::sort(gates.begin(), gates.end());
     gates.erase(std::unique(gates.begin(), gates.end()), gates.end());
   }
@@ -213,9 +222,15 @@ std::string run_and_check(const Shape& s, DType dt, int64_t corrupt_row = -1) {
   return diff;
 }
 
-// Free device memory for this many bytes, with 2 GB to spare for the kernels'
-// scratch; else the reason to skip.
-std::string memory_short_of(uint64_t bytes) {
+// 699,100 rows of 3072: 2,147,635,200 elements, 151,552 past 2^31.
+constexpr int64_t kRows = 699100, kDim = 3072;
+
+// "" when the device has the memory of one problem (six row tensors and two
+// gate tables) free, with 2 GB to spare for the kernels' scratch; else why
+// the test skips.
+template <class T>
+std::string memory_short_of(const Shape& s) {
+  const uint64_t bytes = (6 * uint64_t(s.rows * s.dim) + 2 * uint64_t(s.gates * s.dim)) * sizeof(T);
   size_t free_b = 0, total_b = 0;
   if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) return "cudaMemGetInfo failed";
   if (free_b >= bytes + (uint64_t(2) << 30)) return "";
@@ -223,45 +238,36 @@ std::string memory_short_of(uint64_t bytes) {
          std::to_string(free_b >> 30);
 }
 
-// 699,100 rows of 3072: 2,147,635,200 elements, 151,552 past 2^31.
-constexpr int64_t kRows = 699100, kDim = 3072;
-
-uint64_t bytes_of(const Shape& s, size_t e) { return (6 * uint64_t(s.rows * s.dim) + 2 * uint64_t(s.gates * s.dim)) * e; }
-
 TEST(CudaLargeOffsets, Bf16NineGatesPast2To31Elements) {
   GATECHECK_REQUIRE_GPU();
   const Shape s{kRows, kDim, 9, false};
-  const std::string short_of = memory_short_of(bytes_of(s, 2));
-  if (!short_of.empty()) GTEST_SKIP() << short_of;
-  EXPECT_EQ(run_and_check<bf16_t>(s, DType::bf16), "");
+  if (const std::string why = memory_short_of<bf16_t>(s); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EQ(run_and_check<bf16_t>(s), "");
 }
 
 // About 3 rows a gate: the CUB plan and short tiles, 233,033 gates.
 TEST(CudaLargeOffsets, F16ShortGatesPast2To31Elements) {
   GATECHECK_REQUIRE_GPU();
   const Shape s{kRows, kDim, kRows / 3, false};
-  const std::string short_of = memory_short_of(bytes_of(s, 2));
-  if (!short_of.empty()) GTEST_SKIP() << short_of;
-  EXPECT_EQ(run_and_check<f16_t>(s, DType::f16), "");
+  if (const std::string why = memory_short_of<f16_t>(s); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EQ(run_and_check<f16_t>(s), "");
 }
 
 // fp32: past 2^33 bytes; sorted, so each gate is one long segment.
 TEST(CudaLargeOffsets, F32SortedGatesPast2To31Elements) {
   GATECHECK_REQUIRE_GPU();
   const Shape s{kRows, kDim, 9, true};
-  const std::string short_of = memory_short_of(bytes_of(s, 4));
-  if (!short_of.empty()) GTEST_SKIP() << short_of;
-  EXPECT_EQ(run_and_check<float>(s, DType::f32), "");
+  if (const std::string why = memory_short_of<float>(s); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EQ(run_and_check<float>(s), "");
 }
 
 // The check can fail: one bit of out flipped past element 2^31 is reported.
 TEST(CudaLargeOffsets, CheckCatchesOneFlippedBitPast2To31) {
   GATECHECK_REQUIRE_GPU();
   const Shape s{kRows, kDim, 9, false};
-  const std::string short_of = memory_short_of(bytes_of(s, 2));
-  if (!short_of.empty()) GTEST_SKIP() << short_of;
+  if (const std::string why = memory_short_of<bf16_t>(s); !why.empty()) GTEST_SKIP() << why;
   const int64_t row = (int64_t(1) << 31) / kDim + 1;
-  const std::string diff = run_and_check<bf16_t>(s, DType::bf16, row);
+  const std::string diff = run_and_check<bf16_t>(s, row);
   EXPECT_NE(diff.find("out[" + std::to_string(row) + ", 0]"), std::string::npos) << diff;
   EXPECT_EQ(diff.find("grad_"), std::string::npos) << diff;
 }

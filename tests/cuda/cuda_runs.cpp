@@ -71,7 +71,10 @@ RawOutputs run_cuda(const RawCase& c, const CudaPlacement& where) {
   y.upload(to_storage(c.dtype, c.y).data());
   g.upload(to_storage(c.dtype, c.grad_out).data());
   index.upload(c.index.data());
-  for (DeviceBuffer* b : {&out, &grad_res, &grad_gate, &grad_y}) b->fill(where.poison);
+  auto poison_outputs = [&] {
+    for (DeviceBuffer* b : {&out, &grad_res, &grad_gate, &grad_y}) b->fill(where.poison);
+  };
+  poison_outputs();
   const auto* idx = static_cast<const int64_t*>(index.get());
   auto fwd = [&] { return gate_residual_fwd_cuda(p, res.get(), gate.get(), idx, y.get(), out.get()); };
   auto bwd = [&] {
@@ -102,7 +105,7 @@ RawOutputs run_cuda(const RawCase& c, const CudaPlacement& where) {
     cudaGetLastError();  // a failed capture leaves its error; the message above has it
     if (failed.empty() && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) failed = "cudaGraphInstantiate";
     for (int i = 0; failed.empty() && i < where.replays; ++i) {
-      for (DeviceBuffer* b : {&out, &grad_res, &grad_gate, &grad_y}) b->fill(where.poison);
+      poison_outputs();
       if (cudaGraphLaunch(exec, s) != cudaSuccess) failed = "cudaGraphLaunch";
       Status st = gate_residual_cuda_sync_status("gate_residual_fwd and bwd (graph)", p, idx);
       if (failed.empty() && !st.ok()) failed = st.message;
