@@ -33,9 +33,9 @@ for stage in "$@"; do
     props)
       { echo "## ctest -L gpu (every GPU suite, property suites included)";
         timeout 300 ctest --test-dir build -L gpu ${PROPS_EXCLUDE:+-E "$PROPS_EXCLUDE"} --output-on-failure 2>&1 | tail -60;
-        if [ -x build/harness/gatecheck ]; then
+        if [ -x build/cli/gatecheck ]; then
           echo "## gatecheck check --impl cuda --device cuda --seconds 45 --seed 1";
-          timeout 90 build/harness/gatecheck check --impl cuda --device cuda --seconds 45 --seed 1 --json "$OUT/check.json" 2>&1 | tail -30;
+          timeout 90 build/cli/gatecheck check --impl cuda --device cuda --seconds 45 --seed 1 --json "$OUT/check.json" 2>&1 | tail -30;
         fi; } > "$OUT/props.log" 2>&1
       cat "$OUT/props.log" | grep -vE "^ +Start|Test +#.*Passed" | tail -70 ;;
     sanitize)

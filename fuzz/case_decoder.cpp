@@ -123,7 +123,7 @@ Case decode_case(const uint8_t* data, size_t size, const DecodeLimits& lim, Deco
   gl.max_rows = std::max(lim.max_rows, lim.tile_rows);
   gl.max_dim = lim.max_dim;
   gl.max_gates = lim.max_gates;
-  Case c = make_case_from_spec(s, gl);
+  Case c = make_case_from_spec(s, gl.max_singletons);
   if (!has_plan || s.rows == 0) c.plan.reset();
 
   d.patches = fdp.ConsumeIntegralInRange<int>(0, 8);

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <string>
 
-#include "../properties/case.h"
+#include "../case/case.h"
 #include "../properties/generators.h"
 
 namespace gatecheck::fuzz {

@@ -43,7 +43,7 @@ std::string failure_signature(const std::string& impl, const Verdict& v) {
   return v.property + "|" + impl + "|" + (joined.empty() ? "-" : joined);
 }
 
-std::vector<FuzzFailure> check_claims(const Implementation& impl, const Case& c,
+std::vector<FuzzFailure> check_claims(const Subject& impl, const Case& c,
                                       const std::vector<std::string>& props, const PropertyOptions& opt) {
   std::vector<FuzzFailure> failures;
   for (const auto& p : props) {
@@ -60,7 +60,7 @@ std::vector<FuzzFailure> check_claims(const Implementation& impl, const Case& c,
   return failures;
 }
 
-std::vector<double> error_over_bound(const Implementation& impl, const Case& c) {
+std::vector<double> error_over_bound(const Subject& impl, const Case& c) {
   std::vector<double> r(4, -1.0);
   const RunResult run = run_case(impl, c);
   if (!run.status.ok()) return r;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "../harness/implementation.h"
-#include "../properties/case.h"
+#include "../case/case.h"
 #include "../properties/properties.h"
 
 namespace gatecheck::fuzz {
@@ -31,7 +31,7 @@ std::string fuzz_properties_problem(const std::vector<std::string>& properties);
 // Runs `properties` on impl for c; returns the failures that break a claim.
 // opt.isolate runs every call of impl in a child process (a crash becomes a
 // failure; `gatecheck-fuzz-tools regress` replays crash inputs that way).
-std::vector<FuzzFailure> check_claims(const Implementation& impl, const Case& c,
+std::vector<FuzzFailure> check_claims(const Subject& impl, const Case& c,
                                       const std::vector<std::string>& properties,
                                       const PropertyOptions& opt = {});
 
@@ -42,6 +42,6 @@ std::string failure_signature(const std::string& impl, const Verdict& v);
 
 // max |err|/bound of each output (kOutputNames order) of one run of impl on
 // c against the oracle; -1 where the run failed. For the fuzzer's features.
-std::vector<double> error_over_bound(const Implementation& impl, const Case& c);
+std::vector<double> error_over_bound(const Subject& impl, const Case& c);
 
 }  // namespace gatecheck::fuzz

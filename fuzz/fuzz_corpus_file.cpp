@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "../properties/case_json.h"
-#include "../properties/case_snapshot.h"
+#include "../case/case_json.h"
+#include "../case/case_snapshot.h"
 #include "case_decoder.h"
 
 using namespace gatecheck;

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "../properties/case_json.h"
+#include "../case/case_json.h"
 #include "case_decoder.h"
 #include "fuzz_features.h"
 #include "fuzz_stats.h"
@@ -30,7 +30,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 }  // namespace
 
-Implementation make_spec(const std::string& spec) {
+Subject make_spec(const std::string& spec) {
   std::string name = spec;
   Device d = spec == "cuda" ? Device::cuda : Device::cpu;
   if (ends_with(spec, "@cuda")) {
@@ -40,7 +40,7 @@ Implementation make_spec(const std::string& spec) {
     name = spec.substr(0, spec.size() - 4);
     d = Device::cpu;
   }
-  return make_implementation(name, d);
+  return make_subject(name, d);
 }
 
 std::vector<std::string> fuzz_impl_specs() {

@@ -23,7 +23,7 @@ namespace gatecheck::fuzz {
 
 struct TargetConfig {
   std::vector<std::string> specs;          // as given, for repro commands
-  std::vector<Implementation> impls;
+  std::vector<Subject> impls;
   std::vector<std::string> properties;
   std::vector<std::string> ignore;         // known signatures
   std::string failures_dir = "fuzz-failures";
@@ -32,7 +32,7 @@ struct TargetConfig {
 
 // Parsed once; a bad spec or property name prints a clear message and exits 2.
 const TargetConfig& target_config();
-Implementation make_spec(const std::string& spec);  // "SPEC[@cpu|@cuda]"; throws std::runtime_error
+Subject make_spec(const std::string& spec);  // "SPEC[@cpu|@cuda]"; throws std::runtime_error
 // The implementation specs of GATECHECK_FUZZ_IMPL (comma-separated; "host" if unset or empty).
 std::vector<std::string> fuzz_impl_specs();
 

@@ -1,9 +1,9 @@
 // One interface for everything gatecheck can test: the project's CUDA kernels
 // and their host twin, LibTorch eager, and external plugins. Each is a
-// gatecheck_plugin (the plugin C ABI) plus a name, a device and a contract.
+// gatecheck_plugin (the plugin C ABI) plus a name and a device. What each one
+// claims is the properties' business (properties/contract.h).
 #pragma once
 
-#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,58 +12,9 @@
 
 namespace gatecheck {
 
-// The property names, fixed across the project.
-inline const std::vector<std::string>& default_properties() {
-  static const std::vector<std::string> p = {
-      "accuracy",         "row_invariance", "segment_invariance", "repeatable",
-      "inputs_untouched", "full_write",     "no_oob_write",       "error_inputs"};
-  return p;
-}
-inline const std::vector<std::string>& all_properties() {
-  static const std::vector<std::string> p = [] {
-    auto v = default_properties();
-    v.push_back("eager_exact");  // opt-in
-    return v;
-  }();
-  return p;
-}
-inline bool is_property(const std::string& p) {
-  const auto& all = all_properties();
-  return std::find(all.begin(), all.end(), p) != all.end();
-}
-// "unknown property 'p' (accuracy, row_invariance, ...)": every message about a
-// bad property name lists the valid ones.
-inline std::string unknown_property(const std::string& p) {
-  std::string known;
-  for (const auto& k : all_properties()) known += (known.empty() ? "" : ", ") + k;
-  return "unknown property '" + p + "' (" + known + ")";
-}
-
-// Which properties an implementation claims. A claim is "property" (every
-// output) or "property:output" (e.g. "accuracy:grad_gate"). An exception
-// withdraws a claim for some dtypes, with the reason shown in reports.
-struct Contract {
-  std::vector<std::string> claims;
-  struct Exception {
-    std::string claim;           // "accuracy:grad_gate", "repeatable", ...
-    std::vector<DType> dtypes;   // empty: every dtype
-    std::string reason;
-  };
-  std::vector<Exception> exceptions;
-
-  // Is (property, output) claimed for dtype t? output "" means the property as a whole.
-  bool claims_for(const std::string& property, const std::string& output, DType t) const;
-  std::string describe() const;  // "all default; not accuracy:grad_gate for bf16,f16 (...)"
-  static Contract everything();  // the default property set, no exceptions
-  // Parse "--claims" lists: comma-separated claims; throws std::invalid_argument
-  // naming the bad item.
-  static Contract parse(const std::string& list);
-};
-
 struct Implementation {
   std::string name;   // "host", "cuda", "torch-eager", "plugin:PATH"
   Device device = Device::cpu;
-  Contract contract;
   const gatecheck_plugin* api = nullptr;
   std::shared_ptr<void> keepalive;  // dlopen handle, torch state, ...
 

@@ -43,7 +43,6 @@ Implementation load_plugin(const std::string& path, Device device) {
   Implementation impl;
   impl.name = "plugin:" + path;
   impl.device = device;
-  impl.contract = Contract::everything();
   impl.api = api;
   impl.keepalive = keep;
   return impl;

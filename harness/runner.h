@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "../properties/case.h"
+#include "../case/case.h"
 #include "implementation.h"
 
 namespace gatecheck {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "../properties/case.h"
+#include "../case/case.h"
 
 namespace gatecheck {
 

@@ -1,8 +1,8 @@
 // Bitwise model of torch eager: res + gate.index_select(0, idx) * y, with
 // autograd. Eager computes every elementwise op in fp32 and rounds to the
-// dtype, which is exactly the per-element math in gate_residual_math.h, so
-// out, grad_res and grad_y call it.
-//
+// dtype:
+//     out    = RN_T(res + RN_T(gate * y))        two roundings, no FMA
+//     grad_y = RN_T(g * gate),  grad_res = g
 // grad_gate is the backward of index_select: zeros(gates, dim).index_add_(0,
 // idx, grad_out * y). The product is one elementwise op (rounded to the
 // dtype), and LibTorch 1.13's CPU index_add adds source rows one index entry
@@ -13,60 +13,51 @@
 // checks the whole model, grad_gate included, bit for bit against LibTorch
 // 1.13 on the CPU. On CUDA index_add uses atomics, so its order is not
 // fixed; nobody claims grad_gate bitwise against this model.
-#include <cstring>
+//
+// The arithmetic here is the oracle's own, not the kernels' per-element math
+// (kernels/gate_residual_math.h), so a wrong rounding there cannot hide in the
+// model that judges it: only the dtype conversions are shared.
 #include <stdexcept>
 
-#include "../kernels/gate_residual_math.h"
 #include "oracle.h"
 
 namespace gatecheck {
 
 namespace {
 
-template <class T>
-T load(const HostTensor& h, int64_t i) {
-  T v;
-  std::memcpy(&v, h.bytes.data() + size_t(i) * sizeof(T), sizeof(T));
-  return v;
-}
-template <class T>
-void store(HostTensor& h, int64_t i, T v) {
-  std::memcpy(h.bytes.data() + size_t(i) * sizeof(T), &v, sizeof(T));
-}
+// fp32 arithmetic with one rounding, taken in float64: a product of two fp32
+// values is exact in float64, and a sum rounded to float64 and then to fp32
+// equals the fp32 sum, since 53 >= 2*24 + 2 (double rounding is innocuous for
+// +, -, *, /: Figueroa, "When is double rounding innocuous?", 1995).
+float fp32_mul(float a, float b) { return float(double(a) * double(b)); }
+float fp32_add(float a, float b) { return float(double(a) + double(b)); }
 
-template <class T>
-Outputs eager_typed(const Case& c) {
-  Outputs o;
-  o.out = HostTensor(c.dtype, c.rows, c.dim);
-  o.grad_res = c.grad_out;  // autograd passes g through to res unchanged
-  o.grad_y = HostTensor(c.dtype, c.rows, c.dim);
-  o.grad_gate = HostTensor(c.dtype, c.gates, c.dim);  // zeros: all +0 bits
-  for (int64_t r = 0; r < c.rows; ++r) {
-    const int64_t gbase = c.index[size_t(r)] * c.dim;
-    for (int64_t j = 0; j < c.dim; ++j) {
-      const int64_t i = r * c.dim + j, k = gbase + j;
-      const T g = load<T>(c.grad_out, i), y = load<T>(c.y, i), gate = load<T>(c.gate, k);
-      store(o.out, i, gate_residual_out(load<T>(c.res, i), gate, y));
-      store(o.grad_y, i, gate_residual_grad_y(g, gate));
-      // grad_out * y is the same one-rounding product as grad_y's.
-      const T term = gate_residual_grad_y(g, y);
-      const float sum = gate_residual_accumulate(to_float(load<T>(o.grad_gate, k)), to_float(term));
-      store(o.grad_gate, k, gate_residual_grad_gate_finish<T>(sum));
-    }
-  }
-  return o;
-}
+// RN_T of an fp32 value, back as the dtype's exact value in fp32.
+float rn(DType t, float x) { return bits_to_float(t, float_to_bits_rn(t, x)); }
 
 }  // namespace
 
 Outputs eager_model(const Case& c) {
   require_valid_case("eager_model", c);
-  switch (c.dtype) {
-    case DType::f32: return eager_typed<float>(c);
-    case DType::f16: return eager_typed<f16_t>(c);
-    case DType::bf16: return eager_typed<bf16_t>(c);
+  const DType t = c.dtype;
+  Outputs o;
+  o.out = HostTensor(t, c.rows, c.dim);
+  o.grad_res = c.grad_out;  // autograd passes g through to res unchanged
+  o.grad_y = HostTensor(t, c.rows, c.dim);
+  o.grad_gate = HostTensor(t, c.gates, c.dim);  // zeros: all +0 bits
+  for (int64_t r = 0; r < c.rows; ++r) {
+    const int64_t gbase = c.index[size_t(r)] * c.dim;
+    for (int64_t j = 0; j < c.dim; ++j) {
+      const int64_t i = r * c.dim + j, k = gbase + j;
+      const float g = c.grad_out.value(i), y = c.y.value(i), gate = c.gate.value(k);
+      const float prod = rn(t, fp32_mul(gate, y));
+      o.out.set_bits(i, float_to_bits_rn(t, fp32_add(c.res.value(i), prod)));
+      o.grad_y.set_bits(i, float_to_bits_rn(t, fp32_mul(g, gate)));
+      const float term = rn(t, fp32_mul(g, y));
+      o.grad_gate.set_bits(k, float_to_bits_rn(t, fp32_add(o.grad_gate.value(k), term)));
+    }
   }
-  throw std::invalid_argument("eager_model: unknown dtype");
+  return o;
 }
 
 }  // namespace gatecheck

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gen_detail.h"
+#include "../case/gen_detail.h"
 #include "generators.h"
 
 namespace gatecheck {

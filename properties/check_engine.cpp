@@ -16,7 +16,7 @@
 #include <rapidcheck/detail/Configuration.h>
 #include <rapidcheck/detail/Results.h>
 
-#include "fnv1a.h"
+#include "../case/fnv1a.h"
 
 // RapidCheck's own reproduce-string codec (what RC_PARAMS="reproduce=..."
 // carries). Defined in librapidcheck (src/detail/ReproduceListener and
@@ -50,7 +50,7 @@ std::string limits_suffix(const GenLimits& l) {
 }
 }  // namespace
 
-std::string reproduce_key(const Implementation& impl, const std::string& property, const GenLimits& limits) {
+std::string reproduce_key(const Subject& impl, const std::string& property, const GenLimits& limits) {
   return impl.label() + "/" + property + limits_suffix(limits);
 }
 
@@ -88,7 +88,7 @@ bool stop_requested(const CheckOptions& opt) { return opt.stop_requested && opt.
 
 // Greedy descent of the shrink tree: take the first child on which the same
 // property still fails (still breaking a claim if the original did).
-Shrunk shrink(const Implementation& impl, const std::string& property, const rc::Shrinkable<Case>& start,
+Shrunk shrink(const Subject& impl, const std::string& property, const rc::Shrinkable<Case>& start,
               const Verdict& v0, bool claimed, const CheckOptions& opt) {
   Shrunk s{start, v0, {}};
   const auto t0 = Clock::now();
@@ -134,7 +134,7 @@ rc::Shrinkable<Case> follow(rc::Shrinkable<Case> s, const std::vector<size_t>& p
   return s;
 }
 
-FailureReport report(const Implementation& impl, const std::string& property, const GenLimits& limits,
+FailureReport report(const Subject& impl, const std::string& property, const GenLimits& limits,
                      const Case& original, const Shrunk& sh, const rc::Random& random, int size, double found_after) {
   FailureReport f;
   f.original = original;
@@ -151,7 +151,7 @@ FailureReport report(const Implementation& impl, const std::string& property, co
 class Progress {
  public:
   Progress(const CheckOptions& o, Clock::time_point start) : opt_(o), start_(start) {}
-  void tick(const Implementation& impl, const std::string& prop, int64_t cases, int64_t failures, bool force = false) {
+  void tick(const Subject& impl, const std::string& prop, int64_t cases, int64_t failures, bool force = false) {
     if (!opt_.progress) return;
     const double now = since(start_);
     if (!force && now - last_ < 0.25) return;
@@ -198,7 +198,7 @@ ReproduceMap rc_params_reproduce_map() {
 }
 
 // The keys of `all` that name a pair of this run.
-std::vector<std::string> keys_run_here(const ReproduceMap& all, const std::vector<Implementation>& impls,
+std::vector<std::string> keys_run_here(const ReproduceMap& all, const std::vector<Subject>& impls,
                                        const CheckOptions& opt) {
   std::vector<std::string> keys;
   for (const auto& impl : impls)
@@ -209,7 +209,7 @@ std::vector<std::string> keys_run_here(const ReproduceMap& all, const std::vecto
 
 // Throws if `all` replays a pair of this run under other generator limits:
 // following that shrink path here would replay some other case, and likely pass.
-void refuse_other_limits(const ReproduceMap& all, const std::vector<Implementation>& impls, const CheckOptions& opt) {
+void refuse_other_limits(const ReproduceMap& all, const std::vector<Subject>& impls, const CheckOptions& opt) {
   auto limits_text = [](const std::string& suffix) { return suffix.empty() ? std::string("the defaults") : suffix.substr(1); };
   for (const auto& impl : impls)
     for (const auto& p : opt.properties) {
@@ -224,7 +224,7 @@ void refuse_other_limits(const ReproduceMap& all, const std::vector<Implementati
 }
 
 // RC_PARAMS's reproduce entries if one names a pair of this run (empty if none).
-ReproduceMap from_rc_params(const std::vector<Implementation>& impls, const CheckOptions& opt) {
+ReproduceMap from_rc_params(const std::vector<Subject>& impls, const CheckOptions& opt) {
   const ReproduceMap all = rc_params_reproduce_map();
   if (all.empty() || !keys_run_here(all, impls, opt).empty()) return all;
   refuse_other_limits(all, impls, opt);
@@ -235,7 +235,7 @@ ReproduceMap from_rc_params(const std::vector<Implementation>& impls, const Chec
   return {};
 }
 
-CheckReport run_reproduce(const std::vector<Implementation>& impls, const CheckOptions& opt, const ReproduceMap& map) {
+CheckReport run_reproduce(const std::vector<Subject>& impls, const CheckOptions& opt, const ReproduceMap& map) {
   CheckReport rep;
   rep.seed = opt.seed;
   const auto start = Clock::now();
@@ -271,7 +271,7 @@ CheckReport run_reproduce(const std::vector<Implementation>& impls, const CheckO
 
 }  // namespace
 
-std::vector<std::string> rc_params_replays(const std::vector<Implementation>& impls, const CheckOptions& opt) {
+std::vector<std::string> rc_params_replays(const std::vector<Subject>& impls, const CheckOptions& opt) {
   if (!opt.reproduce.empty() || !opt.rc_params_reproduce) return {};
   const ReproduceMap all = rc_params_reproduce_map();
   std::vector<std::string> keys = keys_run_here(all, impls, opt);
@@ -288,7 +288,7 @@ bool claimed_for_some_dtype(const Contract& k, const std::string& property, cons
   return false;
 }
 
-CheckReport run_check(const std::vector<Implementation>& impls, const CheckOptions& opt) {
+CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt) {
   if (!opt.reproduce.empty()) return run_reproduce(impls, opt, decode(opt.reproduce));
   if (opt.rc_params_reproduce) {
     const ReproduceMap m = from_rc_params(impls, opt);

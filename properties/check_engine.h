@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "../harness/implementation.h"
-#include "case.h"
+#include "contract.h"
+#include "../case/case.h"
 #include "generators.h"
 #include "properties.h"
 
@@ -49,7 +49,7 @@ struct CheckOptions {
   bool rc_params_reproduce = true;
   double max_shrink_seconds = 60;  // per failure
   // Called before an implementation runs a case (crash safety: the CLI saves it).
-  std::function<void(const Implementation&, const std::string& property, const Case&)> before_run;
+  std::function<void(const Subject&, const std::string& property, const Case&)> before_run;
   std::function<void(const CheckProgress&)> progress;   // at most a few times per second
   // Polled between cases and between shrink steps: once it returns true the
   // run stops. The case in hand is dropped (a call cut short by the same
@@ -72,7 +72,7 @@ struct FailureReport {
 // the generator's shape limits where they are not the defaults
 // ("host@cpu/accuracy/rows<=3000,dim<=8,gates<=256"): a reproduce string is a
 // shrink path of one generator, and followed in another it names another case.
-std::string reproduce_key(const Implementation& impl, const std::string& property, const GenLimits& limits);
+std::string reproduce_key(const Subject& impl, const std::string& property, const GenLimits& limits);
 
 struct PropertyResult {
   std::string impl;
@@ -98,14 +98,14 @@ struct CheckReport {
   bool any_claimed_failure() const;
 };
 
-CheckReport run_check(const std::vector<Implementation>& impls, const CheckOptions& opt);
+CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt);
 
 // The pairs ("host@cpu/accuracy") that run_check will replay from
 // RC_PARAMS="reproduce=..." rather than generate from the seed within the
 // budget; empty when it will not (no such string, opt.reproduce set, or
 // rc_params_reproduce off). Throws std::invalid_argument on a bad RC_PARAMS, or
 // on one made for a pair of this run under other generator limits.
-std::vector<std::string> rc_params_replays(const std::vector<Implementation>& impls, const CheckOptions& opt);
+std::vector<std::string> rc_params_replays(const std::vector<Subject>& impls, const CheckOptions& opt);
 
 // Does contract k claim any part of `property` (the whole, or one output) for
 // one of `dtypes`? The "claimed" column of a check's results.

@@ -10,8 +10,8 @@
 // spec's shrinks, the Case itself shrinks by halving rows and columns,
 // dropping plan batches and moving values to 0, 1 and small integers.
 //
-// Files: generators.cpp (lists, shapes, the case generator), index_patterns.cpp,
-// value_classes.cpp, batch_plans.cpp, case_shrinks.cpp.
+// Files: generators.cpp (edge lists, shapes, the case generator) and
+// case_shrinks.cpp; a spec's materialisation is in case/case_spec.h.
 #pragma once
 
 #include <rapidcheck.h>
@@ -20,14 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "case.h"
+#include "../case/case_spec.h"
 
 namespace gatecheck {
-
-// Named lists, in the order RapidCheck shrinks them (simplest first).
-const std::vector<std::string>& all_index_patterns();
-const std::vector<std::string>& all_value_classes();
-const std::vector<std::string>& all_plan_kinds();
 
 namespace edges {
 // rows: empty, tiny, and each side of the power-of-two block thresholds a
@@ -56,38 +51,19 @@ struct GenLimits {
   std::vector<std::string> index_patterns = all_index_patterns();
   std::vector<std::string> value_classes = all_value_classes();
   std::vector<std::string> plan_kinds = all_plan_kinds();
-  // At most this many single-row batches in a singletons plan (the rest of
-  // the rows are covered by other plan kinds; this keeps a case's cost linear).
-  int64_t max_singletons = 64;
+  // At most this many single-row batches in a singletons plan (case_spec.h).
+  int64_t max_singletons = kDefaultMaxSingletons;
 };
 
 // Limits adjusted so that `property` can be checked non-vacuously: the
 // invariance properties need at least 2 rows and 1 column to move anything.
 GenLimits limits_for_property(const std::string& property, const GenLimits& base);
 
-// The small description a Case is built from (shrunk by RapidCheck).
-struct CaseSpec {
-  DType dtype = DType::f32;
-  int64_t rows = 0, dim = 0, gates = 0;
-  std::string index_pattern = "uniform", value_class = "normal", plan_kind = "partition";
-  uint64_t index_seed = 0, value_seed = 0, plan_seed = 0;
-};
-
-// Materialises a spec, deterministically (same spec, same Case, bit for bit).
-Case make_case_from_spec(const CaseSpec& s, const GenLimits& limits = {});
-
 // The pieces, each usable on its own.
 rc::Gen<int64_t> gen_rows(const GenLimits& l);
 rc::Gen<int64_t> gen_dim(const GenLimits& l, int64_t rows);
 rc::Gen<int64_t> gen_gates(const GenLimits& l, int64_t rows, const std::string& pattern);
 rc::Gen<CaseSpec> gen_case_spec(const GenLimits& l);
-
-// Index vector of `pattern` for rows/gates (pattern names: all_index_patterns()).
-std::vector<int64_t> make_index(const std::string& pattern, int64_t rows, int64_t gates, uint64_t seed);
-// Fills c.res, c.gate, c.y and c.grad_out with value class `cls`.
-void fill_values(Case* c, const std::string& cls, uint64_t seed);
-// A batch plan of `kind` over c's rows (kinds: all_plan_kinds()).
-BatchPlan make_plan(const std::string& kind, const Case& c, uint64_t seed, const GenLimits& l = {});
 
 // Simpler variants of c, simplest first: fewer rows, fewer columns, fewer
 // plan batches, simpler values. Used as extra RapidCheck shrinks.
@@ -104,9 +80,6 @@ rc::Gen<Case> gen_case_for(const std::string& property, const GenLimits& l = {})
 // different offset and some row in a batch of a different size; for
 // segment_invariance, some used gate whose rows all sit in one batch, in order.
 bool plan_moves_rows(const std::string& property, const Case& c);
-
-// The plan used when a Case carries none: deterministic, from the shape alone.
-BatchPlan default_plan(const Case& c);
 
 // Size classes of a case for coverage statistics: {"rows 10-99", "dim 1-9"}.
 std::vector<std::string> size_classes(const Case& c);

@@ -8,7 +8,7 @@
 
 namespace gatecheck {
 
-std::vector<HarnessBenchRow> harness_bench(const std::vector<Implementation>& impls, const HarnessBenchOptions& o) {
+std::vector<HarnessBenchRow> harness_bench(const std::vector<Subject>& impls, const HarnessBenchOptions& o) {
   std::vector<HarnessBenchRow> rows;
   for (const auto& impl : impls)
     for (const auto& p : o.properties) {
@@ -28,9 +28,9 @@ std::vector<HarnessBenchRow> harness_bench(const std::vector<Implementation>& im
   return rows;
 }
 
-int run_harness_bench(const std::vector<Implementation>& impls_in, const HarnessBenchOptions& o, std::ostream& out) {
-  std::vector<Implementation> impls = impls_in;
-  if (impls.empty()) impls.push_back(make_implementation("host", Device::cpu));
+int run_harness_bench(const std::vector<Subject>& impls_in, const HarnessBenchOptions& o, std::ostream& out) {
+  std::vector<Subject> impls = impls_in;
+  if (impls.empty()) impls.push_back(make_subject("host", Device::cpu));
   std::vector<HarnessBenchRow> rows;
   try {
     rows = harness_bench(impls, o);

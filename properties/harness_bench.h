@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "../harness/implementation.h"
+#include "contract.h"
 #include "generators.h"
 
 namespace gatecheck {
@@ -27,10 +27,10 @@ struct HarnessBenchOptions {
   GenLimits limits;
 };
 
-std::vector<HarnessBenchRow> harness_bench(const std::vector<Implementation>& impls, const HarnessBenchOptions& o);
+std::vector<HarnessBenchRow> harness_bench(const std::vector<Subject>& impls, const HarnessBenchOptions& o);
 
 // Runs harness_bench on `impls` (the host implementation when empty) and
 // writes a table to `out`. Returns 0, or 2 for a bad option (message on `out`).
-int run_harness_bench(const std::vector<Implementation>& impls, const HarnessBenchOptions& o, std::ostream& out);
+int run_harness_bench(const std::vector<Subject>& impls, const HarnessBenchOptions& o, std::ostream& out);
 
 }  // namespace gatecheck

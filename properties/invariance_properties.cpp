@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "generators.h"
-#include "plan_movement.h"
+#include "../case/plan_movement.h"
 #include "property_impls.h"
 
 namespace gatecheck::detail {

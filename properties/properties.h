@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "../harness/implementation.h"
+#include "../case/case.h"
 #include "../harness/runner.h"
 #include "../oracles/oracle.h"
-#include "case.h"
+#include "contract.h"
 
 namespace gatecheck {
 

@@ -7,8 +7,8 @@
 #include <functional>
 #include <string>
 
-#include "../harness/implementation.h"
-#include "case.h"
+#include "contract.h"
+#include "../case/case.h"
 #include "properties.h"
 
 namespace gatecheck {
@@ -35,7 +35,7 @@ struct ShrinkResult {
 // accepted step. A candidate on which the property fails only as vacuous
 // (its plan compared nothing) never stands in for a real failure. popt: e.g. run every call in a child process (--isolate). Throws
 // std::invalid_argument if the case does not fail.
-ShrinkResult shrink_case(const Implementation& impl, const std::string& property, const Case& c,
+ShrinkResult shrink_case(const Subject& impl, const std::string& property, const Case& c,
                          const ShrinkLog& log = nullptr, double max_seconds = 60, const PropertyOptions& popt = {},
                          const ShrinkStop& stop = nullptr);
 

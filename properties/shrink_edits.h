@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "case.h"
+#include "../case/case.h"
 
 namespace gatecheck {
 

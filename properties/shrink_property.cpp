@@ -20,7 +20,7 @@ bool shares_an_output(const Verdict& a, const Verdict& b) {
 }
 }  // namespace
 
-ShrinkResult shrink_case(const Implementation& impl, const std::string& property, const Case& c,
+ShrinkResult shrink_case(const Subject& impl, const std::string& property, const Case& c,
                          const ShrinkLog& log, double max_seconds, const PropertyOptions& popt,
                          const ShrinkStop& stop) {
   const Verdict original = check_property(property, impl, c, popt);

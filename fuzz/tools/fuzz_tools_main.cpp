@@ -37,7 +37,7 @@
 
 #include "../../harness/isolate.h"
 #include "../../harness/plugin_stdout.h"
-#include "../../properties/case_json.h"
+#include "../../case/case_json.h"
 #include "../case_decoder.h"
 #include "../fuzz_stats.h"
 #include "../gate_residual_target.h"
@@ -134,7 +134,7 @@ int cmd_check_impl(const Args& a) {
   int rc = 0;
   for (const auto& spec : fuzz_impl_specs()) {  // the list the fuzzer makes its implementations from
     try {
-      const Implementation impl = make_spec(spec);
+      const Subject impl = make_spec(spec);
       out("--impl %s: %s can run here\n", spec.c_str(), impl.label().c_str());
     } catch (const std::exception& e) {
       const bool unknown = std::string(e.what()).rfind("unknown implementation", 0) == 0;

@@ -79,7 +79,7 @@ int regress_crash_input(const std::string& input, const std::string& out_dir, do
   iso.isolate_timeout_seconds = kReplayTimeoutSeconds;
   int saved = 0;
   for (size_t i = 0; i < cfg.impls.size(); ++i) {
-    const Implementation& impl = cfg.impls[i];
+    const Subject& impl = cfg.impls[i];
     const FoundFailure base{cfg.specs[i], impl.device, {}};
     // 1. Property by property in child processes, up to the first call that
     //    dies: the others would die the same way, each a 30 s wait if it hangs.

@@ -5,8 +5,8 @@
 #include <set>
 #include <vector>
 
-#include "../../properties/case_json.h"
-#include "../../properties/case_snapshot.h"
+#include "../../case/case_json.h"
+#include "../../case/case_snapshot.h"
 #include "../case_decoder.h"
 
 namespace gatecheck::fuzz {

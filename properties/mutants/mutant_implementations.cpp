@@ -5,10 +5,10 @@
 namespace gatecheck {
 
 namespace {
-std::vector<Implementation> wrap(const std::vector<mutants::MutantInfo>& list) {
-  std::vector<Implementation> v;
+std::vector<Subject> wrap(const std::vector<mutants::MutantInfo>& list) {
+  std::vector<Subject> v;
   for (const auto& m : list) {
-    Implementation impl;
+    Subject impl;
     impl.api = m.plugin();
     impl.name = impl.api->name;
     impl.device = Device::cpu;
@@ -19,7 +19,7 @@ std::vector<Implementation> wrap(const std::vector<mutants::MutantInfo>& list) {
 }
 }  // namespace
 
-std::vector<Implementation> planted_mutants() { return wrap(mutants::mutant_catalog()); }
-std::vector<Implementation> correct_alternatives() { return wrap(mutants::alternative_catalog()); }
+std::vector<Subject> planted_mutants() { return wrap(mutants::mutant_catalog()); }
+std::vector<Subject> correct_alternatives() { return wrap(mutants::alternative_catalog()); }
 
 }  // namespace gatecheck

@@ -4,13 +4,13 @@
 
 #include <vector>
 
-#include "../../harness/implementation.h"
+#include "../contract.h"
 
 namespace gatecheck {
 
 // One per bug class, named "mutant:<class>".
-std::vector<Implementation> planted_mutants();
+std::vector<Subject> planted_mutants();
 // The correct alternatives, named "alt:<name>"; they must pass everything claimed.
-std::vector<Implementation> correct_alternatives();
+std::vector<Subject> correct_alternatives();
 
 }  // namespace gatecheck

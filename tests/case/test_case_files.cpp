@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "properties/case_json.h"
-#include "properties/case_snapshot.h"
+#include "case/case_json.h"
+#include "case/case_snapshot.h"
 
 namespace gatecheck {
 namespace {

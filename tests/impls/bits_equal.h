@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-#include "properties/case.h"
+#include "case/case.h"
 
 namespace gatecheck::test {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <random>
 
-#include "properties/case.h"
+#include "case/case.h"
 
 namespace gatecheck::test {
 

@@ -5,18 +5,19 @@
 #pragma once
 
 #include "harness/runner.h"
+#include "properties/contract.h"
 #include "kernels/host/gate_residual_host.h"
 
 namespace gatecheck::testing {
 
-inline Implementation host_impl() {
-  Implementation h;
+inline Subject host_impl() {
+  Subject h;
   h.name = "host";
   h.api = gate_residual_host_plugin();
   return h;
 }
 
-inline bool differs_from_host(const Implementation& impl, const Case& c) {
+inline bool differs_from_host(const Subject& impl, const Case& c) {
   const RunResult want = run_case(host_impl(), c);
   const RunResult got = run_case(impl, c);
   if (!got.status.ok() || !got.memory.empty()) return true;

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <random>
 
-#include "properties/case.h"
+#include "case/case.h"
 
 namespace gatecheck::testing {
 

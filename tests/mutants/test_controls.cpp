@@ -71,7 +71,7 @@ TEST(PositiveControls, EveryPlantedMutantIsCaughtWithAShrunkCounterexample) {
   std::vector<Detection> found;
   std::map<std::string, std::string> expected;
   for (const auto& m : mutants::mutant_catalog()) expected["mutant:" + m.bug_class] = m.caught_by;
-  for (const Implementation& m : planted_mutants()) {
+  for (const Subject& m : planted_mutants()) {
     CheckOptions opt;
     opt.seed = kSeed;
     opt.seconds = 0;  // case budget only: deterministic
@@ -150,8 +150,8 @@ TEST(PositiveControls, EveryPlantedMutantIsCaughtWithAShrunkCounterexample) {
 }
 
 TEST(FalseAlarms, CorrectImplementationsPassTenThousandCases) {
-  std::vector<Implementation> impls = correct_alternatives();
-  Implementation host;
+  std::vector<Subject> impls = correct_alternatives();
+  Subject host;
   host.name = "host";
   host.api = gate_residual_host_plugin();
   host.contract = Contract::everything();
@@ -184,7 +184,7 @@ TEST(FalseAlarms, CorrectImplementationsPassTenThousandCases) {
 }
 
 // shrink_case on top of check_property (the `gatecheck shrink` path).
-Implementation mutant(const std::string& name) {
+Subject mutant(const std::string& name) {
   for (auto& m : planted_mutants())
     if (m.name == name) return m;
   throw std::invalid_argument("no mutant " + name);
@@ -203,7 +203,7 @@ Case tail_case() {
 }
 
 TEST(ShrinkCase, ShrinksAnAccuracyFailureAndKeepsItClaimed) {
-  const Implementation m = mutant("mutant:tail-columns");
+  const Subject m = mutant("mutant:tail-columns");
   const Case c = tail_case();
   const Verdict v0 = check_property("accuracy", m, c);
   ASSERT_FALSE(v0.passed);
@@ -223,7 +223,7 @@ TEST(ShrinkCase, ShrinksAnAccuracyFailureAndKeepsItClaimed) {
 }
 
 TEST(ShrinkCase, RefusesACaseThatPasses) {
-  Implementation host;
+  Subject host;
   host.name = "host";
   host.api = gate_residual_host_plugin();
   host.contract = Contract::everything();

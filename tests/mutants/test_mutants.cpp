@@ -21,7 +21,7 @@ using testing::differs_from_host;
 using testing::host_impl;
 using testing::random_case;
 
-Implementation by_name(const std::vector<Implementation>& v, const std::string& name) {
+Subject by_name(const std::vector<Subject>& v, const std::string& name) {
   for (auto& m : v)
     if (m.name == name) return m;
   throw std::invalid_argument("no implementation " + name);
@@ -96,14 +96,14 @@ TEST(Mutants, AtLeastEightDistinctBugClassesNamedByClass) {
 TEST(Mutants, EachDiffersFromHostOnlyUnderItsTrigger) {
   const auto v = planted_mutants();
   for (const auto& t : triggers()) {
-    const Implementation m = by_name(v, t.mutant);
+    const Subject m = by_name(v, t.mutant);
     EXPECT_TRUE(differs_from_host(m, t.trigger())) << t.mutant << ": the trigger case shows no bug";
     EXPECT_FALSE(differs_from_host(m, t.benign())) << t.mutant << ": wrong even without its trigger";
   }
 }
 
 TEST(Mutants, ShuffledAccumulationIsNotRepeatable) {
-  const Implementation m = by_name(planted_mutants(), "mutant:shuffled-accumulation");
+  const Subject m = by_name(planted_mutants(), "mutant:shuffled-accumulation");
   const Case c = random_case(10, DType::f32, 50, 8, 1);
   const RunResult a = run_case(m, c), b = run_case(m, c);
   ASSERT_TRUE(a.status.ok() && b.status.ok());

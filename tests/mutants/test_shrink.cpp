@@ -20,7 +20,7 @@ namespace {
 using testing::differs_from_host;
 using testing::random_case;
 
-Implementation mutant(const std::string& name) {
+Subject mutant(const std::string& name) {
   for (auto& m : planted_mutants())
     if (m.name == name) return m;
   throw std::invalid_argument("no mutant " + name);
@@ -41,7 +41,7 @@ struct Shrunk {
   std::vector<std::string> log;
 };
 
-Shrunk shrink_against_host(const Implementation& impl, const Case& c) {
+Shrunk shrink_against_host(const Subject& impl, const Case& c) {
   Shrunk s;
   s.r = shrink_case_with(c, [&](const Case& k) { return differs_from_host(impl, k); },
                          [&](const std::string& line) { s.log.push_back(line); });

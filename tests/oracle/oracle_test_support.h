@@ -9,7 +9,7 @@
 
 #include "kernels/host/gate_residual_host.h"
 #include "oracles/oracle.h"
-#include "properties/case.h"
+#include "case/case.h"
 
 namespace gatecheck::testing {
 

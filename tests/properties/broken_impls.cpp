@@ -137,8 +137,8 @@ const char* bug_name(Bug bug) {
   return "?";
 }
 
-Implementation broken(Bug bug) {
-  Implementation impl;
+Subject broken(Bug bug) {
+  Subject impl;
   impl.name = std::string("broken:") + bug_name(bug);
   impl.device = Device::cpu;
   impl.contract = Contract::everything();

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "harness/implementation.h"
+#include "properties/contract.h"
 
 namespace gatecheck::testing {
 
@@ -27,7 +27,7 @@ enum class Bug {
 
 // The broken implementation, named "broken:<bug>", claiming the default set
 // and eager_exact (the host twin it wraps follows the eager rounding model).
-Implementation broken(Bug bug);
+Subject broken(Bug bug);
 const char* bug_name(Bug bug);
 
 }  // namespace gatecheck::testing

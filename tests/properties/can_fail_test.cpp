@@ -10,8 +10,8 @@
 namespace gatecheck::testing {
 namespace {
 
-const Implementation& host() {
-  static const Implementation h = make_implementation("host", Device::cpu);
+const Subject& host() {
+  static const Subject h = make_subject("host", Device::cpu);
   return h;
 }
 
@@ -21,7 +21,7 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 Verdict passes_then_fails(const std::string& property, Bug bug, const Case& c) {
   const Verdict good = check_property(property, host(), c);
   EXPECT_TRUE(good.passed) << evidence_text(good);
-  const Implementation bad = broken(bug);
+  const Subject bad = broken(bug);
   const Verdict v = check_property(property, bad, c);
   EXPECT_FALSE(v.passed) << property << " did not catch " << bug_name(bug) << " on " << describe(c);
   EXPECT_EQ(v.property, property);

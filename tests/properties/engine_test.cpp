@@ -25,9 +25,9 @@ CheckOptions small(std::vector<std::string> props, int64_t cases) {
 TEST(CheckEngine, HostPassesTheDefaultSetAndReportsCoverage) {
   int64_t runs = 0, ticks = 0;
   CheckOptions o = small(default_properties(), 6);
-  o.before_run = [&](const Implementation&, const std::string&, const Case&) { ++runs; };
+  o.before_run = [&](const Subject&, const std::string&, const Case&) { ++runs; };
   o.progress = [&](const CheckProgress&) { ++ticks; };
-  const CheckReport r = run_check({make_implementation("host", Device::cpu)}, o);
+  const CheckReport r = run_check({make_subject("host", Device::cpu)}, o);
   ASSERT_EQ(r.results.size(), default_properties().size());
   for (const auto& pr : r.results) {
     EXPECT_TRUE(pr.passed) << pr.property << ": " << (pr.failure ? evidence_text(pr.failure->verdict) : "");
@@ -47,15 +47,15 @@ TEST(CheckEngine, HostPassesTheDefaultSetAndReportsCoverage) {
 TEST(CheckEngine, SameSeedSameCases) {
   std::vector<std::string> a, b;
   CheckOptions o = small({"accuracy"}, 5);
-  o.before_run = [&](const Implementation&, const std::string&, const Case& c) { a.push_back(describe(c)); };
-  run_check({make_implementation("host", Device::cpu)}, o);
-  o.before_run = [&](const Implementation&, const std::string&, const Case& c) { b.push_back(describe(c)); };
-  run_check({make_implementation("host", Device::cpu)}, o);
+  o.before_run = [&](const Subject&, const std::string&, const Case& c) { a.push_back(describe(c)); };
+  run_check({make_subject("host", Device::cpu)}, o);
+  o.before_run = [&](const Subject&, const std::string&, const Case& c) { b.push_back(describe(c)); };
+  run_check({make_subject("host", Device::cpu)}, o);
   EXPECT_EQ(a, b);
 }
 
 TEST(CheckEngine, ShrinksAClaimedFailureAndReproducesIt) {
-  const Implementation bad = broken(Bug::odd_batch_flip);
+  const Subject bad = broken(Bug::odd_batch_flip);
   const CheckReport r = run_check({bad}, small({"row_invariance"}, 50));
   ASSERT_EQ(r.results.size(), 1u);
   const auto& pr = r.results[0];
@@ -79,13 +79,13 @@ TEST(CheckEngine, ShrinksAClaimedFailureAndReproducesIt) {
   EXPECT_TRUE(rr.results[0].failure->shrunk == pr.failure->shrunk);
   EXPECT_TRUE(rr.results[0].failure->claimed);
   // The same string does not name the host implementation.
-  EXPECT_THROW(run_check({make_implementation("host", Device::cpu)}, again), std::invalid_argument);
+  EXPECT_THROW(run_check({make_subject("host", Device::cpu)}, again), std::invalid_argument);
   again.reproduce = "not-a-reproduce-string";
   EXPECT_THROW(run_check({bad}, again), std::invalid_argument);
 }
 
 TEST(CheckEngine, AnUnclaimedFailureIsAFindingAndTheSearchGoesOn) {
-  Implementation bad = broken(Bug::out_off_by_much);
+  Subject bad = broken(Bug::out_off_by_much);
   bad.contract.exceptions.push_back({"accuracy:out", {}, "planted: out is not claimed"});
   const CheckReport r = run_check({bad}, small({"accuracy"}, 15));
   ASSERT_EQ(r.results.size(), 1u);
@@ -106,7 +106,7 @@ TEST(CheckEngine, EveryPropertyCatchesItsPlantedBug) {
       {"no_oob_write", Bug::writes_past_out},       {"error_inputs", Bug::accepts_bad_index},
       {"eager_exact", Bug::fused_forward}};
   for (const auto& [prop, bug] : plan) {
-    const Implementation bad = broken(bug);
+    const Subject bad = broken(bug);
     const CheckReport r = run_check({bad}, small({prop}, 60));
     ASSERT_TRUE(r.results.at(0).failure.has_value()) << prop << " missed " << bug_name(bug);
     EXPECT_TRUE(r.results[0].failure->claimed) << prop;
@@ -114,7 +114,7 @@ TEST(CheckEngine, EveryPropertyCatchesItsPlantedBug) {
 }
 
 TEST(CheckEngine, RejectsUnknownProperties) {
-  EXPECT_THROW(run_check({make_implementation("host", Device::cpu)}, small({"nope"}, 1)), std::invalid_argument);
+  EXPECT_THROW(run_check({make_subject("host", Device::cpu)}, small({"nope"}, 1)), std::invalid_argument);
 }
 
 }  // namespace
@@ -139,7 +139,7 @@ TEST(HarnessBench, ReportsCasesPerSecondPerProperty) {
   EXPECT_NE(text.find("cases/s"), std::string::npos) << text;
   EXPECT_NE(text.find("host@cpu"), std::string::npos) << text;
   EXPECT_NE(text.find("row_invariance"), std::string::npos) << text;
-  const auto rows = harness_bench({make_implementation("host", Device::cpu)}, o);
+  const auto rows = harness_bench({make_subject("host", Device::cpu)}, o);
   ASSERT_EQ(rows.size(), 2u);
   for (const auto& r : rows) {
     EXPECT_GT(r.cases, 0);
@@ -160,7 +160,7 @@ namespace {
 // RC_PARAMS is read once per process, so this runs in a fresh one (a
 // "threadsafe" death test re-executes the binary for just this test).
 TEST(CheckEngineDeathTest, TakesTheReproduceStringFromRcParams) {
-  const Implementation bad = broken(Bug::odd_batch_flip);
+  const Subject bad = broken(Bug::odd_batch_flip);
   CheckOptions o;
   o.properties = {"row_invariance"};
   o.seed = 42;

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "properties/generators.h"
-#include "properties/plan_movement.h"
+#include "case/plan_movement.h"
 
 namespace gatecheck {
 namespace {

@@ -34,7 +34,7 @@ inline void default_rc_params(const char* params) { setenv("RC_PARAMS", params, 
 // property is a finding (reported by `gatecheck check`), not a test failure.
 // eager_exact is opt-in and claimed by no default contract; its suites exist
 // to assert it, so there every failure counts.
-inline void check_generated(const Implementation& impl, const std::string& property,
+inline void check_generated(const Subject& impl, const std::string& property,
                             const GenLimits& limits = suite_limits()) {
   const Case c = *gen_case_for(property, limits);
   RC_TAG(c.index_pattern);
@@ -45,9 +45,9 @@ inline void check_generated(const Implementation& impl, const std::string& prope
 
 // The implementation for a spec, or "" and the reason when it is not built
 // or has no device here (the test then skips, saying why).
-inline bool try_implementation(const std::string& spec, Device d, Implementation* out, std::string* why) {
+inline bool try_implementation(const std::string& spec, Device d, Subject* out, std::string* why) {
   try {
-    *out = make_implementation(spec, d);
+    *out = make_subject(spec, d);
     return true;
   } catch (const std::exception& e) {
     *why = e.what();
@@ -63,7 +63,7 @@ inline bool try_implementation(const std::string& spec, Device d, Implementation
 #define GATECHECK_RC_PROP_FOR(Suite, Name, Spec, Dev, Property) \
   GATECHECK_RC_PROP_LIMITS(Suite, Name, Spec, Dev, Property, ::gatecheck::testing::suite_limits())
 #define GATECHECK_RC_PROP_LIMITS(Suite, Name, Spec, Dev, Property, Limits)                   \
-  static ::gatecheck::Implementation gc_impl_##Suite##_##Name;                               \
+  static ::gatecheck::Subject gc_impl_##Suite##_##Name;                               \
   static void gc_prop_##Suite##_##Name() {                                                   \
     ::gatecheck::testing::check_generated(gc_impl_##Suite##_##Name, Property, Limits);       \
   }                                                                                          \

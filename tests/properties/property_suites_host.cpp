@@ -2,12 +2,12 @@
 #include "property_suite.h"
 
 namespace {
-using gatecheck::Implementation;
+using gatecheck::Subject;
 using gatecheck::Device;
 using gatecheck::make_implementation;
 // RapidCheck's default 100 cases per property: about 12 s for all nine here.
-const Implementation& host() {
-  static const Implementation h = make_implementation("host", Device::cpu);
+const Subject& host() {
+  static const Subject h = make_subject("host", Device::cpu);
   return h;
 }
 }  // namespace

@@ -27,7 +27,7 @@ gatecheck::GenLimits without_nan_inf() {
   v.erase(std::remove(v.begin(), v.end(), "nan_inf"), v.end());
   return l;
 }
-gatecheck::Implementation torch_strict;
+gatecheck::Subject torch_strict;
 void row_invariance_strict() {
   gatecheck::testing::check_generated(torch_strict, "row_invariance", without_nan_inf());
 }
@@ -56,7 +56,7 @@ TORCH_SUITE(EagerExact, "eager_exact")
 // before the worker answers, which here is at static initialisation: were it
 // not, every probe would come back "not registered" and this would fail.
 TEST(ErrorInputsIsolated, torch_eager) {
-  gatecheck::Implementation impl;
+  gatecheck::Subject impl;
   std::string why;
   if (!gatecheck::testing::try_implementation("torch-eager", gatecheck::Device::cpu, &impl, &why)) GTEST_SKIP() << why;
   gatecheck::PropertyOptions iso;

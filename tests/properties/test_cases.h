@@ -1,7 +1,7 @@
 // Small hand-made cases for the property tests.
 #pragma once
 
-#include "properties/case.h"
+#include "case/case.h"
 #include "properties/generators.h"
 
 namespace gatecheck::testing {

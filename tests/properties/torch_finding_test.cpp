@@ -20,16 +20,16 @@ namespace {
 
 // Which accumulation this LibTorch's bf16 grad_gate uses (the probe's two
 // possible answers; anything else fails the test that asks).
-bool accumulates_in_f32(const Implementation& torch) {
+bool accumulates_in_f32(const Subject& torch) {
   const double probe = test::sum_of_4096_ones(torch, DType::bf16);
   std::cout << "torch-eager cpu: 4096 bf16 ones sum to " << probe << "\n";
   EXPECT_TRUE(probe == test::kSumInBf16 || probe == test::kSumInF32) << probe;
   return probe == test::kSumInF32;
 }
 
-bool torch_eager(Implementation* impl, std::string* why) {
+bool torch_eager(Subject* impl, std::string* why) {
   try {
-    *impl = make_implementation("torch-eager", Device::cpu);
+    *impl = make_subject("torch-eager", Device::cpu);
     return true;
   } catch (const std::exception& e) {
     *why = e.what();
@@ -38,7 +38,7 @@ bool torch_eager(Implementation* impl, std::string* why) {
 }
 
 TEST(TorchEagerFinding, Bf16GradGateOnALongSegmentIsAnUnclaimedAccuracyFailure) {
-  Implementation torch;
+  Subject torch;
   std::string why;
   if (!torch_eager(&torch, &why)) GTEST_SKIP() << why;
   // The prior art's data: one gate, 4097 rows, N(0,1) values, gate x 0.1.
@@ -72,7 +72,7 @@ TEST(TorchEagerFinding, Bf16GradGateOnALongSegmentIsAnUnclaimedAccuracyFailure) 
 }
 
 TEST(TorchEagerFinding, TheCheckEngineReportsItAndStaysGreen) {
-  Implementation torch;
+  Subject torch;
   std::string why;
   if (!torch_eager(&torch, &why)) GTEST_SKIP() << why;
   CheckOptions o;
@@ -114,7 +114,7 @@ namespace {
 // and :grad_y on the CPU, so `check` reports a finding. This
 // test pins the behaviour down so the project notices if it changes.
 TEST(TorchEagerFinding, NanBitsDependOnTheRowsPlaceInTheBatch) {
-  Implementation torch;
+  Subject torch;
   std::string why;
   if (!torch_eager(&torch, &why)) GTEST_SKIP() << why;
   // 32 rows of 33 columns, every y NaN: out = res + gate*NaN = NaN everywhere.

@@ -2,15 +2,15 @@
 // compared nothing, fails, even on a correct implementation.
 #include <gtest/gtest.h>
 
-#include "properties/plan_movement.h"
+#include "case/plan_movement.h"
 #include "properties/properties.h"
 #include "test_cases.h"
 
 namespace gatecheck::testing {
 namespace {
 
-const Implementation& host() {
-  static const Implementation h = make_implementation("host", Device::cpu);
+const Subject& host() {
+  static const Subject h = make_subject("host", Device::cpu);
   return h;
 }
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }

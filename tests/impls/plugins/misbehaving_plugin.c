@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #define gatecheck_plugin_v1 example_plugin_v1 /* the example's entry point, renamed */
-#include "example_plugin.c"
+#include "../../../examples/plugin/example_plugin.c"
 #undef gatecheck_plugin_v1
 
 #define SEGFAULT 1     /* forward dereferences NULL when rows == 13 */

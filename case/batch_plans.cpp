@@ -1,9 +1,9 @@
-// Batch plans: how a case's rows are re-run to test invariance (generators.h).
+// Batch plans: how a case's rows are re-run to test invariance (case_spec.h).
 #include <algorithm>
 #include <stdexcept>
 
 #include "gen_detail.h"
-#include "generators.h"
+#include "case_spec.h"
 #include "plan_movement.h"
 
 namespace gatecheck {
@@ -29,7 +29,7 @@ void tile(BatchPlan& p, int64_t rows, int64_t size, int64_t stride) {
 
 }  // namespace
 
-BatchPlan make_plan(const std::string& kind, const Case& c, uint64_t seed, const GenLimits& l) {
+BatchPlan make_plan(const std::string& kind, const Case& c, uint64_t seed, int64_t max_singletons) {
   Prng rng(seed);
   BatchPlan p;
   p.kind = kind;
@@ -37,9 +37,9 @@ BatchPlan make_plan(const std::string& kind, const Case& c, uint64_t seed, const
   if (n <= 0) return p;
   if (kind == "singletons") {
     std::vector<int64_t> rows = iota_rows(0, n);
-    if (n > l.max_singletons) {  // a sample, always with the first and last row
+    if (n > max_singletons) {  // a sample, always with the first and last row
       shuffle(rows, rng);
-      rows.resize(size_t(std::max<int64_t>(l.max_singletons, 2)));
+      rows.resize(size_t(std::max<int64_t>(max_singletons, 2)));
       rows[0] = 0;
       rows[1] = n - 1;
       std::sort(rows.begin(), rows.end());

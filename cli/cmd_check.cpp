@@ -13,11 +13,11 @@
 #include <iostream>
 #include <sstream>
 
-#include "../../properties/case_json.h"
-#include "../../properties/case_snapshot.h"
-#include "../../properties/fnv1a.h"
-#include "../../properties/generators.h"
-#include "../../properties/shrink.h"
+#include "../case/case_json.h"
+#include "../case/case_snapshot.h"
+#include "../case/fnv1a.h"
+#include "../properties/generators.h"
+#include "../properties/shrink.h"
 #include "cli.h"
 #include "crash_guard.h"
 #include "implementations_from_args.h"
@@ -97,10 +97,10 @@ void recover_inflight(const std::string& corpus) {
 // processes too.
 // before(impl, property, case) puts the case on disk first: a crash while
 // shrinking must not lose the failure found.
-using BeforeRun = std::function<void(const Implementation&, const std::string&, const Case&)>;
+using BeforeRun = std::function<void(const Subject&, const std::string&, const Case&)>;
 // A stop request ends it (and marks the report interrupted), keeping what it
 // has shrunk so far.
-void domain_shrink(CheckReport* report, const std::vector<Implementation>& impls, const BeforeRun& before,
+void domain_shrink(CheckReport* report, const std::vector<Subject>& impls, const BeforeRun& before,
                    const PropertyOptions& popt, const ShrinkStop& stop) {
   for (auto& p : report->results) {
     if (!p.failure) continue;
@@ -190,7 +190,7 @@ void print_header(const CheckArgs& a, uint64_t seed, const std::vector<std::stri
 }  // namespace
 
 int cmd_check(const CheckArgs& a) {
-  std::vector<Implementation> impls;
+  std::vector<Subject> impls;
   try {
     impls = implementations_from_args(a.impls, a.device, a.claims);
   } catch (const ImplArgsError& e) {
@@ -256,7 +256,7 @@ int cmd_check(const CheckArgs& a) {
 
   // The case goes to disk before every call: a crash or an exit() inside the
   // implementation names it, and the next run recovers it.
-  opt.before_run = [&](const Implementation& impl, const std::string& property, const Case& c) {
+  opt.before_run = [&](const Subject& impl, const std::string& property, const Case& c) {
     const std::string repro = repro_command(inflight, impl.name, impl.device);
     CaseFile f{c, std::nullopt, {}, ""};
     f.failure = FailureRecord{impl.name, device_name(impl.device), property, "in flight", repro, true};

@@ -1,10 +1,10 @@
-// Index patterns: the named shapes of the index vector (generators.h).
+// Index patterns: the named shapes of the index vector (case_spec.h).
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
 
 #include "gen_detail.h"
-#include "generators.h"
+#include "case_spec.h"
 
 namespace gatecheck {
 

@@ -2,7 +2,7 @@
 // values (hex of each element's bits, one string per row), the batch plan,
 // and, for failures, which implementation and property failed and the
 // command that reproduces it. Large cases may hold a generator spec and
-// seeds (the property generators' own CaseSpec) instead of explicit values.
+// seeds (case_spec.h) instead of explicit values.
 #pragma once
 
 #include <optional>
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "case.h"
-#include "generators.h"
+#include "case_spec.h"
 
 namespace gatecheck {
 
@@ -31,7 +31,7 @@ struct FailureRecord {
 
 struct CaseFile {
   Case c;
-  std::optional<CaseSpec> spec;  // when set, the file stores this generator spec (generators.h) instead of values
+  std::optional<CaseSpec> spec;  // when set, the file stores this generator spec (case_spec.h) instead of values
   std::optional<FailureRecord> failure;
   std::string note;  // free text, e.g. how the shrinker got here
 };

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "../implementation.h"
+#include "../properties/contract.h"
 
 namespace gatecheck {
 
@@ -16,7 +16,7 @@ struct ImplArgsError {
 };
 
 // Throws ImplArgsError.
-std::vector<Implementation> implementations_from_args(const std::vector<std::string>& specs,
+std::vector<Subject> implementations_from_args(const std::vector<std::string>& specs,
                                                       const std::string& device,
                                                       const std::string& claims);
 

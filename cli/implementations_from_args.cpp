@@ -7,15 +7,15 @@
 
 namespace gatecheck {
 
-std::vector<Implementation> implementations_from_args(const std::vector<std::string>& specs,
+std::vector<Subject> implementations_from_args(const std::vector<std::string>& specs,
                                                       const std::string& device,
                                                       const std::string& claims) {
   if (device == "cuda" && !cuda_available())
     throw ImplArgsError{kExitCannotRun, "--device cuda: no CUDA device is available on this machine"};
-  std::vector<Implementation> impls;
+  std::vector<Subject> impls;
   try {
     if (specs.empty()) {
-      impls = available_implementations(device);
+      impls = available_subjects(device);
     } else {
       for (const auto& spec : specs) {
         if (spec == "plugin:")
@@ -26,7 +26,7 @@ std::vector<Implementation> implementations_from_args(const std::vector<std::str
         if (device == "cuda" || (device.empty() && spec == "cuda")) d = Device::cuda;
         // Loading a plugin runs its code (constructors, gatecheck_plugin_v1).
         CrashMessageScope loading("  while loading " + spec + " (its constructors or gatecheck_plugin_v1())\n");
-        impls.push_back(make_implementation(spec, d));
+        impls.push_back(make_subject(spec, d));
       }
     }
   } catch (const std::exception& e) {

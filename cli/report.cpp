@@ -1,6 +1,6 @@
 #include "report.h"
 
-#include "../isolate.h"
+#include "../harness/isolate.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -47,7 +47,7 @@ std::string repro_command(const std::string& case_file, const std::string& impl,
   return repro_command(case_file, impl, d) + (isolated_call_died(v.message) ? " --isolate" : "");
 }
 
-void print_table(std::ostream& os, const CheckReport& r, const std::vector<Implementation>& impls) {
+void print_table(std::ostream& os, const CheckReport& r, const std::vector<Subject>& impls) {
   os << "\nimplementation contracts:\n";
   for (const auto& i : impls) os << "  " << i.label() << ": " << i.contract.describe() << "\n";
   size_t w = 16;  // the implementation column fits the longest label (plugin paths can be long)
@@ -117,7 +117,7 @@ void print_coverage(std::ostream& os, const Coverage& c) {
   line("plan", c.plans);
 }
 
-nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, const std::vector<Implementation>& impls,
+nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, const std::vector<Subject>& impls,
                            const std::vector<std::string>& replays, const GenLimits& limits) {
   using nlohmann::json;
   json j;

@@ -6,12 +6,12 @@
 #include <iostream>
 #include <exception>
 
-#include "../../bench/kernel_bench.h"
-#include "../../properties/check_engine.h"
-#include "../../properties/generators.h"
-#include "../../properties/harness_bench.h"
-#include "../isolate.h"
-#include "../plugin_stdout.h"
+#include "../bench/kernel_bench.h"
+#include "../properties/check_engine.h"
+#include "../properties/generators.h"
+#include "../properties/harness_bench.h"
+#include "../harness/isolate.h"
+#include "../harness/plugin_stdout.h"
 #include "cli.h"
 #include "crash_guard.h"
 #include "implementations_from_args.h"
@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
     if (*s) return cmd_shrink(shrink);
     if (*b) {
       if (harness_bench_flag) {
-        std::vector<Implementation> impls;
+        std::vector<Subject> impls;
         try {
           impls = implementations_from_args(bench_impls.empty() ? std::vector<std::string>{"host"} : bench_impls, "", "");
         } catch (const ImplArgsError& e) {

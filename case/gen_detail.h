@@ -1,5 +1,5 @@
-// Small helpers shared by the generator files (index patterns, batch plans,
-// case shrinks). Internal to properties/.
+// Small helpers shared by the spec's synthesis (index patterns, batch plans)
+// and the case shrinks (properties/case_shrinks.cpp).
 #pragma once
 
 #include <cstdint>

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../../properties/check_engine.h"
+#include "../properties/check_engine.h"
 
 namespace gatecheck {
 
@@ -16,7 +16,7 @@ struct SavedFailures {
   std::vector<std::string> paths;  // parallel to report.results ("" where none)
 };
 
-void print_table(std::ostream& os, const CheckReport& r, const std::vector<Implementation>& impls);
+void print_table(std::ostream& os, const CheckReport& r, const std::vector<Subject>& impls);
 // generator_flags: the run's generator options ("--max-rows N ..."), which a
 // RapidCheck replay (RC_PARAMS="reproduce=...") must repeat; "" for none.
 void print_failures(std::ostream& os, const CheckReport& r, const SavedFailures& saved,
@@ -25,7 +25,7 @@ void print_coverage(std::ostream& os, const Coverage& c);
 // `replays`: the pairs replayed from RC_PARAMS="reproduce=..." (rc_params_replays);
 // when there are any, "seed" is null (the run used none) and "replay_of" lists them.
 // `limits`: the generator's, recorded as "generator" (a seed replays only with them).
-nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, const std::vector<Implementation>& impls,
+nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, const std::vector<Subject>& impls,
                            const std::vector<std::string>& replays, const GenLimits& limits);
 
 // The command that replays a saved case against an implementation.

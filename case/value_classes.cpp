@@ -1,8 +1,8 @@
-// Value classes: what the tensors of a generated case hold (generators.h).
+// Value classes: what the tensors of a generated case hold (case_spec.h).
 #include <cmath>
 #include <stdexcept>
 
-#include "generators.h"
+#include "case_spec.h"
 #include "prng.h"
 
 namespace gatecheck {

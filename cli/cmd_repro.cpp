@@ -4,10 +4,10 @@
 #include <cstring>
 #include <iostream>
 
-#include "../../properties/case_json.h"
-#include "../../properties/generators.h"
-#include "../../properties/properties.h"
-#include "../../properties/shrink.h"
+#include "../case/case_json.h"
+#include "../properties/generators.h"
+#include "../properties/properties.h"
+#include "../properties/shrink.h"
 #include "cli.h"
 #include "crash_guard.h"
 #include "implementations_from_args.h"
@@ -19,7 +19,7 @@ namespace gatecheck {
 namespace {
 
 // The implementations to replay against: --impl if given, else the one the file records, else host.
-std::vector<Implementation> replay_impls(const std::vector<std::string>& specs, const std::string& device,
+std::vector<Subject> replay_impls(const std::vector<std::string>& specs, const std::string& device,
                                          const CaseFile& f) {
   if (!specs.empty()) return implementations_from_args(specs, device, "");
   if (f.failure && !f.failure->impl.empty())
@@ -32,7 +32,7 @@ std::vector<Implementation> replay_impls(const std::vector<std::string>& specs, 
 // What a crash (or exit, or hang) of impl on `what` prints: where it was, and
 // the command that replays `file` for this implementation and property, with
 // --isolate where the run had none (a replay without it would die as well).
-static std::string replay_crash_message(const Implementation& impl, const std::string& property,
+static std::string replay_crash_message(const Subject& impl, const std::string& property,
                                         const std::string& what, const std::string& file, bool isolate) {
   return "  while " + impl.label() + " ran property " + property + " on " + what + "\n  repro: " +
          repro_command(file, impl.name, impl.device) + " --property " + property +
@@ -73,7 +73,7 @@ int cmd_repro(const ReproArgs& a) {
       ++tally.unreadable;
       continue;
     }
-    std::vector<Implementation> impls;
+    std::vector<Subject> impls;
     try {
       impls = replay_impls(a.impls, a.device, f);
     } catch (const ImplArgsError& e) {
@@ -137,14 +137,14 @@ int cmd_shrink(const ShrinkArgs& a) {
     std::fprintf(stderr, "gatecheck shrink: %s\n", e.what());
     return kExitUsage;
   }
-  std::vector<Implementation> impls;
+  std::vector<Subject> impls;
   try {
     impls = replay_impls(a.impl.empty() ? std::vector<std::string>{} : std::vector<std::string>{a.impl}, a.device, f);
   } catch (const ImplArgsError& e) {
     std::fprintf(stderr, "gatecheck shrink: %s\n", e.message.c_str());
     return e.exit_code;
   }
-  const Implementation& impl = impls.front();
+  const Subject& impl = impls.front();
   const std::string property = !a.property.empty() ? a.property : f.failure ? f.failure->property : "";
   if (property.empty()) {
     std::fprintf(stderr, "gatecheck shrink: %s records no failing property; pass --property P\n", a.file.c_str());
