@@ -124,6 +124,7 @@ int cmd_repro(const ReproArgs& a) {
     }
     if (stopped) break;  // this file is not counted
     ++(failing ? tally.failing : bad ? tally.unreadable : tally.passing);
+    std::cout.flush();  // each file's verdict shows as it is reached, through a pipe or tee too
   }
   if (a.files.size() > 1 || stop_requested()) print_repro_summary(tally, a.files.size());
   return stop_requested() ? stop_exit_code() : rc;
