@@ -59,6 +59,7 @@ Status gate_residual_bwd_cuda_strided_no_grad_res(const gatecheck_problem& p, co
 // - gate_residual_cuda_wait_and_take_reports: waits for the current device
 //   (cudaDeviceSynchronize), then takes the report of every stream that ran
 //   these kernels on it: the first error found, or the first CUDA error.
+//   Success at once where no call ran on the device.
 Status gate_residual_cuda_take_report(const char* op, void* stream);
 Status gate_residual_cuda_wait_and_take_reports(const char* op);
 

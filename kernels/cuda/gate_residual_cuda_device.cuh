@@ -36,7 +36,7 @@ __device__ __forceinline__ int64_t global_threads() { return int64_t(gridDim.x) 
 // epoch's record is an earlier call's, done with; replacing it, rather than
 // keeping the larger word, keeps a CUDA graph's launch (its epochs fixed at
 // capture) from losing its record to that of a later plain call.
-__device__ __noinline__ void record_bad(unsigned long long* status, unsigned long long epoch, int64_t r) {
+static __device__ __noinline__ void record_bad(unsigned long long* status, unsigned long long epoch, int64_t r) {
   const unsigned long long mine = cuda_status::encode(epoch, r);
   unsigned long long seen = *(volatile unsigned long long*)status;
   while (!(cuda_status::is_bad(seen, epoch) && seen >= mine)) {

@@ -59,11 +59,13 @@ Status gate_residual_cuda_take_report(const char* op, void* stream) {
 }
 
 Status gate_residual_cuda_wait_and_take_reports(const char* op) {
+  const std::vector<cudaStream_t> streams = workspace_streams();
+  if (streams.empty()) return Status::success();  // no call ran on this device: nothing to wait for
   cudaError_t e = cudaDeviceSynchronize();
   if (e == cudaSuccess) e = cudaGetLastError();
   if (e != cudaSuccess) return cuda_error(op, "(found at synchronisation)", e);
   Status first;
-  for (cudaStream_t s : workspace_streams()) {
+  for (cudaStream_t s : streams) {
     Workspace* w = find_workspace(s);
     if (!w || !w->report) continue;
     // Every stream is idle: a synchronous clear (the stream itself may be gone).
