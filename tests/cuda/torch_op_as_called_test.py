@@ -10,7 +10,8 @@
 - a forward+backward step of a small model captured with torch.cuda.graph
   replays bit-identical to the same step run eagerly;
 - torch.compile(fullgraph=True) traces the op and its backward op with no graph
-  break and gives the same bits as the op uncompiled.
+  break and gives the same bits as the op uncompiled;
+- torch.library.opcheck passes on both ops (where torch has it).
 
 Run (without a CUDA device every test is skipped, "no CUDA device"):
   GATECHECK_TORCH_OP=build/kernels/torch_op/libgatecheck_torch_op.so \\
@@ -294,4 +295,23 @@ def test_compile_fullgraph_traces_op_and_backward_and_gives_the_same_bits():
     names = ["out", "grad table", "grad gate2", "grad res", "grad y1", "grad y2"]
     for name, a, b in zip(names, m.results(out), expected):
         assert same_bits(a, b), f"{name} compiled differs from the op uncompiled"
+    check_errors()
+
+
+def test_opcheck_schema_fake_autograd_and_aot_dispatch():
+    """torch.library.opcheck on both ops: the schema (no input mutated, no
+    output aliasing an input), the Meta kernels against the CUDA ones
+    (FakeTensor), the autograd registration, and AOTAutograd with dynamic
+    shapes."""
+    if not hasattr(torch.library, "opcheck"):
+        pytest.skip(f"torch {torch.__version__} has no torch.library.opcheck")
+    dt, rows, dim, gates = torch.bfloat16, 96, 64, 5
+    g = torch.Generator(device="cuda").manual_seed(7)
+    res, y = (torch.randn(rows, dim, device="cuda", dtype=dt, generator=g, requires_grad=True) for _ in range(2))
+    gate = torch.randn(gates, dim, device="cuda", dtype=dt, generator=g, requires_grad=True)
+    go = torch.randn(rows, dim, device="cuda", dtype=dt, generator=g)
+    for idx in (torch.randint(gates, (rows,), device="cuda", generator=g),
+                torch.randint(gates, (rows // 4,), device="cuda", generator=g)):  # one per row; shared
+        torch.library.opcheck(op.default, (res, gate, idx, y))
+        torch.library.opcheck(op_backward.default, (go, gate.detach(), idx, y.detach()))
     check_errors()
