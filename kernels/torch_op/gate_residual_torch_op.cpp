@@ -29,6 +29,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <tuple>
 
 #include "../cuda/gate_residual_cuda.h"
@@ -235,7 +236,7 @@ class GateResidualFunction : public torch::autograd::Function<GateResidualFuncti
     const at::Tensor& grad_out = grads[0];
     // Outside create_graph, straight to the kernels (no autograd node for the
     // backward op: it would only cost host time).
-    c10::optional<at::AutoDispatchBelowADInplaceOrView> below;
+    std::optional<at::AutoDispatchBelowADInplaceOrView> below;
     if (!at::GradMode::is_enabled()) below.emplace();
     auto [grad_gate, grad_y] = backward_op().call(grad_out, saved[0], saved[1], saved[2]);
     return {grad_out, grad_gate, at::Tensor(), grad_y};  // grad_res: the incoming gradient itself
