@@ -144,7 +144,7 @@ __global__ void bwd_prepare_kernel(const int64_t* index, int64_t rows, int64_t g
     const bool ok = in && v >= 0 && v < gates;
     if (in) {
       row_ids[i] = i;
-      if (!ok) atomicMax(status, cuda_status::encode(epoch, i));
+      if (!ok) record_bad(status, epoch, i);
     }
     count_rows_per_gate(counts, ok, v, lane);
   }
@@ -258,7 +258,7 @@ __global__ void __launch_bounds__(kSortThreads) plan_count_kernel(const int64_t*
     const int64_t r = base + i * kSortThreads + threadIdx.x;
     const bool in = r < rows;
     const bool ok = in && v[i] >= 0 && v[i] < gates;
-    if (in && !ok) atomicMax(status, cuda_status::encode(epoch, r));
+    if (in && !ok) record_bad(status, epoch, r);
     count_rows_per_gate(count, ok, v[i], lane);
   }
   __syncthreads();
@@ -460,7 +460,7 @@ __global__ void __launch_bounds__(Warps * 32, 1) plan_small_kernel(
     const bool in = r < R, ok = in && v[i] >= 0 && v[i] < G;
     if (in && !ok) {
       bad = true;
-      atomicMax(status, cuda_status::encode(epoch, r));
+      record_bad(status, epoch, r);
     }
     if (in) gid[r] = ok ? (unsigned short)v[i] : (unsigned short)0xffff;
     const unsigned peers = match_by_ballots(ok ? unsigned(v[i]) : unsigned(G), key_bits);  // G: no gate
