@@ -15,3 +15,5 @@ need() {  # need FILE...: stop the stage (exit 1) if one is missing
     [ -x "$f" ] || { echo "$(basename "$D"): $f was not built (see $OUT/build/build.log)"; exit 1; }
   done
 }
+# skipped_tests LOG...: the tests GoogleTest reported skipped, summed over its runs in LOG
+skipped_tests() { awk '/^\[  SKIPPED \] [0-9]+ tests?,/ { n += $4 } END { print n + 0 }' "$@"; }
