@@ -217,8 +217,8 @@ int counting_chunks(const gatecheck_problem& p) {
 
 // The one-kernel backward is chosen up to this many rows (every block scans
 // the whole index) and where its grid (column chunks x the bound on tiles)
-// takes at most this many waves of resident blocks. H200 run 37
-// (bench/NOTES.md v9): at 4097 rows it matched or beat the counting plan
+// takes at most this many waves of resident blocks. H200
+// (docs/kernel-design.md, "Where it is chosen"): at 4097 rows it matched or beat the counting plan
 // with the copy pipeline up to 2.5 waves (4097 x 5376 x 32 gates, 1008
 // blocks for 396 slots: 101.9 against 101.2 us; the automatic choice there
 // had been per-thread tiles, 111.2-111.8); at 8192 rows it lost to it on all
@@ -349,7 +349,7 @@ cudaError_t cached_layout(const gatecheck_problem& p, Workspace& w, BwdLayout* L
 // Vector width of the backward tile kernel: the widest aligned one while the
 // tiles x column vectors still give enough independent threads; narrower when
 // there are few tiles (few, long segments on a short problem). Measured on the
-// H200 (bench/NOTES.md): 16 B wins from ~34k vector-threads up, 4 B below.
+// H200 (docs/kernel-design.md): 16 B wins from ~34k vector-threads up, 4 B below.
 int bwd_width(int elem, const gatecheck_problem& p, int max_bytes, int sm_count) {
   const int tuned = gate_residual_cuda_tuning().bwd_vector_bytes;
   if (tuned) return std::max(elem, std::min(tuned, max_bytes));
@@ -366,7 +366,7 @@ void dispatch_fwd_rows(int rows, F&& f) {
   switch (rows) {
     case 1: f(std::integral_constant<int, 1>{}); break;
     case 2: f(std::integral_constant<int, 2>{}); break;
-    default: f(std::integral_constant<int, 4>{}); break;  // 2 was no faster at 4097 rows and 2-4% slower above: bench/NOTES.md v9
+    default: f(std::integral_constant<int, 4>{}); break;  // 2 was no faster at 4097 rows and 2-4% slower above: docs/kernel-design.md
   }
 }
 
@@ -522,8 +522,8 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   // kFusedAutoMaxRows rows where its grid takes at most kFusedMaxWaves waves
   // of resident blocks (blocks past the last tile, the last in the grid, only
   // scan the index). H200 4097x5376x9, 525 blocks for 396 slots: 104.3 us
-  // against 112.2 for the counting plan and the copy pipeline (run 16,
-  // bench/NOTES.md v7; before the store fix of v7 it lost, 121.2 against
+  // against 112.2 for the counting plan and the copy pipeline
+  // (docs/kernel-design.md; before the store fix it lost, 121.2 against
   // 119.6). plan=3 forces it where it applies.
   if (fused_applies(p, max_bytes) && (plan_choice == 3 || (plan_choice == 0 && tile_choice == 0))) {
     bool launched = false;
@@ -595,7 +595,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   const bool long_tiles = p.rows / std::max<int64_t>(p.gates, 1) >= kGradGateTileRows;
   // Little's law: the per-thread kernel keeps about tiles x dim x 2 tensors x
   // U rows of bytes in flight; below ~6 MB (4.2 TB/s x ~1.5 us) it cannot
-  // reach bandwidth and the staged kernel wins. H200, run 7 (bench/NOTES.md):
+  // reach bandwidth and the staged kernel wins. H200 (docs/kernel-design.md):
   // 4097x3072, 9 gates (4.9 MB): backward 70.8 us staged vs 77.1 per-thread;
   // 32 gates (4.7 MB): 77.6 vs 77.0, even; 32768x3072, 9 gates (13.5 MB):
   // 320 vs 247 us. The copy pipeline (16-byte rows) beats both up to about

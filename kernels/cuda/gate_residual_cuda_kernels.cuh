@@ -46,7 +46,7 @@ struct FwdArgs {
 // of every row has passed. (A loop-carried prefetch of the next columns
 // doubled the registers of the bf16 kernel and cost 35% of its speed on the
 // H200, and blocks looping over rows in a capped grid were slower too: see
-// bench/NOTES.md v2 and v9.)
+// docs/kernel-design.md, "Forward".)
 template <class T, int N, int R>
 __global__ void __launch_bounds__(256) fwd_kernel(FwdArgs<T> a) {
   const int64_t r0 = int64_t(blockIdx.x) * R;

@@ -6,7 +6,7 @@
 // flight per block without holding them in registers, so that few long tiles
 // keep more bytes in flight (Little's law). On the H200 it beats the
 // register-staged and per-thread kernels where few bytes are in flight
-// (bench/NOTES.md, v6 and v7).
+// (docs/kernel-design.md, "The copy pipeline").
 //
 //   bwd_pipe_kernel   tiles from the index plan in memory (fold kernel after)
 //   bwd_fused_kernel  up to kFusedMaxRows rows and kFusedMaxGates gates: each
@@ -26,8 +26,8 @@ namespace cuda_detail {
 constexpr int kPipeThreads = 256;
 // RowBytes (a template parameter): bytes of one row per block and tensor, 256, 448 or 512.
 constexpr int kPipeStageRows = 16;
-// Stages in flight: 4 (a measuring build may set GATECHECK_PIPE_DEPTH, see
-// bench/pipe_depth_h200.sh; the shared memory grows with it).
+// Stages in flight: 4 (a measuring build may set GATECHECK_PIPE_DEPTH, timed
+// by the device stage `ab`; the shared memory grows with it).
 #ifndef GATECHECK_PIPE_DEPTH
 #define GATECHECK_PIPE_DEPTH 4
 #endif
@@ -378,7 +378,7 @@ __device__ bool fused_plan(const FusedPlan& f, unsigned long long epoch, unsigne
 
 // Grid: (column chunks, tile bound). Tiles run along y, so that the blocks
 // past the last tile (their number is known only on the device) come last.
-// Threads per block and Cols summed per thread are the shape knobs (bench/NOTES.md v7).
+// Threads per block and Cols summed per thread are the shape knobs (docs/kernel-design.md).
 template <class T, int RowBytes, int Threads, int Cols>
 __global__ void __launch_bounds__(Threads, 2) bwd_fused_kernel(BwdArgs<T> a, FusedPlan f) {
   extern __shared__ __align__(16) unsigned char pipe_smem[];
