@@ -258,7 +258,7 @@ if [ -f "$out/campaign.json" ]; then
   fi
   move_to_history "$out"
   if [ "$prev_status" = running ]; then
-    say "resuming in $out: the previous run${prev_host:+ on $prev_host} did not finish (killed? its campaign.json" \
+    say "resuming in $out: the previous run did not finish (killed${prev_host:+ on $prev_host}? its campaign.json" \
         "still says \"running\") and wrote no report; its campaign.json, timeline and stats moved to $prev"
   elif [ $had_report = yes ]; then
     say "resuming in $out (previous run: ${prev_status:-unknown}; its report moved to $prev)"
