@@ -220,6 +220,7 @@ seconds=$(awk -v h="$hours" 'BEGIN { s = int(h * 3600); print (s < 10 ? 10 : s) 
 if [ -n "$gpus" ]; then mode=gpu; gpus=$((10#$gpus)); workers=$((10#${jobs:-$gpus})); [ ${#impls[@]} -eq 0 ] && impls=(cuda)
 else mode=cpu; gpus=0; workers=$((10#${jobs:-1})); [ ${#impls[@]} -eq 0 ] && impls=(host); fi
 impl_list=$(IFS=,; echo "${impls[*]}")
+gpus_given=${CUDA_VISIBLE_DEVICES:-}  # the GPUs this campaign may use, if a scheduler says
 
 # --- campaign folder: checked before the build, which takes minutes ----------
 use_out_folder
