@@ -86,7 +86,11 @@ check "whole campaign: the report's table has the three shares" \
 check "whole campaign: exec/s summed over the shares" \
   python3 -c "import json, sys; d = json.load(open(sys.argv[1])); s = sum(x['execs_per_s'] for x in d['campaign']['shards'])
 sys.exit(not (s > 0 and abs(d['execs_per_s']['overall'] - s) < 1e-6))" "$camp/report.json"
-check "whole campaign: the merged corpus is not empty" test -n "$(ls "$camp/corpus")"
+found=$(cat "$camp"/shards/*/corpus/* 2>/dev/null | wc -c) kept=$(ls "$camp/corpus" | wc -l)
+check "whole campaign: libFuzzer merged the shares' corpora ($kept inputs kept)" \
+  grep -q 'MERGE-OUTER: successful' "$camp/logs/merge.log"
+check "whole campaign: what the shares found is in the merged corpus" \
+  test "$found" -eq 0 -o "$kept" -gt 0
 check "whole campaign: the signature is known once" test "$(grep -c 'row_invariance|plugin:' "$camp/known_signatures.txt")" -eq 1
 
 # --- the next night: what the merge learnt reaches the shares --------------------
