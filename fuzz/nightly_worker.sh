@@ -118,8 +118,8 @@ process_crash() {  # worker crash-file ignore-list fuzzer-log
 }
 
 # With --seed S, fuzzer run r of worker w in share I gets -seed=S + 1000*(I*M + w) + r
-# (M workers; below 2^31, and never 0, which would mean "pick one"): shares and
-# workers never repeat each other's mutations, and a run can be repeated.
+# (M workers; below 2^31, and never 0, which would mean "pick one"): no two
+# shares, workers or runs follow the same random sequence, and the log names it.
 run_seed() {  # worker run
   [ -n "$seed" ] || return 0
   local s=$(( (seed + 1000 * (shard_i * workers + $1) + $2) % 2147483648 ))
