@@ -115,7 +115,8 @@ int main(int argc, char** argv) {
   b->allow_extras();  // the kernel benchmark's own options
 
   auto* n = app.add_subcommand("nightly", "the nightly fuzz campaign (fuzz/nightly.sh): --hours H "
-                                          "[--gpus N | --jobs N] [--impl SPEC]... --out DIR");
+                                          "[--gpus N] [--jobs M] [--impl SPEC]... --out DIR [--shard I/N], "
+                                          "or --merge DIR... (docs/nightly.md)");
   n->allow_extras();
   n->prefix_command();
   n->set_help_flag();  // --help goes to the script
