@@ -46,7 +46,9 @@ int main(int argc, char** argv) {
 
   CheckArgs check;
   auto* c = app.add_subcommand("check", "run the property suite on implementations against the float64 oracle");
-  c->add_option("--impl", check.impls, "implementation: host, cuda, torch-eager, plugin:PATH (repeatable; default: all available)");
+  c->add_option("--impl", check.impls,
+                "implementation: host, cuda, torch-eager, plugin:PATH, python:MODULE:ATTR or python:FILE.py:ATTR "
+                "(repeatable; default: all available)");
   c->add_option("--device", check.device, "cpu or cuda (default: every device available)")->check(CLI::IsMember({"cpu", "cuda"}));
   c->add_option("--seconds", check.seconds,
                 "time budget for the whole run (0: none, so --cases, or " + std::to_string(kCasesWithoutBudget) +
@@ -57,7 +59,12 @@ int main(int argc, char** argv) {
       ->check(whole_number(18446744073709551615ull, "a 64-bit seed"))
       ->each([&](const std::string&) { check.seed_given = true; });
   c->add_option("--properties", check.properties, "comma-separated properties (default set if omitted; eager_exact is opt-in)");
-  c->add_option("--claims", check.claims, "comma-separated claims overriding every contract for this run (property or property:output)");
+  c->add_option("--claims", check.claims,
+                "the contract for this run, overriding every implementation's: comma-separated claims (property or "
+                "property:output), then optionally '; not CLAIM for DTYPES' and '; valid BOUNDS' (docs/python.md)");
+  c->add_option("--valid", check.valid,
+                "narrow every contract's valid inputs, e.g. \"rows>=1,dim>=1\" for an op that rejects empty problems "
+                "(rows, dim, gates with >= or <=)");
   c->add_option("--corpus", check.corpus, "where counterexamples are saved")->capture_default_str();
   c->add_option("--json", check.json,
                 "write the results as JSON to this file; '-' (or /dev/stdout): the JSON alone on stdout, "

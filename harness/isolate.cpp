@@ -17,9 +17,10 @@
 #include <string>
 #include <vector>
 
-// false unless the program defines it (isolate.h).
+// false unless the program defines them (isolate.h).
 extern "C" {
 __attribute__((weak)) bool gatecheck_isolate_worker_in_main = false;
+__attribute__((weak)) bool gatecheck_no_fresh_process = false;
 }
 
 namespace gatecheck {
@@ -495,8 +496,19 @@ Status status_from_child(const std::function<void(int)>& child, double timeout_s
 }
 }  // namespace
 
+bool fresh_process_available() { return !gatecheck_no_fresh_process; }
+
+namespace {
+Status no_fresh_process(const Implementation& impl) {
+  return Status::error(ErrorKind::implementation,
+                       impl.label() + ": isolation in a fresh process is not available in this program (it cannot "
+                                      "re-execute itself as a worker: from Python, run the gatecheck CLI with --isolate)");
+}
+}  // namespace
+
 RunResult run_case_in_fresh_process(const Implementation& impl, const Case& c, const RunOptions& opt,
                                     double timeout_seconds) {
+  if (!fresh_process_available()) return empty_result(c, no_fresh_process(impl));
   const auto request = encode_request(impl, c, opt);
   return run_isolated(impl, c, [&](int fd) { exec_worker(request, fd); }, timeout_seconds);
 }
@@ -505,9 +517,12 @@ RunResult run_case_in_fresh_process(const Implementation& impl, const Case& c, c
 // initialised in the parent) and LibTorch (2.x refuses autograd in a forked
 // child: "Unable to handle autograd's threading in combination with
 // fork-based multiprocessing", seen with LibTorch 2.11).
+// Python implementations too: their torch is LibTorch, and a forked copy of
+// an interpreter whose other threads held locks may hang.
 bool needs_fresh_process(const Implementation& impl) {
-  return impl.device == Device::cuda || impl.name == "torch-eager";
+  return impl.device == Device::cuda || impl.name == "torch-eager" || impl.takes_tensors();
 }
+
 
 RunResult run_case_isolated(const Implementation& impl, const Case& c, const RunOptions& opt,
                             double timeout_seconds) {
@@ -523,6 +538,7 @@ bool register_fresh_process_task(const std::string& name, FreshProcessTask task)
 Status call_in_fresh_process(const std::string& task, const Implementation& impl, const Case& c, int64_t arg,
                              double timeout_seconds) {
   if (fresh_process_tasks().count(task) == 0) return unregistered_task(task);  // (saves a process)
+  if (!fresh_process_available()) return no_fresh_process(impl);
   const auto request = encode_task_request(task, impl, c, arg);
   return status_from_child([&](int fd) { exec_worker(request, fd); }, timeout_seconds, impl.label());
 }
