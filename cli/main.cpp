@@ -12,6 +12,9 @@
 #include "../properties/harness_bench.h"
 #include "../harness/isolate.h"
 #include "../harness/plugin_stdout.h"
+#if GATECHECK_HAVE_PYTHON
+#include "../harness/python_impl.h"
+#endif
 #include "cli.h"
 #include "crash_guard.h"
 #include "implementations_from_args.h"
@@ -37,6 +40,9 @@ void add_isolate_options(CLI::App* app, bool* isolate, double* timeout, const ch
 
 int main(int argc, char** argv) {
   using namespace gatecheck;
+#if GATECHECK_HAVE_PYTHON
+  enable_python_implementations();  // before a fresh-process child rebuilds its implementation
+#endif
   run_isolate_worker_if_requested();
   install_crash_guard();
   report_only_through_cout();  // so a plugin's own threads cannot print into the report

@@ -17,10 +17,9 @@
 #include <string>
 #include <vector>
 
-// false unless the program defines them (isolate.h).
+// false unless the program defines it (isolate.h).
 extern "C" {
 __attribute__((weak)) bool gatecheck_isolate_worker_in_main = false;
-__attribute__((weak)) bool gatecheck_no_fresh_process = false;
 }
 
 namespace gatecheck {
@@ -496,19 +495,8 @@ Status status_from_child(const std::function<void(int)>& child, double timeout_s
 }
 }  // namespace
 
-bool fresh_process_available() { return !gatecheck_no_fresh_process; }
-
-namespace {
-Status no_fresh_process(const Implementation& impl) {
-  return Status::error(ErrorKind::implementation,
-                       impl.label() + ": isolation in a fresh process is not available in this program (it cannot "
-                                      "re-execute itself as a worker: from Python, run the gatecheck CLI with --isolate)");
-}
-}  // namespace
-
 RunResult run_case_in_fresh_process(const Implementation& impl, const Case& c, const RunOptions& opt,
                                     double timeout_seconds) {
-  if (!fresh_process_available()) return empty_result(c, no_fresh_process(impl));
   const auto request = encode_request(impl, c, opt);
   return run_isolated(impl, c, [&](int fd) { exec_worker(request, fd); }, timeout_seconds);
 }
@@ -522,7 +510,6 @@ RunResult run_case_in_fresh_process(const Implementation& impl, const Case& c, c
 bool needs_fresh_process(const Implementation& impl) {
   return impl.device == Device::cuda || impl.name == "torch-eager" || impl.takes_tensors();
 }
-
 
 RunResult run_case_isolated(const Implementation& impl, const Case& c, const RunOptions& opt,
                             double timeout_seconds) {
@@ -538,7 +525,6 @@ bool register_fresh_process_task(const std::string& name, FreshProcessTask task)
 Status call_in_fresh_process(const std::string& task, const Implementation& impl, const Case& c, int64_t arg,
                              double timeout_seconds) {
   if (fresh_process_tasks().count(task) == 0) return unregistered_task(task);  // (saves a process)
-  if (!fresh_process_available()) return no_fresh_process(impl);
   const auto request = encode_task_request(task, impl, c, arg);
   return status_from_child([&](int fd) { exec_worker(request, fd); }, timeout_seconds, impl.label());
 }

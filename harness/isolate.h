@@ -33,11 +33,6 @@
 // initialiser in isolate.cpp. Found on the H200: with the worker at static
 // initialisation, `gatecheck check --impl cuda --isolate` failed every call.
 extern "C" bool gatecheck_isolate_worker_in_main;
-// A program that cannot re-execute itself as a worker (the Python module: its
-// /proc/self/exe is the Python interpreter) defines this as true; fresh-process
-// calls then fail with a Status that says so, and error_inputs probes in this
-// process instead.
-extern "C" bool gatecheck_no_fresh_process;
 
 namespace gatecheck {
 
@@ -70,8 +65,6 @@ RunResult run_case_in_fresh_process(const Implementation& impl, const Case& c, c
 // Does impl need a fresh process (not a fork) to run in a child? CUDA,
 // torch-eager and Python implementations do (see the top of this file).
 bool needs_fresh_process(const Implementation& impl);
-// Can this program start fresh-process children (gatecheck_no_fresh_process)?
-bool fresh_process_available();
 
 // A named task for a fresh-process child: work on an implementation that a
 // fork cannot host, such as error_inputs' bad-input probes on CUDA. The child

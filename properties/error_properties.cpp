@@ -337,8 +337,7 @@ Verdict error_inputs(const Implementation& impl, const Case& c0, const PropertyO
   // A Python implementation raises on bad input rather than crash: it probes
   // in this process, but on CUDA in a fresh one (an unchecked index makes a
   // device-side assert, which ends CUDA for the rest of the process).
-  const bool fresh = fresh_process_available() &&
-                     ((o.isolate && needs_fresh_process(impl)) || (impl.takes_tensors() && impl.device == Device::cuda));
+  const bool fresh = (o.isolate && needs_fresh_process(impl)) || (impl.takes_tensors() && impl.device == Device::cuda);
   auto in_child = [&](int64_t which) {
     const int64_t arg = probe_arg(which, o.valid.min_dim);
     return fresh ? call_in_fresh_process(kProbeTask, impl, c, arg, o.isolate_timeout_seconds)
