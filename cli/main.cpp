@@ -120,6 +120,9 @@ int main(int argc, char** argv) {
                                         "or with --harness the property harness's cases/s per property");
   b->add_flag("--harness", harness_bench_flag, "cases per second per property on this machine (CPU)");
   b->add_option("--impl", bench_impls, "--harness: implementations (default host)");
+  std::string bench_device;
+  b->add_option("--device", bench_device, "--harness: cpu or cuda (default: cpu, or cuda for --impl cuda)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   b->add_option("--seconds-per-property", hb.seconds_per_property, "--harness: time per property")
       ->capture_default_str()
       ->check(finite_seconds());
@@ -155,7 +158,8 @@ int main(int argc, char** argv) {
       if (harness_bench_flag) {
         std::vector<Subject> impls;
         try {
-          impls = implementations_from_args(bench_impls.empty() ? std::vector<std::string>{"host"} : bench_impls, "", "");
+          impls = implementations_from_args(bench_impls.empty() ? std::vector<std::string>{"host"} : bench_impls,
+                                            bench_device, "");
         } catch (const ImplArgsError& e) {
           std::fprintf(stderr, "gatecheck bench: %s\n", e.message.c_str());
           return e.exit_code;
