@@ -212,7 +212,15 @@ class PythonCalls final : public TensorCalls {
       const auto t = failure.cast<py::tuple>();
       std::string msg = t[0].cast<std::string>();
       const std::string frames = t[1].cast<std::string>();
-      if (!frames.empty()) msg += kTracebackHeading + ("\n" + frames);
+      if (!frames.empty()) {  // under the heading, indented one step more
+        msg += kTracebackHeading;
+        size_t at = 0;
+        for (size_t nl; at <= frames.size(); at = nl + 1) {
+          nl = frames.find('\n', at);
+          if (nl == std::string::npos) nl = frames.size();
+          msg += "\n  " + frames.substr(at, nl - at);
+        }
+      }
       return Status::error(ErrorKind::implementation, msg);
     } catch (const py::error_already_set& e) {  // the glue itself failed
       return Status::error(ErrorKind::implementation, std::string("python door (") + op + "): " + exception_text(e));

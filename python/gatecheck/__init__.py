@@ -108,6 +108,7 @@ class Report:
 
     def raise_on_failure(self):
         """Raises AssertionError with each claimed failure's evidence and repro command."""
+        __tracebackhide__ = True  # pytest shows the test's line, not this one
         if self.failures:
             n = len(self.failures)
             raise AssertionError(f"gatecheck: {n} claimed propert{'y' if n == 1 else 'ies'} failed "
