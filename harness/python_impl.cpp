@@ -3,7 +3,11 @@
 #include <Python.h>  // first, as Python asks
 #include <pybind11/pybind11.h>
 
+#if __has_include(<ATen/dlpack.h>)  // LibTorch ships the DLPack ABI header
 #include <ATen/dlpack.h>
+#else
+#include <dlpack/dlpack.h>
+#endif
 #include <cuda_runtime.h>
 #include <unistd.h>
 
