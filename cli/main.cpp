@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> bench_impls;
   auto* b = app.add_subcommand("bench", "benchmarks: the CUDA kernels vs torch eager vs the copy ceiling (GPU), "
                                         "or with --harness the property harness's cases/s per property");
-  b->add_flag("--harness", harness_bench_flag, "cases per second per property on this machine (CPU)");
+  b->add_flag("--harness", harness_bench_flag, "cases per second per property on this machine (the CPU, or --device cuda)");
   b->add_option("--impl", bench_impls, "--harness: implementations (default host)");
   std::string bench_device;
   b->add_option("--device", bench_device, "--harness: cpu or cuda (default: cpu, or cuda for --impl cuda)")

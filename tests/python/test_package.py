@@ -27,7 +27,7 @@ def test_a_planted_bug_raises_with_its_evidence_and_repro(tmp_path):
 
 
 def test_a_correct_op_passes_and_names_its_seed(tmp_path):
-    report = gatecheck.check(ops.correct, seconds=3, seed=7, corpus=tmp_path)
+    report = gatecheck.check(ops.correct, seconds=2, seed=7, corpus=tmp_path)
     report.raise_on_failure()
     assert report.seed == 7
     assert [r.property for r in report.rows] == ["accuracy", "row_invariance", "segment_invariance", "repeatable",
