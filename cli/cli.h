@@ -24,6 +24,7 @@ struct CheckArgs {
   bool seed_given = false;
   std::string properties;    // comma-separated; "" = default set
   std::string claims;        // comma-separated; overrides contracts for this run
+  std::string valid;         // "rows>=1,dim>=1": narrows every contract's valid inputs for this run
   std::string corpus = "corpus/found";
   std::string json;
   bool isolate = false;

@@ -192,7 +192,7 @@ void print_header(const CheckArgs& a, uint64_t seed, const std::vector<std::stri
 int cmd_check(const CheckArgs& a) {
   std::vector<Subject> impls;
   try {
-    impls = implementations_from_args(a.impls, a.device, a.claims);
+    impls = implementations_from_args(a.impls, a.device, a.claims, a.valid);
   } catch (const ImplArgsError& e) {
     std::fprintf(stderr, "gatecheck check: %s\n", e.message.c_str());
     return e.exit_code;

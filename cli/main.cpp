@@ -12,6 +12,9 @@
 #include "../properties/harness_bench.h"
 #include "../harness/isolate.h"
 #include "../harness/plugin_stdout.h"
+#if GATECHECK_HAVE_PYTHON
+#include "../harness/python_impl.h"
+#endif
 #include "cli.h"
 #include "crash_guard.h"
 #include "implementations_from_args.h"
@@ -37,6 +40,9 @@ void add_isolate_options(CLI::App* app, bool* isolate, double* timeout, const ch
 
 int main(int argc, char** argv) {
   using namespace gatecheck;
+#if GATECHECK_HAVE_PYTHON
+  enable_python_implementations();  // before a fresh-process child rebuilds its implementation
+#endif
   run_isolate_worker_if_requested();
   install_crash_guard();
   report_only_through_cout();  // so a plugin's own threads cannot print into the report
@@ -46,7 +52,9 @@ int main(int argc, char** argv) {
 
   CheckArgs check;
   auto* c = app.add_subcommand("check", "run the property suite on implementations against the float64 oracle");
-  c->add_option("--impl", check.impls, "implementation: host, cuda, torch-eager, plugin:PATH (repeatable; default: all available)");
+  c->add_option("--impl", check.impls,
+                "implementation: host, cuda, torch-eager, plugin:PATH, python:MODULE:ATTR or python:FILE.py:ATTR "
+                "(repeatable; default: all available)");
   c->add_option("--device", check.device, "cpu or cuda (default: every device available)")->check(CLI::IsMember({"cpu", "cuda"}));
   c->add_option("--seconds", check.seconds,
                 "time budget for the whole run (0: none, so --cases, or " + std::to_string(kCasesWithoutBudget) +
@@ -57,7 +65,12 @@ int main(int argc, char** argv) {
       ->check(whole_number(18446744073709551615ull, "a 64-bit seed"))
       ->each([&](const std::string&) { check.seed_given = true; });
   c->add_option("--properties", check.properties, "comma-separated properties (default set if omitted; eager_exact is opt-in)");
-  c->add_option("--claims", check.claims, "comma-separated claims overriding every contract for this run (property or property:output)");
+  c->add_option("--claims", check.claims,
+                "the contract for this run, overriding every implementation's: comma-separated claims (property or "
+                "property:output), then optionally '; not CLAIM for DTYPES' and '; valid BOUNDS' (docs/python.md)");
+  c->add_option("--valid", check.valid,
+                "narrow every contract's valid inputs, e.g. \"rows>=1,dim>=1\" for an op that rejects empty problems "
+                "(rows, dim, gates with >= or <=)");
   c->add_option("--corpus", check.corpus, "where counterexamples are saved")->capture_default_str();
   c->add_option("--json", check.json,
                 "write the results as JSON to this file; '-' (or /dev/stdout): the JSON alone on stdout, "
@@ -105,8 +118,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> bench_impls;
   auto* b = app.add_subcommand("bench", "benchmarks: the CUDA kernels vs torch eager vs the copy ceiling (GPU), "
                                         "or with --harness the property harness's cases/s per property");
-  b->add_flag("--harness", harness_bench_flag, "cases per second per property on this machine (CPU)");
+  b->add_flag("--harness", harness_bench_flag, "cases per second per property on this machine (the CPU, or --device cuda)");
   b->add_option("--impl", bench_impls, "--harness: implementations (default host)");
+  std::string bench_device;
+  b->add_option("--device", bench_device, "--harness: cpu or cuda (default: cpu, or cuda for --impl cuda)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   b->add_option("--seconds-per-property", hb.seconds_per_property, "--harness: time per property")
       ->capture_default_str()
       ->check(finite_seconds());
@@ -143,7 +159,8 @@ int main(int argc, char** argv) {
       if (harness_bench_flag) {
         std::vector<Subject> impls;
         try {
-          impls = implementations_from_args(bench_impls.empty() ? std::vector<std::string>{"host"} : bench_impls, "", "");
+          impls = implementations_from_args(bench_impls.empty() ? std::vector<std::string>{"host"} : bench_impls,
+                                            bench_device, "");
         } catch (const ImplArgsError& e) {
           std::fprintf(stderr, "gatecheck bench: %s\n", e.message.c_str());
           return e.exit_code;

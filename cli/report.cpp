@@ -157,7 +157,13 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, con
                       {"seconds_to_find", f.seconds_to_find},
                       {"shrink_steps", f.shrink_steps},
                       {"reproduce", f.reproduce},
-                      {"message", f.verdict.message}};
+                      {"message", f.verdict.message},
+                      {"minimal_case", describe_minimal(f.shrunk)},
+                      {"original_case", describe(f.original)},
+                      {"evidence", evidence_text(f.verdict)},
+                      {"repro", k < saved.paths.size() && !saved.paths[k].empty()
+                                    ? repro_command(saved.paths[k], p.impl, p.device, f.verdict)
+                                    : std::string()}};
     }
     results.push_back(e);
   }

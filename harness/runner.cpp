@@ -114,7 +114,7 @@ RunResult run_case(const Implementation& impl, const Case& c, const RunOptions& 
     }
     if (r.status.ok() && opt.backward) {
       r.status = impl.backward(p, in[4].buf->ptr(), in[1].buf->ptr(), index, in[3].buf->ptr(),
-                               out[1].buf->ptr(), out[3].buf->ptr(), out[2].buf->ptr());
+                               out[1].buf->ptr(), out[3].buf->ptr(), out[2].buf->ptr(), in[0].buf->ptr());
       if (r.status.ok()) r.status = device_sync(d);
       if (!r.status.ok()) r.status.message = "backward: " + r.status.message;
     }

@@ -17,6 +17,7 @@
 #include <rapidcheck/detail/Results.h>
 
 #include "../case/fnv1a.h"
+#include "generation_limits.h"
 
 // RapidCheck's own reproduce-string codec (what RC_PARAMS="reproduce=..."
 // carries). Defined in librapidcheck (src/detail/ReproduceListener and
@@ -100,6 +101,10 @@ Shrunk shrink(const Subject& impl, const std::string& property, const rc::Shrink
     while (auto child = children.next()) {
       if (since(t0) >= opt.max_shrink_seconds || stop_requested(opt)) break;
       const Case c = child->value();
+      if (!impl.contract.valid.admits(c)) {  // a simpler case its contract refuses stands in for nothing
+        ++k;
+        continue;
+      }
       if (opt.before_run) opt.before_run(impl, property, c);
       Verdict v = check_property(property, impl, c, popt(opt));
       if (stop_requested(opt)) break;  // the call may have been cut short by the stop itself
@@ -203,7 +208,8 @@ std::vector<std::string> keys_run_here(const ReproduceMap& all, const std::vecto
   std::vector<std::string> keys;
   for (const auto& impl : impls)
     for (const auto& p : opt.properties)
-      if (std::string key = reproduce_key(impl, p, opt.limits); all.count(key)) keys.push_back(std::move(key));
+      if (std::string key = reproduce_key(impl, p, generation_limits(impl, opt.limits)); all.count(key))
+        keys.push_back(std::move(key));
   return keys;
 }
 
@@ -241,11 +247,12 @@ CheckReport run_reproduce(const std::vector<Subject>& impls, const CheckOptions&
   const auto start = Clock::now();
   for (const auto& impl : impls)
     for (const auto& property : opt.properties) {
-      auto it = map.find(reproduce_key(impl, property, opt.limits));
+      const GenLimits limits = generation_limits(impl, opt.limits);
+      auto it = map.find(reproduce_key(impl, property, limits));
       if (it == map.end()) continue;
       const auto& r = it->second;
       const auto t0 = Clock::now();
-      const rc::Shrinkable<Case> s = follow(gen_case_for(property, opt.limits)(r.random, r.size), r.shrinkPath);
+      const rc::Shrinkable<Case> s = follow(gen_case_for(property, limits)(r.random, r.size), r.shrinkPath);
       const Case c = s.value();
       count(rep.coverage, c);
       if (opt.before_run) opt.before_run(impl, property, c);
@@ -258,7 +265,7 @@ CheckReport run_reproduce(const std::vector<Subject>& impls, const CheckOptions&
       Verdict v = check_property(property, impl, c, popt(opt));
       if (!v.passed) {
         pr.passed = false;
-        pr.failure = report(impl, property, opt.limits, c, Shrunk{s, v, r.shrinkPath}, r.random, r.size, since(t0));
+        pr.failure = report(impl, property, limits, c, Shrunk{s, v, r.shrinkPath}, r.random, r.size, since(t0));
       }
       pr.seconds = since(t0);
       rep.results.push_back(std::move(pr));
@@ -315,8 +322,9 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
       pr.impl = impl.name;
       pr.device = impl.device;
       pr.property = property;
-      pr.claimed = claimed_for_some_dtype(impl.contract, property, opt.limits.dtypes);
-      const auto gen = gen_case_for(property, opt.limits);
+      const GenLimits limits = generation_limits(impl, opt.limits);  // within its contract's valid inputs
+      pr.claimed = claimed_for_some_dtype(impl.contract, property, limits.dtypes);
+      const auto gen = gen_case_for(property, limits);
       // A stable hash: the same seed gives the same cases on every machine, and
       // each property its own stream; every implementation sees the same cases.
       rc::Random stream(opt.seed ^ fnv1a(property));
@@ -347,7 +355,7 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
         if (!claimed && pr.failure) continue;
         const double found_after = since(t0);
         const Shrunk sh = shrink(impl, property, s, v, claimed, opt);
-        pr.failure = report(impl, property, opt.limits, c, sh, random, size, found_after);
+        pr.failure = report(impl, property, limits, c, sh, random, size, found_after);
         pr.passed = false;
         ++failures;
         progress.tick(impl, property, total_cases, failures, true);

@@ -1,5 +1,6 @@
 #include "harness_bench.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <ostream>
 #include <stdexcept>
@@ -40,10 +41,12 @@ int run_harness_bench(const std::vector<Subject>& impls_in, const HarnessBenchOp
   }
   out << "harness throughput (" << o.seconds_per_property << " s per property, seed " << o.seed
       << ", max rows " << o.limits.max_rows << ", max dim " << o.limits.max_dim << ")\n";
-  out << std::left << std::setw(20) << "impl" << std::setw(20) << "property" << std::right << std::setw(8)
+  int w = 20;  // the implementation column fits the longest label
+  for (const auto& r : rows) w = std::max(w, int(r.impl.size()) + 2);
+  out << std::left << std::setw(w) << "impl" << std::setw(20) << "property" << std::right << std::setw(8)
       << "cases" << std::setw(10) << "seconds" << std::setw(12) << "cases/s" << "\n";
   for (const auto& r : rows)
-    out << std::left << std::setw(20) << r.impl << std::setw(20) << r.property << std::right << std::setw(8)
+    out << std::left << std::setw(w) << r.impl << std::setw(20) << r.property << std::right << std::setw(8)
         << r.cases << std::setw(10) << std::fixed << std::setprecision(2) << r.seconds << std::setw(12)
         << std::setprecision(1) << r.cases_per_second << (r.passed ? "" : "  (failed during bench)") << "\n";
   return 0;
