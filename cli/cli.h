@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}
+
 namespace gatecheck {
 
 enum ExitCode { kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitCannotRun = 3 };
@@ -56,6 +60,19 @@ struct ShrinkArgs {
   double timeout = 60;
 };
 int cmd_shrink(const ShrinkArgs& a);
+
+struct SweepArgs {
+  std::vector<std::string> impls;
+  std::string device;          // "", "cpu" or "cuda"
+  bool quick = false;
+  std::string json, html, compare;
+  std::string corpus = "corpus/found";
+  std::string validate;        // a report to check against the seed's schema and counts; runs nothing
+  bool skip_unavailable = false;
+  long long keep_failures = 8; // per check and implementation (0: all)
+};
+void add_sweep_options(CLI::App* app, SweepArgs* a);
+int cmd_sweep(const SweepArgs& a);
 
 // Helpers shared by the subcommands.
 std::vector<std::string> split_list(const std::string& s);

@@ -1,0 +1,317 @@
+// gatecheck sweep: the prior art's report for any implementation
+// (properties/sweep.h computes it; this writes it, renders it, compares it).
+#include <CLI/CLI.hpp>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "../bench/sweep_timing.h"
+#include "../case/case_json.h"
+#include "../case/fnv1a.h"
+#include "cli.h"
+#include "crash_guard.h"
+#include "implementations_from_args.h"
+#include "report.h"
+#include "stop_signal.h"
+#include "sweep_compare.h"
+#include "sweep_html.h"
+#include "sweep_json.h"
+#include "sweep_schema.h"
+#include "validators.h"
+
+namespace gatecheck {
+
+using nlohmann::json;
+
+void add_sweep_options(CLI::App* w, SweepArgs* a) {
+  w->add_option("--impl", a->impls,
+                "implementation: host, cuda, torch-eager, plugin:PATH, python:TARGET where built (repeatable)");
+  w->add_option("--device", a->device, "cpu or cuda (default: cuda for --impl cuda, else cpu)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  w->add_flag("--quick", a->quick,
+              "the prior art's own --quick batch sizes, accuracy and latency at rows/16, dim/16: about a minute for "
+              "CPU implementations (the report says exactly what changed)");
+  w->add_option("--json", a->json, "write the report here (required)");
+  w->add_option("--html", a->html, "also write it as one self-contained page");
+  w->add_option("--compare", a->compare,
+                "another report (the seed's, bench/reference/h3_prior_art_b200.json, or an earlier sweep) to put "
+                "beside ours, field by field");
+  w->add_option("--corpus", a->corpus, "where the cases that replay failed comparisons are saved")->capture_default_str();
+  w->add_option("--keep-failures", a->keep_failures,
+                "failed comparisons listed with where they differ and saved as cases, per check and implementation "
+                "(0: every one)")
+      ->capture_default_str()
+      ->check(whole_number(1000000, "failures"));
+  w->add_flag("--skip-unavailable", a->skip_unavailable,
+              "list an implementation that cannot run here (no GPU, a plugin that will not load) as unavailable "
+              "and sweep the others, instead of exiting 3");
+  w->add_option("--validate", a->validate,
+                "check a report against the seed report's schema and its grid's counts and run nothing (exit 0: it "
+                "conforms; 1: it does not, with every problem named)");
+}
+
+namespace {
+
+int usage(const std::string& msg) {
+  std::fprintf(stderr, "gatecheck sweep: %s\n", msg.c_str());
+  return kExitUsage;
+}
+
+bool read_json(const std::string& path, json* out, std::string* why) {
+  std::ifstream f(path);
+  if (!f) {
+    *why = std::strerror(errno);
+    return false;
+  }
+  try {
+    *out = json::parse(f);
+  } catch (const json::exception& e) {
+    *why = std::string("not valid JSON: ") + e.what();
+    return false;
+  }
+  return true;
+}
+
+bool write_text(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!(f << text) || !f.flush()) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+void make_dirs(const std::string& path) {
+  std::string cur;
+  std::stringstream ss(path);
+  if (!path.empty() && path[0] == '/') cur = "/";
+  for (std::string part; std::getline(ss, part, '/');) {
+    if (part.empty()) continue;
+    cur += part + "/";
+    mkdir(cur.c_str(), 0755);
+  }
+}
+
+// An implementation's name in a file name: short, and a hash where it is long.
+std::string file_part(const std::string& s) {
+  std::string o;
+  for (char ch : s) o += (isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_') ? ch : '_';
+  if (o.size() <= 40) return o;
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", unsigned(fnv1a(s) & 0xffffffffu));
+  return o.substr(o.size() - 40) + "_" + hex;
+}
+
+int validate(const std::string& path) {
+  json r;
+  std::string why;
+  if (!read_json(path, &r, &why)) return usage("--validate " + path + ": " + why);
+  const auto problems = sweep_schema_problems(r);
+  const bool quick = r.is_object() && r.value("quick", false);
+  if (problems.empty()) {
+    std::cout << path << ": follows the seed report's schema, with the counts of the " << (quick ? "--quick" : "full")
+              << " grid\n";
+    return kExitOk;
+  }
+  std::cout << path << ": " << problems.size() << " problem" << (problems.size() == 1 ? "" : "s")
+            << " against the seed report's schema and the " << (quick ? "--quick" : "full") << " grid's counts:\n";
+  for (const auto& p : problems) std::cout << "  " << p << "\n";
+  return kExitFailure;
+}
+
+std::string command_line(const SweepArgs& a) {
+  std::string c = "gatecheck sweep";
+  for (const auto& i : a.impls) c += " --impl " + i;
+  if (!a.device.empty()) c += " --device " + a.device;
+  if (a.quick) c += " --quick";
+  c += " --json " + a.json;
+  if (!a.html.empty()) c += " --html " + a.html;
+  if (!a.compare.empty()) c += " --compare " + a.compare;
+  return c;
+}
+
+// The verdicts, implementations as columns, and the seed's numbers.
+void print_summary(std::ostream& os, const json& r) {
+  const json& plain = r["results"]["plain"];
+  std::vector<std::string> impls;
+  size_t w = 14;
+  for (const auto& [k, v] : plain.items()) {
+    impls.push_back(k);
+    w = std::max(w, k.size() + 2);
+  }
+  os << "\n" << std::left << std::setw(28) << "check";
+  for (const auto& i : impls) os << std::setw(int(w)) << i;
+  os << "\n" << std::string(28 + w * impls.size(), '-') << "\n";
+  auto row = [&](const std::string& name, const std::function<std::string(const json&)>& cell) {
+    os << std::setw(28) << name;
+    for (const auto& i : impls) os << std::setw(int(w)) << (plain[i].contains("unavailable") ? "unavailable" : cell(plain[i]));
+    os << "\n";
+  };
+  for (const char* v : {"batch_invariant", "all_rows", "params_repeatable", "full_vs_sub_batches", "batch_size_sweep",
+                        "segment_invariance", "accuracy", "eager_exact"})
+    row(v, [&](const json& e) {
+      const json& g = e["gatecheck"];
+      std::string s = g["verdicts"].value(v, "?");
+      if (g["failed_comparisons"].contains(v)) s += " (" + std::to_string(g["failed_comparisons"][v].get<int64_t>()) + ")";
+      return s;
+    });
+  auto fmt = [](const json& v) {
+    if (!v.is_number()) return std::string("-");
+    std::ostringstream s;
+    s << std::setprecision(4) << v.get<double>();
+    return s.str();
+  };
+  for (int64_t rows : r["grid"]["accuracy_rows"].get<std::vector<int64_t>>()) {
+    const std::string n = std::to_string(rows);
+    row(n + " fwd_rel_err", [&](const json& e) { return fmt(e["accuracy_latency"][n]["fwd_rel_err"]); });
+    row(n + " grad_rel_err.gate", [&](const json& e) { return fmt(e["accuracy_latency"][n]["grad_rel_err"]["gate"]); });
+    row(n + " grad_gate max ulps", [&](const json& e) {
+      return fmt(e["gatecheck"]["accuracy"][n]["outputs"]["grad_gate"]["max_ulps"]);
+    });
+    row(n + " fwd_us", [&](const json& e) { return fmt(e["accuracy_latency"][n]["fwd_us"]); });
+    row(n + " fwd_bwd_us", [&](const json& e) { return fmt(e["accuracy_latency"][n]["fwd_bwd_us"]); });
+    row(n + " fwd_bwd gpu_us", [&](const json& e) { return fmt(e["gatecheck"]["latency"][n]["fwd_bwd"]["gpu_us"]); });
+    row(n + " fwd_bwd wall_us", [&](const json& e) { return fmt(e["gatecheck"]["latency"][n]["fwd_bwd"]["wall_us"]); });
+    row(n + " fwd_bwd copy us", [&](const json& e) {  // a copy of the same bytes, timed as fwd_bwd_us
+      const json& t = e["gatecheck"]["latency"][n]["fwd_bwd"];
+      return fmt(t["copy_event_us"].is_number() ? t["copy_event_us"] : t["copy_wall_us"]);
+    });
+  }
+  for (const auto& i : impls) {
+    const json* fs = plain[i].contains("gatecheck") ? &plain[i]["gatecheck"]["failures"] : nullptr;
+    if (!fs || fs->empty()) continue;
+    // The first failure of each check here; every kept one is in the report and the page.
+    os << "\n" << i << ": failed comparisons, the first of each check (all saved ones: the report)\n";
+    std::set<std::string> shown;
+    for (const auto& f : *fs) {
+      const std::string check = f.value("check", "");
+      if (!shown.insert(check).second) continue;
+      os << "  " << check << " [" << f.value("verdict", "") << "], "
+         << plain[i]["gatecheck"]["failed_comparisons"].value(check, int64_t(0)) << " failed: " << f.value("detail", "")
+         << "\n";
+      if (f["repro"].is_string()) os << "    repro: " << f["repro"].get<std::string>() << "\n";
+      os << "    " << f.value("replay_note", "") << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+int cmd_sweep(const SweepArgs& a) {
+  if (!a.validate.empty()) return validate(a.validate);
+  if (a.impls.empty())
+    return usage("--impl: name at least one implementation to sweep (host, cuda, torch-eager, plugin:PATH, "
+                 "python:TARGET)");
+  if (a.json.empty()) return usage("--json FILE is required: the report is written there");
+  for (const auto& [opt, path] : {std::pair<const char*, std::string>{"--json", a.json}, {"--html", a.html}})
+    if (!path.empty() && !writable_path(path))
+      return usage(std::string(opt) + " " + path + ": cannot write there (" + std::strerror(errno) + ")");
+  make_dirs(a.corpus);
+  if (!writable_path(a.corpus + "/x.json"))
+    return usage("--corpus " + a.corpus + ": cannot write there (" + std::strerror(errno) + ")");
+  json theirs;
+  if (!a.compare.empty()) {
+    std::string why;
+    if (!read_json(a.compare, &theirs, &why)) return usage("--compare " + a.compare + ": " + why);
+    if (!theirs.is_object() || !theirs.contains("results") || !theirs["results"].contains("plain"))
+      return usage("--compare " + a.compare + ": not a report of the seed's form (no results.plain)");
+    const auto problems = sweep_schema_problems(theirs);
+    if (!problems.empty())
+      std::fprintf(stderr, "gatecheck sweep: note: --compare %s differs from the seed's schema in %zu place(s), "
+                           "first %s; compared where the fields are there\n",
+                   a.compare.c_str(), problems.size(), problems.front().c_str());
+  }
+
+  std::vector<Subject> subjects;
+  std::vector<SweepImplResult> unavailable;
+  for (const auto& spec : a.impls) {
+    try {
+      auto one = implementations_from_args({spec}, a.device, "");
+      subjects.insert(subjects.end(), one.begin(), one.end());
+    } catch (const ImplArgsError& e) {
+      if (e.exit_code == kExitUsage || !a.skip_unavailable) {
+        std::fprintf(stderr, "gatecheck sweep: %s\n", e.message.c_str());
+        return e.exit_code;
+      }
+      SweepImplResult u;
+      const std::string dev = !a.device.empty() ? a.device : spec == "cuda" ? "cuda" : "cpu";
+      u.label = spec + "@" + dev;
+      u.spec = spec;
+      u.unavailable = e.message;
+      unavailable.push_back(u);
+      std::fprintf(stderr, "gatecheck sweep: %s: unavailable here (%s); listed as such\n", spec.c_str(), e.message.c_str());
+    }
+  }
+
+  const SweepGrid grid = a.quick ? quick_grid() : full_grid();
+  const SweepCounts counts = expected_counts(grid);
+  std::cerr << "gatecheck sweep: " << subjects.size() << " implementation(s), the " << (a.quick ? "--quick" : "full")
+            << " grid: " << dtype_name(grid.dtype) << " dim " << grid.dim << ", " << grid.gates << " gates; "
+            << counts.sub_batches << " sub-batches, " << counts.comparisons << " sweep comparisons each\n";
+  if (a.quick) std::cerr << "  --quick: " << grid.quick_scaling << "\n";
+  const json environment = sweep_environment();
+
+  SweepOptions opt;
+  opt.keep_failures = size_t(a.keep_failures);
+  opt.progress = [](const std::string& what) {
+    std::cerr << "  " << what << std::endl;
+    set_crash_message("  while gatecheck sweep ran: " + what + "\n");
+  };
+  opt.time_calls = time_sweep_calls;
+  opt.stop_requested = stop_requested;
+  opt.save_failure = [&](const Subject& s, SweepFailure* f) {
+    SweepReplay rep = make_replay(s, grid, *f);
+    f->replay_note = rep.note;
+    if (!rep.file) return;
+    const std::string path =
+        a.corpus + "/sweep-" + file_part(s.name) + "-" + f->check + "-" + case_digest(rep.file->c) + ".json";
+    rep.file->failure->repro = repro_command(path, s.name, s.device);
+    write_case_file(path, *rep.file);
+    f->case_file = path;
+    f->repro = rep.file->failure->repro;
+    f->replayed = rep.fails;
+  };
+  install_stop_handlers();
+  const SweepRun run = run_sweep(subjects, unavailable, grid, opt);
+  set_crash_message("");
+
+  json report = sweep_report_json(run, environment, command_line(a));
+  int rc = kExitOk;
+  const auto problems = sweep_schema_problems(report);
+  if (!problems.empty() && !run.interrupted) {
+    std::cerr << "gatecheck sweep: the report does not follow the seed's schema or the grid's counts (a bug here):\n";
+    for (const auto& p : problems) std::cerr << "  " << p << "\n";
+    report["schema_problems"] = problems;
+    rc = kExitFailure;
+  }
+  if (!a.compare.empty()) report["compare"] = compare_reports(report, theirs, a.compare);
+  if (!write_text(a.json, report.dump(1) + "\n")) {
+    std::fprintf(stderr, "gatecheck sweep: --json %s: could not write the report (%s)\n", a.json.c_str(),
+                 std::strerror(errno));
+    return kExitUsage;
+  }
+  if (!a.html.empty() && !write_text(a.html, sweep_html(report))) {
+    std::fprintf(stderr, "gatecheck sweep: --html %s: could not write the page (%s)\n", a.html.c_str(),
+                 std::strerror(errno));
+    return kExitUsage;
+  }
+  print_summary(std::cout, report);
+  if (report.contains("compare")) print_comparison(std::cout, report["compare"]);
+  bool claimed = false;
+  for (const SweepImplResult& r : run.impls) claimed = claimed || r.any_claimed_failure();
+  std::cout << "\nwrote " << a.json << (a.html.empty() ? "" : " and " + a.html) << " in " << std::fixed
+            << std::setprecision(1) << run.seconds << " s"
+            << (run.interrupted ? std::string("; ") + stop_words() + ": the report is partial" : "") << "; "
+            << (claimed ? "a claimed property failed" : "no claimed property failed") << "\n";
+  if (run.interrupted) return stop_exit_code();
+  return claimed ? kExitFailure : rc;
+}
+
+}  // namespace gatecheck
