@@ -67,7 +67,7 @@ struct SweepArgs {
   bool quick = false;
   std::string json, html, compare;
   std::string corpus = "corpus/found";
-  std::string validate;        // a report to check against the seed's schema and counts; runs nothing
+  std::vector<std::string> validate;  // reports to check against the seed's schema and counts; runs nothing
   bool skip_unavailable = false;
   long long keep_failures = 8; // per check and implementation (0: all)
 };

@@ -53,8 +53,8 @@ void add_sweep_options(CLI::App* w, SweepArgs* a) {
               "list an implementation that cannot run here (no GPU, a plugin that will not load) as unavailable "
               "and sweep the others, instead of exiting 3");
   w->add_option("--validate", a->validate,
-                "check a report against the seed report's schema and its grid's counts and run nothing (exit 0: it "
-                "conforms; 1: it does not, with every problem named)");
+                "check reports against the seed report's schema and their grid's counts and run nothing (exit 0: "
+                "each conforms; 1: one does not, with every problem named)");
 }
 
 namespace {
@@ -113,6 +113,7 @@ int validate(const std::string& path) {
   json r;
   std::string why;
   if (!read_json(path, &r, &why)) return usage("--validate " + path + ": " + why);
+  std::cout.flush();
   const auto problems = sweep_schema_problems(r);
   const bool quick = r.is_object() && r.value("quick", false);
   if (problems.empty()) {
@@ -205,7 +206,11 @@ void print_summary(std::ostream& os, const json& r) {
 }  // namespace
 
 int cmd_sweep(const SweepArgs& a) {
-  if (!a.validate.empty()) return validate(a.validate);
+  if (!a.validate.empty()) {
+    int rc = kExitOk;
+    for (const auto& path : a.validate) rc = std::max(rc, validate(path));  // every file, the worst outcome
+    return rc;
+  }
   if (a.impls.empty())
     return usage("--impl: name at least one implementation to sweep (host, cuda, torch-eager, plugin:PATH, "
                  "python:TARGET)");
