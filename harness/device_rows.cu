@@ -99,6 +99,20 @@ struct LaunchDiffer {
   }
 };
 
+// Device scratch kept between calls: thousands of small gathers and
+// comparisons a second would otherwise each pay a cudaMalloc and a cudaFree
+// (which waits for the device). Never freed: at exit the CUDA runtime may be
+// gone before a static destructor runs.
+void* scratch(size_t bytes) {
+  static thread_local DeviceBytes* kept = nullptr;
+  if (!kept || kept->size() < bytes) {
+    delete kept;
+    kept = nullptr;
+    kept = new DeviceBytes(Device::cuda, std::max(bytes, size_t(1) << 20));
+  }
+  return kept->get();
+}
+
 bool contiguous(const std::vector<int64_t>& rows) {
   for (size_t i = 1; i < rows.size(); ++i)
     if (rows[i] != rows[0] + int64_t(i)) return false;
@@ -183,10 +197,9 @@ void gather_rows(Device d, void* dst, const void* src, const std::vector<int64_t
     for (size_t i = 0; i < rows.size(); ++i) std::memcpy(out + i * row_bytes, in + size_t(rows[i]) * row_bytes, row_bytes);
     return;
   }
-  DeviceBytes list(Device::cuda, rows.size() * sizeof(int64_t));
-  list.upload(rows.data(), list.size());
-  dispatch<LaunchGather>(word_bytes(dst, src, row_bytes), out, in, list.as<const int64_t>(), int64_t(rows.size()),
-                         row_bytes);
+  auto* list = static_cast<int64_t*>(scratch(rows.size() * sizeof(int64_t)));
+  cuda_ok(cudaMemcpy(list, rows.data(), rows.size() * sizeof(int64_t), cudaMemcpyHostToDevice), "cudaMemcpy (rows)");
+  dispatch<LaunchGather>(word_bytes(dst, src, row_bytes), out, in, list, int64_t(rows.size()), row_bytes);
   cuda_ok(cudaGetLastError(), "gather kernel launch");
   cuda_ok(cudaDeviceSynchronize(), "gather kernel");
 }
@@ -207,13 +220,13 @@ std::vector<int64_t> first_differing_bytes(Device d, const void* a, const void* 
     }
     return first;
   }
-  DeviceBytes found(Device::cuda, size_t(n) * sizeof(unsigned long long));
-  found.fill(0xff);
-  dispatch<LaunchDiffer>(word_bytes(a, b, row_bytes), x, y, n, row_bytes, found.as<unsigned long long>());
+  const size_t bytes = size_t(n) * sizeof(unsigned long long);
+  auto* found = static_cast<unsigned long long*>(scratch(bytes));
+  cuda_ok(cudaMemset(found, 0xff, bytes), "cudaMemset (compare)");
+  dispatch<LaunchDiffer>(word_bytes(a, b, row_bytes), x, y, n, row_bytes, found);
   cuda_ok(cudaGetLastError(), "compare kernel launch");
-  cuda_ok(cudaDeviceSynchronize(), "compare kernel");
   std::vector<unsigned long long> raw(static_cast<size_t>(n));
-  found.download(raw.data(), found.size());
+  cuda_ok(cudaMemcpy(raw.data(), found, bytes, cudaMemcpyDeviceToHost), "compare kernel");
   for (int64_t i = 0; i < n; ++i)
     if (raw[size_t(i)] != ~0ull) first[size_t(i)] = int64_t(raw[size_t(i)]);
   return first;

@@ -14,7 +14,8 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 rc=$?
 [ $rc -eq 1 ] || { fail "exit $rc (want 1: claimed properties failed)"; tail -20 "$work/err.txt"; }
 "$gc" sweep --validate "$work/r.json" || fail "the report does not follow the seed's schema"
-python3 - "$work/r.json" "$batch" "$repeat" "$segment" >"$work/files.txt" <<'PY' || { fail "the report's content:"; cat "$work/files.txt"; }
+python3 - "$work/r.json" "$batch" "$repeat" "$segment" >"$work/files.txt" 2>"$work/problems.txt" <<'PY' ||
+  { fail "the report's content:"; cat "$work/problems.txt"; : >"$work/files.txt"; }
 import json, sys
 r = json.load(open(sys.argv[1]))
 plain = r["results"]["plain"]
@@ -48,7 +49,7 @@ for name, e, checks in (("batch", batch, ("all_rows", "full_vs_sub_batches", "ba
             need(f["replayed"] and f["case_file"] and f["repro"] and f["element"][1] >= 0, name + ": " + c + " saved")
             print(f["case_file"], "plugin:" + sys.argv[{"batch": 2, "repeat": 3, "segment": 4}[name]])
 if bad:
-    print("\n".join("  " + x for x in bad)); sys.exit(1)
+    print("\n".join("  " + x for x in bad), file=sys.stderr); sys.exit(1)
 PY
 n=0
 while read -r file impl; do
