@@ -241,7 +241,10 @@ int cmd_sweep(const SweepArgs& a) {
       auto one = implementations_from_args({spec}, a.device, "");
       subjects.insert(subjects.end(), one.begin(), one.end());
     } catch (const ImplArgsError& e) {
-      if (e.exit_code == kExitUsage || !a.skip_unavailable) {
+      // A python: implementation where this gatecheck has no Python door is
+      // not a typo: it cannot run here, as torch-eager without LibTorch.
+      const bool no_door = spec.rfind("python:", 0) == 0 && e.message.rfind("unknown implementation", 0) == 0;
+      if ((e.exit_code == kExitUsage && !no_door) || !a.skip_unavailable) {
         std::fprintf(stderr, "gatecheck sweep: %s\n", e.message.c_str());
         return e.exit_code;
       }
@@ -249,9 +252,10 @@ int cmd_sweep(const SweepArgs& a) {
       const std::string dev = !a.device.empty() ? a.device : spec == "cuda" ? "cuda" : "cpu";
       u.label = spec + "@" + dev;
       u.spec = spec;
-      u.unavailable = e.message;
+      u.unavailable = no_door ? "this gatecheck has no Python door (python: implementations are not built in)" : e.message;
       unavailable.push_back(u);
-      std::fprintf(stderr, "gatecheck sweep: %s: unavailable here (%s); listed as such\n", spec.c_str(), e.message.c_str());
+      std::fprintf(stderr, "gatecheck sweep: %s: unavailable here (%s); listed as such\n", spec.c_str(),
+                   u.unavailable.c_str());
     }
   }
 
@@ -308,6 +312,10 @@ int cmd_sweep(const SweepArgs& a) {
     return kExitUsage;
   }
   print_summary(std::cout, report);
+  if (subjects.empty()) {
+    std::cout << "\nwrote " << a.json << ": no implementation could run here (each is listed with the reason)\n";
+    return kExitCannotRun;
+  }
   if (report.contains("compare")) print_comparison(std::cout, report["compare"]);
   bool claimed = false;
   for (const SweepImplResult& r : run.impls) claimed = claimed || r.any_claimed_failure();

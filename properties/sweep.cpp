@@ -79,6 +79,11 @@ SweepRun run_sweep(const std::vector<Subject>& subjects, const std::vector<Sweep
     }
   };
 
+  if (subjects.empty()) {  // nothing can run here: the report lists why
+    for (const SweepImplResult& u : unavailable) res.push_back(u);
+    return run;
+  }
+
   // all_rows and params_repeatable, segment_invariance, and on the largest
   // full batch the batch-size sweep (the prior art makes the same case for both).
   for (int64_t n : g.full_batches) {
