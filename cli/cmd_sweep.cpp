@@ -138,9 +138,20 @@ std::string command_line(const SweepArgs& a) {
   return c;
 }
 
+// j at a path of keys, or null where any is missing (a partial report).
+const json& at(const json& j, std::initializer_list<std::string> path) {
+  static const json none;
+  const json* p = &j;
+  for (const auto& k : path) {
+    if (!p->is_object() || !p->contains(k)) return none;
+    p = &p->at(k);
+  }
+  return *p;
+}
+
 // The verdicts, implementations as columns, and the seed's numbers.
 void print_summary(std::ostream& os, const json& r) {
-  const json& plain = r["results"]["plain"];
+  const json& plain = at(r, {"results", "plain"});
   std::vector<std::string> impls;
   size_t w = 14;
   for (const auto& [k, v] : plain.items()) {
@@ -158,9 +169,10 @@ void print_summary(std::ostream& os, const json& r) {
   for (const char* v : {"batch_invariant", "all_rows", "params_repeatable", "full_vs_sub_batches", "batch_size_sweep",
                         "segment_invariance", "accuracy", "eager_exact"})
     row(v, [&](const json& e) {
-      const json& g = e["gatecheck"];
-      std::string s = g["verdicts"].value(v, "?");
-      if (g["failed_comparisons"].contains(v)) s += " (" + std::to_string(g["failed_comparisons"][v].get<int64_t>()) + ")";
+      const json& word = at(e, {"gatecheck", "verdicts", v});
+      std::string s = word.is_string() ? word.get<std::string>() : "?";
+      const json& n = at(e, {"gatecheck", "failed_comparisons", v});
+      if (n.is_number()) s += " (" + std::to_string(n.get<int64_t>()) + ")";
       return s;
     });
   auto fmt = [](const json& v) {
@@ -169,34 +181,36 @@ void print_summary(std::ostream& os, const json& r) {
     s << std::setprecision(4) << v.get<double>();
     return s.str();
   };
-  for (int64_t rows : r["grid"]["accuracy_rows"].get<std::vector<int64_t>>()) {
+  for (int64_t rows : at(r, {"grid", "accuracy_rows"}).get<std::vector<int64_t>>()) {
     const std::string n = std::to_string(rows);
-    row(n + " fwd_rel_err", [&](const json& e) { return fmt(e["accuracy_latency"][n]["fwd_rel_err"]); });
-    row(n + " grad_rel_err.gate", [&](const json& e) { return fmt(e["accuracy_latency"][n]["grad_rel_err"]["gate"]); });
+    row(n + " fwd_rel_err", [&](const json& e) { return fmt(at(e, {"accuracy_latency", n, "fwd_rel_err"})); });
+    row(n + " grad_rel_err.gate",
+        [&](const json& e) { return fmt(at(e, {"accuracy_latency", n, "grad_rel_err", "gate"})); });
     row(n + " grad_gate max ulps", [&](const json& e) {
-      return fmt(e["gatecheck"]["accuracy"][n]["outputs"]["grad_gate"]["max_ulps"]);
+      return fmt(at(e, {"gatecheck", "accuracy", n, "outputs", "grad_gate", "max_ulps"}));
     });
-    row(n + " fwd_us", [&](const json& e) { return fmt(e["accuracy_latency"][n]["fwd_us"]); });
-    row(n + " fwd_bwd_us", [&](const json& e) { return fmt(e["accuracy_latency"][n]["fwd_bwd_us"]); });
-    row(n + " fwd_bwd gpu_us", [&](const json& e) { return fmt(e["gatecheck"]["latency"][n]["fwd_bwd"]["gpu_us"]); });
-    row(n + " fwd_bwd wall_us", [&](const json& e) { return fmt(e["gatecheck"]["latency"][n]["fwd_bwd"]["wall_us"]); });
+    row(n + " fwd_us", [&](const json& e) { return fmt(at(e, {"accuracy_latency", n, "fwd_us"})); });
+    row(n + " fwd_bwd_us", [&](const json& e) { return fmt(at(e, {"accuracy_latency", n, "fwd_bwd_us"})); });
+    row(n + " fwd_bwd gpu_us", [&](const json& e) { return fmt(at(e, {"gatecheck", "latency", n, "fwd_bwd", "gpu_us"})); });
+    row(n + " fwd_bwd wall_us",
+        [&](const json& e) { return fmt(at(e, {"gatecheck", "latency", n, "fwd_bwd", "wall_us"})); });
     row(n + " fwd_bwd copy us", [&](const json& e) {  // a copy of the same bytes, timed as fwd_bwd_us
-      const json& t = e["gatecheck"]["latency"][n]["fwd_bwd"];
-      return fmt(t["copy_event_us"].is_number() ? t["copy_event_us"] : t["copy_wall_us"]);
+      const json& t = at(e, {"gatecheck", "latency", n, "fwd_bwd"});
+      return fmt(at(t, {"copy_event_us"}).is_number() ? at(t, {"copy_event_us"}) : at(t, {"copy_wall_us"}));
     });
   }
   for (const auto& i : impls) {
-    const json* fs = plain[i].contains("gatecheck") ? &plain[i]["gatecheck"]["failures"] : nullptr;
-    if (!fs || fs->empty()) continue;
+    const json& fs = at(plain[i], {"gatecheck", "failures"});
+    if (!fs.is_array() || fs.empty()) continue;
     // The first failure of each check here; every kept one is in the report and the page.
     os << "\n" << i << ": failed comparisons, the first of each check (all saved ones: the report)\n";
     std::set<std::string> shown;
-    for (const auto& f : *fs) {
+    for (const auto& f : fs) {
       const std::string check = f.value("check", "");
       if (!shown.insert(check).second) continue;
-      os << "  " << check << " [" << f.value("verdict", "") << "], "
-         << plain[i]["gatecheck"]["failed_comparisons"].value(check, int64_t(0)) << " failed: " << f.value("detail", "")
-         << "\n";
+      const json& n = at(plain[i], {"gatecheck", "failed_comparisons", check});
+      os << "  " << check << " [" << f.value("verdict", "") << "], " << (n.is_number() ? n.get<int64_t>() : 0)
+         << " failed: " << f.value("detail", "") << "\n";
       if (f["repro"].is_string()) os << "    repro: " << f["repro"].get<std::string>() << "\n";
       os << "    " << f.value("replay_note", "") << "\n";
     }
@@ -287,6 +301,9 @@ int cmd_sweep(const SweepArgs& a) {
     f->repro = rep.file->failure->repro;
     f->replayed = rep.fails;
   };
+  opt.checkpoint = [&](const SweepRun& so_far) {  // a crash or kill loses at most the phase in hand
+    write_text(a.json, sweep_report_json(so_far, environment, command_line(a)).dump(1) + "\n");
+  };
   install_stop_handlers();
   const SweepRun run = run_sweep(subjects, unavailable, grid, opt);
   set_crash_message("");
@@ -294,7 +311,7 @@ int cmd_sweep(const SweepArgs& a) {
   json report = sweep_report_json(run, environment, command_line(a));
   int rc = kExitOk;
   const auto problems = sweep_schema_problems(report);
-  if (!problems.empty() && !run.interrupted) {
+  if (!problems.empty() && run.complete) {
     std::cerr << "gatecheck sweep: the report does not follow the seed's schema or the grid's counts (a bug here):\n";
     for (const auto& p : problems) std::cerr << "  " << p << "\n";
     report["schema_problems"] = problems;

@@ -135,10 +135,15 @@ std::string verdict_cell(const std::string& word, const std::string& detail) {
 
 std::string sweep_html(const json& r) {
   std::ostringstream o;
-  const json& plain = r["results"]["plain"];
+  static const json none = json::object();
+  auto get = [](const json& j, std::initializer_list<std::string> path) -> const json& {
+    const json* p = at(j, path);
+    return p ? *p : none;
+  };
+  const json& plain = get(r, {"results", "plain"});
   std::vector<std::string> impls;
   for (const auto& [k, v] : plain.items()) impls.push_back(k);
-  const json& env = r["environment"];
+  const json& env = get(r, {"environment"});
   o << "<!doctype html><html><head><meta charset='utf-8'><title>gatecheck sweep: gate_residual</title><style>"
        "body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}"
        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;"
@@ -156,13 +161,13 @@ std::string sweep_html(const json& r) {
     << esc(r.value("command", "")) << "</code></p>";
   if (r.value("quick", false))
     o << "<p><b>--quick</b>: " << esc(r.value("quick_scaling", "")) << "</p>";
-  const json& g = r["grid"];
-  o << "<p>Grid: " << show(g["dtype"]) << ", dim " << show(g["dim"]) << ", " << show(g["gates"])
-    << " gates, seeds " << show(g["seeds"]) << ", full batches " << show(g["full_batches"]) << ", a "
-    << show(g["big_batch"]) << "-row batch against sub-batches of " << show(g["sub_batch_sizes"])
-    << ", accuracy and latency at " << show(g["accuracy_rows"]) << " rows x " << show(g["accuracy_dim"]) << " (seed "
-    << show(g["accuracy_seed"]) << "), medians of " << show(g["reps"]) << " after " << show(g["warmup"])
-    << " warm-ups.</p>";
+  const json& g = get(r, {"grid"});
+  auto gv = [&](const char* k) { return g.contains(k) ? show(g.at(k)) : std::string("&ndash;"); };
+  o << "<p>Grid: " << gv("dtype") << ", dim " << gv("dim") << ", " << gv("gates") << " gates, seeds " << gv("seeds")
+    << ", full batches " << gv("full_batches") << ", a " << gv("big_batch") << "-row batch against sub-batches of "
+    << gv("sub_batch_sizes") << ", accuracy and latency at " << gv("accuracy_rows") << " rows x "
+    << gv("accuracy_dim") << " (seed " << gv("accuracy_seed") << "), medians of " << gv("reps") << " after "
+    << gv("warmup") << " warm-ups.</p>";
 
   // Verdicts, implementations as columns.
   o << "<h2>Verdicts</h2><p>pass; <b>fail</b>: a property the implementation claims failed; <b>finding</b>: one it "
@@ -302,8 +307,8 @@ std::string sweep_html(const json& r) {
   };
   auto seed_num = [](const char* field) {
     return [field](const json& e, const std::string& n) {
-      const json& v = e["accuracy_latency"][n][field];
-      return v.is_number() ? v.get<double>() : -1.0;
+      const json* v = at(e, {"accuracy_latency", n, field});
+      return v && v->is_number() ? v->get<double>() : -1.0;
     };
   };
   auto ours_timing = [](const char* call, const char* fig) {
@@ -313,8 +318,8 @@ std::string sweep_html(const json& r) {
     };
   };
   auto gate_err = [](const json& e, const std::string& n) {
-    const json& v = e["accuracy_latency"][n]["grad_rel_err"]["gate"];
-    return v.is_number() ? v.get<double>() : -1.0;
+    const json* v = at(e, {"accuracy_latency", n, "grad_rel_err", "gate"});
+    return v && v->is_number() ? v->get<double>() : -1.0;
   };
   o << "<h2>Latency and error against rows</h2><p>Latency: the prior art's method (CUDA events around each call; "
        "on the CPU the wall clock), medians; dashed, hollow: the compared report. The copy of the same bytes and the "
@@ -341,7 +346,7 @@ std::string sweep_html(const json& r) {
             << show(t["copy_wall_us"]) << "</td><td><small>" << show(t["gpu_method"]) << "</small></td></tr>";
         }
   o << "</table><ul>";
-  for (const auto& [k, v] : r["timing"].items()) o << "<li><b>" << esc(k) << "</b>: " << esc(v.get<std::string>()) << "</li>";
+  for (const auto& [k, v] : get(r, {"timing"}).items()) o << "<li><b>" << esc(k) << "</b>: " << show(v) << "</li>";
   o << "</ul>";
 
   // Accuracy in ulps and against the bounds.
@@ -366,7 +371,7 @@ std::string sweep_html(const json& r) {
     const json* fs = at(plain[i], {"gatecheck", "failures"});
     if (!fs || fs->empty()) continue;
     any = true;
-    o << "<h3>" << esc(i) << "</h3><p>failed comparisons: " << show(plain[i]["gatecheck"]["failed_comparisons"])
+    o << "<h3>" << esc(i) << "</h3><p>failed comparisons: " << show(get(plain[i], {"gatecheck", "failed_comparisons"}))
       << "; the first of each check:</p><ul>";
     for (const auto& f : *fs) {
       o << "<li><b>" << esc(f.value("check", "")) << "</b> (" << esc(f.value("verdict", "")) << ", seed "

@@ -295,6 +295,7 @@ json sweep_report_json(const SweepRun& run, const json& environment, const std::
   j["timing"] = sweep_timing_words();
   j["seconds"] = run.seconds;
   j["interrupted"] = run.interrupted;
+  j["complete"] = run.complete;
   json plain = json::object();
   for (const SweepImplResult& r : run.impls) {
     if (!r.unavailable.empty()) {

@@ -80,7 +80,8 @@ Status BatchRunner::run_rows(const std::vector<int64_t>& rows) {
     gather_rows(d, b_index_.get(), index_.get(), rows, sizeof(int64_t));
     gather_rows(d, b_y_.get(), y_.get(), rows, row_bytes_);
     gather_rows(d, b_grad_out_.get(), grad_out_.get(), rows, row_bytes_);
-    for (auto& o : batch_) o.fill(0x5a);
+    for (int t = 0; t < 3; ++t) batch_[t].fill(0x5a, rows.size() * row_bytes_);  // what this batch writes
+    batch_[3].fill(0x5a);
     gatecheck_problem p = c_.problem(d);
     p.rows = int64_t(rows.size());
     return run(p, b_res_.get(), b_index_.as<const int64_t>(), b_y_.get(), b_grad_out_.get(), batch_);

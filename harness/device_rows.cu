@@ -170,10 +170,11 @@ void DeviceBytes::download(void* host, size_t bytes, size_t offset) const {
   else cuda_ok(cudaMemcpy(host, at, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy (download)");
 }
 
-void DeviceBytes::fill(uint8_t byte) {
-  if (bytes_ == 0) return;
-  if (device_ == Device::cpu) std::memset(ptr_, byte, bytes_);
-  else cuda_ok(cudaMemset(ptr_, byte, bytes_), "cudaMemset");
+void DeviceBytes::fill(uint8_t byte, size_t first_bytes) {
+  const size_t n = std::min(first_bytes, bytes_);
+  if (n == 0) return;
+  if (device_ == Device::cpu) std::memset(ptr_, byte, n);
+  else cuda_ok(cudaMemset(ptr_, byte, n), "cudaMemset");
 }
 
 void copy_on_device(Device d, void* dst, const void* src, size_t bytes) {

@@ -33,7 +33,8 @@ class DeviceBytes {
   Device device() const { return device_; }
   void upload(const void* host, size_t bytes, size_t offset = 0);
   void download(void* host, size_t bytes, size_t offset = 0) const;
-  void fill(uint8_t byte);
+  void fill(uint8_t byte) { fill(byte, bytes_); }
+  void fill(uint8_t byte, size_t first_bytes);  // the first `first_bytes` only
 
  private:
   Device device_ = Device::cpu;

@@ -63,6 +63,7 @@ SweepRun run_sweep(const std::vector<Subject>& subjects, const std::vector<Sweep
     r.contract = s.contract.describe();
     res.push_back(r);
   }
+  for (const SweepImplResult& u : unavailable) res.push_back(u);
   for (size_t i = 0; i < subjects.size(); ++i) sinks.emplace_back(&res[i], opt.keep_failures);
   auto say = [&](const std::string& what) {
     if (opt.progress) opt.progress("[" + seconds_since(t0) + "] " + what);
@@ -79,10 +80,11 @@ SweepRun run_sweep(const std::vector<Subject>& subjects, const std::vector<Sweep
     }
   };
 
-  if (subjects.empty()) {  // nothing can run here: the report lists why
-    for (const SweepImplResult& u : unavailable) res.push_back(u);
-    return run;
-  }
+  if (subjects.empty()) return run;  // nothing can run here: the report lists why
+  auto checkpoint = [&] {
+    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (opt.checkpoint) opt.checkpoint(run);
+  };
 
   // all_rows and params_repeatable, segment_invariance, and on the largest
   // full batch the batch-size sweep (the prior art makes the same case for both).
@@ -108,6 +110,7 @@ SweepRun run_sweep(const std::vector<Subject>& subjects, const std::vector<Sweep
       }
     }
   }
+  checkpoint();
   // full_vs_sub_batches: the big batch with the first seeds.
   int64_t largest_sub = 1;
   for (int64_t sz : g.sub_batch_sizes) largest_sub = std::max(largest_sub, std::min(sz, g.big_batch));
@@ -127,6 +130,7 @@ SweepRun run_sweep(const std::vector<Subject>& subjects, const std::vector<Sweep
       });
     }
   }
+  checkpoint();
   // accuracy and latency: the oracle and the eager model once a size.
   for (size_t a = 0; a < g.accuracy_rows.size() && !stopped(); ++a) {
     const int64_t rows = g.accuracy_rows[a];
@@ -153,6 +157,7 @@ SweepRun run_sweep(const std::vector<Subject>& subjects, const std::vector<Sweep
       });
     }
   }
+  checkpoint();
   // The replays of the failures kept.
   if (opt.save_failure)
     for (size_t i = 0; i < subjects.size(); ++i)
@@ -165,7 +170,7 @@ SweepRun run_sweep(const std::vector<Subject>& subjects, const std::vector<Sweep
           f.replay_note = std::string("could not be saved: ") + e.what();
         }
       }
-  for (const SweepImplResult& u : unavailable) res.push_back(u);
+  run.complete = !stopped();
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return run;
 }

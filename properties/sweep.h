@@ -118,6 +118,8 @@ struct SweepImplResult {
   bool any_claimed_failure() const;
 };
 
+struct SweepRun;
+
 struct SweepOptions {
   size_t keep_failures = 8;  // per check and implementation: listed with where, and saved (0: all)
   // Called between phases and on progress: "phase impl what".
@@ -128,12 +130,16 @@ struct SweepOptions {
   std::function<bool()> stop_requested;
   // Called at the end for every kept failure (the CLI saves its replay: make_replay).
   std::function<void(const Subject&, SweepFailure*)> save_failure;
+  // Called after each phase with the results so far (the CLI writes them, so
+  // that a crash or a kill loses at most the phase in hand).
+  std::function<void(const SweepRun&)> checkpoint;
 };
 
 struct SweepRun {
   SweepGrid grid;
   std::vector<SweepImplResult> impls;
   bool interrupted = false;
+  bool complete = false;  // every phase ran (false in a checkpoint, or when stopped)
   double seconds = 0;
 };
 

@@ -14,8 +14,7 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 rc=$?
 [ $rc -eq 1 ] || { fail "exit $rc (want 1: claimed properties failed)"; tail -20 "$work/err.txt"; }
 "$gc" sweep --validate "$work/r.json" || fail "the report does not follow the seed's schema"
-python3 - "$work/r.json" "$batch" "$repeat" "$segment" >"$work/files.txt" 2>"$work/problems.txt" <<'PY' ||
-  { fail "the report's content:"; cat "$work/problems.txt"; : >"$work/files.txt"; }
+python3 - "$work/r.json" "$batch" "$repeat" "$segment" >"$work/files.txt" 2>"$work/problems.txt" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 plain = r["results"]["plain"]
@@ -51,6 +50,7 @@ for name, e, checks in (("batch", batch, ("all_rows", "full_vs_sub_batches", "ba
 if bad:
     print("\n".join("  " + x for x in bad), file=sys.stderr); sys.exit(1)
 PY
+[ $? -eq 0 ] || { fail "the report's content:"; cat "$work/problems.txt"; : >"$work/files.txt"; }
 n=0
 while read -r file impl; do
   "$gc" repro "$file" --impl "$impl" >"$work/repro.txt" 2>&1
