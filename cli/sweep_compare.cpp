@@ -135,6 +135,10 @@ json compare_reports(const json& ours, const json& theirs, const std::string& th
   c["their_kind"] = theirs.value("kind", "");
   c["their_environment"] = theirs.contains("environment") ? theirs["environment"] : json(nullptr);
   c["their_quick"] = theirs.value("quick", false);
+  if (ours.value("quick", false) != theirs.value("quick", false))
+    c["note"] = std::string("the grids differ (ours ") + (ours.value("quick", false) ? "--quick" : "full") +
+                ", theirs " + (theirs.value("quick", false) ? "--quick" : "full") +
+                "): their counts and sizes are not ours, and only the verdicts compare";
   const json* mine = at_path(ours, {"results", "plain"});
   const json* other = at_path(theirs, {"results", "plain"});
   json pairs = json::array(), unpaired = json::array();
@@ -188,6 +192,7 @@ void print_comparison(std::ostream& os, const json& cmp) {
              ? cmp["their_environment"]["gpu"].dump()
              : "null")
      << "): " << cmp.value("verdicts_differ", 0) << " verdict(s) differ, marked *\n";
+  if (cmp.contains("note")) os << "  note: " << cmp["note"].get<std::string>() << "\n";
   auto cell = [](const json& v) {
     if (v.is_null()) return std::string("-");
     if (v.is_number_float()) {

@@ -174,7 +174,8 @@ std::string sweep_html(const json& r) {
        "does not claim failed (its contract is under its name).";
   if (r.contains("compare"))
     o << " Beside ours, the compared report's value for its paired row (" << esc(r["compare"].value("against", ""))
-      << "); <span class='mark'>*</span> where a verdict differs.";
+      << "); <span class='mark'>*</span> where a verdict differs."
+      << (r["compare"].contains("note") ? " Note: " + esc(r["compare"]["note"].get<std::string>()) + "." : "");
   o << "</p><table><tr><th>check</th>";
   for (const auto& i : impls) {
     std::string their;
