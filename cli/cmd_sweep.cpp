@@ -36,7 +36,7 @@ void add_sweep_options(CLI::App* w, SweepArgs* a) {
   w->add_option("--device", a->device, "cpu or cuda (default: cuda for --impl cuda, else cpu)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   w->add_flag("--quick", a->quick,
-              "the prior art's own --quick batch sizes, accuracy and latency at rows/16, dim/16: about a minute for "
+              "the prior art's own --quick batch sizes, accuracy and latency at rows/16, dim/16: seconds for "
               "CPU implementations (the report says exactly what changed)");
   w->add_option("--json", a->json, "write the report here (required)");
   w->add_option("--html", a->html, "also write it as one self-contained page");
