@@ -199,6 +199,10 @@ void print_summary(std::ostream& os, const json& r) {
       return fmt(at(t, {"copy_event_us"}).is_number() ? at(t, {"copy_event_us"}) : at(t, {"copy_wall_us"}));
     });
   }
+  for (const auto& i : impls)
+    if (const json& err = at(plain[i], {"gatecheck", "error"}); err.is_string())
+      os << "\n" << i << ": stopped by an error on valid input (every check it did not finish fails): "
+         << err.get<std::string>() << "\n";
   for (const auto& i : impls) {
     const json& fs = at(plain[i], {"gatecheck", "failures"});
     if (!fs.is_array() || fs.empty()) continue;

@@ -98,7 +98,9 @@ json failure_json(const SweepFailure& f) {
 }
 
 // The seed's batch_invariance block, field for field.
-json seed_invariance(const InvarianceResult& v, const SweepGrid& g) {
+// ran_through: false when an error ended the implementation's sweep (then
+// batch_invariant is false: it was not shown).
+json seed_invariance(const InvarianceResult& v, const SweepGrid& g, bool ran_through) {
   json all = json::object();
   for (const auto& [n, c] : v.all_rows)
     all[std::to_string(n)] = {{"rows", c.rows}, {"fwd_differ", c.fwd_differ}, {"rowgrad_differ", c.rowgrad_differ}};
@@ -120,7 +122,7 @@ json seed_invariance(const InvarianceResult& v, const SweepGrid& g) {
             {"comparisons", v.comparisons},
             {"differ", v.sweep_differ},
             {"first_failures", first}}},
-          {"batch_invariant", v.batch_invariant()}};
+          {"batch_invariant", ran_through && v.batch_invariant()}};
 }
 
 json seed_accuracy(const std::vector<AccuracyAt>& acc, bool gpu) {
@@ -179,6 +181,10 @@ json ours(const SweepImplResult& r, const SweepGrid& g) {
   }
   verdicts["accuracy"] = acc;
   verdicts["eager_exact"] = eager;
+  // An error on valid input ends the implementation's sweep: it failed, and
+  // what it did not reach cannot pass.
+  if (!r.error.empty())
+    for (auto& [k, v] : verdicts.items()) v = "fail";
   json failures = json::array();
   for (const SweepFailure& f : r.failures) failures.push_back(failure_json(f));
   std::vector<uint64_t> sub_seeds(g.seeds.begin(), g.seeds.begin() + long(std::min(g.sub_batch_seeds, g.seeds.size())));
@@ -306,7 +312,7 @@ json sweep_report_json(const SweepRun& run, const json& environment, const std::
                       {"has_backward", true},
                       {"spec", r.spec},
                       {"device", device_name(r.device)},
-                      {"batch_invariance", seed_invariance(r.invariance, g)},
+                      {"batch_invariance", seed_invariance(r.invariance, g, r.error.empty())},
                       {"accuracy_latency", seed_accuracy(r.accuracy, r.device == Device::cuda)},
                       {"gatecheck", ours(r, g)}};
   }
