@@ -234,7 +234,7 @@ int cmd_sweep(const SweepArgs& a) {
                  "python:TARGET)");
   if (a.json.empty()) return usage("--json FILE is required: the report is written there");
   for (const auto& [opt, path] : {std::pair<const char*, std::string>{"--json", a.json}, {"--html", a.html}})
-    if (!path.empty() && !writable_path(path))
+    if (!path.empty() && !(writable_path(path) && writable_path(path + ".tmp")))  // written whole, then renamed
       return usage(std::string(opt) + " " + path + ": cannot write there (" + std::strerror(errno) + ")");
   make_dirs(a.corpus);
   if (!writable_path(a.corpus + "/x.json"))
