@@ -79,7 +79,20 @@ bool read_json(const std::string& path, json* out, std::string* why) {
   return true;
 }
 
+// An existing path that is not a regular file (/dev/stdout, a pipe): written
+// in place, never replaced by a rename.
+bool special_file(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+}
+
+// A regular file is written whole to FILE.tmp, then renamed over FILE, so
+// that a crash never leaves half a report.
 bool write_text(const std::string& path, const std::string& text) {
+  if (special_file(path)) {
+    std::ofstream f(path, std::ios::binary);
+    return bool(f << text) && bool(f.flush());
+  }
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary);
@@ -234,7 +247,7 @@ int cmd_sweep(const SweepArgs& a) {
                  "python:TARGET)");
   if (a.json.empty()) return usage("--json FILE is required: the report is written there");
   for (const auto& [opt, path] : {std::pair<const char*, std::string>{"--json", a.json}, {"--html", a.html}})
-    if (!path.empty() && !(writable_path(path) && writable_path(path + ".tmp")))  // written whole, then renamed
+    if (!path.empty() && !(writable_path(path) && (special_file(path) || writable_path(path + ".tmp"))))
       return usage(std::string(opt) + " " + path + ": cannot write there (" + std::strerror(errno) + ")");
   make_dirs(a.corpus);
   if (!writable_path(a.corpus + "/x.json"))
@@ -305,9 +318,10 @@ int cmd_sweep(const SweepArgs& a) {
     f->repro = rep.file->failure->repro;
     f->replayed = rep.fails;
   };
-  opt.checkpoint = [&](const SweepRun& so_far) {  // a crash or kill loses at most the phase in hand
-    write_text(a.json, sweep_report_json(so_far, environment, command_line(a)).dump(1) + "\n");
-  };
+  if (!special_file(a.json))  // (a stream gets the final report only)
+    opt.checkpoint = [&](const SweepRun& so_far) {  // a crash or kill loses at most the phase in hand
+      write_text(a.json, sweep_report_json(so_far, environment, command_line(a)).dump(1) + "\n");
+    };
   install_stop_handlers();
   const SweepRun run = run_sweep(subjects, unavailable, grid, opt);
   set_crash_message("");
@@ -332,15 +346,17 @@ int cmd_sweep(const SweepArgs& a) {
                  std::strerror(errno));
     return kExitUsage;
   }
-  print_summary(std::cout, report);
+  // With the report on a stream (--json /dev/stdout), the summary goes to stderr.
+  std::ostream& os = special_file(a.json) ? std::cerr : std::cout;
+  print_summary(os, report);
   if (subjects.empty()) {
-    std::cout << "\nwrote " << a.json << ": no implementation could run here (each is listed with the reason)\n";
+    os << "\nwrote " << a.json << ": no implementation could run here (each is listed with the reason)\n";
     return kExitCannotRun;
   }
-  if (report.contains("compare")) print_comparison(std::cout, report["compare"]);
+  if (report.contains("compare")) print_comparison(os, report["compare"]);
   bool claimed = false;
   for (const SweepImplResult& r : run.impls) claimed = claimed || r.any_claimed_failure();
-  std::cout << "\nwrote " << a.json << (a.html.empty() ? "" : " and " + a.html) << " in " << std::fixed
+  os << "\nwrote " << a.json << (a.html.empty() ? "" : " and " + a.html) << " in " << std::fixed
             << std::setprecision(1) << run.seconds << " s"
             << (run.interrupted ? std::string("; ") + stop_words() + ": the report is partial" : "") << "; "
             << (claimed ? "a claimed property failed" : "no claimed property failed") << "\n";
