@@ -49,6 +49,19 @@ const json* at(const json& j, std::initializer_list<std::string> path) {
   return p;
 }
 
+// An object's keys, numbers (rows) in numeric order: JSON objects keep theirs sorted as text.
+std::vector<std::string> keys(const json* obj) {
+  std::vector<std::string> k;
+  if (!obj || !obj->is_object()) return k;
+  for (const auto& [name, _] : obj->items()) k.push_back(name);
+  std::stable_sort(k.begin(), k.end(), [](const std::string& a, const std::string& b) {
+    const bool na = !a.empty() && a.find_first_not_of("0123456789") == std::string::npos;
+    const bool nb = !b.empty() && b.find_first_not_of("0123456789") == std::string::npos;
+    return na && nb ? std::stoll(a) < std::stoll(b) : na && !nb;
+  });
+  return k;
+}
+
 const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
 
 struct Series {
@@ -231,50 +244,48 @@ std::string sweep_html(const json& r) {
   o << "<h2>The prior art's fields</h2><table><tr><th>field</th>";
   for (const auto& i : impls) o << "<th>" << esc(i) << "</th>";
   o << "</tr>";
+  // Ours for every implementation; the compared report's beside ours where paired.
   std::vector<std::string> fields;
   std::map<std::string, std::map<std::string, std::string>> cells;
   for (const auto& i : impls) {
+    const json& e = plain[i];
+    auto put = [&](const std::string& name, const json* v) {
+      if (!v) return;
+      if (std::find(fields.begin(), fields.end(), name) == fields.end()) fields.push_back(name);
+      cells[name][i] = show(*v);
+    };
+    const json* all = at(e, {"batch_invariance", "all_rows"});
+    for (const auto& n : keys(all))
+      for (const char* k : {"rows", "fwd_differ", "rowgrad_differ"})
+        put("batch_invariance.all_rows." + n + "." + k, at(*all, {n, k}));
+    put("batch_invariance.params_repeatable", at(e, {"batch_invariance", "params_repeatable"}));
+    for (const char* k : {"sub_batches", "fwd_differ", "rowgrad_differ"})
+      put(std::string("batch_invariance.full_vs_sub_batches.") + k, at(e, {"batch_invariance", "full_vs_sub_batches", k}));
+    for (const char* k : {"comparisons", "differ"})
+      put(std::string("batch_invariance.batch_size_sweep.") + k, at(e, {"batch_invariance", "batch_size_sweep", k}));
+    put("batch_invariance.batch_invariant", at(e, {"batch_invariance", "batch_invariant"}));
+    const json* acc = at(e, {"accuracy_latency"});
+    for (const auto& n : keys(acc)) {
+      const json& a = acc->at(n);
+      put("accuracy_latency." + n + ".fwd_rel_err", at(a, {"fwd_rel_err"}));
+      for (const char* k : {"res", "y", "gate"}) put("accuracy_latency." + n + ".grad_rel_err." + k, at(a, {"grad_rel_err", k}));
+      put("accuracy_latency." + n + ".fwd_us", at(a, {"fwd_us"}));
+      put("accuracy_latency." + n + ".fwd_bwd_us", at(a, {"fwd_bwd_us"}));
+    }
     std::string their;
-    const json* p = theirs_for(r, i, &their);
-    if (p)
+    if (const json* p = theirs_for(r, i, &their))
       for (const auto& f : (*p)["fields"]) {
         const std::string name = f.value("field", "");
         if (f.value("kind", "") == "verdict" && name.find(' ') != std::string::npos) continue;  // derived
         if (std::find(fields.begin(), fields.end(), name) == fields.end()) fields.push_back(name);
-        std::string c = show(f["ours"]) + " <small>/ " + show(f["theirs"]) + "</small>";
+        std::string& c = cells[name][i];
+        if (c.empty()) c = "&ndash;";
+        c += " <small>/ " + show(f["theirs"]) + "</small>";
         if (f.value("differs", false)) c += " <span class='mark'>*</span>";
-        cells[name][i] = c;
       }
   }
-  if (fields.empty()) {  // no comparison: our own values
-    for (const auto& i : impls) {
-      const json& e = plain[i];
-      auto put = [&](const std::string& name, const json* v) {
-        if (!v) return;
-        if (std::find(fields.begin(), fields.end(), name) == fields.end()) fields.push_back(name);
-        cells[name][i] = show(*v);
-      };
-      if (const json* all = at(e, {"batch_invariance", "all_rows"}))
-        for (const auto& [n, b] : all->items())
-          for (const char* k : {"rows", "fwd_differ", "rowgrad_differ"}) put("all_rows." + n + "." + k, &b[k]);
-      put("params_repeatable", at(e, {"batch_invariance", "params_repeatable"}));
-      for (const char* k : {"sub_batches", "fwd_differ", "rowgrad_differ"})
-        put(std::string("full_vs_sub_batches.") + k, at(e, {"batch_invariance", "full_vs_sub_batches", k}));
-      for (const char* k : {"comparisons", "differ"})
-        put(std::string("batch_size_sweep.") + k, at(e, {"batch_invariance", "batch_size_sweep", k}));
-      put("batch_invariant", at(e, {"batch_invariance", "batch_invariant"}));
-      if (const json* acc = at(e, {"accuracy_latency"}))
-        for (const auto& [n, a] : acc->items()) {
-          put("accuracy_latency." + n + ".fwd_rel_err", &a["fwd_rel_err"]);
-          for (const char* k : {"res", "y", "gate"})
-            put("accuracy_latency." + n + ".grad_rel_err." + k, &a["grad_rel_err"][k]);
-          put("accuracy_latency." + n + ".fwd_us", &a["fwd_us"]);
-          put("accuracy_latency." + n + ".fwd_bwd_us", &a["fwd_bwd_us"]);
-        }
-    }
-  } else {
-    o << "<tr><td colspan='" << impls.size() + 1 << "'><small>ours / the compared report's</small></td></tr>";
-  }
+  if (r.contains("compare"))
+    o << "<tr><td colspan='" << impls.size() + 1 << "'><small>ours / the compared report's, where paired</small></td></tr>";
   for (const auto& f : fields) {
     o << "<tr><th><small>" << esc(f) << "</small></th>";
     for (const auto& i : impls) o << "<td>" << (cells[f].count(i) ? cells[f][i] : "&ndash;") << "</td>";
@@ -291,15 +302,14 @@ std::string sweep_html(const json& r) {
       const json& e = plain[i];
       if (e.contains("unavailable")) continue;
       Series mine{i, kColors[c++ % 8], {}, false, false};
-      if (const json* acc = at(e, {"accuracy_latency"}))
-        for (const auto& [n, _] : acc->items()) mine.points.push_back({std::stod(n), ours_at(e, n)});
+      for (const auto& n : keys(at(e, {"accuracy_latency"}))) mine.points.push_back({std::stod(n), ours_at(e, n)});
       s.push_back(mine);
       std::string their;
       if (theirs_at && theirs_for(r, i, &their)) {
         const json* t = at(r, {"compare", "theirs_raw", their});
         if (t && t->contains("accuracy_latency")) {
           Series other{their + " (compared)", mine.color, {}, true, true};
-          for (const auto& [n, _] : (*t)["accuracy_latency"].items()) other.points.push_back({std::stod(n), theirs_at(*t, n)});
+          for (const auto& n : keys(at(*t, {"accuracy_latency"}))) other.points.push_back({std::stod(n), theirs_at(*t, n)});
           s.push_back(other);
         }
       }
@@ -337,10 +347,9 @@ std::string sweep_html(const json& r) {
   o << "<h2>Timings beside a copy of the same bytes</h2><table><tr><th>implementation</th><th>rows</th><th>call</th>"
        "<th>event_us</th><th>gpu_us</th><th>wall_us</th><th>copy event / gpu / wall us</th><th>GPU-only method</th></tr>";
   for (const auto& i : impls)
-    if (const json* lat = at(plain[i], {"gatecheck", "latency"}))
-      for (const auto& [n, l] : lat->items())
+    for (const auto& n : keys(at(plain[i], {"gatecheck", "latency"})))
         for (const char* call : {"fwd", "fwd_bwd"}) {
-          const json& t = l[call];
+          const json& t = plain[i]["gatecheck"]["latency"][n][call];
           o << "<tr><td>" << esc(i) << "</td><td>" << esc(n) << "</td><td>" << call << "</td><td>"
             << show(t["event_us"]) << "</td><td>" << show(t["gpu_us"]) << "</td><td>" << show(t["wall_us"])
             << "</td><td>" << show(t["copy_event_us"]) << " / " << show(t["copy_gpu_us"]) << " / "
@@ -355,9 +364,8 @@ std::string sweep_html(const json& r) {
        "<th>verdict</th><th>outside bound</th><th>max |err|/bound</th><th>max ulps</th><th>rel err</th>"
        "<th>differs from eager</th></tr>";
   for (const auto& i : impls)
-    if (const json* acc = at(plain[i], {"gatecheck", "accuracy"}))
-      for (const auto& [n, a] : acc->items())
-        for (const auto& [out, x] : a["outputs"].items())
+    for (const auto& n : keys(at(plain[i], {"gatecheck", "accuracy"})))
+        for (const auto& [out, x] : plain[i]["gatecheck"]["accuracy"][n]["outputs"].items())
           o << "<tr><td>" << esc(i) << "</td><td>" << esc(n) << "</td><td>" << esc(out) << "</td>"
             << verdict_cell(x.value("verdict", "?"), "") << "<td>" << show(x["outside_bound"]) << " of "
             << show(x["elements"]) << "</td><td>" << show(x["max_err_over_bound"]) << "</td><td>"
