@@ -70,6 +70,7 @@ struct SweepArgs {
   std::vector<std::string> validate;  // reports to check against the seed's schema and counts; runs nothing
   bool skip_unavailable = false;
   long long keep_failures = 8; // per check and implementation (0: all)
+  double timeout = 600;        // seconds without progress before the sweep counts as hung
 };
 void add_sweep_options(CLI::App* app, SweepArgs* a);
 int cmd_sweep(const SweepArgs& a);

@@ -52,6 +52,11 @@ void add_sweep_options(CLI::App* w, SweepArgs* a) {
   w->add_flag("--skip-unavailable", a->skip_unavailable,
               "list an implementation that cannot run here (no GPU, a plugin that will not load) as unavailable "
               "and sweep the others, instead of exiting 3");
+  w->add_option("--timeout", a->timeout,
+                "seconds without progress (a phase of one implementation) before the sweep counts as hung: it then "
+                "ends (exit 3) with the phase named and the report of the phases before")
+      ->capture_default_str()
+      ->check(finite_seconds(true));
   w->add_option("--validate", a->validate,
                 "check reports against the seed report's schema and their grid's counts and run nothing (exit 0: "
                 "each conforms; 1: one does not, with every problem named)");
@@ -303,7 +308,9 @@ int cmd_sweep(const SweepArgs& a) {
   opt.progress = [](const std::string& what) {
     std::cerr << "  " << what << std::endl;
     set_crash_message("  while gatecheck sweep ran: " + what + "\n");
+    watchdog_kick();
   };
+  watchdog_arm(a.timeout);
   opt.time_calls = time_sweep_calls;
   opt.stop_requested = stop_requested;
   opt.save_failure = [&](const Subject& s, SweepFailure* f) {

@@ -35,7 +35,7 @@ impls=${SWEEP_IMPLS:-cuda torch-eager python:gatecheck.peers:gatecheck_op python
 args=()
 for i in $impls; do args+=(--impl "$i"); done
 start=$(date +%s)
-timeout -s TERM "${SWEEP_SECONDS:-330}" "$gc" sweep "${args[@]}" --device cuda --skip-unavailable \
+timeout -k 30 -s TERM "${SWEEP_SECONDS:-330}" "$gc" sweep "${args[@]}" --device cuda --skip-unavailable \
   --json "$out/h200-sweep.json" --html "$out/h200-sweep.html" --corpus "$out/corpus" \
   --compare bench/reference/h3_prior_art_b200.json >"$out/sweep.log" 2>&1
 rc=$?
