@@ -80,5 +80,11 @@ std::vector<std::string> split_list(const std::string& s);
 bool parse_device(const std::string& s, int* device);  // "cpu"/"cuda" -> 0/1
 // Can `file` be written: it exists and is writable, or its folder is (errno says why not).
 bool writable_path(const std::string& file);
+// mkdir -p.
+void make_dirs(const std::string& path);
+// An implementation's name as part of a file name: its last 40 characters,
+// and where it is longer a hash of the whole, so that two plugins of the same
+// name in different folders do not share files.
+std::string file_safe(const std::string& s);
 
 }  // namespace gatecheck

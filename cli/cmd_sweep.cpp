@@ -14,10 +14,10 @@
 
 #include "../bench/sweep_timing.h"
 #include "../case/case_json.h"
-#include "../case/fnv1a.h"
 #include "cli.h"
 #include "crash_guard.h"
 #include "implementations_from_args.h"
+#include "json_path.h"
 #include "report.h"
 #include "stop_signal.h"
 #include "sweep_compare.h"
@@ -38,7 +38,9 @@ void add_sweep_options(CLI::App* w, SweepArgs* a) {
   w->add_flag("--quick", a->quick,
               "the prior art's own --quick batch sizes, accuracy and latency at rows/16, dim/16: seconds for "
               "CPU implementations (the report says exactly what changed)");
-  w->add_option("--json", a->json, "write the report here (required)");
+  w->add_option("--json", a->json,
+                "write the report here (required); '-' (or /dev/stdout): the report alone on stdout, the summary "
+                "on stderr");
   w->add_option("--html", a->html, "also write it as one self-contained page");
   w->add_option("--compare", a->compare,
                 "another report (the seed's, bench/reference/h3_prior_art_b200.json, or an earlier sweep) to put "
@@ -106,27 +108,6 @@ bool write_text(const std::string& path, const std::string& text) {
   return std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
-void make_dirs(const std::string& path) {
-  std::string cur;
-  std::stringstream ss(path);
-  if (!path.empty() && path[0] == '/') cur = "/";
-  for (std::string part; std::getline(ss, part, '/');) {
-    if (part.empty()) continue;
-    cur += part + "/";
-    mkdir(cur.c_str(), 0755);
-  }
-}
-
-// An implementation's name in a file name: short, and a hash where it is long.
-std::string file_part(const std::string& s) {
-  std::string o;
-  for (char ch : s) o += (isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_') ? ch : '_';
-  if (o.size() <= 40) return o;
-  char hex[9];
-  std::snprintf(hex, sizeof hex, "%08x", unsigned(fnv1a(s) & 0xffffffffu));
-  return o.substr(o.size() - 40) + "_" + hex;
-}
-
 int validate(const std::string& path) {
   json r;
   std::string why;
@@ -156,20 +137,9 @@ std::string command_line(const SweepArgs& a) {
   return c;
 }
 
-// j at a path of keys, or null where any is missing (a partial report).
-const json& at(const json& j, std::initializer_list<std::string> path) {
-  static const json none;
-  const json* p = &j;
-  for (const auto& k : path) {
-    if (!p->is_object() || !p->contains(k)) return none;
-    p = &p->at(k);
-  }
-  return *p;
-}
-
 // The verdicts, implementations as columns, and the seed's numbers.
 void print_summary(std::ostream& os, const json& r) {
-  const json& plain = at(r, {"results", "plain"});
+  const json& plain = value_at(r, {"results", "plain"});
   std::vector<std::string> impls;
   size_t w = 14;
   for (const auto& [k, v] : plain.items()) {
@@ -187,9 +157,9 @@ void print_summary(std::ostream& os, const json& r) {
   for (const char* v : {"batch_invariant", "all_rows", "params_repeatable", "full_vs_sub_batches", "batch_size_sweep",
                         "segment_invariance", "accuracy", "eager_exact"})
     row(v, [&](const json& e) {
-      const json& word = at(e, {"gatecheck", "verdicts", v});
+      const json& word = value_at(e, {"gatecheck", "verdicts", v});
       std::string s = word.is_string() ? word.get<std::string>() : "?";
-      const json& n = at(e, {"gatecheck", "failed_comparisons", v});
+      const json& n = value_at(e, {"gatecheck", "failed_comparisons", v});
       if (n.is_number()) s += " (" + std::to_string(n.get<int64_t>()) + ")";
       return s;
     });
@@ -199,30 +169,30 @@ void print_summary(std::ostream& os, const json& r) {
     s << std::setprecision(4) << v.get<double>();
     return s.str();
   };
-  for (int64_t rows : at(r, {"grid", "accuracy_rows"}).get<std::vector<int64_t>>()) {
+  for (int64_t rows : value_at(r, {"grid", "accuracy_rows"}).get<std::vector<int64_t>>()) {
     const std::string n = std::to_string(rows);
-    row(n + " fwd_rel_err", [&](const json& e) { return fmt(at(e, {"accuracy_latency", n, "fwd_rel_err"})); });
+    row(n + " fwd_rel_err", [&](const json& e) { return fmt(value_at(e, {"accuracy_latency", n, "fwd_rel_err"})); });
     row(n + " grad_rel_err.gate",
-        [&](const json& e) { return fmt(at(e, {"accuracy_latency", n, "grad_rel_err", "gate"})); });
+        [&](const json& e) { return fmt(value_at(e, {"accuracy_latency", n, "grad_rel_err", "gate"})); });
     row(n + " grad_gate max ulps", [&](const json& e) {
-      return fmt(at(e, {"gatecheck", "accuracy", n, "outputs", "grad_gate", "max_ulps"}));
+      return fmt(value_at(e, {"gatecheck", "accuracy", n, "outputs", "grad_gate", "max_ulps"}));
     });
-    row(n + " fwd_us", [&](const json& e) { return fmt(at(e, {"accuracy_latency", n, "fwd_us"})); });
-    row(n + " fwd_bwd_us", [&](const json& e) { return fmt(at(e, {"accuracy_latency", n, "fwd_bwd_us"})); });
-    row(n + " fwd_bwd gpu_us", [&](const json& e) { return fmt(at(e, {"gatecheck", "latency", n, "fwd_bwd", "gpu_us"})); });
+    row(n + " fwd_us", [&](const json& e) { return fmt(value_at(e, {"accuracy_latency", n, "fwd_us"})); });
+    row(n + " fwd_bwd_us", [&](const json& e) { return fmt(value_at(e, {"accuracy_latency", n, "fwd_bwd_us"})); });
+    row(n + " fwd_bwd gpu_us", [&](const json& e) { return fmt(value_at(e, {"gatecheck", "latency", n, "fwd_bwd", "gpu_us"})); });
     row(n + " fwd_bwd wall_us",
-        [&](const json& e) { return fmt(at(e, {"gatecheck", "latency", n, "fwd_bwd", "wall_us"})); });
+        [&](const json& e) { return fmt(value_at(e, {"gatecheck", "latency", n, "fwd_bwd", "wall_us"})); });
     row(n + " fwd_bwd copy us", [&](const json& e) {  // a copy of the same bytes, timed as fwd_bwd_us
-      const json& t = at(e, {"gatecheck", "latency", n, "fwd_bwd"});
-      return fmt(at(t, {"copy_event_us"}).is_number() ? at(t, {"copy_event_us"}) : at(t, {"copy_wall_us"}));
+      const json& t = value_at(e, {"gatecheck", "latency", n, "fwd_bwd"});
+      return fmt(value_at(t, {"copy_event_us"}).is_number() ? value_at(t, {"copy_event_us"}) : value_at(t, {"copy_wall_us"}));
     });
   }
   for (const auto& i : impls)
-    if (const json& err = at(plain[i], {"gatecheck", "error"}); err.is_string())
+    if (const json& err = value_at(plain[i], {"gatecheck", "error"}); err.is_string())
       os << "\n" << i << ": stopped by an error on valid input (every check it did not finish fails): "
          << err.get<std::string>() << "\n";
   for (const auto& i : impls) {
-    const json& fs = at(plain[i], {"gatecheck", "failures"});
+    const json& fs = value_at(plain[i], {"gatecheck", "failures"});
     if (!fs.is_array() || fs.empty()) continue;
     // The first failure of each check here; every kept one is in the report and the page.
     os << "\n" << i << ": failed comparisons, the first of each check (all saved ones: the report)\n";
@@ -230,7 +200,7 @@ void print_summary(std::ostream& os, const json& r) {
     for (const auto& f : fs) {
       const std::string check = f.value("check", "");
       if (!shown.insert(check).second) continue;
-      const json& n = at(plain[i], {"gatecheck", "failed_comparisons", check});
+      const json& n = value_at(plain[i], {"gatecheck", "failed_comparisons", check});
       os << "  " << check << " [" << f.value("verdict", "") << "], " << (n.is_number() ? n.get<int64_t>() : 0)
          << " failed: " << f.value("detail", "") << "\n";
       if (f["repro"].is_string()) os << "    repro: " << f["repro"].get<std::string>() << "\n";
@@ -241,7 +211,9 @@ void print_summary(std::ostream& os, const json& r) {
 
 }  // namespace
 
-int cmd_sweep(const SweepArgs& a) {
+int cmd_sweep(const SweepArgs& args) {
+  SweepArgs a = args;
+  if (a.json == "-") a.json = "/dev/stdout";  // as check's --json -
   if (!a.validate.empty()) {
     int rc = kExitOk;
     for (const auto& path : a.validate) rc = std::max(rc, validate(path));  // every file, the worst outcome
@@ -318,7 +290,7 @@ int cmd_sweep(const SweepArgs& a) {
     f->replay_note = rep.note;
     if (!rep.file) return;
     const std::string path =
-        a.corpus + "/sweep-" + file_part(s.name) + "-" + f->check + "-" + case_digest(rep.file->c) + ".json";
+        a.corpus + "/sweep-" + file_safe(s.name) + "-" + f->check + "-" + case_digest(rep.file->c) + ".json";
     rep.file->failure->repro = repro_command(path, s.name, s.device);
     write_case_file(path, *rep.file);
     f->case_file = path;

@@ -1,5 +1,7 @@
 #include "sweep_compare.h"
 
+#include "json_path.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <set>
@@ -22,30 +24,9 @@ std::string seed_row_for(const std::string& spec) {
   return "";
 }
 
-const json* at_path(const json& j, const std::vector<std::string>& path) {
-  const json* p = &j;
-  for (const auto& k : path) {
-    if (!p->is_object() || !p->contains(k)) return nullptr;
-    p = &p->at(k);
-  }
-  return p;
-}
-
-// The keys of the object at `path` on either side, in numeric order where
-// they are numbers (rows), so that neither side's sizes are left out.
+// The keys of the object at `path` on either side, so that neither side's sizes are left out.
 std::vector<std::string> keys_of(const json& a, const json& b, const std::vector<std::string>& path) {
-  std::vector<std::string> keys;
-  for (const json* side : {at_path(a, path), at_path(b, path)})
-    if (side && side->is_object())
-      for (const auto& [k, _] : side->items())
-        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
-  std::stable_sort(keys.begin(), keys.end(), [](const std::string& x, const std::string& y) {
-    const bool nx = !x.empty() && x.find_first_not_of("0123456789") == std::string::npos;
-    const bool ny = !y.empty() && y.find_first_not_of("0123456789") == std::string::npos;
-    if (nx && ny) return std::stoll(x) < std::stoll(y);
-    return nx && !ny;
-  });
-  return keys;
+  return keys_in_order({json_at(a, path), json_at(b, path)});
 }
 
 struct Fields {
@@ -88,7 +69,7 @@ struct Fields {
 
 json compare_pair(const json& a, const json& b) {
   Fields f;
-  auto both = [&](const std::vector<std::string>& p) { return std::make_pair(at_path(a, p), at_path(b, p)); };
+  auto both = [&](const std::vector<std::string>& p) { return std::make_pair(json_at(a, p), json_at(b, p)); };
   for (const std::string& n : keys_of(a, b, {"batch_invariance", "all_rows"}))
       for (const char* k : {"fwd_differ", "rowgrad_differ"}) {
         const auto [x, y] = both({"batch_invariance", "all_rows", n, k});
@@ -139,8 +120,8 @@ json compare_reports(const json& ours, const json& theirs, const std::string& th
     c["note"] = std::string("the grids differ (ours ") + (ours.value("quick", false) ? "--quick" : "full") +
                 ", theirs " + (theirs.value("quick", false) ? "--quick" : "full") +
                 "): their counts and sizes are not ours, and only the verdicts compare";
-  const json* mine = at_path(ours, {"results", "plain"});
-  const json* other = at_path(theirs, {"results", "plain"});
+  const json* mine = json_at(ours, {"results", "plain"});
+  const json* other = json_at(theirs, {"results", "plain"});
   json pairs = json::array(), unpaired = json::array();
   std::set<std::string> used;
   int differ = 0;

@@ -1,5 +1,7 @@
 #include "sweep_html.h"
 
+#include "json_path.h"
+
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
@@ -40,27 +42,7 @@ std::string show(const json& v) {
   return esc(v.dump());
 }
 
-const json* at(const json& j, std::initializer_list<std::string> path) {
-  const json* p = &j;
-  for (const auto& k : path) {
-    if (!p->is_object() || !p->contains(k)) return nullptr;
-    p = &p->at(k);
-  }
-  return p;
-}
-
-// An object's keys, numbers (rows) in numeric order: JSON objects keep theirs sorted as text.
-std::vector<std::string> keys(const json* obj) {
-  std::vector<std::string> k;
-  if (!obj || !obj->is_object()) return k;
-  for (const auto& [name, _] : obj->items()) k.push_back(name);
-  std::stable_sort(k.begin(), k.end(), [](const std::string& a, const std::string& b) {
-    const bool na = !a.empty() && a.find_first_not_of("0123456789") == std::string::npos;
-    const bool nb = !b.empty() && b.find_first_not_of("0123456789") == std::string::npos;
-    return na && nb ? std::stoll(a) < std::stoll(b) : na && !nb;
-  });
-  return k;
-}
+std::vector<std::string> keys(const json* obj) { return keys_in_order({obj}); }
 
 const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
 
@@ -129,7 +111,7 @@ std::string chart(const std::string& title, const std::string& ylabel, const std
 
 // The compared report's entry paired with ours, if any.
 const json* theirs_for(const json& report, const std::string& label, std::string* their_name) {
-  const json* cmp = at(report, {"compare", "pairs"});
+  const json* cmp = json_at(report, {"compare", "pairs"});
   if (!cmp) return nullptr;
   for (const auto& p : *cmp)
     if (p.value("ours", "") == label) {
@@ -148,15 +130,10 @@ std::string verdict_cell(const std::string& word, const std::string& detail) {
 
 std::string sweep_html(const json& r) {
   std::ostringstream o;
-  static const json none = json::object();
-  auto get = [](const json& j, std::initializer_list<std::string> path) -> const json& {
-    const json* p = at(j, path);
-    return p ? *p : none;
-  };
-  const json& plain = get(r, {"results", "plain"});
+  const json& plain = value_at(r, {"results", "plain"});
   std::vector<std::string> impls;
   for (const auto& [k, v] : plain.items()) impls.push_back(k);
-  const json& env = get(r, {"environment"});
+  const json& env = value_at(r, {"environment"});
   o << "<!doctype html><html><head><meta charset='utf-8'><title>gatecheck sweep: gate_residual</title><style>"
        "body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}"
        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;"
@@ -165,16 +142,16 @@ std::string sweep_html(const json& r) {
        ".mark{color:#c00;font-weight:bold}figure{display:inline-block;margin:0 1em 1em 0}"
        "figcaption{font-weight:600;margin-bottom:4px}.meta{color:#444}</style></head><body>";
   o << "<h1>gatecheck sweep: gate_residual</h1>";
-  o << "<p class='meta'>GPU " << show(env.value("gpu", json(nullptr))) << ", driver "
-    << show(env.value("driver", json(nullptr))) << ", CUDA " << show(env.value("cuda", json(nullptr))) << ", LibTorch "
-    << show(env.value("torch", json(nullptr))) << ", CPU " << show(env.value("cpu", json(nullptr))) << "<br>commit "
+  o << "<p class='meta'>GPU " << show(value_at(env, {"gpu"})) << ", driver "
+    << show(value_at(env, {"driver"})) << ", CUDA " << show(value_at(env, {"cuda"})) << ", LibTorch "
+    << show(value_at(env, {"torch"})) << ", CPU " << show(value_at(env, {"cpu"})) << "<br>commit "
     << show(r.value("commit", json(nullptr))) << (r.value("tracked_tree_dirty", false) ? " (tracked files changed)" : "")
     << ", gatecheck " << show(r.value("gatecheck_version", json(nullptr))) << ", " << num(r.value("seconds", 0.0), 3)
     << " s" << (r.value("interrupted", false) ? ", <b>interrupted</b>" : "") << "<br><code>"
     << esc(r.value("command", "")) << "</code></p>";
   if (r.value("quick", false))
     o << "<p><b>--quick</b>: " << esc(r.value("quick_scaling", "")) << "</p>";
-  const json& g = get(r, {"grid"});
+  const json& g = value_at(r, {"grid"});
   auto gv = [&](const char* k) { return g.contains(k) ? show(g.at(k)) : std::string("&ndash;"); };
   o << "<p>Grid: " << gv("dtype") << ", dim " << gv("dim") << ", " << gv("gates") << " gates, seeds " << gv("seeds")
     << ", full batches " << gv("full_batches") << ", a " << gv("big_batch") << "-row batch against sub-batches of "
@@ -218,10 +195,10 @@ std::string sweep_html(const json& r) {
         o << "<td><small>unavailable: " << esc(e["unavailable"].get<std::string>()) << "</small></td>";
         continue;
       }
-      const json* w = at(e, {"gatecheck", "verdicts", row.check});
+      const json* w = json_at(e, {"gatecheck", "verdicts", row.check});
       const std::string word = w ? w->get<std::string>() : "?";
       std::string detail;
-      const json* n = at(e, {"gatecheck", "failed_comparisons", row.check});
+      const json* n = json_at(e, {"gatecheck", "failed_comparisons", row.check});
       if (n) detail = std::to_string(n->get<int64_t>()) + " failed";
       if (row.seed_field) {
         std::string their;
@@ -237,7 +214,7 @@ std::string sweep_html(const json& r) {
   }
   o << "</table>";
   for (const auto& i : impls)
-    if (const json* err = at(plain[i], {"gatecheck", "error"}))
+    if (const json* err = json_at(plain[i], {"gatecheck", "error"}))
       o << "<p><b>" << esc(i) << "</b> stopped: " << esc(err->get<std::string>()) << "</p>";
 
   // The seed's fields, ours beside theirs.
@@ -254,23 +231,23 @@ std::string sweep_html(const json& r) {
       if (std::find(fields.begin(), fields.end(), name) == fields.end()) fields.push_back(name);
       cells[name][i] = show(*v);
     };
-    const json* all = at(e, {"batch_invariance", "all_rows"});
+    const json* all = json_at(e, {"batch_invariance", "all_rows"});
     for (const auto& n : keys(all))
       for (const char* k : {"rows", "fwd_differ", "rowgrad_differ"})
-        put("batch_invariance.all_rows." + n + "." + k, at(*all, {n, k}));
-    put("batch_invariance.params_repeatable", at(e, {"batch_invariance", "params_repeatable"}));
+        put("batch_invariance.all_rows." + n + "." + k, json_at(*all, {n, k}));
+    put("batch_invariance.params_repeatable", json_at(e, {"batch_invariance", "params_repeatable"}));
     for (const char* k : {"sub_batches", "fwd_differ", "rowgrad_differ"})
-      put(std::string("batch_invariance.full_vs_sub_batches.") + k, at(e, {"batch_invariance", "full_vs_sub_batches", k}));
+      put(std::string("batch_invariance.full_vs_sub_batches.") + k, json_at(e, {"batch_invariance", "full_vs_sub_batches", k}));
     for (const char* k : {"comparisons", "differ"})
-      put(std::string("batch_invariance.batch_size_sweep.") + k, at(e, {"batch_invariance", "batch_size_sweep", k}));
-    put("batch_invariance.batch_invariant", at(e, {"batch_invariance", "batch_invariant"}));
-    const json* acc = at(e, {"accuracy_latency"});
+      put(std::string("batch_invariance.batch_size_sweep.") + k, json_at(e, {"batch_invariance", "batch_size_sweep", k}));
+    put("batch_invariance.batch_invariant", json_at(e, {"batch_invariance", "batch_invariant"}));
+    const json* acc = json_at(e, {"accuracy_latency"});
     for (const auto& n : keys(acc)) {
       const json& a = acc->at(n);
-      put("accuracy_latency." + n + ".fwd_rel_err", at(a, {"fwd_rel_err"}));
-      for (const char* k : {"res", "y", "gate"}) put("accuracy_latency." + n + ".grad_rel_err." + k, at(a, {"grad_rel_err", k}));
-      put("accuracy_latency." + n + ".fwd_us", at(a, {"fwd_us"}));
-      put("accuracy_latency." + n + ".fwd_bwd_us", at(a, {"fwd_bwd_us"}));
+      put("accuracy_latency." + n + ".fwd_rel_err", json_at(a, {"fwd_rel_err"}));
+      for (const char* k : {"res", "y", "gate"}) put("accuracy_latency." + n + ".grad_rel_err." + k, json_at(a, {"grad_rel_err", k}));
+      put("accuracy_latency." + n + ".fwd_us", json_at(a, {"fwd_us"}));
+      put("accuracy_latency." + n + ".fwd_bwd_us", json_at(a, {"fwd_bwd_us"}));
     }
     std::string their;
     if (const json* p = theirs_for(r, i, &their))
@@ -302,14 +279,14 @@ std::string sweep_html(const json& r) {
       const json& e = plain[i];
       if (e.contains("unavailable")) continue;
       Series mine{i, kColors[c++ % 8], {}, false, false};
-      for (const auto& n : keys(at(e, {"accuracy_latency"}))) mine.points.push_back({std::stod(n), ours_at(e, n)});
+      for (const auto& n : keys(json_at(e, {"accuracy_latency"}))) mine.points.push_back({std::stod(n), ours_at(e, n)});
       s.push_back(mine);
       std::string their;
       if (theirs_at && theirs_for(r, i, &their)) {
-        const json* t = at(r, {"compare", "theirs_raw", their});
+        const json* t = json_at(r, {"compare", "theirs_raw", their});
         if (t && t->contains("accuracy_latency")) {
           Series other{their + " (compared)", mine.color, {}, true, true};
-          for (const auto& n : keys(at(*t, {"accuracy_latency"}))) other.points.push_back({std::stod(n), theirs_at(*t, n)});
+          for (const auto& n : keys(json_at(*t, {"accuracy_latency"}))) other.points.push_back({std::stod(n), theirs_at(*t, n)});
           s.push_back(other);
         }
       }
@@ -318,18 +295,18 @@ std::string sweep_html(const json& r) {
   };
   auto seed_num = [](const char* field) {
     return [field](const json& e, const std::string& n) {
-      const json* v = at(e, {"accuracy_latency", n, field});
+      const json* v = json_at(e, {"accuracy_latency", n, field});
       return v && v->is_number() ? v->get<double>() : -1.0;
     };
   };
   auto ours_timing = [](const char* call, const char* fig) {
     return [call, fig](const json& e, const std::string& n) {
-      const json* v = at(e, {"gatecheck", "latency", n, call, fig});
+      const json* v = json_at(e, {"gatecheck", "latency", n, call, fig});
       return v && v->is_number() ? v->get<double>() : -1.0;
     };
   };
   auto gate_err = [](const json& e, const std::string& n) {
-    const json* v = at(e, {"accuracy_latency", n, "grad_rel_err", "gate"});
+    const json* v = json_at(e, {"accuracy_latency", n, "grad_rel_err", "gate"});
     return v && v->is_number() ? v->get<double>() : -1.0;
   };
   o << "<h2>Latency and error against rows</h2><p>Latency: the prior art's method (CUDA events around each call; "
@@ -347,7 +324,7 @@ std::string sweep_html(const json& r) {
   o << "<h2>Timings beside a copy of the same bytes</h2><table><tr><th>implementation</th><th>rows</th><th>call</th>"
        "<th>event_us</th><th>gpu_us</th><th>wall_us</th><th>copy event / gpu / wall us</th><th>GPU-only method</th></tr>";
   for (const auto& i : impls)
-    for (const auto& n : keys(at(plain[i], {"gatecheck", "latency"})))
+    for (const auto& n : keys(json_at(plain[i], {"gatecheck", "latency"})))
         for (const char* call : {"fwd", "fwd_bwd"}) {
           const json& t = plain[i]["gatecheck"]["latency"][n][call];
           o << "<tr><td>" << esc(i) << "</td><td>" << esc(n) << "</td><td>" << call << "</td><td>"
@@ -356,7 +333,7 @@ std::string sweep_html(const json& r) {
             << show(t["copy_wall_us"]) << "</td><td><small>" << show(t["gpu_method"]) << "</small></td></tr>";
         }
   o << "</table><ul>";
-  for (const auto& [k, v] : get(r, {"timing"}).items()) o << "<li><b>" << esc(k) << "</b>: " << show(v) << "</li>";
+  for (const auto& [k, v] : value_at(r, {"timing"}).items()) o << "<li><b>" << esc(k) << "</b>: " << show(v) << "</li>";
   o << "</ul>";
 
   // Accuracy in ulps and against the bounds.
@@ -364,7 +341,7 @@ std::string sweep_html(const json& r) {
        "<th>verdict</th><th>outside bound</th><th>max |err|/bound</th><th>max ulps</th><th>rel err</th>"
        "<th>differs from eager</th></tr>";
   for (const auto& i : impls)
-    for (const auto& n : keys(at(plain[i], {"gatecheck", "accuracy"})))
+    for (const auto& n : keys(json_at(plain[i], {"gatecheck", "accuracy"})))
         for (const auto& [out, x] : plain[i]["gatecheck"]["accuracy"][n]["outputs"].items())
           o << "<tr><td>" << esc(i) << "</td><td>" << esc(n) << "</td><td>" << esc(out) << "</td>"
             << verdict_cell(x.value("verdict", "?"), "") << "<td>" << show(x["outside_bound"]) << " of "
@@ -377,10 +354,10 @@ std::string sweep_html(const json& r) {
   o << "<h2>Failed comparisons and their repro commands</h2>";
   bool any = false;
   for (const auto& i : impls) {
-    const json* fs = at(plain[i], {"gatecheck", "failures"});
+    const json* fs = json_at(plain[i], {"gatecheck", "failures"});
     if (!fs || fs->empty()) continue;
     any = true;
-    o << "<h3>" << esc(i) << "</h3><p>failed comparisons: " << show(get(plain[i], {"gatecheck", "failed_comparisons"}))
+    o << "<h3>" << esc(i) << "</h3><p>failed comparisons: " << show(value_at(plain[i], {"gatecheck", "failed_comparisons"}))
       << "; the first of each check:</p><ul>";
     for (const auto& f : *fs) {
       o << "<li><b>" << esc(f.value("check", "")) << "</b> (" << esc(f.value("verdict", "")) << ", seed "

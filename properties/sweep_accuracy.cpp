@@ -12,12 +12,6 @@ namespace gatecheck::sweep_detail {
 
 namespace {
 
-std::string hex(uint32_t b) {
-  std::ostringstream s;
-  s << "0x" << std::hex << b;
-  return s.str();
-}
-
 // The prior art's relative error and the largest error in ulps at the oracle
 // value. NaN (from a NaN output) propagates, so that it cannot hide.
 void errors(const HostTensor& got, const std::vector<Expected>& want, DType t, OutputAccuracy* o) {
@@ -87,7 +81,7 @@ void accuracy(const Outputs& got, const Reference& ref, const Outputs& eager, co
         std::ostringstream d;
         d.precision(9);
         d << name << ": " << cmp.failed << " of " << cmp.checked << " elements outside the oracle bound, first ["
-          << m.row << ", " << m.col << "] got " << m.got << " (" << hex(m.got_bits) << ") want " << m.want
+          << m.row << ", " << m.col << "] got " << m.got << " (" << hex_bits(m.got_bits) << ") want " << m.want
           << " bound " << m.bound << " (" << m.why << ")";
         f.detail = d.str();
         acc_fail = f;
@@ -114,7 +108,7 @@ void accuracy(const Outputs& got, const Reference& ref, const Outputs& eager, co
       f.want_bits = m.want_bits;
       f.detail = std::string(name) + ": " + std::to_string(eq.failed) + " of " + std::to_string(eq.checked) +
                  " elements differ from the eager model, first [" + std::to_string(m.row) + ", " +
-                 std::to_string(m.col) + "] bits " + hex(m.got_bits) + " vs eager " + hex(m.want_bits);
+                 std::to_string(m.col) + "] bits " + hex_bits(m.got_bits) + " vs eager " + hex_bits(m.want_bits);
       eager_fail = f;
     }
   }

@@ -2,6 +2,7 @@
 // properties/sweep*.cpp.
 #pragma once
 
+#include <cstdio>
 #include <string>
 
 #include "../case/case_spec.h"
@@ -23,6 +24,13 @@ class FailureSink {
   SweepImplResult* r_;
   size_t keep_;
 };
+
+// "0x3f80": an element's bits, as the reports print them.
+inline std::string hex_bits(uint32_t bits) {
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%x", unsigned(bits));
+  return b;
+}
 
 // The sweep's data as a generator spec (the prior art's N(0,1), gate x 0.1,
 // each row a uniform gate of `gates`, from gatecheck's own generator), and

@@ -52,12 +52,6 @@ std::vector<RowDiff> diff_rows(const BatchRunner& r, const Rows3& a, int64_t b0,
   return d;
 }
 
-std::string hex(uint32_t b) {
-  std::ostringstream s;
-  s << "0x" << std::hex << b;
-  return s.str();
-}
-
 void note(Tally* t, bool claimed) {
   ++t->failed;
   (claimed ? t->claimed_failed : t->unclaimed_failed) = true;
@@ -93,7 +87,7 @@ SweepFailure row_failure(const char* check, const BatchRunner& r, const Rows3& a
   f.want_bits = r.bits_at(ref[size_t(k)], rr, f.at_col);
   f.detail = "row " + std::to_string(row) + " at offset " + std::to_string(position) + " of a batch of " +
              std::to_string(batch_rows) + " rows: " + f.output + "[" + std::to_string(row) + ", " +
-             std::to_string(f.at_col) + "] bits " + hex(f.bits) + " vs " + hex(f.want_bits) + " " + against;
+             std::to_string(f.at_col) + "] bits " + hex_bits(f.bits) + " vs " + hex_bits(f.want_bits) + " " + against;
   f.plan = moving(r.cas(), std::move(plan));
   return f;
 }
@@ -158,8 +152,8 @@ void all_rows(BatchRunner& r, const Subject& s, uint64_t seed, InvarianceResult*
       f.at_col = diff[size_t(k)] / int64_t(dtype_size(c.dtype));
       f.bits = r.bits_at(r.full(Tensor::grad_gate), k, f.at_col);
       f.want_bits = r.bits_at(first.get(), k, f.at_col);
-      f.detail = "grad_gate[" + std::to_string(k) + ", " + std::to_string(f.at_col) + "] bits " + hex(f.bits) +
-                 " in the second run of the whole batch vs " + hex(f.want_bits) + " in the first";
+      f.detail = "grad_gate[" + std::to_string(k) + ", " + std::to_string(f.at_col) + "] bits " + hex_bits(f.bits) +
+                 " in the second run of the whole batch vs " + hex_bits(f.want_bits) + " in the first";
       f.plan = BatchPlan{"repeat", {}, 3};  // the replay runs it 4 more times
       sink->keep(std::move(f));
     }
