@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}
+
 namespace gatecheck {
 
 enum ExitCode { kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitCannotRun = 3 };
@@ -58,10 +62,30 @@ struct ShrinkArgs {
 };
 int cmd_shrink(const ShrinkArgs& a);
 
+struct SweepArgs {
+  std::vector<std::string> impls;
+  std::string device;          // "", "cpu" or "cuda"
+  bool quick = false;
+  std::string json, html, compare;
+  std::string corpus = "corpus/found";
+  std::vector<std::string> validate;  // reports to check against the seed's schema and counts; runs nothing
+  bool skip_unavailable = false;
+  long long keep_failures = 8; // per check and implementation (0: all)
+  double timeout = 600;        // seconds without progress before the sweep counts as hung
+};
+void add_sweep_options(CLI::App* app, SweepArgs* a);
+int cmd_sweep(const SweepArgs& a);
+
 // Helpers shared by the subcommands.
 std::vector<std::string> split_list(const std::string& s);
 bool parse_device(const std::string& s, int* device);  // "cpu"/"cuda" -> 0/1
 // Can `file` be written: it exists and is writable, or its folder is (errno says why not).
 bool writable_path(const std::string& file);
+// mkdir -p.
+void make_dirs(const std::string& path);
+// An implementation's name as part of a file name: its last 40 characters,
+// and where it is longer a hash of the whole, so that two plugins of the same
+// name in different folders do not share files.
+std::string file_safe(const std::string& s);
 
 }  // namespace gatecheck

@@ -1,7 +1,12 @@
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <sstream>
+
+#include "../case/fnv1a.h"
 
 #include "cli.h"
 
@@ -26,6 +31,26 @@ bool writable_path(const std::string& file) {
   const auto slash = file.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
   return access(dir.c_str(), W_OK) == 0;
+}
+
+void make_dirs(const std::string& path) {
+  std::string cur;
+  std::stringstream ss(path);
+  if (!path.empty() && path[0] == '/') cur = "/";
+  for (std::string part; std::getline(ss, part, '/');) {
+    if (part.empty()) continue;
+    cur += part + "/";
+    mkdir(cur.c_str(), 0755);
+  }
+}
+
+std::string file_safe(const std::string& s) {
+  std::string o;
+  for (char ch : s) o += (isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_') ? ch : '_';
+  if (o.size() <= 40) return o;
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", unsigned(fnv1a(s) & 0xffffffffu));
+  return o.substr(o.size() - 40) + "_" + hex;
 }
 
 }  // namespace gatecheck

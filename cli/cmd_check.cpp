@@ -15,7 +15,6 @@
 
 #include "../case/case_json.h"
 #include "../case/case_snapshot.h"
-#include "../case/fnv1a.h"
 #include "../properties/generators.h"
 #include "../properties/shrink.h"
 #include "cli.h"
@@ -28,29 +27,6 @@
 namespace gatecheck {
 
 namespace {
-
-void make_dirs(const std::string& path) {
-  std::string cur;
-  std::stringstream ss(path);
-  if (!path.empty() && path[0] == '/') cur = "/";
-  for (std::string part; std::getline(ss, part, '/');) {
-    if (part.empty()) continue;
-    cur += part + "/";
-    mkdir(cur.c_str(), 0755);
-  }
-}
-
-// An implementation's name as part of a file name: its last 40 characters,
-// and where it is longer a hash of the whole, so that two plugins of the same
-// name in different folders do not share files.
-std::string file_safe(const std::string& s) {
-  std::string o;
-  for (char ch : s) o += (isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_') ? ch : '_';
-  if (o.size() <= 40) return o;
-  char hex[9];
-  std::snprintf(hex, sizeof hex, "%08x", unsigned(fnv1a(s) & 0xffffffffu));
-  return o.substr(o.size() - 40) + "_" + hex;
-}
 
 // Snapshots left by runs that died: each becomes a readable corpus file.
 // Every run has its own snapshot (inflight-PID.snapshot), so runs sharing a

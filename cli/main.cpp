@@ -113,6 +113,11 @@ int main(int argc, char** argv) {
   s->add_option("--seconds", shrink.seconds, "time cap")->capture_default_str()->check(finite_seconds());
   add_isolate_options(s, &shrink.isolate, &shrink.timeout, "the shrink beyond --seconds");
 
+  SweepArgs sweep;
+  auto* w = app.add_subcommand("sweep", "the prior art's report (PRIOR_ART.md) field for field, and what it could not "
+                                        "check, for each implementation (docs/sweep.md)");
+  add_sweep_options(w, &sweep);
+
   bool harness_bench_flag = false;
   gatecheck::HarnessBenchOptions hb;
   std::vector<std::string> bench_impls;
@@ -155,6 +160,7 @@ int main(int argc, char** argv) {
     if (*c) return cmd_check(check);
     if (*r) return cmd_repro(repro);
     if (*s) return cmd_shrink(shrink);
+    if (*w) return cmd_sweep(sweep);
     if (*b) {
       if (harness_bench_flag) {
         std::vector<Subject> impls;

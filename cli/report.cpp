@@ -1,6 +1,7 @@
 #include "report.h"
 
 #include "../harness/isolate.h"
+#include "../properties/verdict_word.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -25,9 +26,15 @@ std::string describe_minimal(const Case& c) {
   if (c.plan) s << " plan=" << c.plan->kind << "(" << c.plan->batches.size() << " batches)";
   return s.str();
 }
-std::string verdict_word(const PropertyResult& p) {
-  if (p.passed) return p.cases ? "pass" : "no cases";
-  return p.failure && p.failure->claimed ? "FAIL" : "finding";
+// pass, fail, finding (properties/verdict_word.h), or "no cases" where none ran.
+std::string result_verdict(const PropertyResult& p) {
+  if (p.passed && p.cases == 0) return "no cases";
+  return verdict_word(p.passed, p.failure && p.failure->claimed);
+}
+// The table shouts a failure.
+std::string table_word(const PropertyResult& p) {
+  const std::string w = result_verdict(p);
+  return w == "fail" ? "FAIL" : w;
 }
 std::string shell_quote(const std::string& s) {
   if (s.find_first_of(" '\"$\\") == std::string::npos) return s;
@@ -64,7 +71,7 @@ void print_table(std::ostream& os, const CheckReport& r, const std::vector<Subje
     std::snprintf(t, sizeof t, "%.1fs", p.seconds);
     os << std::left << std::setw(iw) << label.str() << std::setw(20) << p.property << std::setw(9)
        << (p.claimed ? "yes" : "no") << std::right << std::setw(8) << p.cases << "  " << std::left << std::setw(9)
-       << verdict_word(p) << std::right << std::setw(8) << t << "\n";
+       << table_word(p) << std::right << std::setw(8) << t << "\n";
   }
 }
 
@@ -145,7 +152,7 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, con
     const auto& p = r.results[k];
     json e = {{"impl", p.impl},     {"device", device_name(p.device)}, {"property", p.property},
               {"claimed", p.claimed}, {"cases", p.cases},              {"passed", p.passed},
-              {"seconds", p.seconds}};
+              {"verdict", result_verdict(p)}, {"seconds", p.seconds}};
     if (p.failure) {
       const FailureReport& f = *p.failure;
       e["failure"] = {{"case_file", k < saved.paths.size() ? saved.paths[k] : ""},
