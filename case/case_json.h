@@ -41,11 +41,11 @@ struct ScaleFileCase {
 struct CaseFile {
   Case c;
   std::optional<CaseSpec> spec;  // when set, the file stores this generator spec (case_spec.h) instead of values
-  // When set, a scale-tier case (scale_case.h): the file stores its spec and
-  // view, and `c` is empty. Every reader of a CaseFile looks here first.
-  std::optional<ScaleFileCase> scale;
   std::optional<FailureRecord> failure;
   std::string note;  // free text, e.g. how the shrinker got here
+  // When set, a scale-tier case (scale_case.h): the file stores its spec and
+  // view, and `c` is empty. Every reader of a CaseFile looks here first.
+  std::optional<ScaleFileCase> scale = std::nullopt;
 };
 
 // A failure record's device, in both file formats.

@@ -337,10 +337,7 @@ Comparison ScaleSession::exact(int set, ScaleOutput o) {
   };
   auto row_of = [&](int64_t r) { return gates ? r : batch[size_t(r)]; };
   const int64_t elems = (gates ? c_.gates : n) * c_.dim;
-  Comparison cmp = comparison_of(kOutNames[o], c_.dtype, c_.dim, elems, d, bits, row_of,
-                                 "not the exact value (exact by construction)");
-  cmp.bitwise = false;
-  return cmp;
+  return comparison_of(kOutNames[o], c_.dtype, c_.dim, elems, d, bits, row_of, "want: the exact value, exact by construction");
 }
 
 MemoryFinding ScaleSession::unwritten(int set_p0, int set_p1, ScaleOutput o, int64_t* checked) {
