@@ -71,8 +71,10 @@ ScaleTierPair::Step ScaleTierPair::step(double pair_seconds, int64_t cases_so_fa
   // A sticky CUDA error leaves nothing to shrink with in this process: the
   // case as drawn is kept (gatecheck repro replays it in a fresh one).
   if (scale_device_usable(impl_.device)) {
+    std::function<void(const ScaleCase&)> before;
+    if (opt_.before_scale_run) before = [&](const ScaleCase& cand) { opt_.before_scale_run(impl_, property_, cand); };
     const ScaleShrinkResult sh =
-        shrink_scale_case(impl_, property_, c, v, so, nullptr, opt_.max_shrink_seconds, opt_.stop_requested);
+        shrink_scale_case(impl_, property_, c, v, so, nullptr, opt_.max_shrink_seconds, opt_.stop_requested, before);
     f.verdict = sh.verdict;
     f.shrink_steps = sh.steps;
     if (sh.small) {

@@ -230,9 +230,19 @@ ScaleSpec draw_scale_case(uint64_t seed, const std::string& property, int64_t in
   }
   s.index_seed = rng.next();
   s.value_seed = rng.next();
-  s.plan_seed = rng.next();
-  s.plan_kind = plan_for(rng, property);
   s.values = values_for(rng, property);
+  // A plan that moves rows (whole segments for segment_invariance), as the
+  // small tier's generator guarantees: a vacuous case would fail as one.
+  const bool invariance = property == "row_invariance" || property == "segment_invariance";
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    s.plan_seed = rng.next();
+    s.plan_kind = attempt < 6 ? plan_for(rng, property) : property == "segment_invariance" ? "gate_groups" : "reversal";
+    if (!invariance || plan_moves_rows(property, make_scale_case(s).shadow())) break;
+    if (attempt == 6) {  // one used gate leaves no whole segment to move: spread the rows over three
+      s.gates = std::max<int64_t>(s.gates, 3);
+      if (s.index_pattern != "long_segment") s.index_pattern = "uniform";
+    }
+  }
   if (s.values == ScaleValues::exact) {
     static const std::vector<int32_t> frac = {0, 0, 1, 2};
     s.frac_bits = pick(rng, frac);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <numeric>
 #include <sstream>
+#include <stdexcept>
 
 #include "../harness/scale_backend.h"
 
@@ -12,7 +13,7 @@ namespace gatecheck {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kMaxBlocksPerSize = 16;
+constexpr int kMaxBlocksPerSize = 8;
 constexpr int kMaxMerges = 16;
 
 std::vector<int64_t> iota(int64_t a, int64_t b) {
@@ -42,6 +43,7 @@ bool shares_an_output(const Verdict& a, const Verdict& b) {
 }  // namespace
 
 ScaleView view_keep_rows(const ScaleCase& c, const std::vector<int64_t>& rows) {
+  if (rows.empty()) throw std::invalid_argument("view_keep_rows: a scale view keeps at least one row");
   ScaleView v = c.view;
   v.rows.clear();
   for (int64_t r : rows) v.rows.push_back(c.orig_row(r));
@@ -50,6 +52,7 @@ ScaleView view_keep_rows(const ScaleCase& c, const std::vector<int64_t>& rows) {
 }
 
 ScaleView view_keep_cols(const ScaleCase& c, const std::vector<int64_t>& cols) {
+  if (cols.empty()) throw std::invalid_argument("view_keep_cols: a scale view keeps at least one column");
   ScaleView v = c.view;
   v.cols.clear();
   for (int64_t j : cols) v.cols.push_back(c.orig_col(j));
@@ -79,8 +82,10 @@ namespace {
 class ScaleShrinker {
  public:
   ScaleShrinker(const Subject& impl, const std::string& property, const ScaleCase& c, const Verdict& original,
-                const ScaleCheckOptions& o, const ScaleShrinkLog& log, double max_seconds, const ScaleShrinkStop& stop)
-      : impl_(impl), property_(property), original_(original), o_(o), log_(log), stop_(stop), max_seconds_(max_seconds),
+                const ScaleCheckOptions& o, const ScaleShrinkLog& log, double max_seconds, const ScaleShrinkStop& stop,
+                const std::function<void(const ScaleCase&)>& before)
+      : impl_(impl), property_(property), original_(original), o_(o), log_(log), stop_(stop), before_(before),
+        max_seconds_(max_seconds),
         start_(Clock::now()), cur_(c), last_(original) {
     claimed_ = breaks_claim(original, impl.contract, c.dtype);
   }
@@ -128,6 +133,7 @@ class ScaleShrinker {
     }
     if (!exact_values_problem(cand).empty()) return false;  // a merge made a segment too long to stay exact
     ++attempts_;
+    if (before_) before_(cand);
     Verdict v;
     try {
       v = check_scale_property(property_, impl_, cand, o_);
@@ -155,13 +161,16 @@ class ScaleShrinker {
   bool pass_axis(bool rows) {
     const char* noun = rows ? "rows" : "columns";
     auto count = [&] { return rows ? cur_.rows : cur_.dim; };
+    // nothing changed since this pass last found nothing: it would find nothing again
+    int64_t& settled = rows ? rows_settled_ : cols_settled_;
+    if (settled == cur_.rows * (cur_.dim + 1) + cur_.gates) return false;
     auto keep = [&](const std::vector<int64_t>& k) { return rows ? view_keep_rows(cur_, k) : view_keep_cols(cur_, k); };
     auto label = [&](const char* what, int64_t a, int64_t b) {
       return std::string(what) + " " + noun + " [" + std::to_string(a) + ", " + std::to_string(b) + ")";
     };
     bool any = false;
-    // the shortest failing prefix
-    for (int64_t lo = rows ? 1 : 0, hi = count(); lo < hi && !stopped();) {
+    // the shortest failing prefix (never empty: an empty view means "all")
+    for (int64_t lo = 1, hi = count(); lo < hi && !stopped();) {
       const int64_t mid = lo + (hi - lo) / 2;
       if (try_view(keep(iota(0, mid)), label("kept", 0, mid))) hi = mid, any = true;
       else lo = mid + 1;
@@ -178,9 +187,9 @@ class ScaleShrinker {
         hi = mid - 1;
       }
     }
-    // blocks: halves down to 1/64
+    // blocks: halves down to 1/16
     const int64_t n1 = count();
-    for (int64_t size = n1 / 2; size >= std::max<int64_t>(1, n1 / 64) && !stopped(); size /= 2) {
+    for (int64_t size = n1 / 2; size >= std::max<int64_t>(1, n1 / 16) && !stopped(); size /= 2) {
       const int64_t blocks = (count() + size - 1) / size;
       const int64_t step = std::max<int64_t>(1, blocks / kMaxBlocksPerSize);
       for (int64_t b = 0; b * size < count() && !stopped(); b += step) {
@@ -191,6 +200,7 @@ class ScaleShrinker {
         if (try_view(keep(k), label("dropped", a, e))) any = true;
       }
     }
+    if (!any && !stopped()) settled = cur_.rows * (cur_.dim + 1) + cur_.gates;
     return any;
   }
 
@@ -270,6 +280,7 @@ class ScaleShrinker {
   const ScaleCheckOptions& o_;
   const ScaleShrinkLog& log_;
   const ScaleShrinkStop& stop_;
+  const std::function<void(const ScaleCase&)>& before_;
   double max_seconds_;
   Clock::time_point start_;
   ScaleCase cur_;
@@ -277,14 +288,16 @@ class ScaleShrinker {
   bool claimed_ = false;
   int steps_ = 0, attempts_ = 0;
   bool cut_short_ = false, interrupted_ = false;
+  int64_t rows_settled_ = -1, cols_settled_ = -1;  // the shape at which that pass last found nothing
 };
 
 }  // namespace
 
 ScaleShrinkResult shrink_scale_case(const Subject& impl, const std::string& property, const ScaleCase& c,
                                     const Verdict& original, const ScaleCheckOptions& o, const ScaleShrinkLog& log,
-                                    double max_seconds, const ScaleShrinkStop& stop) {
-  return ScaleShrinker(impl, property, c, original, o, log, max_seconds, stop).run();
+                                    double max_seconds, const ScaleShrinkStop& stop,
+                                    const std::function<void(const ScaleCase&)>& before) {
+  return ScaleShrinker(impl, property, c, original, o, log, max_seconds, stop, before).run();
 }
 
 }  // namespace gatecheck

@@ -5,7 +5,7 @@
 // would take hours:
 //  - rows: binary search for the shortest failing prefix, then for the most
 //    leading rows that can go, then deletion of blocks (halves, quarters, ...
-//    down to 1/64 of the rows, at most 16 blocks a size);
+//    down to 1/16 of the rows, at most 8 blocks a size);
 //  - columns: the same;
 //  - gates: drop the unused, merge every used gate into one, then each into
 //    the lowest (exact values only while they stay exact: a merged segment is
@@ -42,10 +42,12 @@ struct ScaleShrinkResult {
 };
 
 // `original` is the verdict on c (failing). Candidates that do not fit in
-// memory count as not failing.
+// memory count as not failing. `before` is called with each candidate before
+// it runs (crash safety: the CLI saves it).
 ScaleShrinkResult shrink_scale_case(const Subject& impl, const std::string& property, const ScaleCase& c,
                                     const Verdict& original, const ScaleCheckOptions& o, const ScaleShrinkLog& log = nullptr,
-                                    double max_seconds = 60, const ScaleShrinkStop& stop = nullptr);
+                                    double max_seconds = 60, const ScaleShrinkStop& stop = nullptr,
+                                    const std::function<void(const ScaleCase&)>& before = nullptr);
 
 // View edits, each relative to c's current view (exposed for tests).
 ScaleView view_keep_rows(const ScaleCase& c, const std::vector<int64_t>& rows);  // case rows, ascending
