@@ -251,10 +251,9 @@ std::string describe(const ScaleCase& c) {
   return s.str();
 }
 
-std::string scale_digest(const ScaleCase& c) {
+std::string scale_digest(const ScaleSpec& s, const ScaleView& view) {
   uint64_t h = kFnv1aOffset;
   auto mix = [&](const void* p, size_t n) { h = fnv1a(p, n, h); };
-  const ScaleSpec& s = c.spec;
   const int32_t ints[] = {int32_t(s.dtype), int32_t(s.values), s.value_bound, s.frac_bits};
   const int64_t longs[] = {s.rows, s.dim, s.gates, s.segment};
   const uint64_t seeds[] = {s.index_seed, s.value_seed, s.plan_seed};
@@ -263,9 +262,9 @@ std::string scale_digest(const ScaleCase& c) {
   mix(seeds, sizeof seeds);
   h = fnv1a(s.index_pattern, h);
   h = fnv1a(s.plan_kind, h);
-  for (const auto* v : {&c.view.rows, &c.view.cols, &c.view.gates, &c.view.remap, &c.view.batches})
+  for (const auto* v : {&view.rows, &view.cols, &view.gates, &view.remap, &view.batches})
     mix(v->data(), v->size() * sizeof(int64_t));
-  const uint8_t flags[] = {uint8_t(c.view.all_batches), uint8_t(c.view.no_plan)};
+  const uint8_t flags[] = {uint8_t(view.all_batches), uint8_t(view.no_plan)};
   mix(flags, sizeof flags);
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));

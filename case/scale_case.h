@@ -120,6 +120,7 @@ uint64_t scale_case_bytes(DType t, int64_t rows, int64_t dim, int64_t gates, int
 // "bf16 rows=699100 dim=3072 gates=9 pattern=uniform values=exact(|k|<=4) plan=probe [rung]"
 std::string describe(const ScaleCase& c);
 // A stable content hash (hex) of spec + view, for file names.
-std::string scale_digest(const ScaleCase& c);
+std::string scale_digest(const ScaleSpec& s, const ScaleView& v);
+inline std::string scale_digest(const ScaleCase& c) { return scale_digest(c.spec, c.view); }
 
 }  // namespace gatecheck

@@ -76,7 +76,8 @@ void recover_inflight(const std::string& corpus) {
     try {
       CaseFile f = read_case_file(inflight);
       const std::string who = f.failure ? file_safe(f.failure->impl) + "-" + f.failure->property + "-" : "";
-      const std::string out = corpus + "/crash-" + who + case_digest(f.c) + ".json";
+      const std::string digest = f.scale ? scale_digest(f.scale->spec, f.scale->view) : case_digest(f.c);
+      const std::string out = corpus + "/crash-" + who + digest + ".json";
       if (f.failure) {
         f.failure->message = "the process died while running this case (recovered snapshot)";
         f.failure->repro = repro_command(out, f.failure->impl, f.failure->device == "cuda" ? Device::cuda : Device::cpu);

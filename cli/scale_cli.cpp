@@ -88,7 +88,7 @@ void print_scale_coverage(std::ostream& os, const ScaleCoverage& c) {
     os << "\n";
   }
   for (const auto& [why, n] : c.skipped) os << "  skipped   " << n << " drawn cases: " << why << "\n";
-  for (const auto& [dev, note] : c.notes) os << "  " << dev << ": past 2^31 elements " << note << "\n";
+  for (const auto& [dev, note] : c.notes) os << "  past 2^31 elements on the " << dev << ": " << note << "\n";
 }
 
 nlohmann::json scale_coverage_json(const ScaleCoverage& c) {

@@ -1,6 +1,8 @@
 #include "scale_check.h"
 
+#include <algorithm>
 #include <chrono>
+#include <mutex>
 
 #include "../harness/scale_backend.h"
 #include "shrink_scale.h"
@@ -19,9 +21,10 @@ const ScaleLimits& ScaleLimitsCache::get(Device d, const ScaleOptions& o) {
 }
 
 ScaleTierPair::ScaleTierPair(const CheckOptions& opt, ScaleLimitsCache& limits, const Subject& impl,
-                             const std::string& property, Coverage& cov)
+                             const std::string& property, Coverage& cov, int64_t first_draw, int64_t draw_stride)
     : opt_(opt), impl_(impl), property_(property), cov_(cov),
-      share_(has_scale_version(property) ? scale_share_for(opt.scale, impl.device) : 0, opt.seconds > 0) {
+      share_(has_scale_version(property) ? scale_share_for(opt.scale, impl.device) : 0, opt.seconds > 0),
+      next_draw_(first_draw), draw_stride_(std::max<int64_t>(draw_stride, 1)) {
   const double share = scale_share_for(opt.scale, impl.device);
   if (!opt.scale.enabled) return;
   cov_.scale.shares[device_name(impl.device)] = share;
@@ -32,8 +35,11 @@ ScaleTierPair::ScaleTierPair(const CheckOptions& opt, ScaleLimitsCache& limits, 
 
 ScaleTierPair::Step ScaleTierPair::step(double pair_seconds, int64_t cases_so_far, PropertyResult& pr) {
   if (!limits_ || !share_.due(pair_seconds, cases_so_far)) return none;
+  static std::mutex one_at_a_time;  // a scale case may hold most of the device's memory
+  const std::lock_guard<std::mutex> lock(one_at_a_time);
   const auto t0 = Clock::now();
-  const int64_t j = draws_++;
+  const int64_t j = next_draw_;
+  next_draw_ += draw_stride_;
   ScaleCase c;
   try {
     c = make_scale_case(draw_scale_case(opt_.seed, property_, j, *limits_));

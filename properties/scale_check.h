@@ -22,10 +22,16 @@ class ScaleLimitsCache {
   std::map<int, ScaleLimits> by_device_;
 };
 
+// One implementation x property pair's scale tier. Its draws are numbered
+// first_draw, first_draw + draw_stride, ...: a parallel engine gives each
+// worker of a pair its own slot (first_draw = slot, draw_stride = workers) and
+// its own ScaleTierPair, whose share rule then applies to that worker's time.
+// Scale cases run one at a time in a process (each may hold most of the
+// device's memory), whichever worker draws them.
 class ScaleTierPair {
  public:
   ScaleTierPair(const CheckOptions& opt, ScaleLimitsCache& limits, const Subject& impl, const std::string& property,
-                Coverage& cov);
+                Coverage& cov, int64_t first_draw = 0, int64_t draw_stride = 1);
   enum Step {
     none,  // no scale case was due
     ran,   // one ran (passed, skipped, or an unclaimed finding)
@@ -43,7 +49,7 @@ class ScaleTierPair {
   Coverage& cov_;
   const ScaleLimits* limits_ = nullptr;
   ScaleShare share_;
-  int64_t draws_ = 0;
+  int64_t next_draw_ = 0, draw_stride_ = 1;
 };
 
 // How a failure is described in reports and files, for both tiers.

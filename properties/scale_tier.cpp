@@ -191,8 +191,8 @@ ScaleLimits scale_limits(Device d, const ScaleOptions& o) {
   if (d == Device::cpu) {
     l.max_elements = kCpuMaxElements;
     l.memory_bytes = o.memory_bytes ? o.memory_bytes : std::min<uint64_t>(free_b / 4, uint64_t(2) << 30);
-    l.past_2_31_note = "not drawn on the CPU: at most " + std::to_string(kCpuMaxElements) +
-                       " elements a tensor there (small dims keep rows past 65,536 cheap)";
+    l.past_2_31_note = "not drawn: at most " + std::to_string(kCpuMaxElements) +
+                       " elements a tensor on the CPU, where small dims keep rows past 65,536 cheap";
     return l;
   }
   l.memory_bytes = o.memory_bytes ? o.memory_bytes : uint64_t(double(free_b) * 0.6);

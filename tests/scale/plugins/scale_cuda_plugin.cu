@@ -22,6 +22,7 @@
 
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/gate_residual.h"
@@ -47,7 +48,10 @@ thread_local std::string g_error;
 // byte offset in 32.
 template <class T>
 __device__ __forceinline__ T* at(T* base, uint64_t i) {
-  if (SCALE_BUG == OFFSETS32) return reinterpret_cast<T*>(reinterpret_cast<char*>(base) + uint32_t(i * sizeof(T)));
+  if (SCALE_BUG == OFFSETS32) {
+    using Byte = typename std::conditional<std::is_const<T>::value, const char, char>::type;
+    return reinterpret_cast<T*>(reinterpret_cast<Byte*>(base) + uint32_t(i * sizeof(T)));
+  }
   return base + i;
 }
 
