@@ -20,7 +20,7 @@ namespace {
 using detail::add_failure;
 
 // Terms the sampled oracle may sum for grad_gate (host float64 work).
-constexpr int64_t kSampledGateTerms = int64_t(1) << 24;
+constexpr int64_t kSampledGateTerms = int64_t(1) << 22;
 constexpr int kRandomSampleRows = 48;
 // Differing rows whose elements are fetched as evidence.
 constexpr size_t kEvidenceRows = 16;
