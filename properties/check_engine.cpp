@@ -333,13 +333,15 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
         if (max_cases > 0 && i + scale.cases() >= max_cases) break;
         if (opt.seconds > 0 && since(t0) >= slice && i > 0) break;
         if ((rep.interrupted = stop_requested(opt))) break;
-        if (const auto st = scale.step(since(t0), i + scale.cases(), pr); st != ScaleTierPair::none) {
-          if (st == ScaleTierPair::stop) {
-            rep.interrupted = stop_requested(opt);
-            break;
-          }
-          if ((max_cases > 0 && i + scale.cases() >= max_cases) || (opt.seconds > 0 && since(t0) >= slice)) break;
+        auto spent = [&] { return (max_cases > 0 && i + scale.cases() >= max_cases) || (opt.seconds > 0 && since(t0) >= slice); };
+        ScaleTierPair::Step st = ScaleTierPair::none;
+        while ((st = scale.step(since(t0), i + scale.cases(), pr)) == ScaleTierPair::ran && !spent()) {
         }
+        if (st == ScaleTierPair::stop) {
+          rep.interrupted = stop_requested(opt);
+          break;
+        }
+        if (st == ScaleTierPair::ran && spent()) break;
         const rc::Random random = stream.split();
         const int size = size_for(i);
         std::optional<rc::Shrinkable<Case>> gs;

@@ -213,11 +213,17 @@ ScaleSpec draw_scale_case(uint64_t seed, const std::string& property, int64_t in
   // grid, threads, model, segment, many gates, past 2^31, any pattern
   const std::vector<int> weights = gpu ? std::vector<int>{20, 10, 15, 20, 10, big_ok ? 15 : 0, 10}
                                        : std::vector<int>{30, 0, 0, 30, 20, 0, 20};
+  // The first draws of every property open with the edges that matter most,
+  // so that even a short budget reaches them: the grid's rows, past 2^31
+  // elements (where the memory allows), a long segment. Then by weight.
+  const std::vector<int> opening = gpu ? std::vector<int>{kGridRung, big_ok ? kPast2To31Rung : kThreadsRung, kSegmentRung}
+                                       : std::vector<int>{kGridRung, kSegmentRung, kManyGatesRung};
   const int sets = scale_output_sets(property);
   ScaleSpec s;
   bool ok = false;
   for (int attempt = 0; attempt < 8 && !ok; ++attempt) {
-    s = draw_rung(rng, int(pick_weighted(rng, weights)), property, l);
+    const bool open = index < int64_t(opening.size()) && attempt == 0;
+    s = draw_rung(rng, open ? opening[size_t(index)] : int(pick_weighted(rng, weights)), property, l);
     ok = fits(s, l, sets) || (s.dtype != DType::bf16 && (s.dtype = DType::bf16, fits(s, l, sets)));
   }
   if (!ok) {  // the smallest rung: 65,537 rows of one column

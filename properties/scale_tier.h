@@ -56,7 +56,11 @@ struct ScaleLimits {
 };
 ScaleLimits scale_limits(Device d, const ScaleOptions& o);
 
-// Scale case `index` of `property` under `seed`: deterministic given the limits.
+// Scale case `index` of `property` under `seed`: deterministic given the
+// limits. Cases 0, 1 and 2 open with the grid's rows, a case past 2^31
+// elements (on a GPU with the memory; else the 65,535 x 256 edge) and a long
+// segment (on the CPU: the grid's rows, a long segment, many gates); later
+// ones take a rung by weight.
 ScaleSpec draw_scale_case(uint64_t seed, const std::string& property, int64_t index, const ScaleLimits& l);
 
 // The share rule for one implementation x property pair.

@@ -163,6 +163,15 @@ TEST(ScaleEngine, TheTierGetsItsShareAndTheSmallTierIsUnchanged) {
   const CheckReport c = run_check(host, nine);
   EXPECT_EQ(c.coverage.sizes, b.coverage.sizes);
   EXPECT_EQ(c.coverage.patterns, b.coverage.patterns);
+  // a share of 1: every case at scale; 0: none
+  CheckOptions all = small_run({"accuracy"}, 4);
+  all.scale.enabled = true;
+  all.scale.share = 1;
+  const CheckReport d = run_check(host, all);
+  EXPECT_EQ(d.results[0].cases, 4);
+  EXPECT_EQ(d.coverage.scale.cases, 4);
+  all.scale.share = 0;
+  EXPECT_EQ(run_check(host, all).coverage.scale.cases, 0);
 }
 
 // A bug that only rows past 65,535 show: the small tier cannot reach it, the
