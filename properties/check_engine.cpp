@@ -327,13 +327,16 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
       // with a case budget every 1/share-th case) may call for a case drawn at
       // scale; the j-th is draw_scale_case(seed, property, j), from its own
       // stream, so small case i is the same with the tier on or off. Scale
-      // cases count towards the case budget.
+      // cases count towards the case budget; a share of 1 runs only scale
+      // cases (after the first small one with a time budget).
       ScaleTierPair scale(opt, scale_limits, impl, property, rep.coverage);
       for (int64_t i = 0;; ++i) {
         if (max_cases > 0 && i + scale.cases() >= max_cases) break;
         if (opt.seconds > 0 && since(t0) >= slice && i > 0) break;
         if ((rep.interrupted = stop_requested(opt))) break;
-        auto spent = [&] { return (max_cases > 0 && i + scale.cases() >= max_cases) || (opt.seconds > 0 && since(t0) >= slice); };
+        auto spent = [&] {
+          return (max_cases > 0 && i + scale.cases() >= max_cases) || (opt.seconds > 0 && since(t0) >= slice);
+        };
         ScaleTierPair::Step st = ScaleTierPair::none;
         while ((st = scale.step(since(t0), i + scale.cases(), pr)) == ScaleTierPair::ran && !spent()) {
         }

@@ -100,10 +100,6 @@ std::string describe_found_case(const FailureReport& f) {
   return f.scale_original ? describe(*f.scale_original) : describe(f.original);
 }
 
-std::string describe_minimal_case(const FailureReport& f) {
-  return f.scale_shrunk ? describe(*f.scale_shrunk) : describe(f.shrunk);
-}
-
 FailureShape failure_shape(const FailureReport& f) {
   if (f.scale_shrunk) return {f.scale_shrunk->dtype, f.scale_shrunk->rows, f.scale_shrunk->dim, f.scale_shrunk->gates};
   return {f.shrunk.dtype, f.shrunk.rows, f.shrunk.dim, f.shrunk.gates};

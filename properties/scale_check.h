@@ -54,7 +54,6 @@ class ScaleTierPair {
 
 // How a failure is described in reports and files, for both tiers.
 std::string describe_found_case(const FailureReport& f);    // the case it was found on
-std::string describe_minimal_case(const FailureReport& f);  // its minimal case
 struct FailureShape {
   DType dtype;
   int64_t rows, dim, gates;
