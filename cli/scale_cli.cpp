@@ -13,6 +13,9 @@ namespace gatecheck {
 void configure_scale(const CheckArgs& a, CheckOptions* opt) {
   opt->scale.enabled = true;
   opt->scale.share = a.scale_share;
+  // Scale cases run in gatecheck's own process (their buffers live there), so
+  // under --isolate the tier is off unless --scale-share asks for it.
+  if (a.isolate && a.scale_share < 0) opt->scale.share = 0;
   opt->scale.memory_bytes = uint64_t(a.scale_memory_gib) << 30;
   opt->stop_on_failure = a.stop_on_failure;
 }
@@ -29,6 +32,7 @@ std::string scale_header(const CheckOptions& opt, const std::vector<Subject>& im
     first = false;
   }
   s << " (--scale-share; docs/scale.md)";
+  if (opt.isolate && opt.scale.share == 0) s << "; off under --isolate: its cases run in this process";
   return s.str();
 }
 

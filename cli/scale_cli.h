@@ -15,7 +15,9 @@
 
 namespace gatecheck {
 
-// --scale-share, --scale-memory-gib and --stop-on-failure into opt.
+// --scale-share, --scale-memory-gib and --stop-on-failure into opt (after
+// opt->isolate is set: under --isolate the tier is off unless --scale-share
+// says otherwise).
 void configure_scale(const CheckArgs& a, CheckOptions* opt);
 // "scale tier: 25% of each cuda budget, 15% of each cpu budget (--scale-share; docs/scale.md)"
 std::string scale_header(const CheckOptions& opt, const std::vector<Subject>& impls);

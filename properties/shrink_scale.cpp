@@ -210,14 +210,16 @@ class ScaleShrinker {
     std::vector<int64_t> used;
     for (int64_t k = 0; k < cur_.gates; ++k)
       if (used_count[size_t(k)]) used.push_back(k);
-    bool any = false;
+    // Each accepted edit renumbers the gates, so it ends the pass; the next
+    // round starts afresh.
     if (int64_t(used.size()) < cur_.gates) {
       std::vector<bool> keep(size_t(cur_.gates), false);
       for (int64_t k : used) keep[size_t(k)] = true;
-      any |= try_view(view_keep_gates(cur_, keep, iota(0, cur_.gates)),
-                      "dropped " + std::to_string(cur_.gates - int64_t(used.size())) + " unused gates");
+      if (try_view(view_keep_gates(cur_, keep, iota(0, cur_.gates)),
+                   "dropped " + std::to_string(cur_.gates - int64_t(used.size())) + " unused gates"))
+        return true;
     }
-    if (used.size() < 2 || stopped()) return any;
+    if (used.size() < 2 || stopped()) return false;
     // every used gate into the lowest, then one at a time (highest first)
     const int64_t g0 = used.front();
     auto merge = [&](const std::vector<int64_t>& from) {
@@ -228,13 +230,14 @@ class ScaleShrinker {
         if (!used_count[size_t(k)]) keep[size_t(k)] = false;  // unused ones go too
       return view_keep_gates(cur_, keep, into);
     };
-    if (try_view(merge(std::vector<int64_t>(used.begin() + 1, used.end())), "merged every gate into gate " + std::to_string(g0)))
+    if (try_view(merge(std::vector<int64_t>(used.begin() + 1, used.end())),
+                 "merged every gate into gate " + std::to_string(g0)))
       return true;
     int tries = 0;
     for (size_t i = used.size() - 1; i >= 1 && tries < kMaxMerges && !stopped(); --i, ++tries)
       if (try_view(merge({used[i]}), "merged gate " + std::to_string(used[i]) + " into gate " + std::to_string(g0)))
-        return true;  // indices changed: the next round starts afresh
-    return any;
+        return true;
+    return false;
   }
 
   bool pass_plan() {

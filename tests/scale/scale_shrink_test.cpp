@@ -11,13 +11,14 @@
 namespace gatecheck {
 namespace {
 
-ScaleCase drawn(int64_t rows, int64_t dim, int64_t gates, const std::string& plan = "partition") {
+ScaleCase drawn(int64_t rows, int64_t dim, int64_t gates, const std::string& plan = "partition",
+                const std::string& pattern = "uniform") {
   ScaleSpec s;
   s.dtype = DType::bf16;
   s.rows = rows;
   s.dim = dim;
   s.gates = gates;
-  s.index_pattern = "uniform";
+  s.index_pattern = pattern;
   s.index_seed = 31;
   s.values = ScaleValues::rounding;
   s.value_seed = 32;
@@ -53,6 +54,19 @@ TEST(ScaleShrink, GridLimitShrinksTo65536By1) {
   EXPECT_EQ(replay.rows, 65536);
   EXPECT_FALSE(check_scale_property("full_write", grid, replay).passed);
   EXPECT_TRUE(check_scale_property("full_write", make_subject("host", Device::cpu), replay).passed);
+}
+
+// Unused gates dropped, then the used ones merged (each edit renumbers the
+// gates): the merge must see the new numbering. Found as a heap overflow.
+TEST(ScaleShrink, DropsUnusedThenMergesGates) {
+  const Subject grid = make_subject(std::string("plugin:") + GC_SCALE_GRID_LIMIT, Device::cpu);
+  const ScaleCase c = drawn(65537, 3, 700, "singletons", "unused_gates");
+  const Verdict v = check_scale_property("full_write", grid, c);
+  ASSERT_FALSE(v.passed);
+  const ScaleShrinkResult r = shrink_scale_case(grid, "full_write", c, v, {}, nullptr, 300);
+  EXPECT_EQ(r.minimal.rows, 65536);
+  EXPECT_EQ(r.minimal.dim, 1);
+  EXPECT_EQ(r.minimal.gates, 1);
 }
 
 // A bug that any one element shows: the scale shrinker gets it small, and it
