@@ -196,8 +196,7 @@ class DeviceBackend final : public ScaleBackend {
   }
   void row_prints(const void* src, int64_t rows, int64_t dim, DType t, uint64_t* out_host) override {
     if (rows <= 0) return;
-    unsigned long long* out = nullptr;
-    check(cudaMalloc(&out, size_t(rows) * 8), "cudaMalloc (fingerprints)");
+    unsigned long long* out = static_cast<unsigned long long*>(alloc(size_t(rows) * 8));
     prints_kernel<<<blocks_for(uint64_t(rows) * 32), kThreads>>>(src, rows, dim, t == DType::f32, out);
     const cudaError_t e = cudaMemcpy(out_host, out, size_t(rows) * 8, cudaMemcpyDeviceToHost);
     cudaFree(out);

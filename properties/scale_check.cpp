@@ -56,9 +56,13 @@ ScaleTierPair::Step ScaleTierPair::step(double pair_seconds, int64_t cases_so_fa
   Verdict v;
   try {
     v = check_scale_property(property_, impl_, c, so);
-  } catch (const ScaleNoMemory& e) {
+  } catch (const ScaleNoMemory&) {
     share_.spent(since(t0));
     ++cov_.scale.skipped[std::string("out of memory (") + device_name(impl_.device) + ")"];
+    return ran;
+  } catch (const std::runtime_error& e) {  // the harness's own calls failed (the implementation's come back as Status)
+    share_.spent(since(t0));
+    ++cov_.scale.skipped[std::string("harness error: ") + e.what()];
     return ran;
   }
   if (opt_.stop_requested && opt_.stop_requested()) return stop;  // its call may have been cut short
