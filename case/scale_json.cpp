@@ -1,5 +1,7 @@
 #include "scale_json.h"
 
+#include <map>
+
 #include "case_json_fields.h"
 
 namespace gatecheck {
@@ -65,9 +67,17 @@ json scale_to_json(const ScaleSpec& s, const ScaleView& v) {
   if (!v.cols.empty()) view["cols"] = runs_of(v.cols);
   if (!v.gates.empty()) {
     view["gates"] = v.gates;
-    json remap = json::array();  // [generated gate, kept gate] for each gate whose rows are kept
+    // The kept gate most generated gates map to (every one, once all are
+    // merged into one), then [generated gate, kept gate] for each other one.
+    std::map<int64_t, int64_t> count;
+    for (int64_t k : v.remap) ++count[k];
+    int64_t mode = -1;
+    for (const auto& [k, n] : count)
+      if (n > count[mode]) mode = k;
+    json remap = json::array();
     for (size_t g = 0; g < v.remap.size(); ++g)
-      if (v.remap[g] >= 0) remap.push_back({int64_t(g), v.remap[g]});
+      if (v.remap[g] != mode) remap.push_back({int64_t(g), v.remap[g]});
+    view["remap_default"] = mode;
     view["remap"] = remap;
   }
   if (!v.all_batches) view["batches"] = v.batches;
@@ -109,10 +119,13 @@ ScaleFileCase scale_from_json(const json& j, DType t, int64_t rows, int64_t dim,
     if (w.contains("gates")) {
       v.gates = field<std::vector<int64_t>>(w, "gates", origin);
       if (int64_t(v.gates.size()) > s.gates) fail(origin, "scale view keeps more gates than were generated");
-      v.remap.assign(size_t(s.gates), -1);
+      const int64_t def = w.contains("remap_default") ? field<int64_t>(w, "remap_default", origin) : -1;
+      if (def < -1 || def >= int64_t(v.gates.size()))
+        fail(origin, "scale view 'remap_default' is " + std::to_string(def) + ", not -1 or a kept gate");
+      v.remap.assign(size_t(s.gates), def);
       for (const auto& pair : field<std::vector<std::vector<int64_t>>>(w, "remap", origin)) {
-        if (pair.size() != 2 || pair[0] < 0 || pair[0] >= s.gates || pair[1] < 0 || pair[1] >= int64_t(v.gates.size()))
-          fail(origin, "scale view 'remap' entries are [generated gate, kept gate] pairs in range");
+        if (pair.size() != 2 || pair[0] < 0 || pair[0] >= s.gates || pair[1] < -1 || pair[1] >= int64_t(v.gates.size()))
+          fail(origin, "scale view 'remap' entries are [generated gate, kept gate or -1] pairs in range");
         v.remap[size_t(pair[0])] = pair[1];
       }
     }

@@ -5,8 +5,11 @@
 //             "segment": 0, "index_seed": 7, "values": "exact", "value_bound": 4,
 //             "frac_bits": 0, "value_seed": 9, "plan_kind": "probe", "plan_seed": 3,
 //             "rung": "past 2^31 elements",
-//             "view": {"rows": [[0, 65536]], "cols": [[0, 1]], "gates": [2], "remap": [-1, -1, 0],
-//                      "batches": [0, 3], "no_plan": false}}
+//             "view": {"rows": [[0, 65536]], "cols": [[0, 1]], "gates": [2],
+//                      "remap_default": -1, "remap": [[2, 0]], "batches": [0, 3], "no_plan": false}}
+//
+// remap maps each generated gate to the kept gate its rows use (-1: none):
+// remap_default for every gate not listed in the [generated, kept] pairs.
 //
 // The top-level rows, dim and gates are the view's, and must agree. Internal
 // to the corpus-file readers (it includes nlohmann/json).

@@ -74,6 +74,9 @@ ScaleView view_keep_gates(const ScaleCase& c, const std::vector<bool>& keep, con
   v.remap.assign(remap.size(), -1);
   for (size_t g = 0; g < remap.size(); ++g)
     if (remap[g] >= 0) v.remap[g] = at[size_t(into[size_t(remap[g])])];
+  // One gate left: every generated gate maps to it (no kept row uses the
+  // others), which a file says in one number (case/scale_json.h).
+  if (v.gates.size() == 1) std::fill(v.remap.begin(), v.remap.end(), 0);
   return v;
 }
 
