@@ -37,6 +37,11 @@ struct CheckArgs {
   // and its smallest rows, dim and gates (0: its defaults, which are 0).
   long long max_rows = 0, max_dim = 0, max_gates = 0;
   long long min_rows = 0, min_dim = 0, min_gates = 0;
+  // The scale tier (properties/scale_tier.h): its share of each budget (< 0:
+  // the device's default; 0: off), and its memory budget (0: 60% of free).
+  double scale_share = -1;
+  unsigned long long scale_memory_gib = 0;
+  bool stop_on_failure = false;  // end the run at its first claimed failure
 };
 int cmd_check(const CheckArgs& a);
 

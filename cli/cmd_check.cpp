@@ -23,6 +23,8 @@
 #include "progress.h"
 #include "stop_signal.h"
 #include "report.h"
+#include "scale_cli.h"
+#include "../properties/scale_check.h"
 
 namespace gatecheck {
 
@@ -50,7 +52,8 @@ void recover_inflight(const std::string& corpus) {
     try {
       CaseFile f = read_case_file(inflight);
       const std::string who = f.failure ? file_safe(f.failure->impl) + "-" + f.failure->property + "-" : "";
-      const std::string out = corpus + "/crash-" + who + case_digest(f.c) + ".json";
+      const std::string digest = f.scale ? scale_digest(f.scale->spec, f.scale->view) : case_digest(f.c);
+      const std::string out = corpus + "/crash-" + who + digest + ".json";
       if (f.failure) {
         f.failure->message = "the process died while running this case (recovered snapshot)";
         f.failure->repro = repro_command(out, f.failure->impl, f.failure->device == "cuda" ? Device::cuda : Device::cpu);
@@ -79,7 +82,7 @@ using BeforeRun = std::function<void(const Subject&, const std::string&, const C
 void domain_shrink(CheckReport* report, const std::vector<Subject>& impls, const BeforeRun& before,
                    const PropertyOptions& popt, const ShrinkStop& stop) {
   for (auto& p : report->results) {
-    if (!p.failure) continue;
+    if (!p.failure || p.failure->scale_shrunk) continue;  // still a scale case: shrunk by the scale tier (shrink_scale.h)
     if ((report->interrupted = stop())) return;
     for (const auto& impl : impls) {
       if (impl.name != p.impl || impl.device != p.device) continue;
@@ -203,6 +206,7 @@ int cmd_check(const CheckArgs& a) {
   opt.max_cases = a.cases;
   opt.isolate = a.isolate;
   opt.isolate_timeout_seconds = a.timeout;
+  configure_scale(a, &opt);  // the scale tier (scale_cli.h)
 
   // "--json -" (or /dev/stdout): the JSON alone on stdout, the report on
   // stderr. Through std::cout, which stays the real stdout after a plugin has
@@ -229,6 +233,7 @@ int cmd_check(const CheckArgs& a) {
   const std::string origin = replays.empty() ? "--seed " + std::to_string(opt.seed) + (limits.empty() ? "" : " " + limits)
                                              : "replaying the RC_PARAMS reproduce string";
   print_header(a, opt.seed, replays);
+  if (replays.empty()) std::fprintf(stderr, "%s\n", scale_header(opt, impls).c_str());
 
   // The case goes to disk before every call: a crash or an exit() inside the
   // implementation names it, and the next run recovers it.
@@ -243,6 +248,13 @@ int cmd_check(const CheckArgs& a) {
     set_crash_message("  while " + impl.label() + " ran property " + property + " on " + describe(c) +
                       (out ? "\n  the case is saved at " + inflight + "\n  repro: " + repro + "\n"
                            : "\n  (the case could not be saved: " + inflight + " is not writable)\n"));
+  };
+  opt.before_scale_run = [&](const Subject& impl, const std::string& property, const ScaleCase& c) {
+    const std::string repro = repro_command(inflight, impl.name, impl.device);
+    write_scale_inflight(inflight, impl, property, c, repro);
+    watchdog_kick();
+    set_crash_message("  while " + impl.label() + " ran property " + property + " at scale on " + describe(c) +
+                      "\n  the case is saved at " + inflight + "\n  repro: " + repro + "\n");
   };
   if (!a.isolate) watchdog_arm(a.timeout);  // under --isolate the child's timeout does this
   ProgressLine progress;
@@ -270,13 +282,13 @@ int cmd_check(const CheckArgs& a) {
     const auto& p = report.results[k];
     if (!p.failure) continue;
     const std::string path = a.corpus + "/" + file_safe(p.impl) + "-" + p.property + "-" +
-                             case_digest(p.failure->shrunk) + ".json";
-    CaseFile f{p.failure->shrunk, std::nullopt, {}, ""};
+                             failure_digest(*p.failure) + ".json";
+    CaseFile f = failure_case_file(*p.failure);  // values where small, the generator spec where large
     f.failure = FailureRecord{p.impl, device_name(p.device), p.property, p.failure->verdict.message,
                               repro_command(path, p.impl, p.device, p.failure->verdict), p.failure->claimed};
     f.note = "found by gatecheck check " + origin + " after " +
              std::to_string(p.failure->seconds_to_find) + " s; shrunk in " +
-             std::to_string(p.failure->shrink_steps) + " steps from " + describe(p.failure->original);
+             std::to_string(p.failure->shrink_steps) + " steps from " + describe_found_case(*p.failure);
     try {
       write_case_file(path, f);
       saved.paths[k] = path;
@@ -293,6 +305,8 @@ int cmd_check(const CheckArgs& a) {
     if (p.failure) (p.failure->claimed ? claimed : findings)++;
   if (report.interrupted)
     report_out << "\n" << stop_words() << ": the results above cover only what ran before it";
+  if (report.stopped_on_failure)
+    report_out << "\n--stop-on-failure: the run ended at its first claimed failure; the results cover what ran before it";
   report_out << "\n" << (replays.empty() ? "seed " + std::to_string(report.seed) : "replay of the RC_PARAMS reproduce string")
             << ", " << report.seconds << " s: " << claimed
             << " claimed propert" << (claimed == 1 ? "y" : "ies") << " failed, " << findings << " finding"

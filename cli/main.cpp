@@ -10,6 +10,7 @@
 #include "../properties/check_engine.h"
 #include "../properties/generators.h"
 #include "../properties/harness_bench.h"
+#include "../properties/scale_tier.h"
 #include "../harness/isolate.h"
 #include "../harness/plugin_stdout.h"
 #if GATECHECK_HAVE_PYTHON
@@ -94,6 +95,18 @@ int main(int argc, char** argv) {
   c->add_option("--min-dim", check.min_dim, "smallest dim generated (default 0)")->check(whole_number(0, kMaxGenDim, "dim"));
   c->add_option("--min-gates", check.min_gates, "smallest gate count generated (default 0; a case with rows has 1 at least)")
       ->check(whole_number(0, kMaxGenGates, "gates"));
+
+  c->add_option("--scale-share", check.scale_share,
+                "share of each implementation x property budget for cases drawn at scale (0: none; default " +
+                    std::to_string(kDefaultScaleShareCuda).substr(0, 4) + " on cuda, " +
+                    std::to_string(kDefaultScaleShareCpu).substr(0, 4) + " on the cpu; docs/scale.md)")
+      ->check(fraction("--scale-share"));
+  c->add_option("--scale-memory-gib", check.scale_memory_gib,
+                "memory one scale case may take where it runs (default: 60% of the device's free memory; "
+                "a quarter of the host's, at most 2, on the cpu)")
+      ->check(whole_number(1, 1u << 20, "GiB"));
+  c->add_flag("--stop-on-failure", check.stop_on_failure,
+              "end the run at its first claimed failure, once shrunk (the cases up to it are a full run's)");
 
   ReproArgs repro;
   auto* r = app.add_subcommand("repro", "replay corpus files; exit 1 if a failure is still there");

@@ -18,6 +18,7 @@
 
 #include "../case/fnv1a.h"
 #include "generation_limits.h"
+#include "scale_check.h"
 
 // RapidCheck's own reproduce-string codec (what RC_PARAMS="reproduce=..."
 // carries). Defined in librapidcheck (src/detail/ReproduceListener and
@@ -311,9 +312,10 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
   int64_t total_cases = 0, failures = 0;
   const size_t pairs = impls.size() * opt.properties.size();
   size_t pair = 0;
+  ScaleLimitsCache scale_limits;  // the scale tier's limits per device, fixed at first use
   for (const auto& impl : impls)
     for (const auto& property : opt.properties) {
-      if (rep.interrupted) break;
+      if (rep.interrupted || rep.stopped_on_failure) break;
       // An even share of what is left of the budget.
       const double slice = opt.seconds > 0 ? std::max(0.0, opt.seconds - since(start)) / double(pairs - pair) : 0;
       ++pair;
@@ -328,10 +330,29 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
       // A stable hash: the same seed gives the same cases on every machine, and
       // each property its own stream; every implementation sees the same cases.
       rc::Random stream(opt.seed ^ fnv1a(property));
+      // The scale tier (scale_check.h): before small case i, the share rule
+      // (ScaleShare: the tier's time below its share of the pair's time, or
+      // with a case budget every 1/share-th case) may call for a case drawn at
+      // scale; the j-th is draw_scale_case(seed, property, j), from its own
+      // stream, so small case i is the same with the tier on or off. Scale
+      // cases count towards the case budget; a share of 1 runs only scale
+      // cases (after the first small one with a time budget).
+      ScaleTierPair scale(opt, scale_limits, impl, property, rep.coverage);
       for (int64_t i = 0;; ++i) {
-        if (max_cases > 0 && i >= max_cases) break;
+        if (max_cases > 0 && i + scale.cases() >= max_cases) break;
         if (opt.seconds > 0 && since(t0) >= slice && i > 0) break;
         if ((rep.interrupted = stop_requested(opt))) break;
+        auto spent = [&] {
+          return (max_cases > 0 && i + scale.cases() >= max_cases) || (opt.seconds > 0 && since(t0) >= slice);
+        };
+        ScaleTierPair::Step st = ScaleTierPair::none;
+        while ((st = scale.step(since(t0), i + scale.cases(), pr)) == ScaleTierPair::ran && !spent()) {
+        }
+        if (st == ScaleTierPair::stop) {
+          rep.interrupted = stop_requested(opt);
+          break;
+        }
+        if (st == ScaleTierPair::ran && spent()) break;
         const rc::Random random = stream.split();
         const int size = size_for(i);
         std::optional<rc::Shrinkable<Case>> gs;
@@ -362,6 +383,7 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
         if (claimed) break;
       }
       pr.seconds = since(t0);
+      rep.stopped_on_failure = opt.stop_on_failure && pr.failure && pr.failure->claimed;
       rep.results.push_back(std::move(pr));
     }
   rep.seconds = since(start);
