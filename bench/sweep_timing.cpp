@@ -57,7 +57,7 @@ Latency time_on_cpu(BatchRunner& r, const SweepGrid& g) {
   auto fwd = [&] { must(impl.forward(p, r.res(), r.gate(), r.index(), r.y(), r.full_out(Tensor::out)), "forward"); };
   auto bwd = [&] {
     must(impl.backward(p, r.grad_out(), r.gate(), r.index(), r.y(), r.full_out(Tensor::grad_res),
-                       r.full_out(Tensor::grad_gate), r.full_out(Tensor::grad_y)),
+                       r.full_out(Tensor::grad_gate), r.full_out(Tensor::grad_y), r.res()),
          "backward");
   };
   const Bytes b = call_bytes(r.cas());
@@ -91,7 +91,7 @@ Latency time_on_cuda(BatchRunner& r, const SweepGrid& g) {
   auto fwd_bwd = [&](int i) {
     fwd(i);
     must(impl.backward(p, r.grad_out(), r.gate(), r.index(), r.y(), r.full_out(Tensor::grad_res),
-                       r.full_out(Tensor::grad_gate), r.full_out(Tensor::grad_y)),
+                       r.full_out(Tensor::grad_gate), r.full_out(Tensor::grad_y), r.res()),
          "backward");
   };
   const bench::Warmup warm{g.warmup, 0.0};

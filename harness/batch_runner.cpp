@@ -56,7 +56,7 @@ Status BatchRunner::run(const gatecheck_problem& p, const void* res, const int64
     s.message = "forward: " + s.message;
     return s;
   }
-  s = impl_.backward(p, grad_out, gate_.get(), index, y, outs[1].get(), outs[3].get(), outs[2].get());
+  s = impl_.backward(p, grad_out, gate_.get(), index, y, outs[1].get(), outs[3].get(), outs[2].get(), res);
   if (s.ok()) s = device_sync(impl_.device);
   if (!s.ok()) s.message = "backward: " + s.message;
   return s;

@@ -29,12 +29,12 @@ struct Implementation {
   // Calls through the ABI (a non-zero return becomes a Status whose message is
   // last_error(), or a generic one naming the return code), or with tensors.
   // The C ABI's backward takes no res; a tensor implementation's does (its
-  // autograd may need it), so callers pass it.
+  // autograd may need it), so every caller passes it.
   Status forward(const gatecheck_problem& p, const void* res, const void* gate,
                  const int64_t* index, const void* y, void* out) const;
   Status backward(const gatecheck_problem& p, const void* grad_out, const void* gate,
                   const int64_t* index, const void* y, void* grad_res, void* grad_gate,
-                  void* grad_y, const void* res = nullptr) const;
+                  void* grad_y, const void* res) const;
   std::string label() const { return name + "@" + device_name(device); }
   // The devices it runs on, as the ABI's bit mask (1u << device).
   uint32_t devices() const;

@@ -198,7 +198,7 @@ Status ScaleSession::run_unguarded(int set, const std::vector<int64_t>* batch, i
     StressScope scope(impl_.device, stress);
     p.stream = scope.stream();
     st = impl_.backward(p, grad_out_.ptr(), gate_.ptr(), idx, y_.ptr(), out[kOutGradRes].ptr(),
-                        out[kOutGradGate].ptr(), out[kOutGradY].ptr());
+                        out[kOutGradGate].ptr(), out[kOutGradY].ptr(), res_.ptr());
     if (st.ok()) st = backend_->sync();
     if (!st.ok()) st.message = "backward: " + st.message;
   }
