@@ -20,6 +20,9 @@ struct HarnessBenchRow {
   bool passed = true;  // a failure during the bench is reported too
 };
 
+// Accuracy cases each implementation runs, untimed, before its first timed property.
+constexpr int64_t kHarnessWarmUpCases = 30;
+
 struct HarnessBenchOptions {
   std::vector<std::string> properties = default_properties();
   double seconds_per_property = 2;

@@ -133,13 +133,13 @@ class _Compiled:
                                "shape class; check it with --device cuda)")
         if not hasattr(torch, "compile"):
             raise RuntimeError(f"torch.compile needs PyTorch 2.0 or later; this is {torch.__version__}")
-        import torch._dynamo
+        import torch._dynamo as dynamo  # "import torch._dynamo" would make torch a local name here
         # Every dtype, grad mode and 0/1-sized dimension is a graph of its own:
         # past the default limit Dynamo would silently run eager instead.
         for knob in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
                      "accumulated_cache_size_limit"):
-            if hasattr(torch._dynamo.config, knob):
-                setattr(torch._dynamo.config, knob, 4096)
+            if hasattr(dynamo.config, knob):
+                setattr(dynamo.config, knob, 4096)
         self._fn = torch.compile(_eager, dynamic=True, fullgraph=True)
         # Inductor must run here, or the check would only report its absence.
         x = torch.ones(2, 3, device="cuda", requires_grad=True)
@@ -166,13 +166,19 @@ def _torch_op_library():
 
 
 class _GatecheckOp:
-    """torch.ops.gatecheck.gate_residual: the project's CUDA kernels as users call them."""
+    """torch.ops.gatecheck.gate_residual: the project's CUDA kernels as users call them,
+    in the operator's checked mode (GATECHECK_OP_CHECKED=1): by default a bad index is
+    raised at the next call, after the GPU has run the bad one, while error_inputs
+    asks each call to raise its own error. The default mode's deferred errors are
+    tested in tests/cuda/torch_op_as_called_test.py."""
 
     gatecheck_claims = {"cuda": "default"}
 
     def gatecheck_setup(self, device):
         if device != "cuda":
             raise RuntimeError("gatecheck_op runs on CUDA only (the LibTorch operator has CUDA kernels only)")
+        # Read at the operator's first call in this process.
+        os.environ["GATECHECK_OP_CHECKED"] = "1"
         path = _torch_op_library()
         if not hasattr(torch.ops, "gatecheck") or not hasattr(torch.ops.gatecheck, "gate_residual"):
             torch.ops.load_library(path)

@@ -50,3 +50,18 @@ def test_bad_arguments_are_a_check_error(tmp_path):
     with pytest.raises(gatecheck.CheckError, match="unknown property 'acuracy'") as raised:
         gatecheck.check(ops.correct, claims="acuracy", corpus=tmp_path)
     assert raised.value.exit_code == 2
+
+
+def test_peer_set_up_errors_name_their_cause(monkeypatch, tmp_path):
+    import torch
+    from gatecheck import peers
+    # compiled: past its device check, on a torch without torch.compile (1.13 here).
+    if not hasattr(torch, "compile"):
+        with pytest.raises(RuntimeError, match="torch.compile needs PyTorch 2.0 or later"):
+            peers.compiled.gatecheck_setup("cuda")
+    # gatecheck_op: the operator in checked mode, and a missing library named.
+    monkeypatch.delenv("GATECHECK_OP_CHECKED", raising=False)
+    monkeypatch.setenv("GATECHECK_TORCH_OP", str(tmp_path / "missing.so"))
+    with pytest.raises(RuntimeError, match="missing.so"):
+        peers.gatecheck_op.gatecheck_setup("cuda")
+    assert os.environ["GATECHECK_OP_CHECKED"] == "1"
