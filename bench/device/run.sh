@@ -43,6 +43,8 @@ mkdir -p "$OUT/build" || { echo "run.sh: cannot create OUT=$OUT" >&2; exit 2; }
 
 now() { date -u +%T; }
 # The device's copy of .git may lag behind its files: name the commit with COMMIT=.
+# A named commit also goes to the tools that record one (GATECHECK_COMMIT).
+[ -n "${COMMIT:-}" ] && export GATECHECK_COMMIT=${GATECHECK_COMMIT:-$COMMIT}
 export COMMIT; COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown) (git HEAD here; set COMMIT= to name it)}
 {
   echo "commit: $COMMIT"

@@ -1,0 +1,1 @@
+build-device/cli/gatecheck check --impl python:gatecheck.peers:compiled --device cuda --seconds 30 --seed 1 --properties accuracy,row_invariance,segment_invariance,repeatable,inputs_untouched,full_write,no_oob_write,error_inputs,eager_exact --corpus /tmp/res/python/corpus --json /tmp/res/python/check-compiled.json
