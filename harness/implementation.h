@@ -17,6 +17,16 @@ struct Implementation {
   Device device = Device::cpu;
   const gatecheck_plugin* api = nullptr;
   std::shared_ptr<void> keepalive;  // dlopen handle, torch state, ...
+  // What the harness may rely on when it runs cases on several threads:
+  //  - thread_safe: calls from several threads at once are safe (host, cuda
+  //    and torch-eager, which make_implementation marks). Otherwise (plugins,
+  //    and any implementation put together by hand) forward and backward
+  //    take a lock per plugin: the ABI promises one thread at a time.
+  //  - calls_on_problem_stream: on CUDA, every bit of device work goes on
+  //    problem.stream (cuda), so waiting for that stream is enough; otherwise
+  //    the runner waits for the whole device.
+  bool thread_safe = false;
+  bool calls_on_problem_stream = false;
 
   // Calls through the ABI; a non-zero return becomes a Status whose message is
   // last_error() (or a generic one naming the return code).
@@ -37,6 +47,10 @@ Implementation make_implementation(const std::string& spec, Device device);
 // ("" = all devices): host, torch-eager (cpu), and with a GPU cuda and
 // torch-eager (cuda).
 std::vector<Implementation> available_implementations(const std::string& device_filter);
+
+// Before `jobs` threads call implementations at once (and with jobs = 1
+// after): shares the cores between them and LibTorch's intra-op threads.
+void prepare_parallel_calls(int jobs);
 
 // Whether a CUDA device is usable here (false, quietly, when there is none).
 bool cuda_available();

@@ -17,6 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "plugin_call_lock.h"
+#include "plugin_stdout.h"
+
 // false unless the program defines it (isolate.h).
 extern "C" {
 __attribute__((weak)) bool gatecheck_isolate_worker_in_main = false;
@@ -189,9 +192,11 @@ Status run_in_child(const std::function<void(int)>& child, double timeout_second
   int fds[2];
   if (::pipe(fds) != 0)
     return Status::error(ErrorKind::implementation, std::string("isolate: pipe failed: ") + std::strerror(errno));
-  std::cout.flush();     // or buffered output would be written twice
-  std::fflush(nullptr);  // (the child flushes std::cout before a plugin call)
+  flush_stdout_streams();  // or buffered output would be written twice
+  std::fflush(nullptr);    // (the child flushes std::cout before a plugin call)
+  PluginCallsPaused paused;  // no plugin mid-call in the child's copy of this process
   const pid_t pid = ::fork();
+  paused.release();
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
@@ -445,11 +450,18 @@ namespace {
 [[noreturn]] void exec_worker(const std::vector<uint8_t>& request, int result_fd) {
   const int request_fd = ::memfd_create("gatecheck-isolate-request", 0);
   if (request_fd < 0 || !write_all(request_fd, request)) ::_exit(126);
-  const std::string env = std::to_string(request_fd) + "," + std::to_string(result_fd);
-  ::setenv(kWorkerEnv, env.c_str(), 1);
+  // The environment with the request added, passed to execve: setenv() takes
+  // a lock that another thread of the parent may have held at the fork.
+  const std::string worker = std::string(kWorkerEnv) + "=" + std::to_string(request_fd) + "," + std::to_string(result_fd);
+  std::vector<char*> env;
+  const std::string prefix = std::string(kWorkerEnv) + "=";
+  for (char** e = environ; e && *e; ++e)
+    if (std::strncmp(*e, prefix.c_str(), prefix.size()) != 0) env.push_back(*e);
+  env.push_back(const_cast<char*>(worker.c_str()));
+  env.push_back(nullptr);
   char self[] = "/proc/self/exe";
   char* argv[] = {self, nullptr};
-  ::execv(self, argv);
+  ::execve(self, argv, env.data());
   ::_exit(127);  // exec failed
 }
 

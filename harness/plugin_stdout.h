@@ -16,8 +16,8 @@ namespace gatecheck {
 // once diverted for good, it already is, and only the flushes are left).
 // stdout is flushed at both ends: first gatecheck's own pending output
 // (std::cout and C's stdout), to the real stdout; then what the plugin left
-// in the C library's buffer (shared with gatecheck), to stderr. Not for two threads at once: gatecheck
-// calls a plugin from one thread at a time.
+// in the C library's buffer (shared with gatecheck), to stderr. Scopes may be
+// open on several threads at once: fd 1 is stderr while any is open.
 class PluginStdoutToStderr {
  public:
   explicit PluginStdoutToStderr(bool active = true);
@@ -27,8 +27,11 @@ class PluginStdoutToStderr {
 
  private:
   bool active_ = false;
-  int saved_stdout_ = -1;  // fd 1 as it was, put back at the end (-1: nothing to put back)
 };
+
+// std::cout and C's stdout flushed, in turn with the scopes above (a fork
+// flushes them first, or the child would write their contents again).
+void flush_stdout_streams();
 
 // Call at start-up in a program that writes its stdout output only through
 // std::cout (never printf or write(1)).
