@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "../case/plan_movement.h"
+#include "cached_map.h"
 
 namespace gatecheck {
 
@@ -168,8 +169,8 @@ rc::Gen<CaseSpec> gen_case_spec(const GenLimits& l) {
 rc::Gen<Case> gen_case(const GenLimits& l) {
   const auto spec = gen_case_spec(l);
   return rc::Gen<Case>([spec, l](const rc::Random& random, int size) {
-    auto built = rc::shrinkable::map(spec(random, size),
-                                     [l](const CaseSpec& s) { return make_case_from_spec(s, l.max_singletons); });
+    auto built = cached_map(spec(random, size),
+                            [l](const CaseSpec& s) { return make_case_from_spec(s, l.max_singletons); });
     return rc::shrinkable::postShrink(
         built, [](const Case& c) { return rc::seq::fromContainer(simpler_cases(c)); });
   });
