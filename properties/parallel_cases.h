@@ -1,0 +1,56 @@
+// The cases of one implementation x property, run on every worker of a
+// check at once, with the verdicts a serial run would give: slots are handed
+// out in index order (case_slots.h), a claimed failure at index k stops the
+// handing out after k, and what counts is decided by index, not by which
+// worker finished first:
+//  - the failure reported is the claimed one of lowest index, else the
+//    unclaimed one of lowest index (a serial run stops at the first claimed
+//    failure, and keeps its first finding);
+//  - the cases counted, and the coverage, are those of index up to that
+//    claimed failure (all of them when there is none): cases of higher index
+//    that other workers had in hand are dropped.
+// So with a case budget, any number of workers gives the same cases, counts,
+// coverage and failure as one; with a time budget the count varies, but case
+// k is still the same case. The failure is shrunk afterwards, by the caller.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "../harness/stage_clock.h"
+#include "case_slots.h"
+#include "check_engine.h"
+#include "check_workers.h"
+
+namespace gatecheck {
+
+struct FoundFailure {
+  CaseSlot slot;
+  rc::Shrinkable<Case> shrinkable;
+  Case c;
+  Verdict verdict;
+  bool claimed = false;
+  double found_after = 0;  // seconds from the start of the pair
+};
+
+struct PairCases {
+  int64_t cases = 0;
+  Coverage coverage;
+  std::optional<FoundFailure> failure;
+  bool interrupted = false;    // opt.stop_requested said stop
+  StageTimes stages;           // summed over the workers
+  double worker_seconds = 0;   // the workers' wall time, summed
+};
+
+// Runs the cases of (impl, property) on `workers` until `max_cases` (> 0)
+// slots are handed out, or `slice_seconds` (> 0) have gone since `start`, or
+// a claimed failure, or a stop. `tick(done)` is called from this thread a few
+// times a second with the cases completed so far.
+PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::string& property,
+                         const CheckOptions& opt, int64_t max_cases, double slice_seconds,
+                         std::chrono::steady_clock::time_point start, const std::function<void(int64_t)>& tick);
+
+}  // namespace gatecheck
