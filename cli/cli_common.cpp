@@ -1,8 +1,11 @@
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <sstream>
 
+#include "../case/fnv1a.h"
 #include "cli.h"
 
 namespace gatecheck {
@@ -26,6 +29,15 @@ bool writable_path(const std::string& file) {
   const auto slash = file.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
   return access(dir.c_str(), W_OK) == 0;
+}
+
+std::string file_safe(const std::string& s) {
+  std::string o;
+  for (char ch : s) o += (isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_') ? ch : '_';
+  if (o.size() <= 40) return o;
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", unsigned(fnv1a(s) & 0xffffffffu));
+  return o.substr(o.size() - 40) + "_" + hex;
 }
 
 }  // namespace gatecheck

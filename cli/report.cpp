@@ -136,6 +136,7 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, con
                     {"min_gates", limits.min_gates},
                     {"h3_dims", limits.big_dims}};
   j["seconds"] = r.seconds;
+  j["jobs"] = r.jobs;
   j["interrupted"] = r.interrupted;
   json contracts = json::object();
   for (const auto& i : impls) contracts[i.label()] = i.contract.describe();
