@@ -23,7 +23,7 @@ std::optional<CaseSlot> CaseSlots::next(int64_t max_cases, double slice_seconds,
   const std::lock_guard<std::mutex> lock(m_);
   if (closed_ || next_ > last_) return std::nullopt;
   if (max_cases > 0 && next_ >= max_cases) return std::nullopt;
-  if (slice_seconds > 0 && next_ > 0 &&
+  if (slice_seconds >= 0 && next_ > 0 &&
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= slice_seconds)
     return std::nullopt;
   CaseSlot s;

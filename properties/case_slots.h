@@ -49,8 +49,8 @@ class CaseSlots {
   using TierOf = std::function<int(const std::string& property, int64_t index)>;
   CaseSlots(uint64_t seed, const std::string& property, const TierOf& tier_of);
   // The next slot, or none once a limit is reached: index max_cases (when
-  // > 0), or `slice_seconds` (when > 0) gone since `start` and at least one
-  // slot handed out.
+  // > 0), or `slice_seconds` (when >= 0; negative: no time budget) gone since
+  // `start` and at least one slot handed out.
   std::optional<CaseSlot> next(int64_t max_cases, double slice_seconds, std::chrono::steady_clock::time_point start);
   void close();                // no more slots
   void cut_after(int64_t k);   // no slot after index k (a claimed failure at k: what follows would not count)

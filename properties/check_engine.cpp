@@ -324,8 +324,8 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
   for (const auto& impl : impls)
     for (const auto& property : opt.properties) {
       if (rep.interrupted) break;
-      // An even share of what is left of the budget.
-      const double slice = opt.seconds > 0 ? std::max(0.0, opt.seconds - since(start)) / double(pairs - pair) : 0;
+      // An even share of what is left of the budget (negative: no time budget).
+      const double slice = opt.seconds > 0 ? std::max(0.0, opt.seconds - since(start)) / double(pairs - pair) : -1;
       ++pair;
       const auto t0 = Clock::now();
       PropertyResult pr;

@@ -249,7 +249,8 @@ Verdict error_inputs(const Implementation& impl, const Case& c0, const PropertyO
   std::vector<std::string> why(all.size());
   // Bad input is where implementations crash: probe in a child process (one
   // for all probes; only if it dies, one per probe to name the culprit). On
-  // the CPU always, in a fork. A forked child cannot use CUDA once this
+  // the CPU always, in a fork that this thread keeps from case to case (a
+  // fork a case cost more than the probes). A forked child cannot use CUDA once this
   // process has (asking whether a GPU exists already does: "initialization
   // error" for every probe, seen on the H200), nor LibTorch 2.x's autograd:
   // under --isolate, CUDA and torch-eager probe in a fresh process (this
@@ -258,7 +259,7 @@ Verdict error_inputs(const Implementation& impl, const Case& c0, const PropertyO
   auto in_child = [&](int64_t which) {
     const StageTimer t(Stage::child);
     return fresh ? call_in_fresh_process(kProbeTask, impl, c, which, o.isolate_timeout_seconds)
-                 : call_isolated([&] { return probe_status(impl, c, which); }, o.isolate_timeout_seconds);
+                 : call_in_forked_worker(kProbeTask, impl, c, which, o.isolate_timeout_seconds);
   };
   // kProbeFailed's lines into why[]; false if s is not such a result
   auto take_lines = [&](const Status& s) {

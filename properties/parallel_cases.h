@@ -46,8 +46,8 @@ struct PairCases {
 };
 
 // Runs the cases of (impl, property) on `workers` until `max_cases` (> 0)
-// slots are handed out, or `slice_seconds` (> 0) have gone since `start`, or
-// a claimed failure, or a stop. `tick(done)` is called from this thread a few
+// slots are handed out, or `slice_seconds` (>= 0; negative: no time budget)
+// have gone since `start` (one case at least), or a claimed failure, or a stop. `tick(done)` is called from this thread a few
 // times a second with the cases completed so far.
 PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::string& property,
                          const CheckOptions& opt, int64_t max_cases, double slice_seconds,

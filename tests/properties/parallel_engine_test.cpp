@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 
 #include "broken_impls.h"
@@ -148,6 +149,25 @@ TEST(ParallelEngine, OneAndFourJobsGiveTheSameFindingsOnTorchEager) {
       << "torch-eager's accuracy finding was not found: this proves nothing";
   EXPECT_EQ(one.results[0].cases, 40) << "an unclaimed finding does not stop the count";
   expect_same_report(one, four);
+}
+
+}  // namespace
+}  // namespace gatecheck::testing
+
+namespace gatecheck::testing {
+namespace {
+
+// A time budget that is already spent (a slow machine, a long pair before)
+// still runs one case of each pair, and no more.
+TEST(ParallelEngine, ASpentTimeBudgetRunsOneCaseAPair) {
+  CheckOptions o = opts(default_properties(), 0, 4);
+  o.seconds = 1e-9;
+  std::atomic<int64_t> runs{0};
+  o.before_run = [&](const Subject&, const std::string&, const Case&) { ++runs; };
+  o.stop_requested = [&] { return runs.load() > 500; };  // rather than run on for ever
+  const CheckReport r = run_check({make_subject("host", Device::cpu)}, o);
+  EXPECT_FALSE(r.interrupted) << "the budget did not stop the run";
+  for (const auto& p : r.results) EXPECT_LE(p.cases, 1) << p.property;
 }
 
 }  // namespace
