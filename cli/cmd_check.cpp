@@ -12,7 +12,6 @@
 #include <sstream>
 
 #include "../case/case_json.h"
-#include "../case/case_snapshot.h"
 #include "../properties/check_workers.h"
 #include "../properties/generators.h"
 #include "../properties/shrink.h"

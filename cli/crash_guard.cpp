@@ -5,10 +5,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "cli.h"
 
@@ -108,9 +111,37 @@ void watch() {
   }
 }
 
-// This thread's slot, taken on first use; the last slot is shared beyond kCrashMessageSlots threads.
+// Slots given back by threads that ended (a run's workers end with it), to
+// be taken again before a new one.
+std::mutex g_free_mutex;
+std::vector<int> g_free_slots;
+
+// Gives the thread's slot back when the thread ends.
+struct SlotOwner {
+  ~SlotOwner() {
+    if (t_slot < 0 || t_slot == kCrashMessageSlots - 1) return;  // (the last one may be shared)
+    // A message still set: the thread ends in a call, with exit() itself (this
+    // runs before the exit trap), so the message must stay for the trap.
+    if (g_slots[t_slot].len.load() != 0) return;
+    const std::lock_guard<std::mutex> lock(g_free_mutex);
+    g_free_slots.push_back(t_slot);
+  }
+};
+
+// This thread's slot, taken on first use; beyond kCrashMessageSlots threads
+// at once, the last slot is shared.
 Slot& my_slot() {
-  if (t_slot < 0) t_slot = std::min(g_slots_taken.fetch_add(1), kCrashMessageSlots - 1);
+  if (t_slot < 0) {
+    thread_local SlotOwner owner;
+    {
+      const std::lock_guard<std::mutex> lock(g_free_mutex);
+      if (!g_free_slots.empty()) {
+        t_slot = g_free_slots.back();
+        g_free_slots.pop_back();
+      }
+    }
+    if (t_slot < 0) t_slot = std::min(g_slots_taken.fetch_add(1), kCrashMessageSlots - 1);
+  }
   return g_slots[t_slot];
 }
 }  // namespace

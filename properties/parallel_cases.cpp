@@ -61,9 +61,7 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
     slots.close();
   };
 
-  auto job = [&](int w) {
-    const StageTimes before = thread_stage_times();
-    const auto started = Clock::now();
+  auto cases = [&](int w) {
     std::map<int, rc::Gen<Case>> gens;  // by tier, this worker's own
     for (;;) {
       if (stop_requested(opt)) {
@@ -113,6 +111,16 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
       if (best && best->slot.index < slot->index) continue;
       best.emplace(FoundFailure{*slot, *gs, std::move(c), std::move(v), breaks, since(start)});
       if (breaks) slots.cut_after(slot->index);
+    }
+  };
+  auto job = [&](int w) {
+    const StageTimes before = thread_stage_times();
+    const auto started = Clock::now();
+    try {
+      cases(w);
+    } catch (...) {
+      slots.close();  // the run ends with this error (CheckWorkers::run rethrows it): the others stop too
+      throw;
     }
     stages[size_t(w)] = thread_stage_times() - before;
     busy[size_t(w)] = since(started);
