@@ -116,13 +116,17 @@ void watch() {
 std::mutex g_free_mutex;
 std::vector<int> g_free_slots;
 
-// Gives the thread's slot back when the thread ends.
+// Gives the thread's slot back when the thread ends. A thread that ends
+// with its message set ends in a call: exit() inside an implementation runs
+// this thread's thread_local destructors first, before any atexit handler
+// or static destructor, so the trap springs here, while the other workers
+// still have every static they use (at the atexit handler, ours, the
+// statics made after it were already gone under them: a SIGSEGV).
 struct SlotOwner {
   ~SlotOwner() {
-    if (t_slot < 0 || t_slot == kCrashMessageSlots - 1) return;  // (the last one may be shared)
-    // A message still set: the thread ends in a call, with exit() itself (this
-    // runs before the exit trap), so the message must stay for the trap.
-    if (g_slots[t_slot].len.load() != 0) return;
+    if (t_slot < 0) return;
+    if (g_slots[t_slot].len.load() != 0) on_exit_during_call();
+    if (t_slot == kCrashMessageSlots - 1) return;  // (the last one may be shared)
     const std::lock_guard<std::mutex> lock(g_free_mutex);
     g_free_slots.push_back(t_slot);
   }
