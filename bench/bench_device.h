@@ -27,7 +27,7 @@ void fill_random(void* p, int64_t n, int dtype, uint64_t seed);
 // spins until the host has queued the whole batch, so each pair of events
 // brackets GPU time only. Free: runs are queued as the GPU runs them, so a
 // call shorter than its own launch cost on the host is timed at the host's
-// launch rate (an empty kernel took 3.8-7.6 us so on the H200, runs 32-38).
+// launch rate (an empty kernel took 3.8-7.6 us so on the H200, against 3.3 held).
 // Chosen: whichever set_timing_queue chose for the whole benchmark (Held
 // unless told).
 enum class Queue { Chosen, Held, Free };

@@ -8,7 +8,7 @@ namespace bench {
 // passed: ten runs of a 4097-row shape take a quarter of a millisecond, too
 // little after the host-side allocation and filling of a new shape's buffers
 // (the first shape of each size timed 1-8 us slow, ours and the copy alike,
-// in runs 13, 22 and 28 on the H200).
+// on the H200).
 struct Warmup {
   int runs = 10;
   double min_ms = 20.0;

@@ -135,8 +135,8 @@ int run_kernel_bench(int argc, char** argv) {
   app.add_option("--json", json_path, "write the results here");
   app.add_flag("--no-torch", no_torch, "skip torch eager");
   app.add_flag("--free-queue", free_queue,
-               "queue the timed runs as the GPU runs them, without the hold kernel (the method before run 39: short "
-               "calls are then timed at the host's launch rate)");
+               "queue the timed runs as the GPU runs them, without the hold kernel (short calls are then timed "
+               "at the host's launch rate)");
   app.add_flag("--stages", stages, "also time the backward's index plan alone, and everything without PDL");
   try {
     app.parse(argc, argv);
@@ -199,7 +199,7 @@ int run_kernel_bench(int argc, char** argv) {
     // A variant sets every backward knob (its own, or the default); the
     // environment's other knobs (no_pdl, the forward's vector width) stay.
     // (The whole struct is taken and those few put back, so that a new
-    // backward knob cannot be dropped on the way: run 61 on branch regs-stage.)
+    // backward knob cannot be dropped on the way, as one once was.)
     const CudaTuning from_env = gate_residual_cuda_tuning();
     auto apply = [from_env](const bench::Variant& v) {
       CudaTuning& t = gate_residual_cuda_tuning();

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a kernel's warps wait, by region: reads the per-SASS-instruction CSV
 of `ncu --import R.ncu-rep --page source --csv --print-source sass` (a report
-taken with --set full, bench/plan_profile_h200.sh) and splits the kernel at
+taken with --set full, as the device stage `profile` takes it) and splits the kernel at
 its barriers and exits. Per region: warp stall samples (all warps, so a
 region's share of samples is its share of warp time), executed warp
 instructions, and the top stall reasons.

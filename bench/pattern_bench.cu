@@ -1,7 +1,7 @@
 // gatecheck-pattern-bench: the one-kernel backward's memory traffic without its
 // plan or fold, to ask whether the access pattern alone holds its tile stages
-// to about 2.8 TB/s at 4097 rows (bench/NOTES.md, "Open question"; it does
-// not: v13, runs 56-59 in bench/results/README.md).
+// to about 2.8 TB/s at 4097 rows (it does not: docs/kernel-design.md, "What
+// holds its stages").
 //
 // Every variant reads two tensors (g, y) and writes two (a = g; b = y, or
 // b = g * gate in the regs variants) of
@@ -29,7 +29,7 @@
 //   NAME-s        the variant with the tile's row ids staged in shared memory
 //                 as int64 at the block's start, as the one-kernel backward
 //                 holds them; without -s each use reads the global int list
-//                 (a dependent load before every copy, in runs 56-59)
+//                 (a dependent load before every copy)
 // Times: bench_device's held median (CUDA events), inputs rotated beyond L2.
 // Before a variant is timed, its a and column sums are checked bit for bit
 // against the host (the sums in the variant's order); a wrong one exits 1.
@@ -547,7 +547,7 @@ void run_shape(const Shape& s, int reps, const Warmup& warmup, double ceiling, b
   using yes = std::true_type;
   // smem: the tile's row ids staged in shared memory as int64 first, as the
   // one-kernel backward holds them (names end in "-s"), else read from the
-  // global int row list at each use (v13's runs 56-59).
+  // global int row list at each use.
   auto pieces = [&](auto piece_bytes, auto sync, auto smem_rows, const char* name) {
     constexpr int B = decltype(piece_bytes)::value;
     constexpr bool S = decltype(sync)::value, M = decltype(smem_rows)::value;

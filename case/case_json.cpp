@@ -1,7 +1,9 @@
 #include "case_json.h"
 
+#include "case_json_fields.h"
 #include "case_snapshot.h"
 #include "fnv1a.h"
+#include "scale_json.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,12 +18,12 @@
 namespace gatecheck {
 
 using nlohmann::json;
+using json_fields::fail;
+using json_fields::field;
+using json_fields::shape_field;
 
 namespace {
 
-[[noreturn]] void fail(const std::string& origin, const std::string& what) {
-  throw CaseFileError(origin + ": " + what);
-}
 
 std::string hex_row(const HostTensor& t, int64_t r) {
   static const char* digits = "0123456789abcdef";
@@ -90,56 +92,24 @@ void parse_tensor(const json& j, const char* name, HostTensor* t, const std::str
   }
 }
 
-// The integer type a field holds (itself, or its arrays' elements), or void.
-template <class T, class = void>
-struct IntegerOf {
-  using type = void;
-};
-template <class T>
-struct IntegerOf<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>>> {
-  using type = T;
-};
-template <class T>
-struct IntegerOf<std::vector<T>> : IntegerOf<T> {};
-
-// Every number in v is a JSON integer within I's range. nlohmann's get<I>
-// casts a float or an out-of-range integer (undefined for 5.5e107, which the
-// corpus-file fuzzer found; a silent wrap for 2^64 - 1 or 2^32 + 1).
-template <class I>
-void require_integers(const json& v, const char* name, const std::string& origin) {
-  if (v.is_array()) {
-    for (const json& e : v) require_integers<I>(e, name, origin);
-    return;
+// The failure record and the note, in every kind of file.
+void read_provenance(const json& j, CaseFile* out, const std::string& origin) {
+  CaseFile& f = *out;
+  if (j.contains("failure")) {
+    const json& r = j.at("failure");
+    if (!r.is_object()) fail(origin, "'failure' must be an object");
+    FailureRecord rec;
+    rec.impl = field<std::string>(r, "impl", origin);
+    rec.device = r.contains("device") ? field<std::string>(r, "device", origin) : "cpu";
+    if (!is_device_name(rec.device))
+      fail(origin, "failure 'device' is '" + rec.device + "'; expected \"cpu\" or \"cuda\"");
+    rec.property = field<std::string>(r, "property", origin);
+    rec.claimed = r.contains("claimed") ? field<bool>(r, "claimed", origin) : true;
+    rec.message = r.contains("message") ? field<std::string>(r, "message", origin) : "";
+    rec.repro = r.contains("repro") ? field<std::string>(r, "repro", origin) : "";
+    f.failure = rec;
   }
-  if (!v.is_number()) return;  // a wrong type is reported by get<> itself
-  using L = std::numeric_limits<I>;
-  bool ok = false;
-  if (v.is_number_unsigned()) ok = v.get<uint64_t>() <= uint64_t(L::max());
-  else if (v.is_number_integer()) {
-    const int64_t x = v.get<int64_t>();
-    ok = x >= 0 ? uint64_t(x) <= uint64_t(L::max()) : std::is_signed_v<I> && x >= int64_t(L::min());
-  }
-  if (!ok)
-    fail(origin, std::string("'") + name + "' holds " + v.dump() + ", not an integer in [" +
-                     std::to_string(L::min()) + ", " + std::to_string(L::max()) + "]");
-}
-
-template <class T>
-T field(const json& j, const char* name, const std::string& origin) {
-  if (!j.contains(name)) fail(origin, std::string("missing field '") + name + "'");
-  if constexpr (!std::is_void_v<typename IntegerOf<T>::type>)
-    require_integers<typename IntegerOf<T>::type>(j.at(name), name, origin);
-  try {
-    return j.at(name).get<T>();
-  } catch (const json::exception&) {
-    fail(origin, std::string("field '") + name + "' has the wrong type");
-  }
-}
-
-int64_t shape_field(const json& j, const char* name, const std::string& origin) {
-  const int64_t v = field<int64_t>(j, name, origin);
-  if (v < 0) fail(origin, std::string("'") + name + "' = " + std::to_string(v) + " is negative");
-  return v;
+  if (j.contains("note")) f.note = field<std::string>(j, "note", origin);
 }
 
 }  // namespace
@@ -158,13 +128,23 @@ std::string case_to_json(const CaseFile& f) {
   json j;
   j["format"] = "gatecheck-case";
   j["version"] = kCaseFormatVersion;
-  j["dtype"] = dtype_name(c.dtype);
-  j["rows"] = c.rows;
-  j["dim"] = c.dim;
-  j["gates"] = c.gates;
+  j["dtype"] = dtype_name(f.scale ? f.scale->spec.dtype : c.dtype);
+  if (f.scale) {  // a scale-tier case: its spec and view, never values (scale_json.h)
+    const ScaleShape v = view_shape(f.scale->spec, f.scale->view);
+    j["rows"] = v.rows;
+    j["dim"] = v.dim;
+    j["gates"] = v.gates;
+    j["scale"] = scale_to_json(f.scale->spec, f.scale->view);
+  } else {
+    j["rows"] = c.rows;
+    j["dim"] = c.dim;
+    j["gates"] = c.gates;
+  }
   if (!c.index_pattern.empty()) j["index_pattern"] = c.index_pattern;
   if (!c.value_class.empty()) j["value_class"] = c.value_class;
-  if (f.spec) {
+  if (f.scale) {
+    // nothing else: the spec and view are the case
+  } else if (f.spec) {
     const CaseSpec& s = *f.spec;
     j["generator"] = {{"index_pattern", s.index_pattern}, {"value_class", s.value_class},
                       {"plan_kind", s.plan_kind},         {"index_seed", s.index_seed},
@@ -207,6 +187,12 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
   if (!parse_dtype(dt.c_str(), &t)) fail(origin, "dtype '" + dt + "' is not bf16, f16 or f32");
   const int64_t rows = shape_field(j, "rows", origin), dim = shape_field(j, "dim", origin),
                 gates = shape_field(j, "gates", origin);
+  CaseFile f;
+  if (j.contains("scale")) {  // a scale-tier case: its own limits, no values (scale_json.h)
+    f.scale = scale_from_json(j.at("scale"), t, rows, dim, gates, origin);
+    read_provenance(j, &f, origin);
+    return f;
+  }
   const int64_t n = checked_elements(rows, dim), ng = checked_elements(gates, dim);
   if (rows > kMaxCaseRows || gates > kMaxCaseRows)
     fail(origin, "shape rows=" + std::to_string(rows) + " gates=" + std::to_string(gates) + " exceeds the limit of " +
@@ -217,7 +203,6 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
                      "-element limit per tensor");
   if (const std::string why = case_shape_problem(rows, gates); !why.empty()) fail(origin, why);
 
-  CaseFile f;
   if (j.contains("generator")) {
     const json& g = j.at("generator");
     if (!g.is_object()) fail(origin, "'generator' must be an object");
@@ -278,21 +263,7 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
                            ", outside [0, " + std::to_string(rows) + ")");
     f.c.plan = plan;
   }
-  if (j.contains("failure")) {
-    const json& r = j.at("failure");
-    if (!r.is_object()) fail(origin, "'failure' must be an object");
-    FailureRecord rec;
-    rec.impl = field<std::string>(r, "impl", origin);
-    rec.device = r.contains("device") ? field<std::string>(r, "device", origin) : "cpu";
-    if (!is_device_name(rec.device))
-      fail(origin, "failure 'device' is '" + rec.device + "'; expected \"cpu\" or \"cuda\"");
-    rec.property = field<std::string>(r, "property", origin);
-    rec.claimed = r.contains("claimed") ? field<bool>(r, "claimed", origin) : true;
-    rec.message = r.contains("message") ? field<std::string>(r, "message", origin) : "";
-    rec.repro = r.contains("repro") ? field<std::string>(r, "repro", origin) : "";
-    f.failure = rec;
-  }
-  if (j.contains("note")) f.note = field<std::string>(j, "note", origin);
+  read_provenance(j, &f, origin);
   return f;
 }
 

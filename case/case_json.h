@@ -11,6 +11,7 @@
 
 #include "case.h"
 #include "case_spec.h"
+#include "scale_case.h"
 
 namespace gatecheck {
 
@@ -29,11 +30,22 @@ struct FailureRecord {
   bool claimed = true;
 };
 
+// A scale-tier case as a file holds it: spec and view, not materialised (a
+// file cannot make a reader build a large index unless it is used).
+struct ScaleFileCase {
+  ScaleSpec spec;
+  ScaleView view;
+  ScaleCase make() const { return make_scale_case(spec, view); }  // throws std::invalid_argument
+};
+
 struct CaseFile {
   Case c;
   std::optional<CaseSpec> spec;  // when set, the file stores this generator spec (case_spec.h) instead of values
   std::optional<FailureRecord> failure;
   std::string note;  // free text, e.g. how the shrinker got here
+  // When set, a scale-tier case (scale_case.h): the file stores its spec and
+  // view, and `c` is empty. Every reader of a CaseFile looks here first.
+  std::optional<ScaleFileCase> scale = std::nullopt;
 };
 
 // A failure record's device, in both file formats.

@@ -48,6 +48,9 @@ struct Reader {
 }  // namespace
 
 std::string case_to_snapshot(const CaseFile& f) {
+  // A scale-tier case is its spec and view, a few hundred bytes: the JSON is
+  // as cheap, and read_case_file() takes either.
+  if (f.scale) return case_to_json(f);
   const Case& c = f.c;
   Writer w;
   w.raw(kSnapshotMagic, sizeof kSnapshotMagic);

@@ -22,7 +22,10 @@ class Prng {
   int64_t range(int64_t lo, int64_t hi) { return lo + below(hi - lo + 1); }  // [lo, hi]
   double uniform() { return double(next() >> 11) * 0x1.0p-53; }              // [0, 1)
   bool chance(double p) { return uniform() < p; }
-  double normal() {  // Box-Muller
+  // The state after k more draws: next() is a function of the draw's number,
+  // so a long stream can be filled in parallel pieces, bit for bit the same.
+  void skip(uint64_t k) { s_ += k * 0x9e3779b97f4a7c15ull; }
+  double normal() {  // Box-Muller: always exactly two draws
     const double u = 1.0 - uniform(), v = uniform();
     return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
   }

@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}
+
 namespace gatecheck {
 
 enum ExitCode { kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitCannotRun = 3 };
@@ -26,6 +30,7 @@ struct CheckArgs {
   bool seed_given = false;
   std::string properties;    // comma-separated; "" = default set
   std::string claims;        // comma-separated; overrides contracts for this run
+  std::string valid;         // "rows>=1,dim>=1": narrows every contract's valid inputs for this run
   std::string corpus = "corpus/found";
   std::string json;
   bool isolate = false;
@@ -35,6 +40,11 @@ struct CheckArgs {
   // and its smallest rows, dim and gates (0: its defaults, which are 0).
   long long max_rows = 0, max_dim = 0, max_gates = 0;
   long long min_rows = 0, min_dim = 0, min_gates = 0;
+  // The scale tier (properties/scale_tier.h): its share of each budget (< 0:
+  // the device's default; 0: off), and its memory budget (0: 60% of free).
+  double scale_share = -1;
+  unsigned long long scale_memory_gib = 0;
+  bool stop_on_failure = false;  // end the run at its first claimed failure
 };
 int cmd_check(const CheckArgs& a);
 
@@ -66,14 +76,30 @@ struct HarnessBenchOptions;
 struct Subject;
 int harness_bench_with_snapshots(const std::vector<Subject>& impls, HarnessBenchOptions o, const std::string& json);
 
+struct SweepArgs {
+  std::vector<std::string> impls;
+  std::string device;          // "", "cpu" or "cuda"
+  bool quick = false;
+  std::string json, html, compare;
+  std::string corpus = "corpus/found";
+  std::vector<std::string> validate;  // reports to check against the seed's schema and counts; runs nothing
+  bool skip_unavailable = false;
+  long long keep_failures = 8; // per check and implementation (0: all)
+  double timeout = 600;        // seconds without progress before the sweep counts as hung
+};
+void add_sweep_options(CLI::App* app, SweepArgs* a);
+int cmd_sweep(const SweepArgs& a);
+
 // Helpers shared by the subcommands.
 std::vector<std::string> split_list(const std::string& s);
 bool parse_device(const std::string& s, int* device);  // "cpu"/"cuda" -> 0/1
+// Can `file` be written: it exists and is writable, or its folder is (errno says why not).
+bool writable_path(const std::string& file);
+// mkdir -p.
+void make_dirs(const std::string& path);
 // An implementation's name as part of a file name: its last 40 characters,
 // and where it is longer a hash of the whole, so that two plugins of the same
 // name in different folders do not share files.
 std::string file_safe(const std::string& s);
-// Can `file` be written: it exists and is writable, or its folder is (errno says why not).
-bool writable_path(const std::string& file);
 
 }  // namespace gatecheck

@@ -1,3 +1,4 @@
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -6,6 +7,7 @@
 #include <sstream>
 
 #include "../case/fnv1a.h"
+
 #include "cli.h"
 
 namespace gatecheck {
@@ -29,6 +31,17 @@ bool writable_path(const std::string& file) {
   const auto slash = file.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
   return access(dir.c_str(), W_OK) == 0;
+}
+
+void make_dirs(const std::string& path) {
+  std::string cur;
+  std::stringstream ss(path);
+  if (!path.empty() && path[0] == '/') cur = "/";
+  for (std::string part; std::getline(ss, part, '/');) {
+    if (part.empty()) continue;
+    cur += part + "/";
+    mkdir(cur.c_str(), 0755);
+  }
 }
 
 std::string file_safe(const std::string& s) {

@@ -22,21 +22,12 @@
 #include "progress.h"
 #include "stop_signal.h"
 #include "report.h"
+#include "scale_cli.h"
+#include "../properties/scale_check.h"
 
 namespace gatecheck {
 
 namespace {
-
-void make_dirs(const std::string& path) {
-  std::string cur;
-  std::stringstream ss(path);
-  if (!path.empty() && path[0] == '/') cur = "/";
-  for (std::string part; std::getline(ss, part, '/');) {
-    if (part.empty()) continue;
-    cur += part + "/";
-    mkdir(cur.c_str(), 0755);
-  }
-}
 
 // RapidCheck shrinks within what its generators can express; the project's
 // shrinker goes further (single rows, merged gates, values towards 0 and 1).
@@ -51,7 +42,7 @@ using BeforeRun = std::function<void(const Subject&, const std::string&, const C
 void domain_shrink(CheckReport* report, const std::vector<Subject>& impls, const BeforeRun& before,
                    const PropertyOptions& popt, const ShrinkStop& stop) {
   for (auto& p : report->results) {
-    if (!p.failure) continue;
+    if (!p.failure || p.failure->scale_shrunk) continue;  // still a scale case: shrunk by the scale tier (shrink_scale.h)
     if ((report->interrupted = stop())) return;
     for (const auto& impl : impls) {
       if (impl.name != p.impl || impl.device != p.device) continue;
@@ -140,7 +131,7 @@ void print_header(const CheckArgs& a, uint64_t seed, const std::vector<std::stri
 int cmd_check(const CheckArgs& a) {
   std::vector<Subject> impls;
   try {
-    impls = implementations_from_args(a.impls, a.device, a.claims);
+    impls = implementations_from_args(a.impls, a.device, a.claims, a.valid);
   } catch (const ImplArgsError& e) {
     std::fprintf(stderr, "gatecheck check: %s\n", e.message.c_str());
     return e.exit_code;
@@ -176,6 +167,7 @@ int cmd_check(const CheckArgs& a) {
   opt.isolate = a.isolate;
   opt.isolate_timeout_seconds = a.timeout;
   opt.jobs = a.jobs > 0 ? int(a.jobs) : default_check_jobs();
+  configure_scale(a, &opt);  // the scale tier (scale_cli.h)
 
   // "--json -" (or /dev/stdout): the JSON alone on stdout, the report on
   // stderr. Through std::cout, which stays the real stdout after a plugin has
@@ -201,6 +193,7 @@ int cmd_check(const CheckArgs& a) {
   const std::string origin = replays.empty() ? "--seed " + std::to_string(opt.seed) + (limits.empty() ? "" : " " + limits)
                                              : "replaying the RC_PARAMS reproduce string";
   print_header(a, opt.seed, replays, opt.jobs);
+  if (replays.empty()) std::fprintf(stderr, "%s\n", scale_header(opt, impls).c_str());
 
   // The case goes to disk before every call, one file per worker: a crash or
   // an exit() inside the implementation names it, and the next run recovers it.
@@ -209,6 +202,9 @@ int cmd_check(const CheckArgs& a) {
     inflight.before_run(impl, property, c);
   };
   opt.after_run = [&] { inflight.after_run(); };
+  opt.before_scale_run = [&](const Subject& impl, const std::string& property, const ScaleCase& c) {
+    inflight.before_scale_run(impl, property, c);
+  };
   if (!a.isolate) watchdog_arm(a.timeout);  // under --isolate the child's timeout does this
   ProgressLine progress;
   opt.progress = [&](const CheckProgress& p) {
@@ -236,13 +232,13 @@ int cmd_check(const CheckArgs& a) {
     const auto& p = report.results[k];
     if (!p.failure) continue;
     const std::string path = a.corpus + "/" + file_safe(p.impl) + "-" + p.property + "-" +
-                             case_digest(p.failure->shrunk) + ".json";
-    CaseFile f{p.failure->shrunk, std::nullopt, {}, ""};
+                             failure_digest(*p.failure) + ".json";
+    CaseFile f = failure_case_file(*p.failure);  // values where small, the generator spec where large
     f.failure = FailureRecord{p.impl, device_name(p.device), p.property, p.failure->verdict.message,
                               repro_command(path, p.impl, p.device, p.failure->verdict), p.failure->claimed};
     f.note = "found by gatecheck check " + origin + " after " +
              std::to_string(p.failure->seconds_to_find) + " s; shrunk in " +
-             std::to_string(p.failure->shrink_steps) + " steps from " + describe(p.failure->original);
+             std::to_string(p.failure->shrink_steps) + " steps from " + describe_found_case(*p.failure);
     try {
       write_case_file(path, f);
       saved.paths[k] = path;
@@ -259,6 +255,8 @@ int cmd_check(const CheckArgs& a) {
     if (p.failure) (p.failure->claimed ? claimed : findings)++;
   if (report.interrupted)
     report_out << "\n" << stop_words() << ": the results above cover only what ran before it";
+  if (report.stopped_on_failure)
+    report_out << "\n--stop-on-failure: the run ended at its first claimed failure; the results cover what ran before it";
   report_out << "\n" << (replays.empty() ? "seed " + std::to_string(report.seed) : "replay of the RC_PARAMS reproduce string")
             << ", " << report.seconds << " s: " << claimed
             << " claimed propert" << (claimed == 1 ? "y" : "ies") << " failed, " << findings << " finding"

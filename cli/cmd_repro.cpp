@@ -1,5 +1,7 @@
 // gatecheck repro and gatecheck shrink: replaying and minimising corpus files.
+#include <algorithm>
 #include <cerrno>
+#include <optional>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -7,7 +9,10 @@
 #include "../case/case_json.h"
 #include "../properties/generators.h"
 #include "../properties/properties.h"
+#include "../properties/scale_tier.h"
 #include "../properties/shrink.h"
+#include "../properties/shrink_scale.h"
+#include "../harness/scale_backend.h"
 #include "cli.h"
 #include "crash_guard.h"
 #include "implementations_from_args.h"
@@ -82,16 +87,32 @@ int cmd_repro(const ReproArgs& a) {
       ++tally.unreadable;
       continue;
     }
+    // A scale-tier file (case/scale_case.h) replays through the scale
+    // versions of the properties, its values generated where it runs.
+    std::optional<ScaleCase> sc;
+    if (f.scale) {
+      try {
+        sc = f.scale->make();
+      } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "gatecheck repro: %s: %s\n", file.c_str(), e.what());
+        rc = std::max(rc, int(kExitUsage));
+        ++tally.unreadable;
+        continue;
+      }
+    }
     std::vector<std::string> props;
     if (!a.property.empty()) props = split_list(a.property);
     else if (f.failure && !f.failure->property.empty()) props = {f.failure->property};
     else props = default_properties();
-    std::cout << file << ": " << describe(f.c) << "\n";
+    if (sc && a.property.empty())  // the default set's properties that have a scale version
+      props.erase(std::remove_if(props.begin(), props.end(), [](const std::string& p) { return !has_scale_version(p); }),
+                  props.end());
+    std::cout << file << ": " << (sc ? describe(*sc) : describe(f.c)) << "\n";
     bool failing = false, bad = false, stopped = false;
     for (const auto& impl : impls) {
       for (const auto& prop : props) {
         if ((stopped = stop_requested())) break;
-        if (!plan_moves_rows(prop, f.c)) {  // the property would only call itself vacuous
+        if (!sc && !plan_moves_rows(prop, f.c)) {  // the property would only call itself vacuous
           std::cout << "  " << impl.label() << " " << prop << ": not tested (this case's batch plan moves no row, "
                     << "so it cannot test " << prop << ")\n";
           continue;
@@ -99,7 +120,12 @@ int cmd_repro(const ReproArgs& a) {
         Verdict v;
         try {
           CrashMessageScope guard(replay_crash_message(impl, prop, file, file, a.isolate));
-          v = check_property(prop, impl, f.c, popt);
+          v = sc ? check_scale_property(prop, impl, *sc, ScaleCheckOptions{}) : check_property(prop, impl, f.c, popt);
+        } catch (const ScaleNoMemory& e) {
+          std::cout << "  " << impl.label() << " " << prop << ": not tested (the case does not fit: " << e.what() << ")\n";
+          rc = std::max(rc, int(kExitCannotRun));
+          bad = true;
+          continue;
         } catch (const std::invalid_argument& e) {
           std::fprintf(stderr, "gatecheck repro: %s: %s\n", file.c_str(), e.what());
           rc = std::max(rc, int(kExitUsage));
@@ -110,7 +136,7 @@ int cmd_repro(const ReproArgs& a) {
           std::cout << "  " << impl.label() << " " << prop << ": " << stop_words() << " during this check: not counted\n";
           break;
         }
-        const bool claimed = breaks_claim(v, impl.contract, f.c.dtype);
+        const bool claimed = breaks_claim(v, impl.contract, sc ? sc->dtype : f.c.dtype);
         std::cout << "  " << impl.label() << " " << prop << ": "
                   << (v.passed ? "pass" : claimed ? "FAIL (still failing)" : "finding (unclaimed, still failing)")
                   << "\n";
@@ -124,9 +150,58 @@ int cmd_repro(const ReproArgs& a) {
     }
     if (stopped) break;  // this file is not counted
     ++(failing ? tally.failing : bad ? tally.unreadable : tally.passing);
+    std::cout.flush();  // each file's verdict shows as it is reached, through a pipe or tee too
   }
   if (a.files.size() > 1 || stop_requested()) print_repro_summary(tally, a.files.size());
   return stop_requested() ? stop_exit_code() : rc;
+}
+
+// The scale shrinker on a scale file: writes the smallest failing case to
+// `out` as spec + view, or, when it became small, hands its explicit values
+// back in *small (exit 0) for the ordinary shrinker to take further.
+static int shrink_scale_file(const ShrinkArgs& a, const CaseFile& f, const Subject& impl, const std::string& property,
+                             const std::string& out, std::optional<Case>* small) {
+  ScaleCase c;
+  Verdict v;
+  try {
+    c = f.scale->make();
+    std::cout << "shrinking " << describe(c) << " for " << impl.label() << " " << property << " at scale\n";
+    v = check_scale_property(property, impl, c, ScaleCheckOptions{});
+  } catch (const ScaleNoMemory& e) {
+    std::fprintf(stderr, "gatecheck shrink: %s: the case does not fit: %s\n", a.file.c_str(), e.what());
+    return kExitCannotRun;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "gatecheck shrink: %s\n", e.what());
+    return kExitUsage;
+  }
+  if (v.passed) {
+    std::fprintf(stderr, "gatecheck shrink: property '%s' passes on %s for this case (%s); nothing to shrink\n",
+                 property.c_str(), impl.label().c_str(), describe(c).c_str());
+    return kExitUsage;
+  }
+  install_stop_handlers();
+  const ScaleShrinkResult r = shrink_scale_case(impl, property, c, v, ScaleCheckOptions{},
+                                                [](const std::string& step) { std::cout << "  " << step << "\n"; },
+                                                a.seconds, stop_requested);
+  std::cout << (r.interrupted ? "smallest case" : "minimal case") << " at scale after " << r.steps << " steps ("
+            << r.attempts << " candidates): " << describe(r.minimal) << "\n" << evidence_text(r.verdict) << "\n";
+  if (r.small && !r.interrupted) {
+    *small = r.small;
+    return kExitOk;
+  }
+  CaseFile m;
+  m.scale = ScaleFileCase{r.minimal.spec, r.minimal.view};
+  m.failure = FailureRecord{impl.name, device_name(impl.device), property, r.verdict.message,
+                            repro_command(out, impl.name, impl.device), breaks_claim(r.verdict, impl.contract, r.minimal.dtype)};
+  m.note = "shrunk at scale by gatecheck shrink in " + std::to_string(r.steps) + " steps from " + describe(c);
+  try {
+    write_case_file(out, m);
+  } catch (const CaseFileError& e) {
+    std::fprintf(stderr, "gatecheck shrink: %s\n", e.what());
+    return kExitUsage;
+  }
+  std::cout << "written to " << out << "\nrepro: " << m.failure->repro << "\n";
+  return r.interrupted ? stop_exit_code() : kExitOk;
 }
 
 int cmd_shrink(const ShrinkArgs& a) {
@@ -162,6 +237,13 @@ int cmd_shrink(const ShrinkArgs& a) {
     return kExitUsage;
   }
   if (!a.isolate) watchdog_arm(a.seconds + a.timeout);  // the cap is checked between candidates
+  if (f.scale) {  // a scale case: the scale shrinker first (shrink_scale.h), then the ordinary one once small
+    std::optional<Case> small;
+    const int rc = shrink_scale_file(a, f, impl, property, out, &small);
+    if (rc != kExitOk || !small) return rc;
+    f = CaseFile{*small, std::nullopt, {}, ""};
+    std::cout << "small enough for explicit values: the ordinary shrinker goes on\n";
+  }
   std::cout << "shrinking " << describe(f.c) << " for " << impl.label() << " " << property << "\n";
   ShrinkResult r;
   try {

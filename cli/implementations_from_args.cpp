@@ -9,7 +9,8 @@ namespace gatecheck {
 
 std::vector<Subject> implementations_from_args(const std::vector<std::string>& specs,
                                                       const std::string& device,
-                                                      const std::string& claims) {
+                                                      const std::string& claims,
+                                                      const std::string& valid) {
   if (device == "cuda" && !cuda_available())
     throw ImplArgsError{kExitCannotRun, "--device cuda: no CUDA device is available on this machine"};
   std::vector<Subject> impls;
@@ -20,6 +21,8 @@ std::vector<Subject> implementations_from_args(const std::vector<std::string>& s
       for (const auto& spec : specs) {
         if (spec == "plugin:")
           throw ImplArgsError{kExitUsage, "--impl plugin: needs the path of a shared library (plugin:PATH)"};
+        if (spec == "python:")
+          throw ImplArgsError{kExitUsage, "--impl python: needs a target (python:MODULE:ATTR or python:FILE.py:ATTR)"};
         if (spec == "cuda" && device == "cpu")
           throw ImplArgsError{kExitUsage, "--impl cuda runs on the GPU only; it cannot be combined with --device cpu"};
         Device d = Device::cpu;
@@ -29,20 +32,20 @@ std::vector<Subject> implementations_from_args(const std::vector<std::string>& s
         impls.push_back(make_subject(spec, d));
       }
     }
+  } catch (const SpecError& e) {  // a malformed spec, or one that names nothing
+    throw ImplArgsError{kExitUsage, e.what()};
+  } catch (const std::invalid_argument& e) {  // a contract it declares that does not parse
+    throw ImplArgsError{kExitUsage, e.what()};
   } catch (const std::exception& e) {
-    const bool unknown = std::string(e.what()).rfind("unknown implementation", 0) == 0;
-    throw ImplArgsError{unknown ? kExitUsage : kExitCannotRun, e.what()};
+    throw ImplArgsError{kExitCannotRun, e.what()};
   }
-  if (!claims.empty()) {
-    if (split_list(claims).empty())
-      throw ImplArgsError{kExitUsage, "--claims '" + claims +
-                                          "' names no property (omit --claims to use each implementation's contract)"};
-    try {
-      const Contract c = Contract::parse(claims);
-      for (auto& i : impls) i.contract = c;
-    } catch (const std::invalid_argument& e) {
-      throw ImplArgsError{kExitUsage, e.what()};
-    }
+  if (!claims.empty() && split_list(claims).empty())
+    throw ImplArgsError{kExitUsage, "--claims '" + claims +
+                                        "' names no property (omit --claims to use each implementation's contract)"};
+  try {
+    for (auto& i : impls) i.contract = override_contract(i.contract, claims, valid);
+  } catch (const std::invalid_argument& e) {
+    throw ImplArgsError{kExitUsage, e.what()};
   }
   return impls;
 }

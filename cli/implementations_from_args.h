@@ -1,6 +1,7 @@
-// Turns --impl/--device/--claims into Implementations, with the CLI's exit
-// codes: a bad name or list is a usage error (2); a plugin that will not load
-// or a missing GPU means the implementation cannot run (3).
+// Turns --impl/--device/--claims/--valid into Implementations, with the CLI's
+// exit codes: a bad name, list or declared contract is a usage error (2); a
+// plugin that will not load, a Python target that will not import, or a
+// missing GPU means the implementation cannot run (3).
 #pragma once
 
 #include <string>
@@ -15,9 +16,11 @@ struct ImplArgsError {
   std::string message;
 };
 
-// Throws ImplArgsError.
+// Throws ImplArgsError. `claims` (--claims) replaces every contract; `valid`
+// (--valid) narrows every contract's valid inputs.
 std::vector<Subject> implementations_from_args(const std::vector<std::string>& specs,
                                                       const std::string& device,
-                                                      const std::string& claims);
+                                                      const std::string& claims,
+                                                      const std::string& valid = "");
 
 }  // namespace gatecheck

@@ -55,7 +55,8 @@ void recover_inflight(const std::string& corpus) {
     try {
       CaseFile f = read_case_file(inflight);
       const std::string who = f.failure ? file_safe(f.failure->impl) + "-" + f.failure->property + "-" : "";
-      const std::string out = corpus + "/crash-" + who + case_digest(f.c) + ".json";
+      const std::string digest = f.scale ? scale_digest(f.scale->spec, f.scale->view) : case_digest(f.c);
+      const std::string out = corpus + "/crash-" + who + digest + ".json";
       if (f.failure) {
         f.failure->message = "the process died while running this case (recovered snapshot)";
         f.failure->repro = repro_command(out, f.failure->impl, f.failure->device == "cuda" ? Device::cuda : Device::cpu);
@@ -106,6 +107,19 @@ void InflightSnapshots::before_run(const Subject& impl, const std::string& prope
   f.failure = FailureRecord{impl.name, device_name(impl.device), property, "in flight", repro, true};
   const bool saved = write(worker, case_to_snapshot(f));
   set_crash_message("  while " + impl.label() + " ran property " + property + " on " + describe(c) +
+                    (saved ? "\n  the case is saved at " + path + "\n  repro: " + repro + "\n"
+                           : "\n  (the case could not be saved: " + path + " is not writable)\n"));
+}
+
+void InflightSnapshots::before_scale_run(const Subject& impl, const std::string& property, const ScaleCase& c) const {
+  const int worker = check_worker_index();
+  const std::string path = inflight_path(corpus_, worker);
+  const std::string repro = repro_command(path, impl.name, impl.device);
+  CaseFile f;
+  f.scale = ScaleFileCase{c.spec, c.view};
+  f.failure = FailureRecord{impl.name, device_name(impl.device), property, "in flight", repro, true};
+  const bool saved = write(worker, case_to_json(f));
+  set_crash_message("  while " + impl.label() + " ran property " + property + " at scale on " + describe(c) +
                     (saved ? "\n  the case is saved at " + path + "\n  repro: " + repro + "\n"
                            : "\n  (the case could not be saved: " + path + " is not writable)\n"));
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../case/case.h"
+#include "../case/scale_case.h"
 #include "../properties/contract.h"
 
 namespace gatecheck {
@@ -36,6 +37,9 @@ class InflightSnapshots {
   // CheckOptions::before_run: this worker's snapshot, its crash message and a
   // watchdog kick.
   void before_run(const Subject& impl, const std::string& property, const Case& c) const;
+  // CheckOptions::before_scale_run: the same for a case of the scale tier
+  // (its spec and view, as JSON).
+  void before_scale_run(const Subject& impl, const std::string& property, const ScaleCase& c) const;
   // CheckOptions::after_run: the call is over, so this thread's crash message goes.
   void after_run() const;
   // Deletes every worker's snapshot (the run ended on its own).

@@ -11,8 +11,12 @@
 #include "../properties/check_workers.h"
 #include "../properties/generators.h"
 #include "../properties/harness_bench.h"
+#include "../properties/scale_tier.h"
 #include "../harness/isolate.h"
 #include "../harness/plugin_stdout.h"
+#if GATECHECK_HAVE_PYTHON
+#include "../harness/python_impl.h"
+#endif
 #include "cli.h"
 #include "crash_guard.h"
 #include "implementations_from_args.h"
@@ -38,6 +42,9 @@ void add_isolate_options(CLI::App* app, bool* isolate, double* timeout, const ch
 
 int main(int argc, char** argv) {
   using namespace gatecheck;
+#if GATECHECK_HAVE_PYTHON
+  enable_python_implementations();  // before a fresh-process child rebuilds its implementation
+#endif
   run_isolate_worker_if_requested();
   install_crash_guard();
   report_only_through_cout();  // so a plugin's own threads cannot print into the report
@@ -47,7 +54,9 @@ int main(int argc, char** argv) {
 
   CheckArgs check;
   auto* c = app.add_subcommand("check", "run the property suite on implementations against the float64 oracle");
-  c->add_option("--impl", check.impls, "implementation: host, cuda, torch-eager, plugin:PATH (repeatable; default: all available)");
+  c->add_option("--impl", check.impls,
+                "implementation: host, cuda, torch-eager, plugin:PATH, python:MODULE:ATTR or python:FILE.py:ATTR "
+                "(repeatable; default: all available)");
   c->add_option("--device", check.device, "cpu or cuda (default: every device available)")->check(CLI::IsMember({"cpu", "cuda"}));
   c->add_option("--seconds", check.seconds,
                 "time budget for the whole run (0: none, so --cases, or " + std::to_string(kCasesWithoutBudget) +
@@ -58,7 +67,12 @@ int main(int argc, char** argv) {
       ->check(whole_number(18446744073709551615ull, "a 64-bit seed"))
       ->each([&](const std::string&) { check.seed_given = true; });
   c->add_option("--properties", check.properties, "comma-separated properties (default set if omitted; eager_exact is opt-in)");
-  c->add_option("--claims", check.claims, "comma-separated claims overriding every contract for this run (property or property:output)");
+  c->add_option("--claims", check.claims,
+                "the contract for this run, overriding every implementation's: comma-separated claims (property or "
+                "property:output), then optionally '; not CLAIM for DTYPES' and '; valid BOUNDS' (docs/python.md)");
+  c->add_option("--valid", check.valid,
+                "narrow every contract's valid inputs, e.g. \"rows>=1,dim>=1\" for an op that rejects empty problems "
+                "(rows, dim, gates with >= or <=)");
   c->add_option("--corpus", check.corpus, "where counterexamples are saved")->capture_default_str();
   c->add_option("--json", check.json,
                 "write the results as JSON to this file; '-' (or /dev/stdout): the JSON alone on stdout, "
@@ -87,6 +101,18 @@ int main(int argc, char** argv) {
   c->add_option("--min-gates", check.min_gates, "smallest gate count generated (default 0; a case with rows has 1 at least)")
       ->check(whole_number(0, kMaxGenGates, "gates"));
 
+  c->add_option("--scale-share", check.scale_share,
+                "share of each implementation x property budget for cases drawn at scale (0: none; default " +
+                    std::to_string(kDefaultScaleShareCuda).substr(0, 4) + " on cuda, " +
+                    std::to_string(kDefaultScaleShareCpu).substr(0, 4) + " on the cpu; docs/scale.md)")
+      ->check(fraction("--scale-share"));
+  c->add_option("--scale-memory-gib", check.scale_memory_gib,
+                "memory one scale case may take where it runs (default: 60% of the device's free memory; "
+                "a quarter of the host's, at most 2, on the cpu)")
+      ->check(whole_number(1, 1u << 20, "GiB"));
+  c->add_flag("--stop-on-failure", check.stop_on_failure,
+              "end the run at its first claimed failure, once shrunk (the cases up to it are a full run's)");
+
   ReproArgs repro;
   auto* r = app.add_subcommand("repro", "replay corpus files; exit 1 if a failure is still there");
   r->add_option("files", repro.files, "corpus JSON files")->required()->check(CLI::ExistingFile);
@@ -105,13 +131,21 @@ int main(int argc, char** argv) {
   s->add_option("--seconds", shrink.seconds, "time cap")->capture_default_str()->check(finite_seconds());
   add_isolate_options(s, &shrink.isolate, &shrink.timeout, "the shrink beyond --seconds");
 
+  SweepArgs sweep;
+  auto* w = app.add_subcommand("sweep", "the prior art's report (PRIOR_ART.md) field for field, and what it could not "
+                                        "check, for each implementation (docs/sweep.md)");
+  add_sweep_options(w, &sweep);
+
   bool harness_bench_flag = false;
   gatecheck::HarnessBenchOptions hb;
   std::vector<std::string> bench_impls;
   auto* b = app.add_subcommand("bench", "benchmarks: the CUDA kernels vs torch eager vs the copy ceiling (GPU), "
                                         "or with --harness the property harness's cases/s per property");
-  b->add_flag("--harness", harness_bench_flag, "cases per second per property on this machine (CPU)");
+  b->add_flag("--harness", harness_bench_flag, "cases per second per property on this machine (the CPU, or --device cuda)");
   b->add_option("--impl", bench_impls, "--harness: implementations (default host)");
+  std::string bench_device;
+  b->add_option("--device", bench_device, "--harness: cpu or cuda (default: cpu, or cuda for --impl cuda)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   b->add_option("--seconds-per-property", hb.seconds_per_property, "--harness: time per property and jobs count")
       ->capture_default_str()
       ->check(finite_seconds());
@@ -126,7 +160,8 @@ int main(int argc, char** argv) {
   b->allow_extras();  // the kernel benchmark's own options
 
   auto* n = app.add_subcommand("nightly", "the nightly fuzz campaign (fuzz/nightly.sh): --hours H "
-                                          "[--gpus N | --jobs N] [--impl SPEC]... --out DIR");
+                                          "[--gpus N] [--jobs M] [--impl SPEC]... --out DIR [--shard I/N], "
+                                          "or --merge DIR... (docs/nightly.md)");
   n->allow_extras();
   n->prefix_command();
   n->set_help_flag();  // --help goes to the script
@@ -149,11 +184,13 @@ int main(int argc, char** argv) {
     if (*c) return cmd_check(check);
     if (*r) return cmd_repro(repro);
     if (*s) return cmd_shrink(shrink);
+    if (*w) return cmd_sweep(sweep);
     if (*b) {
       if (harness_bench_flag) {
         std::vector<Subject> impls;
         try {
-          impls = implementations_from_args(bench_impls.empty() ? std::vector<std::string>{"host"} : bench_impls, "", "");
+          impls = implementations_from_args(bench_impls.empty() ? std::vector<std::string>{"host"} : bench_impls,
+                                            bench_device, "");
         } catch (const ImplArgsError& e) {
           std::fprintf(stderr, "gatecheck bench: %s\n", e.message.c_str());
           return e.exit_code;

@@ -1,6 +1,9 @@
 #include "report.h"
 
 #include "../harness/isolate.h"
+#include "../properties/scale_check.h"
+#include "../properties/verdict_word.h"
+#include "scale_cli.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -25,9 +28,20 @@ std::string describe_minimal(const Case& c) {
   if (c.plan) s << " plan=" << c.plan->kind << "(" << c.plan->batches.size() << " batches)";
   return s.str();
 }
-std::string verdict_word(const PropertyResult& p) {
-  if (p.passed) return p.cases ? "pass" : "no cases";
-  return p.failure && p.failure->claimed ? "FAIL" : "finding";
+// A failure's minimal case, for the report and its JSON: a scale failure's
+// is its spec and view.
+std::string minimal_case_text(const FailureReport& f) {
+  return f.scale_shrunk ? describe(*f.scale_shrunk) : describe_minimal(f.shrunk);
+}
+// pass, fail, finding (properties/verdict_word.h), or "no cases" where none ran.
+std::string result_verdict(const PropertyResult& p) {
+  if (p.passed && p.cases == 0) return "no cases";
+  return verdict_word(p.passed, p.failure && p.failure->claimed);
+}
+// The table shouts a failure.
+std::string table_word(const PropertyResult& p) {
+  const std::string w = result_verdict(p);
+  return w == "fail" ? "FAIL" : w;
 }
 std::string shell_quote(const std::string& s) {
   if (s.find_first_of(" '\"$\\") == std::string::npos) return s;
@@ -64,7 +78,7 @@ void print_table(std::ostream& os, const CheckReport& r, const std::vector<Subje
     std::snprintf(t, sizeof t, "%.1fs", p.seconds);
     os << std::left << std::setw(iw) << label.str() << std::setw(20) << p.property << std::setw(9)
        << (p.claimed ? "yes" : "no") << std::right << std::setw(8) << p.cases << "  " << std::left << std::setw(9)
-       << verdict_word(p) << std::right << std::setw(8) << t << "\n";
+       << table_word(p) << std::right << std::setw(8) << t << "\n";
   }
 }
 
@@ -77,8 +91,8 @@ void print_failures(std::ostream& os, const CheckReport& r, const SavedFailures&
     os << "\n" << (f.claimed ? "FAILURE" : "FINDING (unclaimed property, does not fail the run)") << ": "
        << p.impl << "@" << device_name(p.device) << " " << p.property << "\n";
     os << "  found after " << std::fixed << std::setprecision(2) << f.seconds_to_find << " s; shrunk in "
-       << f.shrink_steps << " steps from " << describe(f.original) << "\n";
-    os << "  minimal case: " << describe_minimal(f.shrunk) << "\n";
+       << f.shrink_steps << " steps from " << describe_found_case(f) << "\n";
+    os << "  minimal case: " << minimal_case_text(f) << "\n";
     std::istringstream ev(evidence_text(f.verdict));
     for (std::string line; std::getline(ev, line);) os << "  " << line << "\n";
     if (k < saved.paths.size() && !saved.paths[k].empty()) {
@@ -115,6 +129,7 @@ void print_coverage(std::ostream& os, const Coverage& c) {
   line("values", c.values);
   for (const char* what : {"rows", "dim", "gates"}) line(what, size_lines[what]);
   line("plan", c.plans);
+  print_scale_coverage(os, c.scale);
 }
 
 nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, const std::vector<Subject>& impls,
@@ -138,6 +153,7 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, con
   j["seconds"] = r.seconds;
   j["jobs"] = r.jobs;
   j["interrupted"] = r.interrupted;
+  j["stopped_on_failure"] = r.stopped_on_failure;
   json contracts = json::object();
   for (const auto& i : impls) contracts[i.label()] = i.contract.describe();
   j["contracts"] = contracts;
@@ -146,19 +162,27 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, con
     const auto& p = r.results[k];
     json e = {{"impl", p.impl},     {"device", device_name(p.device)}, {"property", p.property},
               {"claimed", p.claimed}, {"cases", p.cases},              {"passed", p.passed},
-              {"seconds", p.seconds}};
+              {"verdict", result_verdict(p)}, {"seconds", p.seconds}};
     if (p.failure) {
       const FailureReport& f = *p.failure;
+      const FailureShape shape = failure_shape(f);
       e["failure"] = {{"case_file", k < saved.paths.size() ? saved.paths[k] : ""},
-                      {"rows", f.shrunk.rows},
-                      {"dim", f.shrunk.dim},
-                      {"gates", f.shrunk.gates},
-                      {"dtype", dtype_name(f.shrunk.dtype)},
+                      {"rows", shape.rows},
+                      {"dim", shape.dim},
+                      {"gates", shape.gates},
+                      {"dtype", dtype_name(shape.dtype)},
+                      {"scale", bool(f.scale_original)},
                       {"claimed", f.claimed},
                       {"seconds_to_find", f.seconds_to_find},
                       {"shrink_steps", f.shrink_steps},
                       {"reproduce", f.reproduce},
-                      {"message", f.verdict.message}};
+                      {"message", f.verdict.message},
+                      {"minimal_case", minimal_case_text(f)},
+                      {"original_case", describe_found_case(f)},
+                      {"evidence", evidence_text(f.verdict)},
+                      {"repro", k < saved.paths.size() && !saved.paths[k].empty()
+                                    ? repro_command(saved.paths[k], p.impl, p.device, f.verdict)
+                                    : std::string()}};
     }
     results.push_back(e);
   }
@@ -169,6 +193,7 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, con
   cov["values"] = r.coverage.values;
   cov["sizes"] = r.coverage.sizes;
   cov["plans"] = r.coverage.plans;
+  cov["scale"] = scale_coverage_json(r.coverage.scale);
   j["coverage"] = cov;
   return j;
 }

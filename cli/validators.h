@@ -26,6 +26,19 @@ inline CLI::Validator finite_seconds(bool positive = false) {
       "SECONDS");
 }
 
+// A finite fraction in [0, 1] (a share of a budget).
+inline CLI::Validator fraction(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& v) -> std::string {
+        char* end = nullptr;
+        const double d = std::strtod(v.c_str(), &end);
+        if (v.empty() || *end != '\0') return "'" + v + "' is not a number (" + what + ", from 0 to 1)";
+        if (!std::isfinite(d) || d < 0 || d > 1) return "'" + v + "' is outside [0, 1] (" + what + ")";
+        return "";
+      },
+      "SHARE");
+}
+
 // A whole number in [min, max], written in decimal digits only.
 inline CLI::Validator whole_number(unsigned long long min, unsigned long long max, const std::string& what) {
   return CLI::Validator(

@@ -44,7 +44,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const CaseFile f = is_case_snapshot(text) ? case_from_snapshot(text, "<fuzz input>")
                                               : case_from_json(text, "<fuzz input>");
-    if (!f.spec) round_trip(f, "a parsed file");
+    if (f.scale) {  // a scale spec and view: they must round-trip exactly
+      CaseFile back;
+      try {
+        back = case_from_json(case_to_json(f), "<round trip>");
+      } catch (const CaseFileError& e) {
+        fail("a parsed scale file", std::string("case_to_json wrote a file case_from_json rejects: ") + e.what());
+      }
+      if (!back.scale || !(back.scale->spec == f.scale->spec) || !(back.scale->view == f.scale->view))
+        fail("a parsed scale file", "scale spec or view changed in a JSON round trip:\n" + case_to_json(f));
+    } else if (!f.spec) {
+      round_trip(f, "a parsed file");
+    }
   } catch (const CaseFileError&) {
     // the documented outcome for bad input
   }

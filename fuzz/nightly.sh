@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The nightly fuzz campaign (wrapped by `gatecheck nightly`).
+# The nightly fuzz campaign (wrapped by `gatecheck nightly`; docs/nightly.md).
 #
-#   fuzz/nightly.sh --hours H [--gpus N | --jobs N] [--impl SPEC]... --out DIR
-#                   [--build-dir D] [--seeds D]
+#   fuzz/nightly.sh --hours H [--gpus N] [--jobs M] [--impl SPEC]... --out DIR
+#                   [--shard I/N] [--seed S] [--build-dir D] [--no-build] [--seeds D]
+#   fuzz/nightly.sh --merge DIR... [--out OUT] [--impl SPEC]... [--build-dir D] [--no-build]
 #
-# One libFuzzer worker per GPU (CUDA_VISIBLE_DEVICES=i, default impl cuda) or
-# N forked CPU workers (default impl host), sharing DIR/corpus. Each crash is
+# M libFuzzer workers (default 1, or N with --gpus N), spread round-robin over
+# N GPUs (worker w sees CUDA_VISIBLE_DEVICES=w mod N; default impl cuda) or
+# on the CPU (default impl host), sharing DIR/corpus. Each crash is
 # minimised (-minimize_crash), turned into a JSON regression case with its
 # repro command (gatecheck-fuzz-tools regress), and de-duplicated by
 # signature property|impl|outputs; a worker then restarts, ignoring the
@@ -19,14 +21,25 @@
 # Running again with the same DIR resumes: corpus, crashes, failures/ and
 # known signatures stay; the previous run's report moves to DIR/history/.
 #
+# Beyond one machine (docs/nightly.md): --shard I/N (0-based, 0 <= I < N) runs
+# share I of a campaign whose folder DIR many hosts can read. The share works
+# in DIR/shards/I/ (its own corpus for new inputs, crashes, failures, logs,
+# report), reads DIR/corpus and DIR/known_signatures.txt, and gives worker w
+# of run r the libFuzzer seed S + 1000*(I*M + w) + r when --seed S is given.
+# --merge DIR... then merges the shards (their corpora with -merge=1 into
+# OUT/corpus, their failures de-duplicated by signature) and writes one
+# report for all of them; a single DIR holding shards/ is merged into itself.
+#
 # Exit codes (the same as `gatecheck check`'s where they overlap):
 #   0    no new failure
 #   1    new failure(s)
 #   2    usage: a bad option or value, an --out that cannot be a folder, an
 #        unknown --impl or an unknown name in GATECHECK_FUZZ_PROPERTIES, or
-#        the fuzzers did not build
+#        the fuzzers did not build; --merge: a folder that is not a campaign,
+#        shards of different campaigns
 #   3    cannot run: an --impl that does not load, --gpus N without N GPUs,
-#        or a worker whose fuzzer kept failing (report status "failed")
+#        or a worker whose fuzzer kept failing (report status "failed");
+#        --merge: a shard missing or not finished (report status "incomplete")
 #   130  interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: the workers stop,
 #        the corpus is merged and the report written for what was done
 #        (status "interrupted"); a fuzzer that does not stop on SIGTERM (a
@@ -38,71 +51,190 @@
 # Fuzzers are built into --build-dir (default build-fuzz/): clang-14 with
 # libFuzzer + ASan + UBSan here, or g++ with $LIBFUZZER_A and trace-cmp where
 # there is no clang (the GPU machine; see ../shared/device/remote-setup.sh).
+# --no-build uses them as they are (cluster tasks sharing one build).
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 hours="" out="" gpus="" jobs="" build="$root/build-fuzz" seeds="$root/corpus/seeds/fuzz_gate_residual"
-impls=()
+shard="" seed="" no_build="" merging=""
+impls=() merge_dirs=()
 usage() {
-  cat <<'EOF'
-usage: fuzz/nightly.sh --hours H [--gpus N | --jobs N] [--impl SPEC]... --out DIR
-                       [--build-dir D] [--seeds D]
+  cat <<'EOF2'
+usage: fuzz/nightly.sh --hours H [--gpus N] [--jobs M] [--impl SPEC]... --out DIR
+                       [--shard I/N] [--seed S] [--build-dir D] [--no-build] [--seeds D]
+       fuzz/nightly.sh --merge DIR... [--out OUT] [--impl SPEC]... [--build-dir D] [--no-build]
   --hours H      campaign length in hours (a positive number; at least 10 s are run)
-  --gpus N       one worker per GPU, default impl cuda
-  --jobs N       N CPU workers (default 1), default impl host
+  --gpus N       spread the workers over N GPUs, round-robin; default impl cuda
+  --jobs M       M libFuzzer workers (default 1, or N with --gpus N; at least N);
+                 without --gpus they run on the CPU, default impl host
   --impl SPEC    host, cuda, torch-eager[@cuda] or plugin:PATH[@cuda] (repeatable)
   --out DIR      campaign folder; running again with the same DIR resumes
+  --shard I/N    run share I of N (0-based: 0 <= I < N) of the campaign in DIR:
+                 it works in DIR/shards/I and reads the shared DIR/corpus
+  --seed S       libFuzzer seeds S + 1000*(I*M + w) + r for worker w, run r
+                 (default: each fuzzer run picks its own)
+  --merge DIR... merge shard or campaign folders (a DIR holding shards/ means
+                 all of them, merged into DIR): corpora with -merge=1 into
+                 OUT/corpus, failures de-duplicated, one report in OUT
   --build-dir D  where the libFuzzer targets are built (default build-fuzz/)
+  --no-build     use the fuzzers in --build-dir as they are (no build step)
   --seeds D      seed inputs (default corpus/seeds/fuzz_gate_residual)
-exit: 0 no new failure, 1 new failure(s), 2 usage, 3 cannot run, 130/143 interrupted
-EOF
+exit: 0 no new failure, 1 new failure(s), 2 usage, 3 cannot run or incomplete, 130/143 interrupted
+EOF2
 }
 bad() { echo "nightly: $*" >&2; usage >&2; exit 2; }
 is_count() { [[ $1 =~ ^[0-9]+$ ]] && [ "$((10#$1))" -ge 1 ]; }
+given=()  # the options given, for --merge's conflicts
 while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
-    --hours|--gpus|--jobs|--impl|--out|--build-dir|--seeds)
+    --no-build) no_build=yes; shift ;;
+    --merge)
+      merging=yes; shift
+      while [ $# -gt 0 ] && [[ $1 != --* ]]; do
+        [ -n "$1" ] || bad "--merge: an empty folder name"
+        merge_dirs+=("$1"); shift
+      done
+      [ ${#merge_dirs[@]} -gt 0 ] || bad "--merge needs at least one shard or campaign folder" ;;
+    --hours|--gpus|--jobs|--impl|--out|--build-dir|--seeds|--shard|--seed)
       # "--out --jobs 2" must not take --jobs as the folder's name
       [ $# -ge 2 ] && [ -n "$2" ] && [[ $2 != --* ]] || bad "$1 needs a value"
+      given+=("$1")
       case "$1" in
         --hours) hours=$2 ;; --gpus) gpus=$2 ;; --jobs) jobs=$2 ;; --impl) impls+=("$2") ;;
-        --out) out=$2 ;; --build-dir) build=$2 ;; --seeds) seeds=$2 ;;
+        --out) out=$2 ;; --build-dir) build=$2 ;; --seeds) seeds=$2 ;; --shard) shard=$2 ;; --seed) seed=$2 ;;
       esac
       shift 2 ;;
     *) bad "unknown argument '$1'" ;;
   esac
 done
-[ -n "$hours" ] && [ -n "$out" ] || bad "--hours and --out are required"
-[[ $hours =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] && awk -v h="$hours" 'BEGIN { exit !(h > 0) }' ||
-  bad "--hours '$hours': not a positive number of hours"
-hours=$(awk -v h="$hours" 'BEGIN { printf "%g", h }')  # a JSON number (".5" is not)
-[ -z "$gpus" ] || is_count "$gpus" || bad "--gpus '$gpus': not a positive whole number"
-[ -z "$jobs" ] || is_count "$jobs" || bad "--jobs '$jobs': not a positive whole number"
-[ -n "$gpus" ] && [ -n "$jobs" ] && bad "give --gpus or --jobs, not both"
-[ -d "$seeds" ] || bad "--seeds '$seeds': not a folder"
-seconds=$(awk -v h="$hours" 'BEGIN { s = int(h * 3600); print (s < 10 ? 10 : s) }')
-if [ -n "$gpus" ]; then mode=gpu; workers=$((10#$gpus)); [ ${#impls[@]} -eq 0 ] && impls=(cuda)
-else mode=cpu; workers=$((10#${jobs:-1})); [ ${#impls[@]} -eq 0 ] && impls=(host); fi
-impl_list=$(IFS=,; echo "${impls[*]}")
+if [ -n "$merging" ]; then
+  for o in "${given[@]}"; do
+    case $o in --hours|--gpus|--jobs|--shard|--seed|--seeds) bad "--merge runs no campaign: it takes no $o" ;; esac
+  done
+else
+  [ -n "$hours" ] && [ -n "$out" ] || bad "--hours and --out are required"
+  [[ $hours =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] && awk -v h="$hours" 'BEGIN { exit !(h > 0) }' ||
+    bad "--hours '$hours': not a positive number of hours"
+  hours=$(awk -v h="$hours" 'BEGIN { printf "%g", h }')  # a JSON number (".5" is not)
+  [ -z "$gpus" ] || is_count "$gpus" || bad "--gpus '$gpus': not a positive whole number"
+  [ -z "$jobs" ] || is_count "$jobs" || bad "--jobs '$jobs': not a positive whole number"
+  if [ -n "$gpus" ] && [ -n "$jobs" ] && [ "$((10#$jobs))" -lt "$((10#$gpus))" ]; then
+    bad "--jobs '$jobs': fewer workers than --gpus $gpus (each GPU needs at least one; give --gpus $jobs to use $jobs GPU(s))"
+  fi
+  shard_i=0 shard_n=0
+  if [ -n "$shard" ]; then
+    [[ $shard =~ ^([0-9]+)/([0-9]+)$ ]] || bad "--shard '$shard': not I/N (share I of N, 0-based, e.g. 0/4)"
+    shard_i=$((10#${BASH_REMATCH[1]})) shard_n=$((10#${BASH_REMATCH[2]}))
+    [ "$shard_n" -ge 1 ] || bad "--shard '$shard': N must be at least 1"
+    [ "$shard_i" -lt "$shard_n" ] ||
+      bad "--shard '$shard': I must be below N (shares are numbered from 0: 0/$shard_n .. $((shard_n - 1))/$shard_n)"
+  fi
+  if [ -n "$seed" ]; then
+    [[ $seed =~ ^[0-9]+$ ]] && [ ${#seed} -le 10 ] && [ "$((10#$seed))" -le 2147483647 ] ||
+      bad "--seed '$seed': not a whole number in 0..2147483647"
+    seed=$((10#$seed))
+  fi
+  [ -d "$seeds" ] || bad "--seeds '$seeds': not a folder"
+fi
 say() { echo "nightly: $*" >&2; }
 exec 3>&2  # the campaign's own stderr, for a run whose stderr goes to its log (the watchdog's say)
+host=$(uname -n)
+json_str() { printf '%s' "$1" | tr -d '\000-\037' | sed 's/\\/\\\\/g; s/"/\\"/g'; }
+
+# --out must be (or become) a writable folder; `out` becomes its absolute path.
+# (Unchecked, a failed mkdir left out="" and the folders went to /.)
+use_out_folder() {
+  local err out_abs
+  if ! err=$(mkdir -p -- "$out" 2>&1) || ! out_abs=$(cd -- "$out" 2>/dev/null && pwd) || [ ! -w "$out_abs" ]; then
+    echo "nightly: --out '$out': cannot make or write that folder${err:+ ($err)}" >&2
+    exit 2
+  fi
+  out=$out_abs
+}
+
+# Builds the libFuzzer target and the tools into --build-dir (with --no-build,
+# checks that they are there), and sets fz and tools.
+build_fuzzers() {
+  local f
+  if [ -n "$no_build" ]; then
+    for f in fuzz_gate_residual gatecheck-fuzz-tools; do
+      [ -x "$build/fuzz/$f" ] || { say "--no-build: no $build/fuzz/$f (build it first: fuzz/build-libfuzzer.sh $build)"; exit 2; }
+    done
+  else
+    "$root/fuzz/build-libfuzzer.sh" "$build" fuzz_gate_residual gatecheck-fuzz-tools || { say "the fuzzers did not build"; exit 2; }
+  fi
+  fz=$build/fuzz/fuzz_gate_residual
+  tools=$build/fuzz/gatecheck-fuzz-tools
+  # ASan with CUDA needs the shadow gap unprotected; leaks are not our findings.
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-protect_shadow_gap=0:detect_leaks=0:allocator_may_return_null=1}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+}
+
+# A fuzzer that cannot make its implementation exits at its first input, and
+# restarting it all night looked like a clean campaign: ask first.
+check_impls() {  # gpus
+  "$tools" check-impl --gpus "$1" >/dev/null  # (what cannot run goes to stderr)
+  case $? in
+    0) ;;
+    2) say "unknown implementation in --impl $GATECHECK_FUZZ_IMPL (see above)"; exit 2 ;;
+    *) say "cannot run here: --impl $GATECHECK_FUZZ_IMPL$([ "$1" -gt 0 ] && echo " on $1 GPU(s)") (see above)"; exit 3 ;;
+  esac
+}
+
+# Moves the last run's campaign.json, report and what it was made from to
+# DIR/history/<time>/ (corpus, crashes, failures/ and known signatures stay).
+# Sets `prev` to that folder and had_report to yes or no.
+move_to_history() {  # dir
+  local f
+  prev=$1/history/$(date +%s)
+  mkdir -p "$prev"
+  had_report=no; [ -e "$1/report.md" ] && had_report=yes
+  for f in campaign.json timeline.tsv failures.jsonl stats report.json report.md report.html execs_per_s.svg features.svg; do
+    [ -e "$1/$f" ] && mv "$1/$f" "$prev/"
+  done
+}
+
+# libFuzzer's -merge=1 of the folders INPUT... into DEST (which is replaced
+# only when the merge succeeds), skipping the failures listed in KNOWN.
+merge_corpus() {  # dest log known input...
+  local dest=$1 log=$2 known=$3
+  shift 3
+  say "merging the corpus (-merge=1)"
+  rm -rf "$dest.merged" && mkdir -p "$dest.merged"
+  if GATECHECK_FUZZ_IGNORE=$(paste -sd, "$known") "$fz" -merge=1 "$dest.merged" "$@" >"$log" 2>&1; then
+    rm -rf "$dest" && mv "$dest.merged" "$dest"
+  else
+    say "merge failed (see $log); keeping the unmerged corpus"
+    rm -rf "$dest.merged"
+    return 1
+  fi
+}
+
+if [ -n "$merging" ]; then
+  . "$root/fuzz/nightly_merge.sh"
+  merge_shards  # (exits)
+fi
+
+seconds=$(awk -v h="$hours" 'BEGIN { s = int(h * 3600); print (s < 10 ? 10 : s) }')
+if [ -n "$gpus" ]; then mode=gpu; gpus=$((10#$gpus)); workers=$((10#${jobs:-$gpus})); [ ${#impls[@]} -eq 0 ] && impls=(cuda)
+else mode=cpu; gpus=0; workers=$((10#${jobs:-1})); [ ${#impls[@]} -eq 0 ] && impls=(host); fi
+impl_list=$(IFS=,; echo "${impls[*]}")
+gpus_given=${CUDA_VISIBLE_DEVICES:-}  # the GPUs this campaign may use, if a scheduler says
 
 # --- campaign folder: checked before the build, which takes minutes ----------
-# (unchecked, a failed mkdir left out="" and the folders went to /)
-if ! err=$(mkdir -p -- "$out" 2>&1) || ! out_abs=$(cd -- "$out" 2>/dev/null && pwd) || [ ! -w "$out_abs" ]; then
-  echo "nightly: --out '$out': cannot make or write that folder${err:+ ($err)}" >&2
-  exit 2
+use_out_folder
+if [ -z "$shard" ] && grep -qs '"mode": "merged"' "$out/campaign.json"; then
+  bad "--out '$out' holds a merged campaign of shares: run a share there with --shard I/N, or use another folder"
 fi
-out=$out_abs
+campaign_root=""  # --shard: the campaign's folder; this share works in its shards/I
+if [ -n "$shard" ]; then
+  campaign_root=$out out=$out/shards/$shard_i
+  mkdir -p "$campaign_root/corpus" "$out" || { say "--out '$campaign_root': cannot make shards/$shard_i and corpus/ there"; exit 2; }
+fi
 
 # --- build the libFuzzer targets, and check the implementations --------------
-"$root/fuzz/build-libfuzzer.sh" "$build" fuzz_gate_residual gatecheck-fuzz-tools || { say "the fuzzers did not build"; exit 2; }
-fz=$build/fuzz/fuzz_gate_residual
-tools=$build/fuzz/gatecheck-fuzz-tools
-# ASan with CUDA needs the shadow gap unprotected; leaks are not our findings.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-protect_shadow_gap=0:detect_leaks=0:allocator_may_return_null=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+build_fuzzers
 export GATECHECK_FUZZ_IMPL=$impl_list
 # The fuzzer reads GATECHECK_FUZZ_PROPERTIES at its first input, and a typo
 # there showed only as a worker giving up mid-campaign: ask the tools, which
@@ -111,32 +243,24 @@ if ! err=$("$tools" check-properties 2>&1 >/dev/null); then
   say "${err:-gatecheck-fuzz-tools check-properties failed}"
   exit 2
 fi
-# A fuzzer that cannot make its implementation exits at its first input, and
-# restarting it all night looked like a clean campaign: ask first.
-"$tools" check-impl ${gpus:+--gpus "$gpus"} >/dev/null  # (what cannot run goes to stderr)
-case $? in
-  0) ;;
-  2) say "unknown implementation in --impl $impl_list (see above)"; exit 2 ;;
-  *) say "cannot run here: --impl $impl_list${gpus:+ on $gpus GPU(s)} (see above)"; exit 3 ;;
-esac
+check_impls "$gpus"
 
 # --- resume ------------------------------------------------------------------
 if [ -f "$out/campaign.json" ]; then
   prev_status=$(sed -n 's/.*"status": "\([a-z]*\)".*/\1/p' "$out/campaign.json")
   prev_pid=$(sed -n 's/.*"pid": \([0-9]*\).*/\1/p' "$out/campaign.json")
-  if [ "$prev_status" = running ] && [ -n "$prev_pid" ] && grep -qs nightly.sh "/proc/$prev_pid/cmdline"; then
+  prev_host=$(sed -n 's/.*"host": "\([^"]*\)".*/\1/p' "$out/campaign.json")
+  # (a pid means something on its own host only: a share's folder on a shared
+  # filesystem may say "running" for a host that died)
+  if [ "$prev_status" = running ] && [ -n "$prev_pid" ] && [ "${prev_host:-$host}" = "$host" ] &&
+     grep -qs nightly.sh "/proc/$prev_pid/cmdline"; then
     say "--out '$out': the campaign of pid $prev_pid is still running there"
     exit 2
   fi
-  prev=$out/history/$(date +%s)
-  mkdir -p "$prev"
-  had_report=no; [ -e "$out/report.md" ] && had_report=yes
-  for f in campaign.json timeline.tsv failures.jsonl stats report.json report.md report.html execs_per_s.svg features.svg; do
-    [ -e "$out/$f" ] && mv "$out/$f" "$prev/"
-  done
+  move_to_history "$out"
   if [ "$prev_status" = running ]; then
-    say "resuming in $out: the previous run did not finish (killed? its campaign.json still says \"running\")" \
-        "and wrote no report; its campaign.json, timeline and stats moved to $prev"
+    say "resuming in $out: the previous run did not finish (killed${prev_host:+ on $prev_host}? its campaign.json" \
+        "still says \"running\") and wrote no report; its campaign.json, timeline and stats moved to $prev"
   elif [ $had_report = yes ]; then
     say "resuming in $out (previous run: ${prev_status:-unknown}; its report moved to $prev)"
   else
@@ -145,19 +269,30 @@ if [ -f "$out/campaign.json" ]; then
 fi
 mkdir -p "$out"/{corpus,crashes,failures,logs,stats,work} || { say "--out '$out': cannot make its subfolders"; exit 2; }
 touch "$out/known_signatures.txt" "$out/failures.jsonl" "$out/timeline.tsv"
+# A share skips what the campaign already knows (its last --merge wrote it).
+if [ -n "$campaign_root" ] && [ -s "$campaign_root/known_signatures.txt" ]; then
+  sort -u "$out/known_signatures.txt" "$campaign_root/known_signatures.txt" -o "$out/known_signatures.txt"
+fi
 stopfile=$out/work/stop
-rm -f "$stopfile" "$out"/work/w*.gaveup
+rm -f "$stopfile" "$out"/work/w*.gaveup "$out"/work/w*.ended
 campaign_pid=$$
 start=$(date +%s)
 end=$((start + seconds))
-json_str() { printf '%s' "$1" | tr -d '\000-\037' | sed 's/\\/\\\\/g; s/"/\\"/g'; }
 write_campaign() {  # status [note]
-  printf '{"hours": %s, "seconds": %s, "mode": "%s", "workers": %s, "impls": ["%s"], "started": %s, "ended": %s, "status": "%s", "note": "%s", "pid": %s, "fuzzer": "%s"}\n' \
-    "$hours" "$(( $(date +%s) - start ))" "$mode" "$workers" "$(json_str "$impl_list" | sed 's/,/", "/g')" "$start" \
-    "$(date +%s)" "$1" "$(json_str "${2:-}")" "$campaign_pid" "$(json_str "$fz")" > "$out/campaign.json"
+  local now; now=$(date +%s)
+  # fuzz_seconds: the workers' time, without the merge at the end (exec/s = cases / fuzz_seconds)
+  printf '{"hours": %s, "seconds": %s, "fuzz_seconds": %s, "mode": "%s", "gpus": %s, "workers": %s, "impls": ["%s"], "started": %s, "ended": %s, "status": "%s", "note": "%s", "pid": %s, "host": "%s", "shard": "%s", "shard_index": %s, "shard_count": %s, "seed": "%s", "fuzzer": "%s"}\n' \
+    "$hours" "$((now - start))" "$((${fuzz_end:-$now} - start))" "$mode" "$gpus" "$workers" \
+    "$(json_str "$impl_list" | sed 's/,/", "/g')" "$start" "$now" "$1" "$(json_str "${2:-}")" "$campaign_pid" \
+    "$(json_str "$host")" "$shard" "$shard_i" "$shard_n" "$seed" "$(json_str "$fz")" > "$out/campaign.json"
 }
 write_campaign running
 flags=(-dict="$root/fuzz/fuzz_gate_residual.dict" -max_len=256 -timeout=10 -use_value_profile=1 -print_final_stats=1 -reload=1)
+# Where a worker's fuzzer reads: its own corpus first (new inputs go there and
+# -reload shares them among the workers), then a share's campaign corpus.
+inputs=("$out/corpus")
+[ -n "$campaign_root" ] && inputs+=("$campaign_root/corpus")
+inputs+=("$seeds")
 
 . "$root/fuzz/nightly_worker.sh"
 
@@ -166,11 +301,15 @@ interrupted=""
 on_signal() { interrupted=$1; touch "$stopfile"; }  # the workers' watchdogs see the file
 trap 'on_signal INT' INT
 trap 'on_signal TERM' TERM
-say "$workers $mode worker(s), impl $impl_list, ${seconds}s, corpus $out/corpus"
+where=$mode; [ $mode = gpu ] && where="over $gpus GPU(s)"
+say "${shard:+share $shard of the campaign in $campaign_root: }$workers worker(s) $where, impl $impl_list," \
+    "${seconds}s, corpus $out/corpus${campaign_root:+ (and $campaign_root/corpus)}"
 pids=()
-for ((w = 0; w < workers; w++)); do worker $w & pids+=($!); done
+# (each worker notes when it ended: the polling below is 5 s coarse)
+for ((w = 0; w < workers; w++)); do { worker $w; date +%s >"$out/work/w$w.ended"; } & pids+=($!); done
 
-# Progress and the timeline: the last libFuzzer status line of each worker.
+# Progress and the timeline: the last libFuzzer status line of each worker
+# (exec/s summed over the workers).
 alive() { local p; for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
 field() { sed -n "s|.*$1 \([0-9]*\).*|\1|p" <<<"$2"; }
 while alive; do
@@ -195,17 +334,12 @@ while alive; do
   elif [ "$t" -ge "${next_log:-0}" ]; then echo "$status_line" >&2; logged=$status_line; next_log=$((t + 60)); fi  # a log: a line a minute
 done
 until wait; do :; done  # a trapped signal ends a wait early
+fuzz_end=$(cat "$out"/work/w*.ended 2>/dev/null | sort -n | tail -1)
 if [ -t 2 ]; then echo >&2; elif [ "${status_line:-}" != "${logged:-}" ]; then echo "$status_line" >&2; fi
 [ -n "$interrupted" ] && say "stopped by SIG$interrupted after $(( $(date +%s) - start ))s of ${seconds}s"
 
-say "merging the corpus (-merge=1)"
-rm -rf "$out/corpus.merged" && mkdir -p "$out/corpus.merged"
-if GATECHECK_FUZZ_IGNORE=$(paste -sd, "$out/known_signatures.txt") "$fz" -merge=1 "$out/corpus.merged" "$out/corpus" \
-    >"$out/logs/merge.log" 2>&1; then
-  rm -rf "$out/corpus" && mv "$out/corpus.merged" "$out/corpus"
-else
-  say "merge failed (see $out/logs/merge.log); keeping the unmerged corpus"
-fi
+# A share's corpus is merged with the others' (and the campaign's) by --merge.
+[ -z "$shard" ] && merge_corpus "$out/corpus" "$out/logs/merge.log" "$out/known_signatures.txt" "$out/corpus"
 
 # --- status, report, exit code -------------------------------------------------
 gave_up=$(for f in "$out"/work/w*.gaveup; do [ -e "$f" ] && echo "$(basename "$f" .gaveup): $(cat "$f")"; done | paste -sd';' -)

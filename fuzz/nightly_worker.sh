@@ -1,6 +1,6 @@
 # The nightly campaign's worker loop and crash handling, sourced by
-# fuzz/nightly.sh (which sets out, fz, tools, flags, seeds, impl_list, mode,
-# end, stopfile, campaign_pid and say).
+# fuzz/nightly.sh (which sets out, fz, tools, flags, inputs, impl_list, mode,
+# gpus, gpus_given, workers, seed, shard_i, end, stopfile, campaign_pid and say).
 
 # Stop when the campaign asks (the stop file, written on SIGINT/SIGTERM) or
 # is gone (SIGKILLed: its workers, re-parented, must not fuzz on to the end).
@@ -117,6 +117,25 @@ process_crash() {  # worker crash-file ignore-list fuzzer-log
   return $new
 }
 
+# With --seed S, fuzzer run r of worker w in share I gets -seed=S + 1000*(I*M + w) + r
+# (M workers; below 2^31, and never 0, which would mean "pick one"): no two
+# shares, workers or runs follow the same random sequence, and the log names it.
+run_seed() {  # worker run
+  [ -n "$seed" ] || return 0
+  local s=$(( (seed + 1000 * (shard_i * workers + $1) + $2) % 2147483648 ))
+  echo "-seed=$(( s == 0 ? 1 : s ))"
+}
+
+# Several workers per GPU: worker w runs on GPU w mod N, N = --gpus. Where the
+# campaign was given a list of GPUs (a scheduler's CUDA_VISIBLE_DEVICES, such as
+# Slurm's "2,3"), those are the N GPUs, in that order.
+gpu_of_worker() {  # worker
+  local given=() g
+  IFS=, read -ra given <<<"${gpus_given:-}"
+  g=$(($1 % gpus))
+  echo "${given[$g]:-$g}"
+}
+
 worker() {  # index
   stop_on_signals
   local w=$1 run=0 errors=0 repeats=0 fuzzed=no left ignore log rc crash
@@ -125,10 +144,11 @@ worker() {  # index
     [ $left -le 2 ] && break
     log=$out/logs/w$w-r$run.log
     ignore=$(paste -sd, "$out/known_signatures.txt")
-    if [ $mode = gpu ]; then export CUDA_VISIBLE_DEVICES=$w; fi
+    if [ $mode = gpu ]; then export CUDA_VISIBLE_DEVICES; CUDA_VISIBLE_DEVICES=$(gpu_of_worker "$w"); fi
     run_watched env GATECHECK_FUZZ_IGNORE="$ignore" GATECHECK_FUZZ_STATS="$out/stats/w$w-r$run.json" \
       GATECHECK_FUZZ_FAILURES="$out/work/w$w" \
-      "$fz" "${flags[@]}" -max_total_time=$left -artifact_prefix="$out/crashes/w$w-" "$out/corpus" "$seeds" >"$log" 2>&1
+      "$fz" "${flags[@]}" $(run_seed "$w" "$run") -max_total_time=$left -artifact_prefix="$out/crashes/w$w-" \
+      "${inputs[@]}" >"$log" 2>&1
     rc=$?
     run=$((run + 1))
     grep -q 'INITED' "$log" && fuzzed=yes

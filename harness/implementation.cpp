@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <thread>
 
@@ -18,7 +19,8 @@
 namespace gatecheck {
 
 namespace {
-bool is_plugin(const Implementation& impl) { return impl.name.rfind("plugin:", 0) == 0; }
+// Code that is not ours, sharing our stdout: plugins, and Python (print()).
+bool is_plugin(const Implementation& impl) { return impl.name.rfind("plugin:", 0) == 0 || impl.tensors; }
 
 Status from_rc(const Implementation& impl, const char* op, int rc) {
   if (rc == 0) return Status::success();
@@ -38,16 +40,47 @@ Status Implementation::forward(const gatecheck_problem& p, const void* res, cons
                                const int64_t* index, const void* y, void* out) const {
   const PluginCallLock lock(api, !thread_safe);         // through last_error() too
   const PluginStdoutToStderr quiet(is_plugin(*this));  // (and this)
+  if (tensors) return tensors->forward(p, CallShapes::of(p), res, gate, index, y, out);
   return from_rc(*this, "forward", api->forward(&p, res, gate, index, y, out));
 }
 
 Status Implementation::backward(const gatecheck_problem& p, const void* grad_out, const void* gate,
                                 const int64_t* index, const void* y, void* grad_res,
-                                void* grad_gate, void* grad_y) const {
+                                void* grad_gate, void* grad_y, const void* res) const {
   const PluginCallLock lock(api, !thread_safe);
   const PluginStdoutToStderr quiet(is_plugin(*this));
+  if (tensors) return tensors->backward(p, CallShapes::of(p), grad_out, res, gate, index, y, grad_res, grad_gate, grad_y);
   return from_rc(*this, "backward",
                  api->backward(&p, grad_out, gate, index, y, grad_res, grad_gate, grad_y));
+}
+
+uint32_t Implementation::devices() const {
+  if (tensors) return (1u << GATECHECK_CPU) | (1u << GATECHECK_CUDA);
+  return api ? api->devices : 0u;
+}
+
+CallShapes CallShapes::of(const gatecheck_problem& p) {
+  const Extent rows_dim{p.rows, p.dim}, gates_dim{p.gates, p.dim};
+  CallShapes s;
+  s.res = s.y = s.grad_out = s.out = s.grad_res = s.grad_y = rows_dim;
+  s.gate = s.grad_gate = gates_dim;
+  s.index = p.rows;
+  return s;
+}
+
+std::string without_traceback(const std::string& message) {
+  return message.substr(0, message.find(kTracebackHeading));
+}
+
+namespace {
+std::map<std::string, ImplementationMaker>& makers() {
+  static std::map<std::string, ImplementationMaker> m;
+  return m;
+}
+}  // namespace
+
+void register_implementation_maker(const std::string& prefix, ImplementationMaker maker) {
+  makers()[prefix] = maker;
 }
 
 bool cuda_available() {
@@ -59,6 +92,11 @@ bool cuda_available() {
 }
 
 Implementation make_implementation(const std::string& spec, Device device) {
+  for (const auto& [prefix, maker] : makers())
+    if (spec.rfind(prefix, 0) == 0) return maker(spec.substr(prefix.size()), device);
+  if (spec.rfind("python:", 0) == 0)
+    throw std::runtime_error("implementation '" + spec + "': this program was built without the Python door "
+                             "(it needs Python 3 with torch, python3-dev and pybind11 at configure time)");
   if (spec.rfind("plugin:", 0) == 0) {
     if (device == Device::cuda && !cuda_available())
       throw std::runtime_error("--device cuda: no CUDA device is available on this machine");
@@ -98,8 +136,7 @@ Implementation make_implementation(const std::string& spec, Device device) {
     throw std::runtime_error("implementation 'torch-eager': this gatecheck was built without LibTorch");
 #endif
   }
-  throw std::runtime_error("unknown implementation '" + spec +
-                           "' (host, cuda, torch-eager, plugin:PATH)");
+  throw SpecError("unknown implementation '" + spec + "' (host, cuda, torch-eager, plugin:PATH, python:TARGET)");
 }
 
 void prepare_parallel_calls(int jobs) {

@@ -529,8 +529,10 @@ RunResult run_case_in_fresh_process(const Implementation& impl, const Case& c, c
 // initialised in the parent) and LibTorch (2.x refuses autograd in a forked
 // child: "Unable to handle autograd's threading in combination with
 // fork-based multiprocessing", seen with LibTorch 2.11).
+// Python implementations too: their torch is LibTorch, and a forked copy of
+// an interpreter whose other threads held locks may hang.
 bool needs_fresh_process(const Implementation& impl) {
-  return impl.device == Device::cuda || impl.name == "torch-eager";
+  return impl.device == Device::cuda || impl.name == "torch-eager" || impl.takes_tensors();
 }
 
 RunResult run_case_isolated(const Implementation& impl, const Case& c, const RunOptions& opt,

@@ -62,8 +62,8 @@ RunResult run_case_isolated(const Implementation& impl, const Case& c, const Run
 RunResult run_case_in_fresh_process(const Implementation& impl, const Case& c, const RunOptions& opt = {},
                                     double timeout_seconds = kDefaultIsolateTimeoutSeconds);
 
-// Does impl need a fresh process (not a fork) to run in a child? CUDA and
-// torch-eager do (see the top of this file).
+// Does impl need a fresh process (not a fork) to run in a child? CUDA,
+// torch-eager and Python implementations do (see the top of this file).
 bool needs_fresh_process(const Implementation& impl);
 
 // A named task for a fresh-process child: work on an implementation that a

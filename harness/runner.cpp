@@ -133,7 +133,7 @@ RunResult run_case(const Implementation& impl, const Case& c, const RunOptions& 
       {
         const StageTimer t(Stage::calls);
         r.status = impl.backward(p, a.ptr(grad_out), a.ptr(gate), idx, a.ptr(y), a.ptr(grad_res), a.ptr(grad_gate),
-                                 a.ptr(grad_y));
+                                 a.ptr(grad_y), a.ptr(res));
       }
       if (r.status.ok()) r.status = sync_after_call(impl, stream);
       if (!r.status.ok()) r.status.message = "backward: " + r.status.message;

@@ -57,8 +57,8 @@ GC_HD float bits_float(uint32_t u) {
 GC_HD bool is_nan_bits32(uint32_t u) { return (u & 0x7fffffffu) > 0x7f800000u; }
 
 // GATECHECK_PORTABLE_ROUNDING: a measuring build that rounds with the portable
-// code on the device too (bench/ab_build_h200.sh; for bf16 the code before
-// run 39, for fp16 slower than any earlier code, which used cvt).
+// code on the device too (timed by the device stage `ab`; for bf16 the integer
+// rounding the cvt replaced, for fp16 slower than any earlier code, which used cvt).
 #if defined(__CUDA_ARCH__) && !defined(GATECHECK_PORTABLE_ROUNDING)
 #define GATECHECK_DEVICE_CVT 1
 #else
@@ -96,7 +96,7 @@ GC_HD bf16_t bf16_from_float_portable(float f) {
 GC_HD bf16_t bf16_from_float(float f) {
 #if GATECHECK_DEVICE_CVT
   // One cvt in place of the integer rounding: the bf16 kernels' largest
-  // integer cost (the forward is partly issue-bound on the H200, bench/NOTES.md v10).
+  // integer cost (the forward is partly issue-bound on the H200, docs/kernel-design.md).
   if (is_nan_bits32(float_bits(f))) return bf16_t{0x7fc0};
   return cvt_rn<bf16_t>(f);
 #else
@@ -172,7 +172,7 @@ template <> GC_HD f16_t round_to<f16_t>(float x) { return f16_from_float(x); }
 // and then a final round_to (the forward's rounded product). Same bits for
 // every non-NaN value; a NaN may keep the hardware's payload, which the final
 // rounding canonicalises anyway, so the device skips the NaN test here (0.4-0.5
-// us off the bf16 forward at 4097 x 3072 on the H200, bench/NOTES.md v10).
+// us off the bf16 forward at 4097 x 3072 on the H200, docs/kernel-design.md).
 template <class T>
 GC_HD T round_inner(float x) {
 #if GATECHECK_DEVICE_CVT

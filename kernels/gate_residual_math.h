@@ -20,7 +20,7 @@ namespace gatecheck {
 // gate's own rows in row order, so a gate's grad_gate depends only on its own
 // rows (segment invariance). Partial sums are folded in tile order.
 #ifndef GATECHECK_GRAD_GATE_TILE_ROWS
-#define GATECHECK_GRAD_GATE_TILE_ROWS 256  // other values: for measuring only (bench/NOTES.md)
+#define GATECHECK_GRAD_GATE_TILE_ROWS 256  // other values: for measuring only (docs/kernel-design.md)
 #endif
 constexpr int64_t kGradGateTileRows = GATECHECK_GRAD_GATE_TILE_ROWS;
 

@@ -24,6 +24,7 @@
 #include <stdexcept>
 
 #include "oracle.h"
+#include "oracle_elements.h"
 
 namespace gatecheck {
 
@@ -41,6 +42,8 @@ double two_sum_err(double a, double b, double s) {
   const double bb = s - a;
   return (a - (s - bb)) + (b - bb);
 }
+
+}  // namespace
 
 // out = RN_T(res + RN_T(gate*y))                     two roundings
 //   p = gate*y (exact by F1); p^ = RN_T(p) with e_p = |p^ - p| <= ulp_T(p)/2,
@@ -109,34 +112,25 @@ Expected grad_res_expected(DType t, uint32_t g_bits) {
 }
 
 // Exponent of the lowest set bit of a finite non-zero double.
-int lowest_bit_exponent(double x) {
+static int lowest_bit_exponent(double x) {
   int e;
   const double m = std::frexp(std::fabs(x), &e);  // x = m * 2^e, m in [0.5, 1)
   const uint64_t sig = uint64_t(std::ldexp(m, 53));  // exact 53-bit integer, non-zero
   return e - 53 + __builtin_ctzll(sig);
 }
 
-// What the bound of one grad_gate element needs from its terms, gathered in
-// row order (the float64 evaluation order) in one pass over the rows.
-struct GateColumn {
-  int64_t n = 0;
-  double s = 0, S = 0;  // float64 sums of t_i and |t_i|
-  double S_finite = 0;  // float64 sum of |t_i| over the finite terms
-  double e_prod = 0;    // float64 sum of the fp32 product errors d_i
-  int q = std::numeric_limits<int>::max();
-  bool term_overflow = false;
-  void add(double x) {
-    ++n;
-    s += x;
-    const double ax = std::fabs(x);
-    S += ax;
-    if (std::isfinite(x)) S_finite += ax;
-    if (x != 0 && std::isfinite(x)) q = std::min(q, lowest_bit_exponent(x));
-    if (!representable(DType::f32, x)) e_prod += ax < 0x1p-126 ? 0x1p-150 : ax * 0x1p-24;
-    static const double thr32 = overflow_threshold(DType::f32);
-    term_overflow |= std::isfinite(x) && ax >= thr32;  // a finite term that fp32 cannot hold
-  }
-};
+void GateColumn::add(double x) {
+  ++n;
+  s += x;
+  const double ax = std::fabs(x);
+  S += ax;
+  if (std::isfinite(x)) S_finite += ax;
+  if (x != 0 && std::isfinite(x)) q = std::min(q, lowest_bit_exponent(x));
+  if (!representable(DType::f32, x)) e_prod += ax < 0x1p-126 ? 0x1p-150 : ax * 0x1p-24;
+  static const double thr32 = overflow_threshold(DType::f32);
+  term_overflow |= std::isfinite(x) && ax >= thr32;  // a finite term that fp32 cannot hold
+}
+
 
 // grad_gate[k,j] = RN_T(fp32 sum of the n terms t_i = g_i*y_i of gate k's rows)
 //   Terms: t_i exact in float64 (F1). An implementation forms each term in
@@ -225,8 +219,6 @@ Expected grad_gate_expected(DType t, const GateColumn& c) {
   }
   return e;
 }
-
-}  // namespace
 
 const char* kind_name(Expected::Kind k) {
   switch (k) {

@@ -19,7 +19,9 @@
 #include "../case/fnv1a.h"
 #include "case_slots.h"
 #include "check_workers.h"
+#include "generation_limits.h"
 #include "parallel_cases.h"
+#include "scale_check.h"
 
 // RapidCheck's own reproduce-string codec (what RC_PARAMS="reproduce=..."
 // carries). Defined in librapidcheck (src/detail/ReproduceListener and
@@ -75,6 +77,7 @@ void add(Coverage& to, const Coverage& from) {
                       std::make_pair(&to.sizes, &from.sizes), std::make_pair(&to.values, &from.values),
                       std::make_pair(&to.plans, &from.plans)})
     for (const auto& kv : *f) (*t)[kv.first] += kv.second;
+  to.scale.add(from.scale);
 }
 
 // The cores shared out for a run's workers, and given back after it.
@@ -112,6 +115,10 @@ Shrunk shrink(const Subject& impl, const std::string& property, const rc::Shrink
     while (auto child = children.next()) {
       if (since(t0) >= opt.max_shrink_seconds || stop_requested(opt)) break;
       const Case c = child->value();
+      if (!impl.contract.valid.admits(c)) {  // a simpler case its contract refuses stands in for nothing
+        ++k;
+        continue;
+      }
       if (opt.before_run) opt.before_run(impl, property, c);
       Verdict v = check_property(property, impl, c, popt(opt));
       if (opt.after_run) opt.after_run();
@@ -216,7 +223,8 @@ std::vector<std::string> keys_run_here(const ReproduceMap& all, const std::vecto
   std::vector<std::string> keys;
   for (const auto& impl : impls)
     for (const auto& p : opt.properties)
-      if (std::string key = reproduce_key(impl, p, opt.limits); all.count(key)) keys.push_back(std::move(key));
+      if (std::string key = reproduce_key(impl, p, generation_limits(impl, opt.limits)); all.count(key))
+        keys.push_back(std::move(key));
   return keys;
 }
 
@@ -254,11 +262,12 @@ CheckReport run_reproduce(const std::vector<Subject>& impls, const CheckOptions&
   const auto start = Clock::now();
   for (const auto& impl : impls)
     for (const auto& property : opt.properties) {
-      auto it = map.find(reproduce_key(impl, property, opt.limits));
+      const GenLimits limits = generation_limits(impl, opt.limits);
+      auto it = map.find(reproduce_key(impl, property, limits));
       if (it == map.end()) continue;
       const auto& r = it->second;
       const auto t0 = Clock::now();
-      const rc::Shrinkable<Case> s = follow(gen_case_for(property, opt.limits)(r.random, r.size), r.shrinkPath);
+      const rc::Shrinkable<Case> s = follow(gen_case_for(property, limits)(r.random, r.size), r.shrinkPath);
       const Case c = s.value();
       count(rep.coverage, c);
       if (opt.before_run) opt.before_run(impl, property, c);
@@ -272,7 +281,7 @@ CheckReport run_reproduce(const std::vector<Subject>& impls, const CheckOptions&
       if (opt.after_run) opt.after_run();
       if (!v.passed) {
         pr.passed = false;
-        pr.failure = report(impl, property, opt.limits, c, Shrunk{s, v, r.shrinkPath}, r.random, r.size, since(t0));
+        pr.failure = report(impl, property, limits, c, Shrunk{s, v, r.shrinkPath}, r.random, r.size, since(t0));
       }
       pr.seconds = since(t0);
       rep.results.push_back(std::move(pr));
@@ -321,9 +330,10 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
   size_t pair = 0;
   const ParallelCalls parallel(rep.jobs);
   CheckWorkers workers(rep.jobs);
+  ScaleLimitsCache scale_limits;  // the scale tier's limits per device, fixed at first use
   for (const auto& impl : impls)
     for (const auto& property : opt.properties) {
-      if (rep.interrupted) break;
+      if (rep.interrupted || rep.stopped_on_failure) break;
       // An even share of what is left of the budget (negative: no time budget).
       const double slice = opt.seconds > 0 ? std::max(0.0, opt.seconds - since(start)) / double(pairs - pair) : -1;
       ++pair;
@@ -332,10 +342,16 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
       pr.impl = impl.name;
       pr.device = impl.device;
       pr.property = property;
-      pr.claimed = claimed_for_some_dtype(impl.contract, property, opt.limits.dtypes);
-      PairCases run = run_pair_cases(workers, impl, property, opt, max_cases, slice, t0, [&](int64_t done) {
-        progress.tick(impl, property, total_cases + done, failures);
-      });
+      const GenLimits limits = generation_limits(impl, opt.limits);  // within its contract's valid inputs
+      pr.claimed = claimed_for_some_dtype(impl.contract, property, limits.dtypes);
+      // The scale tier (scale_check.h, pair_schedule.h): a share of the pair's
+      // cases (with a case budget) or time (with a time budget) goes to cases
+      // drawn at scale; scale draw j is draw_scale_case(seed, property, j),
+      // from its own stream, so small case k is the same with the tier on or
+      // off. Scale cases count towards the case budget.
+      ScaleTierPair scale(opt, scale_limits, impl, property, rep.coverage.scale);
+      PairCases run = run_pair_cases(workers, impl, property, limits, scale, opt, max_cases, slice, t0,
+                                     [&](int64_t done) { progress.tick(impl, property, total_cases + done, failures); });
       rep.interrupted = run.interrupted;
       pr.cases = run.cases;
       total_cases += run.cases;
@@ -344,13 +360,18 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
       add(rep.coverage, run.coverage);
       if (run.failure) {  // shrunk here, serially (a stop leaves it as found)
         const FoundFailure& f = *run.failure;
-        const Shrunk sh = shrink(impl, property, f.shrinkable, f.verdict, f.claimed, opt);
-        pr.failure = report(impl, property, opt.limits, f.c, sh, f.slot.random, f.slot.size, f.found_after);
+        if (f.scale) {
+          pr.failure = scale.report(*f.scale, f.found_after);
+        } else {
+          const Shrunk sh = shrink(impl, property, *f.shrinkable, f.verdict, f.claimed, opt);
+          pr.failure = report(impl, property, limits, f.c, sh, f.slot.random, f.slot.size, f.found_after);
+        }
         pr.passed = false;
         ++failures;
         progress.tick(impl, property, total_cases, failures, true);
       }
       pr.seconds = since(t0);
+      rep.stopped_on_failure = opt.stop_on_failure && pr.failure && pr.failure->claimed;
       rep.results.push_back(std::move(pr));
     }
   rep.seconds = since(start);

@@ -16,6 +16,7 @@
 #include "../harness/stage_clock.h"
 #include "generators.h"
 #include "properties.h"
+#include "scale_tier.h"
 
 namespace gatecheck {
 
@@ -63,6 +64,14 @@ struct CheckOptions {
   std::function<void(const Subject&, const std::string& property, const Case&)> before_run;
   // Called on the same thread once that case's check is over.
   std::function<void()> after_run;
+  // The scale tier (scale_tier.h): off unless enabled; before_scale_run is
+  // before_run for its cases, which are specs, not values (after_run follows
+  // it too, on the same thread).
+  ScaleOptions scale;
+  std::function<void(const Subject&, const std::string& property, const ScaleCase&)> before_scale_run;
+  // End the whole run at its first claimed failure (after shrinking it). The
+  // cases drawn up to there are the same as without it.
+  bool stop_on_failure = false;
   std::function<void(const CheckProgress&)> progress;   // at most a few times per second
   // Polled between cases and between shrink steps: once it returns true the
   // run stops. The case in hand is dropped (a call cut short by the same
@@ -79,6 +88,10 @@ struct FailureReport {
   int shrink_steps = 0;
   std::string reproduce;           // RapidCheck reproduce string (RC_PARAMS="reproduce=..."),
                                    // accepted back by CheckOptions::reproduce
+  // A failure found by the scale tier: the case as drawn, and the minimal
+  // case when it is still a scale case (else `shrunk` holds the minimal case
+  // and `original` is empty). See scale_check.h.
+  std::optional<ScaleCase> scale_original, scale_shrunk;
 };
 
 // The key a reproduce string files a failure under: "host@cpu/accuracy", and
@@ -102,6 +115,7 @@ struct PropertyResult {
 
 struct Coverage {
   std::map<std::string, int64_t> patterns, dtypes, sizes, values, plans;
+  ScaleCoverage scale;  // the scale tier's cases (counted apart from the above)
 };
 
 struct CheckReport {
@@ -111,6 +125,7 @@ struct CheckReport {
   std::vector<PropertyResult> results;
   Coverage coverage;
   bool interrupted = false;  // stopped by CheckOptions::stop_requested before its budget ran out
+  bool stopped_on_failure = false;  // CheckOptions::stop_on_failure ended it early
   bool any_claimed_failure() const;
 };
 

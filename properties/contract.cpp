@@ -33,11 +33,6 @@ std::string unknown_property(const std::string& p) {
 }
 
 namespace {
-bool is_output(const std::string& o) {
-  for (const char* n : kOutputNames)
-    if (o == n) return true;
-  return false;
-}
 // Does claim c ("p" or "p:o") cover (property, output)?
 bool covers(const std::string& c, const std::string& property, const std::string& output) {
   const auto colon = c.find(':');
@@ -82,30 +77,18 @@ std::string Contract::describe() const {
     }
     if (!e.reason.empty()) s << " (" << e.reason << ")";
   }
+  if (valid.narrowed()) s << "; valid " << valid.describe();
   return s.str();
 }
 
-Contract Contract::everything() { return Contract{default_properties(), {}}; }
-
-Contract Contract::parse(const std::string& list) {
+Contract Contract::everything() {
   Contract c;
-  std::stringstream ss(list);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item.empty()) continue;
-    const auto colon = item.find(':');
-    const std::string p = item.substr(0, colon);
-    if (!is_property(p))
-      throw std::invalid_argument("--claims: " + unknown_property(p) + " in '" + item + "'");
-    if (colon != std::string::npos && !is_output(item.substr(colon + 1)))
-      throw std::invalid_argument("--claims: unknown output '" + item.substr(colon + 1) + "' in '" +
-                                  item + "' (out, grad_res, grad_y, grad_gate)");
-    c.claims.push_back(item);
-  }
+  c.claims = default_properties();
   return c;
 }
 
 Contract known_contract(const Implementation& impl) {
+  if (!impl.declared_claims.empty()) return Contract::parse(impl.declared_claims, impl.label() + "'s gatecheck_claims");
   Contract c = Contract::everything();
   if (impl.name != "torch-eager") return c;
   const Device device = impl.device;
@@ -124,6 +107,12 @@ Contract known_contract(const Implementation& impl) {
     c.exceptions.push_back(
         {"segment_invariance", {}, "atomics order a gate's rows by timing"});
   }
+  return c;
+}
+
+Contract override_contract(const Contract& known, const std::string& claims, const std::string& valid) {
+  Contract c = claims.empty() ? known : Contract::parse(claims, "--claims");
+  if (!valid.empty()) c.valid = c.valid.within(ValidInputs::parse(valid, "--valid"));
   return c;
 }
 

@@ -3,15 +3,17 @@
 // The property catalog: the names every layer above uses (--properties,
 // --claims, reports, corpus files). A Contract lists the claimed properties,
 // each as "property" (every output) or "property:output" (e.g.
-// "accuracy:grad_gate"), and exceptions that withdraw a claim for some
-// dtypes with the reason shown in reports. A Subject is an implementation
-// under test together with the contract it is held to.
+// "accuracy:grad_gate"), exceptions that withdraw a claim for some dtypes
+// with the reason shown in reports, and the inputs it counts as valid
+// (valid_inputs.h). A Subject is an implementation under test together with
+// the contract it is held to.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "../harness/implementation.h"
+#include "valid_inputs.h"
 
 namespace gatecheck {
 
@@ -32,19 +34,40 @@ struct Contract {
     std::string reason;
   };
   std::vector<Exception> exceptions;
+  ValidInputs valid;  // every input of the op contract unless narrowed
 
   // Is (property, output) claimed for dtype t? output "" means the property as a whole.
   bool claims_for(const std::string& property, const std::string& output, DType t) const;
-  std::string describe() const;  // "default set; not accuracy:grad_gate for bf16,f16 (...)"
+  // "default set; not accuracy:grad_gate for bf16,f16 (...); valid rows>=1".
+  // parse() reads it back.
+  std::string describe() const;
   static Contract everything();  // the default property set, no exceptions
-  // Parse "--claims" lists: comma-separated claims; throws std::invalid_argument
-  // naming the bad item.
-  static Contract parse(const std::string& list);
+  // Parses a contract (--claims, a Python implementation's gatecheck_claims):
+  // parts separated by ';', each one of
+  //   claims     comma-separated: "default" (or "default set", the default
+  //              property set), a property, or property:output; "+" may join
+  //              them as describe() does ("default set + eager_exact")
+  //   not CLAIM [for DTYPES] [(REASON)]   withdraws CLAIM for those dtypes
+  //              (comma-separated bf16, f16, f32; all when omitted)
+  //   valid BOUNDS   the valid inputs (ValidInputs::parse: "rows>=1,dim>=1")
+  // Bounds may also stand in the claims list ("default,rows>=1"). A contract
+  // that names no property claims the default set, so "valid dim>=1" narrows
+  // the inputs alone. `what` leads every error message ("--claims: unknown
+  // property 'x' ..."); throws std::invalid_argument naming the bad part.
+  static Contract parse(const std::string& text, const std::string& what = "--claims");
 };
 
-// The contract an implementation is known to keep: the default set, less
-// torch eager's documented weaknesses on each device.
+// The contract an implementation is known to keep: what it declares for
+// itself (Implementation::declared_claims, parsed as "<label>'s
+// gatecheck_claims"), else the default set, less torch eager's documented
+// weaknesses on each device. Throws std::invalid_argument for a declaration
+// that does not parse.
 Contract known_contract(const Implementation& impl);
+
+// A run's overrides of a known contract: `claims` (--claims, "" for none)
+// replaces it whole; `valid` (--valid, "" for none) narrows its valid inputs
+// further. Throws std::invalid_argument naming the bad item.
+Contract override_contract(const Contract& known, const std::string& claims, const std::string& valid);
 
 struct Subject : Implementation {
   Contract contract;

@@ -2,6 +2,10 @@
 // express must be rejected with a non-zero return, a message naming the
 // argument (and the bad value, where there is one), and nothing written:
 // outputs keep their poison, inputs and guard bytes are unchanged.
+// An implementation called with tensors (Python) gets the bad inputs a tensor
+// can carry: a bad index, gates = 0 with rows, and shapes that disagree; its
+// exception is the rejection, and its message (not the traceback) must name
+// the argument.
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -33,6 +37,9 @@ struct Probe {
   std::vector<std::string> words;   // identifiers / values the message must contain
   std::function<void(Args&, std::vector<int64_t>& index)> apply;
   bool full_case = false;           // run on the case as generated, not trimmed
+  // Tensor implementations only: gives one input a shape that disagrees
+  // with the others (the C ABI cannot express it).
+  std::function<void(Case&)> reshape = nullptr;
 };
 
 // Does `msg` contain `word` as a whole identifier or number?
@@ -46,24 +53,29 @@ bool names(const std::string& msg, const std::string& word) {
   return false;
 }
 
-// A small valid case when c itself cannot carry every probe (no rows, no columns).
-Case base_case(const Case& c) {
+// A small valid case when c itself cannot carry every probe (no rows, no
+// columns), within the contract's valid inputs.
+Case base_case(const Case& c, const ValidInputs& valid) {
   if (c.rows >= 1 && c.dim >= 1 && c.gates >= 1) return c;
-  Case b = make_case(c.dtype, 3, 4, 2);
-  b.index = {0, 1, 1};
+  auto in = [](int64_t want, int64_t lo, int64_t hi) { return std::max(std::max<int64_t>(lo, 1), std::min(want, hi)); };
+  const int64_t rows = in(3, valid.min_rows, valid.max_rows), gates = in(2, valid.min_gates, valid.max_gates);
+  Case b = make_case(c.dtype, rows, in(4, valid.min_dim, valid.max_dim), gates);
+  for (int64_t r = 0; r < rows; ++r) b.index[size_t(r)] = (r + 1) / 2 % gates;  // 0, 1, 1, ...
   for (HostTensor* t : {&b.res, &b.gate, &b.y, &b.grad_out})
     for (int64_t i = 0; i < t->numel(); ++i) t->set_value_rn(i, 1.0f + float(i % 3));
   return b;
 }
 
-// The first rows and columns of c: enough for every probe that is not about
-// index contents, at a fraction of the cost of copying a large case ~40 times.
-Case trimmed(const Case& c) {
-  if (c.rows <= 4 && c.dim <= 8) return c;
+// The first rows and columns of c (no fewer columns than the contract's
+// smallest valid dim): enough for every probe that is not about index
+// contents, at a fraction of the cost of copying a large case ~40 times.
+Case trimmed(const Case& c, int64_t min_dim) {
+  const int64_t keep_dim = std::max<int64_t>(8, min_dim);
+  if (c.rows <= 4 && c.dim <= keep_dim) return c;
   std::vector<int64_t> rows;
   for (int64_t r = 0; r < std::min<int64_t>(c.rows, 4); ++r) rows.push_back(r);
   Case s = sub_case(c, rows);
-  const int64_t d = std::min<int64_t>(c.dim, 8);
+  const int64_t d = std::min<int64_t>(c.dim, keep_dim);
   Case t = make_case(c.dtype, s.rows, d, c.gates);
   t.index = s.index;
   for (int64_t r = 0; r < s.rows; ++r)
@@ -77,9 +89,34 @@ Case trimmed(const Case& c) {
   return t;
 }
 
+// Inputs whose shape disagrees with the others, for implementations called
+// with tensors: one more row of res, one more column of gate or y, one more
+// entry of index (a valid one).
+void shape_probes(const Case& c, bool fwd, std::vector<Probe>* v) {
+  auto wider = [](HostTensor& t, int64_t rows, int64_t cols) {
+    HostTensor w(t.dtype, rows, cols);
+    for (int64_t i = 0; i < w.numel(); ++i) w.set_value_rn(i, 1.0f);
+    t = w;
+  };
+  auto none = [](Args&, std::vector<int64_t>&) {};
+  auto shape = [](int64_t rows, int64_t cols) { return "[" + std::to_string(rows) + ", " + std::to_string(cols) + "]"; };
+  const std::string rows_dim = shape(c.rows, c.dim);
+  if (fwd)
+    v->push_back({"res of shape " + shape(c.rows + 1, c.dim) + " with y of " + rows_dim, fwd, {"res"}, none, false,
+                  [wider](Case& m) { wider(m.res, m.rows + 1, m.dim); }});
+  v->push_back({"gate of shape " + shape(c.gates, c.dim + 1) + " with y of " + rows_dim, fwd, {"gate"}, none, false,
+                [wider](Case& m) { wider(m.gate, m.gates, m.dim + 1); }});
+  v->push_back({"y of shape " + shape(c.rows, c.dim + 1) + " with res of " + rows_dim, fwd, {"y"}, none, false,
+                [wider](Case& m) { wider(m.y, m.rows, m.dim + 1); }});
+  v->push_back({"index of " + std::to_string(c.rows + 1) + " entries with " + std::to_string(c.rows) + " rows", fwd,
+                {"index"}, none, false, [](Case& m) { m.index.push_back(0); }});
+}
+
 // Probes of index contents run on the case as generated (a large-batch path
-// may skip a check a small one does); every other probe on trimmed(c).
-std::vector<Probe> probes(const Case& c, uint32_t devices) {
+// may skip a check a small one does); every other probe on trimmed(c). An
+// implementation called with tensors gets only what a tensor can carry.
+std::vector<Probe> probes(const Case& c, const Implementation& impl) {
+  const uint32_t devices = impl.devices();
   const std::string g = std::to_string(c.gates);
   const int64_t r = c.rows / 2;
   const std::string at = "index[" + std::to_string(r) + "]";
@@ -92,6 +129,10 @@ std::vector<Probe> probes(const Case& c, uint32_t devices) {
                  [r](Args&, std::vector<int64_t>& idx) { idx[size_t(r)] = -1; }, true});
     v.push_back({"gates = 0 with rows > 0", fwd, {"gates"},
                  [](Args& a, std::vector<int64_t>&) { a.p.gates = 0; }});
+    if (impl.takes_tensors()) {
+      shape_probes(c, fwd, &v);
+      continue;
+    }
     v.push_back({"invalid dtype value 7", fwd, {"dtype", "7"}, [](Args& a, std::vector<int64_t>&) { a.p.dtype = 7; }});
     v.push_back({"negative rows (-3)", fwd, {"rows", "-3"}, [](Args& a, std::vector<int64_t>&) { a.p.rows = -3; }});
     v.push_back({"negative dim (-2)", fwd, {"dim", "-2"}, [](Args& a, std::vector<int64_t>&) { a.p.dim = -2; }});
@@ -107,6 +148,7 @@ std::vector<Probe> probes(const Case& c, uint32_t devices) {
     v.push_back({"gates*dim overflow (gates = " + std::to_string(huge) + ")", fwd,
                  {"gates", std::to_string(huge)}, [huge](Args& a, std::vector<int64_t>&) { a.p.gates = huge; }});
   }
+  if (impl.takes_tensors()) return v;  // a tensor has no null pointer
   auto null = [&v](const char* name, bool fwd, auto member) {
     v.push_back({std::string("null ") + name + " with non-zero size", fwd, {name},
                  [member](Args& a, std::vector<int64_t>&) { a.*member = nullptr; }});
@@ -126,18 +168,41 @@ std::vector<Probe> probes(const Case& c, uint32_t devices) {
   return v;
 }
 
+// The call of one probe.
+Status call(const Implementation& impl, const Probe& pr, const Args& a, const Case& m) {
+  if (impl.takes_tensors()) {  // each input with its own extent
+    CallShapes s = CallShapes::of(a.p);
+    s.res = {m.res.rows, m.res.cols};
+    s.gate = {a.p.gates == m.gates ? m.gate.rows : a.p.gates, m.gate.cols};
+    s.y = {m.y.rows, m.y.cols};
+    s.grad_out = {m.grad_out.rows, m.grad_out.cols};
+    s.index = int64_t(m.index.size());
+    return pr.forward ? impl.tensors->forward(a.p, s, a.res, a.gate, a.index, a.y, a.out)
+                      : impl.tensors->backward(a.p, s, a.grad_out, a.res, a.gate, a.index, a.y, a.grad_res,
+                                               a.grad_gate, a.grad_y);
+  }
+  return pr.forward ? impl.forward(a.p, a.res, a.gate, a.index, a.y, a.out)
+                    : impl.backward(a.p, a.grad_out, a.gate, a.index, a.y, a.grad_res, a.grad_gate, a.grad_y, a.res);
+}
+
 // Runs one probe in guarded buffers (this thread's arena); returns "" if it
 // was rejected correctly, otherwise what went wrong.
-std::string run_probe(const Implementation& impl, const Case& c, const Probe& pr) {
+std::string run_probe(const Implementation& impl, const Case& c0, const Probe& pr) {
   const Device d = impl.device;
+  Case reshaped;
+  if (pr.reshape) {
+    reshaped = c0;
+    pr.reshape(reshaped);
+  }
+  const Case& c = pr.reshape ? reshaped : c0;  // its tensors are the inputs; outputs keep c0's shapes
   std::vector<int64_t> idx = c.index;
   Args a{};
-  a.p = c.problem(d, runner_stream(d));
+  a.p = c0.problem(d, runner_stream(d));
   pr.apply(a, idx);  // may change idx before upload
   const uint32_t pb = poison_bits(c.dtype, 0);
   std::vector<uint8_t> pattern(size_t(dtype_size(c.dtype)));
   std::memcpy(pattern.data(), &pb, pattern.size());
-  const size_t row_bytes = size_t(c.dim * dtype_size(c.dtype));
+  const size_t row_bytes = size_t(c0.dim * dtype_size(c0.dtype));
   enum { res, gate, index, y, grad_out, out, grad_res, grad_gate, grad_y, kRegions };
   CallArena buf(d,
                 {{"res", c.res.bytes.size(), c.res.bytes.data()},
@@ -145,10 +210,10 @@ std::string run_probe(const Implementation& impl, const Case& c, const Probe& pr
                  {"index", idx.size() * sizeof(int64_t), idx.data()},
                  {"y", c.y.bytes.size(), c.y.bytes.data()},
                  {"grad_out", c.grad_out.bytes.size(), c.grad_out.bytes.data()},
-                 {"out", size_t(c.rows) * row_bytes, nullptr},
-                 {"grad_res", size_t(c.rows) * row_bytes, nullptr},
-                 {"grad_gate", size_t(c.gates) * row_bytes, nullptr},
-                 {"grad_y", size_t(c.rows) * row_bytes, nullptr}},
+                 {"out", size_t(c0.rows) * row_bytes, nullptr},
+                 {"grad_res", size_t(c0.rows) * row_bytes, nullptr},
+                 {"grad_gate", size_t(c0.gates) * row_bytes, nullptr},
+                 {"grad_y", size_t(c0.rows) * row_bytes, nullptr}},
                 pattern);
   if (d == Device::cuda && !impl.calls_on_problem_stream) {  // it may read the inputs from any stream
     const Status s = sync_after_call(impl, a.p.stream);
@@ -167,19 +232,16 @@ std::string run_probe(const Implementation& impl, const Case& c, const Probe& pr
   full.grad_y = buf.ptr(grad_y);
   Args probe_args = full;
   pr.apply(probe_args, idx);  // re-apply: nulls pointers / edits the problem
-  const Status s = pr.forward
-                       ? impl.forward(probe_args.p, probe_args.res, probe_args.gate, probe_args.index, probe_args.y,
-                                      probe_args.out)
-                       : impl.backward(probe_args.p, probe_args.grad_out, probe_args.gate, probe_args.index,
-                                       probe_args.y, probe_args.grad_res, probe_args.grad_gate, probe_args.grad_y);
+  const Status s = call(impl, pr, probe_args, c);
   std::ostringstream bad;
   const char* op = pr.forward ? "forward" : "backward";
+  const std::string said = without_traceback(s.message);  // its own words, not its code's
   if (s.ok()) {
-    bad << op << " accepted it (returned 0)";
+    bad << op << " accepted it (" << (impl.takes_tensors() ? "no exception" : "returned 0") << ")";
   } else {
     for (const auto& w : pr.words)
-      if (!names(s.message, w)) {
-        bad << op << "'s message \"" << s.message << "\" does not name '" << w << "'";
+      if (!names(said, w)) {
+        bad << op << "'s message \"" << said << "\" does not name '" << w << "'";
         break;
       }
   }
@@ -218,12 +280,20 @@ std::string probe_safely(const Implementation& impl, const Case& c, const Probe&
   }
 }
 
-// Runs the probes of base case c (all of them, or only probe `which`) in this
-// process: success, or kProbeFailed and a line "index<TAB>why" for each probe
-// not rejected as documented. What a child process runs.
-Status probe_status(const Implementation& impl, const Case& c, int64_t which) {
-  const Case small = trimmed(c);
-  const auto all = probes(c, impl.api->devices);
+// Which probe (-1: all) and the contract's smallest valid dim, in the one
+// integer a fresh-process task takes.
+int64_t probe_arg(int64_t which, int64_t min_dim) { return (std::min<int64_t>(min_dim, 1 << 30) << 16) | (which & 0xffff); }
+int64_t probe_which(int64_t arg) { return (arg & 0xffff) == 0xffff ? -1 : arg & 0xffff; }
+int64_t probe_min_dim(int64_t arg) { return arg >> 16; }
+
+// Runs the probes of base case c (all of them, or only the one probe_arg
+// names) in this process: success, or kProbeFailed and a line
+// "index<TAB>why" for each probe not rejected as documented. What a child
+// process runs.
+Status probe_status(const Implementation& impl, const Case& c, int64_t arg) {
+  const int64_t which = probe_which(arg);
+  const Case small = trimmed(c, probe_min_dim(arg));
+  const auto all = probes(c, impl);
   std::string lines;
   for (size_t i = 0; i < all.size(); ++i) {
     if (which >= 0 && int64_t(i) != which) continue;
@@ -244,8 +314,8 @@ struct ProbeTaskRegistrar {
 Verdict error_inputs(const Implementation& impl, const Case& c0, const PropertyOptions& o) {
   Verdict v;
   v.property = "error_inputs";
-  const Case c = base_case(c0);
-  const auto all = probes(c, impl.api->devices);
+  const Case c = base_case(c0, o.valid);
+  const auto all = probes(c, impl);
   std::vector<std::string> why(all.size());
   // Bad input is where implementations crash: probe in a child process (one
   // for all probes; only if it dies, one per probe to name the culprit). On
@@ -255,11 +325,15 @@ Verdict error_inputs(const Implementation& impl, const Case& c0, const PropertyO
   // error" for every probe, seen on the H200), nor LibTorch 2.x's autograd:
   // under --isolate, CUDA and torch-eager probe in a fresh process (this
   // program re-executed); without it, CUDA probes in this process.
-  const bool fresh = o.isolate && needs_fresh_process(impl);
+  // A Python implementation raises on bad input rather than crash: it probes
+  // in this process, but on CUDA in a fresh one (an unchecked index makes a
+  // device-side assert, which ends CUDA for the rest of the process).
+  const bool fresh = (o.isolate && needs_fresh_process(impl)) || (impl.takes_tensors() && impl.device == Device::cuda);
   auto in_child = [&](int64_t which) {
     const StageTimer t(Stage::child);
-    return fresh ? call_in_fresh_process(kProbeTask, impl, c, which, o.isolate_timeout_seconds)
-                 : call_in_forked_worker(kProbeTask, impl, c, which, o.isolate_timeout_seconds);
+    const int64_t arg = probe_arg(which, o.valid.min_dim);
+    return fresh ? call_in_fresh_process(kProbeTask, impl, c, arg, o.isolate_timeout_seconds)
+                 : call_in_forked_worker(kProbeTask, impl, c, arg, o.isolate_timeout_seconds);
   };
   // kProbeFailed's lines into why[]; false if s is not such a result
   auto take_lines = [&](const Status& s) {
@@ -273,9 +347,9 @@ Verdict error_inputs(const Implementation& impl, const Case& c0, const PropertyO
     }
     return true;
   };
-  if (!fresh && impl.device != Device::cpu) {
+  if (!fresh && (impl.device != Device::cpu || impl.takes_tensors())) {
     const StageTimer t(Stage::calls);  // the probes in this process: their buffers, calls and checks
-    take_lines(probe_status(impl, c, -1));  // (never anything but kProbeFailed's lines)
+    take_lines(probe_status(impl, c, probe_arg(-1, o.valid.min_dim)));  // (never anything but kProbeFailed's lines)
   } else if (!take_lines(in_child(-1))) {
     for (size_t i = 0; i < all.size(); ++i) {
       const Status s = in_child(int64_t(i));

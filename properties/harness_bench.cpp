@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <iomanip>
 #include <ostream>
@@ -49,12 +50,20 @@ std::string fixed(double v, int digits) {
   return s.str();
 }
 
+// The implementation column fits the longest label.
+int impl_width(const std::vector<HarnessBenchRow>& rows) {
+  int w = 20;
+  for (const auto& r : rows) w = std::max(w, int(r.impl.size()) + 2);
+  return w;
+}
+
 void print_throughput(std::ostream& out, const std::vector<HarnessBenchRow>& rows, int jobs) {
   const std::string jn = "--jobs " + std::to_string(jobs);
-  out << std::left << std::setw(20) << "impl" << std::setw(20) << "property" << std::right << std::setw(14)
+  const int w = impl_width(rows);
+  out << std::left << std::setw(w) << "impl" << std::setw(20) << "property" << std::right << std::setw(14)
       << "--jobs 1" << std::setw(14) << jn << std::setw(10) << "speed-up" << std::setw(10) << "cases" << std::setw(10)
       << "cases" << "\n";
-  out << std::left << std::setw(40) << "" << std::right << std::setw(14) << "cases/s" << std::setw(14) << "cases/s"
+  out << std::left << std::setw(w + 20) << "" << std::right << std::setw(14) << "cases/s" << std::setw(14) << "cases/s"
       << std::setw(10) << "" << std::setw(10) << "--jobs 1" << std::setw(10) << jn << "\n";
   double sum1 = 0, sumn = 0;
   int n = 0;
@@ -64,25 +73,26 @@ void print_throughput(std::ostream& out, const std::vector<HarnessBenchRow>& row
     sum1 += a.cases_per_second;
     sumn += b.cases_per_second;
     ++n;
-    out << std::left << std::setw(20) << a.impl << std::setw(20) << a.property << std::right << std::setw(14)
+    out << std::left << std::setw(w) << a.impl << std::setw(20) << a.property << std::right << std::setw(14)
         << fixed(a.cases_per_second, 1) << std::setw(14) << fixed(b.cases_per_second, 1) << std::setw(9)
         << (a.cases_per_second > 0 ? fixed(b.cases_per_second / a.cases_per_second, 2) : "-") << "x" << std::setw(10)
         << a.cases << std::setw(10) << b.cases << (a.passed && b.passed ? "" : "  (failed during bench)") << "\n";
   }
   if (n > 0)
-    out << std::left << std::setw(40) << "mean over the properties" << std::right << std::setw(14) << fixed(sum1 / n, 1)
+    out << std::left << std::setw(w + 20) << "mean over the properties" << std::right << std::setw(14) << fixed(sum1 / n, 1)
         << std::setw(14) << fixed(sumn / n, 1) << std::setw(9) << (sum1 > 0 ? fixed(sumn / sum1, 2) : "-") << "x\n";
 }
 
 void print_breakdown(std::ostream& out, const std::vector<HarnessBenchRow>& rows) {
   out << "\nwhere a case's time goes: microseconds of worker time per case, by stage (docs/parallel.md);\n"
          "'other' is what no stage timed, 'largest' the largest stage's share of the total\n";
-  out << std::left << std::setw(20) << "impl" << std::setw(20) << "property" << std::right << std::setw(5) << "jobs";
+  const int w = impl_width(rows);
+  out << std::left << std::setw(w) << "impl" << std::setw(20) << "property" << std::right << std::setw(5) << "jobs";
   for (int s = 0; s < kStageCount; ++s) out << std::setw(s == int(Stage::bookkeeping) ? 12 : 9) << stage_name(Stage(s));
   out << std::setw(9) << "other" << std::setw(10) << "total" << "  largest\n";
   for (const auto& r : rows) {
     const double per = r.cases > 0 ? 1e6 / double(r.cases) : 0;
-    out << std::left << std::setw(20) << r.impl << std::setw(20) << r.property << std::right << std::setw(5) << r.jobs;
+    out << std::left << std::setw(w) << r.impl << std::setw(20) << r.property << std::right << std::setw(5) << r.jobs;
     int top = 0;
     for (int s = 0; s < kStageCount; ++s) {
       out << std::setw(s == int(Stage::bookkeeping) ? 12 : 9) << fixed(r.stages.seconds[s] * per, 1);

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <vector>
 
+#include "pair_schedule.h"
+
 namespace gatecheck {
 
 namespace {
@@ -14,7 +16,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// What coverage counts of a case, kept until it is known whether the case counts.
+// What coverage counts of a case, kept until it is known whether the case
+// counts; index is its position in the pair.
 struct Drawn {
   int64_t index;
   std::string pattern, dtype, value, plan;
@@ -34,19 +37,27 @@ void count(Coverage& cov, const Drawn& d) {
   ++cov.plans[d.plan];
 }
 
+// The same for a scale slot: the case that ran and the draws that did not.
+struct ScaleDone {
+  int64_t position;
+  ScaleCoverage coverage;
+};
+
 bool stop_requested(const CheckOptions& opt) { return opt.stop_requested && opt.stop_requested(); }
 
 }  // namespace
 
 PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::string& property,
-                         const CheckOptions& opt, int64_t max_cases, double slice_seconds, Clock::time_point start,
-                         const std::function<void(int64_t)>& tick) {
-  CaseSlots slots(opt.seed, property, opt.tier_of);
+                         const GenLimits& limits, ScaleTierPair& scale, const CheckOptions& opt, int64_t max_cases,
+                         double slice_seconds, Clock::time_point start, const std::function<void(int64_t)>& tick) {
+  CaseSlots small(opt.seed, property, opt.tier_of);
+  PairSchedule slots(small, scale.share(), slice_seconds >= 0);
   PropertyOptions popt;
   popt.isolate = opt.isolate;
   popt.isolate_timeout_seconds = opt.isolate_timeout_seconds;
   const int n = workers.size();
   std::vector<std::vector<Drawn>> done(size_t(n), std::vector<Drawn>{});
+  std::vector<std::vector<ScaleDone>> scale_done(size_t(n), std::vector<ScaleDone>{});
   std::vector<StageTimes> stages(static_cast<size_t>(n));
   std::vector<double> busy(size_t(n), 0.0);
   std::atomic<int64_t> completed{0};
@@ -59,6 +70,42 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
       interrupted = true;
     }
     slots.close();
+    scale.abandon();
+  };
+  // A failure at `position`: kept if it is the lowest of its kind so far.
+  auto found = [&](FoundFailure f) {
+    const std::lock_guard<std::mutex> lock(m);
+    std::optional<FoundFailure>& best = f.claimed ? claimed : unclaimed;
+    if (best && best->position < f.position) return;
+    if (f.claimed) {
+      slots.cut_after(f.position);
+      scale.cut_after(f.position);
+    }
+    best.emplace(std::move(f));
+  };
+
+  // A scale slot on worker w; false once the worker should stop.
+  auto scale_slot = [&](int w, const PairSlot& slot) {
+    ScaleSlotRun run = scale.run(slot.scale_ordinal, slot.position);
+    slots.scale_done(run.seconds + run.skipped_seconds, run.ran);
+    if (stop_requested(opt)) {  // its call may have been cut short by the stop itself
+      stop();
+      return false;
+    }
+    ScaleDone d{slot.position, {}};
+    for (const auto& why : run.skipped) ++d.coverage.skipped[why];
+    if (run.ran) d.coverage.add(run.c, run.seconds);
+    scale_done[size_t(w)].push_back(std::move(d));
+    if (!run.ran) return true;  // abandoned: a claimed failure before it
+    ++completed;
+    if (run.verdict.passed) return true;
+    FoundFailure f;
+    f.position = slot.position;
+    f.claimed = breaks_claim(run.verdict, impl.contract, run.c.dtype);
+    f.found_after = since(start);
+    f.scale = std::move(run);
+    found(std::move(f));
+    return true;
   };
 
   auto cases = [&](int w) {
@@ -68,16 +115,21 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
         stop();
         break;
       }
-      std::optional<CaseSlot> slot = slots.next(max_cases, slice_seconds, start);
+      std::optional<PairSlot> slot = slots.next(max_cases, slice_seconds, start);
       if (!slot) break;
+      if (slot->scale) {
+        if (!scale_slot(w, *slot)) break;
+        continue;
+      }
+      const CaseSlot& cs = slot->small;
       std::optional<rc::Shrinkable<Case>> gs;
       Case c;
       {
         const StageTimer t(Stage::generate);
-        auto g = gens.find(slot->tier);
-        if (g == gens.end()) g = gens.emplace(slot->tier, gen_case_for_tier(property, opt.limits, slot->tier)).first;
+        auto g = gens.find(cs.tier);
+        if (g == gens.end()) g = gens.emplace(cs.tier, gen_case_for_tier(property, limits, cs.tier)).first;
         try {
-          gs = g->second(slot->random, slot->size);
+          gs = g->second(cs.random, cs.size);
         } catch (const rc::GenerationFailure&) {
           continue;  // the vacuity filter found no usable case at this size
         }
@@ -102,15 +154,18 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
         break;
       }
       const StageTimer t(Stage::bookkeeping);
-      done[size_t(w)].push_back(drawn(slot->index, c));
+      done[size_t(w)].push_back(drawn(slot->position, c));
       ++completed;
       if (v.passed) continue;
-      const bool breaks = breaks_claim(v, impl.contract, c.dtype);
-      const std::lock_guard<std::mutex> lock(m);
-      std::optional<FoundFailure>& best = breaks ? claimed : unclaimed;
-      if (best && best->slot.index < slot->index) continue;
-      best.emplace(FoundFailure{*slot, *gs, std::move(c), std::move(v), breaks, since(start)});
-      if (breaks) slots.cut_after(slot->index);
+      FoundFailure f;
+      f.position = slot->position;
+      f.slot = cs;
+      f.shrinkable = std::move(gs);
+      f.claimed = breaks_claim(v, impl.contract, c.dtype);
+      f.c = std::move(c);
+      f.verdict = std::move(v);
+      f.found_after = since(start);
+      found(std::move(f));
     }
   };
   auto job = [&](int w) {
@@ -119,7 +174,10 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
     try {
       cases(w);
     } catch (...) {
-      slots.close();  // the run ends with this error (CheckWorkers::run rethrows it): the others stop too
+      // The run ends with this error (CheckWorkers::run rethrows it): the
+      // others stop too, and none waits for a scale slot's turn.
+      slots.close();
+      scale.abandon();
       throw;
     }
     stages[size_t(w)] = thread_stage_times() - before;
@@ -130,12 +188,18 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
 
   PairCases r;
   r.interrupted = interrupted;
-  const int64_t cutoff = claimed ? claimed->slot.index : INT64_MAX;
+  const int64_t cutoff = claimed ? claimed->position : INT64_MAX;
   for (const auto& list : done)
     for (const Drawn& d : list)
       if (d.index <= cutoff) {
         ++r.cases;
         count(r.coverage, d);
+      }
+  for (const auto& list : scale_done)
+    for (const ScaleDone& d : list)
+      if (d.position <= cutoff) {
+        r.cases += d.coverage.cases;
+        r.coverage.scale.add(d.coverage);
       }
   if (claimed) r.failure = std::move(claimed);
   else if (unclaimed) r.failure = std::move(unclaimed);

@@ -36,6 +36,16 @@ Verdict check_property(const std::string& property, const Implementation& impl, 
   throw std::invalid_argument(unknown_property(property));
 }
 
+Verdict check_property(const std::string& property, const Subject& s, const Case& c,
+                       const PropertyOptions& opt) {
+  if (const std::string why = s.contract.valid.why_not(c); !why.empty())
+    throw std::invalid_argument("property '" + property + "' on " + s.label() + " needs valid input (" + describe(c) +
+                                "): " + why);
+  PropertyOptions o = opt;
+  o.valid = o.valid.within(s.contract.valid);
+  return check_property(property, static_cast<const Implementation&>(s), c, o);
+}
+
 bool breaks_claim(const Verdict& v, const Contract& contract, DType t) {
   if (v.passed) return false;
   // A failure not tied to one output (a crash, a vacuous plan, a bad

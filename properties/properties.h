@@ -27,10 +27,17 @@ struct Verdict {
 };
 
 struct PropertyOptions {
+  PropertyOptions() = default;
+  PropertyOptions(bool isolate_calls, double timeout_seconds)
+      : isolate(isolate_calls), isolate_timeout_seconds(timeout_seconds) {}
   // Run every call of the implementation in a child process (harness/isolate.h),
   // so a crash, abort or hang becomes a failing verdict, not a dead run.
   bool isolate = false;
   double isolate_timeout_seconds = 60;
+  // The inputs the implementation's contract counts as valid: error_inputs
+  // builds its bad inputs from valid ones. The Subject overload of
+  // check_property sets it from the contract.
+  ValidInputs valid;
 };
 
 // Runs one property. Unknown names throw std::invalid_argument.
@@ -40,6 +47,11 @@ struct PropertyOptions {
 // cannot use CUDA once the parent has); without isolate, CUDA in this process
 // (a crash there is still named by the CLI's crash guard).
 Verdict check_property(const std::string& property, const Implementation& impl, const Case& c,
+                       const PropertyOptions& opt = {});
+// The same for an implementation held to a contract: c must be valid input
+// under it too (std::invalid_argument otherwise, as for input the op contract
+// refuses), and error_inputs builds its probes within it.
+Verdict check_property(const std::string& property, const Subject& s, const Case& c,
                        const PropertyOptions& opt = {});
 
 // Does this failing verdict break a claim of the implementation for c's dtype?

@@ -123,10 +123,22 @@ int write_campaign_report(const std::string& dir_s) {
     mean_eps += s.execs_per_s / double(timeline.size());
     last_ft = s.features;
   }
+  // Executions per second summed over the workers: every case they ran over
+  // the time they ran (a merged campaign: the sum of its shares' figures,
+  // since shares run side by side).
+  const json shards = campaign.value("shards", json::array());
+  const int64_t cases = counts.value("cases", int64_t(0));
+  const double fuzz_seconds = campaign.value("fuzz_seconds", campaign.value("seconds", 0.0));
+  double overall_eps = fuzz_seconds > 0 ? double(cases) / fuzz_seconds : 0.0;
+  if (!shards.empty()) {
+    overall_eps = 0;
+    for (const auto& sh : shards) overall_eps += sh.value("execs_per_s", 0.0);
+  }
 
   json report = {{"campaign", campaign},
-                 {"cases", counts.value("cases", int64_t(0))},
-                 {"execs_per_s", {{"mean", mean_eps}, {"peak", peak_eps}}},
+                 {"cases", cases},
+                 {"fuzz_seconds", fuzz_seconds},
+                 {"execs_per_s", {{"overall", overall_eps}, {"mean", mean_eps}, {"peak", peak_eps}}},
                  {"features", last_ft},
                  {"counts", counts},
                  {"failures", failures},
@@ -142,22 +154,46 @@ int write_campaign_report(const std::string& dir_s) {
   std::ofstream(dir / "execs_per_s.svg") << eps_svg;
   std::ofstream(dir / "features.svg") << ft_svg;
 
+  const std::string mode = campaign.value("mode", std::string("cpu"));
+  const int64_t workers = campaign.value("workers", int64_t(0)), gpus = campaign.value("gpus", int64_t(0));
   std::ostringstream md;
   md << "# gatecheck fuzz campaign\n\n"
      << "- implementations: " << campaign.value("impls", json::array()).dump() << "\n"
-     << "- workers: " << campaign.value("workers", 0) << " (" << campaign.value("mode", std::string("cpu")) << ")\n"
-     << "- duration: " << campaign.value("seconds", 0.0) << " s (asked " << campaign.value("hours", 0.0) << " h)\n"
-     << "- cases executed: " << report["cases"].get<int64_t>() << "; exec/s mean " << int64_t(mean_eps)
-     << ", peak " << int64_t(peak_eps) << "; features at end " << int64_t(last_ft) << "\n"
+     << "- workers: " << workers << " (" << mode;
+  if (gpus > 0) md << ", over " << gpus << " GPU(s)";
+  if (!shards.empty()) md << ", in " << shards.size() << " share(s)";
+  md << ")\n";
+  if (const int64_t n = campaign.value("shard_count", int64_t(0)); n > 0 && shards.empty())
+    md << "- share: " << campaign.value("shard", std::string()) << " of the campaign (host "
+       << campaign.value("host", std::string()) << ")\n";
+  md << "- duration: " << campaign.value("seconds", 0.0) << " s (asked " << campaign.value("hours", 0.0) << " h)\n"
+     << "- cases executed: " << cases << "; exec/s summed over the workers " << int64_t(overall_eps)
+     << " (cases / fuzzing time); status lines: mean " << int64_t(mean_eps) << ", peak " << int64_t(peak_eps)
+     << "; features at end " << int64_t(last_ft) << "\n"
      << "- new failures: " << new_failures << " (" << failures.size() << " failure record(s) in all)\n"
      << "- status: " << campaign.value("status", std::string("unknown"));
   // nightly.sh's reason when the run is not a clean one (interrupted, workers that gave up)
   if (const std::string note = campaign.value("note", std::string()); !note.empty()) md << " (" << note << ")";
-  md << "\n\n![execs/s](execs_per_s.svg)\n\n![features](features.svg)\n\n## Failures\n\n";
+  md << "\n\n![execs/s](execs_per_s.svg)\n\n![features](features.svg)\n\n";
+  if (!shards.empty()) {
+    md << "## Shares\n\n| share | host | status | workers | seconds | cases | exec/s | failure records |\n"
+       << "|---|---|---|---:|---:|---:|---:|---:|\n";
+    for (const auto& sh : shards)
+      md << "| " << sh.value("label", std::string()) << " | " << sh.value("host", std::string()) << " | "
+         << sh.value("status", std::string()) << " | " << sh.value("workers", 0) << " | "
+         << int64_t(sh.value("fuzz_seconds", 0.0)) << " | " << sh.value("cases", int64_t(0)) << " | "
+         << int64_t(sh.value("execs_per_s", 0.0)) << " | " << sh.value("failure_records", 0) << " |\n";
+    for (const auto& m : campaign.value("missing_shards", json::array()))
+      md << "| " << m.dump() << "/" << campaign.value("shard_count", 0) << " | | missing | | | | | |\n";
+    md << "\n";
+  }
+  md << "## Failures\n\n";
   if (failures.empty()) md << "None.\n";
   for (const auto& f : failures) {
     md << "- " << (f.value("new", false) ? "**NEW** " : "known ") << "`" << f.value("signature", std::string()) << "` on "
        << f.value("shape", std::string()) << "\n";
+    if (f.contains("shards"))
+      md << "  - found by share(s) " << f["shards"].dump() << " (" << f.value("records", 1) << " record(s))\n";
     if (f.contains("crash")) md << "  - crash: " << f.value("crash", std::string()) << "\n";
     md << "  - case: `" << f.value("case", std::string()) << "`\n  - repro: `"
        << f.value("repro", std::string()) << "`\n";
@@ -178,8 +214,8 @@ int write_campaign_report(const std::string& dir_s) {
   }
   h << "</pre></body>\n";
   std::ofstream(dir / "report.html") << h.str();
-  std::cout << "report: " << dir_s << "/report.md (+ .json, .html): " << report["cases"].get<int64_t>() << " cases, "
-            << new_failures << " new failure(s)" << std::endl;
+  std::cout << "report: " << dir_s << "/report.md (+ .json, .html): " << cases << " cases, " << int64_t(overall_eps)
+            << " exec/s summed over " << workers << " worker(s), " << new_failures << " new failure(s)" << std::endl;
   return 0;
 }
 

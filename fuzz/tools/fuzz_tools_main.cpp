@@ -16,6 +16,8 @@
 //                                   pattern x dtype, value class and plan (exit 1 if not)
 //   bench [--seconds S]             fuzz executions per second on small shapes, in process
 //   report DIR                      write DIR/report.{json,md,html} for a campaign
+//   merge-shards OUT DIR...         gather the shares of a campaign into OUT for one report
+//                                   (fuzz/nightly.sh --merge; shard_merge.h)
 // Implementations and properties come from GATECHECK_FUZZ_IMPL / _PROPERTIES
 // (gate_residual_target.h), or --impl SPEC (repeatable).
 #include <cuda_runtime_api.h>
@@ -44,6 +46,7 @@
 #include "campaign_report.h"
 #include "regress.h"
 #include "seed_generator.h"
+#include "shard_merge.h"
 
 using namespace gatecheck;
 using namespace gatecheck::fuzz;
@@ -70,7 +73,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: gatecheck-fuzz-tools seeds DIR | decode [--json] INPUT... | regress INPUT --out DIR [--seconds S] "
                "[--impl SPEC]... | check-case [--impl SPEC]... FILE|DIR... | check-impl [--impl SPEC]... [--gpus N] | "
-               "check-properties | bench [--seconds S] | report DIR\n");
+               "check-properties | bench [--seconds S] | report DIR | merge-shards OUT DIR...\n");
   return 2;
 }
 
@@ -293,6 +296,10 @@ int main(int argc, char** argv) {
     if (cmd == "report") {
       if (a.positional.size() != 1) return usage();
       return write_campaign_report(a.positional[0]);
+    }
+    if (cmd == "merge-shards") {
+      if (a.positional.size() < 2) return usage();
+      return merge_shards(a.positional[0], {a.positional.begin() + 1, a.positional.end()});
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gatecheck-fuzz-tools %s: %s\n", cmd.c_str(), e.what());

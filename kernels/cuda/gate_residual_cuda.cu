@@ -51,6 +51,18 @@ Status cuda_failure(const char* op, const char* what, cudaError_t e) {
   return Status::error(ErrorKind::implementation, buf);
 }
 
+// A call that would allocate while its stream is being captured into a CUDA
+// graph (reported by workspace_for and reserve_blob as
+// cudaErrorStreamCaptureUnsupported), said plainly.
+Status capture_failure(const char* op, const char* what) {
+  char buf[384];
+  std::snprintf(buf, sizeof buf,
+                "%s: the stream is being captured into a CUDA graph and %s, which needs an allocation: "
+                "call it once on this stream before capturing",
+                op, what);
+  return Status::error(ErrorKind::implementation, buf);
+}
+
 bool aligned(const void* p, int bytes) { return reinterpret_cast<uintptr_t>(p) % uintptr_t(bytes) == 0; }
 
 // Largest access width (16, 8, 4 bytes, else one element) such that every row
@@ -141,7 +153,9 @@ Workspace* begin_cuda_call(const char* op, const gatecheck_problem& p, Status ch
   cudaError_t e;
   Workspace* w = workspace_for(s, &e);
   if (!w) {
-    *err = cuda_failure(op, "workspace", e);
+    *err = e == cudaErrorStreamCaptureUnsupported
+               ? capture_failure(op, "this is the first call on the stream (it allocates the stream's state)")
+               : cuda_failure(op, "workspace", e);
     return nullptr;
   }
   if ((e = begin_call(*w, s)) != cudaSuccess) {
@@ -203,8 +217,8 @@ int counting_chunks(const gatecheck_problem& p) {
 
 // The one-kernel backward is chosen up to this many rows (every block scans
 // the whole index) and where its grid (column chunks x the bound on tiles)
-// takes at most this many waves of resident blocks. H200 run 37
-// (bench/NOTES.md v9): at 4097 rows it matched or beat the counting plan
+// takes at most this many waves of resident blocks. H200
+// (docs/kernel-design.md, "Where it is chosen"): at 4097 rows it matched or beat the counting plan
 // with the copy pipeline up to 2.5 waves (4097 x 5376 x 32 gates, 1008
 // blocks for 396 slots: 101.9 against 101.2 us; the automatic choice there
 // had been per-thread tiles, 111.2-111.8); at 8192 rows it lost to it on all
@@ -335,7 +349,7 @@ cudaError_t cached_layout(const gatecheck_problem& p, Workspace& w, BwdLayout* L
 // Vector width of the backward tile kernel: the widest aligned one while the
 // tiles x column vectors still give enough independent threads; narrower when
 // there are few tiles (few, long segments on a short problem). Measured on the
-// H200 (bench/NOTES.md): 16 B wins from ~34k vector-threads up, 4 B below.
+// H200 (docs/kernel-design.md): 16 B wins from ~34k vector-threads up, 4 B below.
 int bwd_width(int elem, const gatecheck_problem& p, int max_bytes, int sm_count) {
   const int tuned = gate_residual_cuda_tuning().bwd_vector_bytes;
   if (tuned) return std::max(elem, std::min(tuned, max_bytes));
@@ -352,7 +366,7 @@ void dispatch_fwd_rows(int rows, F&& f) {
   switch (rows) {
     case 1: f(std::integral_constant<int, 1>{}); break;
     case 2: f(std::integral_constant<int, 2>{}); break;
-    default: f(std::integral_constant<int, 4>{}); break;  // 2 was no faster at 4097 rows and 2-4% slower above: bench/NOTES.md v9
+    default: f(std::integral_constant<int, 4>{}); break;  // 2 was no faster at 4097 rows and 2-4% slower above: docs/kernel-design.md
   }
 }
 
@@ -403,7 +417,8 @@ cudaError_t launch_fwd(const gatecheck_problem& p, const void* res, const void* 
   int bytes = vector_bytes(elem, p.dim, {res, gate, y, out}, gate_residual_cuda_tuning().fwd_vector_bytes);
   bytes = std::min(bytes, vector_bytes(elem, gate_stride, {gate}, 0));  // every gate row aligned too
   FwdArgs<T> a{static_cast<const T*>(res), static_cast<const T*>(gate), index,
-               static_cast<const T*>(y), static_cast<T*>(out), p.rows, p.dim, p.gates, gate_stride, w.status, w.epoch};
+               static_cast<const T*>(y), static_cast<T*>(out), p.rows, p.dim, p.gates, gate_stride, w.status, w.epoch,
+               w.report_dev};
   const CudaTuning& t = gate_residual_cuda_tuning();
   dispatch_width<T>(bytes, [&](auto n) {
     dispatch_fwd_rows(t.fwd_rows, [&](auto r) {
@@ -507,8 +522,8 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   // kFusedAutoMaxRows rows where its grid takes at most kFusedMaxWaves waves
   // of resident blocks (blocks past the last tile, the last in the grid, only
   // scan the index). H200 4097x5376x9, 525 blocks for 396 slots: 104.3 us
-  // against 112.2 for the counting plan and the copy pipeline (run 16,
-  // bench/NOTES.md v7; before the store fix of v7 it lost, 121.2 against
+  // against 112.2 for the counting plan and the copy pipeline
+  // (docs/kernel-design.md; before the store fix it lost, 121.2 against
   // 119.6). plan=3 forces it where it applies.
   if (fused_applies(p, max_bytes) && (plan_choice == 3 || (plan_choice == 0 && tile_choice == 0))) {
     bool launched = false;
@@ -527,7 +542,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       auto* counters = reinterpret_cast<unsigned long long*>(base + L.counts);
       if ((e = zero_counters(w, counters, fused_counters(p), s)) != cudaSuccess) return;
       const FusedPlan f{index,    p.rows, p.gates, w.status, counters, fused_gid_offset(RB, p.rows),
-                        gate_residual_cuda_tuning().stop_after_plan};
+                        gate_residual_cuda_tuning().stop_after_plan, w.report_dev};
       // The first kernel of the call, launched with PDL all the same: it waits
       // for the previous kernel before it reads anything, so only its launch
       // overlaps. Optionally in clusters along the column chunks (tuning).
@@ -580,7 +595,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   const bool long_tiles = p.rows / std::max<int64_t>(p.gates, 1) >= kGradGateTileRows;
   // Little's law: the per-thread kernel keeps about tiles x dim x 2 tensors x
   // U rows of bytes in flight; below ~6 MB (4.2 TB/s x ~1.5 us) it cannot
-  // reach bandwidth and the staged kernel wins. H200, run 7 (bench/NOTES.md):
+  // reach bandwidth and the staged kernel wins. H200 (docs/kernel-design.md):
   // 4097x3072, 9 gates (4.9 MB): backward 70.8 us staged vs 77.1 per-thread;
   // 32 gates (4.7 MB): 77.6 vs 77.0, even; 32768x3072, 9 gates (13.5 MB):
   // 320 vs 247 us. The copy pipeline (16-byte rows) beats both up to about
@@ -635,7 +650,8 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       else launch_after(bwd_tile_kernel<T, N, 4>, grid, dim3(threads), 0, s, a);
     });
   }
-  FoldArgs<T> f{folds, plan + p.gates, partials, static_cast<T*>(grad_gate), p.dim, w.status, w.epoch};
+  FoldArgs<T> f{folds,   plan + p.gates, partials, static_cast<T*>(grad_gate), p.dim, w.status, w.epoch,
+                index,   p.gates,        w.report_dev};
   const int ft = threads_for(p.dim);
   launch_after(fold_kernel<T>, dim3(unsigned(L.multi_bound), grid_y_for(p.dim, ft)), dim3(ft), 0, s, f);
   return cudaGetLastError();
@@ -732,13 +748,16 @@ Status gate_residual_bwd_cuda(const gatecheck_problem& p, const void* grad_out, 
   return gate_residual_bwd_cuda_strided(p, grad_out, gate, p.dim, index, y, grad_res, grad_gate, grad_y);
 }
 
-Status gate_residual_bwd_cuda_strided(const gatecheck_problem& p, const void* grad_out, const void* gate,
-                                      int64_t gate_row_stride, const int64_t* index, const void* y,
-                                      void* grad_res, void* grad_gate, void* grad_y) {
+namespace {
+// The backward; grad_res null: not written (the contract's check of grad_res
+// is then made on grad_out, whose shape it would have).
+Status bwd_cuda(const gatecheck_problem& p, const void* grad_out, const void* gate, int64_t gate_row_stride,
+                const int64_t* index, const void* y, void* grad_res, void* grad_gate, void* grad_y, bool skip_grad_res) {
   const char* op = "gate_residual_bwd";
   Status st;
-  Workspace* w = begin_cuda_call(op, p, check_bwd_args(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y,
-                                                       kCudaDevices, /*index_on_host=*/false),
+  Workspace* w = begin_cuda_call(op, p,
+                                 check_bwd_args(p, grad_out, gate, index, y, skip_grad_res ? grad_out : grad_res,
+                                                grad_gate, grad_y, kCudaDevices, /*index_on_host=*/false),
                                  gate, gate_row_stride, &st);
   if (!w) return st;
   const auto s = static_cast<cudaStream_t>(p.stream);
@@ -753,10 +772,27 @@ Status gate_residual_bwd_cuda_strided(const gatecheck_problem& p, const void* gr
     e = cudaGetLastError();
   } else {
     dispatch_dtype(p.dtype, [&](auto tag) {
-      e = launch_bwd<decltype(tag)>(p, grad_out, gate, gate_row_stride, index, y, grad_res, grad_gate, grad_y, *w, s);
+      e = launch_bwd<decltype(tag)>(p, grad_out, gate, gate_row_stride, index, y, skip_grad_res ? nullptr : grad_res,
+                                    grad_gate, grad_y, *w, s);
     });
   }
+  if (e == cudaErrorStreamCaptureUnsupported)  // reserve_blob, while capturing
+    return capture_failure(op, "this backward needs more scratch than the stream has (its first backward this large)");
   return e == cudaSuccess ? Status::success() : cuda_failure(op, "launch", e);
+}
+}  // namespace
+
+Status gate_residual_bwd_cuda_strided(const gatecheck_problem& p, const void* grad_out, const void* gate,
+                                      int64_t gate_row_stride, const int64_t* index, const void* y,
+                                      void* grad_res, void* grad_gate, void* grad_y) {
+  return bwd_cuda(p, grad_out, gate, gate_row_stride, index, y, grad_res, grad_gate, grad_y, false);
+}
+
+Status gate_residual_bwd_cuda_strided_no_grad_res(const gatecheck_problem& p, const void* grad_out,
+                                                  const void* gate, int64_t gate_row_stride,
+                                                  const int64_t* index, const void* y, void* grad_gate,
+                                                  void* grad_y) {
+  return bwd_cuda(p, grad_out, gate, gate_row_stride, index, y, nullptr, grad_gate, grad_y, true);
 }
 
 bool gate_residual_cuda_pipe_phases(double cycles_per_warp[kPipePhaseCount], unsigned long long* warps) {
@@ -812,6 +848,10 @@ Status gate_residual_cuda_sync_status(const char* op, const gatecheck_problem& p
     return cuda_failure(op, "reading the index status", e);
   int64_t row = -1;
   if (!cuda_status_bad_row(word, ref.epoch, &row)) return Status::success();
+  // This error is reported here: its report, if the call left one, is taken.
+  Workspace* w = find_workspace(s);
+  if (w && w->report && w->report->filled && w->report->word == word)
+    __atomic_store_n(&w->report->filled, 0, __ATOMIC_RELEASE);
   int64_t value = 0;
   if ((e = cudaMemcpy(&value, index + row, sizeof value, cudaMemcpyDeviceToHost)) != cudaSuccess)
     return cuda_failure(op, "reading the bad index", e);

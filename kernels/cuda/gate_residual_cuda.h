@@ -7,7 +7,9 @@
 // [0, gates) returns success at launch, writes no output at all, and leaves a
 // status word on the device that names the first bad row. Read it without a
 // sync through gate_residual_cuda_status_ref(), or with a sync (and a clear
-// message) through gate_residual_cuda_sync_status().
+// message) through gate_residual_cuda_sync_status(). Such a call also leaves a
+// report in pinned host memory, which gate_residual_cuda_take_report() reads
+// without any CUDA call once the call has finished on the device.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +35,34 @@ Status gate_residual_bwd_cuda_strided(const gatecheck_problem& p, const void* gr
                                       int64_t gate_row_stride, const int64_t* index, const void* y,
                                       void* grad_res, void* grad_gate, void* grad_y);
 
+// The backward for a caller that takes grad_out itself as grad_res (as torch
+// autograd does; the LibTorch op): grad_res is neither taken nor written,
+// which saves rows x dim elements written. The plugin ABI, whose caller owns
+// every output buffer, always writes it.
+Status gate_residual_bwd_cuda_strided_no_grad_res(const gatecheck_problem& p, const void* grad_out,
+                                                  const void* gate, int64_t gate_row_stride,
+                                                  const int64_t* index, const void* y, void* grad_gate,
+                                                  void* grad_y);
+
+// Index errors without a host sync, for callers that must not wait for the GPU
+// (the LibTorch op, CUDA graphs). The last kernel of a call whose index check
+// failed fills the stream's report (pinned host memory the device writes; the
+// first report stays until it is taken).
+// - gate_residual_cuda_take_report: the error of the report on `stream` (the
+//   current device), if the device has written one: "<op>: index[r] = v is out
+//   of range [0, gates) ..., found by an earlier forward|backward on this
+//   stream, which wrote nothing". The report is then emptied and, unless the
+//   stream is being captured, the status word cleared on the stream (so that a
+//   CUDA graph's later launches, whose epochs are fixed, start clean). No
+//   sync, no allocation: a call that has not yet finished on the device is
+//   reported by a later take. Success when there is no report.
+// - gate_residual_cuda_wait_and_take_reports: waits for the current device
+//   (cudaDeviceSynchronize), then takes the report of every stream that ran
+//   these kernels on it: the first error found, or the first CUDA error.
+//   Success at once where no call ran on the device.
+Status gate_residual_cuda_take_report(const char* op, void* stream);
+Status gate_residual_cuda_wait_and_take_reports(const char* op);
+
 // Where the index status of the most recent call on a stream lives: a device
 // word, and the call's epoch. Decode a copy of the word (taken after that call,
 // e.g. with cudaMemcpyAsync into pinned memory) with cuda_status_bad_row().
@@ -47,7 +77,8 @@ bool cuda_status_bad_row(unsigned long long word, unsigned long long epoch, int6
 
 // Synchronises p.stream, then returns the first CUDA error or the index error of
 // the most recent call on that stream ("<op>: index[r] = v is out of range
-// [0, gates)"), reading index[r] back from the device.
+// [0, gates)"), reading index[r] back from the device. That call's report, if
+// it is still there, is taken with it.
 Status gate_residual_cuda_sync_status(const char* op, const gatecheck_problem& p,
                                       const int64_t* index);
 

@@ -30,11 +30,51 @@ __device__ __forceinline__ int64_t global_thread() {
 }
 __device__ __forceinline__ int64_t global_threads() { return int64_t(gridDim.x) * blockDim.x; }
 
+// Records bad row r of the call with `epoch`: a record of another call is
+// replaced, one of this call kept where its row is smaller (integer
+// compare-and-swap). The calls on a stream run one after another, so another
+// epoch's record is an earlier call's, done with; replacing it, rather than
+// keeping the larger word, keeps a CUDA graph's launch (its epochs fixed at
+// capture) from losing its record to that of a later plain call.
+static __device__ __noinline__ void record_bad(unsigned long long* status, unsigned long long epoch, int64_t r) {
+  const unsigned long long mine = cuda_status::encode(epoch, r);
+  unsigned long long seen = *(volatile unsigned long long*)status;
+  while (!(cuda_status::is_bad(seen, epoch) && seen >= mine)) {
+    const unsigned long long before = atomicCAS(status, seen, mine);
+    if (before == seen) return;
+    seen = before;
+  }
+}
+
 __device__ __forceinline__ void record_bad_row(const int64_t* index, int64_t r, int64_t gates,
                                                unsigned long long* status,
                                                unsigned long long epoch) {
   const int64_t v = index[r];
-  if (v < 0 || v >= gates) atomicMax(status, cuda_status::encode(epoch, r));
+  if (v < 0 || v >= gates) record_bad(status, epoch, r);
+}
+
+// Called by one thread of a failed call's last kernel, with the call's final
+// status word and the index value at its row: fills the stream's report
+// (pinned host memory, see cuda_status::Report) unless the host has not yet
+// taken the one before. Null report: nothing to do.
+__device__ __forceinline__ void report_failed_call(cuda_status::Report* report, unsigned long long word,
+                                                   long long value, int64_t gates, int32_t by) {
+  if (!report || report->filled) return;
+  volatile cuda_status::Report* r = report;
+  r->word = word;
+  r->value = value;
+  r->gates = gates;
+  r->by = by;
+  __threadfence_system();  // the fields before the flag, as the host sees them
+  r->filled = 1;
+}
+
+// The same from the status word of a call that failed (call_failed is true).
+__device__ __forceinline__ void report_failed_call(cuda_status::Report* report, const unsigned long long* status,
+                                                   const int64_t* index, int64_t gates, int32_t by) {
+  if (!report) return;
+  const unsigned long long word = *(volatile const unsigned long long*)status;
+  report_failed_call(report, word, index[cuda_status::decode_row(word)], gates, by);
 }
 
 }  // namespace cuda_detail

@@ -15,7 +15,7 @@
 namespace gatecheck {
 namespace cuda_detail {
 
-// Forward prologue: the index range check (integer atomicMax only). The first
+// Forward prologue: the index range check (integer compare-and-swap only). The first
 // kernel of a call is launched without PDL: it starts only after everything
 // queued before it (other streams' work included) has finished.
 __global__ void check_index_kernel(const int64_t* index, int64_t rows, int64_t gates,
@@ -36,6 +36,7 @@ struct FwdArgs {
   int64_t gate_stride;  // elements between gate rows (>= dim: a strided view)
   const unsigned long long* status;
   unsigned long long epoch;
+  cuda_status::Report* report;  // the stream's report of a failed call (mapped host memory)
 };
 
 // out = res + gate[index] * y. Block: R rows x (blockDim.x * N) columns.
@@ -45,7 +46,7 @@ struct FwdArgs {
 // of every row has passed. (A loop-carried prefetch of the next columns
 // doubled the registers of the bf16 kernel and cost 35% of its speed on the
 // H200, and blocks looping over rows in a capped grid were slower too: see
-// bench/NOTES.md v2 and v9.)
+// docs/kernel-design.md, "Forward".)
 template <class T, int N, int R>
 __global__ void __launch_bounds__(256) fwd_kernel(FwdArgs<T> a) {
   const int64_t r0 = int64_t(blockIdx.x) * R;
@@ -64,7 +65,11 @@ __global__ void __launch_bounds__(256) fwd_kernel(FwdArgs<T> a) {
       if (k[u] >= 0 && k[u] < a.gates) gv[u] = load_pack<T, N>(a.gate + k[u] * a.gate_stride + c);
     }
     wait_for_previous_kernel();  // returns at once after the first time
-    if (call_failed(a.status, a.epoch)) return;
+    if (call_failed(a.status, a.epoch)) {  // the last kernel of the forward: block (0, 0) reports
+      if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
+        report_failed_call(a.report, a.status, a.index, a.gates, cuda_status::kReportedByForward);
+      return;
+    }
 #pragma unroll
     for (int u = 0; u < R; ++u) {
       if (r0 + u >= a.rows) continue;
@@ -82,7 +87,7 @@ struct BwdArgs {
   const T* grad_out;
   const T* gate;
   const T* y;
-  T* grad_res;
+  T* grad_res;  // null: not written (a caller that takes grad_out itself as grad_res)
   T* grad_gate;
   T* grad_y;
   const int64_t* order;      // row ids sorted stably by gate
@@ -128,8 +133,8 @@ __device__ __forceinline__ void store_tile_sum(const BwdArgs<T>& a, const TileDe
 }
 
 // One row of a tile for a thread's N columns, as every tile kernel takes it:
-// grad_res (a copy of g) and grad_y written, g*y added to the fp32 sums in row
-// order.
+// grad_res (a copy of g, unless the caller takes none) and grad_y written, g*y
+// added to the fp32 sums in row order.
 template <class T, int N>
 __device__ __forceinline__ void bwd_row(const BwdArgs<T>& a, int64_t o, const Pack<T, N>& gv, const Pack<T, N>& yv,
                                         const Pack<T, N>& gk, float (&acc)[N]) {
@@ -139,7 +144,7 @@ __device__ __forceinline__ void bwd_row(const BwdArgs<T>& a, int64_t o, const Pa
     acc[j] = gate_residual_accumulate(acc[j], gate_residual_grad_gate_term(gv.e[j], yv.e[j]));
     gy.e[j] = gate_residual_grad_y(gv.e[j], gk.e[j]);
   }
-  store_pack<T, N>(a.grad_res + o, gv);
+  if (a.grad_res) store_pack<T, N>(a.grad_res + o, gv);
   store_pack<T, N>(a.grad_y + o, gy);
 }
 
@@ -316,7 +321,7 @@ __global__ void __launch_bounds__(kStageWarps * 32) bwd_staged_kernel(BwdArgs<T>
           t[j] = gate_residual_grad_gate_term(gv[u].e[j], yv[u].e[j]);
           gy.e[j] = gate_residual_grad_y(gv[u].e[j], gk.e[j]);
         }
-        store_pack<T, N>(a.grad_res + o, gv[u]);
+        if (a.grad_res) store_pack<T, N>(a.grad_res + o, gv[u]);
         store_pack<T, N>(a.grad_y + o, gy);
         if constexpr (N % 4 == 0) {
 #pragma unroll
@@ -353,13 +358,22 @@ struct FoldArgs {
   int64_t dim;
   const unsigned long long* status;
   unsigned long long epoch;
+  const int64_t* index;  // for the report of a failed call
+  int64_t gates;
+  cuda_status::Report* report;
 };
 
-// Gates of several tiles: fold the tile partials in tile order from +0, round once.
+// Gates of several tiles: fold the tile partials in tile order from +0, round
+// once. The last kernel of a backward with an index plan in memory: block
+// (0, 0) reports a failed call.
 template <class T>
 __global__ void __launch_bounds__(256) fold_kernel(FoldArgs<T> a) {
   wait_for_previous_kernel();
-  if (call_failed(a.status, a.epoch)) return;
+  if (call_failed(a.status, a.epoch)) {
+    if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
+      report_failed_call(a.report, a.status, a.index, a.gates, cuda_status::kReportedByBackward);
+    return;
+  }
   if (int64_t(blockIdx.x) >= a.totals->multi) return;
   const FoldDesc fd = a.folds[blockIdx.x];
   const int64_t k = fd.gate, slot0 = fd.slot0, nt = fd.tiles;

@@ -6,7 +6,7 @@
 // flight per block without holding them in registers, so that few long tiles
 // keep more bytes in flight (Little's law). On the H200 it beats the
 // register-staged and per-thread kernels where few bytes are in flight
-// (bench/NOTES.md, v6 and v7).
+// (docs/kernel-design.md, "The copy pipeline").
 //
 //   bwd_pipe_kernel   tiles from the index plan in memory (fold kernel after)
 //   bwd_fused_kernel  up to kFusedMaxRows rows and kFusedMaxGates gates: each
@@ -26,8 +26,8 @@ namespace cuda_detail {
 constexpr int kPipeThreads = 256;
 // RowBytes (a template parameter): bytes of one row per block and tensor, 256, 448 or 512.
 constexpr int kPipeStageRows = 16;
-// Stages in flight: 4 (a measuring build may set GATECHECK_PIPE_DEPTH, see
-// bench/pipe_depth_h200.sh; the shared memory grows with it).
+// Stages in flight: 4 (a measuring build may set GATECHECK_PIPE_DEPTH, timed
+// by the device stage `ab`; the shared memory grows with it).
 #ifndef GATECHECK_PIPE_DEPTH
 #define GATECHECK_PIPE_DEPTH 4
 #endif
@@ -161,7 +161,7 @@ __device__ void pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64
 #pragma unroll
         for (int j = 0; j < N; ++j) gy.e[j] = gate_residual_grad_y(gv.e[j], gk.e[j]);
         const int64_t o = rows[i] * a.dim + c;
-        store_pack<T, N>(a.grad_res + o, gv);
+        if (a.grad_res) store_pack<T, N>(a.grad_res + o, gv);
         store_pack<T, N>(a.grad_y + o, gy);
       }
     }
@@ -243,6 +243,7 @@ struct FusedPlan {
   unsigned long long* counters;  // [gates][column chunks], zero between calls
   int gid_offset;                 // fused_gid_offset(RowBytes, rows)
   bool plan_only;                 // stop after the plan (to time it)
+  cuda_status::Report* report;    // the stream's report of a failed call, filled by block (0, 0)
 };
 
 // This block's tile: rows [tile * kGradGateTileRows, ...) of `gate`'s own rows.
@@ -313,12 +314,19 @@ __device__ bool fused_plan(const FusedPlan& f, unsigned long long epoch, unsigne
     gid[r] = ok ? (unsigned char)v : 0xff;
     if (!ok) {
       bad = true;
-      if (reporter) atomicMax(f.status, cuda_status::encode(epoch, r));
+      if (reporter) record_bad(f.status, epoch, r);
     } else {
       atomicAdd(&hist[int(v)], 1u);  // integer: the totals do not depend on timing
     }
   }
-  if (__syncthreads_or(bad)) return false;
+  if (__syncthreads_or(bad)) {
+    if (reporter && tid == 0 && f.report) {  // the first bad row, from the staged index
+      int r = 0;
+      while (raw[r] >= 0 && raw[r] < gates) ++r;
+      report_failed_call(f.report, cuda_status::encode(epoch, r), raw[r], f.gates, cuda_status::kReportedByBackward);
+    }
+    return false;
+  }
   if (warp == 0) {  // gates 2*lane and 2*lane + 1: tiles and partial slots, scanned
     const int k0 = 2 * lane, k1 = k0 + 1;
     const PlanCount p0 = k0 < gates ? plan_count((long long)hist[k0]) : PlanCount{0, 0, 0, 0};
@@ -370,7 +378,7 @@ __device__ bool fused_plan(const FusedPlan& f, unsigned long long epoch, unsigne
 
 // Grid: (column chunks, tile bound). Tiles run along y, so that the blocks
 // past the last tile (their number is known only on the device) come last.
-// Threads per block and Cols summed per thread are the shape knobs (bench/NOTES.md v7).
+// Threads per block and Cols summed per thread are the shape knobs (docs/kernel-design.md).
 template <class T, int RowBytes, int Threads, int Cols>
 __global__ void __launch_bounds__(Threads, 2) bwd_fused_kernel(BwdArgs<T> a, FusedPlan f) {
   extern __shared__ __align__(16) unsigned char pipe_smem[];

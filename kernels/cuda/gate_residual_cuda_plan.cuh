@@ -144,7 +144,7 @@ __global__ void bwd_prepare_kernel(const int64_t* index, int64_t rows, int64_t g
     const bool ok = in && v >= 0 && v < gates;
     if (in) {
       row_ids[i] = i;
-      if (!ok) atomicMax(status, cuda_status::encode(epoch, i));
+      if (!ok) record_bad(status, epoch, i);
     }
     count_rows_per_gate(counts, ok, v, lane);
   }
@@ -187,7 +187,7 @@ __device__ __forceinline__ PlanCount scan_gates(int64_t gates, typename PlanScan
 // The plan for up to kPlanBlockGates gates in one block: scan the counts,
 // write the tile descriptors, zero the counts for the next call. (One launch
 // instead of a device-wide scan's two plus a fill kernel; measured on the
-// H200 it wins for few gates and loses badly at 10922, see bench/NOTES.md.)
+// H200 it wins for few gates and loses badly at 10922, see docs/kernel-design.md.)
 constexpr int kPlanThreads = 1024;
 constexpr int64_t kPlanBlockGates = 2048;
 
@@ -258,7 +258,7 @@ __global__ void __launch_bounds__(kSortThreads) plan_count_kernel(const int64_t*
     const int64_t r = base + i * kSortThreads + threadIdx.x;
     const bool in = r < rows;
     const bool ok = in && v[i] >= 0 && v[i] < gates;
-    if (in && !ok) atomicMax(status, cuda_status::encode(epoch, r));
+    if (in && !ok) record_bad(status, epoch, r);
     count_rows_per_gate(count, ok, v[i], lane);
   }
   __syncthreads();
@@ -364,10 +364,10 @@ __global__ void __launch_bounds__(kSortThreads, 1) plan_scatter_kernel(
 // gates (totals and tile descriptors), and every row goes to its offset plus
 // its rank: a stable counting sort. (The two-kernel path ran 2 blocks a
 // kernel here, 42 us at 4097 rows and 1365 gates on the H200; a block radix
-// sort in one block still took 28 us; this kernel took 25.8 us in run 24 and
-// 18.7 us in run 25, see bench/NOTES.md.) Past 2048 gates it stands in for
+// sort in one block still took 28 us; this kernel took 25.8 us and then
+// 18.7 us, see docs/kernel-design.md.) Past 2048 gates it stands in for
 // the CUB path's five launches and more (41 us at 4097 rows and as many
-// gates, run 70); with half the warps where 16 warps' counts would not fit
+// gates); with half the warps where 16 warps' counts would not fit
 // in shared memory.
 constexpr int64_t kSmallPlanRows = 8192;
 constexpr int64_t kSmallPlanGates = 8192;
@@ -383,9 +383,9 @@ __host__ __device__ constexpr int64_t small_plan_smem_at(int warps, int64_t rows
 }
 // 16 warps wherever their counts fit (up to 5973 gates at 4097 rows, 5518 at
 // 8192), else 8 (at most 192 KiB, at 8192 rows and gates). The 16-warp plan
-// past 4096 gates is v17 in bench/NOTES.md: at 4097 rows and as many gates
-// the 8-warp plan took 27 us alone (run 71); 16 warps took 23.7 there in run
-// 78, where forward+backward was 3.9-5.3 us faster than with 8 warps (4097 rows,
+// past 4096 gates (docs/kernel-design.md, "More gates"): at 4097 rows and as many gates
+// the 8-warp plan took 27 us alone; 16 warps took 23.7 there,
+// where forward+backward was 3.9-5.3 us faster than with 8 warps (4097 rows,
 // 4097-5973 gates) and 8.6-10.3 us faster than the CUB path at 8192 rows with
 // 5000 and 5518 gates (bf16 x 3072).
 __host__ __device__ constexpr int small_plan_warps(int64_t rows, int64_t gates) {
@@ -460,7 +460,7 @@ __global__ void __launch_bounds__(Warps * 32, 1) plan_small_kernel(
     const bool in = r < R, ok = in && v[i] >= 0 && v[i] < G;
     if (in && !ok) {
       bad = true;
-      atomicMax(status, cuda_status::encode(epoch, r));
+      record_bad(status, epoch, r);
     }
     if (in) gid[r] = ok ? (unsigned short)v[i] : (unsigned short)0xffff;
     const unsigned peers = match_by_ballots(ok ? unsigned(v[i]) : unsigned(G), key_bits);  // G: no gate

@@ -1,9 +1,10 @@
 // Encoding of the on-device index status word, shared by kernels and host.
-// The word is never reset between calls: each call has an epoch (1..kMaxEpoch),
-// and a bad row r is recorded with atomicMax as (epoch << kRowBits) | (kRowMask - r).
-// A newer epoch is always larger, and within one epoch the smallest bad row
-// wins, so the result does not depend on timing. The host clears the word when
-// the epoch wraps.
+// The word is not reset between calls: each call has an epoch (1..kMaxEpoch),
+// and a bad row r is recorded as (epoch << kRowBits) | (kRowMask - r) by an
+// integer compare-and-swap that replaces another epoch's record and, within
+// one epoch, keeps the larger word: the smallest bad row wins, so the result
+// does not depend on timing. The host clears the word when the epoch wraps,
+// and when it has taken a report (below).
 #pragma once
 
 #include <cstdint>
@@ -34,7 +35,28 @@ bool is_bad(unsigned long long word, unsigned long long epoch) {
   return (word >> kRowBits) == epoch;
 }
 
-inline int64_t decode_row(unsigned long long word) { return int64_t(kRowMask - (word & kRowMask)); }
+#if defined(__CUDACC__)
+__host__ __device__ __forceinline__
+#else
+inline
+#endif
+int64_t decode_row(unsigned long long word) {
+  return int64_t(kRowMask - (word & kRowMask));
+}
+
+// A failed call's report, for callers that do not synchronise: pinned host
+// memory mapped into the device, one per stream. The last kernel of a call
+// whose index check failed fills it (one thread; nothing if it is still
+// filled), `filled` last, after a system-wide fence; the host reads it
+// without a sync and clears `filled` once it has raised the error.
+enum ReportedBy : int32_t { kReportedByForward = 1, kReportedByBackward = 2 };
+struct Report {
+  unsigned long long word;  // the status word: epoch and first bad row
+  long long value;          // index[row] as the call read it
+  long long gates;
+  int32_t by;               // ReportedBy
+  volatile int32_t filled;  // 0: empty, 1: the fields above hold a report
+};
 
 }  // namespace cuda_status
 }  // namespace gatecheck

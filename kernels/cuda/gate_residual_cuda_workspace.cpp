@@ -1,5 +1,6 @@
 #include "gate_residual_cuda_workspace.h"
 
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -24,17 +25,49 @@ Workspace* workspace_for(cudaStream_t stream, cudaError_t* err) {
   std::lock_guard<std::mutex> lock(g_mutex);
   Workspace& w = cache()[{dev, stream}];
   if (!w.status) {
-    // Cold path, once per stream: a synchronous allocation and clear.
+    // Cold path, once per stream: synchronous allocations and a clear, which a
+    // stream being captured cannot take (global capture mode would refuse them
+    // and invalidate the capture): say so instead.
+    if (stream_capturing(stream)) {
+      cache().erase({dev, stream});
+      *err = cudaErrorStreamCaptureUnsupported;
+      return nullptr;
+    }
     *err = cudaMalloc(&w.status, sizeof *w.status);
     if (*err == cudaSuccess) *err = cudaMemset(w.status, 0, sizeof *w.status);
+    if (*err == cudaSuccess) *err = cudaHostAlloc(&w.report, sizeof *w.report, cudaHostAllocMapped | cudaHostAllocPortable);
+    if (*err == cudaSuccess) {
+      std::memset(static_cast<void*>(w.report), 0, sizeof *w.report);
+      *err = cudaHostGetDevicePointer(reinterpret_cast<void**>(&w.report_dev), w.report, 0);
+    }
     if (*err == cudaSuccess) *err = cudaDeviceGetAttribute(&w.sm_count, cudaDevAttrMultiProcessorCount, dev);
     if (*err != cudaSuccess) {
       if (w.status) cudaFree(w.status);
-      w.status = nullptr;
+      if (w.report) cudaFreeHost(w.report);
+      cache().erase({dev, stream});
       return nullptr;
     }
   }
   return &w;
+}
+
+bool stream_capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &st) != cudaSuccess) {
+    cudaGetLastError();  // e.g. the legacy stream while another stream captures: not this stream
+    return false;
+  }
+  return st != cudaStreamCaptureStatusNone;
+}
+
+std::vector<cudaStream_t> workspace_streams() {
+  std::vector<cudaStream_t> out;
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return out;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (const auto& [key, w] : cache())
+    if (key.first == dev) out.push_back(key.second);
+  return out;
 }
 
 Workspace* find_workspace(cudaStream_t stream) {
@@ -62,6 +95,8 @@ cudaError_t release_workspace(cudaStream_t stream) {
   if (waited == cudaSuccess) {
     const cudaError_t freed = cudaFree(w.status);
     if (e == cudaSuccess) e = freed;
+    const cudaError_t freed_host = cudaFreeHost(w.report);
+    if (e == cudaSuccess) e = freed_host;
     cache().erase(it);  // only once nothing queued can touch it
   }
   return e;
@@ -82,6 +117,7 @@ cudaError_t begin_call(Workspace& w, cudaStream_t stream) {
 
 cudaError_t reserve_blob(Workspace& w, size_t bytes, cudaStream_t stream) {
   if (bytes <= w.blob_bytes) return cudaSuccess;
+  if (stream_capturing(stream)) return cudaErrorStreamCaptureUnsupported;
   if (w.blob) {
     cudaError_t e = cudaFreeAsync(w.blob, stream);
     w.blob = nullptr;

@@ -1,7 +1,10 @@
 // Per (device, stream) state of the CUDA kernels: the index status word with
-// its epoch, and one scratch blob for the backward's index plan, grown on
-// demand with stream-ordered allocation (never freed while queued work uses it,
-// never allocated per call once large enough).
+// its epoch, the report a failed call leaves for callers that do not
+// synchronise (pinned host memory, mapped), and one scratch blob for the
+// backward's index plan, grown on demand with stream-ordered allocation (never
+// freed while queued work uses it, never allocated per call once large enough).
+// Nothing is allocated while the stream is being captured into a CUDA graph:
+// such a call fails with a message that says so.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,6 +12,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
+
+#include "gate_residual_cuda_status.h"
 
 namespace gatecheck {
 namespace cuda_detail {
@@ -16,6 +22,8 @@ namespace cuda_detail {
 struct Workspace {
   unsigned long long* status = nullptr;  // own allocation, never moves
   unsigned long long epoch = 0;          // epoch of the most recent call
+  cuda_status::Report* report = nullptr;      // host address (cudaHostAlloc, mapped)
+  cuda_status::Report* report_dev = nullptr;  // the same, as the device sees it
   void* blob = nullptr;
   size_t blob_bytes = 0;
   int sm_count = 0;
@@ -33,6 +41,12 @@ struct Workspace {
 Workspace* workspace_for(cudaStream_t stream, cudaError_t* err);
 // Looks it up without creating it (null when no call ran on that stream).
 Workspace* find_workspace(cudaStream_t stream);
+// The streams with a workspace on the current device.
+std::vector<cudaStream_t> workspace_streams();
+
+// True when `stream` is being captured into a CUDA graph (a query that is
+// itself allowed during capture).
+bool stream_capturing(cudaStream_t stream);
 
 // Frees the workspace of the current device and `stream` (none: nothing to
 // do) once the work queued on the stream has finished.
@@ -43,7 +57,9 @@ size_t workspace_count();
 // Starts a call: advances the epoch (clearing the word when it wraps).
 cudaError_t begin_call(Workspace& w, cudaStream_t stream);
 
-// Makes the blob at least `bytes` long, on `stream`.
+// Makes the blob at least `bytes` long, on `stream`. While the stream is being
+// captured, a blob that would have to grow is cudaErrorStreamCaptureUnsupported
+// (a graph's allocation would be freed and made again at each launch).
 cudaError_t reserve_blob(Workspace& w, size_t bytes, cudaStream_t stream);
 
 }  // namespace cuda_detail

@@ -78,6 +78,9 @@ RawOutputs run_cuda(const RawCase& c, const CudaPlacement& where) {
   const auto* idx = static_cast<const int64_t*>(index.get());
   auto fwd = [&] { return gate_residual_fwd_cuda(p, res.get(), gate.get(), idx, y.get(), out.get()); };
   auto bwd = [&] {
+    if (where.no_grad_res)
+      return gate_residual_bwd_cuda_strided_no_grad_res(p, g.get(), gate.get(), c.dim, idx, y.get(), grad_gate.get(),
+                                                        grad_y.get());
     return gate_residual_bwd_cuda(p, g.get(), gate.get(), idx, y.get(), grad_res.get(), grad_gate.get(),
                                   grad_y.get());
   };

@@ -32,6 +32,9 @@ struct CudaPlacement {
   bool capture_graph = false;
   bool warm_up = true;
   int replays = 2;
+  // The backward without grad_res (gate_residual_bwd_cuda_strided_no_grad_res,
+  // the LibTorch op's entry): grad_res keeps its poison.
+  bool no_grad_res = false;
 };
 
 RawOutputs run_host(const RawCase& c);

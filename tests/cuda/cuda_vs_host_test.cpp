@@ -5,6 +5,8 @@
 // Knobs: GATECHECK_SEED (default 20261129), GATECHECK_CUDA_CASES (default 400).
 #include <gtest/gtest.h>
 
+#include <cuda_runtime.h>
+
 #include <array>
 #include <cstdlib>
 #include <random>
@@ -292,9 +294,9 @@ TEST(CudaVsHost, CapturedInACudaGraphAfterAFirstCall) {
   gate_residual_cuda_tuning().bwd_plan = 0;
 }
 
-// The capture check can fail: a stream's first call allocates its status word
-// with cudaMalloc and clears it (the cold path), which global capture mode
-// refuses, so capturing a first call must fail, and say where.
+// The capture check can fail: a stream's first call allocates its state
+// (cudaMalloc, a clear, pinned memory: the cold path), which global capture
+// mode refuses, so capturing a first call must fail, and say why.
 TEST(CudaVsHost, CaptureOfAFirstCallFails) {
   GATECHECK_REQUIRE_GPU();
   std::mt19937_64 rng(seed_from_env() + 14);
@@ -304,7 +306,40 @@ TEST(CudaVsHost, CaptureOfAFirstCallFails) {
   where.warm_up = false;
   const RawOutputs d = run_cuda(make_case(rng, DType::bf16, 300, 16, 4, Pattern::random), where);
   EXPECT_FALSE(d.fwd.ok());
-  EXPECT_NE(d.fwd.message.find("CUDA graph: "), std::string::npos) << d.fwd.message;
+  EXPECT_NE(d.fwd.message.find("CUDA graph: the forward, captured: gate_residual_fwd: the stream is being captured "
+                               "into a CUDA graph and this is the first call on the stream"),
+            std::string::npos)
+      << d.fwd.message;
+}
+
+// A backward that needs more scratch than its stream has (a larger problem
+// than any before on it) is refused while the stream is captured, and says
+// why: an allocation made in the graph would be freed and made again at each
+// launch, under the workspace that keeps it. The same backward, after a
+// plain call of its size, is captured.
+TEST(CudaVsHost, CaptureOfALargerBackwardFails) {
+  GATECHECK_REQUIRE_GPU();
+  std::mt19937_64 rng(seed_from_env() + 15);
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+  CudaPlacement where;
+  where.stream = s;
+  const RawCase small = make_case(rng, DType::bf16, 300, 16, 4, Pattern::random);
+  const RawCase large = make_case(rng, DType::bf16, 40000, 16, 3000, Pattern::random);  // the CUB plan's scratch
+  EXPECT_EQ(compare_outputs(small, run_cuda(small, where), run_host(small)), "");
+  where.capture_graph = true;
+  where.warm_up = false;
+  const RawOutputs d = run_cuda(large, where);
+  EXPECT_NE(d.bwd.message.find("CUDA graph: the backward, captured: gate_residual_bwd: the stream is being captured "
+                               "into a CUDA graph and this backward needs more scratch"),
+            std::string::npos)
+      << d.bwd.message;
+  where.warm_up = true;
+  const RawOutputs ok = run_cuda(large, where);
+  EXPECT_TRUE(ok.fwd.ok() && ok.bwd.ok()) << ok.fwd.message << ok.bwd.message;
+  EXPECT_EQ(compare_outputs(large, ok, run_host(large)), "");
+  EXPECT_TRUE(gate_residual_cuda_release_stream(s).ok());
+  cudaStreamDestroy(s);
 }
 
 // The comparator itself must fail on a one-bit difference and on +0 vs -0.

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# python: the Python door on the GPU (docs/python.md).
+#  1. `gatecheck check` on every peer of gatecheck.peers on CUDA, PEER_SECONDS
+#     (60) each, the four at once (one process each, sharing the GPU and the
+#     16 cores), seed 1, the default properties plus eager_exact, which no
+#     peer claims (where torch.compile fuses the forward's two roundings into
+#     one, it shows there as a finding). Files: check-PEER.{txt,json,cmd,rc}
+#     and peers-check.json (all four with their commands and exit codes: the
+#     source of bench/results/h200-peers-check.json).
+#  2. Cases/s per property of Python implementations against the same
+#     kernels through the C ABI, in one `gatecheck bench --harness` run on
+#     CUDA: cuda vs python:gatecheck.peers:gatecheck_op (the project's CUDA
+#     kernels, through torch.ops), torch-eager vs
+#     python:gatecheck.peers:diffusers_eager (eager PyTorch); then the eager
+#     pair on the CPU. Files: harness-cuda.txt, harness-cpu.txt, ratios.txt.
+# About 4 minutes on the H200 (16 cores): 60-100 s for the checks (compiled
+# compiles inside its 60 s), 3 s x 8 properties x 4 for the CUDA bench, 2 s x
+# 8 x 2 on the CPU. PEER_SECONDS, BENCH_SECONDS and DEVICE override the
+# budgets and the device (DEVICE=cpu runs what can run here, for a dry run).
+if [ -f "$(dirname "$0")/../stage_common.sh" ]; then
+  . "$(dirname "$0")/../stage_common.sh"
+else  # standalone: the same names
+  set -u
+  : "${OUT:?OUT unset}" "${BUILD:?BUILD unset}"
+  D="$OUT/python" GC="$BUILD/cli/gatecheck"
+  mkdir -p "$D"
+fi
+PEER_SECONDS=${PEER_SECONDS:-60}
+BENCH_SECONDS=${BENCH_SECONDS:-3}
+DEVICE=${DEVICE:-cuda}
+[ -x "$GC" ] || { echo "python: $GC was not built"; exit 1; }
+[ -f "$BUILD/python/gatecheck/_door.py" ] ||
+  { echo "python: the Python door was not built ($BUILD/python/gatecheck is missing: see 'Python door' in the configure output)"; exit 1; }
+PY=$(sed -n 's/^GATECHECK_PYTHON_EXECUTABLE:INTERNAL=//p;s/^Python3_EXECUTABLE:FILEPATH=//p' "$BUILD/CMakeCache.txt" | tail -1)
+[ -x "$PY" ] || PY=python3
+properties=accuracy,row_invariance,segment_invariance,repeatable,inputs_untouched,full_write,no_oob_write,error_inputs,eager_exact
+peers="diffusers_eager eager_deterministic compiled gatecheck_op"
+
+# 1. The peers, at once; no PYTHONPATH: the CLI finds its own package.
+for peer in $peers; do
+  cmd="$GC check --impl python:gatecheck.peers:$peer --device $DEVICE --seconds $PEER_SECONDS --seed 1 --properties $properties --corpus $D/corpus --json $D/check-$peer.json"
+  echo "$cmd" > "$D/check-$peer.cmd"
+  ( env -u PYTHONPATH $cmd > "$D/check-$peer.txt" 2>&1; echo $? > "$D/check-$peer.rc" ) &
+done
+wait
+"$PY" - "$D" "$DEVICE" "$PEER_SECONDS" $peers <<'EOF'
+import json, os, sys
+d, device, seconds, peers = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4:]
+out = {"stage": "python", "commit": os.environ.get("COMMIT", ""), "device": device, "seconds_each": seconds,
+       "run": "the four checks at once, one process each, sharing the GPU", "peers": {}}
+for p in peers:
+    rc = int(open(f"{d}/check-{p}.rc").read().strip() or -1)
+    entry = {"command": open(f"{d}/check-{p}.cmd").read().strip(), "exit": rc}
+    try:
+        entry["report"] = json.load(open(f"{d}/check-{p}.json"))
+    except (OSError, ValueError):
+        entry["report"] = None  # could not run: the message is in output_tail
+    entry["output_tail"] = open(f"{d}/check-{p}.txt", errors="replace").read().splitlines()[-40:]
+    out["peers"][p] = entry
+json.dump(out, open(f"{d}/peers-check.json", "w"), indent=1)
+for p, e in out["peers"].items():
+    r = e["report"]
+    if r is None:
+        print(f"  {p}: exit {e['exit']}, no report: {e['output_tail'][-1] if e['output_tail'] else ''}")
+        continue
+    fails = [x["property"] for x in r["results"] if "failure" in x and x["failure"]["claimed"]]
+    finds = [x["property"] for x in r["results"] if "failure" in x and not x["failure"]["claimed"]]
+    cases = sum(x["cases"] for x in r["results"])
+    print(f"  {p}: exit {e['exit']}, {cases} cases, claimed failures {fails or 'none'}, findings {finds or 'none'}")
+EOF
+
+# 2. Python against the C ABI, the same kernels, one bench run per device.
+bench() {  # bench FILE DEVICE SECONDS IMPL...
+  local file=$1 device=$2 secs=$3
+  shift 3
+  local args=()
+  for i in "$@"; do args+=(--impl "$i"); done
+  echo "$GC bench --harness --device $device ${args[*]} --seconds-per-property $secs" > "$file.cmd"
+  env -u PYTHONPATH "$GC" bench --harness --device "$device" "${args[@]}" --seconds-per-property "$secs" > "$file" 2>&1
+}
+if [ "$DEVICE" = cuda ]; then
+  bench "$D/harness-cuda.txt" cuda "$BENCH_SECONDS" cuda python:gatecheck.peers:gatecheck_op \
+    torch-eager python:gatecheck.peers:diffusers_eager
+fi
+bench "$D/harness-cpu.txt" cpu 2 torch-eager python:gatecheck.peers:diffusers_eager
+"$PY" - "$D" <<'EOF' | tee "$D/ratios.txt"
+import re, sys
+d = sys.argv[1]
+pairs = [("cuda@cuda", "python:gatecheck.peers:gatecheck_op@cuda"),
+         ("torch-eager@cuda", "python:gatecheck.peers:diffusers_eager@cuda"),
+         ("torch-eager@cpu", "python:gatecheck.peers:diffusers_eager@cpu")]
+rates = {}
+for name in ("harness-cuda.txt", "harness-cpu.txt"):
+    try:
+        for line in open(f"{d}/{name}"):
+            m = re.match(r"(\S+@\S+)\s+(\S+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)", line)
+            if m:
+                rates[(m[1], m[2])] = float(m[5])
+    except OSError:
+        pass
+worst = None
+print("cases/s, C ABI vs Python, per property (ratio: C ABI / Python; the target is <= 2)")
+for c, p in pairs:
+    props = [k[1] for k in rates if k[0] == c]
+    for prop in props:
+        a, b = rates[(c, prop)], rates.get((p, prop))
+        if b is None:
+            continue
+        ratio = a / b if b > 0 else float("inf")
+        worst = ratio if worst is None else max(worst, ratio)
+        print(f"  {c:<18} {prop:<20} {a:9.1f}   {p:<45} {b:9.1f}   {ratio:6.2f}x")
+print(f"worst ratio {worst:.2f}x" if worst is not None else "no pair measured")
+EOF
+echo "python: peers checked on $DEVICE ($PEER_SECONDS s each, at once), $(tail -1 "$D/ratios.txt"); $D/peers-check.json"

@@ -1,0 +1,36 @@
+// The scale tier in the command line (properties/scale_tier.h): options,
+// the header line, coverage lines, and failures saved and replayed as files
+// (values where small, the generator spec where large).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "../case/case_json.h"
+#include "../properties/check_engine.h"
+#include "cli.h"
+
+namespace gatecheck {
+
+// --scale-share, --scale-memory-gib and --stop-on-failure into opt (after
+// opt->isolate is set: under --isolate the tier is off unless --scale-share
+// says otherwise).
+void configure_scale(const CheckArgs& a, CheckOptions* opt);
+// "scale tier: 25% of each cuda budget, 15% of each cpu budget (--scale-share; docs/scale.md)"
+std::string scale_header(const CheckOptions& opt, const std::vector<Subject>& impls);
+
+// A failure's file: the minimal case's values, or its scale spec and view.
+CaseFile failure_case_file(const FailureReport& f);
+std::string failure_digest(const FailureReport& f);
+
+// The in-flight file of a scale case (JSON: its spec and view).
+void write_scale_inflight(const std::string& path, const Subject& impl, const std::string& property,
+                          const ScaleCase& c, const std::string& repro);
+
+void print_scale_coverage(std::ostream& os, const ScaleCoverage& c);
+nlohmann::json scale_coverage_json(const ScaleCoverage& c);
+
+}  // namespace gatecheck

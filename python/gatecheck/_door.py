@@ -1,0 +1,226 @@
+"""The Python door's glue: how gatecheck calls a Python implementation.
+
+gatecheck (harness/python_impl.cpp) resolves a target once, then for every
+call hands over DLPack capsules that view its own guarded buffers, so that
+its poison, canary and untouched-input checks see every write the
+implementation makes. The results come back the same way: each returned
+tensor is checked for shape, dtype and device and copied into gatecheck's
+output buffer.
+
+A target is
+  - a callable fn(res, gate, index, y) -> out, gradients by autograd;
+  - a torch.autograd.Function subclass (its apply is the callable);
+  - an object with forward(res, gate, index, y) -> out and optionally
+    backward(grad_out, res, gate, index, y) -> (grad_res, grad_gate, grad_y)
+    (None for a gradient means zeros); without backward, autograd.
+It may carry gatecheck_claims (a contract in --claims syntax, or a dict of
+them by device, "cpu"/"cuda") and gatecheck_setup(device), called once
+before the first call; an exception there means it cannot run on that
+device (gatecheck exits 3 with the message).
+
+Every call returns None on success, else (head, traceback) where head is
+what the implementation said ("ValueError: index[2] = 9 ...") and traceback
+the last lines of where it said it; a result of the wrong kind comes back as
+(head, "") naming what was expected.
+"""
+import contextlib
+import importlib
+import importlib.util
+import os
+import sys
+import traceback
+
+import torch
+
+
+class BadTarget(Exception):
+    """The target text is malformed (gatecheck exits 2)."""
+
+
+class Unavailable(Exception):
+    """The target cannot run here (gatecheck exits 3)."""
+
+
+class _WrongResult(Exception):
+    """A result of the wrong type, shape, dtype or device."""
+
+
+# Set when Ctrl-C reached Python inside a call: the engine stops after it.
+interrupted = False
+
+_TRACEBACK_FRAMES = 4
+
+
+class Door:
+    """A resolved target: what to call, what it declares, and how to name it."""
+
+    def __init__(self, target, spec, device):
+        self.name = spec  # python:SPEC names it
+        if isinstance(target, type) and issubclass(target, torch.autograd.Function):
+            self._fwd, self._bwd = target.apply, None
+        elif callable(getattr(target, "forward", None)) and not isinstance(target, type):
+            self._fwd = target.forward
+            bwd = getattr(target, "backward", None)
+            self._bwd = bwd if callable(bwd) else None
+        elif callable(target) and not isinstance(target, type):
+            self._fwd, self._bwd = target, None
+        else:
+            raise BadTarget(f"{self.name} is {type(target).__name__}: not a callable fn(res, gate, index, y), "
+                            "a torch.autograd.Function, or an object with forward(res, gate, index, y)")
+        self._claims = getattr(target, "gatecheck_claims", None)
+        if self._claims is not None and not isinstance(self._claims, (str, dict)):
+            raise BadTarget(f"{self.name}.gatecheck_claims is {type(self._claims).__name__}: "
+                            "give a contract string, or a dict of them by device ('cpu', 'cuda')")
+        setup = getattr(target, "gatecheck_setup", None)
+        if device == "cuda" and not torch.cuda.is_available():
+            raise Unavailable(f"{self.name} on cuda: this torch ({torch.__version__}) sees no CUDA device")
+        if callable(setup):
+            try:
+                setup(device)
+            except Exception as e:  # noqa: BLE001 (any reason is the reason)
+                raise Unavailable(f"{self.name} cannot run on {device}: {type(e).__name__}: {e}") from e
+
+    def claims(self, device):
+        """The contract it declares on `device`, "" for none."""
+        c = self._claims
+        if isinstance(c, dict):
+            c = c.get(device, c.get("*"))
+        return c or ""
+
+
+def _import_file(path):
+    """A module from a file: its folder goes first on sys.path, as for a script."""
+    path = os.path.abspath(path)
+    if not os.path.isfile(path):
+        raise Unavailable(f"no such file: {path}")
+    folder, base = os.path.split(path)
+    name = os.path.splitext(base)[0]
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    loaded = sys.modules.get(name)
+    if loaded is not None and os.path.abspath(getattr(loaded, "__file__", "") or "") == path:
+        return loaded
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _attribute(module, attr, text):
+    obj = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise Unavailable(f"{text}: {getattr(module, '__name__', module)} has no attribute '{attr}'")
+        obj = getattr(obj, part)
+    return obj
+
+
+def resolve(text, device):
+    """The Door of "MODULE:ATTR" or "path/to/file.py:ATTR" (ATTR may be dotted)."""
+    where, sep, attr = text.rpartition(":")
+    if not sep or not where or not attr:
+        raise BadTarget(f"python:{text}: give MODULE:ATTR or FILE.py:ATTR (the part after the last ':' "
+                        "names the callable or object)")
+    try:
+        if where.endswith(".py") or os.sep in where:
+            module = _import_file(where)
+        else:
+            if os.getcwd() not in sys.path:  # as `python -m` does
+                sys.path.insert(0, os.getcwd())
+            module = importlib.import_module(where)
+    except (BadTarget, Unavailable):
+        raise
+    except Exception as e:  # noqa: BLE001 (an import may raise anything)
+        raise Unavailable(f"python:{text}: importing {where} failed: {type(e).__name__}: {e}"
+                          f"{_frames(e)}") from e
+    return Door(_attribute(module, attr, f"python:{text}"), text, device)
+
+
+# ---- calls ---------------------------------------------------------------------
+
+
+def _frames(e):
+    """The last frames of e's traceback, as lines (empty if it has none)."""
+    frames = traceback.extract_tb(e.__traceback__)
+    here = os.path.abspath(__file__)
+    frames = [f for f in frames if os.path.abspath(f.filename) != here][-_TRACEBACK_FRAMES:]
+    return "".join(traceback.format_list(frames)).rstrip("\n")
+
+
+def _failure(e):
+    global interrupted
+    if isinstance(e, KeyboardInterrupt):
+        interrupted = True
+    if isinstance(e, _WrongResult):
+        return (str(e), "")
+    head = "".join(traceback.format_exception_only(type(e), e)).strip()
+    return (head, _frames(e))
+
+
+def _stream(stream, device):
+    if device == "cuda" and stream:
+        return torch.cuda.stream(torch.cuda.ExternalStream(stream))
+    return contextlib.nullcontext()
+
+
+def _store(op, name, got, dst, what):
+    """Checks a result against the output buffer it must fill, and fills it."""
+    want = f"a tensor of shape {tuple(dst.shape)} {what}, dtype {dst.dtype}, on {dst.device}"
+    if got is None:
+        with torch.no_grad():
+            dst.zero_()  # autograd's convention: no gradient is a zero one
+        return
+    if not isinstance(got, torch.Tensor):
+        raise _WrongResult(f"{op} returned {type(got).__name__} for {name}, expected {want}")
+    wrong = []
+    if tuple(got.shape) != tuple(dst.shape):
+        wrong.append(f"shape {tuple(got.shape)}")
+    if got.dtype != dst.dtype:
+        wrong.append(f"dtype {got.dtype}")
+    if got.device != dst.device:
+        wrong.append(f"device {got.device}")
+    if wrong:
+        raise _WrongResult(f"{op} returned {name} with {', '.join(wrong)}; expected {want}")
+    with torch.no_grad():
+        dst.copy_(got)
+
+
+def _views(capsules):
+    return [torch.from_dlpack(c) for c in capsules]
+
+
+def forward(door, capsules, stream, device):
+    """out = door(res, gate, index, y), into gatecheck's out buffer."""
+    try:
+        res, gate, index, y, out = _views(capsules)
+        with _stream(stream, device):
+            _store("forward", "out", door._fwd(res, gate, index, y), out, "[rows, dim]")
+        return None
+    except BaseException as e:  # noqa: BLE001 (every failure is reported)
+        return _failure(e)
+
+
+def backward(door, capsules, stream, device):
+    """(grad_res, grad_gate, grad_y) by the target's backward, else by autograd."""
+    try:
+        grad_out, res, gate, index, y, grad_res, grad_gate, grad_y = _views(capsules)
+        with _stream(stream, device):
+            if door._bwd is not None:
+                got = door._bwd(grad_out, res, gate, index, y)
+                if not isinstance(got, (tuple, list)) or len(got) != 3:
+                    raise _WrongResult(f"backward returned {type(got).__name__}, expected a tuple "
+                                       "(grad_res, grad_gate, grad_y)")
+            else:
+                leaves = [t.detach().requires_grad_(True) for t in (res, gate, y)]
+                with torch.enable_grad():
+                    out = door._fwd(leaves[0], leaves[1], index, leaves[2])
+                    if not isinstance(out, torch.Tensor):
+                        raise _WrongResult(f"forward returned {type(out).__name__} for out, expected a tensor")
+                    got = torch.autograd.grad(out, leaves, grad_out, allow_unused=True)
+            _store("backward", "grad_res", got[0], grad_res, "[rows, dim]")
+            _store("backward", "grad_gate", got[1], grad_gate, "[gates, dim]")
+            _store("backward", "grad_y", got[2], grad_y, "[rows, dim]")
+        return None
+    except BaseException as e:  # noqa: BLE001 (every failure is reported)
+        return _failure(e)

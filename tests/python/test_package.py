@@ -1,0 +1,52 @@
+"""The gatecheck package from pytest: check() runs gatecheck's engine on a
+Python implementation and reports what it found the way a test needs it."""
+import os
+
+import pytest
+
+import gatecheck
+import ops
+
+
+def test_a_planted_bug_raises_with_its_evidence_and_repro(tmp_path):
+    report = gatecheck.check(ops.tail_bug, seconds=2, seed=1, properties=["accuracy"], corpus=tmp_path)
+    assert not report.passed
+    [failure] = report.failures
+    assert failure.property == "accuracy" and failure.claimed
+    assert "rows=1 dim=1" in failure.minimal_case  # shrunk
+    assert "[out] 1 of 1 elements wrong" in failure.evidence
+    assert os.path.isfile(failure.case_file) and failure.case_file.startswith(str(tmp_path))
+    assert failure.repro == f"./gatecheck repro {failure.case_file} --impl {gatecheck.spec_of(ops.tail_bug)}"
+    with pytest.raises(AssertionError) as raised:
+        report.raise_on_failure()
+    message = str(raised.value)
+    assert "1 claimed property failed" in message
+    assert "minimal case: " in message and "[out] 1 of 1 elements wrong" in message
+    assert f"repro: {failure.repro}" in message
+    assert "FAILURE:" in report.text  # the CLI's own report, as it printed it
+
+
+def test_a_correct_op_passes_and_names_its_seed(tmp_path):
+    report = gatecheck.check(ops.correct, seconds=2, seed=7, corpus=tmp_path)
+    report.raise_on_failure()
+    assert report.seed == 7
+    assert [r.property for r in report.rows] == ["accuracy", "row_invariance", "segment_invariance", "repeatable",
+                                                 "inputs_untouched", "full_write", "no_oob_write", "error_inputs"]
+    assert all(r.passed and r.cases > 0 for r in report.rows)
+
+
+def test_a_declared_narrowed_contract_is_kept_and_stated(tmp_path):
+    report = gatecheck.check(ops.rejects_empty, seconds=1, seed=1, properties=["accuracy"], corpus=tmp_path)
+    report.raise_on_failure()
+    assert list(report.contracts.values()) == ["default set; valid rows>=1,dim>=1"]
+
+
+def test_what_cannot_be_named_is_refused():
+    with pytest.raises(ValueError, match="cannot be named as MODULE:ATTR"):
+        gatecheck.check(lambda res, gate, index, y: res)
+
+
+def test_bad_arguments_are_a_check_error(tmp_path):
+    with pytest.raises(gatecheck.CheckError, match="unknown property 'acuracy'") as raised:
+        gatecheck.check(ops.correct, claims="acuracy", corpus=tmp_path)
+    assert raised.value.exit_code == 2

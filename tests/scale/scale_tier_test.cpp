@@ -1,0 +1,203 @@
+// The scale tier's ladder, share rule and engine hook (properties/scale_tier.h,
+// scale_check.h): what the draws reach on the CPU and on a GPU's limits, that
+// they are deterministic and fit, and that a run gives the tier its share,
+// reports it, catches a bug only scale shows, and leaves the small tier as it was.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "case/case_spec.h"
+#include "case/plan_movement.h"
+#include "properties/check_engine.h"
+#include "properties/generators.h"
+#include "properties/scale_check.h"
+
+namespace gatecheck {
+namespace {
+
+ScaleLimits cpu_limits() {
+  ScaleLimits l;
+  l.device = Device::cpu;
+  l.max_elements = int64_t(1) << 22;
+  l.memory_bytes = uint64_t(2) << 30;
+  l.past_2_31_note = "not on the CPU";
+  return l;
+}
+
+ScaleLimits h200_limits() {  // what an idle H200 gives: 60% of about 139 GB free
+  ScaleLimits l;
+  l.device = Device::cuda;
+  l.max_elements = int64_t(1) << 34;
+  l.memory_bytes = uint64_t(83) << 30;
+  return l;
+}
+
+struct Reach {
+  int64_t max_rows = 0, max_segment = 0, max_elements = 0, past_grid = 0, past_2_31 = 0, cases = 0;
+  std::set<std::string> patterns, plans, rungs, values;
+  std::set<int64_t> dims;
+};
+
+Reach reach(const ScaleLimits& l, int per_property) {
+  Reach r;
+  for (const auto& p : default_properties()) {
+    if (!has_scale_version(p)) continue;
+    for (int j = 0; j < per_property; ++j) {
+      const ScaleSpec s = draw_scale_case(42, p, j, l);
+      EXPECT_EQ(draw_scale_case(42, p, j, l), s);  // deterministic
+      const ScaleCase c = make_scale_case(s);
+      EXPECT_LE(c.elements(), l.max_elements) << describe(c);
+      EXPECT_LE(scale_case_bytes(c.dtype, c.rows, c.dim, c.gates, scale_output_sets(p)), l.memory_bytes) << describe(c);
+      EXPECT_EQ(exact_values_problem(c), "") << describe(c);
+      EXPECT_TRUE(plan_moves_rows(p, c.shadow())) << p << ": " << describe(c);
+      if (p == "repeatable" || p == "row_invariance" || p == "segment_invariance") {
+        EXPECT_NE(s.values, ScaleValues::exact) << "order bugs need sums that round";
+      }
+      ++r.cases;
+      r.max_rows = std::max(r.max_rows, c.rows);
+      r.max_segment = std::max(r.max_segment, longest_segment(c.index, c.gates));
+      r.max_elements = std::max(r.max_elements, c.elements());
+      r.past_grid += c.rows > 65535;
+      r.past_2_31 += c.elements() > (int64_t(1) << 31) - 1;
+      r.patterns.insert(s.index_pattern);
+      r.plans.insert(s.plan_kind);
+      r.rungs.insert(s.rung);
+      r.values.insert(scale_values_name(s.values));
+      r.dims.insert(c.dim);
+    }
+  }
+  return r;
+}
+
+TEST(ScaleTier, CpuDrawsReachTheGridEdgesWithSmallDims) {
+  const Reach r = reach(cpu_limits(), 40);
+  EXPECT_GT(r.max_rows, 65536);
+  EXPECT_GE(r.max_segment, 4096);
+  EXPECT_EQ(r.past_2_31, 0);
+  EXPECT_GT(r.past_grid, r.cases / 5);
+  std::set<std::string> all(all_index_patterns().begin(), all_index_patterns().end());
+  all.insert("long_segment");
+  EXPECT_EQ(r.patterns, all);
+  EXPECT_EQ(r.plans, std::set<std::string>(all_plan_kinds().begin(), all_plan_kinds().end()));
+  EXPECT_EQ(r.values, (std::set<std::string>{"exact", "rounding", "cancelling"}));
+  for (int64_t d : r.dims) EXPECT_LE(d, 17);
+}
+
+// The GPU ladder, without a GPU: draws are decided by the limits alone
+// (building each index is the expensive part, so fewer draws).
+TEST(ScaleTier, GpuDrawsReachPast2To31AndModelDims) {
+  const Reach r = reach(h200_limits(), 12);
+  EXPECT_GT(r.past_2_31, 0);
+  EXPECT_GE(r.max_segment, 16384);
+  EXPECT_TRUE(r.rungs.count("model dims") && r.rungs.count("elements at 65,535 x 256") && r.rungs.count("many gates"));
+  bool model = false;
+  for (int64_t d : r.dims) model = model || d == 3072 || d == 5376 || d == 8192 || d == 8191 || d == 3073;
+  EXPECT_TRUE(model);
+}
+
+TEST(ScaleTier, NoPast2To31WhereMemoryIsShort) {
+  ScaleLimits l = h200_limits();
+  l.memory_bytes = uint64_t(20) << 30;
+  l.past_2_31_note = "needs 25 GiB";
+  for (int j = 0; j < 30; ++j) {
+    const ScaleSpec s = draw_scale_case(7, "accuracy", j, l);
+    EXPECT_LE(s.rows * s.dim, (int64_t(1) << 31) - 1) << j;
+    EXPECT_LE(scale_case_bytes(s.dtype, s.rows, s.dim, s.gates, 1), l.memory_bytes);
+  }
+}
+
+TEST(ScaleTier, ShareRules) {
+  ScaleShare by_cases(0.25, false);
+  int scale = 0;
+  for (int64_t n = 0; n < 40; ++n)
+    if (by_cases.due(0, n)) by_cases.ran(1), ++scale;
+  EXPECT_EQ(scale, 10);
+  ScaleShare by_time(0.25, true);
+  EXPECT_FALSE(by_time.due(0, 0));  // nothing spent yet
+  EXPECT_TRUE(by_time.due(1.0, 1));
+  by_time.ran(0.5);
+  EXPECT_FALSE(by_time.due(1.5, 2));  // 0.5 s of 1.5 s is past a quarter
+  EXPECT_TRUE(by_time.due(2.5, 3));
+  ScaleShare off(0, true);
+  EXPECT_FALSE(off.due(100, 100));
+  ScaleOptions o;
+  EXPECT_EQ(scale_share_for(o, Device::cuda), 0);  // off unless enabled
+  o.enabled = true;
+  EXPECT_EQ(scale_share_for(o, Device::cuda), kDefaultScaleShareCuda);
+  EXPECT_EQ(scale_share_for(o, Device::cpu), kDefaultScaleShareCpu);
+  o.share = 0.5;
+  EXPECT_EQ(scale_share_for(o, Device::cpu), 0.5);
+}
+
+CheckOptions small_run(const std::vector<std::string>& props, int64_t cases) {
+  CheckOptions o;
+  o.properties = props;
+  o.seed = 5;
+  o.seconds = 0;
+  o.max_cases = cases;
+  o.limits.max_rows = 64;
+  o.limits.max_dim = 8;
+  o.limits.big_dims = false;
+  return o;
+}
+
+TEST(ScaleEngine, TheTierGetsItsShareAndTheSmallTierIsUnchanged) {
+  const std::vector<Subject> host = {make_subject("host", Device::cpu)};
+  CheckOptions off = small_run({"accuracy", "repeatable"}, 12);
+  CheckOptions on = off;
+  on.scale.enabled = true;
+  on.scale.share = 0.25;
+  const CheckReport a = run_check(host, off), b = run_check(host, on);
+  ASSERT_EQ(b.results.size(), 2u);
+  for (const auto& r : b.results) {
+    EXPECT_TRUE(r.passed) << r.property;
+    EXPECT_EQ(r.cases, 12);
+  }
+  EXPECT_EQ(b.coverage.scale.cases, 6);  // 3 of each 12
+  EXPECT_EQ(a.coverage.scale.cases, 0);
+  EXPECT_GT(b.coverage.scale.max_rows, 1000);
+  EXPECT_EQ(b.coverage.scale.shares.at("cpu"), 0.25);
+  // the small cases are the first 9 of the same stream: the same as a 9-case run without the tier
+  CheckOptions nine = off;
+  nine.max_cases = 9;
+  const CheckReport c = run_check(host, nine);
+  EXPECT_EQ(c.coverage.sizes, b.coverage.sizes);
+  EXPECT_EQ(c.coverage.patterns, b.coverage.patterns);
+  // a share of 1: every case at scale; 0: none
+  CheckOptions all = small_run({"accuracy"}, 4);
+  all.scale.enabled = true;
+  all.scale.share = 1;
+  const CheckReport d = run_check(host, all);
+  EXPECT_EQ(d.results[0].cases, 4);
+  EXPECT_EQ(d.coverage.scale.cases, 4);
+  all.scale.share = 0;
+  EXPECT_EQ(run_check(host, all).coverage.scale.cases, 0);
+}
+
+// A bug that only rows past 65,535 show: the small tier cannot reach it, the
+// scale tier does, shrinks it and, with stop_on_failure, ends the run there.
+TEST(ScaleEngine, CatchesWhatOnlyScaleShowsAndStops) {
+  const std::vector<Subject> grid = {make_subject(std::string("plugin:") + GC_SCALE_GRID_LIMIT, Device::cpu)};
+  CheckOptions o = small_run({"inputs_untouched", "full_write", "accuracy", "repeatable"}, 40);
+  o.seed = 3;
+  CheckReport none = run_check(grid, o);
+  EXPECT_FALSE(none.any_claimed_failure()) << "the small tier reaches 64 rows";
+  o.scale.enabled = true;
+  o.scale.share = 0.25;
+  o.stop_on_failure = true;
+  o.max_shrink_seconds = 120;
+  const CheckReport r = run_check(grid, o);
+  ASSERT_TRUE(r.any_claimed_failure());
+  EXPECT_TRUE(r.stopped_on_failure);
+  EXPECT_EQ(r.results.size(), 2u) << "inputs_untouched passes; full_write fails and ends the run";
+  const FailureReport& f = *r.results.back().failure;
+  ASSERT_TRUE(f.scale_original);
+  ASSERT_TRUE(f.scale_shrunk);
+  EXPECT_EQ(f.scale_shrunk->rows, 65536);
+  EXPECT_EQ(f.scale_shrunk->dim, 1);
+  EXPECT_EQ(failure_shape(f).rows, 65536);
+  EXPECT_NE(describe_found_case(f).find("rows="), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gatecheck
