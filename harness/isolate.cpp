@@ -206,7 +206,9 @@ Status run_in_child(const std::function<void(int)>& child, double timeout_second
   if (::pipe(fds) != 0)
     return Status::error(ErrorKind::implementation, std::string("isolate: pipe failed: ") + std::strerror(errno));
   PluginCallsPaused paused;  // no plugin mid-call in the child's copy of this process
+  PluginStreamsPaused streams;  // nor a stdout scope or flush of another thread
   const pid_t pid = ::fork();
+  streams.release();
   paused.release();
   if (pid < 0) {
     ::close(fds[0]);
@@ -660,7 +662,9 @@ Status start_forked_worker(const Implementation& impl, ForkedWorker* w) {
     return Status::error(ErrorKind::implementation, std::string("isolate: socketpair failed: ") + std::strerror(errno));
   const pid_t parent = ::getpid();
   PluginCallsPaused paused;  // no plugin mid-call in the child's copy of this process
+  PluginStreamsPaused streams;  // nor a stdout scope or flush of another thread
   const pid_t pid = ::fork();
+  streams.release();
   paused.release();
   if (pid < 0) {
     ::close(sv[0]);

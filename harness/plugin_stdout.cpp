@@ -29,6 +29,17 @@ void flush_stdout_streams() {
   std::fflush(stdout);
 }
 
+PluginStreamsPaused::PluginStreamsPaused() {
+  g_streams.lock();
+  held_ = true;
+}
+
+void PluginStreamsPaused::release() {
+  if (!held_) return;
+  held_ = false;
+  g_streams.unlock();
+}
+
 PluginStdoutToStderr::PluginStdoutToStderr(bool active) : active_(active) {
   if (!active) return;
   const std::lock_guard<std::mutex> lock(g_streams);

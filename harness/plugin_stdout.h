@@ -33,6 +33,24 @@ class PluginStdoutToStderr {
 // flushes them first, or the child would write their contents again).
 void flush_stdout_streams();
 
+// Around a fork() of ours, after PluginCallsPaused (a call holds its plugin's
+// lock, then the scopes' lock): holds the scopes' lock, so that no other
+// thread is half-way through a scope or a flush in the child's copy of the
+// process, where its copy of the lock would stay taken and the child's first
+// plugin call would wait for ever. Call release() once in the parent and once
+// in the child after the fork.
+class PluginStreamsPaused {
+ public:
+  PluginStreamsPaused();
+  ~PluginStreamsPaused() { release(); }
+  void release();
+  PluginStreamsPaused(const PluginStreamsPaused&) = delete;
+  PluginStreamsPaused& operator=(const PluginStreamsPaused&) = delete;
+
+ private:
+  bool held_ = false;
+};
+
 // Call at start-up in a program that writes its stdout output only through
 // std::cout (never printf or write(1)).
 void report_only_through_cout();
