@@ -3,7 +3,7 @@
 # $PARALLEL_JOBS (default 16) one after the other, with where a case's time
 # goes; the same on host (the CPU figure); then a whole `check --impl cuda`
 # at --jobs 1 and --jobs N for PARALLEL_CHECK_SECONDS each (default 20),
-# which must pass. The summary sets the cuda figures beside the targets of
+# which must pass (the scale tier on, at its default share, as in any check). The summary sets the cuda figures beside the targets of
 # issue 23 (10x the single-worker table below, per property, and 3,000
 # cases/s averaged). Files: cuda.{txt,json}, host.{txt,json},
 # check-jobs1.{log,json}, check-jobsN.{log,json}, summary.txt.
@@ -22,6 +22,7 @@ else  # (a tree without bench/device/run.sh: the same, spelled out)
 fi
 need "$GC"
 impl=${PARALLEL_IMPL:-cuda}
+[ "$impl" != cuda ] || nvidia-smi -L >/dev/null 2>&1 || { echo "parallel: no GPU (PARALLEL_IMPL=host runs it on the CPU)"; exit 77; }
 jobs=${PARALLEL_JOBS:-16}
 secs=${PARALLEL_SECONDS:-4}
 check_secs=${PARALLEL_CHECK_SECONDS:-20}
