@@ -39,24 +39,38 @@ uint32_t special_bits(DType t, int which) {  // 0 NaN, 1 +Inf, 2 -Inf
 
 enum class Role { res, gate, y, grad_out };
 
-void fill_tensor(HostTensor& t, Role role, const std::string& cls, Prng& rng, int64_t cols) {
+// The class, named once per tensor rather than compared by name per element.
+enum class Cls { small_int, signed_zero, normal, mixed_magnitude, order_sensitive, subnormal, near_overflow, nan_inf };
+Cls class_named(const std::string& cls) {
+  static const std::pair<const char*, Cls> names[] = {
+      {"small_int", Cls::small_int},           {"signed_zero", Cls::signed_zero}, {"normal", Cls::normal},
+      {"mixed_magnitude", Cls::mixed_magnitude}, {"order_sensitive", Cls::order_sensitive},
+      {"subnormal", Cls::subnormal},           {"near_overflow", Cls::near_overflow}, {"nan_inf", Cls::nan_inf}};
+  for (const auto& [name, k] : names)
+    if (cls == name) return k;
+  throw std::invalid_argument("unknown value class '" + cls + "'");
+}
+
+void fill_tensor(HostTensor& t, Role role, const std::string& name, Prng& rng, int64_t cols) {
   const DType dt = t.dtype;
   const double mx = max_finite(dt);
+  if (t.numel() == 0) return;  // (an empty tensor never asked what its class was)
+  const Cls cls = class_named(name);
   for (int64_t i = 0; i < t.numel(); ++i) {
     const int64_t col = cols ? i % cols : 0, row = cols ? i / cols : 0;
     double v = 0;
-    if (cls == "small_int") {
+    if (cls == Cls::small_int) {
       v = double(rng.range(-4, 4));
-    } else if (cls == "signed_zero") {
+    } else if (cls == Cls::signed_zero) {
       const int64_t k = rng.below(10);
       v = k < 3 ? 0.0 : k < 6 ? -0.0 : double(rng.range(-2, 2));
       if (v == 0 && rng.chance(0.5)) v = -0.0;
-    } else if (cls == "normal") {
+    } else if (cls == Cls::normal) {
       v = rng.normal() * (role == Role::gate ? 0.1 : 1.0);
-    } else if (cls == "mixed_magnitude") {
+    } else if (cls == Cls::mixed_magnitude) {
       const int lo = dt == DType::f16 ? -12 : -40, hi = dt == DType::f16 ? 7 : 40;
       v = rng.normal() * std::ldexp(1.0, int(rng.range(lo, hi)));
-    } else if (cls == "order_sensitive") {
+    } else if (cls == Cls::order_sensitive) {
       // y: per column a large L, rows alternately +L, -L and small; g ~ 1.
       // The big terms of grad_gate nearly cancel, so the small ones decide the
       // result, and fp32 absorbs them differently in every summation order.
@@ -71,7 +85,7 @@ void fill_tensor(HostTensor& t, Role role, const std::string& cls, Prng& rng, in
       } else {  // res cancels gate*y roughly: out is small and its rounding order shows
         v = -std::ldexp(1.0, e) * (rng.chance(0.5) ? 1 : -1) * rng.uniform();
       }
-    } else if (cls == "subnormal") {
+    } else if (cls == Cls::subnormal) {
       if (rng.chance(0.5)) {
         t.set_bits(i, subnormal_bits(dt, rng));
         continue;
@@ -79,18 +93,16 @@ void fill_tensor(HostTensor& t, Role role, const std::string& cls, Prng& rng, in
       v = role == Role::gate ? (0.5 + rng.uniform() * 1.5) * (rng.chance(0.5) ? 1 : -1)
                              : std::ldexp(1.0 + rng.uniform(), min_normal_exp(dt) + int(rng.range(0, 2))) *
                                    (rng.chance(0.5) ? 1 : -1);
-    } else if (cls == "near_overflow") {
+    } else if (cls == Cls::near_overflow) {
       const double s = rng.chance(0.5) ? 1 : -1;
       v = role == Role::gate ? s * (0.5 + rng.uniform() * 1.5) : s * mx * (0.25 + 0.75 * rng.uniform());
       if (std::abs(v) > mx) v = s * mx;
-    } else if (cls == "nan_inf") {
+    } else if (cls == Cls::nan_inf) {
       if (rng.chance(1.0 / 48)) {
         t.set_bits(i, special_bits(dt, int(rng.below(3))));
         continue;
       }
       v = rng.normal();
-    } else {
-      throw std::invalid_argument("unknown value class '" + cls + "'");
     }
     t.set_value_rn(i, float(v));
   }

@@ -18,6 +18,8 @@ enum ExitCode { kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitCannotRun = 
 // rows x dim: the oracle holds several float64 copies of every tensor.
 constexpr unsigned long long kMaxGenRows = 1ull << 20, kMaxGenDim = 1ull << 16, kMaxGenGates = 1ull << 20;
 constexpr unsigned long long kMaxGenElements = 1ull << 24;
+// The most worker threads `--jobs` takes (each keeps its own buffers).
+constexpr unsigned long long kMaxJobs = 1024;
 
 struct CheckArgs {
   std::vector<std::string> impls;
@@ -33,6 +35,7 @@ struct CheckArgs {
   std::string json;
   bool isolate = false;
   double timeout = 60;       // --isolate: seconds one call may take before it is reported as hung
+  long long jobs = 0;        // worker threads (0: the machine's cores)
   // The generator's largest rows, dim and gates (0: its defaults, GenLimits),
   // and its smallest rows, dim and gates (0: its defaults, which are 0).
   long long max_rows = 0, max_dim = 0, max_gates = 0;
@@ -66,6 +69,12 @@ struct ShrinkArgs {
   double timeout = 60;
 };
 int cmd_shrink(const ShrinkArgs& a);
+
+// `bench --harness` (properties/harness_bench.h) with check's in-flight
+// snapshots; json as run_harness_bench takes it.
+struct HarnessBenchOptions;
+struct Subject;
+int harness_bench_with_snapshots(const std::vector<Subject>& impls, HarnessBenchOptions o, const std::string& json);
 
 struct SweepArgs {
   std::vector<std::string> impls;

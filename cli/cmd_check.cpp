@@ -1,6 +1,4 @@
 // gatecheck check: the property run.
-#include <dirent.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,12 +12,13 @@
 #include <sstream>
 
 #include "../case/case_json.h"
-#include "../case/case_snapshot.h"
+#include "../properties/check_workers.h"
 #include "../properties/generators.h"
 #include "../properties/shrink.h"
 #include "cli.h"
 #include "crash_guard.h"
 #include "implementations_from_args.h"
+#include "inflight.h"
 #include "progress.h"
 #include "stop_signal.h"
 #include "report.h"
@@ -29,45 +28,6 @@
 namespace gatecheck {
 
 namespace {
-
-// Snapshots left by runs that died: each becomes a readable corpus file.
-// Every run has its own snapshot (inflight-PID.snapshot), so runs sharing a
-// corpus folder do not take each other's; one whose process still lives is
-// left alone.
-void recover_inflight(const std::string& corpus) {
-  DIR* dir = opendir(corpus.c_str());
-  if (!dir) return;
-  std::vector<std::string> found;
-  while (const dirent* e = readdir(dir)) {
-    const std::string name = e->d_name;
-    long pid = 0;
-    if (name == "inflight-case.snapshot") found.push_back(name);  // older gatecheck
-    else if (std::sscanf(name.c_str(), "inflight-%ld.snapshot", &pid) == 1 && pid > 0 &&
-             !(::kill(pid_t(pid), 0) == 0 || errno == EPERM))
-      found.push_back(name);
-  }
-  closedir(dir);
-  for (const auto& name : found) {
-    const std::string inflight = corpus + "/" + name;
-    try {
-      CaseFile f = read_case_file(inflight);
-      const std::string who = f.failure ? file_safe(f.failure->impl) + "-" + f.failure->property + "-" : "";
-      const std::string digest = f.scale ? scale_digest(f.scale->spec, f.scale->view) : case_digest(f.c);
-      const std::string out = corpus + "/crash-" + who + digest + ".json";
-      if (f.failure) {
-        f.failure->message = "the process died while running this case (recovered snapshot)";
-        f.failure->repro = repro_command(out, f.failure->impl, f.failure->device == "cuda" ? Device::cuda : Device::cpu);
-      }
-      write_case_file(out, f);
-      std::fprintf(stderr, "gatecheck: an earlier run died mid-case; its case is recovered as %s\n", out.c_str());
-      if (f.failure) std::fprintf(stderr, "  repro: %s\n", f.failure->repro.c_str());
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "gatecheck: could not recover %s: %s\n", inflight.c_str(), e.what());
-      continue;  // kept, for a person to look at
-    }
-    std::remove(inflight.c_str());
-  }
-}
 
 // RapidCheck shrinks within what its generators can express; the project's
 // shrinker goes further (single rows, merged gates, values towards 0 and 1).
@@ -149,7 +109,7 @@ std::string apply_generator_limits(const CheckArgs& a, GenLimits* l) {
 
 // The run's first line: its seed and budgets, with what replays it, or the
 // pairs it replays from RC_PARAMS (which use no seed or budget of this run's).
-void print_header(const CheckArgs& a, uint64_t seed, const std::vector<std::string>& replays) {
+void print_header(const CheckArgs& a, uint64_t seed, const std::vector<std::string>& replays, int jobs) {
   if (!replays.empty()) {
     std::string pairs;
     for (const auto& k : replays) pairs += (pairs.empty() ? "" : ", ") + k;
@@ -161,9 +121,9 @@ void print_header(const CheckArgs& a, uint64_t seed, const std::vector<std::stri
   else budget << "no time budget";
   if (a.cases || a.seconds <= 0) budget << ", " << (a.cases ? a.cases : kCasesWithoutBudget) << " cases per property";
   const std::string flags = generator_flags(a);
-  std::fprintf(stderr, "gatecheck check: seed %llu (replay this run with --seed %llu%s), %s\n",
+  std::fprintf(stderr, "gatecheck check: seed %llu (replay this run with --seed %llu%s), %s, %d job%s\n",
                static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed),
-               flags.empty() ? "" : (" " + flags).c_str(), budget.str().c_str());
+               flags.empty() ? "" : (" " + flags).c_str(), budget.str().c_str(), jobs, jobs == 1 ? "" : "s");
 }
 
 }  // namespace
@@ -206,6 +166,7 @@ int cmd_check(const CheckArgs& a) {
   opt.max_cases = a.cases;
   opt.isolate = a.isolate;
   opt.isolate_timeout_seconds = a.timeout;
+  opt.jobs = a.jobs > 0 ? int(a.jobs) : default_check_jobs();
   configure_scale(a, &opt);  // the scale tier (scale_cli.h)
 
   // "--json -" (or /dev/stdout): the JSON alone on stdout, the report on
@@ -223,7 +184,6 @@ int cmd_check(const CheckArgs& a) {
                  a.corpus.c_str(), std::strerror(errno));
     return kExitUsage;
   }
-  const std::string inflight = a.corpus + "/inflight-" + std::to_string(getpid()) + ".snapshot";
   recover_inflight(a.corpus);
 
   // RC_PARAMS="reproduce=..." replays the cases it encodes: no seed or budget
@@ -232,29 +192,18 @@ int cmd_check(const CheckArgs& a) {
   const std::string limits = generator_flags(a);
   const std::string origin = replays.empty() ? "--seed " + std::to_string(opt.seed) + (limits.empty() ? "" : " " + limits)
                                              : "replaying the RC_PARAMS reproduce string";
-  print_header(a, opt.seed, replays);
+  print_header(a, opt.seed, replays, opt.jobs);
   if (replays.empty()) std::fprintf(stderr, "%s\n", scale_header(opt, impls).c_str());
 
-  // The case goes to disk before every call: a crash or an exit() inside the
-  // implementation names it, and the next run recovers it.
+  // The case goes to disk before every call, one file per worker: a crash or
+  // an exit() inside the implementation names it, and the next run recovers it.
+  const InflightSnapshots inflight(a.corpus);
   opt.before_run = [&](const Subject& impl, const std::string& property, const Case& c) {
-    const std::string repro = repro_command(inflight, impl.name, impl.device);
-    CaseFile f{c, std::nullopt, {}, ""};
-    f.failure = FailureRecord{impl.name, device_name(impl.device), property, "in flight", repro, true};
-    std::ofstream out(inflight, std::ios::binary | std::ios::trunc);
-    out << case_to_snapshot(f);
-    out.close();
-    watchdog_kick();
-    set_crash_message("  while " + impl.label() + " ran property " + property + " on " + describe(c) +
-                      (out ? "\n  the case is saved at " + inflight + "\n  repro: " + repro + "\n"
-                           : "\n  (the case could not be saved: " + inflight + " is not writable)\n"));
+    inflight.before_run(impl, property, c);
   };
+  opt.after_run = [&] { inflight.after_run(); };
   opt.before_scale_run = [&](const Subject& impl, const std::string& property, const ScaleCase& c) {
-    const std::string repro = repro_command(inflight, impl.name, impl.device);
-    write_scale_inflight(inflight, impl, property, c, repro);
-    watchdog_kick();
-    set_crash_message("  while " + impl.label() + " ran property " + property + " at scale on " + describe(c) +
-                      "\n  the case is saved at " + inflight + "\n  repro: " + repro + "\n");
+    inflight.before_scale_run(impl, property, c);
   };
   if (!a.isolate) watchdog_arm(a.timeout);  // under --isolate the child's timeout does this
   ProgressLine progress;
@@ -271,10 +220,11 @@ int cmd_check(const CheckArgs& a) {
   opt.stop_requested = stop_requested;
   CheckReport report = run_check(impls, opt);
   progress.finish();
+  clear_crash_messages();
   if (!report.interrupted)
     domain_shrink(&report, impls, opt.before_run, PropertyOptions{a.isolate, a.timeout}, opt.stop_requested);
-  set_crash_message("");
-  std::remove(inflight.c_str());
+  clear_crash_messages();
+  inflight.remove_all(opt.jobs);
 
   SavedFailures saved;
   saved.paths.resize(report.results.size());

@@ -5,30 +5,64 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "cli.h"
 
 namespace gatecheck {
 
 namespace {
-char g_message[4096];
-volatile sig_atomic_t g_len = 0;
-pid_t g_guarded_pid = 0;  // the process that installed the guard (not its forked children)
-std::atomic<long long> g_last_kick_ms{0};
+// One message per thread that runs cases (the workers of `check --jobs`, and
+// the main thread), each in a fixed slot, so that a handler reads it with no
+// lock and no allocation.
+struct Slot {
+  char message[4096];
+  std::atomic<int> len{0};
+  std::atomic<long long> last_kick_ms{0};
+};
+Slot g_slots[kCrashMessageSlots];
+std::atomic<int> g_slots_taken{0};
+thread_local int t_slot = -1;  // this thread's slot (-1: none yet)
+pid_t g_guarded_pid = 0;       // the process that installed the guard (not its forked children)
 std::atomic<long long> g_watchdog_ms{0};  // 0: not armed
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<long long>::is_always_lock_free,
+              "signal handlers need lock-free atomics");
 
 void say(const char* s) { (void)!write(2, s, strlen(s)); }
+void say_slot(const Slot& s) {
+  const int n = s.len.load();
+  if (n > 0) (void)!write(2, s.message, size_t(n));
+}
+int slots_in_use() { return std::min(g_slots_taken.load(), kCrashMessageSlots); }
+
+// This thread's message if it has one, else every message set (the thread is
+// one of the implementation's own, and any call in flight may be the cause).
+void say_messages() {
+  if (t_slot >= 0 && g_slots[t_slot].len.load() > 0) {
+    say_slot(g_slots[t_slot]);
+    return;
+  }
+  for (int i = 0; i < slots_in_use(); ++i) say_slot(g_slots[i]);
+}
+
+bool any_message() {
+  for (int i = 0; i < slots_in_use(); ++i)
+    if (g_slots[i].len.load() > 0) return true;
+  return false;
+}
 
 void on_fatal(int sig) {
   if (getpid() == g_guarded_pid) {
     say("\ngatecheck: fatal signal ");
     say(sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGILL ? "SIGILL" : sig == SIGFPE ? "SIGFPE" : "SIGABRT");
     say("\n");
-    if (g_len > 0) (void)!write(2, g_message, size_t(g_len));
+    say_messages();
   }
   signal(sig, SIG_DFL);
   raise(sig);
@@ -36,9 +70,9 @@ void on_fatal(int sig) {
 
 // exit() while a message is set: an implementation ended the process.
 void on_exit_during_call() {
-  if (getpid() != g_guarded_pid || g_len == 0) return;
+  if (getpid() != g_guarded_pid || !any_message()) return;
   say("\ngatecheck: an implementation ended the process (exit() or quick_exit()) before returning\n");
-  (void)!write(2, g_message, size_t(g_len));
+  say_messages();
   _exit(kExitCannotRun);
 }
 
@@ -47,18 +81,72 @@ long long now_ms() {
       .count();
 }
 
+// The slot with a message whose last kick is the oldest, if older than the
+// limit: the call that has made no progress the longest (a worker waiting on
+// a plugin's lock that a hung call holds has waited less long).
 void watch() {
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     const long long limit = g_watchdog_ms.load();
-    if (limit <= 0 || g_len == 0 || now_ms() - g_last_kick_ms.load() <= limit) continue;
-    char head[128];
+    if (limit <= 0) continue;
+    const long long now = now_ms();
+    int stale = -1, others = 0;
+    for (int i = 0; i < slots_in_use(); ++i) {
+      if (g_slots[i].len.load() == 0 || now - g_slots[i].last_kick_ms.load() <= limit) continue;
+      if (stale >= 0) ++others;
+      if (stale < 0 || g_slots[i].last_kick_ms.load() < g_slots[stale].last_kick_ms.load()) stale = i;
+    }
+    if (stale < 0) continue;
+    char head[160];
     std::snprintf(head, sizeof head, "\ngatecheck: no progress for %g s: the implementation seems hung (--timeout)\n",
                   double(limit) / 1000);
     say(head);
-    (void)!write(2, g_message, size_t(g_len));
+    say_slot(g_slots[stale]);
+    if (others > 0) {
+      std::snprintf(head, sizeof head, "  (%d other worker%s made no progress either: waiting on it, or hung too)\n",
+                    others, others == 1 ? "" : "s");
+      say(head);
+    }
     _exit(kExitCannotRun);
   }
+}
+
+// Slots given back by threads that ended (a run's workers end with it), to
+// be taken again before a new one.
+std::mutex g_free_mutex;
+std::vector<int> g_free_slots;
+
+// Gives the thread's slot back when the thread ends. A thread that ends
+// with its message set ends in a call: exit() inside an implementation runs
+// this thread's thread_local destructors first, before any atexit handler
+// or static destructor, so the trap springs here, while the other workers
+// still have every static they use (at the atexit handler, ours, the
+// statics made after it were already gone under them: a SIGSEGV).
+struct SlotOwner {
+  ~SlotOwner() {
+    if (t_slot < 0) return;
+    if (g_slots[t_slot].len.load() != 0) on_exit_during_call();
+    if (t_slot == kCrashMessageSlots - 1) return;  // (the last one may be shared)
+    const std::lock_guard<std::mutex> lock(g_free_mutex);
+    g_free_slots.push_back(t_slot);
+  }
+};
+
+// This thread's slot, taken on first use; beyond kCrashMessageSlots threads
+// at once, the last slot is shared.
+Slot& my_slot() {
+  if (t_slot < 0) {
+    thread_local SlotOwner owner;
+    {
+      const std::lock_guard<std::mutex> lock(g_free_mutex);
+      if (!g_free_slots.empty()) {
+        t_slot = g_free_slots.back();
+        g_free_slots.pop_back();
+      }
+    }
+    if (t_slot < 0) t_slot = std::min(g_slots_taken.fetch_add(1), kCrashMessageSlots - 1);
+  }
+  return g_slots[t_slot];
 }
 }  // namespace
 
@@ -73,15 +161,21 @@ void install_crash_guard() {
 }
 
 void set_crash_message(const std::string& message) {
-  g_len = 0;
-  const size_t n = message.size() < sizeof g_message - 1 ? message.size() : sizeof g_message - 1;
-  memcpy(g_message, message.data(), n);
-  g_len = sig_atomic_t(n);
+  Slot& s = my_slot();
+  s.len = 0;
+  const size_t n = message.size() < sizeof s.message - 1 ? message.size() : sizeof s.message - 1;
+  memcpy(s.message, message.data(), n);
+  s.last_kick_ms = now_ms();
+  s.len = int(n);
+}
+
+void clear_crash_messages() {
+  for (int i = 0; i < slots_in_use(); ++i) g_slots[i].len = 0;
 }
 
 void watchdog_arm(double seconds) {
   static bool started = false;
-  g_last_kick_ms = now_ms();
+  for (int i = 0; i < slots_in_use(); ++i) g_slots[i].last_kick_ms = now_ms();
   g_watchdog_ms = (long long)(seconds * 1000);
   if (!started && seconds > 0) {
     started = true;
@@ -89,6 +183,6 @@ void watchdog_arm(double seconds) {
   }
 }
 
-void watchdog_kick() { g_last_kick_ms = now_ms(); }
+void watchdog_kick() { my_slot().last_kick_ms = now_ms(); }
 
 }  // namespace gatecheck

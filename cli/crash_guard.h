@@ -10,17 +10,26 @@
 
 namespace gatecheck {
 
+// Several threads may run implementations at once (`check --jobs`): each has
+// its own message, and the watchdog watches each. A crash prints the message
+// of the thread that crashed (every message set, when that thread has none:
+// a thread of the implementation's own).
+constexpr int kCrashMessageSlots = 1024;  // threads with a message of their own (check's --jobs limit)
+
 // Installs handlers for SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT, and an
 // atexit/at_quick_exit trap (once). Forked children (--isolate) are left
 // alone: their parent reports what happened to them.
 void install_crash_guard();
-// The message a crash prints from now on ("" clears it). While it is set, an
-// implementation may be running, so an exit() is trapped. Copied into a
-// static buffer here, so the handler itself only calls write().
+// The message a crash on this thread prints from now on ("" clears it), and
+// a watchdog kick. While any is set, an implementation may be running, so an
+// exit() is trapped. Copied into a static buffer here, so the handler itself
+// only calls write().
 void set_crash_message(const std::string& message);
+// Clears every thread's message (once the threads that set them are done).
+void clear_crash_messages();
 
-// A hang in a call we cannot interrupt (no --isolate): once armed, if no
-// watchdog_kick() comes for `seconds` while a crash message is set, the
+// A hang in a call we cannot interrupt (no --isolate): once armed, if a
+// thread with a crash message set gets no watchdog_kick() for `seconds`, its
 // message is printed with "no progress for S s" and the process ends with
 // kExitCannotRun. The case is on disk already, so nothing is lost.
 void watchdog_arm(double seconds);

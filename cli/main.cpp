@@ -8,6 +8,7 @@
 
 #include "../bench/kernel_bench.h"
 #include "../properties/check_engine.h"
+#include "../properties/check_workers.h"
 #include "../properties/generators.h"
 #include "../properties/harness_bench.h"
 #include "../properties/scale_tier.h"
@@ -77,6 +78,10 @@ int main(int argc, char** argv) {
                 "write the results as JSON to this file; '-' (or /dev/stdout): the JSON alone on stdout, "
                 "the report on stderr");
   add_isolate_options(c, &check.isolate, &check.timeout, "one property check");
+  c->add_option("--jobs", check.jobs,
+                "worker threads that run cases at once (default: the machine's cores, " +
+                    std::to_string(default_check_jobs()) + " here); the same --seed gives the same cases for any --jobs")
+      ->check(whole_number(1, kMaxJobs, "worker threads"));
   const GenLimits gen_defaults;
   c->add_option("--max-rows", check.max_rows,
                 "largest row count generated (default " + std::to_string(gen_defaults.max_rows) + ")")
@@ -141,9 +146,15 @@ int main(int argc, char** argv) {
   std::string bench_device;
   b->add_option("--device", bench_device, "--harness: cpu or cuda (default: cpu, or cuda for --impl cuda)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  b->add_option("--seconds-per-property", hb.seconds_per_property, "--harness: time per property")
+  b->add_option("--seconds-per-property", hb.seconds_per_property, "--harness: time per property and jobs count")
       ->capture_default_str()
       ->check(finite_seconds());
+  long long bench_jobs = 0;
+  b->add_option("--jobs", bench_jobs,
+                "--harness: worker threads of the parallel figures, each beside --jobs 1 (default: the machine's cores)")
+      ->check(whole_number(1, kMaxJobs, "worker threads"));
+  std::string bench_json;
+  b->add_option("--json", bench_json, "--harness: also write the figures as JSON to this file ('-': only the JSON, on stdout)");
   bool help_kernel = false;
   b->add_flag("--help-kernel", help_kernel, "list the kernel benchmark's own options");
   b->allow_extras();  // the kernel benchmark's own options
@@ -184,7 +195,12 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "gatecheck bench: %s\n", e.message.c_str());
           return e.exit_code;
         }
-        return run_harness_bench(impls, hb, std::cout);
+        hb.jobs = int(bench_jobs);
+        if (!bench_json.empty() && bench_json != "-" && !writable_path(bench_json)) {
+          std::fprintf(stderr, "gatecheck bench: --json %s: cannot write there\n", bench_json.c_str());
+          return kExitUsage;
+        }
+        return harness_bench_with_snapshots(impls, hb, bench_json);
       }
       std::vector<std::string> rest = b->remaining();
       if (help_kernel) rest = {"--help"};

@@ -151,6 +151,7 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, con
                     {"min_gates", limits.min_gates},
                     {"h3_dims", limits.big_dims}};
   j["seconds"] = r.seconds;
+  j["jobs"] = r.jobs;
   j["interrupted"] = r.interrupted;
   j["stopped_on_failure"] = r.stopped_on_failure;
   json contracts = json::object();

@@ -2,11 +2,14 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
+#include <thread>
 
 #include "../kernels/cuda/gate_residual_cuda.h"
 #include "../kernels/host/gate_residual_host.h"
+#include "plugin_call_lock.h"
 #include "plugin_loader.h"
 #include "plugin_stdout.h"
 #if GATECHECK_HAVE_TORCH
@@ -35,7 +38,8 @@ Status from_rc(const Implementation& impl, const char* op, int rc) {
 
 Status Implementation::forward(const gatecheck_problem& p, const void* res, const void* gate,
                                const int64_t* index, const void* y, void* out) const {
-  const PluginStdoutToStderr quiet(is_plugin(*this));  // through last_error() too
+  const PluginCallLock lock(api, !thread_safe);         // through last_error() too
+  const PluginStdoutToStderr quiet(is_plugin(*this));  // (and this)
   if (tensors) return tensors->forward(p, CallShapes::of(p), res, gate, index, y, out);
   return from_rc(*this, "forward", api->forward(&p, res, gate, index, y, out));
 }
@@ -43,6 +47,7 @@ Status Implementation::forward(const gatecheck_problem& p, const void* res, cons
 Status Implementation::backward(const gatecheck_problem& p, const void* grad_out, const void* gate,
                                 const int64_t* index, const void* y, void* grad_res,
                                 void* grad_gate, void* grad_y, const void* res) const {
+  const PluginCallLock lock(api, !thread_safe);
   const PluginStdoutToStderr quiet(is_plugin(*this));
   if (tensors) return tensors->backward(p, CallShapes::of(p), grad_out, res, gate, index, y, grad_res, grad_gate, grad_y);
   return from_rc(*this, "backward",
@@ -103,12 +108,15 @@ Implementation make_implementation(const std::string& spec, Device device) {
   if (spec == "host") {
     if (device != Device::cpu) throw std::runtime_error("implementation 'host' runs on the cpu only");
     impl.api = gate_residual_host_plugin();
+    impl.thread_safe = true;  // no state between calls; last_error() is per thread
     return impl;
   }
   if (spec == "cuda") {
     if (device != Device::cuda) throw std::runtime_error("implementation 'cuda' runs on cuda only");
     if (!cuda_available()) throw std::runtime_error("implementation 'cuda': no CUDA device is available on this machine");
     impl.api = gate_residual_cuda_plugin();
+    impl.thread_safe = true;  // per-stream workspaces under a lock; last_error() is per thread
+    impl.calls_on_problem_stream = true;
     return impl;
   }
   if (spec == "torch-eager") {
@@ -119,12 +127,32 @@ Implementation make_implementation(const std::string& spec, Device device) {
     if (!impl.api)
       throw std::runtime_error(std::string("implementation 'torch-eager': this LibTorch cannot run on ") +
                                device_name(device));
+    // LibTorch's eager ops and autograd may be called from several threads
+    // (each call builds its own tensors and graph); last_error() is per
+    // thread. Its intra-op threads: see harness/parallel_calls.h.
+    impl.thread_safe = true;
     return impl;
 #else
     throw std::runtime_error("implementation 'torch-eager': this gatecheck was built without LibTorch");
 #endif
   }
   throw SpecError("unknown implementation '" + spec + "' (host, cuda, torch-eager, plugin:PATH, python:TARGET)");
+}
+
+void prepare_parallel_calls(int jobs) {
+#if GATECHECK_HAVE_TORCH
+  // Each of LibTorch's eager ops may fan out over its intra-op pool (OpenMP),
+  // and with several workers calling it at once, that pool times the workers
+  // would fight over the cores (OpenMP threads spin while they wait). Its
+  // results do not depend on that pool's size: torch-eager's ops are
+  // elementwise, index_select and a serial index_add_. So each worker gets
+  // its share of the cores, one thread at least.
+  static const int initial = torch_eager_intra_op_threads();
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  torch_eager_set_intra_op_threads(jobs <= 1 ? initial : std::max(1, int(cores) / jobs));
+#else
+  (void)jobs;
+#endif
 }
 
 std::vector<Implementation> available_implementations(const std::string& device_filter) {

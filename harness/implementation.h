@@ -21,6 +21,16 @@ struct Implementation {
   const gatecheck_plugin* api = nullptr;      // the C ABI, or
   std::shared_ptr<const TensorCalls> tensors;  // calls with tensors (python:), api unused
   std::shared_ptr<void> keepalive;  // dlopen handle, torch state, ...
+  // What the harness may rely on when it runs cases on several threads:
+  //  - thread_safe: calls from several threads at once are safe (host, cuda
+  //    and torch-eager, which make_implementation marks). Otherwise (plugins,
+  //    and any implementation put together by hand) forward and backward
+  //    take a lock per plugin: the ABI promises one thread at a time.
+  //  - calls_on_problem_stream: on CUDA, every bit of device work goes on
+  //    problem.stream (cuda), so waiting for that stream is enough; otherwise
+  //    the runner waits for the whole device.
+  bool thread_safe = false;
+  bool calls_on_problem_stream = false;
   // The contract the implementation declares for itself, in the syntax of
   // --claims (a Python implementation's gatecheck_claims); "" declares none.
   // properties/contract.h reads it.
@@ -63,6 +73,10 @@ Implementation make_implementation(const std::string& spec, Device device);
 // ("" = all devices): host, torch-eager (cpu), and with a GPU cuda and
 // torch-eager (cuda).
 std::vector<Implementation> available_implementations(const std::string& device_filter);
+
+// Before `jobs` threads call implementations at once (and with jobs = 1
+// after): shares the cores between them and LibTorch's intra-op threads.
+void prepare_parallel_calls(int jobs);
 
 // Whether a CUDA device is usable here (false, quietly, when there is none).
 bool cuda_available();

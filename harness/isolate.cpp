@@ -2,6 +2,8 @@
 
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,9 +15,14 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "plugin_call_lock.h"
+#include "plugin_stdout.h"
 
 // false unless the program defines it (isolate.h).
 extern "C" {
@@ -184,14 +191,25 @@ std::string signal_name(int sig) {
 // Forks; the child runs child(result_fd) (which must not return) and the
 // parent collects what it writes to result_fd, or a Status saying why there
 // is nothing (crash, exit, timeout).
+// Held from a child's pipe or socket being made until the parent has closed
+// the child's end: so no other thread's fork copies that end into a child of
+// its own, where it would keep the pipe from ever reaching end-of-file (a
+// child kept from call to call lives long).
+std::mutex g_forking;
+
 Status run_in_child(const std::function<void(int)>& child, double timeout_seconds,
                     std::vector<uint8_t>* result) {
   int fds[2];
+  flush_stdout_streams();  // or buffered output would be written twice
+  std::fflush(nullptr);    // (the child flushes std::cout before a plugin call)
+  std::unique_lock<std::mutex> forking(g_forking);
   if (::pipe(fds) != 0)
     return Status::error(ErrorKind::implementation, std::string("isolate: pipe failed: ") + std::strerror(errno));
-  std::cout.flush();     // or buffered output would be written twice
-  std::fflush(nullptr);  // (the child flushes std::cout before a plugin call)
+  PluginCallsPaused paused;  // no plugin mid-call in the child's copy of this process
+  PluginStreamsPaused streams;  // nor a stdout scope or flush of another thread
   const pid_t pid = ::fork();
+  streams.release();
+  paused.release();
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
@@ -203,6 +221,7 @@ Status run_in_child(const std::function<void(int)>& child, double timeout_second
     ::_exit(5);  // not reached
   }
   ::close(fds[1]);
+  forking.unlock();
 
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
@@ -445,11 +464,18 @@ namespace {
 [[noreturn]] void exec_worker(const std::vector<uint8_t>& request, int result_fd) {
   const int request_fd = ::memfd_create("gatecheck-isolate-request", 0);
   if (request_fd < 0 || !write_all(request_fd, request)) ::_exit(126);
-  const std::string env = std::to_string(request_fd) + "," + std::to_string(result_fd);
-  ::setenv(kWorkerEnv, env.c_str(), 1);
+  // The environment with the request added, passed to execve: setenv() takes
+  // a lock that another thread of the parent may have held at the fork.
+  const std::string worker = std::string(kWorkerEnv) + "=" + std::to_string(request_fd) + "," + std::to_string(result_fd);
+  std::vector<char*> env;
+  const std::string prefix = std::string(kWorkerEnv) + "=";
+  for (char** e = environ; e && *e; ++e)
+    if (std::strncmp(*e, prefix.c_str(), prefix.size()) != 0) env.push_back(*e);
+  env.push_back(const_cast<char*>(worker.c_str()));
+  env.push_back(nullptr);
   char self[] = "/proc/self/exe";
   char* argv[] = {self, nullptr};
-  ::execv(self, argv);
+  ::execve(self, argv, env.data());
   ::_exit(127);  // exec failed
 }
 
@@ -531,6 +557,184 @@ Status call_in_fresh_process(const std::string& task, const Implementation& impl
 
 Status call_isolated(const std::function<Status()>& call, double timeout_seconds) {
   return status_from_child([&](int fd) { run_body([&] { return encode(call()); }, fd); }, timeout_seconds, "");
+}
+
+// ---- a forked child kept from call to call ---------------------------------------
+// A fork costs milliseconds in a process with LibTorch and CUDA mapped (1,500
+// mappings to copy: 5-20 ms each, seen here), and blocks the other workers'
+// page faults while it copies. So each thread keeps one forked child per
+// implementation and sends it tasks over a socket: a length, then the
+// request (encode_task_request); back comes a length and the Status. A child
+// that dies or hangs is reaped, reported as run_in_child reports it, and
+// forked afresh at the next call. The child ends when its socket closes, or
+// with the thread that forked it (PR_SET_PDEATHSIG).
+
+namespace {
+
+bool send_all(int fd, const void* p, size_t n) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  while (n > 0) {
+    const ssize_t k = ::send(fd, b, n, MSG_NOSIGNAL);  // a dead child is an error here, not a SIGPIPE
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    b += k;
+    n -= size_t(k);
+  }
+  return true;
+}
+
+// Reads n bytes, waiting until `deadline` at most: 1 done, 0 the other end
+// closed (or failed), -1 timed out.
+int recv_all(int fd, void* p, size_t n, std::chrono::steady_clock::time_point deadline) {
+  auto* b = static_cast<uint8_t*>(p);
+  while (n > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) return -1;
+    pollfd pfd{fd, POLLIN, 0};
+    const int pr = ::poll(&pfd, 1, int(std::min<long long>(left, 1 << 30)));
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr == 0) return -1;
+    const ssize_t k = ::recv(fd, b, n, 0);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return 0;
+    b += k;
+    n -= size_t(k);
+  }
+  return 1;
+}
+
+[[noreturn]] void forked_worker_loop(int fd, const Implementation& impl) {
+  for (;;) {
+    uint64_t n = 0;
+    if (recv_all(fd, &n, sizeof n, std::chrono::steady_clock::time_point::max()) != 1) ::_exit(0);
+    std::vector<uint8_t> request(n);
+    if (recv_all(fd, request.data(), n, std::chrono::steady_clock::time_point::max()) != 1) ::_exit(0);
+    Status s;
+    try {
+      const Request q = decode_request(request);
+      const auto task = fresh_process_tasks().find(q.task);
+      s = task == fresh_process_tasks().end() ? unregistered_task(q.task) : task->second(impl, q.c, q.arg);
+    } catch (const std::exception& e) {
+      s = Status::error(ErrorKind::implementation, e.what());
+    }
+    std::fflush(nullptr);
+    const std::vector<uint8_t> reply = encode(s);
+    const uint64_t m = reply.size();
+    if (!send_all(fd, &m, sizeof m) || !send_all(fd, reply.data(), reply.size())) ::_exit(0);
+  }
+}
+
+struct ForkedWorker {
+  pid_t pid = -1;
+  int fd = -1;
+  ForkedWorker() = default;
+  ForkedWorker(const ForkedWorker&) = delete;
+  ForkedWorker& operator=(const ForkedWorker&) = delete;
+  ~ForkedWorker() { end(true); }
+  // Reaps the child, killing it first when `kill_it` (an idle one: a copy of
+  // our end of its socket in another child would keep it from ever seeing
+  // end-of-file); the wait status, or -1.
+  int end(bool kill_it) {
+    if (pid < 0) return -1;
+    if (kill_it) ::kill(pid, SIGKILL);
+    ::close(fd);
+    int w = -1;
+    while (::waitpid(pid, &w, 0) < 0 && errno == EINTR) {
+    }
+    pid = -1;
+    fd = -1;
+    return w;
+  }
+};
+
+// This thread's children, one per implementation (its name, device and table).
+std::map<std::string, std::unique_ptr<ForkedWorker>>& forked_workers() {
+  thread_local std::map<std::string, std::unique_ptr<ForkedWorker>> m;
+  return m;
+}
+
+Status start_forked_worker(const Implementation& impl, ForkedWorker* w) {
+  int sv[2];
+  flush_stdout_streams();
+  std::fflush(nullptr);
+  std::unique_lock<std::mutex> forking(g_forking);
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    return Status::error(ErrorKind::implementation, std::string("isolate: socketpair failed: ") + std::strerror(errno));
+  const pid_t parent = ::getpid();
+  PluginCallsPaused paused;  // no plugin mid-call in the child's copy of this process
+  PluginStreamsPaused streams;  // nor a stdout scope or flush of another thread
+  const pid_t pid = ::fork();
+  streams.release();
+  paused.release();
+  if (pid < 0) {
+    ::close(sv[0]);
+    ::close(sv[1]);
+    return Status::error(ErrorKind::implementation, std::string("isolate: fork failed: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::close(sv[0]);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // with the thread that forked it
+    if (::getppid() != parent) ::_exit(0);
+    forked_worker_loop(sv[1], impl);
+  }
+  ::close(sv[1]);
+  forking.unlock();
+  w->pid = pid;
+  w->fd = sv[0];
+  return Status::success();
+}
+
+}  // namespace
+
+Status call_in_forked_worker(const std::string& task, const Implementation& impl, const Case& c, int64_t arg,
+                             double timeout_seconds) {
+  if (fresh_process_tasks().count(task) == 0) return unregistered_task(task);
+  auto& slot = forked_workers()[impl.name + "@" + device_name(impl.device) + "#" +
+                                std::to_string(reinterpret_cast<uintptr_t>(impl.api))];
+  if (!slot) slot = std::make_unique<ForkedWorker>();
+  ForkedWorker& w = *slot;
+  if (w.pid < 0)
+    if (Status s = start_forked_worker(impl, &w); !s.ok()) return s;
+  const pid_t pid = w.pid;
+  const std::vector<uint8_t> request = encode_task_request(task, impl, c, arg);
+  const uint64_t n = request.size();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                                std::chrono::duration<double>(timeout_seconds));
+  uint64_t m = 0;
+  std::vector<uint8_t> reply;
+  int got = 0;
+  if (send_all(w.fd, &n, sizeof n) && send_all(w.fd, request.data(), request.size())) {
+    got = recv_all(w.fd, &m, sizeof m, deadline);
+    if (got == 1) {
+      if (m > (1u << 30)) {
+        got = 0;
+      } else {
+        reply.resize(m);
+        got = recv_all(w.fd, reply.data(), m, deadline);
+      }
+    }
+  }
+  if (got == 1) {
+    try {
+      return decode_status(reply);
+    } catch (const std::exception& e) {
+      w.end(true);
+      return malformed_result(impl.label(), e, reply.size());
+    }
+  }
+  const int ws = w.end(/*kill_it=*/got == -1 || got == 1);
+  const std::string who = impl.label() + " ";
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%g", timeout_seconds);
+  if (got == -1)
+    return Status::error(ErrorKind::implementation, who + "hung: no result within " + secs +
+                                                        " s; the isolated child (pid " + std::to_string(pid) + ") was killed");
+  if (ws != -1 && WIFSIGNALED(ws))
+    return Status::error(ErrorKind::implementation, who + "crashed: the isolated child (pid " + std::to_string(pid) +
+                                                        ") was killed by " + signal_name(WTERMSIG(ws)));
+  return Status::error(ErrorKind::implementation,
+                       who + "exited: the isolated child (pid " + std::to_string(pid) + ") exited with status " +
+                           std::to_string(ws != -1 && WIFEXITED(ws) ? WEXITSTATUS(ws) : -1) + " before returning a result");
 }
 
 }  // namespace gatecheck

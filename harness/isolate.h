@@ -82,6 +82,14 @@ bool register_fresh_process_task(const std::string& name, FreshProcessTask task)
 Status call_in_fresh_process(const std::string& task, const Implementation& impl, const Case& c, int64_t arg,
                              double timeout_seconds = kDefaultIsolateTimeoutSeconds);
 
+// A registered task (as for call_in_fresh_process) in a forked child that
+// this thread keeps for `impl` from call to call, so that a run of calls
+// pays for one fork. A crash, an abnormal exit or a timeout is reported as
+// run_case_isolated reports it, and the next call forks a new child. A plain
+// fork: the task must not use CUDA (for those, call_in_fresh_process).
+Status call_in_forked_worker(const std::string& task, const Implementation& impl, const Case& c, int64_t arg,
+                             double timeout_seconds = kDefaultIsolateTimeoutSeconds);
+
 // Any call that returns a Status, in a child process, with the same handling
 // of crashes and timeouts (used e.g. to feed bad input to an implementation
 // that may crash on it). A plain fork: the call must not use CUDA.

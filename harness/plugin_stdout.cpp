@@ -15,28 +15,56 @@ namespace gatecheck {
 namespace {
 std::atomic<bool> g_cout_only{false};  // report_only_through_cout() was called
 std::atomic<bool> g_diverted{false};   // fd 1 is a copy of fd 2 for good
+// Scopes on several threads at once (two plugins called in parallel): the
+// first to open points fd 1 at stderr, the last to close puts it back, and
+// the flushes of the shared streams take turns.
+std::mutex g_streams;
+int g_open_scopes = 0;
+int g_saved_stdout = -1;  // fd 1 as it was, while scopes are open (-1: nothing to put back)
 }  // namespace
+
+void flush_stdout_streams() {
+  const std::lock_guard<std::mutex> lock(g_streams);
+  std::cout.flush();
+  std::fflush(stdout);
+}
+
+PluginStreamsPaused::PluginStreamsPaused() {
+  g_streams.lock();
+  held_ = true;
+}
+
+void PluginStreamsPaused::release() {
+  if (!held_) return;
+  held_ = false;
+  g_streams.unlock();
+}
 
 PluginStdoutToStderr::PluginStdoutToStderr(bool active) : active_(active) {
   if (!active) return;
+  const std::lock_guard<std::mutex> lock(g_streams);
   // gatecheck's pending report first: a plugin that crashes or exits in the
   // call must not take it with it (the crash guard ends with _exit).
   std::cout.flush();
   std::fflush(stdout);
   if (g_diverted) return;  // fd 1 is stderr already
-  saved_stdout_ = ::dup(1);
-  if (saved_stdout_ >= 0 && ::dup2(2, 1) < 0) {  // no stderr to send it to: leave stdout as it is
-    ::close(saved_stdout_);
-    saved_stdout_ = -1;
+  if (g_open_scopes++ > 0) return;
+  g_saved_stdout = ::dup(1);
+  if (g_saved_stdout >= 0 && ::dup2(2, 1) < 0) {  // no stderr to send it to: leave stdout as it is
+    ::close(g_saved_stdout);
+    g_saved_stdout = -1;
   }
 }
 
 PluginStdoutToStderr::~PluginStdoutToStderr() {
   if (!active_) return;
+  const std::lock_guard<std::mutex> lock(g_streams);
   std::fflush(stdout);
-  if (saved_stdout_ < 0) return;
-  ::dup2(saved_stdout_, 1);
-  ::close(saved_stdout_);
+  if (g_diverted) return;
+  if (--g_open_scopes > 0 || g_saved_stdout < 0) return;
+  ::dup2(g_saved_stdout, 1);
+  ::close(g_saved_stdout);
+  g_saved_stdout = -1;
 }
 
 namespace {

@@ -16,8 +16,8 @@ namespace gatecheck {
 // once diverted for good, it already is, and only the flushes are left).
 // stdout is flushed at both ends: first gatecheck's own pending output
 // (std::cout and C's stdout), to the real stdout; then what the plugin left
-// in the C library's buffer (shared with gatecheck), to stderr. Not for two threads at once: gatecheck
-// calls a plugin from one thread at a time.
+// in the C library's buffer (shared with gatecheck), to stderr. Scopes may be
+// open on several threads at once: fd 1 is stderr while any is open.
 class PluginStdoutToStderr {
  public:
   explicit PluginStdoutToStderr(bool active = true);
@@ -27,7 +27,28 @@ class PluginStdoutToStderr {
 
  private:
   bool active_ = false;
-  int saved_stdout_ = -1;  // fd 1 as it was, put back at the end (-1: nothing to put back)
+};
+
+// std::cout and C's stdout flushed, in turn with the scopes above (a fork
+// flushes them first, or the child would write their contents again).
+void flush_stdout_streams();
+
+// Around a fork() of ours, after PluginCallsPaused (a call holds its plugin's
+// lock, then the scopes' lock): holds the scopes' lock, so that no other
+// thread is half-way through a scope or a flush in the child's copy of the
+// process, where its copy of the lock would stay taken and the child's first
+// plugin call would wait for ever. Call release() once in the parent and once
+// in the child after the fork.
+class PluginStreamsPaused {
+ public:
+  PluginStreamsPaused();
+  ~PluginStreamsPaused() { release(); }
+  void release();
+  PluginStreamsPaused(const PluginStreamsPaused&) = delete;
+  PluginStreamsPaused& operator=(const PluginStreamsPaused&) = delete;
+
+ private:
+  bool held_ = false;
 };
 
 // Call at start-up in a program that writes its stdout output only through

@@ -1,10 +1,13 @@
 #include "runner.h"
 
+#include <cuda_runtime.h>
+
 #include <cstring>
 #include <exception>
-#include <memory>
+#include <stdexcept>
 
-#include "guarded_buffer.h"
+#include "call_arena.h"
+#include "stage_clock.h"
 
 namespace gatecheck {
 
@@ -28,13 +31,6 @@ uint32_t poison_bits(DType t, int poison) {
 
 namespace {
 
-struct Slot {
-  const char* name;
-  std::unique_ptr<GuardedBuffer> buf;
-  const std::vector<uint8_t>* original = nullptr;  // inputs: bytes to compare after the call
-  HostTensor* output = nullptr;                     // outputs: where results go
-};
-
 std::vector<uint8_t> pattern_for(DType t, int poison) {
   const uint32_t b = poison_bits(t, poison);
   std::vector<uint8_t> p(size_t(dtype_size(t)));
@@ -42,28 +38,24 @@ std::vector<uint8_t> pattern_for(DType t, int poison) {
   return p;
 }
 
-void check_guards(const Slot& s, std::vector<MemoryFinding>* out) {
+void check_guards(const CallArena& a, size_t i, std::vector<MemoryFinding>* out) {
   int64_t first = 0, last = 0;
-  const size_t n = s.buf->damaged_guard_bytes(&first, &last);
+  const size_t n = a.damaged_guard_bytes(i, &first, &last);
   if (n == 0) return;
-  out->push_back({MemoryFinding::oob_write, s.name, first, int64_t(n),
-                  std::to_string(n) + " guard bytes around " + s.name + " were overwritten, at byte offsets " +
+  const char* name = a.name(i);
+  out->push_back({MemoryFinding::oob_write, name, first, int64_t(n),
+                  std::to_string(n) + " guard bytes around " + name + " were overwritten, at byte offsets " +
                       std::to_string(first) + ".." + std::to_string(last) + " relative to its start (size " +
-                      std::to_string(s.buf->size()) + " bytes)"});
+                      std::to_string(a.size(i)) + " bytes)"});
 }
 
-void check_input(const Slot& s, std::vector<MemoryFinding>* out) {
-  std::vector<uint8_t> now(s.buf->size());
-  s.buf->download(now.data());
-  if (now == *s.original) return;
-  int64_t first = -1, count = 0;
-  for (size_t i = 0; i < now.size(); ++i)
-    if (now[i] != (*s.original)[i]) {
-      if (first < 0) first = int64_t(i);
-      ++count;
-    }
-  out->push_back({MemoryFinding::input_changed, s.name, first, count,
-                  std::string("input ") + s.name + " was modified: " + std::to_string(count) +
+void check_input(const CallArena& a, size_t i, std::vector<MemoryFinding>* out) {
+  int64_t first = -1;
+  const int64_t count = a.changed_input_bytes(i, &first);
+  if (count == 0) return;
+  const char* name = a.name(i);
+  out->push_back({MemoryFinding::input_changed, name, first, count,
+                  std::string("input ") + name + " was modified: " + std::to_string(count) +
                       " bytes changed, first at byte " + std::to_string(first)});
 }
 
@@ -83,51 +75,85 @@ void check_written(const char* name, const HostTensor& t, uint32_t poison, std::
 
 }  // namespace
 
+void* runner_stream(Device d) { return d == Device::cuda ? CallArena::stream() : nullptr; }
+
+Status sync_after_call(const Implementation& impl, void* stream) {
+  if (impl.device == Device::cpu) return Status::success();
+  const StageTimer t(Stage::sync);
+  // An implementation that may queue work anywhere is waited for everywhere.
+  cudaError_t e = impl.calls_on_problem_stream ? cudaStreamSynchronize(static_cast<cudaStream_t>(stream))
+                                               : cudaDeviceSynchronize();
+  if (e == cudaSuccess) e = cudaGetLastError();
+  if (e != cudaSuccess)
+    return Status::error(ErrorKind::implementation,
+                         std::string("CUDA error after the call: ") + cudaGetErrorName(e) + ": " +
+                             cudaGetErrorString(e));
+  return Status::success();
+}
+
 RunResult run_case(const Implementation& impl, const Case& c, const RunOptions& opt) {
   RunResult r;
   const Device d = impl.device;
-  const gatecheck_problem p = c.problem(d);
+  StageTimer setup(Stage::buffers);
   r.outputs = outputs_for(c);
   try {
-    std::vector<uint8_t> index_bytes(c.index.size() * sizeof(int64_t));
-    if (!index_bytes.empty()) std::memcpy(index_bytes.data(), c.index.data(), index_bytes.size());
-    auto input = [&](const char* name, const std::vector<uint8_t>& bytes) {
-      Slot s{name, std::make_unique<GuardedBuffer>(d, bytes.size()), &bytes, nullptr};
-      s.buf->upload(bytes.data());
-      return s;
-    };
-    const auto poison = pattern_for(c.dtype, opt.poison);
-    auto output = [&](const char* name, HostTensor& t) {
-      Slot s{name, std::make_unique<GuardedBuffer>(d, t.bytes.size()), nullptr, &t};
-      s.buf->fill(poison);
-      return s;
-    };
-    Slot in[] = {input("res", c.res.bytes), input("gate", c.gate.bytes), input("index", index_bytes),
-                 input("y", c.y.bytes), input("grad_out", c.grad_out.bytes)};
-    Slot out[] = {output("out", r.outputs.out), output("grad_res", r.outputs.grad_res),
-                  output("grad_y", r.outputs.grad_y), output("grad_gate", r.outputs.grad_gate)};
-    const auto* index = static_cast<const int64_t*>(in[2].buf->ptr());
+    // Inputs first, then outputs: the order of the checks and findings below.
+    enum { res, gate, index, y, grad_out, out, grad_res, grad_y, grad_gate, kRegions };
+    Outputs& o = r.outputs;
+    HostTensor* const results[] = {&o.out, &o.grad_res, &o.grad_y, &o.grad_gate};  // regions out..grad_gate
+    const std::vector<CallArena::Region> regions = {
+        {"res", c.res.bytes.size(), c.res.bytes.data()},
+        {"gate", c.gate.bytes.size(), c.gate.bytes.data()},
+        {"index", c.index.size() * sizeof(int64_t), c.index.data()},
+        {"y", c.y.bytes.size(), c.y.bytes.data()},
+        {"grad_out", c.grad_out.bytes.size(), c.grad_out.bytes.data()},
+        {"out", o.out.bytes.size(), nullptr},
+        {"grad_res", o.grad_res.bytes.size(), nullptr},
+        {"grad_y", o.grad_y.bytes.size(), nullptr},
+        {"grad_gate", o.grad_gate.bytes.size(), nullptr}};
+    CallArena a(d, regions, pattern_for(c.dtype, opt.poison));
+    setup.stop();
+    void* stream = runner_stream(d);
+    if (d == Device::cuda && !impl.calls_on_problem_stream) {  // it may read the inputs from any stream
+      const StageTimer t(Stage::copies);
+      const cudaError_t e = cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
+      if (e != cudaSuccess) throw std::runtime_error(std::string("cudaStreamSynchronize: ") + cudaGetErrorString(e));
+    }
+    const gatecheck_problem p = c.problem(d, stream);
+    const auto* idx = static_cast<const int64_t*>(a.ptr(index));
     if (opt.forward) {
-      r.status = impl.forward(p, in[0].buf->ptr(), in[1].buf->ptr(), index, in[3].buf->ptr(), out[0].buf->ptr());
-      if (r.status.ok()) r.status = device_sync(d);
+      {
+        const StageTimer t(Stage::calls);
+        r.status = impl.forward(p, a.ptr(res), a.ptr(gate), idx, a.ptr(y), a.ptr(out));
+      }
+      if (r.status.ok()) r.status = sync_after_call(impl, stream);
       if (!r.status.ok()) r.status.message = "forward: " + r.status.message;
     }
     if (r.status.ok() && opt.backward) {
-      r.status = impl.backward(p, in[4].buf->ptr(), in[1].buf->ptr(), index, in[3].buf->ptr(),
-                               out[1].buf->ptr(), out[3].buf->ptr(), out[2].buf->ptr(), in[0].buf->ptr());
-      if (r.status.ok()) r.status = device_sync(d);
+      {
+        const StageTimer t(Stage::calls);
+        r.status = impl.backward(p, a.ptr(grad_out), a.ptr(gate), idx, a.ptr(y), a.ptr(grad_res), a.ptr(grad_gate),
+                                 a.ptr(grad_y), a.ptr(res));
+      }
+      if (r.status.ok()) r.status = sync_after_call(impl, stream);
       if (!r.status.ok()) r.status.message = "backward: " + r.status.message;
     }
-    for (auto& s : in) {
-      check_guards(s, &r.memory);
-      check_input(s, &r.memory);
+    {
+      const StageTimer t(Stage::copies);
+      a.fetch();
+      for (size_t i = out; i < kRegions; ++i)
+        if (a.size(i)) std::memcpy(results[i - out]->data(), a.host(i), a.size(i));
+    }
+    const StageTimer t(Stage::compare);
+    for (size_t i = 0; i < out; ++i) {
+      check_guards(a, i, &r.memory);
+      check_input(a, i, &r.memory);
     }
     const uint32_t pb = poison_bits(c.dtype, opt.poison);
-    for (auto& s : out) {
-      check_guards(s, &r.memory);
-      s.buf->download(s.output->data());
-      const bool ran = std::string(s.name) == "out" ? opt.forward : opt.backward;
-      if (ran && r.status.ok()) check_written(s.name, *s.output, pb, &r.memory);
+    for (size_t i = out; i < kRegions; ++i) {
+      check_guards(a, i, &r.memory);
+      const bool ran = i == out ? opt.forward : opt.backward;
+      if (ran && r.status.ok()) check_written(a.name(i), *results[i - out], pb, &r.memory);
     }
   } catch (const std::exception& e) {
     r.status = Status::error(ErrorKind::implementation, std::string("harness: ") + e.what());

@@ -33,7 +33,17 @@ struct RunResult {
   std::vector<MemoryFinding> memory;   // from canaries, poison and input snapshots
 };
 
+// The buffers are this thread's CallArena (call_arena.h): several threads may
+// run cases at once, each in its own arena and, on CUDA, its own stream.
 RunResult run_case(const Implementation& impl, const Case& c, const RunOptions& opt = {});
+
+// The stream this thread passes as problem.stream on device d (nullptr on the CPU).
+void* runner_stream(Device d);
+
+// After a call on `stream`: waits for its device work (that stream alone when
+// impl.calls_on_problem_stream, else the whole device) and turns a pending
+// CUDA error into a Status of kind implementation. On the CPU, a no-op.
+Status sync_after_call(const Implementation& impl, void* stream);
 
 // The poison pattern for an output of dtype t (a NaN with a payload no
 // canonical rounding produces).

@@ -17,7 +17,10 @@
 #include <rapidcheck/detail/Results.h>
 
 #include "../case/fnv1a.h"
+#include "case_slots.h"
+#include "check_workers.h"
 #include "generation_limits.h"
+#include "parallel_cases.h"
 #include "scale_check.h"
 
 // RapidCheck's own reproduce-string codec (what RC_PARAMS="reproduce=..."
@@ -61,10 +64,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// RapidCheck sizes ramp from small to large, as RapidCheck's own runner does;
-// after the ramp they cycle through the whole range.
-int size_for(int64_t i) { return i < 20 ? int(i * 5) : int((i * 37) % 101); }
-
 void count(Coverage& cov, const Case& c) {
   ++cov.patterns[c.index_pattern.empty() ? "(none)" : c.index_pattern];
   ++cov.dtypes[dtype_name(c.dtype)];
@@ -72,6 +71,20 @@ void count(Coverage& cov, const Case& c) {
   ++cov.values[c.value_class.empty() ? "(none)" : c.value_class];
   ++cov.plans[c.plan ? c.plan->kind : "(default)"];
 }
+
+void add(Coverage& to, const Coverage& from) {
+  for (auto [t, f] : {std::make_pair(&to.patterns, &from.patterns), std::make_pair(&to.dtypes, &from.dtypes),
+                      std::make_pair(&to.sizes, &from.sizes), std::make_pair(&to.values, &from.values),
+                      std::make_pair(&to.plans, &from.plans)})
+    for (const auto& kv : *f) (*t)[kv.first] += kv.second;
+  to.scale.add(from.scale);
+}
+
+// The cores shared out for a run's workers, and given back after it.
+struct ParallelCalls {
+  explicit ParallelCalls(int jobs) { prepare_parallel_calls(jobs); }
+  ~ParallelCalls() { prepare_parallel_calls(1); }
+};
 
 PropertyOptions popt(const CheckOptions& o) {
   PropertyOptions p;
@@ -108,6 +121,7 @@ Shrunk shrink(const Subject& impl, const std::string& property, const rc::Shrink
       }
       if (opt.before_run) opt.before_run(impl, property, c);
       Verdict v = check_property(property, impl, c, popt(opt));
+      if (opt.after_run) opt.after_run();
       if (stop_requested(opt)) break;  // the call may have been cut short by the stop itself
       if (!v.passed && (!claimed || breaks_claim(v, impl.contract, c.dtype))) {
         s.at = *child;
@@ -264,6 +278,7 @@ CheckReport run_reproduce(const std::vector<Subject>& impls, const CheckOptions&
       pr.claimed = claimed_for_some_dtype(impl.contract, property, {c.dtype});
       pr.cases = 1;
       Verdict v = check_property(property, impl, c, popt(opt));
+      if (opt.after_run) opt.after_run();
       if (!v.passed) {
         pr.passed = false;
         pr.failure = report(impl, property, limits, c, Shrunk{s, v, r.shrinkPath}, r.random, r.size, since(t0));
@@ -306,18 +321,21 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
     if (!is_property(p)) throw std::invalid_argument(unknown_property(p));
   CheckReport rep;
   rep.seed = opt.seed;
+  rep.jobs = std::max(1, opt.jobs);
   const auto start = Clock::now();
   Progress progress(opt, start);
   const int64_t max_cases = opt.max_cases > 0 ? opt.max_cases : (opt.seconds > 0 ? 0 : kCasesWithoutBudget);
   int64_t total_cases = 0, failures = 0;
   const size_t pairs = impls.size() * opt.properties.size();
   size_t pair = 0;
+  const ParallelCalls parallel(rep.jobs);
+  CheckWorkers workers(rep.jobs);
   ScaleLimitsCache scale_limits;  // the scale tier's limits per device, fixed at first use
   for (const auto& impl : impls)
     for (const auto& property : opt.properties) {
       if (rep.interrupted || rep.stopped_on_failure) break;
-      // An even share of what is left of the budget.
-      const double slice = opt.seconds > 0 ? std::max(0.0, opt.seconds - since(start)) / double(pairs - pair) : 0;
+      // An even share of what is left of the budget (negative: no time budget).
+      const double slice = opt.seconds > 0 ? std::max(0.0, opt.seconds - since(start)) / double(pairs - pair) : -1;
       ++pair;
       const auto t0 = Clock::now();
       PropertyResult pr;
@@ -326,61 +344,31 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
       pr.property = property;
       const GenLimits limits = generation_limits(impl, opt.limits);  // within its contract's valid inputs
       pr.claimed = claimed_for_some_dtype(impl.contract, property, limits.dtypes);
-      const auto gen = gen_case_for(property, limits);
-      // A stable hash: the same seed gives the same cases on every machine, and
-      // each property its own stream; every implementation sees the same cases.
-      rc::Random stream(opt.seed ^ fnv1a(property));
-      // The scale tier (scale_check.h): before small case i, the share rule
-      // (ScaleShare: the tier's time below its share of the pair's time, or
-      // with a case budget every 1/share-th case) may call for a case drawn at
-      // scale; the j-th is draw_scale_case(seed, property, j), from its own
-      // stream, so small case i is the same with the tier on or off. Scale
-      // cases count towards the case budget; a share of 1 runs only scale
-      // cases (after the first small one with a time budget).
-      ScaleTierPair scale(opt, scale_limits, impl, property, rep.coverage);
-      for (int64_t i = 0;; ++i) {
-        if (max_cases > 0 && i + scale.cases() >= max_cases) break;
-        if (opt.seconds > 0 && since(t0) >= slice && i > 0) break;
-        if ((rep.interrupted = stop_requested(opt))) break;
-        auto spent = [&] {
-          return (max_cases > 0 && i + scale.cases() >= max_cases) || (opt.seconds > 0 && since(t0) >= slice);
-        };
-        ScaleTierPair::Step st = ScaleTierPair::none;
-        while ((st = scale.step(since(t0), i + scale.cases(), pr)) == ScaleTierPair::ran && !spent()) {
+      // The scale tier (scale_check.h, pair_schedule.h): a share of the pair's
+      // cases (with a case budget) or time (with a time budget) goes to cases
+      // drawn at scale; scale draw j is draw_scale_case(seed, property, j),
+      // from its own stream, so small case k is the same with the tier on or
+      // off. Scale cases count towards the case budget.
+      ScaleTierPair scale(opt, scale_limits, impl, property, rep.coverage.scale);
+      PairCases run = run_pair_cases(workers, impl, property, limits, scale, opt, max_cases, slice, t0,
+                                     [&](int64_t done) { progress.tick(impl, property, total_cases + done, failures); });
+      rep.interrupted = run.interrupted;
+      pr.cases = run.cases;
+      total_cases += run.cases;
+      pr.stages = run.stages;
+      pr.worker_seconds = run.worker_seconds;
+      add(rep.coverage, run.coverage);
+      if (run.failure) {  // shrunk here, serially (a stop leaves it as found)
+        const FoundFailure& f = *run.failure;
+        if (f.scale) {
+          pr.failure = scale.report(*f.scale, f.found_after);
+        } else {
+          const Shrunk sh = shrink(impl, property, *f.shrinkable, f.verdict, f.claimed, opt);
+          pr.failure = report(impl, property, limits, f.c, sh, f.slot.random, f.slot.size, f.found_after);
         }
-        if (st == ScaleTierPair::stop) {
-          rep.interrupted = stop_requested(opt);
-          break;
-        }
-        if (st == ScaleTierPair::ran && spent()) break;
-        const rc::Random random = stream.split();
-        const int size = size_for(i);
-        std::optional<rc::Shrinkable<Case>> gs;
-        try {
-          gs = gen(random, size);
-        } catch (const rc::GenerationFailure&) {
-          continue;  // the vacuity filter found no usable case at this size
-        }
-        const rc::Shrinkable<Case>& s = *gs;
-        const Case c = s.value();
-        count(rep.coverage, c);
-        if (opt.before_run) opt.before_run(impl, property, c);
-        Verdict v = check_property(property, impl, c, popt(opt));
-        if ((rep.interrupted = stop_requested(opt))) break;  // this case's call may have been cut short
-        ++pr.cases;
-        ++total_cases;
-        progress.tick(impl, property, total_cases, failures);
-        if (v.passed) continue;
-        const bool claimed = breaks_claim(v, impl.contract, c.dtype);
-        // One unclaimed finding is enough; keep looking for a claimed failure.
-        if (!claimed && pr.failure) continue;
-        const double found_after = since(t0);
-        const Shrunk sh = shrink(impl, property, s, v, claimed, opt);
-        pr.failure = report(impl, property, limits, c, sh, random, size, found_after);
         pr.passed = false;
         ++failures;
         progress.tick(impl, property, total_cases, failures, true);
-        if (claimed) break;
       }
       pr.seconds = since(t0);
       rep.stopped_on_failure = opt.stop_on_failure && pr.failure && pr.failure->claimed;

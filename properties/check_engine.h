@@ -13,6 +13,7 @@
 
 #include "contract.h"
 #include "../case/case.h"
+#include "../harness/stage_clock.h"
 #include "generators.h"
 #include "properties.h"
 #include "scale_tier.h"
@@ -49,10 +50,23 @@ struct CheckOptions {
   // the impl x property pairs run here; keys for other tests are ignored.
   bool rc_params_reproduce = true;
   double max_shrink_seconds = 60;  // per failure
-  // Called before an implementation runs a case (crash safety: the CLI saves it).
+  // Worker threads that run cases at once (docs/parallel.md): each draws
+  // case k of a property from (seed, property, k) alone (case_slots.h), so
+  // any number gives the same cases and, with max_cases, the same results.
+  // Shrinking and reproduce replays run on the calling thread.
+  int jobs = 1;
+  // Which generator tier draws case k of a property (case_slots.h); empty:
+  // tier 0 for every case. A pure function of its arguments.
+  std::function<int(const std::string& property, int64_t index)> tier_of;
+  // Called before an implementation runs a case (crash safety: the CLI saves
+  // it), on the thread that runs it: check_worker_index() (check_workers.h)
+  // says which worker that is, and calls on different workers overlap.
   std::function<void(const Subject&, const std::string& property, const Case&)> before_run;
+  // Called on the same thread once that case's check is over.
+  std::function<void()> after_run;
   // The scale tier (scale_tier.h): off unless enabled; before_scale_run is
-  // before_run for its cases, which are specs, not values.
+  // before_run for its cases, which are specs, not values (after_run follows
+  // it too, on the same thread).
   ScaleOptions scale;
   std::function<void(const Subject&, const std::string& property, const ScaleCase&)> before_scale_run;
   // End the whole run at its first claimed failure (after shrinking it). The
@@ -95,6 +109,8 @@ struct PropertyResult {
   bool passed = true;
   double seconds = 0;
   std::optional<FailureReport> failure;
+  StageTimes stages;          // where the workers' time went (harness/stage_clock.h), summed over them
+  double worker_seconds = 0;  // the workers' time on this pair, summed (stages plus what no stage timed)
 };
 
 struct Coverage {
@@ -104,6 +120,7 @@ struct Coverage {
 
 struct CheckReport {
   uint64_t seed = 0;
+  int jobs = 1;
   double seconds = 0;
   std::vector<PropertyResult> results;
   Coverage coverage;

@@ -14,8 +14,9 @@
 #include <memory>
 #include <sstream>
 
-#include "../harness/guarded_buffer.h"
+#include "../harness/call_arena.h"
 #include "../harness/isolate.h"
+#include "../harness/stage_clock.h"
 #include "property_impls.h"
 
 namespace gatecheck::detail {
@@ -184,8 +185,8 @@ Status call(const Implementation& impl, const Probe& pr, const Args& a, const Ca
                     : impl.backward(a.p, a.grad_out, a.gate, a.index, a.y, a.grad_res, a.grad_gate, a.grad_y, a.res);
 }
 
-// Runs one probe in fresh guarded buffers; returns "" if it was rejected
-// correctly, otherwise what went wrong.
+// Runs one probe in guarded buffers (this thread's arena); returns "" if it
+// was rejected correctly, otherwise what went wrong.
 std::string run_probe(const Implementation& impl, const Case& c0, const Probe& pr) {
   const Device d = impl.device;
   Case reshaped;
@@ -196,49 +197,39 @@ std::string run_probe(const Implementation& impl, const Case& c0, const Probe& p
   const Case& c = pr.reshape ? reshaped : c0;  // its tensors are the inputs; outputs keep c0's shapes
   std::vector<int64_t> idx = c.index;
   Args a{};
-  a.p = c0.problem(d);
+  a.p = c0.problem(d, runner_stream(d));
   pr.apply(a, idx);  // may change idx before upload
-  struct In {
-    const char* name;
-    const std::vector<uint8_t>* bytes;
-    std::unique_ptr<GuardedBuffer> buf;
-  };
-  std::vector<uint8_t> idx_bytes(idx.size() * sizeof(int64_t));
-  if (!idx.empty()) std::memcpy(idx_bytes.data(), idx.data(), idx_bytes.size());
-  In in[] = {{"res", &c.res.bytes, nullptr}, {"gate", &c.gate.bytes, nullptr}, {"index", &idx_bytes, nullptr},
-             {"y", &c.y.bytes, nullptr},     {"grad_out", &c.grad_out.bytes, nullptr}};
-  for (auto& i : in) {
-    i.buf = std::make_unique<GuardedBuffer>(d, i.bytes->size());
-    i.buf->upload(i.bytes->data());
-  }
   const uint32_t pb = poison_bits(c.dtype, 0);
   std::vector<uint8_t> pattern(size_t(dtype_size(c.dtype)));
   std::memcpy(pattern.data(), &pb, pattern.size());
-  struct Out {
-    const char* name;
-    size_t bytes;
-    std::unique_ptr<GuardedBuffer> buf;
-  };
   const size_t row_bytes = size_t(c0.dim * dtype_size(c0.dtype));
-  Out out[] = {{"out", size_t(c0.rows) * row_bytes, nullptr},
-               {"grad_res", size_t(c0.rows) * row_bytes, nullptr},
-               {"grad_gate", size_t(c0.gates) * row_bytes, nullptr},
-               {"grad_y", size_t(c0.rows) * row_bytes, nullptr}};
-  for (auto& o : out) {
-    o.buf = std::make_unique<GuardedBuffer>(d, o.bytes);
-    o.buf->fill(pattern);
+  enum { res, gate, index, y, grad_out, out, grad_res, grad_gate, grad_y, kRegions };
+  CallArena buf(d,
+                {{"res", c.res.bytes.size(), c.res.bytes.data()},
+                 {"gate", c.gate.bytes.size(), c.gate.bytes.data()},
+                 {"index", idx.size() * sizeof(int64_t), idx.data()},
+                 {"y", c.y.bytes.size(), c.y.bytes.data()},
+                 {"grad_out", c.grad_out.bytes.size(), c.grad_out.bytes.data()},
+                 {"out", size_t(c0.rows) * row_bytes, nullptr},
+                 {"grad_res", size_t(c0.rows) * row_bytes, nullptr},
+                 {"grad_gate", size_t(c0.gates) * row_bytes, nullptr},
+                 {"grad_y", size_t(c0.rows) * row_bytes, nullptr}},
+                pattern);
+  if (d == Device::cuda && !impl.calls_on_problem_stream) {  // it may read the inputs from any stream
+    const Status s = sync_after_call(impl, a.p.stream);
+    if (!s.ok()) return "harness error: " + s.message;
   }
   // Fill in every pointer the probe did not null.
   Args full = a;
-  full.res = in[0].buf->ptr();
-  full.gate = in[1].buf->ptr();
-  full.index = static_cast<const int64_t*>(in[2].buf->ptr());
-  full.y = in[3].buf->ptr();
-  full.grad_out = in[4].buf->ptr();
-  full.out = out[0].buf->ptr();
-  full.grad_res = out[1].buf->ptr();
-  full.grad_gate = out[2].buf->ptr();
-  full.grad_y = out[3].buf->ptr();
+  full.res = buf.ptr(res);
+  full.gate = buf.ptr(gate);
+  full.index = static_cast<const int64_t*>(buf.ptr(index));
+  full.y = buf.ptr(y);
+  full.grad_out = buf.ptr(grad_out);
+  full.out = buf.ptr(out);
+  full.grad_res = buf.ptr(grad_res);
+  full.grad_gate = buf.ptr(grad_gate);
+  full.grad_y = buf.ptr(grad_y);
   Args probe_args = full;
   pr.apply(probe_args, idx);  // re-apply: nulls pointers / edits the problem
   const Status s = call(impl, pr, probe_args, c);
@@ -254,25 +245,24 @@ std::string run_probe(const Implementation& impl, const Case& c0, const Probe& p
         break;
       }
   }
-  const Status sync = device_sync(d);
+  const Status sync = sync_after_call(impl, a.p.stream);
   if (!sync.ok()) bad << (bad.tellp() > 0 ? "; " : "") << op << " left a device error: " << sync.message;
-  for (auto& i : in) {
-    std::vector<uint8_t> now(i.bytes->size());
-    i.buf->download(now.data());
-    if (now != *i.bytes) bad << (bad.tellp() > 0 ? "; " : "") << "input " << i.name << " was modified";
-    int64_t f = 0, l = 0;
-    if (i.buf->damaged_guard_bytes(&f, &l)) bad << (bad.tellp() > 0 ? "; " : "") << "guard bytes around " << i.name << " were overwritten";
+  buf.fetch();
+  int64_t f = 0, l = 0;
+  for (size_t i = 0; i < out; ++i) {
+    if (buf.changed_input_bytes(i, &f)) bad << (bad.tellp() > 0 ? "; " : "") << "input " << buf.name(i) << " was modified";
+    if (buf.damaged_guard_bytes(i, &f, &l))
+      bad << (bad.tellp() > 0 ? "; " : "") << "guard bytes around " << buf.name(i) << " were overwritten";
   }
-  for (auto& o : out) {
-    std::vector<uint8_t> now(o.bytes);
-    o.buf->download(now.data());
+  for (size_t i = out; i < kRegions; ++i) {
+    const uint8_t* now = buf.host(i);
     size_t changed = 0;
-    for (size_t k = 0; k < now.size(); ++k) changed += now[k] != pattern[k % pattern.size()];
+    for (size_t k = 0; k < buf.size(i); ++k) changed += now[k] != pattern[k % pattern.size()];
     if (changed)
-      bad << (bad.tellp() > 0 ? "; " : "") << op << " wrote " << changed << " bytes of " << o.name
+      bad << (bad.tellp() > 0 ? "; " : "") << op << " wrote " << changed << " bytes of " << buf.name(i)
           << (s.ok() ? "" : " before rejecting");
-    int64_t f = 0, l = 0;
-    if (o.buf->damaged_guard_bytes(&f, &l)) bad << (bad.tellp() > 0 ? "; " : "") << "guard bytes around " << o.name << " were overwritten";
+    if (buf.damaged_guard_bytes(i, &f, &l))
+      bad << (bad.tellp() > 0 ? "; " : "") << "guard bytes around " << buf.name(i) << " were overwritten";
   }
   return bad.str();
 }
@@ -329,7 +319,8 @@ Verdict error_inputs(const Implementation& impl, const Case& c0, const PropertyO
   std::vector<std::string> why(all.size());
   // Bad input is where implementations crash: probe in a child process (one
   // for all probes; only if it dies, one per probe to name the culprit). On
-  // the CPU always, in a fork. A forked child cannot use CUDA once this
+  // the CPU always, in a fork that this thread keeps from case to case (a
+  // fork a case cost more than the probes). A forked child cannot use CUDA once this
   // process has (asking whether a GPU exists already does: "initialization
   // error" for every probe, seen on the H200), nor LibTorch 2.x's autograd:
   // under --isolate, CUDA and torch-eager probe in a fresh process (this
@@ -339,9 +330,10 @@ Verdict error_inputs(const Implementation& impl, const Case& c0, const PropertyO
   // device-side assert, which ends CUDA for the rest of the process).
   const bool fresh = (o.isolate && needs_fresh_process(impl)) || (impl.takes_tensors() && impl.device == Device::cuda);
   auto in_child = [&](int64_t which) {
+    const StageTimer t(Stage::child);
     const int64_t arg = probe_arg(which, o.valid.min_dim);
     return fresh ? call_in_fresh_process(kProbeTask, impl, c, arg, o.isolate_timeout_seconds)
-                 : call_isolated([&] { return probe_status(impl, c, arg); }, o.isolate_timeout_seconds);
+                 : call_in_forked_worker(kProbeTask, impl, c, arg, o.isolate_timeout_seconds);
   };
   // kProbeFailed's lines into why[]; false if s is not such a result
   auto take_lines = [&](const Status& s) {
@@ -356,6 +348,7 @@ Verdict error_inputs(const Implementation& impl, const Case& c0, const PropertyO
     return true;
   };
   if (!fresh && (impl.device != Device::cpu || impl.takes_tensors())) {
+    const StageTimer t(Stage::calls);  // the probes in this process: their buffers, calls and checks
     take_lines(probe_status(impl, c, probe_arg(-1, o.valid.min_dim)));  // (never anything but kProbeFailed's lines)
   } else if (!take_lines(in_child(-1))) {
     for (size_t i = 0; i < all.size(); ++i) {

@@ -6,7 +6,10 @@
 #include <numeric>
 #include <stdexcept>
 
+#include <rapidcheck/GenerationFailure.h>
+
 #include "../case/plan_movement.h"
+#include "cached_map.h"
 
 namespace gatecheck {
 
@@ -168,8 +171,8 @@ rc::Gen<CaseSpec> gen_case_spec(const GenLimits& l) {
 rc::Gen<Case> gen_case(const GenLimits& l) {
   const auto spec = gen_case_spec(l);
   return rc::Gen<Case>([spec, l](const rc::Random& random, int size) {
-    auto built = rc::shrinkable::map(spec(random, size),
-                                     [l](const CaseSpec& s) { return make_case_from_spec(s, l.max_singletons); });
+    auto built = cached_map(spec(random, size),
+                            [l](const CaseSpec& s) { return make_case_from_spec(s, l.max_singletons); });
     return rc::shrinkable::postShrink(
         built, [](const Case& c) { return rc::seq::fromContainer(simpler_cases(c)); });
   });
@@ -182,10 +185,38 @@ bool plan_moves_rows(const std::string& property, const Case& c) {
   return true;
 }
 
-rc::Gen<Case> gen_case_for(const std::string& property, const GenLimits& l) {
-  auto g = gen_case(limits_for_property(property, l));
+Case case_skeleton(const CaseSpec& s, int64_t max_singletons) {
+  Case c;
+  c.dtype = s.dtype;
+  c.rows = s.rows;
+  c.dim = s.dim;
+  c.gates = s.gates;
+  c.index = make_index(s.index_pattern, s.rows, s.gates, s.index_seed);
+  c.plan = make_plan(s.plan_kind, c, s.plan_seed, max_singletons);
+  return c;
+}
+
+rc::Gen<Case> gen_case_for(const std::string& property, const GenLimits& l0) {
+  const GenLimits l = limits_for_property(property, l0);
+  auto g = gen_case(l);
   if (property != "row_invariance" && property != "segment_invariance") return g;
-  return rc::gen::suchThat(g, [property](const Case& c) { return plan_moves_rows(property, c); });
+  // rc::gen::suchThat(g, moves), draw for draw (its loop: 100 tries, each on
+  // the next split and one size larger), but a candidate is first judged on
+  // its skeleton: its tensors are filled only if its plan moves rows (a
+  // rejected candidate cost a whole materialisation). The full case is
+  // judged again, as suchThat would.
+  const auto spec = gen_case_spec(l);
+  return rc::Gen<Case>([g, spec, l, property](const rc::Random& random, int size) {
+    const auto moves = [property](const Case& c) { return plan_moves_rows(property, c); };
+    rc::Random r(random);
+    int current = size;
+    for (int tries = 0; tries < 100; ++tries, ++current) {
+      const rc::Random draw = r.split();
+      if (!moves(case_skeleton(spec(draw, current).value(), l.max_singletons))) continue;
+      if (auto s = rc::shrinkable::filter(g(draw, current), moves)) return std::move(*s);
+    }
+    throw rc::GenerationFailure("Gave up trying to generate value satisfying predicate.");
+  });
 }
 
 std::vector<std::string> size_classes(const Case& c) {

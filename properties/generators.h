@@ -76,6 +76,10 @@ rc::Gen<Case> gen_case(const GenLimits& l = {});
 // a generated case is a real bug, never bad luck.
 rc::Gen<Case> gen_case_for(const std::string& property, const GenLimits& l = {});
 
+// A spec's case without its values: shape, index and plan, which is all that
+// plan_moves_rows looks at (so it judges a candidate before its tensors are filled).
+Case case_skeleton(const CaseSpec& s, int64_t max_singletons = kDefaultMaxSingletons);
+
 // Does c's plan (or the default plan) move rows for `property`: some row at a
 // different offset and some row in a batch of a different size; for
 // segment_invariance, some used gate whose rows all sit in one batch, in order.

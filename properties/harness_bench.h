@@ -1,13 +1,17 @@
 // `gatecheck bench --harness`: how many generated cases per second each
-// property checks on this machine (generation, runs and oracle included).
-// A benchmark, not a test: it reports, it never fails on a number.
+// property checks on this machine (generation, runs and oracle included),
+// with --jobs N beside --jobs 1 from the same run, and where a case's time
+// goes (harness/stage_clock.h). A benchmark, not a test: it reports, it never
+// fails on a number.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
 
+#include "../harness/stage_clock.h"
 #include "contract.h"
 #include "generators.h"
 
@@ -15,9 +19,12 @@ namespace gatecheck {
 
 struct HarnessBenchRow {
   std::string impl, property;
+  int jobs = 1;
   int64_t cases = 0;
   double seconds = 0, cases_per_second = 0;
-  bool passed = true;  // a failure during the bench is reported too
+  bool passed = true;          // a failure during the bench is reported too
+  StageTimes stages;           // summed over the workers
+  double worker_seconds = 0;   // the workers' time, summed
 };
 
 // Accuracy cases each implementation runs, untimed, before its first timed property.
@@ -28,12 +35,22 @@ struct HarnessBenchOptions {
   double seconds_per_property = 2;
   uint64_t seed = 1;
   GenLimits limits;
+  int jobs = 0;  // the parallel figure's workers (0: the machine's cores); --jobs 1 always runs beside it
+  // What `check` does before every call (its in-flight snapshot), so that the
+  // figures include it; may be empty.
+  std::function<void(const Subject&, const std::string& property, const Case&)> before_run;
+  std::function<void()> after_run;
 };
 
+// One row per implementation x property x jobs (1, then o.jobs), the two of
+// a property run one after the other so that they share the machine's load.
 std::vector<HarnessBenchRow> harness_bench(const std::vector<Subject>& impls, const HarnessBenchOptions& o);
 
 // Runs harness_bench on `impls` (the host implementation when empty) and
-// writes a table to `out`. Returns 0, or 2 for a bad option (message on `out`).
-int run_harness_bench(const std::vector<Subject>& impls, const HarnessBenchOptions& o, std::ostream& out);
+// writes the tables to `out`, and the rows as JSON to `json` when not empty
+// ("-": to `out` instead of the tables). Returns 0, or 2 for a bad option
+// (message on `out`).
+int run_harness_bench(const std::vector<Subject>& impls, const HarnessBenchOptions& o, std::ostream& out,
+                      const std::string& json = "");
 
 }  // namespace gatecheck

@@ -6,6 +6,7 @@
 
 #include "generators.h"
 #include "../case/plan_movement.h"
+#include "../harness/stage_clock.h"
 #include "property_impls.h"
 
 namespace gatecheck::detail {
@@ -90,6 +91,7 @@ Verdict row_invariance(const Implementation& impl, const Case& c, const Property
     const RunResult part = run(impl, sub_case(c, b), o);
     if (!part.status.ok())
       return run_failed(v.property, c, impl.label() + " (batch " + std::to_string(bi) + ")", part.status);
+    const StageTimer t(Stage::compare);
     for (int o = 0; o < 3; ++o) {
       Comparison cmp = compare_bitwise(names[o], output_by_name(part.outputs, names[o]),
                                        gather_rows(output_by_name(full.outputs, names[o]), b));
@@ -130,6 +132,7 @@ Verdict segment_invariance(const Implementation& impl, const Case& c, const Prop
     const RunResult part = run(impl, sub_case(c, b), o);
     if (!part.status.ok())
       return run_failed(v.property, c, impl.label() + " (batch " + std::to_string(bi) + ")", part.status);
+    const StageTimer t(Stage::compare);
     Comparison cmp = compare_bitwise("grad_gate", gather_rows(part.outputs.grad_gate, gates),
                                      gather_rows(full.outputs.grad_gate, gates));
     relabel(cmp, gates, c.dim, [&](int64_t i) {
@@ -159,6 +162,7 @@ Verdict repeatable(const Implementation& impl, const Case& c, const PropertyOpti
     const RunResult again = run(impl, c, o);
     if (!again.status.ok())
       return run_failed(v.property, c, impl.label() + " (run " + std::to_string(k + 2) + ")", again.status);
+    const StageTimer timer(Stage::compare);
     for (int t = 0; t < 4; ++t) {
       Comparison cmp = compare_bitwise(kOutputNames[t], output_by_name(again.outputs, kOutputNames[t]),
                                        output_by_name(first.outputs, kOutputNames[t]));

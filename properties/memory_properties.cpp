@@ -5,6 +5,7 @@
 // coincidence, never both).
 #include <sstream>
 
+#include "../harness/stage_clock.h"
 #include "property_impls.h"
 
 namespace gatecheck::detail {
@@ -35,6 +36,7 @@ Verdict from_findings(const char* property, const Implementation& impl, const Ca
   v.property = property;
   for (const RunResult* run : {&r.a, &r.b})
     if (!run->status.ok()) return run_failed(property, c, impl.label(), run->status);
+  const StageTimer t(Stage::compare);
   for (const RunResult* run : {&r.a, &r.b})
     for (const auto& f : run->memory) {
       if (f.kind != kind) continue;
@@ -72,6 +74,7 @@ Verdict full_write(const Implementation& impl, const Case& c, const PropertyOpti
   v.property = "full_write";
   for (const RunResult* run : {&r.a, &r.b})
     if (!run->status.ok()) return run_failed(v.property, c, impl.label(), run->status);
+  const StageTimer t(Stage::compare);
   const uint32_t p0 = poison_bits(c.dtype, 0), p1 = poison_bits(c.dtype, 1);
   for (const char* name : kOutputNames) {
     const HostTensor& t0 = output_by_name(r.a.outputs, name);

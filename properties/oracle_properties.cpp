@@ -3,6 +3,7 @@
 // eager rounding model).
 #include <sstream>
 
+#include "../harness/stage_clock.h"
 #include "property_impls.h"
 
 namespace gatecheck::detail {
@@ -10,7 +11,10 @@ namespace gatecheck::detail {
 Verdict accuracy(const Implementation& impl, const Case& c, const PropertyOptions& o) {
   const RunResult result = run(impl, c, o);
   if (!result.status.ok()) return run_failed("accuracy", c, impl.label(), result.status);
+  StageTimer oracle(Stage::oracle);
   const Reference ref = oracle_reference(c);
+  oracle.stop();
+  const StageTimer compare(Stage::compare);
   Verdict v;
   v.property = "accuracy";
   std::ostringstream msg;
@@ -32,7 +36,10 @@ Verdict accuracy(const Implementation& impl, const Case& c, const PropertyOption
 Verdict eager_exact(const Implementation& impl, const Case& c, const PropertyOptions& o) {
   const RunResult result = run(impl, c, o);
   if (!result.status.ok()) return run_failed("eager_exact", c, impl.label(), result.status);
+  StageTimer oracle(Stage::oracle);
   const Outputs model = eager_model(c);
+  oracle.stop();
+  const StageTimer compare(Stage::compare);
   Verdict v;
   v.property = "eager_exact";
   std::ostringstream msg;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "../harness/isolate.h"
+#include "../harness/stage_clock.h"
 #include "property_impls.h"
 
 namespace gatecheck {
@@ -77,7 +78,9 @@ std::string evidence_text(const Verdict& v) {
 namespace detail {
 
 RunResult run(const Implementation& impl, const Case& c, const PropertyOptions& o, const RunOptions& r) {
-  return o.isolate ? run_case_isolated(impl, c, r, o.isolate_timeout_seconds) : run_case(impl, c, r);
+  if (!o.isolate) return run_case(impl, c, r);
+  const StageTimer t(Stage::child);
+  return run_case_isolated(impl, c, r, o.isolate_timeout_seconds);
 }
 
 Verdict run_failed(const std::string& property, const Case& c, const std::string& what, const Status& s) {

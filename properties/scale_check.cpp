@@ -21,70 +21,123 @@ const ScaleLimits& ScaleLimitsCache::get(Device d, const ScaleOptions& o) {
 }
 
 ScaleTierPair::ScaleTierPair(const CheckOptions& opt, ScaleLimitsCache& limits, const Subject& impl,
-                             const std::string& property, Coverage& cov, int64_t first_draw, int64_t draw_stride)
-    : opt_(opt), impl_(impl), property_(property), cov_(cov),
-      share_(has_scale_version(property) ? scale_share_for(opt.scale, impl.device) : 0, opt.seconds > 0),
-      next_draw_(first_draw), draw_stride_(std::max<int64_t>(draw_stride, 1)) {
-  const double share = scale_share_for(opt.scale, impl.device);
+                             const std::string& property, ScaleCoverage& cov)
+    : opt_(opt), impl_(impl), property_(property) {
   if (!opt.scale.enabled) return;
-  cov_.scale.shares[device_name(impl.device)] = share;
+  const double share = scale_share_for(opt.scale, impl.device);
+  cov.shares[device_name(impl.device)] = share;
   if (share <= 0) return;
-  limits_ = &limits.get(impl.device, opt.scale);
-  if (!limits_->past_2_31_note.empty()) cov_.scale.notes[device_name(impl.device)] = limits_->past_2_31_note;
+  const ScaleLimits& l = limits.get(impl.device, opt.scale);
+  if (!l.past_2_31_note.empty()) cov.notes[device_name(impl.device)] = l.past_2_31_note;
+  if (!has_scale_version(property)) return;  // (error_inputs, eager_exact)
+  share_ = share;
+  limits_ = &l;
 }
 
-ScaleTierPair::Step ScaleTierPair::step(double pair_seconds, int64_t cases_so_far, PropertyResult& pr) {
-  if (!limits_ || !share_.due(pair_seconds, cases_so_far)) return none;
-  static std::mutex one_at_a_time;  // a scale case may hold most of the device's memory
-  const std::lock_guard<std::mutex> lock(one_at_a_time);
-  const auto t0 = Clock::now();
-  const int64_t j = next_draw_;
-  next_draw_ += draw_stride_;
-  ScaleCase c;
-  try {
-    c = make_scale_case(draw_scale_case(opt_.seed, property_, j, *limits_));
-  } catch (const std::invalid_argument& e) {  // a draw the ladder should never make
-    share_.spent(since(t0));
-    ++cov_.scale.skipped[std::string("bad draw: ") + e.what()];
-    return ran;
-  }
-  if (opt_.before_scale_run) opt_.before_scale_run(impl_, property_, c);
+ScaleCheckOptions ScaleTierPair::check_options(int64_t draw) const {
   ScaleCheckOptions so;
   so.memory_bytes = limits_->memory_bytes;
   so.repeat_runs = opt_.scale.repeat_runs;
-  so.stress_seed = opt_.seed ^ uint64_t(j);
-  Verdict v;
-  try {
-    v = check_scale_property(property_, impl_, c, so);
-  } catch (const ScaleNoMemory&) {
-    share_.spent(since(t0));
-    ++cov_.scale.skipped[std::string("out of memory (") + device_name(impl_.device) + ")"];
-    return ran;
-  } catch (const std::runtime_error& e) {  // the harness's own calls failed (the implementation's come back as Status)
-    share_.spent(since(t0));
-    ++cov_.scale.skipped[std::string("harness error: ") + e.what()];
-    return ran;
+  so.stress_seed = opt_.seed ^ uint64_t(draw);
+  return so;
+}
+
+void ScaleTierPair::abandon() {
+  {
+    const std::lock_guard<std::mutex> lock(m_);
+    abandoned_ = true;
   }
-  if (opt_.stop_requested && opt_.stop_requested()) return stop;  // its call may have been cut short
-  const double secs = since(t0);
-  share_.ran(secs);
-  cov_.scale.add(c, secs);
-  ++pr.cases;
-  if (v.passed) return ran;
-  const bool claimed = breaks_claim(v, impl_.contract, c.dtype);
-  if (!claimed && pr.failure) return ran;  // one finding is enough; keep looking for a claimed failure
+  turn_changed_.notify_all();
+}
+
+void ScaleTierPair::cut_after(int64_t position) {
+  {
+    const std::lock_guard<std::mutex> lock(m_);
+    cut_ = std::min(cut_, position);
+  }
+  turn_changed_.notify_all();
+}
+
+ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position) {
+  ScaleSlotRun r;
+  if (!limits_) return r;
+  {
+    std::unique_lock<std::mutex> lock(m_);
+    turn_changed_.wait(lock, [&] { return turn_ == ordinal || abandoned_ || position > cut_; });
+    if (abandoned_ || position > cut_) return r;  // (so is every later slot: their positions are higher)
+    r.draw = next_draw_;
+  }
+  struct PassTurn {  // also when a check throws: the next slot's worker waits for it
+    ScaleTierPair& t;
+    const ScaleSlotRun& r;
+    ~PassTurn() {
+      {
+        const std::lock_guard<std::mutex> lock(t.m_);
+        t.next_draw_ = r.draw + 1;
+        ++t.turn_;
+      }
+      t.turn_changed_.notify_all();
+    }
+  } pass{*this, r};
+  static std::mutex one_at_a_time;  // a scale case may hold most of the device's memory
+  const std::lock_guard<std::mutex> one(one_at_a_time);
+  auto stop = [&] { return opt_.stop_requested && opt_.stop_requested(); };
+  for (;; ++r.draw) {  // a draw that does not run hands on to the next, as the serial loop did
+    if (stop()) return r;
+    const auto t0 = Clock::now();
+    auto skip = [&](const std::string& why) {
+      r.skipped.push_back(why);
+      r.skipped_seconds += since(t0);
+    };
+    ScaleCase c;
+    try {
+      c = make_scale_case(draw_scale_case(opt_.seed, property_, r.draw, *limits_));
+    } catch (const std::invalid_argument& e) {  // a draw the ladder should never make
+      skip(std::string("bad draw: ") + e.what());
+      continue;
+    }
+    Verdict v;
+    {
+      struct AfterRun {  // also when the check throws
+        const CheckOptions& o;
+        ~AfterRun() {
+          if (o.after_run) o.after_run();
+        }
+      } after{opt_};
+      if (opt_.before_scale_run) opt_.before_scale_run(impl_, property_, c);
+      try {
+        v = check_scale_property(property_, impl_, c, check_options(r.draw));
+      } catch (const ScaleNoMemory&) {
+        skip(std::string("out of memory (") + device_name(impl_.device) + ")");
+        continue;
+      } catch (const std::runtime_error& e) {  // the harness's own calls failed (the implementation's come back as Status)
+        skip(std::string("harness error: ") + e.what());
+        continue;
+      }
+    }
+    if (stop()) return r;  // its call may have been cut short
+    r.seconds = since(t0);
+    r.ran = true;
+    r.c = std::move(c);
+    r.verdict = std::move(v);
+    return r;
+  }
+}
+
+FailureReport ScaleTierPair::report(const ScaleSlotRun& r, double found_after) const {
   FailureReport f;
-  f.scale_original = c;
-  f.seconds_to_find = pair_seconds + secs;
-  f.verdict = v;
-  f.scale_shrunk = c;
+  f.scale_original = r.c;
+  f.seconds_to_find = found_after;
+  f.verdict = r.verdict;
+  f.scale_shrunk = r.c;
   // A sticky CUDA error leaves nothing to shrink with in this process: the
   // case as drawn is kept (gatecheck repro replays it in a fresh one).
   if (scale_device_usable(impl_.device)) {
     std::function<void(const ScaleCase&)> before;
     if (opt_.before_scale_run) before = [&](const ScaleCase& cand) { opt_.before_scale_run(impl_, property_, cand); };
-    const ScaleShrinkResult sh =
-        shrink_scale_case(impl_, property_, c, v, so, nullptr, opt_.max_shrink_seconds, opt_.stop_requested, before);
+    const ScaleShrinkResult sh = shrink_scale_case(impl_, property_, r.c, r.verdict, check_options(r.draw), nullptr,
+                                                   opt_.max_shrink_seconds, opt_.stop_requested, before);
+    if (opt_.after_run) opt_.after_run();
     f.verdict = sh.verdict;
     f.shrink_steps = sh.steps;
     if (sh.small) {
@@ -95,9 +148,7 @@ ScaleTierPair::Step ScaleTierPair::step(double pair_seconds, int64_t cases_so_fa
     }
   }
   f.claimed = breaks_claim(f.verdict, impl_.contract, f.scale_shrunk ? f.scale_shrunk->dtype : f.shrunk.dtype);
-  pr.failure = std::move(f);
-  pr.passed = false;
-  return claimed || (opt_.stop_requested && opt_.stop_requested()) ? stop : ran;
+  return f;
 }
 
 std::string describe_found_case(const FailureReport& f) {

@@ -291,4 +291,16 @@ void ScaleCoverage::add(const ScaleCase& c, double secs) {
   ++rungs[c.spec.rung.empty() ? "(file)" : c.spec.rung];
 }
 
+void ScaleCoverage::add(const ScaleCoverage& o) {
+  cases += o.cases;
+  seconds += o.seconds;
+  max_rows = std::max(max_rows, o.max_rows);
+  max_dim = std::max(max_dim, o.max_dim);
+  max_segment = std::max(max_segment, o.max_segment);
+  max_elements = std::max(max_elements, o.max_elements);
+  for (const auto& [k, n] : o.past) past[k] += n;
+  for (const auto& [k, n] : o.rungs) rungs[k] += n;
+  for (const auto& [k, n] : o.skipped) skipped[k] += n;
+}
+
 }  // namespace gatecheck

@@ -100,6 +100,7 @@ struct ScaleCoverage {
   std::map<std::string, int64_t> skipped;  // why a drawn case did not run -> count
   std::map<std::string, std::string> notes;  // device -> what the limits left out
   void add(const ScaleCase& c, double seconds);
+  void add(const ScaleCoverage& other);  // its cases and skips (shares and notes are the run's)
 };
 
 }  // namespace gatecheck

@@ -24,6 +24,11 @@ namespace gatecheck {
 // no c10::cuda stream API).
 const gatecheck_plugin* torch_eager_plugin(Device d);
 
+// LibTorch's intra-op thread count (at::get_num_threads / set_num_threads):
+// process-wide; every thread that runs an op afterwards uses it.
+int torch_eager_intra_op_threads();
+void torch_eager_set_intra_op_threads(int n);
+
 // The LibTorch this was built against, e.g. "1.13.0". Its numerics differ
 // between versions (tests/impls: grad_gate accumulation on the CPU).
 std::string libtorch_version();

@@ -139,11 +139,16 @@ TEST(HarnessBench, ReportsCasesPerSecondPerProperty) {
   EXPECT_NE(text.find("cases/s"), std::string::npos) << text;
   EXPECT_NE(text.find("host@cpu"), std::string::npos) << text;
   EXPECT_NE(text.find("row_invariance"), std::string::npos) << text;
+  EXPECT_NE(text.find("where a case's time goes"), std::string::npos) << text;
+  o.jobs = 2;
   const auto rows = harness_bench({make_subject("host", Device::cpu)}, o);
-  ASSERT_EQ(rows.size(), 2u);
-  for (const auto& r : rows) {
-    EXPECT_GT(r.cases, 0);
-    EXPECT_GT(r.cases_per_second, 0);
+  ASSERT_EQ(rows.size(), 4u);  // each property at --jobs 1, then at --jobs 2
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].jobs, i % 2 ? 2 : 1);
+    EXPECT_GT(rows[i].cases, 0);
+    EXPECT_GT(rows[i].cases_per_second, 0);
+    EXPECT_GT(rows[i].stages[Stage::generate], 0);
+    EXPECT_GT(rows[i].stages[Stage::calls], 0);
   }
   o.properties = {"nope"};
   EXPECT_EQ(run_harness_bench({}, o, out), 2);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "properties/generators.h"
@@ -189,6 +190,45 @@ RC_GTEST_PROP(Generators, InvarianceCasesMoveRows, ()) {
     const Case c = *gen_case_for(p, l);
     RC_ASSERT(c.rows >= 2);
     RC_ASSERT(plan_moves_rows(p, c));
+  }
+}
+
+// gen_case_for judges an invariance candidate on its skeleton before filling
+// its tensors: it must draw exactly what rc::gen::suchThat over gen_case
+// draws (the same case, or both give up), and the skeleton must be judged as
+// the whole case is.
+TEST(Generators, InvarianceGeneratorDrawsWhatSuchThatDraws) {
+  GenLimits l;
+  l.max_rows = 300;
+  l.max_dim = 40;
+  for (const char* p : {"row_invariance", "segment_invariance"}) {
+    const GenLimits lp = limits_for_property(p, l);
+    const auto ours = gen_case_for(p, l);
+    const auto plain = rc::gen::suchThat(gen_case(lp), [p](const Case& c) { return plan_moves_rows(p, c); });
+    const auto spec = gen_case_spec(lp);
+    rc::Random stream(uint64_t(std::hash<std::string>()(p)));
+    int drawn = 0;
+    for (int k = 0; k < 150; ++k) {
+      const rc::Random r = stream.split();
+      const int size = k % 101;
+      const CaseSpec s = spec(r, size).value();
+      EXPECT_EQ(plan_moves_rows(p, case_skeleton(s)), plan_moves_rows(p, make_case_from_spec(s))) << p << " " << k;
+      std::optional<Case> a, b;
+      try {
+        a = ours(r, size).value();
+      } catch (const rc::GenerationFailure&) {
+      }
+      try {
+        b = plain(r, size).value();
+      } catch (const rc::GenerationFailure&) {
+      }
+      ASSERT_EQ(a.has_value(), b.has_value()) << p << " " << k;
+      if (a) {
+        EXPECT_TRUE(*a == *b) << p << " " << k << ": " << describe(*a) << " vs " << describe(*b);
+      }
+      drawn += a.has_value();
+    }
+    EXPECT_GT(drawn, 100) << p;
   }
 }
 

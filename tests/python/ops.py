@@ -9,7 +9,12 @@ rejects_empty  refuses problems with no rows or no columns, as some real ops do,
                in its contract (valid rows>=1,dim>=1)
 wrong_shape    returns out without its last column
 wrong_dtype    returns out in float32 whatever the dtype
+shared_state   correct, but passes its arguments through module state across a pause that lets
+               other threads run: two calls at once compute on each other's inputs (the door must
+               call it from one thread at a time, whatever --jobs says)
 """
+import time
+
 import torch
 
 
@@ -119,3 +124,12 @@ bad_claims.gatecheck_claims = "default; not acuracy:grad_gate"
 def aborts(res, gate, index, y):
     import os
     os.abort()  # as a crashing extension would
+
+
+_state = {}
+
+
+def shared_state(res, gate, index, y):
+    _state["args"] = (res, gate, index, y)
+    time.sleep(0.0002)  # gives up the GIL: a second call running now would replace _state["args"]
+    return correct(*_state["args"])

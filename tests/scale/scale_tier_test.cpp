@@ -174,6 +174,78 @@ TEST(ScaleEngine, TheTierGetsItsShareAndTheSmallTierIsUnchanged) {
   EXPECT_EQ(run_check(host, all).coverage.scale.cases, 0);
 }
 
+// What a scale tier's coverage says, but its time.
+void expect_same_scale_coverage(const ScaleCoverage& a, const ScaleCoverage& b) {
+  EXPECT_EQ(a.cases, b.cases);
+  EXPECT_EQ(a.max_rows, b.max_rows);
+  EXPECT_EQ(a.max_dim, b.max_dim);
+  EXPECT_EQ(a.max_segment, b.max_segment);
+  EXPECT_EQ(a.max_elements, b.max_elements);
+  EXPECT_EQ(a.past, b.past);
+  EXPECT_EQ(a.rungs, b.rungs);
+  EXPECT_EQ(a.skipped, b.skipped);
+  EXPECT_EQ(a.shares, b.shares);
+}
+
+// With a case budget, any number of workers runs the scale cases of one:
+// which positions are scale slots depends on the position alone, and scale
+// slot q takes the draws after slot q-1's, whichever worker runs it. A share
+// of 1 hands four scale slots to four workers at once.
+TEST(ScaleEngine, OneAndFourJobsRunTheSameScaleCases) {
+  const std::vector<Subject> host = {make_subject("host", Device::cpu)};
+  for (double share : {0.25, 1.0}) {
+    SCOPED_TRACE("share " + std::to_string(share));
+    CheckOptions o = small_run({"accuracy", "repeatable", "full_write"}, 12);
+    o.scale.enabled = true;
+    o.scale.share = share;
+    o.jobs = 1;
+    const CheckReport a = run_check(host, o);
+    o.jobs = 4;
+    const CheckReport b = run_check(host, o);
+    ASSERT_EQ(a.results.size(), b.results.size());
+    for (size_t i = 0; i < a.results.size(); ++i) {
+      EXPECT_EQ(a.results[i].cases, 12);
+      EXPECT_EQ(b.results[i].cases, 12);
+      EXPECT_TRUE(a.results[i].passed && b.results[i].passed) << a.results[i].property;
+    }
+    EXPECT_EQ(a.coverage.scale.cases, share == 1.0 ? 36 : 9);
+    expect_same_scale_coverage(a.coverage.scale, b.coverage.scale);
+    EXPECT_EQ(a.coverage.sizes, b.coverage.sizes);
+    EXPECT_EQ(a.coverage.patterns, b.coverage.patterns);
+    EXPECT_EQ(a.coverage.values, b.coverage.values);
+  }
+}
+
+// A bug only scale shows: one worker and four find it on the same scale
+// draw, count the same cases up to it, and shrink it to the same case.
+TEST(ScaleEngine, OneAndFourJobsFindAndShrinkTheSameScaleFailure) {
+  const std::vector<Subject> grid = {make_subject(std::string("plugin:") + GC_SCALE_GRID_LIMIT, Device::cpu)};
+  CheckOptions o = small_run({"inputs_untouched", "full_write"}, 40);
+  o.seed = 3;
+  o.scale.enabled = true;
+  o.scale.share = 0.25;
+  o.max_shrink_seconds = 120;
+  o.jobs = 1;
+  const CheckReport a = run_check(grid, o);
+  o.jobs = 4;
+  const CheckReport b = run_check(grid, o);
+  ASSERT_EQ(a.results.size(), 2u);
+  ASSERT_EQ(b.results.size(), 2u);
+  ASSERT_TRUE(a.results[1].failure && b.results[1].failure) << "full_write must fail at scale";
+  const FailureReport &fa = *a.results[1].failure, &fb = *b.results[1].failure;
+  EXPECT_TRUE(fa.claimed && fb.claimed);
+  ASSERT_TRUE(fa.scale_original && fb.scale_original);
+  EXPECT_EQ(scale_digest(*fa.scale_original), scale_digest(*fb.scale_original));
+  ASSERT_TRUE(fa.scale_shrunk && fb.scale_shrunk);
+  EXPECT_EQ(scale_digest(*fa.scale_shrunk), scale_digest(*fb.scale_shrunk));
+  EXPECT_EQ(fa.scale_shrunk->rows, 65536);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(a.results[i].cases, b.results[i].cases) << a.results[i].property;
+    EXPECT_EQ(a.results[i].passed, b.results[i].passed) << a.results[i].property;
+  }
+  expect_same_scale_coverage(a.coverage.scale, b.coverage.scale);
+}
+
 // A bug that only rows past 65,535 show: the small tier cannot reach it, the
 // scale tier does, shrinks it and, with stop_on_failure, ends the run there.
 TEST(ScaleEngine, CatchesWhatOnlyScaleShowsAndStops) {

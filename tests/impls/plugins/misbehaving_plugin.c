@@ -23,6 +23,7 @@
 #define ERROR_ROWS2 11 /* forward fails (returns 1) on every case of 2 rows or more */
 #define STDOUT_PRINT 12 /* prints to stdout (printf and write(1)) as it loads, in every call and from a thread of its own */
 #define SLOW_WRONG 13   /* forward takes 200 ms and flips a bit of out[0]: a long shrink, to interrupt */
+#define SEGFAULT_AT_SCALE 14 /* forward dereferences NULL past 65,536 rows: only the scale tier reaches it */
 
 /* STDOUT_PRINT: what a chatty plugin writes to stdout must not reach
  * gatecheck's report there. printf is held in the C library's buffer, which
@@ -68,6 +69,7 @@ static int misbehaving_forward(const gatecheck_problem* p, const void* res, cons
   if (MISBEHAVIOUR == SLOW_WRONG && p->rows > 0 && p->dim > 0) ((unsigned char*)out)[0] ^= 0x10;
   if (MISBEHAVIOUR == EXIT0 && p->rows == 13) exit(0);
   if (MISBEHAVIOUR == SEGFAULT && p->rows == 13) *(volatile int*)(uintptr_t)0 = 1;
+  if (MISBEHAVIOUR == SEGFAULT_AT_SCALE && p->rows > 65536) *(volatile int*)(uintptr_t)0 = 1;
   if (MISBEHAVIOUR == HANG && p->rows == 13)
     for (;;) pause();
   if (MISBEHAVIOUR == OOB_WRITE) ((unsigned char*)out)[bytes] ^= 0xff;

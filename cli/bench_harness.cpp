@@ -1,0 +1,37 @@
+// `gatecheck bench --harness`: the property harness's throughput, with the
+// in-flight snapshot before every call that `check` writes (in a folder of
+// its own, removed afterwards), so that its figures are check's.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "../properties/check_workers.h"
+#include "../properties/harness_bench.h"
+#include "cli.h"
+#include "crash_guard.h"
+#include "inflight.h"
+
+namespace gatecheck {
+
+int harness_bench_with_snapshots(const std::vector<Subject>& impls, HarnessBenchOptions o, const std::string& json) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/gatecheck-bench-XXXXXX";
+  if (!mkdtemp(dir.data())) {
+    std::fprintf(stderr, "gatecheck bench: cannot make a folder for the in-flight snapshots (%s)\n", dir.c_str());
+    return kExitCannotRun;
+  }
+  const InflightSnapshots inflight(dir);
+  o.before_run = [&](const Subject& impl, const std::string& property, const Case& c) {
+    inflight.before_run(impl, property, c);
+  };
+  o.after_run = [&] { inflight.after_run(); };
+  const int rc = run_harness_bench(impls, o, std::cout, json);
+  clear_crash_messages();
+  inflight.remove_all(o.jobs > 0 ? o.jobs : default_check_jobs());
+  ::rmdir(dir.c_str());
+  return rc;
+}
+
+}  // namespace gatecheck

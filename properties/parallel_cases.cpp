@@ -1,0 +1,213 @@
+#include "parallel_cases.h"
+
+#include <rapidcheck/GenerationFailure.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "pair_schedule.h"
+
+namespace gatecheck {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// What coverage counts of a case, kept until it is known whether the case
+// counts; index is its position in the pair.
+struct Drawn {
+  int64_t index;
+  std::string pattern, dtype, value, plan;
+  std::vector<std::string> sizes;
+};
+
+Drawn drawn(int64_t index, const Case& c) {
+  return {index, c.index_pattern.empty() ? "(none)" : c.index_pattern, dtype_name(c.dtype),
+          c.value_class.empty() ? "(none)" : c.value_class, c.plan ? c.plan->kind : "(default)", size_classes(c)};
+}
+
+void count(Coverage& cov, const Drawn& d) {
+  ++cov.patterns[d.pattern];
+  ++cov.dtypes[d.dtype];
+  for (const auto& s : d.sizes) ++cov.sizes[s];
+  ++cov.values[d.value];
+  ++cov.plans[d.plan];
+}
+
+// The same for a scale slot: the case that ran and the draws that did not.
+struct ScaleDone {
+  int64_t position;
+  ScaleCoverage coverage;
+};
+
+bool stop_requested(const CheckOptions& opt) { return opt.stop_requested && opt.stop_requested(); }
+
+}  // namespace
+
+PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::string& property,
+                         const GenLimits& limits, ScaleTierPair& scale, const CheckOptions& opt, int64_t max_cases,
+                         double slice_seconds, Clock::time_point start, const std::function<void(int64_t)>& tick) {
+  CaseSlots small(opt.seed, property, opt.tier_of);
+  PairSchedule slots(small, scale.share(), slice_seconds >= 0);
+  PropertyOptions popt;
+  popt.isolate = opt.isolate;
+  popt.isolate_timeout_seconds = opt.isolate_timeout_seconds;
+  const int n = workers.size();
+  std::vector<std::vector<Drawn>> done(size_t(n), std::vector<Drawn>{});
+  std::vector<std::vector<ScaleDone>> scale_done(size_t(n), std::vector<ScaleDone>{});
+  std::vector<StageTimes> stages(static_cast<size_t>(n));
+  std::vector<double> busy(size_t(n), 0.0);
+  std::atomic<int64_t> completed{0};
+  std::mutex m;  // guards the three below
+  std::optional<FoundFailure> claimed, unclaimed;
+  bool interrupted = false;
+  auto stop = [&] {
+    {
+      const std::lock_guard<std::mutex> lock(m);
+      interrupted = true;
+    }
+    slots.close();
+    scale.abandon();
+  };
+  // A failure at `position`: kept if it is the lowest of its kind so far.
+  auto found = [&](FoundFailure f) {
+    const std::lock_guard<std::mutex> lock(m);
+    std::optional<FoundFailure>& best = f.claimed ? claimed : unclaimed;
+    if (best && best->position < f.position) return;
+    if (f.claimed) {
+      slots.cut_after(f.position);
+      scale.cut_after(f.position);
+    }
+    best.emplace(std::move(f));
+  };
+
+  // A scale slot on worker w; false once the worker should stop.
+  auto scale_slot = [&](int w, const PairSlot& slot) {
+    ScaleSlotRun run = scale.run(slot.scale_ordinal, slot.position);
+    slots.scale_done(run.seconds + run.skipped_seconds, run.ran);
+    if (stop_requested(opt)) {  // its call may have been cut short by the stop itself
+      stop();
+      return false;
+    }
+    ScaleDone d{slot.position, {}};
+    for (const auto& why : run.skipped) ++d.coverage.skipped[why];
+    if (run.ran) d.coverage.add(run.c, run.seconds);
+    scale_done[size_t(w)].push_back(std::move(d));
+    if (!run.ran) return true;  // abandoned: a claimed failure before it
+    ++completed;
+    if (run.verdict.passed) return true;
+    FoundFailure f;
+    f.position = slot.position;
+    f.claimed = breaks_claim(run.verdict, impl.contract, run.c.dtype);
+    f.found_after = since(start);
+    f.scale = std::move(run);
+    found(std::move(f));
+    return true;
+  };
+
+  auto cases = [&](int w) {
+    std::map<int, rc::Gen<Case>> gens;  // by tier, this worker's own
+    for (;;) {
+      if (stop_requested(opt)) {
+        stop();
+        break;
+      }
+      std::optional<PairSlot> slot = slots.next(max_cases, slice_seconds, start);
+      if (!slot) break;
+      if (slot->scale) {
+        if (!scale_slot(w, *slot)) break;
+        continue;
+      }
+      const CaseSlot& cs = slot->small;
+      std::optional<rc::Shrinkable<Case>> gs;
+      Case c;
+      {
+        const StageTimer t(Stage::generate);
+        auto g = gens.find(cs.tier);
+        if (g == gens.end()) g = gens.emplace(cs.tier, gen_case_for_tier(property, limits, cs.tier)).first;
+        try {
+          gs = g->second(cs.random, cs.size);
+        } catch (const rc::GenerationFailure&) {
+          continue;  // the vacuity filter found no usable case at this size
+        }
+        c = gs->value();
+      }
+      Verdict v;
+      {
+        struct AfterRun {  // also when the check throws
+          const CheckOptions& o;
+          ~AfterRun() {
+            if (o.after_run) o.after_run();
+          }
+        } after{opt};
+        {
+          const StageTimer t(Stage::bookkeeping);
+          if (opt.before_run) opt.before_run(impl, property, c);
+        }
+        v = check_property(property, impl, c, popt);
+      }
+      if (stop_requested(opt)) {  // this case's call may have been cut short by the stop itself
+        stop();
+        break;
+      }
+      const StageTimer t(Stage::bookkeeping);
+      done[size_t(w)].push_back(drawn(slot->position, c));
+      ++completed;
+      if (v.passed) continue;
+      FoundFailure f;
+      f.position = slot->position;
+      f.slot = cs;
+      f.shrinkable = std::move(gs);
+      f.claimed = breaks_claim(v, impl.contract, c.dtype);
+      f.c = std::move(c);
+      f.verdict = std::move(v);
+      f.found_after = since(start);
+      found(std::move(f));
+    }
+  };
+  auto job = [&](int w) {
+    const StageTimes before = thread_stage_times();
+    const auto started = Clock::now();
+    try {
+      cases(w);
+    } catch (...) {
+      // The run ends with this error (CheckWorkers::run rethrows it): the
+      // others stop too, and none waits for a scale slot's turn.
+      slots.close();
+      scale.abandon();
+      throw;
+    }
+    stages[size_t(w)] = thread_stage_times() - before;
+    busy[size_t(w)] = since(started);
+  };
+  workers.run(job, [&] { tick(completed.load()); }, 0.1);
+  tick(completed.load());
+
+  PairCases r;
+  r.interrupted = interrupted;
+  const int64_t cutoff = claimed ? claimed->position : INT64_MAX;
+  for (const auto& list : done)
+    for (const Drawn& d : list)
+      if (d.index <= cutoff) {
+        ++r.cases;
+        count(r.coverage, d);
+      }
+  for (const auto& list : scale_done)
+    for (const ScaleDone& d : list)
+      if (d.position <= cutoff) {
+        r.cases += d.coverage.cases;
+        r.coverage.scale.add(d.coverage);
+      }
+  if (claimed) r.failure = std::move(claimed);
+  else if (unclaimed) r.failure = std::move(unclaimed);
+  for (int w = 0; w < n; ++w) {
+    r.stages += stages[size_t(w)];
+    r.worker_seconds += busy[size_t(w)];
+  }
+  return r;
+}
+
+}  // namespace gatecheck
