@@ -12,7 +12,8 @@
 #     CUDA: cuda vs python:gatecheck.peers:gatecheck_op (the project's CUDA
 #     kernels, through torch.ops), torch-eager vs
 #     python:gatecheck.peers:diffusers_eager (eager PyTorch); then the eager
-#     pair on the CPU. Files: harness-cuda.txt, harness-cpu.txt, ratios.txt.
+#     pair on the CPU, each at --jobs 1 (the ratio) and at the cores. Files:
+#     harness-{cuda,cpu}.{txt,json}, ratios.txt.
 # About 4 minutes on the H200 (16 cores): 60-100 s for the checks (compiled
 # compiles inside its 60 s), 3 s x 8 properties x 4 for the CUDA bench, 2 s x
 # 8 x 2 on the CPU. PEER_SECONDS, BENCH_SECONDS and DEVICE override the
@@ -75,8 +76,10 @@ bench() {  # bench FILE DEVICE SECONDS IMPL...
   shift 3
   local args=()
   for i in "$@"; do args+=(--impl "$i"); done
-  echo "$GC bench --harness --device $device ${args[*]} --seconds-per-property $secs" > "$file.cmd"
-  env -u PYTHONPATH "$GC" bench --harness --device "$device" "${args[@]}" --seconds-per-property "$secs" > "$file" 2>&1
+  local json=${file%.txt}.json
+  echo "$GC bench --harness --device $device ${args[*]} --seconds-per-property $secs --json $json" > "$file.cmd"
+  env -u PYTHONPATH "$GC" bench --harness --device "$device" "${args[@]}" --seconds-per-property "$secs" \
+    --json "$json" > "$file" 2>&1
 }
 if [ "$DEVICE" = cuda ]; then
   bench "$D/harness-cuda.txt" cuda "$BENCH_SECONDS" cuda python:gatecheck.peers:gatecheck_op \
@@ -84,19 +87,18 @@ if [ "$DEVICE" = cuda ]; then
 fi
 bench "$D/harness-cpu.txt" cpu 2 torch-eager python:gatecheck.peers:diffusers_eager
 "$PY" - "$D" <<'EOF' | tee "$D/ratios.txt"
-import re, sys
+import json, sys
 d = sys.argv[1]
 pairs = [("cuda@cuda", "python:gatecheck.peers:gatecheck_op@cuda"),
          ("torch-eager@cuda", "python:gatecheck.peers:diffusers_eager@cuda"),
          ("torch-eager@cpu", "python:gatecheck.peers:diffusers_eager@cpu")]
 rates = {}
-for name in ("harness-cuda.txt", "harness-cpu.txt"):
+for name in ("harness-cuda.json", "harness-cpu.json"):
     try:
-        for line in open(f"{d}/{name}"):
-            m = re.match(r"(\S+@\S+)\s+(\S+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)", line)
-            if m:
-                rates[(m[1], m[2])] = float(m[5])
-    except OSError:
+        for row in json.load(open(f"{d}/{name}"))["rows"]:
+            if row["jobs"] == 1:  # the door calls Python one call at a time: compare at --jobs 1
+                rates[(row["impl"], row["property"])] = float(row["cases_per_second"])
+    except (OSError, ValueError, KeyError):
         pass
 worst = None
 print("cases/s, C ABI vs Python, per property (ratio: C ABI / Python; the target is <= 2)")
