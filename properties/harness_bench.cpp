@@ -24,6 +24,8 @@ HarnessBenchRow bench_one(const Subject& impl, const std::string& property, int 
   opt.limits = o.limits;
   opt.max_shrink_seconds = 0;  // a bench measures checking, not shrinking
   opt.jobs = jobs;
+  opt.isolate = o.isolate;
+  opt.isolate_timeout_seconds = o.isolate_timeout_seconds;
   opt.before_run = o.before_run;
   opt.after_run = o.after_run;
   const CheckReport rep = run_check({impl}, opt);
@@ -114,6 +116,7 @@ nlohmann::json to_json(const std::vector<HarnessBenchRow>& rows, const HarnessBe
   j["max_rows"] = o.limits.max_rows;
   j["max_dim"] = o.limits.max_dim;
   j["jobs"] = jobs;
+  j["isolate"] = o.isolate;
   j["cores"] = default_check_jobs();
   j["rows"] = nlohmann::json::array();
   for (const auto& r : rows) {
@@ -167,7 +170,8 @@ int run_harness_bench(const std::vector<Subject>& impls_in, const HarnessBenchOp
     return 0;
   }
   out << "harness throughput (" << o.seconds_per_property << " s per property and jobs count, seed " << o.seed
-      << ", max rows " << o.limits.max_rows << ", max dim " << o.limits.max_dim << "; --jobs " << jobs
+      << ", max rows " << o.limits.max_rows << ", max dim " << o.limits.max_dim << (o.isolate ? ", --isolate" : "")
+      << "; --jobs " << jobs
       << " beside --jobs 1, on " << default_check_jobs() << " cores)\n";
   print_throughput(out, rows, jobs);
   print_breakdown(out, rows);

@@ -32,6 +32,8 @@ struct HarnessBenchOptions {
   double seconds_per_property = 2;
   uint64_t seed = 1;
   GenLimits limits;
+  bool isolate = false;  // as CheckOptions::isolate
+  double isolate_timeout_seconds = 60;
   int jobs = 0;  // the parallel figure's workers (0: the machine's cores); --jobs 1 always runs beside it
   // What `check` does before every call (its in-flight snapshot), so that the
   // figures include it; may be empty.
