@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +23,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "plugin_call_lock.h"
@@ -578,10 +580,11 @@ Status call_isolated(const std::function<Status()>& call, double timeout_seconds
 // per implementation and sends it tasks over a socket: a length, then the
 // request (encode_task_request); back comes a length and the reply
 // (encode_reply). A child that dies or hangs is reaped, reported as
-// run_in_child reports it, and started afresh at the next call. The child
-// ends when its socket closes, or with the thread that started it
-// (PR_SET_PDEATHSIG). Two kinds: a plain fork (call_in_forked_worker), and
-// this program re-executed (call_in_exec_worker), for what a fork cannot host.
+// run_in_child reports it, and started afresh at the next call. Two kinds:
+// a plain fork (call_in_forked_worker), which ends with its socket or with
+// the thread that forked it (PR_SET_PDEATHSIG); and this program re-executed
+// (call_in_exec_worker), for what a fork cannot host, which waits idle for
+// the next thread when its own ends, and dies with this process.
 
 namespace {
 
@@ -667,13 +670,64 @@ Status run_task(const Request& q, const Implementation& impl) {
   return task == fresh_process_tasks().end() ? unregistered_task(q.task) : task->second(impl, q.c, q.arg);
 }
 
+// Idle fresh-process workers, by implementation: a check thread that ends
+// (the engine's threads last one run, the bench's one row) leaves its worker
+// here for the next thread, rather than have each one pay for a process start
+// again. Ended at exit; each is healthy (see call_in_exec_worker).
+class IdleWorkers {
+ public:
+  void put(const std::string& key, pid_t pid, int fd) {
+    const std::lock_guard<std::mutex> lock(m_);
+    idle_.emplace(key, std::make_pair(pid, fd));
+  }
+  // A live idle worker for key, or false.
+  bool take(const std::string& key, pid_t* pid, int* fd) {
+    const std::lock_guard<std::mutex> lock(m_);
+    for (auto it = idle_.find(key); it != idle_.end() && it->first == key; it = idle_.erase(it)) {
+      int st = 0;
+      if (::waitpid(it->second.first, &st, WNOHANG) == 0) {  // still there
+        *pid = it->second.first;
+        *fd = it->second.second;
+        idle_.erase(it);
+        return true;
+      }
+      ::close(it->second.second);  // gone (killed from outside): reaped above
+    }
+    return false;
+  }
+  ~IdleWorkers() {
+    for (auto& [key, w] : idle_) {
+      ::kill(w.first, SIGKILL);
+      ::close(w.second);
+      while (::waitpid(w.first, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+
+ private:
+  std::mutex m_;
+  std::multimap<std::string, std::pair<pid_t, int>> idle_;
+};
+
+IdleWorkers& idle_workers() {
+  static IdleWorkers w;
+  return w;
+}
+
 struct KeptChild {
   pid_t pid = -1;
   int fd = -1;
+  std::string idle_key;  // a fresh-process worker's: where it waits when its thread ends
   KeptChild() = default;
   KeptChild(const KeptChild&) = delete;
   KeptChild& operator=(const KeptChild&) = delete;
-  ~KeptChild() { end(true); }
+  ~KeptChild() {
+    if (pid >= 0 && !idle_key.empty()) {
+      idle_workers().put(idle_key, pid, fd);
+      pid = -1;
+    }
+    end(true);
+  }
   // Reaps the child, killing it first when `kill_it` (an idle one: a copy of
   // our end of its socket in another child would keep it from ever seeing
   // end-of-file); the wait status, or -1.
@@ -817,7 +871,57 @@ bool cuda_still_usable() {
       [](const Request& q) { return q.device != Device::cuda || cuda_still_usable(); });
 }
 
+// Runs fn on a thread that lasts as long as this process, started at first
+// use. PR_SET_PDEATHSIG follows the thread that forked, not the process: a
+// worker forked from there dies with the process, and outlives the check
+// thread that asked for it (to serve the next one, from IdleWorkers).
+void on_lasting_thread(const std::function<void()>& fn) {
+  struct Lasting {
+    pid_t owner = -1;
+    std::mutex m;
+    std::condition_variable cv;
+    const std::function<void()>* job = nullptr;
+    bool done = false;
+  };
+  static std::mutex making;
+  static Lasting* lasting = nullptr;  // never freed: its thread runs until the process ends
+  Lasting* l = nullptr;
+  {
+    const std::lock_guard<std::mutex> lock(making);
+    if (!lasting || lasting->owner != ::getpid()) {  // (a forked copy of this process has no such thread)
+      lasting = new Lasting;
+      lasting->owner = ::getpid();
+      std::thread([l = lasting] {
+        std::unique_lock<std::mutex> lock(l->m);
+        for (;;) {
+          l->cv.wait(lock, [&] { return l->job && !l->done; });
+          (*l->job)();
+          l->done = true;
+          l->cv.notify_all();
+        }
+      }).detach();
+    }
+    l = lasting;
+  }
+  std::unique_lock<std::mutex> lock(l->m);
+  l->cv.wait(lock, [&] { return l->job == nullptr; });
+  l->job = &fn;
+  l->done = false;
+  l->cv.notify_all();
+  l->cv.wait(lock, [&] { return l->done; });
+  l->job = nullptr;
+  l->cv.notify_all();
+}
+
+Status fork_exec_worker(KeptChild* w);
+
 Status start_exec_worker(KeptChild* w) {
+  Status started;
+  on_lasting_thread([&] { started = fork_exec_worker(w); });
+  return started;
+}
+
+Status fork_exec_worker(KeptChild* w) {
   std::unique_lock<std::mutex> forking(g_forking);
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
@@ -844,7 +948,7 @@ Status start_exec_worker(KeptChild* w) {
     return Status::error(ErrorKind::implementation, std::string("isolate: fork failed: ") + std::strerror(errno));
   }
   if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // with the thread that started it; kept across exec
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // with the lasting thread, so with this process; kept across exec
     if (::getppid() != parent) ::_exit(0);
     // Ctrl-C and a SIGTERM to the group reach the worker too; the parent
     // stops after the call in hand and then ends its workers, so the worker
@@ -879,8 +983,10 @@ Status call_in_exec_worker(const std::string& task, const Implementation& impl, 
                            double timeout_seconds) {
   if (!keep_exec_workers()) return call_in_fresh_process(task, impl, c, arg, timeout_seconds);
   if (fresh_process_tasks().count(task) == 0) return unregistered_task(task);
-  KeptChild& w = kept_child("exec " + impl.name + "@" + device_name(impl.device));
-  if (w.pid < 0)
+  const std::string key = impl.name + "@" + device_name(impl.device);
+  KeptChild& w = kept_child("exec " + key);
+  w.idle_key = key;
+  if (w.pid < 0 && !idle_workers().take(key, &w.pid, &w.fd))
     if (Status s = start_exec_worker(&w); !s.ok()) return s;
   bool usable = false;
   const Status s = ask_kept_child(w, encode_task_request(task, impl, c, arg), timeout_seconds, impl.label(), &usable);

@@ -99,10 +99,14 @@ Status call_in_forked_worker(const std::string& task, const Implementation& impl
 // any call whose task did not return success, and for a CUDA implementation
 // after any call that left the device unable to synchronise (a device-side
 // assert is sticky: nothing on that device runs again in the process), so
-// that a poisoned worker never answers a later call. It ignores SIGINT and
-// SIGTERM (the caller stops its run, then ends it), and ends with the thread
-// that started it (or when its socket closes). GATECHECK_ISOLATE_KEEP_WORKERS=0
-// in the environment makes this call_in_fresh_process: a process a call.
+// that a poisoned worker never answers a later call. When its thread ends,
+// a healthy worker waits for the next thread that calls for the same
+// implementation (the engine starts new threads each run, the bench each
+// row). It ignores SIGINT and SIGTERM (the caller stops its run, then ends
+// it); idle ones are ended at exit, and every one dies with this process
+// (PR_SET_PDEATHSIG, and end-of-file on its socket).
+// GATECHECK_ISOLATE_KEEP_WORKERS=0 in the environment makes this
+// call_in_fresh_process: a process a call.
 Status call_in_exec_worker(const std::string& task, const Implementation& impl, const Case& c, int64_t arg,
                            double timeout_seconds = kDefaultIsolateTimeoutSeconds);
 

@@ -1,7 +1,8 @@
 // `gatecheck bench --harness`: how many generated cases per second each
 // property checks on this machine (generation, runs and oracle included),
 // with --jobs N beside --jobs 1 from the same run, and where a case's time
-// goes (harness/stage_clock.h). A benchmark, not a test: it reports, it never
+// goes (harness/stage_clock.h). Each figure follows an untimed case per
+// worker thread: steady state, without what a check pays once per thread. A benchmark, not a test: it reports, it never
 // fails on a number.
 #pragma once
 

@@ -1,7 +1,8 @@
 // call_in_exec_worker: the fresh-process worker (this test binary re-executed)
 // that a thread keeps from call to call. It is reused while its calls
 // succeed; a crash, a hang or a failed call retires it, and the next call
-// starts another; it never outlives its thread or its parent.
+// starts another; it serves the next thread when its own ends, and never
+// outlives its parent process.
 #include <gtest/gtest.h>
 
 #include <sys/prctl.h>
@@ -120,18 +121,29 @@ TEST(ExecWorker, AFailedCallRetiresTheWorker) {
   EXPECT_NE(worker_pid(), a);
 }
 
-TEST(ExecWorker, EachThreadHasItsOwnAndItEndsWithTheThread) {
+// A thread's worker is its own while the thread lives; when the thread ends,
+// the worker waits for the next thread (the engine starts new threads each
+// run, the bench each row), rather than another process be started.
+TEST(ExecWorker, EachThreadHasItsOwnAndLeavesItToTheNext) {
   const pid_t mine = worker_pid();
-  pid_t theirs = -1;
-  std::thread t([&] { theirs = worker_pid(); });
-  t.join();
-  EXPECT_NE(theirs, mine);
-  EXPECT_FALSE(alive(theirs)) << "the worker outlived its thread";
+  pid_t first = -1, second = -1, a = -1, b = -1;
+  std::thread([&] { first = worker_pid(); }).join();
+  EXPECT_NE(first, mine);
+  EXPECT_TRUE(alive(first)) << "the worker ended with its thread";
+  std::thread([&] { second = worker_pid(); }).join();
+  EXPECT_EQ(second, first) << "the next thread started another process";
+  std::thread ta([&] { a = worker_pid(); std::this_thread::sleep_for(std::chrono::milliseconds(300)); });
+  std::thread tb([&] { b = worker_pid(); std::this_thread::sleep_for(std::chrono::milliseconds(300)); });
+  ta.join();
+  tb.join();
+  EXPECT_NE(a, b) << "two threads at once shared a worker";
+  EXPECT_TRUE(a == first || b == first);
   EXPECT_EQ(worker_pid(), mine);
 }
 
-// A parent killed outright (no destructors) takes its worker with it
-// (PR_SET_PDEATHSIG, and end-of-file on the worker's socket).
+// A parent killed outright (no destructors) takes its idle worker with it
+// (PR_SET_PDEATHSIG from a thread that lasts as long as the process, and
+// end-of-file on the worker's socket).
 TEST(ExecWorker, EndsWhenItsParentIsKilled) {
   ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);  // the orphaned worker comes to us, to be waited for
   int fds[2];
@@ -140,13 +152,14 @@ TEST(ExecWorker, EndsWhenItsParentIsKilled) {
   ASSERT_GE(parent, 0);
   if (parent == 0) {
     ::close(fds[0]);
-    // On a new thread: this thread's map of workers is the test's, copied.
+    // On a new thread (this thread's map of workers is the test's, copied),
+    // which ends: its worker waits idle, as a check thread's does at the end
+    // of a run.
     std::thread([&] {
       const Status s = call_in_exec_worker("exec-worker-pid", host(), small_case(), 0, 60);
       const pid_t w = s.message.rfind("pid ", 0) == 0 ? pid_t(std::atol(s.message.c_str() + 4)) : -1;
       if (::write(fds[1], &w, sizeof w) != sizeof w) ::_exit(1);
-      for (;;) ::pause();  // the thread that started the worker stays alive
-    }).detach();
+    }).join();
     for (;;) ::pause();
   }
   ::close(fds[1]);
