@@ -153,6 +153,12 @@ int main(int argc, char** argv) {
   b->add_option("--jobs", bench_jobs,
                 "--harness: worker threads of the parallel figures, each beside --jobs 1 (default: the machine's cores)")
       ->check(whole_number(1, kMaxJobs, "worker threads"));
+  std::string bench_properties;
+  b->add_option("--properties", bench_properties, "--harness: comma-separated properties (default: the default set)");
+  b->add_flag("--isolate", hb.isolate, "--harness: as check --isolate (every call in a child process)");
+  b->add_option("--timeout", hb.isolate_timeout_seconds, "--harness: with --isolate, seconds one call may take")
+      ->capture_default_str()
+      ->check(finite_seconds());
   std::string bench_json;
   b->add_option("--json", bench_json, "--harness: also write the figures as JSON to this file ('-': only the JSON, on stdout)");
   bool help_kernel = false;
@@ -196,6 +202,14 @@ int main(int argc, char** argv) {
           return e.exit_code;
         }
         hb.jobs = int(bench_jobs);
+        if (!bench_properties.empty()) {
+          hb.properties = split_list(bench_properties);
+          for (const auto& p : hb.properties)
+            if (!is_property(p)) {
+              std::fprintf(stderr, "gatecheck bench: --properties: %s\n", unknown_property(p).c_str());
+              return kExitUsage;
+            }
+        }
         if (!bench_json.empty() && bench_json != "-" && !writable_path(bench_json)) {
           std::fprintf(stderr, "gatecheck bench: --json %s: cannot write there\n", bench_json.c_str());
           return kExitUsage;

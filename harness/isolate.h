@@ -90,6 +90,26 @@ Status call_in_fresh_process(const std::string& task, const Implementation& impl
 Status call_in_forked_worker(const std::string& task, const Implementation& impl, const Case& c, int64_t arg,
                              double timeout_seconds = kDefaultIsolateTimeoutSeconds);
 
+// The same in a fresh process (this program re-executed, as for
+// call_in_fresh_process) that this thread keeps for the implementation (its
+// name and device) from call to call, so that a run of calls pays for one
+// process start (for Python on CUDA: Python, torch and CUDA, seconds). A
+// crash, an abnormal exit or a timeout is reported as run_case_isolated
+// reports it. The worker is retired, and the next call starts a new one, after
+// any call whose task did not return success, and for a CUDA implementation
+// after any call that left the device unable to synchronise (a device-side
+// assert is sticky: nothing on that device runs again in the process), so
+// that a poisoned worker never answers a later call. When its thread ends,
+// a healthy worker waits for the next thread that calls for the same
+// implementation (the engine starts new threads each run, the bench each
+// row). It ignores SIGINT and SIGTERM (the caller stops its run, then ends
+// it); idle ones are ended at exit, and every one dies with this process
+// (PR_SET_PDEATHSIG, and end-of-file on its socket).
+// GATECHECK_ISOLATE_KEEP_WORKERS=0 in the environment makes this
+// call_in_fresh_process: a process a call.
+Status call_in_exec_worker(const std::string& task, const Implementation& impl, const Case& c, int64_t arg,
+                           double timeout_seconds = kDefaultIsolateTimeoutSeconds);
+
 // Any call that returns a Status, in a child process, with the same handling
 // of crashes and timeouts (used e.g. to feed bad input to an implementation
 // that may crash on it). A plain fork: the call must not use CUDA.

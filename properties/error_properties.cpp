@@ -324,15 +324,18 @@ Verdict error_inputs(const Implementation& impl, const Case& c0, const PropertyO
   // process has (asking whether a GPU exists already does: "initialization
   // error" for every probe, seen on the H200), nor LibTorch 2.x's autograd:
   // under --isolate, CUDA and torch-eager probe in a fresh process (this
-  // program re-executed); without it, CUDA probes in this process.
-  // A Python implementation raises on bad input rather than crash: it probes
-  // in this process, but on CUDA in a fresh one (an unchecked index makes a
-  // device-side assert, which ends CUDA for the rest of the process).
+  // program re-executed, kept by this thread from case to case while it
+  // stays healthy: call_in_exec_worker); without it, CUDA probes in this
+  // process. A Python implementation raises on bad input rather than crash:
+  // it probes in this process, but on CUDA in a fresh one (an unchecked index
+  // makes a device-side assert, which ends CUDA for the rest of the process;
+  // a worker that saw one is retired). After a death, each probe runs alone,
+  // and a probe that kills or poisons its worker leaves the next one a new one.
   const bool fresh = (o.isolate && needs_fresh_process(impl)) || (impl.takes_tensors() && impl.device == Device::cuda);
   auto in_child = [&](int64_t which) {
     const StageTimer t(Stage::child);
     const int64_t arg = probe_arg(which, o.valid.min_dim);
-    return fresh ? call_in_fresh_process(kProbeTask, impl, c, arg, o.isolate_timeout_seconds)
+    return fresh ? call_in_exec_worker(kProbeTask, impl, c, arg, o.isolate_timeout_seconds)
                  : call_in_forked_worker(kProbeTask, impl, c, arg, o.isolate_timeout_seconds);
   };
   // kProbeFailed's lines into why[]; false if s is not such a result

@@ -27,6 +27,8 @@ void warm_up(const Subject& impl, const HarnessBenchOptions& o) {
   opt.max_cases = kHarnessWarmUpCases;
   opt.limits = o.limits;
   opt.max_shrink_seconds = 0;
+  opt.isolate = o.isolate;
+  opt.isolate_timeout_seconds = o.isolate_timeout_seconds;
   opt.before_run = o.before_run;  // a crash here is saved like one in a timed case
   opt.after_run = o.after_run;
   run_check({impl}, opt);
@@ -40,8 +42,19 @@ HarnessBenchRow bench_one(const Subject& impl, const std::string& property, int 
   opt.limits = o.limits;
   opt.max_shrink_seconds = 0;  // a bench measures checking, not shrinking
   opt.jobs = jobs;
+  opt.isolate = o.isolate;
+  opt.isolate_timeout_seconds = o.isolate_timeout_seconds;
   opt.before_run = o.before_run;
   opt.after_run = o.after_run;
+  // Untimed first: a case per worker thread, so that what a check starts once
+  // and keeps (error_inputs' probe worker: for a Python implementation on
+  // CUDA, a process that starts Python, torch and CUDA, seconds) is not billed
+  // to a few seconds of cases. Such workers outlive the threads, for the next.
+  CheckOptions warm = opt;
+  warm.seed = o.seed ^ 0x9e3779b97f4a7c15ull;  // not the timed cases
+  warm.seconds = 0;
+  warm.max_cases = jobs;
+  run_check({impl}, warm);
   const CheckReport rep = run_check({impl}, opt);
   HarnessBenchRow row;
   row.impl = impl.label();
@@ -130,6 +143,7 @@ nlohmann::json to_json(const std::vector<HarnessBenchRow>& rows, const HarnessBe
   j["max_rows"] = o.limits.max_rows;
   j["max_dim"] = o.limits.max_dim;
   j["jobs"] = jobs;
+  j["isolate"] = o.isolate;
   j["cores"] = default_check_jobs();
   j["rows"] = nlohmann::json::array();
   for (const auto& r : rows) {
@@ -185,9 +199,9 @@ int run_harness_bench(const std::vector<Subject>& impls_in, const HarnessBenchOp
     return 0;
   }
   out << "harness throughput (" << o.seconds_per_property << " s per property and jobs count, seed " << o.seed
-      << ", max rows " << o.limits.max_rows << ", max dim " << o.limits.max_dim << "; --jobs " << jobs
-      << " beside --jobs 1, on " << default_check_jobs() << " cores; after " << kHarnessWarmUpCases
-      << " untimed accuracy cases per implementation)\n";
+      << ", max rows " << o.limits.max_rows << ", max dim " << o.limits.max_dim << (o.isolate ? ", --isolate" : "")
+      << "; --jobs " << jobs << " beside --jobs 1, on " << default_check_jobs() << " cores; after "
+      << kHarnessWarmUpCases << " untimed accuracy cases per implementation)\n";
   print_throughput(out, rows, jobs);
   print_breakdown(out, rows);
   if (json_file.is_open()) {

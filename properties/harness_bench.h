@@ -1,7 +1,8 @@
 // `gatecheck bench --harness`: how many generated cases per second each
 // property checks on this machine (generation, runs and oracle included),
 // with --jobs N beside --jobs 1 from the same run, and where a case's time
-// goes (harness/stage_clock.h). A benchmark, not a test: it reports, it never
+// goes (harness/stage_clock.h). Each figure follows an untimed case per
+// worker thread: steady state, without what a check pays once per thread. A benchmark, not a test: it reports, it never
 // fails on a number.
 #pragma once
 
@@ -35,6 +36,8 @@ struct HarnessBenchOptions {
   double seconds_per_property = 2;
   uint64_t seed = 1;
   GenLimits limits;
+  bool isolate = false;  // as CheckOptions::isolate
+  double isolate_timeout_seconds = 60;
   int jobs = 0;  // the parallel figure's workers (0: the machine's cores); --jobs 1 always runs beside it
   // What `check` does before every call (its in-flight snapshot), so that the
   // figures include it; may be empty.

@@ -9,10 +9,18 @@ rejects_empty  refuses problems with no rows or no columns, as some real ops do,
                in its contract (valid rows>=1,dim>=1)
 wrong_shape    returns out without its last column
 wrong_dtype    returns out in float32 whatever the dtype
+pid_logged     correct, and appends its process's pid to $GATECHECK_TEST_PID_LOG at each call:
+               which processes made the calls (error_inputs' worker kept from case to case)
+aborts_on_negative_index  correct, but a negative index kills its process (os.abort), as an
+               unchecked index in a C extension would: the crash must be pinned on that probe
+late_index_bug correct for its first 13 calls in a process, then it accepts an index out of range
+               (it clamps it): a bug that shows only in a worker that has served a case before
+               (error_inputs makes 13 calls a case); logs its pid as pid_logged does
 shared_state   correct, but passes its arguments through module state across a pause that lets
                other threads run: two calls at once compute on each other's inputs (the door must
                call it from one thread at a time, whatever --jobs says)
 """
+import os
 import time
 
 import torch
@@ -133,3 +141,33 @@ def shared_state(res, gate, index, y):
     _state["args"] = (res, gate, index, y)
     time.sleep(0.0002)  # gives up the GIL: a second call running now would replace _state["args"]
     return correct(*_state["args"])
+
+
+def _log_pid():
+    path = os.environ.get("GATECHECK_TEST_PID_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(f"{os.getpid()}\n")
+
+
+def pid_logged(res, gate, index, y):
+    _log_pid()
+    return correct(res, gate, index, y)
+
+
+def aborts_on_negative_index(res, gate, index, y):
+    _log_pid()
+    if bool((index < 0).any()):
+        os.abort()
+    return correct(res, gate, index, y)
+
+
+_calls = [0]
+
+
+def late_index_bug(res, gate, index, y):
+    _log_pid()
+    _calls[0] += 1
+    if _calls[0] > 13:  # planted: from the 14th call on, an index out of range is clamped, not refused
+        index = index.clamp(max=max(gate.shape[0] - 1, 0))
+    return correct(res, gate, index, y)
