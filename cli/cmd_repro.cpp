@@ -156,6 +156,19 @@ int cmd_repro(const ReproArgs& a) {
   return stop_requested() ? stop_exit_code() : rc;
 }
 
+// Writes a shrink's result and says where, with its repro command; the exit
+// code of a finished shrink, or of one a signal stopped.
+static int write_shrunk(const std::string& out, const CaseFile& m, bool interrupted) {
+  try {
+    write_case_file(out, m);
+  } catch (const CaseFileError& e) {
+    std::fprintf(stderr, "gatecheck shrink: %s\n", e.what());
+    return kExitUsage;
+  }
+  std::cout << "written to " << out << "\nrepro: " << m.failure->repro << "\n";
+  return interrupted ? stop_exit_code() : kExitOk;
+}
+
 // The scale shrinker on a scale file: writes the smallest failing case to
 // `out` as spec + view, or, when it became small, hands its explicit values
 // back in *small (exit 0) for the ordinary shrinker to take further.
@@ -194,14 +207,7 @@ static int shrink_scale_file(const ShrinkArgs& a, const CaseFile& f, const Subje
   m.failure = FailureRecord{impl.name, device_name(impl.device), property, r.verdict.message,
                             repro_command(out, impl.name, impl.device), breaks_claim(r.verdict, impl.contract, r.minimal.dtype)};
   m.note = "shrunk at scale by gatecheck shrink in " + std::to_string(r.steps) + " steps from " + describe(c);
-  try {
-    write_case_file(out, m);
-  } catch (const CaseFileError& e) {
-    std::fprintf(stderr, "gatecheck shrink: %s\n", e.what());
-    return kExitUsage;
-  }
-  std::cout << "written to " << out << "\nrepro: " << m.failure->repro << "\n";
-  return r.interrupted ? stop_exit_code() : kExitOk;
+  return write_shrunk(out, m, r.interrupted);
 }
 
 int cmd_shrink(const ShrinkArgs& a) {
@@ -266,14 +272,7 @@ int cmd_shrink(const ShrinkArgs& a) {
     std::cout << stop_words() << ": the smallest failing case so far\n";
   std::cout << (r.interrupted ? "smallest case" : "minimal case") << " after " << r.steps << " steps (" << r.attempts
             << " candidates): " << describe(r.minimal) << "\n" << evidence_text(r.verdict) << "\n";
-  try {
-    write_case_file(out, m);
-  } catch (const CaseFileError& e) {
-    std::fprintf(stderr, "gatecheck shrink: %s\n", e.what());
-    return kExitUsage;
-  }
-  std::cout << "written to " << out << "\nrepro: " << m.failure->repro << "\n";
-  return r.interrupted ? stop_exit_code() : kExitOk;
+  return write_shrunk(out, m, r.interrupted);
 }
 
 }  // namespace gatecheck
