@@ -27,6 +27,20 @@ void errors(const HostTensor& got, const std::vector<Expected>& want, DType t, O
   o->max_ulps = max_ulps;
 }
 
+// A failed comparison of the whole case (no batch plan), at its first mismatch.
+SweepFailure failure_at(const char* check, uint64_t seed, const Case& c, const char* output, const Mismatch& m) {
+  SweepFailure f;
+  f.check = check;
+  f.property = check;
+  f.seed = seed;
+  f.full_rows = c.rows;
+  f.output = output;
+  f.at_row = m.row;
+  f.at_col = m.col;
+  f.bits = m.got_bits;
+  return f;
+}
+
 }  // namespace
 
 void accuracy(const Outputs& got, const Reference& ref, const Outputs& eager, const Subject& s, const Case& c,
@@ -69,15 +83,7 @@ void accuracy(const Outputs& got, const Reference& ref, const Outputs& eager, co
       acc_claimed = acc_claimed || claimed;
       if (!acc_fail || (claimed && !acc_fail->claimed)) {
         const Mismatch& m = cmp.first.front();
-        SweepFailure f;
-        f.check = "accuracy";
-        f.property = "accuracy";
-        f.seed = seed;
-        f.full_rows = c.rows;
-        f.output = name;
-        f.at_row = m.row;
-        f.at_col = m.col;
-        f.bits = m.got_bits;
+        SweepFailure f = failure_at("accuracy", seed, c, name, m);
         std::ostringstream d;
         d.precision(9);
         d << name << ": " << cmp.failed << " of " << cmp.checked << " elements outside the oracle bound, first ["
@@ -96,15 +102,7 @@ void accuracy(const Outputs& got, const Reference& ref, const Outputs& eager, co
     eager_claimed = eager_claimed || eclaimed;
     if (!eager_fail) {
       const Mismatch& m = eq.first.front();
-      SweepFailure f;
-      f.check = "eager_exact";
-      f.property = "eager_exact";
-      f.seed = seed;
-      f.full_rows = c.rows;
-      f.output = name;
-      f.at_row = m.row;
-      f.at_col = m.col;
-      f.bits = m.got_bits;
+      SweepFailure f = failure_at("eager_exact", seed, c, name, m);
       f.want_bits = m.want_bits;
       f.detail = std::string(name) + ": " + std::to_string(eq.failed) + " of " + std::to_string(eq.checked) +
                  " elements differ from the eager model, first [" + std::to_string(m.row) + ", " +
