@@ -80,6 +80,14 @@ struct CheckOptions {
   std::function<bool()> stop_requested;
 };
 
+// Calls opt.after_run when it goes out of scope, also when the check throws.
+struct AfterRunGuard {
+  const CheckOptions& opt;
+  ~AfterRunGuard() {
+    if (opt.after_run) opt.after_run();
+  }
+};
+
 struct FailureReport {
   Case original, shrunk;
   Verdict verdict;                 // on the shrunk case

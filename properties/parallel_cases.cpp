@@ -137,12 +137,7 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
       }
       Verdict v;
       {
-        struct AfterRun {  // also when the check throws
-          const CheckOptions& o;
-          ~AfterRun() {
-            if (o.after_run) o.after_run();
-          }
-        } after{opt};
+        const AfterRunGuard after{opt};
         {
           const StageTimer t(Stage::bookkeeping);
           if (opt.before_run) opt.before_run(impl, property, c);

@@ -98,12 +98,7 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position) {
     }
     Verdict v;
     {
-      struct AfterRun {  // also when the check throws
-        const CheckOptions& o;
-        ~AfterRun() {
-          if (o.after_run) o.after_run();
-        }
-      } after{opt_};
+      const AfterRunGuard after{opt_};
       if (opt_.before_scale_run) opt_.before_scale_run(impl_, property_, c);
       try {
         v = check_scale_property(property_, impl_, c, check_options(r.draw));
