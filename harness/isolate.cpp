@@ -202,6 +202,26 @@ std::string signal_name(int sig) {
 // child kept from call to call lives long).
 std::mutex g_forking;
 
+// fork() while no other thread is mid-call in a plugin or inside a stdout
+// scope, so that the child's copy of this process holds none of their locks.
+// The caller holds g_forking.
+pid_t fork_paused() {
+  PluginCallsPaused paused;
+  PluginStreamsPaused streams;
+  const pid_t pid = ::fork();
+  streams.release();
+  paused.release();
+  return pid;
+}
+
+// A failed fork: the two ends made for the child are closed.
+Status fork_failed(const int ends[2]) {
+  const int err = errno;
+  ::close(ends[0]);
+  ::close(ends[1]);
+  return Status::error(ErrorKind::implementation, std::string("isolate: fork failed: ") + std::strerror(err));
+}
+
 Status run_in_child(const std::function<void(int)>& child, double timeout_seconds,
                     std::vector<uint8_t>* result) {
   int fds[2];
@@ -210,16 +230,8 @@ Status run_in_child(const std::function<void(int)>& child, double timeout_second
   std::unique_lock<std::mutex> forking(g_forking);
   if (::pipe(fds) != 0)
     return Status::error(ErrorKind::implementation, std::string("isolate: pipe failed: ") + std::strerror(errno));
-  PluginCallsPaused paused;  // no plugin mid-call in the child's copy of this process
-  PluginStreamsPaused streams;  // nor a stdout scope or flush of another thread
-  const pid_t pid = ::fork();
-  streams.release();
-  paused.release();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return Status::error(ErrorKind::implementation, std::string("isolate: fork failed: ") + std::strerror(errno));
-  }
+  const pid_t pid = fork_paused();
+  if (pid < 0) return fork_failed(fds);
   if (pid == 0) {
     ::close(fds[0]);
     child(fds[1]);
@@ -811,16 +823,8 @@ Status start_forked_worker(const Implementation& impl, KeptChild* w) {
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     return Status::error(ErrorKind::implementation, std::string("isolate: socketpair failed: ") + std::strerror(errno));
   const pid_t parent = ::getpid();
-  PluginCallsPaused paused;  // no plugin mid-call in the child's copy of this process
-  PluginStreamsPaused streams;  // nor a stdout scope or flush of another thread
-  const pid_t pid = ::fork();
-  streams.release();
-  paused.release();
-  if (pid < 0) {
-    ::close(sv[0]);
-    ::close(sv[1]);
-    return Status::error(ErrorKind::implementation, std::string("isolate: fork failed: ") + std::strerror(errno));
-  }
+  const pid_t pid = fork_paused();
+  if (pid < 0) return fork_failed(sv);
   if (pid == 0) {
     ::close(sv[0]);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // with the thread that forked it
@@ -946,11 +950,7 @@ Status fork_exec_worker(KeptChild* w) {
   sigemptyset(&ignore.sa_mask);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(sv[0]);
-    ::close(sv[1]);
-    return Status::error(ErrorKind::implementation, std::string("isolate: fork failed: ") + std::strerror(errno));
-  }
+  if (pid < 0) return fork_failed(sv);
   if (pid == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // with the lasting thread, so with this process; kept across exec
     if (::getppid() != parent) ::_exit(0);
