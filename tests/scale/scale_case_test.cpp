@@ -9,23 +9,13 @@
 #include "case/case_json.h"
 #include "case/scale_case.h"
 #include "oracles/exact_expected.h"
+#include "tests/scale/test_scale_spec.h"
 
 namespace gatecheck {
 namespace {
 
 ScaleSpec spec(int64_t rows, int64_t dim, int64_t gates, ScaleValues v = ScaleValues::rounding) {
-  ScaleSpec s;
-  s.dtype = DType::bf16;
-  s.rows = rows;
-  s.dim = dim;
-  s.gates = gates;
-  s.index_pattern = "uniform";
-  s.index_seed = 11;
-  s.values = v;
-  s.value_seed = 12;
-  s.plan_kind = "partition";
-  s.plan_seed = 13;
-  return s;
+  return test::scale_spec(11, DType::bf16, rows, dim, gates, v, "uniform", 0, "partition");
 }
 
 // Within the bound, every product and sum of the values is exact in the dtype,

@@ -8,26 +8,14 @@
 #include "harness/scale_session.h"
 #include "properties/scale_properties.h"
 #include "tests/gpu.h"
+#include "tests/scale/test_scale_spec.h"
 
 namespace gatecheck {
 namespace {
 
 ScaleCase scale_case(DType t, int64_t rows, int64_t dim, int64_t gates, ScaleValues v, const std::string& pattern,
                      int64_t segment = 0, const std::string& plan = "partition") {
-  ScaleSpec s;
-  s.dtype = t;
-  s.rows = rows;
-  s.dim = dim;
-  s.gates = gates;
-  s.index_pattern = pattern;
-  s.segment = segment;
-  s.index_seed = 41;
-  s.values = v;
-  s.value_seed = 42;
-  s.plan_kind = plan;
-  s.plan_seed = 43;
-  if (v == ScaleValues::exact) s.value_bound = exact_value_bound(t, 0, longest_segment(make_scale_index(s), gates));
-  return make_scale_case(s);
+  return test::scale_case(41, t, rows, dim, gates, v, pattern, segment, plan);
 }
 
 Subject plugin(const char* bug) {

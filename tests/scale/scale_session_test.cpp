@@ -11,6 +11,7 @@
 #include "properties/mutants/mutant_implementations.h"
 #include "properties/scale_properties.h"
 #include "tests/properties/broken_impls.h"
+#include "tests/scale/test_scale_spec.h"
 
 namespace gatecheck {
 namespace {
@@ -25,20 +26,7 @@ Subject mutant(const std::string& name) {
 
 ScaleCase scale_case(DType t, int64_t rows, int64_t dim, int64_t gates, ScaleValues v, const std::string& pattern = "uniform",
                      int64_t segment = 0, const std::string& plan = "partition") {
-  ScaleSpec s;
-  s.dtype = t;
-  s.rows = rows;
-  s.dim = dim;
-  s.gates = gates;
-  s.index_pattern = pattern;
-  s.segment = segment;
-  s.index_seed = 21;
-  s.values = v;
-  s.value_seed = 22;
-  s.plan_kind = plan;
-  s.plan_seed = 23;
-  if (v == ScaleValues::exact) s.value_bound = exact_value_bound(t, 0, longest_segment(make_scale_index(s), gates));
-  return make_scale_case(s);
+  return test::scale_case(21, t, rows, dim, gates, v, pattern, segment, plan);
 }
 
 Subject host() { return make_subject("host", Device::cpu); }

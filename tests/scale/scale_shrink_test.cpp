@@ -7,24 +7,14 @@
 #include "case/case_json.h"
 #include "properties/shrink_scale.h"
 #include "tests/properties/broken_impls.h"
+#include "tests/scale/test_scale_spec.h"
 
 namespace gatecheck {
 namespace {
 
 ScaleCase drawn(int64_t rows, int64_t dim, int64_t gates, const std::string& plan = "partition",
                 const std::string& pattern = "uniform") {
-  ScaleSpec s;
-  s.dtype = DType::bf16;
-  s.rows = rows;
-  s.dim = dim;
-  s.gates = gates;
-  s.index_pattern = pattern;
-  s.index_seed = 31;
-  s.values = ScaleValues::rounding;
-  s.value_seed = 32;
-  s.plan_kind = plan;
-  s.plan_seed = 33;
-  return make_scale_case(s);
+  return make_scale_case(test::scale_spec(31, DType::bf16, rows, dim, gates, ScaleValues::rounding, pattern, 0, plan));
 }
 
 // The grid-limit bug needs 65,536 rows to show; the shrinker finds exactly
