@@ -16,24 +16,6 @@ namespace gatecheck {
 
 namespace {
 
-// Untimed cases first: an implementation's first calls pay once for what its
-// later ones reuse (a Python door's first CUDA calls took 2 s: lazy module
-// loading, library handles), which would otherwise land on the first property.
-void warm_up(const Subject& impl, const HarnessBenchOptions& o) {
-  CheckOptions opt;
-  opt.properties = {"accuracy"};
-  opt.seed = o.seed ^ 0x9e3779b97f4a7c15ull;  // not the timed cases
-  opt.seconds = 0;
-  opt.max_cases = kHarnessWarmUpCases;
-  opt.limits = o.limits;
-  opt.max_shrink_seconds = 0;
-  opt.isolate = o.isolate;
-  opt.isolate_timeout_seconds = o.isolate_timeout_seconds;
-  opt.before_run = o.before_run;  // a crash here is saved like one in a timed case
-  opt.after_run = o.after_run;
-  run_check({impl}, opt);
-}
-
 HarnessBenchRow bench_one(const Subject& impl, const std::string& property, int jobs, const HarnessBenchOptions& o) {
   CheckOptions opt;
   opt.properties = {property};
@@ -46,10 +28,10 @@ HarnessBenchRow bench_one(const Subject& impl, const std::string& property, int 
   opt.isolate_timeout_seconds = o.isolate_timeout_seconds;
   opt.before_run = o.before_run;
   opt.after_run = o.after_run;
-  // Untimed first: a case per worker thread, so that what a check starts once
-  // and keeps (error_inputs' probe worker: for a Python implementation on
-  // CUDA, a process that starts Python, torch and CUDA, seconds) is not billed
-  // to a few seconds of cases. Such workers outlive the threads, for the next.
+  // Untimed first: a case per worker thread, so that what a check pays once
+  // (a Python door's first CUDA calls took 2.3 s; error_inputs' probe worker
+  // for a Python implementation on CUDA starts Python, torch and CUDA) is not
+  // billed to a few seconds of cases. Such workers outlive the threads, for the next.
   CheckOptions warm = opt;
   warm.seed = o.seed ^ 0x9e3779b97f4a7c15ull;  // not the timed cases
   warm.seconds = 0;
@@ -164,13 +146,11 @@ nlohmann::json to_json(const std::vector<HarnessBenchRow>& rows, const HarnessBe
 std::vector<HarnessBenchRow> harness_bench(const std::vector<Subject>& impls, const HarnessBenchOptions& o) {
   std::vector<HarnessBenchRow> rows;
   const int jobs = parallel_jobs(o);
-  for (const auto& impl : impls) {
-    warm_up(impl, o);
+  for (const auto& impl : impls)
     for (const auto& p : o.properties) {
       rows.push_back(bench_one(impl, p, 1, o));
       rows.push_back(bench_one(impl, p, jobs, o));
     }
-  }
   return rows;
 }
 
@@ -200,8 +180,7 @@ int run_harness_bench(const std::vector<Subject>& impls_in, const HarnessBenchOp
   }
   out << "harness throughput (" << o.seconds_per_property << " s per property and jobs count, seed " << o.seed
       << ", max rows " << o.limits.max_rows << ", max dim " << o.limits.max_dim << (o.isolate ? ", --isolate" : "")
-      << "; --jobs " << jobs << " beside --jobs 1, on " << default_check_jobs() << " cores; after "
-      << kHarnessWarmUpCases << " untimed accuracy cases per implementation)\n";
+      << "; --jobs " << jobs << " beside --jobs 1, on " << default_check_jobs() << " cores)\n";
   print_throughput(out, rows, jobs);
   print_breakdown(out, rows);
   if (json_file.is_open()) {

@@ -28,9 +28,6 @@ struct HarnessBenchRow {
   double worker_seconds = 0;   // the workers' time, summed
 };
 
-// Accuracy cases each implementation runs, untimed, before its first timed property.
-constexpr int64_t kHarnessWarmUpCases = 30;
-
 struct HarnessBenchOptions {
   std::vector<std::string> properties = default_properties();
   double seconds_per_property = 2;
