@@ -74,15 +74,27 @@ size_t GuardedBuffer::damaged_guard_bytes(int64_t* first, int64_t* last) const {
   return n;
 }
 
-Status device_sync(Device d) {
-  if (d == Device::cpu) return Status::success();
-  cudaError_t e = cudaDeviceSynchronize();
+namespace {
+
+// A synchronisation's result, or the error pending after it, as a Status.
+Status status_after_call(cudaError_t e) {
   if (e == cudaSuccess) e = cudaGetLastError();
   if (e != cudaSuccess)
     return Status::error(ErrorKind::implementation,
                          std::string("CUDA error after the call: ") + cudaGetErrorName(e) + ": " +
                              cudaGetErrorString(e));
   return Status::success();
+}
+
+}  // namespace
+
+Status device_sync(Device d) {
+  if (d == Device::cpu) return Status::success();
+  return status_after_call(cudaDeviceSynchronize());
+}
+
+Status stream_sync(void* stream) {
+  return status_after_call(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
 }
 
 }  // namespace gatecheck

@@ -41,5 +41,7 @@ class GuardedBuffer {
 // Synchronise the current CUDA device and turn any pending error into a
 // Status (kind implementation). On the CPU, a no-op.
 Status device_sync(Device d);
+// The same for one CUDA stream (a cudaStream_t) of the current device.
+Status stream_sync(void* stream);
 
 }  // namespace gatecheck

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "call_arena.h"
+#include "guarded_buffer.h"
 #include "stage_clock.h"
 
 namespace gatecheck {
@@ -81,14 +82,7 @@ Status sync_after_call(const Implementation& impl, void* stream) {
   if (impl.device == Device::cpu) return Status::success();
   const StageTimer t(Stage::sync);
   // An implementation that may queue work anywhere is waited for everywhere.
-  cudaError_t e = impl.calls_on_problem_stream ? cudaStreamSynchronize(static_cast<cudaStream_t>(stream))
-                                               : cudaDeviceSynchronize();
-  if (e == cudaSuccess) e = cudaGetLastError();
-  if (e != cudaSuccess)
-    return Status::error(ErrorKind::implementation,
-                         std::string("CUDA error after the call: ") + cudaGetErrorName(e) + ": " +
-                             cudaGetErrorString(e));
-  return Status::success();
+  return impl.calls_on_problem_stream ? stream_sync(stream) : device_sync(impl.device);
 }
 
 RunResult run_case(const Implementation& impl, const Case& c, const RunOptions& opt) {
