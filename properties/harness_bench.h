@@ -35,15 +35,16 @@ struct HarnessBenchOptions {
   GenLimits limits;
   bool isolate = false;  // as CheckOptions::isolate
   double isolate_timeout_seconds = 60;
-  int jobs = 0;  // the parallel figure's workers (0: the machine's cores); --jobs 1 always runs beside it
+  int jobs = 0;  // the parallel figure's workers (0: the machine's cores); --jobs 1 runs beside it (or alone)
   // What `check` does before every call (its in-flight snapshot), so that the
   // figures include it; may be empty.
   std::function<void(const Subject&, const std::string& property, const Case&)> before_run;
   std::function<void()> after_run;
 };
 
-// One row per implementation x property x jobs (1, then o.jobs), the two of
-// a property run one after the other so that they share the machine's load.
+// One row per implementation x property x jobs (1, then o.jobs unless it is
+// 1), the two of a property run one after the other so that they share the
+// machine's load.
 std::vector<HarnessBenchRow> harness_bench(const std::vector<Subject>& impls, const HarnessBenchOptions& o);
 
 // Runs harness_bench on `impls` (the host implementation when empty) and

@@ -150,6 +150,15 @@ TEST(HarnessBench, ReportsCasesPerSecondPerProperty) {
     EXPECT_GT(rows[i].stages[Stage::generate], 0);
     EXPECT_GT(rows[i].stages[Stage::calls], 0);
   }
+  o.jobs = 1;  // measured once, not twice
+  const auto one = harness_bench({make_subject("host", Device::cpu)}, o);
+  ASSERT_EQ(one.size(), 2u);
+  EXPECT_EQ(one[0].jobs, 1);
+  EXPECT_EQ(one[1].property, "row_invariance");
+  std::ostringstream single;
+  EXPECT_EQ(run_harness_bench({}, o, single), 0);
+  EXPECT_EQ(single.str().find("beside"), std::string::npos) << single.str();
+  EXPECT_NE(single.str().find("mean over the properties"), std::string::npos) << single.str();
   o.properties = {"nope"};
   EXPECT_EQ(run_harness_bench({}, o, out), 2);
 }

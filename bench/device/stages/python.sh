@@ -12,9 +12,10 @@
 #     CUDA: cuda vs python:gatecheck.peers:gatecheck_op (the project's CUDA
 #     kernels, through torch.ops), torch-eager vs
 #     python:gatecheck.peers:diffusers_eager (eager PyTorch); then the eager
-#     pair on the CPU, each at --jobs 1 (the ratio) and at the cores. Files:
+#     pair on the CPU, all at --jobs 1 (the door calls Python one call at a
+#     time, so the ratio is taken at one worker). Files:
 #     harness-{cuda,cpu}.{txt,json}, ratios.txt.
-# About 4 minutes on the H200 (16 cores): 60-100 s for the checks (compiled
+# About 3.5 minutes on the H200 (16 cores): 60-100 s for the checks (compiled
 # compiles inside its 60 s), 3 s x 8 properties x 4 for the CUDA bench, 2 s x
 # 8 x 2 on the CPU. PEER_SECONDS, BENCH_SECONDS and DEVICE override the
 # budgets and the device (DEVICE=cpu runs what can run here, for a dry run).
@@ -77,8 +78,8 @@ bench() {  # bench FILE DEVICE SECONDS IMPL...
   local args=()
   for i in "$@"; do args+=(--impl "$i"); done
   local json=${file%.txt}.json
-  echo "$GC bench --harness --device $device ${args[*]} --seconds-per-property $secs --json $json" > "$file.cmd"
-  env -u PYTHONPATH "$GC" bench --harness --device "$device" "${args[@]}" --seconds-per-property "$secs" \
+  echo "$GC bench --harness --device $device ${args[*]} --seconds-per-property $secs --jobs 1 --json $json" > "$file.cmd"
+  env -u PYTHONPATH "$GC" bench --harness --device "$device" "${args[@]}" --seconds-per-property "$secs" --jobs 1 \
     --json "$json" > "$file" 2>&1
 }
 if [ "$DEVICE" = cuda ]; then
