@@ -838,23 +838,25 @@ bool cuda_status_bad_row(unsigned long long word, unsigned long long epoch, int6
 Status gate_residual_cuda_sync_status(const char* op, const gatecheck_problem& p,
                                       const int64_t* index) {
   const auto s = static_cast<cudaStream_t>(p.stream);
-  cudaError_t e = cudaStreamSynchronize(s);
+  Workspace* w = find_workspace(s);
+  cudaError_t e = cudaSuccess;
+  // The status word comes back on the stream itself, into pinned memory, with
+  // the one wait: threads on their own streams never wait for each other here.
+  if (w) e = cudaMemcpyAsync(&w->host_words[0], w->status, sizeof *w->status, cudaMemcpyDeviceToHost, s);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
   if (e == cudaSuccess) e = cudaGetLastError();
   if (e != cudaSuccess) return cuda_failure(op, "the call (found at synchronisation)", e);
-  const CudaStatusRef ref = gate_residual_cuda_status_ref(p.stream);
-  if (!ref.word) return Status::success();
-  unsigned long long word = 0;
-  if ((e = cudaMemcpy(&word, ref.word, sizeof word, cudaMemcpyDeviceToHost)) != cudaSuccess)
-    return cuda_failure(op, "reading the index status", e);
+  if (!w) return Status::success();  // no call ran on this stream
+  const unsigned long long word = w->host_words[0];
   int64_t row = -1;
-  if (!cuda_status_bad_row(word, ref.epoch, &row)) return Status::success();
+  if (!cuda_status_bad_row(word, w->epoch, &row)) return Status::success();
   // This error is reported here: its report, if the call left one, is taken.
-  Workspace* w = find_workspace(s);
-  if (w && w->report && w->report->filled && w->report->word == word)
+  if (w->report && w->report->filled && w->report->word == word)
     __atomic_store_n(&w->report->filled, 0, __ATOMIC_RELEASE);
-  int64_t value = 0;
-  if ((e = cudaMemcpy(&value, index + row, sizeof value, cudaMemcpyDeviceToHost)) != cudaSuccess)
+  if ((e = cudaMemcpyAsync(&w->host_words[1], index + row, sizeof(int64_t), cudaMemcpyDeviceToHost, s)) != cudaSuccess ||
+      (e = cudaStreamSynchronize(s)) != cudaSuccess)
     return cuda_failure(op, "reading the bad index", e);
+  const int64_t value = int64_t(w->host_words[1]);
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "%s: index[%" PRId64 "] = %" PRId64 " is out of range [0, %" PRId64 ") (gates = %" PRId64

@@ -40,10 +40,12 @@ Workspace* workspace_for(cudaStream_t stream, cudaError_t* err) {
       std::memset(static_cast<void*>(w.report), 0, sizeof *w.report);
       *err = cudaHostGetDevicePointer(reinterpret_cast<void**>(&w.report_dev), w.report, 0);
     }
+    if (*err == cudaSuccess) *err = cudaHostAlloc(&w.host_words, 2 * sizeof *w.host_words, cudaHostAllocPortable);
     if (*err == cudaSuccess) *err = cudaDeviceGetAttribute(&w.sm_count, cudaDevAttrMultiProcessorCount, dev);
     if (*err != cudaSuccess) {
       if (w.status) cudaFree(w.status);
       if (w.report) cudaFreeHost(w.report);
+      if (w.host_words) cudaFreeHost(w.host_words);
       cache().erase({dev, stream});
       return nullptr;
     }
@@ -97,6 +99,8 @@ cudaError_t release_workspace(cudaStream_t stream) {
     if (e == cudaSuccess) e = freed;
     const cudaError_t freed_host = cudaFreeHost(w.report);
     if (e == cudaSuccess) e = freed_host;
+    const cudaError_t freed_words = cudaFreeHost(w.host_words);
+    if (e == cudaSuccess) e = freed_words;
     cache().erase(it);  // only once nothing queued can touch it
   }
   return e;

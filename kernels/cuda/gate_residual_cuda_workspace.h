@@ -24,6 +24,10 @@ struct Workspace {
   unsigned long long epoch = 0;          // epoch of the most recent call
   cuda_status::Report* report = nullptr;      // host address (cudaHostAlloc, mapped)
   cuda_status::Report* report_dev = nullptr;  // the same, as the device sees it
+  // Pinned host words a synchronising caller copies the status word and a bad
+  // index into, on the stream: a plain cudaMemcpy would go through the legacy
+  // stream, which every thread's copies share, and serialise the threads.
+  unsigned long long* host_words = nullptr;  // [2], cudaHostAlloc
   void* blob = nullptr;
   size_t blob_bytes = 0;
   int sm_count = 0;

@@ -158,9 +158,17 @@ def _failure(e):
     return (head, _frames(e))
 
 
+# torch's handle of each gatecheck stream (a worker keeps its stream for its
+# life), made once rather than at every call.
+_external_streams = {}
+
+
 def _stream(stream, device):
     if device == "cuda" and stream:
-        return torch.cuda.stream(torch.cuda.ExternalStream(stream))
+        s = _external_streams.get(stream)
+        if s is None:
+            s = _external_streams[stream] = torch.cuda.ExternalStream(stream)
+        return torch.cuda.stream(s)
     return contextlib.nullcontext()
 
 

@@ -17,8 +17,12 @@
 #     harness-{cuda,cpu}.{txt,json}, ratios.txt.
 # About 3.5 minutes on the H200 (16 cores): 60-100 s for the checks (compiled
 # compiles inside its 60 s), 3 s x 8 properties x 4 for the CUDA bench, 2 s x
-# 8 x 2 on the CPU. PEER_SECONDS, BENCH_SECONDS and DEVICE override the
-# budgets and the device (DEVICE=cpu runs what can run here, for a dry run).
+# 8 x 2 on the CPU.
+#  3. Where a door call's time goes, piece by piece (bench/python_door_costs.py):
+#     door-costs.txt.
+# PEER_SECONDS, BENCH_SECONDS and DEVICE override the budgets and the device
+# (DEVICE=cpu runs what can run here, for a dry run); PYTHON_PARTS (default
+# "peers ratios costs") picks the parts that run.
 if [ -f "$(dirname "$0")/../stage_common.sh" ]; then
   . "$(dirname "$0")/../stage_common.sh"
 else  # standalone: the same names
@@ -38,14 +42,17 @@ PY=$(sed -n 's/^GATECHECK_PYTHON_EXECUTABLE:INTERNAL=//p;s/^Python3_EXECUTABLE:F
 properties=accuracy,row_invariance,segment_invariance,repeatable,inputs_untouched,full_write,no_oob_write,error_inputs,eager_exact
 peers="diffusers_eager eager_deterministic compiled gatecheck_op"
 
+PYTHON_PARTS=${PYTHON_PARTS:-peers ratios costs}
+part() { case " $PYTHON_PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
+
 # 1. The peers, at once; no PYTHONPATH: the CLI finds its own package.
-for peer in $peers; do
+part peers && for peer in $peers; do
   cmd="$GC check --impl python:gatecheck.peers:$peer --device $DEVICE --seconds $PEER_SECONDS --seed 1 --properties $properties --corpus $D/corpus --json $D/check-$peer.json"
   echo "$cmd" > "$D/check-$peer.cmd"
   ( env -u PYTHONPATH $cmd > "$D/check-$peer.txt" 2>&1; echo $? > "$D/check-$peer.rc" ) &
 done
 wait
-"$PY" - "$D" "$DEVICE" "$PEER_SECONDS" $peers <<'EOF'
+part peers && "$PY" - "$D" "$DEVICE" "$PEER_SECONDS" $peers <<'EOF'
 import json, os, sys
 d, device, seconds, peers = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4:]
 out = {"stage": "python", "commit": os.environ.get("COMMIT", ""), "device": device, "seconds_each": seconds,
@@ -82,12 +89,12 @@ bench() {  # bench FILE DEVICE SECONDS IMPL...
   env -u PYTHONPATH "$GC" bench --harness --device "$device" "${args[@]}" --seconds-per-property "$secs" --jobs 1 \
     --json "$json" > "$file" 2>&1
 }
-if [ "$DEVICE" = cuda ]; then
+part ratios && if [ "$DEVICE" = cuda ]; then
   bench "$D/harness-cuda.txt" cuda "$BENCH_SECONDS" cuda python:gatecheck.peers:gatecheck_op \
     torch-eager python:gatecheck.peers:diffusers_eager
 fi
-bench "$D/harness-cpu.txt" cpu 2 torch-eager python:gatecheck.peers:diffusers_eager
-"$PY" - "$D" <<'EOF' | tee "$D/ratios.txt"
+part ratios && bench "$D/harness-cpu.txt" cpu 2 torch-eager python:gatecheck.peers:diffusers_eager
+part ratios && "$PY" - "$D" <<'EOF' | tee "$D/ratios.txt"
 import json, sys
 d = sys.argv[1]
 pairs = [("cuda@cuda", "python:gatecheck.peers:gatecheck_op@cuda"),
@@ -114,4 +121,8 @@ for c, p in pairs:
         print(f"  {c:<18} {prop:<20} {a:9.1f}   {p:<45} {b:9.1f}   {ratio:6.2f}x")
 print(f"worst ratio {worst:.2f}x" if worst is not None else "no pair measured")
 EOF
-echo "python: peers checked on $DEVICE ($PEER_SECONDS s each, at once), $(tail -1 "$D/ratios.txt"); $D/peers-check.json"
+
+# 3. The door's pieces.
+part costs && { echo "PYTHONPATH=$BUILD/python $PY bench/python_door_costs.py --device $DEVICE";
+  PYTHONPATH=$BUILD/python "$PY" bench/python_door_costs.py --device "$DEVICE"; } 2>&1 | tee "$D/door-costs.txt"
+echo "python: parts $PYTHON_PARTS on $DEVICE; $(tail -1 "$D/ratios.txt" 2>/dev/null)"
