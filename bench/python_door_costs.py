@@ -61,6 +61,9 @@ def main():
 
             row("door.forward (all of it)", lambda: _door.forward(door, [to_dlpack(t) for t in fwd_bufs], sp, dev))
             row("door.backward (all of it)", lambda: _door.backward(door, [to_dlpack(t) for t in bwd_bufs], sp, dev))
+            both = (res, gate, index, y, out, go, gr, gg, gy)
+            row("door.forward_backward (all of it)",
+                lambda: _door.forward_backward(door, [to_dlpack(t) for t in both], sp, dev))
             row("  5 capsules (gatecheck makes these in C++)", lambda: [to_dlpack(t) for t in fwd_bufs])
             row("  5 capsules + torch.from_dlpack", lambda: [torch.from_dlpack(to_dlpack(t)) for t in fwd_bufs])
             if dev == "cuda":
@@ -80,6 +83,32 @@ def main():
             row("  a device wait alone", lambda: None)
             for piece, us in rows_of:
                 print(f"{name:<16} {f'{rows} x {dim}':<11} {piece:<44} {us:8.1f}")
+        # As a check calls it: every call a new shape and dtype (rows up to
+        # 1100, dim up to 300, as the default limits), each buffer set used once per round.
+        g = torch.Generator(device="cpu").manual_seed(2)
+        sets = []
+        for _ in range(48):
+            rows, dim, gates = (int(torch.randint(lo, hi, (1,), generator=g)) for lo, hi in ((1, 1101), (1, 301), (1, 65)))
+            dt = (torch.float32, torch.bfloat16, torch.float16)[int(torch.randint(0, 3, (1,), generator=g))]
+            mk = lambda *s: torch.randn(*s, generator=g).to(dt).to(dev)
+            bufs = (mk(rows, dim), mk(gates, dim), torch.randint(0, gates, (rows,), generator=g).to(dev), mk(rows, dim),
+                    torch.empty(rows, dim, dtype=dt, device=dev), mk(rows, dim), torch.empty(rows, dim, dtype=dt, device=dev),
+                    torch.empty(gates, dim, dtype=dt, device=dev), torch.empty(rows, dim, dtype=dt, device=dev))
+            sets.append(bufs)
+        at = [0]
+
+        def varied(fn):
+            def once():
+                b = sets[at[0] % len(sets)]
+                at[0] += 1
+                fn(b)
+            return once
+        fwd = varied(lambda b: _door.forward(door, [to_dlpack(t) for t in b[:5]], sp, dev))
+        bwd = varied(lambda b: _door.backward(door, [to_dlpack(t) for t in (b[5], b[0], b[1], b[2], b[3], b[6], b[7], b[8])], sp, dev))
+        fb = varied(lambda b: _door.forward_backward(door, [to_dlpack(t) for t in b], sp, dev))
+        for piece, fn in (("door.forward, a new shape each call", fwd), ("door.backward, a new shape each call", bwd),
+                          ("door.forward_backward, a new shape each call", fb)):
+            print(f"{name:<16} {'varied':<11} {piece:<44} {timed(fn, a.iters, sync):8.1f}")
     return 0
 
 

@@ -54,6 +54,22 @@ Status Implementation::backward(const gatecheck_problem& p, const void* grad_out
                  api->backward(&p, grad_out, gate, index, y, grad_res, grad_gate, grad_y));
 }
 
+Status Implementation::forward_backward(const gatecheck_problem& p, const void* res, const void* gate,
+                                        const int64_t* index, const void* y, void* out, const void* grad_out,
+                                        void* grad_res, void* grad_gate, void* grad_y, bool* failed_in_forward) const {
+  if (!tensors) {
+    *failed_in_forward = true;
+    Status st = forward(p, res, gate, index, y, out);
+    if (!st.ok()) return st;
+    *failed_in_forward = false;
+    return backward(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y, res);
+  }
+  const PluginCallLock lock(api, !thread_safe);
+  const PluginStdoutToStderr quiet(true);
+  return tensors->forward_backward(p, CallShapes::of(p), res, gate, index, y, out, grad_out, grad_res, grad_gate,
+                                   grad_y, failed_in_forward);
+}
+
 uint32_t Implementation::devices() const {
   if (tensors) return (1u << GATECHECK_CPU) | (1u << GATECHECK_CUDA);
   return api ? api->devices : 0u;

@@ -198,9 +198,30 @@ class PythonCalls final : public TensorCalls {
     });
   }
 
+  Status forward_backward(const gatecheck_problem& p, const CallShapes& s, const void* res, const void* gate,
+                          const int64_t* index, const void* y, void* out, const void* grad_out, void* grad_res,
+                          void* grad_gate, void* grad_y, bool* failed_in_forward) const override {
+    *failed_in_forward = true;
+    return call(
+        "forward_backward", p,
+        [&](DLDataType t, DLDevice dev) {
+          return py::make_tuple(capsule(res, t, dev, s.res.rows, s.res.cols),
+                                capsule(gate, t, dev, s.gate.rows, s.gate.cols),
+                                capsule(index, {kDLInt, 64, 1}, dev, s.index, -1),
+                                capsule(y, t, dev, s.y.rows, s.y.cols), capsule(out, t, dev, s.out.rows, s.out.cols),
+                                capsule(grad_out, t, dev, s.grad_out.rows, s.grad_out.cols),
+                                capsule(grad_res, t, dev, s.grad_res.rows, s.grad_res.cols),
+                                capsule(grad_gate, t, dev, s.grad_gate.rows, s.grad_gate.cols),
+                                capsule(grad_y, t, dev, s.grad_y.rows, s.grad_y.cols));
+        },
+        failed_in_forward);
+  }
+
  private:
+  // Calls gatecheck._door.OP. It returns None, or (head, traceback), or for
+  // forward_backward (head, traceback, failed in forward).
   template <class MakeCapsules>
-  Status call(const char* op, const gatecheck_problem& p, MakeCapsules make) const {
+  Status call(const char* op, const gatecheck_problem& p, MakeCapsules make, bool* failed_in_forward = nullptr) const {
     std::lock_guard<std::mutex> one_at_a_time(call_mutex());
     py::gil_scoped_acquire gil;
     try {
@@ -214,6 +235,7 @@ class PythonCalls final : public TensorCalls {
                                                   reinterpret_cast<uintptr_t>(p.stream), device_name(device_));
       if (failure.is_none()) return Status::success();
       const auto t = failure.cast<py::tuple>();
+      if (failed_in_forward && t.size() > 2) *failed_in_forward = t[2].cast<bool>();
       std::string msg = t[0].cast<std::string>();
       const std::string frames = t[1].cast<std::string>();
       if (!frames.empty()) {  // under the heading, indented one step more

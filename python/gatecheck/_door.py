@@ -21,7 +21,9 @@ device (gatecheck exits 3 with the message).
 Every call returns None on success, else (head, traceback) where head is
 what the implementation said ("ValueError: index[2] = 9 ...") and traceback
 the last lines of where it said it; a result of the wrong kind comes back as
-(head, "") naming what was expected.
+(head, "") naming what was expected. forward_backward (a case's forward and
+backward in one call, as a training step makes them) adds whether the
+forward was the half that failed.
 """
 import contextlib
 import importlib
@@ -209,26 +211,62 @@ def forward(door, capsules, stream, device):
         return _failure(e)
 
 
+def _gradients(door, grad_out, res, gate, index, y, out=None):
+    """(grad_res, grad_gate, grad_y) by the target's backward, else by autograd:
+    through `out` when the forward just made it from leaves that require grad."""
+    if door._bwd is not None:
+        got = door._bwd(grad_out, res, gate, index, y)
+        if not isinstance(got, (tuple, list)) or len(got) != 3:
+            raise _WrongResult(f"backward returned {type(got).__name__}, expected a tuple "
+                               "(grad_res, grad_gate, grad_y)")
+        return got
+    if out is None:
+        leaves = [t.detach().requires_grad_(True) for t in (res, gate, y)]
+        with torch.enable_grad():
+            out = door._fwd(leaves[0], leaves[1], index, leaves[2])
+        if not isinstance(out, torch.Tensor):
+            raise _WrongResult(f"forward returned {type(out).__name__} for out, expected a tensor")
+        res, gate, y = leaves
+    return torch.autograd.grad(out, (res, gate, y), grad_out, allow_unused=True)
+
+
+def _store_gradients(got, grad_res, grad_gate, grad_y):
+    _store("backward", "grad_res", got[0], grad_res, "[rows, dim]")
+    _store("backward", "grad_gate", got[1], grad_gate, "[gates, dim]")
+    _store("backward", "grad_y", got[2], grad_y, "[rows, dim]")
+
+
 def backward(door, capsules, stream, device):
     """(grad_res, grad_gate, grad_y) by the target's backward, else by autograd."""
     try:
         grad_out, res, gate, index, y, grad_res, grad_gate, grad_y = _views(capsules)
         with _stream(stream, device):
-            if door._bwd is not None:
-                got = door._bwd(grad_out, res, gate, index, y)
-                if not isinstance(got, (tuple, list)) or len(got) != 3:
-                    raise _WrongResult(f"backward returned {type(got).__name__}, expected a tuple "
-                                       "(grad_res, grad_gate, grad_y)")
-            else:
-                leaves = [t.detach().requires_grad_(True) for t in (res, gate, y)]
-                with torch.enable_grad():
-                    out = door._fwd(leaves[0], leaves[1], index, leaves[2])
-                    if not isinstance(out, torch.Tensor):
-                        raise _WrongResult(f"forward returned {type(out).__name__} for out, expected a tensor")
-                    got = torch.autograd.grad(out, leaves, grad_out, allow_unused=True)
-            _store("backward", "grad_res", got[0], grad_res, "[rows, dim]")
-            _store("backward", "grad_gate", got[1], grad_gate, "[gates, dim]")
-            _store("backward", "grad_y", got[2], grad_y, "[rows, dim]")
+            _store_gradients(_gradients(door, grad_out, res, gate, index, y), grad_res, grad_gate, grad_y)
         return None
     except BaseException as e:  # noqa: BLE001 (every failure is reported)
         return _failure(e)
+
+
+def forward_backward(door, capsules, stream, device):
+    """A training step: out = door(res, gate, index, y), then the gradients of
+    that same out (autograd) or the target's backward, in one call. Returns
+    None, or (head, traceback, failed in the forward)."""
+    in_forward = True
+    try:
+        res, gate, index, y, out, grad_out, grad_res, grad_gate, grad_y = _views(capsules)
+        with _stream(stream, device):
+            if door._bwd is not None:
+                _store("forward", "out", door._fwd(res, gate, index, y), out, "[rows, dim]")
+                in_forward = False
+                got = _gradients(door, grad_out, res, gate, index, y)
+            else:
+                leaves = [t.detach().requires_grad_(True) for t in (res, gate, y)]
+                with torch.enable_grad():
+                    made = door._fwd(leaves[0], leaves[1], index, leaves[2])
+                _store("forward", "out", made, out, "[rows, dim]")
+                in_forward = False
+                got = _gradients(door, grad_out, *leaves[:2], index, leaves[2], out=made)
+            _store_gradients(got, grad_res, grad_gate, grad_y)
+        return None
+    except BaseException as e:  # noqa: BLE001 (every failure is reported)
+        return _failure(e) + (in_forward,)

@@ -16,6 +16,9 @@ aborts_on_negative_index  correct, but a negative index kills its process (os.ab
 late_index_bug correct for its first 13 calls in a process, then it accepts an index out of range
                (it clamps it): a bug that shows only in a worker that has served a case before
                (error_inputs makes 13 calls a case); logs its pid as pid_logged does
+backward_raises  forward correct, its backward raises: the failure must be the backward's
+forward_logged correct, and appends a line to $GATECHECK_TEST_CALL_LOG at each forward: a case
+               that runs forward and backward makes one forward (one call, as a training step)
 shared_state   correct, but passes its arguments through module state across a pause that lets
                other threads run: two calls at once compute on each other's inputs (the door must
                call it from one thread at a time, whatever --jobs says)
@@ -170,4 +173,25 @@ def late_index_bug(res, gate, index, y):
     _calls[0] += 1
     if _calls[0] > 13:  # planted: from the 14th call on, an index out of range is clamped, not refused
         index = index.clamp(max=max(gate.shape[0] - 1, 0))
+    return correct(res, gate, index, y)
+
+
+class _BackwardRaises(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, res, gate, index, y):
+        check_args(res, gate, index, y)
+        return forward_math(res, gate, index, y)
+
+    @staticmethod
+    def backward(ctx, g):
+        raise RuntimeError("planted failure in backward")
+
+
+def backward_raises(res, gate, index, y):
+    return _BackwardRaises.apply(res, gate, index, y)
+
+
+def forward_logged(res, gate, index, y):
+    with open(os.environ["GATECHECK_TEST_CALL_LOG"], "a") as f:
+        f.write("forward\n")
     return correct(res, gate, index, y)
