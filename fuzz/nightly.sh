@@ -56,18 +56,20 @@ set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 hours="" out="" gpus="" jobs="" build="$root/build-fuzz" seeds="$root/corpus/seeds/fuzz_gate_residual"
-shard="" seed="" no_build="" merging=""
+shard="" seed="" no_build="" merging="" mps_mode=auto
 impls=() merge_dirs=()
 usage() {
   cat <<'EOF2'
 usage: fuzz/nightly.sh --hours H [--gpus N] [--jobs M] [--impl SPEC]... --out DIR
-                       [--shard I/N] [--seed S] [--build-dir D] [--no-build] [--seeds D]
+                       [--shard I/N] [--seed S] [--mps auto|on|off] [--build-dir D] [--no-build] [--seeds D]
        fuzz/nightly.sh --merge DIR... [--out OUT] [--impl SPEC]... [--build-dir D] [--no-build]
   --hours H      campaign length in hours (a positive number; at least 10 s are run)
   --gpus N       spread the workers over N GPUs, round-robin; default impl cuda
   --jobs M       M libFuzzer workers (default 1, or N with --gpus N; at least N);
                  without --gpus they run on the CPU, default impl host
   --impl SPEC    host, cuda, torch-eager[@cuda] or plugin:PATH[@cuda] (repeatable)
+  --mps MODE     several workers on one GPU share it through CUDA MPS: auto (the
+                 default: where it runs, else without, saying why), on, or off
   --out DIR      campaign folder; running again with the same DIR resumes
   --shard I/N    run share I of N (0-based: 0 <= I < N) of the campaign in DIR:
                  it works in DIR/shards/I and reads the shared DIR/corpus
@@ -96,13 +98,14 @@ while [ $# -gt 0 ]; do
         merge_dirs+=("$1"); shift
       done
       [ ${#merge_dirs[@]} -gt 0 ] || bad "--merge needs at least one shard or campaign folder" ;;
-    --hours|--gpus|--jobs|--impl|--out|--build-dir|--seeds|--shard|--seed)
+    --hours|--gpus|--jobs|--impl|--out|--build-dir|--seeds|--shard|--seed|--mps)
       # "--out --jobs 2" must not take --jobs as the folder's name
       [ $# -ge 2 ] && [ -n "$2" ] && [[ $2 != --* ]] || bad "$1 needs a value"
       given+=("$1")
       case "$1" in
         --hours) hours=$2 ;; --gpus) gpus=$2 ;; --jobs) jobs=$2 ;; --impl) impls+=("$2") ;;
         --out) out=$2 ;; --build-dir) build=$2 ;; --seeds) seeds=$2 ;; --shard) shard=$2 ;; --seed) seed=$2 ;;
+        --mps) mps_mode=$2 ;;
       esac
       shift 2 ;;
     *) bad "unknown argument '$1'" ;;
@@ -110,7 +113,7 @@ while [ $# -gt 0 ]; do
 done
 if [ -n "$merging" ]; then
   for o in "${given[@]}"; do
-    case $o in --hours|--gpus|--jobs|--shard|--seed|--seeds) bad "--merge runs no campaign: it takes no $o" ;; esac
+    case $o in --hours|--gpus|--jobs|--shard|--seed|--seeds|--mps) bad "--merge runs no campaign: it takes no $o" ;; esac
   done
 else
   [ -n "$hours" ] && [ -n "$out" ] || bad "--hours and --out are required"
@@ -118,6 +121,8 @@ else
     bad "--hours '$hours': not a positive number of hours"
   hours=$(awk -v h="$hours" 'BEGIN { printf "%g", h }')  # a JSON number (".5" is not)
   [ -z "$gpus" ] || is_count "$gpus" || bad "--gpus '$gpus': not a positive whole number"
+  case $mps_mode in auto|on|off) ;; *) bad "--mps '$mps_mode': give auto, on or off" ;; esac
+  [ "$mps_mode" = on ] && [ -z "$gpus" ] && bad "--mps on needs --gpus (MPS shares a GPU between workers)"
   [ -z "$jobs" ] || is_count "$jobs" || bad "--jobs '$jobs': not a positive whole number"
   if [ -n "$gpus" ] && [ -n "$jobs" ] && [ "$((10#$jobs))" -lt "$((10#$gpus))" ]; then
     bad "--jobs '$jobs': fewer workers than --gpus $gpus (each GPU needs at least one; give --gpus $jobs to use $jobs GPU(s))"
@@ -244,6 +249,9 @@ if ! err=$("$tools" check-properties 2>&1 >/dev/null); then
   exit 2
 fi
 check_impls "$gpus"
+. "$root/fuzz/nightly_mps.sh"
+trap mps_stop EXIT
+[ $mode = gpu ] && mps_start "$gpus" "$workers"
 
 # --- resume ------------------------------------------------------------------
 if [ -f "$out/campaign.json" ]; then
@@ -281,10 +289,11 @@ end=$((start + seconds))
 write_campaign() {  # status [note]
   local now; now=$(date +%s)
   # fuzz_seconds: the workers' time, without the merge at the end (exec/s = cases / fuzz_seconds)
-  printf '{"hours": %s, "seconds": %s, "fuzz_seconds": %s, "mode": "%s", "gpus": %s, "workers": %s, "impls": ["%s"], "started": %s, "ended": %s, "status": "%s", "note": "%s", "pid": %s, "host": "%s", "shard": "%s", "shard_index": %s, "shard_count": %s, "seed": "%s", "fuzzer": "%s"}\n' \
+  printf '{"hours": %s, "seconds": %s, "fuzz_seconds": %s, "mode": "%s", "gpus": %s, "workers": %s, "impls": ["%s"], "started": %s, "ended": %s, "status": "%s", "note": "%s", "pid": %s, "host": "%s", "shard": "%s", "shard_index": %s, "shard_count": %s, "seed": "%s", "fuzzer": "%s", "mps": "%s"}\n' \
     "$hours" "$((now - start))" "$((${fuzz_end:-$now} - start))" "$mode" "$gpus" "$workers" \
     "$(json_str "$impl_list" | sed 's/,/", "/g')" "$start" "$now" "$1" "$(json_str "${2:-}")" "$campaign_pid" \
-    "$(json_str "$host")" "$shard" "$shard_i" "$shard_n" "$seed" "$(json_str "$fz")" > "$out/campaign.json"
+    "$(json_str "$host")" "$shard" "$shard_i" "$shard_n" "$seed" "$(json_str "$fz")" "$(json_str "$mps_state")" \
+    > "$out/campaign.json"
 }
 write_campaign running
 flags=(-dict="$root/fuzz/fuzz_gate_residual.dict" -max_len=256 -timeout=10 -use_value_profile=1 -print_final_stats=1 -reload=1)
@@ -301,7 +310,7 @@ interrupted=""
 on_signal() { interrupted=$1; touch "$stopfile"; }  # the workers' watchdogs see the file
 trap 'on_signal INT' INT
 trap 'on_signal TERM' TERM
-where=$mode; [ $mode = gpu ] && where="over $gpus GPU(s)"
+where=$mode; [ $mode = gpu ] && where="over $gpus GPU(s), MPS $mps_state"
 say "${shard:+share $shard of the campaign in $campaign_root: }$workers worker(s) $where, impl $impl_list," \
     "${seconds}s, corpus $out/corpus${campaign_root:+ (and $campaign_root/corpus)}"
 pids=()

@@ -161,6 +161,7 @@ int write_campaign_report(const std::string& dir_s) {
      << "- implementations: " << campaign.value("impls", json::array()).dump() << "\n"
      << "- workers: " << workers << " (" << mode;
   if (gpus > 0) md << ", over " << gpus << " GPU(s)";
+  if (const std::string mps = campaign.value("mps", std::string()); gpus > 0 && !mps.empty()) md << "; MPS " << mps;
   if (!shards.empty()) md << ", in " << shards.size() << " share(s)";
   md << ")\n";
   if (const int64_t n = campaign.value("shard_count", int64_t(0)); n > 0 && shards.empty())

@@ -26,6 +26,9 @@ expect_nightly 2 "--out needs a value" --hours 1 --out --jobs 2 "${b[@]}"
 expect_nightly 2 "--impl needs a value" --hours 1 --impl "" "${o[@]}" "${b[@]}"
 # several workers per GPU: --jobs M over --gpus N needs M >= N
 expect_nightly 2 "--jobs '1': fewer workers than --gpus 2" --hours 1 --gpus 2 --jobs 1 "${o[@]}" "${b[@]}"
+# --mps: auto, on or off; on needs GPUs to share
+expect_nightly 2 "--mps 'yes': give auto, on or off" --hours 1 --gpus 1 --jobs 2 --mps yes "${o[@]}" "${b[@]}"
+expect_nightly 2 "--mps on needs --gpus" --hours 1 --jobs 2 --mps on "${o[@]}" "${b[@]}"
 # --shard I/N is 0-based: 0 <= I < N
 expect_nightly 2 "--shard '3/3': I must be below N .*0/3 \.\. 2/3" --hours 1 --shard 3/3 "${o[@]}" "${b[@]}"
 expect_nightly 2 "--shard '0/0': N must be at least 1" --hours 1 --shard 0/0 "${o[@]}" "${b[@]}"

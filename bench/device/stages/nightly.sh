@@ -9,14 +9,17 @@
 #      (default /tmp/gatecheck-build-fuzz; a kept one is only brought up to date);
 #   2. the reference from the same run: one worker on the GPU,
 #      $NIGHTLY_REF_SECONDS (default 20) s;
-#   3. the machine filled: $NIGHTLY_JOBS workers (default: the cores) over
+#   3. the same workers without MPS (--mps off), $NIGHTLY_NO_MPS_SECONDS
+#      (default 30; 0 skips it): each worker a CUDA context of its own;
+#   4. the machine filled: $NIGHTLY_JOBS workers (default: the cores) over
 #      $NIGHTLY_GPUS GPU(s) (default 1), $NIGHTLY_SECONDS (default 75) s, impl
-#      cuda; nvidia-smi's compute processes are sampled halfway through.
+#      cuda, --mps auto (fuzz/nightly_mps.sh); nvidia-smi's compute processes
+#      are sampled halfway through.
 # (NIGHTLY_GPUS=0 NIGHTLY_IMPL=host runs the same stage on the CPU: a dry run
 # of the stage itself on a machine without a GPU.)
 # Writes under $OUT/nightly/: report.{json,md,html}, campaign.json,
-# timeline.tsv and the charts of the full campaign, one-worker/ (the same for
-# the reference), compute-apps.csv, nightly.log, one-worker.log, build.log;
+# timeline.tsv and the charts of the full campaign, one-worker/ and no-mps/
+# (the same for the references), compute-apps.csv, nightly.log, one-worker.log, build.log;
 # summary.txt holds the last line printed.
 # Time on the H200 (16 cores): the fuzzer build (a few minutes the first
 # time), then about 20 + 75 s of campaigns and their corpus merges: ~2.5 min
@@ -69,6 +72,18 @@ keep /tmp/gatecheck-nightly-ref "$dir/one-worker"
 ref=$(figure /tmp/gatecheck-nightly-ref 2>/dev/null || echo "no report")
 say "1 worker: $ref (exit $ref_rc)"
 
+# --- the same workers, each a CUDA context of its own ------------------------------
+no_mps_secs=${NIGHTLY_NO_MPS_SECONDS:-30}
+no_mps="not run"
+if [ "$no_mps_secs" -gt 0 ] && [ "$gpus" -gt 0 ]; then
+  rm -rf /tmp/gatecheck-nightly-no-mps
+  fuzz/nightly.sh --hours "$(hours "$no_mps_secs")" "${all_gpus[@]}" --jobs "$jobs" --mps off "${run[@]}" \
+    --out /tmp/gatecheck-nightly-no-mps >"$dir/no-mps.log" 2>&1
+  keep /tmp/gatecheck-nightly-no-mps "$dir/no-mps"
+  no_mps=$(figure /tmp/gatecheck-nightly-no-mps 2>/dev/null || echo "no report")
+  say "$jobs workers without MPS: $no_mps"
+fi
+
 # --- the machine filled ---------------------------------------------------------
 rm -rf /tmp/gatecheck-nightly
 fuzz/nightly.sh --hours "$(hours "$secs")" "${all_gpus[@]}" --jobs "$jobs" "${run[@]}" --out /tmp/gatecheck-nightly \
@@ -85,7 +100,9 @@ tail -4 "$dir/nightly.log"
 full=$(figure /tmp/gatecheck-nightly 2>/dev/null || echo "no report")
 eps=$(python3 -c "import json, sys; print(int(json.load(open(sys.argv[1]))['execs_per_s']['overall']))" \
   /tmp/gatecheck-nightly/report.json 2>/dev/null || echo 0)
+mps=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1])).get('mps', '?'))" \
+  /tmp/gatecheck-nightly/campaign.json 2>/dev/null || echo "?")
 verdict="target >= 1000 exec/s: $([ "$eps" -ge 1000 ] && echo met || echo NOT met)"
-summary="nightly: $jobs workers over $gpus GPU(s) ($impl, $on_gpu fuzzer processes on the GPU halfway), ${secs} s: $full;"
-summary+=" 1 worker: $ref; $verdict; campaign exit $rc"
+summary="nightly: $jobs workers over $gpus GPU(s) ($impl, MPS $mps, $on_gpu fuzzer processes on the GPU halfway), ${secs} s: $full;"
+summary+=" the same without MPS: $no_mps; 1 worker: $ref; $verdict; campaign exit $rc"
 echo "$summary" | tee "$dir/summary.txt"
