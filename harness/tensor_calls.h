@@ -41,16 +41,10 @@ class TensorCalls {
   // Forward, then backward on the same buffers, in one call: as a training
   // step calls an op, and for an autograd implementation without a forward
   // of its own to recompute. On failure *failed_in_forward says which half
-  // failed. By default, the two calls.
+  // failed.
   virtual Status forward_backward(const gatecheck_problem& p, const CallShapes& s, const void* res, const void* gate,
                                   const int64_t* index, const void* y, void* out, const void* grad_out,
-                                  void* grad_res, void* grad_gate, void* grad_y, bool* failed_in_forward) const {
-    *failed_in_forward = true;
-    Status st = forward(p, s, res, gate, index, y, out);
-    if (!st.ok()) return st;
-    *failed_in_forward = false;
-    return backward(p, s, grad_out, res, gate, index, y, grad_res, grad_gate, grad_y);
-  }
+                                  void* grad_res, void* grad_gate, void* grad_y, bool* failed_in_forward) const = 0;
 };
 
 // Where a Status message from a TensorCalls implementation stops being its
