@@ -18,8 +18,9 @@
 # About 3.5 minutes on the H200 (16 cores): 60-100 s for the checks (compiled
 # compiles inside its 60 s), 3 s x 8 properties x 4 for the CUDA bench, 2 s x
 # 8 x 2 on the CPU.
-#  3. Where a door call's time goes, piece by piece (bench/python_door_costs.py):
-#     door-costs.txt.
+#  3. Where a door call's time goes, piece by piece, outside gatecheck's process
+#     (bench/python_door_costs.py: door-costs.txt) and inside it
+#     (bench/python_door_probe.py under bench --harness: door-probe.{json,txt}).
 # PEER_SECONDS, BENCH_SECONDS and DEVICE override the budgets and the device
 # (DEVICE=cpu runs what can run here, for a dry run); PYTHON_PARTS (default
 # "peers ratios costs") picks the parts that run.
@@ -125,4 +126,9 @@ EOF
 # 3. The door's pieces.
 part costs && { echo "PYTHONPATH=$BUILD/python $PY bench/python_door_costs.py --device $DEVICE";
   PYTHONPATH=$BUILD/python "$PY" bench/python_door_costs.py --device "$DEVICE"; } 2>&1 | tee "$D/door-costs.txt"
+probe=gatecheck_op; [ "$DEVICE" = cuda ] || probe=diffusers_eager
+part costs && { echo "DOOR_PROBE_OUT=$D/door-probe.json $GC bench --harness --jobs 1 --device $DEVICE --impl python:bench/python_door_probe.py:$probe --properties accuracy,row_invariance --seconds-per-property 2";
+  env -u PYTHONPATH DOOR_PROBE_OUT="$D/door-probe.json" "$GC" bench --harness --jobs 1 --device "$DEVICE" \
+    --impl "python:bench/python_door_probe.py:$probe" --properties accuracy,row_invariance --seconds-per-property 2;
+  cat "$D/door-probe.json"; } > "$D/door-probe.txt" 2>&1
 echo "python: parts $PYTHON_PARTS on $DEVICE; $(tail -1 "$D/ratios.txt" 2>/dev/null)"
