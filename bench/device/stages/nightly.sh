@@ -21,9 +21,9 @@
 # timeline.tsv and the charts of the full campaign, one-worker/ and no-mps/
 # (the same for the references), compute-apps.csv, nightly.log, one-worker.log, build.log;
 # summary.txt holds the last line printed.
-# Time on the H200 (16 cores): the fuzzer build (a few minutes the first
-# time), then about 20 + 75 s of campaigns and their corpus merges: ~2.5 min
-# past the build.
+# Time on the H200 (16 cores): the fuzzer build (80-90 s the first time),
+# then about 20 + 30 + 75 s of campaigns and their corpus merges: ~2.5 min
+# past the build (with 15 + 30 + 45 s: 224 s in all, build included).
 set -uo pipefail
 : "${OUT:?set OUT, the results folder}"
 dir=$OUT/nightly
