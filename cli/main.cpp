@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
       ->check(finite_seconds());
   long long bench_jobs = 0;
   b->add_option("--jobs", bench_jobs,
-                "--harness: worker threads of the parallel figures, each beside --jobs 1 (default: the machine's cores)")
+                "--harness: worker threads of the parallel figures, each beside --jobs 1 (default: the machine's cores; 1: one figure each)")
       ->check(whole_number(1, kMaxJobs, "worker threads"));
   std::string bench_properties;
   b->add_option("--properties", bench_properties, "--harness: comma-separated properties (default: the default set)");
