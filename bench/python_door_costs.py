@@ -74,12 +74,8 @@ def main():
             row("  the forward alone", lambda: door._fwd(res, gate, index, y))
             row("  storing out (checks + copy_)", lambda: _door._store("forward", "out", res, out, "[rows, dim]"))
 
-            def grads():
-                leaves = [t.detach().requires_grad_(True) for t in (res, gate, y)]
-                with torch.enable_grad():
-                    o = door._fwd(leaves[0], leaves[1], index, leaves[2])
-                    return torch.autograd.grad(o, leaves, go, allow_unused=True)
-            row("  autograd: forward again + grad", grads)
+            row("  autograd: forward again + grad",
+                lambda: _door._autograd(*_door._forward_with_grad(door, res, gate, index, y), go))
             row("  a device wait alone", lambda: None)
             for piece, us in rows_of:
                 print(f"{name:<16} {f'{rows} x {dim}':<11} {piece:<44} {us:8.1f}")

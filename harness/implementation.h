@@ -45,9 +45,9 @@ struct Implementation {
   Status backward(const gatecheck_problem& p, const void* grad_out, const void* gate,
                   const int64_t* index, const void* y, void* grad_res, void* grad_gate,
                   void* grad_y, const void* res) const;
-  // Forward then backward on the same buffers, where a tensor implementation
-  // takes both in one call (TensorCalls::forward_backward); callers that run
-  // both use it when takes_tensors(). *failed_in_forward says which failed.
+  // Forward then backward on the same buffers in one call, for a tensor
+  // implementation (TensorCalls::forward_backward; an error for the C ABI,
+  // whose callers make the two calls). *failed_in_forward says which failed.
   Status forward_backward(const gatecheck_problem& p, const void* res, const void* gate, const int64_t* index,
                           const void* y, void* out, const void* grad_out, void* grad_res, void* grad_gate,
                           void* grad_y, bool* failed_in_forward) const;

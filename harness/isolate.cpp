@@ -488,18 +488,26 @@ void run_isolate_worker_if_requested() {
 
 namespace {
 
+// The environment for execve of a worker: this process's, with kWorkerEnv
+// set to `value` in `entry` (which must outlive the result). Passed to execve
+// rather than set: setenv() takes a lock that another thread of the parent
+// may have held at a fork.
+std::vector<char*> worker_environment(const std::string& value, std::string* entry) {
+  const std::string prefix = std::string(kWorkerEnv) + "=";
+  *entry = prefix + value;
+  std::vector<char*> env;
+  for (char** e = environ; e && *e; ++e)
+    if (std::strncmp(*e, prefix.c_str(), prefix.size()) != 0) env.push_back(*e);
+  env.push_back(const_cast<char*>(entry->c_str()));
+  env.push_back(nullptr);
+  return env;
+}
+
 [[noreturn]] void exec_worker(const std::vector<uint8_t>& request, int result_fd) {
   const int request_fd = ::memfd_create("gatecheck-isolate-request", 0);
   if (request_fd < 0 || !write_all(request_fd, request)) ::_exit(126);
-  // The environment with the request added, passed to execve: setenv() takes
-  // a lock that another thread of the parent may have held at the fork.
-  const std::string worker = std::string(kWorkerEnv) + "=" + std::to_string(request_fd) + "," + std::to_string(result_fd);
-  std::vector<char*> env;
-  const std::string prefix = std::string(kWorkerEnv) + "=";
-  for (char** e = environ; e && *e; ++e)
-    if (std::strncmp(*e, prefix.c_str(), prefix.size()) != 0) env.push_back(*e);
-  env.push_back(const_cast<char*>(worker.c_str()));
-  env.push_back(nullptr);
+  std::string worker;
+  std::vector<char*> env = worker_environment(std::to_string(request_fd) + "," + std::to_string(result_fd), &worker);
   char self[] = "/proc/self/exe";
   char* argv[] = {self, nullptr};
   ::execve(self, argv, env.data());
@@ -936,13 +944,8 @@ Status fork_exec_worker(KeptChild* w) {
     return Status::error(ErrorKind::implementation, std::string("isolate: socketpair failed: ") + std::strerror(errno));
   // All the child needs, made before the fork: between fork and exec the
   // child of a threaded process may make async-signal-safe calls only.
-  const std::string prefix = std::string(kWorkerEnv) + "=";
-  const std::string worker = prefix + kKeptWorkerPrefix + std::to_string(sv[1]);
-  std::vector<char*> env;
-  for (char** e = environ; e && *e; ++e)
-    if (std::strncmp(*e, prefix.c_str(), prefix.size()) != 0) env.push_back(*e);
-  env.push_back(const_cast<char*>(worker.c_str()));
-  env.push_back(nullptr);
+  std::string worker;
+  std::vector<char*> env = worker_environment(kKeptWorkerPrefix + std::to_string(sv[1]), &worker);
   char self[] = "/proc/self/exe";
   char* argv[] = {self, nullptr};
   struct sigaction ignore {};

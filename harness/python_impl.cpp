@@ -186,6 +186,13 @@ py::object capsule(const void* data, DLDataType t, DLDevice dev, int64_t rows, i
   return py::reinterpret_steal<py::object>(c);
 }
 
+py::object capsule(const void* data, DLDataType t, DLDevice dev, Extent e) {
+  return capsule(data, t, dev, e.rows, e.cols);
+}
+py::object index_capsule(const int64_t* index, DLDevice dev, int64_t n) {
+  return capsule(index, {kDLInt, 64, 1}, dev, n, -1);
+}
+
 // ---- the implementation ------------------------------------------------------
 
 class PythonCalls final : public TensorCalls {
@@ -203,9 +210,9 @@ class PythonCalls final : public TensorCalls {
   Status forward(const gatecheck_problem& p, const CallShapes& s, const void* res, const void* gate,
                  const int64_t* index, const void* y, void* out) const override {
     return call("forward", p, [&](DLDataType t, DLDevice dev) {
-      return py::make_tuple(capsule(res, t, dev, s.res.rows, s.res.cols), capsule(gate, t, dev, s.gate.rows, s.gate.cols),
-                            capsule(index, {kDLInt, 64, 1}, dev, s.index, -1), capsule(y, t, dev, s.y.rows, s.y.cols),
-                            capsule(out, t, dev, s.out.rows, s.out.cols));
+      return py::make_tuple(capsule(res, t, dev, s.res), capsule(gate, t, dev, s.gate),
+                            index_capsule(index, dev, s.index), capsule(y, t, dev, s.y),
+                            capsule(out, t, dev, s.out));
     });
   }
 
@@ -215,12 +222,10 @@ class PythonCalls final : public TensorCalls {
     if (!res)
       return Status::error(ErrorKind::implementation, "python: backward needs res (the caller passed none)");
     return call("backward", p, [&](DLDataType t, DLDevice dev) {
-      return py::make_tuple(
-          capsule(grad_out, t, dev, s.grad_out.rows, s.grad_out.cols), capsule(res, t, dev, s.res.rows, s.res.cols),
-          capsule(gate, t, dev, s.gate.rows, s.gate.cols), capsule(index, {kDLInt, 64, 1}, dev, s.index, -1),
-          capsule(y, t, dev, s.y.rows, s.y.cols), capsule(grad_res, t, dev, s.grad_res.rows, s.grad_res.cols),
-          capsule(grad_gate, t, dev, s.grad_gate.rows, s.grad_gate.cols),
-          capsule(grad_y, t, dev, s.grad_y.rows, s.grad_y.cols));
+      return py::make_tuple(capsule(grad_out, t, dev, s.grad_out), capsule(res, t, dev, s.res),
+                            capsule(gate, t, dev, s.gate), index_capsule(index, dev, s.index),
+                            capsule(y, t, dev, s.y), capsule(grad_res, t, dev, s.grad_res),
+                            capsule(grad_gate, t, dev, s.grad_gate), capsule(grad_y, t, dev, s.grad_y));
     });
   }
 
@@ -231,14 +236,11 @@ class PythonCalls final : public TensorCalls {
     return call(
         "forward_backward", p,
         [&](DLDataType t, DLDevice dev) {
-          return py::make_tuple(capsule(res, t, dev, s.res.rows, s.res.cols),
-                                capsule(gate, t, dev, s.gate.rows, s.gate.cols),
-                                capsule(index, {kDLInt, 64, 1}, dev, s.index, -1),
-                                capsule(y, t, dev, s.y.rows, s.y.cols), capsule(out, t, dev, s.out.rows, s.out.cols),
-                                capsule(grad_out, t, dev, s.grad_out.rows, s.grad_out.cols),
-                                capsule(grad_res, t, dev, s.grad_res.rows, s.grad_res.cols),
-                                capsule(grad_gate, t, dev, s.grad_gate.rows, s.grad_gate.cols),
-                                capsule(grad_y, t, dev, s.grad_y.rows, s.grad_y.cols));
+          return py::make_tuple(capsule(res, t, dev, s.res), capsule(gate, t, dev, s.gate),
+                                index_capsule(index, dev, s.index), capsule(y, t, dev, s.y),
+                                capsule(out, t, dev, s.out), capsule(grad_out, t, dev, s.grad_out),
+                                capsule(grad_res, t, dev, s.grad_res), capsule(grad_gate, t, dev, s.grad_gate),
+                                capsule(grad_y, t, dev, s.grad_y));
         },
         failed_in_forward);
   }

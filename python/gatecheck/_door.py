@@ -194,13 +194,13 @@ def _stream(stream, device):
 
 def _store(op, name, got, dst, what):
     """Checks a result against the output buffer it must fill, and fills it."""
-    want = f"a tensor of shape {tuple(dst.shape)} {what}, dtype {dst.dtype}, on {dst.device}"
     if got is None:
         with torch.no_grad():
             dst.zero_()  # autograd's convention: no gradient is a zero one
         return
+    want = lambda: f"a tensor of shape {tuple(dst.shape)} {what}, dtype {dst.dtype}, on {dst.device}"  # noqa: E731
     if not isinstance(got, torch.Tensor):
-        raise _WrongResult(f"{op} returned {type(got).__name__} for {name}, expected {want}")
+        raise _WrongResult(f"{op} returned {type(got).__name__} for {name}, expected {want()}")
     wrong = []
     if tuple(got.shape) != tuple(dst.shape):
         wrong.append(f"shape {tuple(got.shape)}")
@@ -209,7 +209,7 @@ def _store(op, name, got, dst, what):
     if got.device != dst.device:
         wrong.append(f"device {got.device}")
     if wrong:
-        raise _WrongResult(f"{op} returned {name} with {', '.join(wrong)}; expected {want}")
+        raise _WrongResult(f"{op} returned {name} with {', '.join(wrong)}; expected {want()}")
     with torch.no_grad():
         dst.copy_(got)
 
@@ -229,23 +229,28 @@ def forward(door, capsules, stream, device):
         return _failure(e)
 
 
-def _gradients(door, grad_out, res, gate, index, y, out=None):
-    """(grad_res, grad_gate, grad_y) by the target's backward, else by autograd:
-    through `out` when the forward just made it from leaves that require grad."""
-    if door._bwd is not None:
-        got = door._bwd(grad_out, res, gate, index, y)
-        if not isinstance(got, (tuple, list)) or len(got) != 3:
-            raise _WrongResult(f"backward returned {type(got).__name__}, expected a tuple "
-                               "(grad_res, grad_gate, grad_y)")
-        return got
-    if out is None:
-        leaves = [t.detach().requires_grad_(True) for t in (res, gate, y)]
-        with torch.enable_grad():
-            out = door._fwd(leaves[0], leaves[1], index, leaves[2])
-        if not isinstance(out, torch.Tensor):
-            raise _WrongResult(f"forward returned {type(out).__name__} for out, expected a tensor")
-        res, gate, y = leaves
-    return torch.autograd.grad(out, (res, gate, y), grad_out, allow_unused=True)
+def _own_backward(door, grad_out, res, gate, index, y):
+    """(grad_res, grad_gate, grad_y) by the target's backward."""
+    got = door._bwd(grad_out, res, gate, index, y)
+    if not isinstance(got, (tuple, list)) or len(got) != 3:
+        raise _WrongResult(f"backward returned {type(got).__name__}, expected a tuple "
+                           "(grad_res, grad_gate, grad_y)")
+    return got
+
+
+def _forward_with_grad(door, res, gate, index, y):
+    """(out, leaves): the target's out from res, gate and y as leaves that require grad."""
+    leaves = tuple(t.detach().requires_grad_(True) for t in (res, gate, y))
+    with torch.enable_grad():
+        out = door._fwd(leaves[0], leaves[1], index, leaves[2])
+    return out, leaves
+
+
+def _autograd(out, leaves, grad_out):
+    """(grad_res, grad_gate, grad_y) of out by autograd."""
+    if not isinstance(out, torch.Tensor):
+        raise _WrongResult(f"forward returned {type(out).__name__} for out, expected a tensor")
+    return torch.autograd.grad(out, leaves, grad_out, allow_unused=True)
 
 
 def _store_gradients(got, grad_res, grad_gate, grad_y):
@@ -255,11 +260,16 @@ def _store_gradients(got, grad_res, grad_gate, grad_y):
 
 
 def backward(door, capsules, stream, device):
-    """(grad_res, grad_gate, grad_y) by the target's backward, else by autograd."""
+    """(grad_res, grad_gate, grad_y) by the target's backward, else by autograd
+    (the forward run again on leaves that require grad)."""
     try:
         grad_out, res, gate, index, y, grad_res, grad_gate, grad_y = _views(capsules)
         with _stream(stream, device):
-            _store_gradients(_gradients(door, grad_out, res, gate, index, y), grad_res, grad_gate, grad_y)
+            if door._bwd is not None:
+                got = _own_backward(door, grad_out, res, gate, index, y)
+            else:
+                got = _autograd(*_forward_with_grad(door, res, gate, index, y), grad_out)
+            _store_gradients(got, grad_res, grad_gate, grad_y)
         return None
     except BaseException as e:  # noqa: BLE001 (every failure is reported)
         return _failure(e)
@@ -276,14 +286,12 @@ def forward_backward(door, capsules, stream, device):
             if door._bwd is not None:
                 _store("forward", "out", door._fwd(res, gate, index, y), out, "[rows, dim]")
                 in_forward = False
-                got = _gradients(door, grad_out, res, gate, index, y)
+                got = _own_backward(door, grad_out, res, gate, index, y)
             else:
-                leaves = [t.detach().requires_grad_(True) for t in (res, gate, y)]
-                with torch.enable_grad():
-                    made = door._fwd(leaves[0], leaves[1], index, leaves[2])
+                made, leaves = _forward_with_grad(door, res, gate, index, y)
                 _store("forward", "out", made, out, "[rows, dim]")
                 in_forward = False
-                got = _gradients(door, grad_out, *leaves[:2], index, leaves[2], out=made)
+                got = _autograd(made, leaves, grad_out)
             _store_gradients(got, grad_res, grad_gate, grad_y)
         return None
     except BaseException as e:  # noqa: BLE001 (every failure is reported)
