@@ -5,11 +5,13 @@
 Times gatecheck._door's forward and backward as gatecheck calls them (DLPack
 capsules of preallocated buffers, the call's stream, then a wait for the
 device), and each piece of them alone, for the peers diffusers_eager and
-gatecheck_op (CUDA only), at a small and a medium shape. Microseconds per
+gatecheck_op and for bench/python_door_kernels.py's kernels (the last two on
+CUDA only), at a small and a medium shape. Microseconds per
 call, the median of --iters calls each followed by a device wait. A
 benchmark that prints what it saw; it never fails on a number.
 """
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -41,11 +43,15 @@ def main():
     sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
     stream = torch.cuda.Stream() if dev == "cuda" else None
     sp = stream.cuda_stream if stream is not None else 0
-    names = ["diffusers_eager"] + (["gatecheck_op"] if dev == "cuda" else [])
+    here = os.path.dirname(os.path.abspath(__file__))
+    targets = {"diffusers_eager": "gatecheck.peers:diffusers_eager"}
+    if dev == "cuda":
+        targets["gatecheck_op"] = "gatecheck.peers:gatecheck_op"
+        targets["kernels"] = os.path.join(here, "python_door_kernels.py") + ":kernels"
     print(f"torch {torch.__version__}, {dev}, median of {a.iters} calls, each followed by a device wait (us)")
     print(f"{'peer':<16} {'rows x dim':<11} {'piece':<44} {'us':>8}")
-    for name in names:
-        door = _door.resolve(f"gatecheck.peers:{name}", dev)
+    for name, target in targets.items():
+        door = _door.resolve(target, dev)
         for rows, dim, gates in ((64, 32, 4), (512, 128, 16)):
             g = torch.Generator(device="cpu").manual_seed(1)
             mk = lambda *s: torch.randn(*s, generator=g).to(dev)
@@ -67,15 +73,15 @@ def main():
             row("  5 capsules (gatecheck makes these in C++)", lambda: [to_dlpack(t) for t in fwd_bufs])
             row("  5 capsules + torch.from_dlpack", lambda: [torch.from_dlpack(to_dlpack(t)) for t in fwd_bufs])
             if dev == "cuda":
-                def ctx():
-                    with _door._stream(sp, dev):
-                        pass
-                row("  the call's stream, entered and left", ctx)
+                row("  the call's stream, set", lambda: _door._enter_stream(sp, dev))
             row("  the forward alone", lambda: door._fwd(res, gate, index, y))
             row("  storing out (checks + copy_)", lambda: _door._store("forward", "out", res, out, "[rows, dim]"))
 
-            row("  autograd: forward again + grad",
-                lambda: _door._autograd(*_door._forward_with_grad(door, res, gate, index, y), go))
+            if door._bwd is None:
+                row("  autograd: forward again + grad",
+                    lambda: _door._autograd(*_door._forward_with_grad(door, res, gate, index, y), go))
+            else:
+                row("  its own backward", lambda: door._bwd(go, res, gate, index, y))
             row("  a device wait alone", lambda: None)
             for piece, us in rows_of:
                 print(f"{name:<16} {f'{rows} x {dim}':<11} {piece:<44} {us:8.1f}")

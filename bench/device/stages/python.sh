@@ -9,14 +9,16 @@
 #     source of bench/results/h200-peers-check.json).
 #  2. Cases/s per property of Python implementations against the same
 #     kernels through the C ABI, in one `gatecheck bench --harness` run on
-#     CUDA: cuda vs python:gatecheck.peers:gatecheck_op (the project's CUDA
-#     kernels, through torch.ops), torch-eager vs
+#     CUDA: cuda vs python:bench/python_door_kernels.py:kernels (the
+#     project's CUDA kernels through torch.ops, their own backward: the door
+#     alone) and vs python:gatecheck.peers:gatecheck_op (the same through
+#     autograd, as users call it), torch-eager vs
 #     python:gatecheck.peers:diffusers_eager (eager PyTorch); then the eager
 #     pair on the CPU, all at --jobs 1 (the door calls Python one call at a
 #     time, so the ratio is taken at one worker). Files:
 #     harness-{cuda,cpu}.{txt,json}, ratios.txt.
-# About 3.5 minutes on the H200 (16 cores): 60-100 s for the checks (compiled
-# compiles inside its 60 s), 3 s x 8 properties x 4 for the CUDA bench, 2 s x
+# About 4 minutes on the H200 (16 cores): 60-100 s for the checks (compiled
+# compiles inside its 60 s), 3 s x 8 properties x 5 for the CUDA bench, 2 s x
 # 8 x 2 on the CPU.
 #  3. Where a door call's time goes, piece by piece, outside gatecheck's process
 #     (bench/python_door_costs.py: door-costs.txt) and inside it
@@ -91,14 +93,15 @@ bench() {  # bench FILE DEVICE SECONDS IMPL...
     --json "$json" > "$file" 2>&1
 }
 part ratios && if [ "$DEVICE" = cuda ]; then
-  bench "$D/harness-cuda.txt" cuda "$BENCH_SECONDS" cuda python:gatecheck.peers:gatecheck_op \
-    torch-eager python:gatecheck.peers:diffusers_eager
+  bench "$D/harness-cuda.txt" cuda "$BENCH_SECONDS" cuda python:bench/python_door_kernels.py:kernels \
+    python:gatecheck.peers:gatecheck_op torch-eager python:gatecheck.peers:diffusers_eager
 fi
 part ratios && bench "$D/harness-cpu.txt" cpu 2 torch-eager python:gatecheck.peers:diffusers_eager
 part ratios && "$PY" - "$D" <<'EOF' | tee "$D/ratios.txt"
 import json, sys
 d = sys.argv[1]
-pairs = [("cuda@cuda", "python:gatecheck.peers:gatecheck_op@cuda"),
+pairs = [("cuda@cuda", "python:bench/python_door_kernels.py:kernels@cuda"),
+         ("cuda@cuda", "python:gatecheck.peers:gatecheck_op@cuda"),
          ("torch-eager@cuda", "python:gatecheck.peers:diffusers_eager@cuda"),
          ("torch-eager@cpu", "python:gatecheck.peers:diffusers_eager@cpu")]
 rates = {}
@@ -119,7 +122,7 @@ for c, p in pairs:
             continue
         ratio = a / b if b > 0 else float("inf")
         worst = ratio if worst is None else max(worst, ratio)
-        print(f"  {c:<18} {prop:<20} {a:9.1f}   {p:<45} {b:9.1f}   {ratio:6.2f}x")
+        print(f"  {c:<18} {prop:<20} {a:9.1f}   {p:<50} {b:9.1f}   {ratio:6.2f}x")
 print(f"worst ratio {worst:.2f}x" if worst is not None else "no pair measured")
 EOF
 
