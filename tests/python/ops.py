@@ -52,8 +52,10 @@ def forward_math(res, gate, index, y):
 
 
 def backward_math(g, gate, index, y):
-    """(grad_res, grad_gate, grad_y); grad_gate summed in fp32, in row order."""
-    grad_gate = torch.zeros(gate.shape, dtype=torch.float32).index_add_(0, index, g.float() * y.float())
+    """(grad_res, grad_gate, grad_y); grad_gate summed in fp32 (in row order on
+    the CPU, in index_add_'s atomics' order on CUDA)."""
+    grad_gate = torch.zeros(gate.shape, dtype=torch.float32, device=g.device)
+    grad_gate.index_add_(0, index, g.float() * y.float())
     grad_y = (g.float() * gate.index_select(0, index).float()).to(g.dtype)
     return g, grad_gate.to(gate.dtype), grad_y
 
