@@ -200,8 +200,9 @@ def forward_logged(res, gate, index, y):
 
 
 def late_on_current_stream(res, gate, index, y):
-    """Correct, but only once a half-millisecond kernel on the current stream is
-    done: right only if gatecheck waits for the stream the call ran on (the
-    door makes gatecheck's own stream the current one). CUDA only."""
-    torch.cuda._sleep(1_000_000)
+    """Correct, but only once a kernel of about 10 ms on the current stream is
+    done (far longer than the host's work to the read-back): right only if
+    gatecheck waits for the stream the call ran on (the door makes gatecheck's
+    own stream the current one). CUDA only."""
+    torch.cuda._sleep(20_000_000)
     return correct(res, gate, index, y)
