@@ -199,12 +199,9 @@ def forward_logged(res, gate, index, y):
     return correct(res, gate, index, y)
 
 
-def late_on_current_stream(res, gate, index, y):
-    """Correct, but its result is made only after a kernel of about 10 ms on the
-    current stream, which follows every host wait of the op (its argument
-    checks), and lasts far longer than the host's work to the read-back: right
-    only if gatecheck waits for the stream the call ran on (the door makes
-    gatecheck's own stream the current one). CUDA only."""
-    out = correct(res, gate, index, y)
-    torch.cuda._sleep(20_000_000)
-    return out.clone()  # the stream runs it after the sleep; autograd passes through
+def on_gatechecks_stream(res, gate, index, y):
+    """Correct, but raises unless the call runs with gatecheck's own stream as
+    the current one (the door sets it; never the default stream). CUDA only."""
+    if torch.cuda.current_stream() == torch.cuda.default_stream():
+        raise RuntimeError("called with the default stream current, not gatecheck's stream")
+    return correct(res, gate, index, y)
