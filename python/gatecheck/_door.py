@@ -183,15 +183,17 @@ _external_streams = {}
 
 
 def _enter_stream(stream, device):
-    """Makes gatecheck's stream this thread's current one, so that what the call
-    launches runs on it. Set at every call and left set: the thread is one of
-    gatecheck's workers, and torch's stream context, which also restores the
-    stream before, cost a door call more than its views on an H200's host."""
-    if device == "cuda" and stream:
-        s = _external_streams.get(stream)
-        if s is None:
-            s = _external_streams[stream] = torch.cuda.ExternalStream(stream)
-        torch.cuda.set_stream(s)
+    """Makes the call's stream this thread's current one, so that what the call
+    launches runs on it (0: CUDA's default stream, as gatecheck's scale cases
+    pass). Set at every call and left set: the thread is one of gatecheck's
+    workers, and torch's stream context, which also restores the stream
+    before, cost a door call more than its views on an H200's host."""
+    if device != "cuda":
+        return
+    s = _external_streams.get(stream)
+    if s is None:
+        s = _external_streams[stream] = torch.cuda.ExternalStream(stream) if stream else torch.cuda.default_stream()
+    torch.cuda.set_stream(s)
 
 
 def _store(op, name, got, dst, what):

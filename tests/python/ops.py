@@ -201,7 +201,8 @@ def forward_logged(res, gate, index, y):
 
 def on_gatechecks_stream(res, gate, index, y):
     """Correct, but raises unless the call runs with gatecheck's own stream as
-    the current one (the door sets it; never the default stream). CUDA only."""
+    the current one (the door sets it; a worker's is never the default stream,
+    which only scale cases pass: run without them). CUDA only."""
     if torch.cuda.current_stream() == torch.cuda.default_stream():
         raise RuntimeError("called with the default stream current, not gatecheck's stream")
     return correct(res, gate, index, y)
