@@ -146,9 +146,15 @@ int main(int argc, char** argv) {
   std::string bench_device;
   b->add_option("--device", bench_device, "--harness: cpu or cuda (default: cpu, or cuda for --impl cuda)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  b->add_option("--seconds-per-property", hb.seconds_per_property, "--harness: time per property and jobs count")
-      ->capture_default_str()
-      ->check(finite_seconds());
+  auto* bench_seconds = b->add_option("--seconds-per-property", hb.seconds_per_property,
+                                      "--harness: time per property and jobs count")
+                            ->capture_default_str()
+                            ->check(finite_seconds());
+  b->add_option("--cases-per-property", hb.cases_per_property,
+                "--harness: instead of a time, this many cases per property and jobs count, the same cases for every "
+                "implementation (to compare two)")
+      ->check(whole_number(1, 100000000, "cases"))
+      ->excludes(bench_seconds);
   long long bench_jobs = 0;
   b->add_option("--jobs", bench_jobs,
                 "--harness: worker threads of the parallel figures, each beside --jobs 1 (default: the machine's cores; 1: one figure each)")
@@ -216,6 +222,13 @@ int main(int argc, char** argv) {
         }
         return harness_bench_with_snapshots(impls, hb, bench_json);
       }
+      for (const char* opt : {"--impl", "--device", "--seconds-per-property", "--cases-per-property", "--jobs",
+                              "--properties", "--isolate", "--timeout", "--json"})
+        if (b->count(opt) > 0) {
+          std::fprintf(stderr, "gatecheck bench: %s is an option of bench --harness (give --harness, or leave it out)\n",
+                       opt);
+          return kExitUsage;
+        }
       std::vector<std::string> rest = b->remaining();
       if (help_kernel) rest = {"--help"};
       std::vector<char*> args{argv[0]};

@@ -20,7 +20,8 @@ HarnessBenchRow bench_one(const Subject& impl, const std::string& property, int 
   CheckOptions opt;
   opt.properties = {property};
   opt.seed = o.seed;
-  opt.seconds = o.seconds_per_property;
+  opt.seconds = o.cases_per_property > 0 ? 0 : o.seconds_per_property;
+  opt.max_cases = o.cases_per_property;
   opt.limits = o.limits;
   opt.max_shrink_seconds = 0;  // a bench measures checking, not shrinking
   opt.jobs = jobs;
@@ -130,7 +131,10 @@ void print_breakdown(std::ostream& out, const std::vector<HarnessBenchRow>& rows
 
 nlohmann::json to_json(const std::vector<HarnessBenchRow>& rows, const HarnessBenchOptions& o, int jobs) {
   nlohmann::json j;
-  j["seconds_per_property"] = o.seconds_per_property;
+  if (o.cases_per_property > 0)
+    j["cases_per_property"] = o.cases_per_property;
+  else
+    j["seconds_per_property"] = o.seconds_per_property;
   j["seed"] = o.seed;
   j["max_rows"] = o.limits.max_rows;
   j["max_dim"] = o.limits.max_dim;
@@ -188,7 +192,12 @@ int run_harness_bench(const std::vector<Subject>& impls_in, const HarnessBenchOp
     out << to_json(rows, o, jobs).dump(1) << "\n";
     return 0;
   }
-  out << "harness throughput (" << o.seconds_per_property << " s per property and jobs count, seed " << o.seed
+  out << "harness throughput (";
+  if (o.cases_per_property > 0)
+    out << o.cases_per_property << " cases per property and jobs count, the same for each implementation";
+  else
+    out << o.seconds_per_property << " s per property and jobs count";
+  out << ", seed " << o.seed
       << ", max rows " << o.limits.max_rows << ", max dim " << o.limits.max_dim << (o.isolate ? ", --isolate" : "")
       << "; " << (jobs == 1 ? std::string("--jobs 1") : "--jobs " + std::to_string(jobs) + " beside --jobs 1")
       << ", on " << default_check_jobs() << " cores)\n";

@@ -31,6 +31,10 @@ struct HarnessBenchRow {
 struct HarnessBenchOptions {
   std::vector<std::string> properties = default_properties();
   double seconds_per_property = 2;
+  // > 0: each figure is these many cases rather than seconds_per_property's
+  // worth, so that every implementation runs the same cases (a faster one
+  // would otherwise run further into the generator's sequence, another mix).
+  int64_t cases_per_property = 0;
   uint64_t seed = 1;
   GenLimits limits;
   bool isolate = false;  // as CheckOptions::isolate

@@ -15,15 +15,16 @@
 #     autograd, as users call it), torch-eager vs
 #     python:gatecheck.peers:diffusers_eager (eager PyTorch); then the eager
 #     pair on the CPU, all at --jobs 1 (the door calls Python one call at a
-#     time, so the ratio is taken at one worker). Files:
+#     time, so the ratio is taken at one worker), each figure the same
+#     BENCH_CASES (600) cases for every implementation. Files:
 #     harness-{cuda,cpu}.{txt,json}, ratios.txt.
 # About 4 minutes on the H200 (16 cores): 60-100 s for the checks (compiled
-# compiles inside its 60 s), 3 s x 8 properties x 5 for the CUDA bench, 2 s x
-# 8 x 2 on the CPU.
+# compiles inside its 60 s), 1-2 minutes for the CUDA bench (600 cases x 8
+# properties x 5, at 100-900 cases/s), under a minute for the CPU's.
 #  3. Where a door call's time goes, piece by piece, outside gatecheck's process
 #     (bench/python_door_costs.py: door-costs.txt) and inside it
 #     (bench/python_door_probe.py under bench --harness: door-probe.{json,txt}).
-# PEER_SECONDS, BENCH_SECONDS and DEVICE override the budgets and the device
+# PEER_SECONDS, BENCH_CASES and DEVICE override the budgets and the device
 # (DEVICE=cpu runs what can run here, for a dry run); PYTHON_PARTS (default
 # "peers ratios costs") picks the parts that run.
 if [ -f "$(dirname "$0")/../stage_common.sh" ]; then
@@ -35,7 +36,7 @@ else  # standalone: the same names
   mkdir -p "$D"
 fi
 PEER_SECONDS=${PEER_SECONDS:-60}
-BENCH_SECONDS=${BENCH_SECONDS:-3}
+BENCH_CASES=${BENCH_CASES:-600}
 DEVICE=${DEVICE:-cuda}
 [ -x "$GC" ] || { echo "python: $GC was not built"; exit 1; }
 [ -f "$BUILD/python/gatecheck/_door.py" ] ||
@@ -83,20 +84,20 @@ EOF
 
 # 2. Python against the C ABI, the same kernels, one bench run per device.
 bench() {  # bench FILE DEVICE SECONDS IMPL...
-  local file=$1 device=$2 secs=$3
+  local file=$1 device=$2 cases=$3
   shift 3
   local args=()
   for i in "$@"; do args+=(--impl "$i"); done
   local json=${file%.txt}.json
-  echo "$GC bench --harness --device $device ${args[*]} --seconds-per-property $secs --jobs 1 --json $json" > "$file.cmd"
-  env -u PYTHONPATH "$GC" bench --harness --device "$device" "${args[@]}" --seconds-per-property "$secs" --jobs 1 \
+  echo "$GC bench --harness --device $device ${args[*]} --cases-per-property $cases --jobs 1 --json $json" > "$file.cmd"
+  env -u PYTHONPATH "$GC" bench --harness --device "$device" "${args[@]}" --cases-per-property "$cases" --jobs 1 \
     --json "$json" > "$file" 2>&1
 }
 part ratios && if [ "$DEVICE" = cuda ]; then
-  bench "$D/harness-cuda.txt" cuda "$BENCH_SECONDS" cuda python:bench/python_door_kernels.py:kernels \
+  bench "$D/harness-cuda.txt" cuda "$BENCH_CASES" cuda python:bench/python_door_kernels.py:kernels \
     python:gatecheck.peers:gatecheck_op torch-eager python:gatecheck.peers:diffusers_eager
 fi
-part ratios && bench "$D/harness-cpu.txt" cpu 2 torch-eager python:gatecheck.peers:diffusers_eager
+part ratios && bench "$D/harness-cpu.txt" cpu "$BENCH_CASES" torch-eager python:gatecheck.peers:diffusers_eager
 part ratios && "$PY" - "$D" <<'EOF' | tee "$D/ratios.txt"
 import json, sys
 d = sys.argv[1]
