@@ -158,12 +158,17 @@ nlohmann::json to_json(const std::vector<HarnessBenchRow>& rows, const HarnessBe
 }  // namespace
 
 std::vector<HarnessBenchRow> harness_bench(const std::vector<Subject>& impls, const HarnessBenchOptions& o) {
-  std::vector<HarnessBenchRow> rows;
   const int jobs = parallel_jobs(o);
-  for (const auto& impl : impls)
-    for (const auto& p : o.properties) {
-      rows.push_back(bench_one(impl, p, 1, o));
-      if (jobs != 1) rows.push_back(bench_one(impl, p, jobs, o));
+  const size_t per_property = jobs != 1 ? 2 : 1, per_impl = o.properties.size() * per_property;
+  std::vector<HarnessBenchRow> rows(impls.size() * per_impl);
+  // Property by property, each implementation in turn: the figures to be
+  // compared are taken close together, on the machine as it is then (a
+  // shared host's speed drifts over a run). Listed by implementation.
+  for (size_t p = 0; p < o.properties.size(); ++p)
+    for (size_t i = 0; i < impls.size(); ++i) {
+      const size_t at = i * per_impl + p * per_property;
+      rows[at] = bench_one(impls[i], o.properties[p], 1, o);
+      if (jobs != 1) rows[at + 1] = bench_one(impls[i], o.properties[p], jobs, o);
     }
   return rows;
 }

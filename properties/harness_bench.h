@@ -47,8 +47,9 @@ struct HarnessBenchOptions {
 };
 
 // One row per implementation x property x jobs (1, then o.jobs unless it is
-// 1), the two of a property run one after the other so that they share the
-// machine's load.
+// 1), listed by implementation. Measured property by property, every
+// implementation's figures of a property one after the other (the two jobs
+// counts of each together), so that those compared share the machine's load.
 std::vector<HarnessBenchRow> harness_bench(const std::vector<Subject>& impls, const HarnessBenchOptions& o);
 
 // Runs harness_bench on `impls` (the host implementation when empty) and

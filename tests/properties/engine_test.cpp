@@ -163,6 +163,32 @@ TEST(HarnessBench, ReportsCasesPerSecondPerProperty) {
   EXPECT_EQ(run_harness_bench({}, o, out), 2);
 }
 
+// Two implementations compared: property by property, one after the other,
+// and with cases_per_property on the same cases.
+TEST(HarnessBench, ComparesImplementationsPropertyByPropertyOnTheSameCases) {
+  HarnessBenchOptions o;
+  o.properties = {"accuracy", "inputs_untouched"};
+  o.cases_per_property = 5;
+  o.jobs = 1;
+  o.limits.max_rows = 20;
+  o.limits.max_dim = 8;
+  std::vector<std::pair<std::string, Case>> seen;  // property, case: every run, warm-up included
+  o.before_run = [&](const Subject&, const std::string& property, const Case& c) { seen.emplace_back(property, c); };
+  const Subject host = make_subject("host", Device::cpu);
+  const auto rows = harness_bench({host, host}, o);
+  ASSERT_EQ(rows.size(), 4u);
+  for (const auto& r : rows) EXPECT_EQ(r.cases, 5) << r.property;
+  EXPECT_EQ(rows[0].property, "accuracy");  // listed by implementation
+  EXPECT_EQ(rows[1].property, "inputs_untouched");
+  int changes = 0;
+  for (size_t i = 1; i < seen.size(); ++i) changes += seen[i].first != seen[i - 1].first;
+  EXPECT_EQ(changes, 1);  // both implementations' accuracy, then both's inputs_untouched
+  const size_t half = seen.size() / 4;  // each implementation x property: the same count of runs
+  ASSERT_EQ(seen.size(), 4 * half);
+  ASSERT_GE(half, 6u);  // a warm-up case, then the five
+  for (size_t k = 0; k < half; ++k) EXPECT_TRUE(seen[k].second == seen[half + k].second) << "run " << k;
+}
+
 }  // namespace
 }  // namespace gatecheck::testing
 
