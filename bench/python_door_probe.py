@@ -39,8 +39,8 @@ def _timed_glue(name):
     def timed(door, capsules, stream, device):
         t0 = time.perf_counter()
         r = glue(door, capsules, stream, device)
-        if device == "cuda":  # the stream's handle, as the door keeps it
-            (_door._external_streams.get(stream) or torch.cuda.current_stream()).synchronize()
+        if device == "cuda":  # the call's stream: the door left it the current one
+            torch.cuda.current_stream().synchronize()
         _note("door." + name, time.perf_counter() - t0)
         return r
     setattr(_door, name, timed)

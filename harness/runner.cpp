@@ -115,33 +115,34 @@ RunResult run_case(const Implementation& impl, const Case& c, const RunOptions& 
     }
     const gatecheck_problem p = c.problem(d, stream);
     const auto* idx = static_cast<const int64_t*>(a.ptr(index));
-    if (opt.forward && opt.backward && impl.takes_tensors()) {  // one call: no forward to recompute
-      bool in_forward = true;
+    // A call: timed, waited for, and on failure named by the half that failed.
+    const auto call = [&](const auto& run, const auto& half) {
       {
         const StageTimer t(Stage::calls);
-        r.status = impl.forward_backward(p, a.ptr(res), a.ptr(gate), idx, a.ptr(y), a.ptr(out), a.ptr(grad_out),
-                                         a.ptr(grad_res), a.ptr(grad_gate), a.ptr(grad_y), &in_forward);
+        r.status = run();
       }
       if (r.status.ok()) r.status = sync_after_call(impl, stream);
-      if (!r.status.ok()) r.status.message = (in_forward ? "forward: " : "backward: ") + r.status.message;
+      if (!r.status.ok()) r.status.message = std::string(half()) + ": " + r.status.message;
+    };
+    if (opt.forward && opt.backward && impl.takes_tensors()) {  // one call: no forward to recompute
+      bool in_forward = true;
+      call(
+          [&] {
+            return impl.forward_backward(p, a.ptr(res), a.ptr(gate), idx, a.ptr(y), a.ptr(out), a.ptr(grad_out),
+                                         a.ptr(grad_res), a.ptr(grad_gate), a.ptr(grad_y), &in_forward);
+          },
+          [&] { return in_forward ? "forward" : "backward"; });
     } else {
-      if (opt.forward) {
-        {
-          const StageTimer t(Stage::calls);
-          r.status = impl.forward(p, a.ptr(res), a.ptr(gate), idx, a.ptr(y), a.ptr(out));
-        }
-        if (r.status.ok()) r.status = sync_after_call(impl, stream);
-        if (!r.status.ok()) r.status.message = "forward: " + r.status.message;
-      }
-      if (r.status.ok() && opt.backward) {
-        {
-          const StageTimer t(Stage::calls);
-          r.status = impl.backward(p, a.ptr(grad_out), a.ptr(gate), idx, a.ptr(y), a.ptr(grad_res),
-                                   a.ptr(grad_gate), a.ptr(grad_y), a.ptr(res));
-        }
-        if (r.status.ok()) r.status = sync_after_call(impl, stream);
-        if (!r.status.ok()) r.status.message = "backward: " + r.status.message;
-      }
+      if (opt.forward)
+        call([&] { return impl.forward(p, a.ptr(res), a.ptr(gate), idx, a.ptr(y), a.ptr(out)); },
+             [] { return "forward"; });
+      if (r.status.ok() && opt.backward)
+        call(
+            [&] {
+              return impl.backward(p, a.ptr(grad_out), a.ptr(gate), idx, a.ptr(y), a.ptr(grad_res), a.ptr(grad_gate),
+                                   a.ptr(grad_y), a.ptr(res));
+            },
+            [] { return "backward"; });
     }
     {
       const StageTimer t(Stage::copies);
