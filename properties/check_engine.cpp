@@ -170,7 +170,8 @@ FailureReport report(const Subject& impl, const std::string& property, const Gen
 
 class Progress {
  public:
-  Progress(const CheckOptions& o, Clock::time_point start) : opt_(o), start_(start) {}
+  Progress(const CheckOptions& o, Clock::time_point start, const double& shrinking)
+      : opt_(o), start_(start), shrinking_(shrinking) {}
   void tick(const Subject& impl, const std::string& prop, int64_t cases, int64_t failures, bool force = false) {
     if (!opt_.progress) return;
     const double now = since(start_);
@@ -181,6 +182,7 @@ class Progress {
     p.property = prop;
     p.cases_done = cases;
     p.elapsed = now;
+    p.shrinking = shrinking_;
     p.budget_seconds = opt_.seconds;
     p.cases_per_second = now > 0 ? double(cases) / now : 0;
     p.failures = failures;
@@ -190,6 +192,7 @@ class Progress {
  private:
   const CheckOptions& opt_;
   Clock::time_point start_;
+  const double& shrinking_;
   double last_ = -1;
 };
 
@@ -323,7 +326,8 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
   rep.seed = opt.seed;
   rep.jobs = std::max(1, opt.jobs);
   const auto start = Clock::now();
-  Progress progress(opt, start);
+  double shrink_seconds = 0;  // spent shrinking so far: off the budget, so it takes no later pair's share
+  Progress progress(opt, start, shrink_seconds);
   const int64_t max_cases = opt.max_cases > 0 ? opt.max_cases : (opt.seconds > 0 ? 0 : kCasesWithoutBudget);
   int64_t total_cases = 0, failures = 0;
   const size_t pairs = impls.size() * opt.properties.size();
@@ -335,7 +339,11 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
     for (const auto& property : opt.properties) {
       if (rep.interrupted || rep.stopped_on_failure) break;
       // An even share of what is left of the budget (negative: no time budget).
-      const double slice = opt.seconds > 0 ? std::max(0.0, opt.seconds - since(start)) / double(pairs - pair) : -1;
+      // Shrinking comes on top of the budget, each failure capped by
+      // max_shrink_seconds: a long shrink would otherwise leave the pairs
+      // after it a case each, reported as passing.
+      const double used = since(start) - shrink_seconds;
+      const double slice = opt.seconds > 0 ? std::max(0.0, opt.seconds - used) / double(pairs - pair) : -1;
       ++pair;
       const auto t0 = Clock::now();
       PropertyResult pr;
@@ -359,6 +367,7 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
       pr.worker_seconds = run.worker_seconds;
       add(rep.coverage, run.coverage);
       if (run.failure) {  // shrunk here, serially (a stop leaves it as found)
+        const auto shrink_t0 = Clock::now();
         const FoundFailure& f = *run.failure;
         if (f.scale) {
           pr.failure = scale.report(*f.scale, f.found_after);
@@ -368,6 +377,7 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
         }
         pr.passed = false;
         ++failures;
+        shrink_seconds += since(shrink_t0);
         progress.tick(impl, property, total_cases, failures, true);
       }
       pr.seconds = since(t0);

@@ -24,6 +24,7 @@ struct CheckProgress {
   std::string impl, property;          // what runs now
   int64_t cases_done = 0;              // across everything so far
   double elapsed = 0, budget_seconds = 0;
+  double shrinking = 0;                // of elapsed, spent shrinking: not counted against the budget
   double cases_per_second = 0;
   int64_t failures = 0;
 };
@@ -35,7 +36,7 @@ constexpr int64_t kCasesWithoutBudget = 100;
 struct CheckOptions {
   std::vector<std::string> properties = default_properties();
   uint64_t seed = 0;
-  double seconds = 30;       // whole-run time budget (0 = none: max_cases, else kCasesWithoutBudget)
+  double seconds = 30;       // whole-run time budget for cases, shrinking on top (0 = none: max_cases, else kCasesWithoutBudget)
   int64_t max_cases = 0;     // per implementation x property (0 = budget only)
   GenLimits limits;          // generator knobs (generators.h)
   bool isolate = false;      // run each call in a child process (harness/isolate.h)

@@ -2,6 +2,9 @@
 // findings, and reproduce strings that replay the shrunk case.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "broken_impls.h"
 #include "properties/check_engine.h"
 
@@ -111,6 +114,38 @@ TEST(CheckEngine, EveryPropertyCatchesItsPlantedBug) {
     ASSERT_TRUE(r.results.at(0).failure.has_value()) << prop << " missed " << bug_name(bug);
     EXPECT_TRUE(r.results[0].failure->claimed) << prop;
   }
+}
+
+// Shrinking is off the time budget: a long shrink on one property must not
+// leave the next a single case, reported as passing.
+TEST(CheckEngine, ShrinkingTakesNoShareOfTheNextPropertysBudget) {
+  const Subject bad = broken(Bug::odd_batch_flip);  // fails row_invariance, keeps inputs_untouched
+  CheckOptions o = small({"row_invariance", "inputs_untouched"}, 0);
+  o.seconds = 2;
+  o.max_shrink_seconds = 30;
+  int64_t runs = 0;
+  o.before_run = [&](const Subject&, const std::string& p, const Case&) { runs += p == "row_invariance"; };
+  // A first run counts row_invariance's calls: the cases until it fails, then the shrink's.
+  const CheckReport first = run_check({bad}, o);
+  ASSERT_TRUE(first.results.at(0).failure.has_value());
+  const int64_t found_at = first.results[0].cases, shrink_runs = runs - found_at;
+  ASSERT_GT(shrink_runs, 0);
+  // The same run (seed 42, one worker: the same cases), each shrink step made
+  // slow enough that the shrink takes 3 s, longer than the whole budget.
+  const auto step = std::chrono::microseconds(3000000 / shrink_runs + 1);
+  runs = 0;
+  o.before_run = [&](const Subject&, const std::string& p, const Case&) {
+    if (p == "row_invariance" && ++runs > found_at) std::this_thread::sleep_for(step);
+  };
+  const CheckReport r = run_check({bad}, o);
+  ASSERT_EQ(r.results.size(), 2u);
+  ASSERT_TRUE(r.results[0].failure.has_value());
+  EXPECT_EQ(r.results[0].cases, found_at);
+  EXPECT_GE(r.results[0].seconds, 3.0);
+  // inputs_untouched still gets what row_invariance's cases left of the 2 s.
+  EXPECT_GE(r.results[1].seconds, 1.0) << r.results[1].cases << " cases";
+  EXPECT_GT(r.results[1].cases, 1);
+  EXPECT_TRUE(r.results[1].passed);
 }
 
 TEST(CheckEngine, RejectsUnknownProperties) {
