@@ -4,9 +4,12 @@
 #     (60) each, the four at once (one process each, sharing the GPU and the
 #     16 cores), seed 1, the default properties plus eager_exact, which no
 #     peer claims (where torch.compile fuses the forward's two roundings into
-#     one, it shows there as a finding). Files: check-PEER.{txt,json,cmd,rc}
-#     and peers-check.json (all four with their commands and exit codes: the
-#     source of bench/results/h200-peers-check.json).
+#     one, it shows there as a finding). Beside them, a fifth process gives
+#     compiled's eager_exact a PEER_SECONDS budget of its own: in the full
+#     check, compiling each new shape leaves that last property a case or
+#     two. Files: check-NAME.{txt,json,cmd,rc} (NAME: the peer, or
+#     compiled-eager_exact) and peers-check.json (all five with their
+#     commands and exit codes).
 #  2. Cases/s per property of Python implementations against the same
 #     kernels through the C ABI, in one `gatecheck bench --harness` run on
 #     CUDA: cuda vs python:bench/python_door_kernels.py:kernels (the
@@ -50,17 +53,20 @@ PYTHON_PARTS=${PYTHON_PARTS:-peers ratios costs}
 part() { case " $PYTHON_PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # 1. The peers, at once; no PYTHONPATH: the CLI finds its own package.
-part peers && for peer in $peers; do
-  cmd="$GC check --impl python:gatecheck.peers:$peer --device $DEVICE --seconds $PEER_SECONDS --seed 1 --properties $properties --corpus $D/corpus --json $D/check-$peer.json"
-  echo "$cmd" > "$D/check-$peer.cmd"
-  ( env -u PYTHONPATH $cmd > "$D/check-$peer.txt" 2>&1; echo $? > "$D/check-$peer.rc" ) &
-done
+peer_check() {  # peer_check NAME PEER PROPERTIES: in the background
+  local cmd="$GC check --impl python:gatecheck.peers:$2 --device $DEVICE --seconds $PEER_SECONDS --seed 1 --properties $3 --corpus $D/corpus --json $D/check-$1.json"
+  echo "$cmd" > "$D/check-$1.cmd"
+  ( env -u PYTHONPATH $cmd > "$D/check-$1.txt" 2>&1; echo $? > "$D/check-$1.rc" ) &
+}
+part peers && for peer in $peers; do peer_check "$peer" "$peer" "$properties"; done
+part peers && peer_check compiled-eager_exact compiled eager_exact
 wait
-part peers && "$PY" - "$D" "$DEVICE" "$PEER_SECONDS" $peers <<'EOF'
+part peers && "$PY" - "$D" "$DEVICE" "$PEER_SECONDS" $peers compiled-eager_exact <<'EOF'
 import json, os, sys
 d, device, seconds, peers = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4:]
 out = {"stage": "python", "commit": os.environ.get("COMMIT", ""), "device": device, "seconds_each": seconds,
-       "run": "the four checks at once, one process each, sharing the GPU", "peers": {}}
+       "run": "the five checks at once (each peer, and compiled on eager_exact alone), one process each, "
+              "sharing the GPU", "peers": {}}
 for p in peers:
     rc = int(open(f"{d}/check-{p}.rc").read().strip() or -1)
     entry = {"command": open(f"{d}/check-{p}.cmd").read().strip(), "exit": rc}
