@@ -1,0 +1,1 @@
+build-device/cli/gatecheck check --impl python:gatecheck.peers:compiled --device cuda --seconds 60 --seed 1 --properties eager_exact --corpus /tmp/res6/python/corpus --json /tmp/res6/python/check-compiled-eager_exact.json
