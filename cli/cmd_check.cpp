@@ -209,11 +209,9 @@ int cmd_check(const CheckArgs& a) {
   ProgressLine progress;
   opt.progress = [&](const CheckProgress& p) {
     char buf[256];
-    const double used = p.elapsed - p.shrinking;  // shrinking is off the budget
-    const double left = p.budget_seconds > used ? p.budget_seconds - used : 0;
     std::snprintf(buf, sizeof buf, "[check] %s %s | %lld cases, %.0f cases/s | %.0f s left | %lld failing",
                   p.impl.c_str(), p.property.c_str(), static_cast<long long>(p.cases_done), p.cases_per_second,
-                  left, static_cast<long long>(p.failures));
+                  p.seconds_left, static_cast<long long>(p.failures));
     progress.update(buf);
   };
 

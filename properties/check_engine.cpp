@@ -168,13 +168,22 @@ FailureReport report(const Subject& impl, const std::string& property, const Gen
   return f;
 }
 
+// A run's time against its budget: since the start, less the time spent
+// shrinking, which comes on top of the budget (each failure capped by
+// max_shrink_seconds), so that a long shrink takes no later pair's share.
+struct BudgetClock {
+  Clock::time_point start = Clock::now();
+  double shrinking = 0;
+  double used() const { return since(start) - shrinking; }
+  double left(double budget) const { return std::max(0.0, budget - used()); }
+};
+
 class Progress {
  public:
-  Progress(const CheckOptions& o, Clock::time_point start, const double& shrinking)
-      : opt_(o), start_(start), shrinking_(shrinking) {}
+  Progress(const CheckOptions& o, const BudgetClock& clock) : opt_(o), clock_(clock) {}
   void tick(const Subject& impl, const std::string& prop, int64_t cases, int64_t failures, bool force = false) {
     if (!opt_.progress) return;
-    const double now = since(start_);
+    const double now = since(clock_.start);
     if (!force && now - last_ < 0.25) return;
     last_ = now;
     CheckProgress p;
@@ -182,8 +191,7 @@ class Progress {
     p.property = prop;
     p.cases_done = cases;
     p.elapsed = now;
-    p.shrinking = shrinking_;
-    p.budget_seconds = opt_.seconds;
+    p.seconds_left = opt_.seconds > 0 ? clock_.left(opt_.seconds) : 0;
     p.cases_per_second = now > 0 ? double(cases) / now : 0;
     p.failures = failures;
     opt_.progress(p);
@@ -191,8 +199,7 @@ class Progress {
 
  private:
   const CheckOptions& opt_;
-  Clock::time_point start_;
-  const double& shrinking_;
+  const BudgetClock& clock_;
   double last_ = -1;
 };
 
@@ -325,9 +332,9 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
   CheckReport rep;
   rep.seed = opt.seed;
   rep.jobs = std::max(1, opt.jobs);
-  const auto start = Clock::now();
-  double shrink_seconds = 0;  // spent shrinking so far: off the budget, so it takes no later pair's share
-  Progress progress(opt, start, shrink_seconds);
+  BudgetClock clock;
+  const auto start = clock.start;
+  Progress progress(opt, clock);
   const int64_t max_cases = opt.max_cases > 0 ? opt.max_cases : (opt.seconds > 0 ? 0 : kCasesWithoutBudget);
   int64_t total_cases = 0, failures = 0;
   const size_t pairs = impls.size() * opt.properties.size();
@@ -339,11 +346,7 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
     for (const auto& property : opt.properties) {
       if (rep.interrupted || rep.stopped_on_failure) break;
       // An even share of what is left of the budget (negative: no time budget).
-      // Shrinking comes on top of the budget, each failure capped by
-      // max_shrink_seconds: a long shrink would otherwise leave the pairs
-      // after it a case each, reported as passing.
-      const double used = since(start) - shrink_seconds;
-      const double slice = opt.seconds > 0 ? std::max(0.0, opt.seconds - used) / double(pairs - pair) : -1;
+      const double slice = opt.seconds > 0 ? clock.left(opt.seconds) / double(pairs - pair) : -1;
       ++pair;
       const auto t0 = Clock::now();
       PropertyResult pr;
@@ -377,7 +380,7 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
         }
         pr.passed = false;
         ++failures;
-        shrink_seconds += since(shrink_t0);
+        clock.shrinking += since(shrink_t0);
         progress.tick(impl, property, total_cases, failures, true);
       }
       pr.seconds = since(t0);

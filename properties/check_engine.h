@@ -23,8 +23,8 @@ namespace gatecheck {
 struct CheckProgress {
   std::string impl, property;          // what runs now
   int64_t cases_done = 0;              // across everything so far
-  double elapsed = 0, budget_seconds = 0;
-  double shrinking = 0;                // of elapsed, spent shrinking: not counted against the budget
+  double elapsed = 0;
+  double seconds_left = 0;             // of the time budget (0 without one); shrinking is off it
   double cases_per_second = 0;
   int64_t failures = 0;
 };

@@ -92,7 +92,7 @@ for p, e in out["peers"].items():
 EOF
 
 # 2. Python against the C ABI, the same kernels, one bench run per device.
-bench() {  # bench FILE DEVICE SECONDS IMPL...
+bench() {  # bench FILE DEVICE CASES IMPL...
   local file=$1 device=$2 cases=$3
   shift 3
   local args=()
