@@ -1,5 +1,6 @@
 #include "case.h"
 
+#include <cmath>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
@@ -26,81 +27,139 @@ void HostTensor::set_bits(int64_t i, uint32_t b) {
   }
 }
 
-bool Case::operator==(const Case& o) const {
-  return dtype == o.dtype && rows == o.rows && dim == o.dim && gates == o.gates &&
-         index == o.index && res == o.res && gate == o.gate && y == o.y && grad_out == o.grad_out &&
-         plan == o.plan;
+namespace {
+[[noreturn]] void no_such(const OpSchema& op, const char* what, std::string_view name, const std::string& known) {
+  throw std::invalid_argument(std::string(op.name) + " has no " + what + " '" + std::string(name) + "' (" + known + ")");
+}
+std::string float_input_list(const OpSchema& op) {
+  std::string s;
+  for (const auto& in : op.inputs)
+    if (in.role != Role::index) s += (s.empty() ? "" : ", ") + std::string(in.name);
+  return s;
+}
+}  // namespace
+
+const HostTensor& Case::input(std::string_view name) const {
+  const int k = op->float_input(name);
+  if (k < 0) no_such(*op, "input", name, float_input_list(*op));
+  return inputs[size_t(k)];
 }
 
-Case make_case(DType t, int64_t rows, int64_t dim, int64_t gates) {
+HostTensor& Case::input(std::string_view name) {
+  return const_cast<HostTensor&>(static_cast<const Case&>(*this).input(name));
+}
+
+double Case::scalar(std::string_view name) const {
+  const int k = op->scalar_index(name);
+  if (k < 0) {
+    std::string known;
+    for (const auto& s : op->scalars) known += (known.empty() ? "" : ", ") + std::string(s.name);
+    no_such(*op, "scalar", name, known);
+  }
+  return scalars[size_t(k)];
+}
+
+bool Case::operator==(const Case& o) const {
+  return op == o.op && dtype == o.dtype && rows == o.rows && dim == o.dim && gates == o.gates && index == o.index &&
+         inputs == o.inputs && scalars == o.scalars && plan == o.plan;
+}
+
+HostTensor tensor_for(const Case& c, Role r) {
+  return HostTensor(c.dtype, role_rows(r, c.rows, c.gates), role_cols(r, c.dim));
+}
+
+Case make_case(const OpSchema& op, DType t, int64_t rows, int64_t dim, int64_t gates) {
   Case c;
+  c.op = &op;
   c.dtype = t;
   c.rows = rows;
   c.dim = dim;
   c.gates = gates;
   c.index.assign(size_t(rows), 0);
-  c.res = HostTensor(t, rows, dim);
-  c.gate = HostTensor(t, gates, dim);
-  c.y = HostTensor(t, rows, dim);
-  c.grad_out = HostTensor(t, rows, dim);
+  for (const auto& in : op.inputs)
+    if (in.role != Role::index) c.inputs.push_back(tensor_for(c, in.role));
+  for (const auto& s : op.scalars) c.scalars.push_back(s.default_value);
   return c;
 }
 
 Case sub_case(const Case& c, const std::vector<int64_t>& rows) {
-  Case s = make_case(c.dtype, int64_t(rows.size()), c.dim, c.gates);
-  s.gate = c.gate;
+  Case s = make_case(*c.op, c.dtype, int64_t(rows.size()), c.dim, c.gates);
+  s.scalars = c.scalars;
   s.index_pattern = c.index_pattern;
   s.value_class = c.value_class;
+  size_t k = 0;
+  for (const auto& in : c.op->inputs) {
+    if (in.role == Role::index) continue;
+    if (in.role != Role::row) s.inputs[k] = c.inputs[k];  // table and column tensors: the whole of them
+    ++k;
+  }
   const size_t row_bytes = size_t(c.dim * dtype_size(c.dtype));
   for (size_t i = 0; i < rows.size(); ++i) {
     const int64_t r = rows[i];
     if (r < 0 || r >= c.rows) throw std::out_of_range("sub_case: row " + std::to_string(r) + " out of range");
     s.index[i] = c.index[size_t(r)];
-    auto copy_row = [&](HostTensor& dst, const HostTensor& src) {
-      if (row_bytes) std::memcpy(dst.bytes.data() + i * row_bytes, src.bytes.data() + size_t(r) * row_bytes, row_bytes);
-    };
-    copy_row(s.res, c.res);
-    copy_row(s.y, c.y);
-    copy_row(s.grad_out, c.grad_out);
+    if (!row_bytes) continue;
+    k = 0;
+    for (const auto& in : c.op->inputs) {
+      if (in.role == Role::index) continue;
+      if (in.role == Role::row)
+        std::memcpy(s.inputs[k].bytes.data() + i * row_bytes, c.inputs[k].bytes.data() + size_t(r) * row_bytes,
+                    row_bytes);
+      ++k;
+    }
   }
   return s;
 }
 
 Outputs outputs_for(const Case& c) {
   Outputs o;
-  o.out = HostTensor(c.dtype, c.rows, c.dim);
-  o.grad_res = HostTensor(c.dtype, c.rows, c.dim);
-  o.grad_y = HostTensor(c.dtype, c.rows, c.dim);
-  o.grad_gate = HostTensor(c.dtype, c.gates, c.dim);
+  o.op = c.op;
+  for (const auto& out : c.op->outputs) o.tensors.push_back(tensor_for(c, out.role));
   return o;
 }
 
-const HostTensor& output_by_name(const Outputs& o, std::string_view name) {
-  if (name == "out") return o.out;
-  if (name == "grad_res") return o.grad_res;
-  if (name == "grad_y") return o.grad_y;
-  if (name == "grad_gate") return o.grad_gate;
-  throw std::invalid_argument("unknown output '" + std::string(name) + "' (out, grad_res, grad_y, grad_gate)");
+const HostTensor& Outputs::operator[](std::string_view name) const {
+  const int k = op->output_index(name);
+  if (k < 0) no_such(*op, "output", name, op->output_list());
+  return tensors[size_t(k)];
 }
 
-// Both are the operator's own contract checks (kernels/gate_residual.h), so a
+HostTensor& Outputs::operator[](std::string_view name) {
+  return const_cast<HostTensor&>(static_cast<const Outputs&>(*this)[name]);
+}
+
+// Both are the operator's own contract checks (kernels/op_schema.h), so a
 // case is valid exactly when a call on it would be.
-std::string case_shape_problem(int64_t rows, int64_t gates) {
-  const gatecheck_problem p{rows, 0, gates, GATECHECK_F32, GATECHECK_CPU, nullptr};
-  const Status s = check_problem("case", p, 1u << GATECHECK_CPU);
-  return s.ok() ? std::string() : s.message;
+std::string case_shape_problem(const OpSchema& op, int64_t rows, int64_t dim, int64_t gates) {
+  OpCall call = OpCall::shaped(op, Pass::forward, gatecheck_problem{rows, dim, gates, GATECHECK_F32, GATECHECK_CPU, nullptr});
+  const Status s = check_problem("case", call.p, 1u << GATECHECK_CPU);
+  if (!s.ok()) return s.message;
+  if (rows > 0 && dim < op.min_dim_with_rows)
+    return "case: dim = " + std::to_string(dim) + " with rows = " + std::to_string(rows) + " > 0: " + op.name +
+           " needs dim >= " + std::to_string(op.min_dim_with_rows);
+  return "";
 }
 
 std::string case_input_problem(const Case& c) {
+  if (std::string why = case_shape_problem(*c.op, c.rows, c.dim, c.gates); !why.empty()) return why;
   const gatecheck_problem p{c.rows, c.dim, c.gates, int32_t(c.dtype), GATECHECK_CPU, nullptr};
-  Status s = check_problem("case", p, 1u << GATECHECK_CPU);
-  if (s.ok()) s = check_index_range("case", p, c.index.data());
+  for (size_t i = 0; i < c.op->scalars.size(); ++i) {
+    const double v = c.scalars[i];
+    if (!std::isfinite(v) || (c.op->scalars[i].positive && !(v > 0))) {
+      std::ostringstream s;
+      s << "case: " << c.op->scalars[i].name << " = " << v << " is not "
+        << (c.op->scalars[i].positive ? "positive and finite" : "finite");
+      return s.str();
+    }
+  }
+  const Status s = check_index_range("case", p, c.index.data());
   return s.ok() ? std::string() : s.message;
 }
 
 std::string describe(const Case& c) {
   std::ostringstream s;
   s << dtype_name(c.dtype) << " rows=" << c.rows << " dim=" << c.dim << " gates=" << c.gates;
+  for (size_t i = 0; i < c.op->scalars.size(); ++i) s << " " << c.op->scalars[i].name << "=" << c.scalars[i];
   if (!c.index_pattern.empty()) s << " pattern=" << c.index_pattern;
   if (!c.value_class.empty()) s << " values=" << c.value_class;
   if (c.plan) s << " plan=" << c.plan->kind << "(" << c.plan->batches.size() << " batches)";

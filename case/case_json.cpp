@@ -127,7 +127,11 @@ std::string case_to_json(const CaseFile& f) {
   const Case& c = f.c;
   json j;
   j["format"] = "gatecheck-case";
-  j["version"] = kCaseFormatVersion;
+  // Version 1 is gate_residual's, naming no op; every other op's file is
+  // version 2 and names its op (a version-1 file reads as gate_residual).
+  const bool names_op = c.op != &gate_residual_schema();
+  j["version"] = names_op ? kCaseFormatVersion : 1;
+  if (names_op) j["op"] = c.op->name;
   j["dtype"] = dtype_name(f.scale ? f.scale->spec.dtype : c.dtype);
   if (f.scale) {  // a scale-tier case: its spec and view, never values (scale_json.h)
     const ScaleShape v = view_shape(f.scale->spec, f.scale->view);
@@ -151,10 +155,14 @@ std::string case_to_json(const CaseFile& f) {
                       {"value_seed", s.value_seed},       {"plan_seed", s.plan_seed}};
   } else {
     j["index"] = c.index;
-    j["res"] = tensor_json(c.res);
-    j["gate"] = tensor_json(c.gate);
-    j["y"] = tensor_json(c.y);
-    j["grad_out"] = tensor_json(c.grad_out);
+    size_t k = 0;
+    for (const auto& in : c.op->inputs)
+      if (in.role != Role::index) j[in.name] = tensor_json(c.inputs[k++]);
+  }
+  if (!c.op->scalars.empty()) {
+    json s = json::object();
+    for (size_t i = 0; i < c.op->scalars.size(); ++i) s[c.op->scalars[i].name] = c.scalars[i];
+    j["scalars"] = s;
   }
   if (c.plan) j["plan"] = {{"kind", c.plan->kind}, {"batches", c.plan->batches}, {"repeats", c.plan->repeats}};
   if (f.failure) {
@@ -179,9 +187,15 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
   if (field<std::string>(j, "format", origin) != "gatecheck-case")
     fail(origin, "format is not \"gatecheck-case\"");
   const int version = field<int>(j, "version", origin);
-  if (version != kCaseFormatVersion)
-    fail(origin, "format version " + std::to_string(version) + " is not supported (this gatecheck reads version " +
+  if (version < 1 || version > kCaseFormatVersion)
+    fail(origin, "format version " + std::to_string(version) + " is not supported (this gatecheck reads versions 1 to " +
                      std::to_string(kCaseFormatVersion) + ")");
+  const OpSchema* op = &gate_residual_schema();  // version 1 names no op: it is gate_residual's
+  if (version >= 2) {
+    const std::string name = field<std::string>(j, "op", origin);
+    op = find_op_schema(name);
+    if (!op) fail(origin, "'op' is " + unknown_op(name));
+  }
   DType t;
   const std::string dt = field<std::string>(j, "dtype", origin);
   if (!parse_dtype(dt.c_str(), &t)) fail(origin, "dtype '" + dt + "' is not bf16, f16 or f32");
@@ -189,6 +203,7 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
                 gates = shape_field(j, "gates", origin);
   CaseFile f;
   if (j.contains("scale")) {  // a scale-tier case: its own limits, no values (scale_json.h)
+    if (op != &gate_residual_schema()) fail(origin, std::string("a scale case of ") + op->name + " (only gate_residual has scale files)");
     f.scale = scale_from_json(j.at("scale"), t, rows, dim, gates, origin);
     read_provenance(j, &f, origin);
     return f;
@@ -201,12 +216,28 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
     fail(origin, "shape rows=" + std::to_string(rows) + " dim=" + std::to_string(dim) + " gates=" +
                      std::to_string(gates) + " exceeds the " + std::to_string(kMaxCaseElements) +
                      "-element limit per tensor");
-  if (const std::string why = case_shape_problem(rows, gates); !why.empty()) fail(origin, why);
+  if (const std::string why = case_shape_problem(*op, rows, dim, gates); !why.empty()) fail(origin, why);
+  std::vector<double> scalars;
+  for (const auto& s : op->scalars) scalars.push_back(s.default_value);
+  if (j.contains("scalars")) {
+    const json& s = j.at("scalars");
+    if (!s.is_object()) fail(origin, "'scalars' must be an object");
+    for (const auto& kv : s.items()) {
+      const int k = op->scalar_index(kv.key());
+      if (k < 0) fail(origin, "'scalars' names '" + kv.key() + "', which " + op->name + " does not have");
+      if (!kv.value().is_number()) fail(origin, "scalar '" + kv.key() + "' is not a number");
+      scalars[size_t(k)] = kv.value().get<double>();  // its domain is the contract's business: files may hold bad input
+    }
+  } else if (!op->scalars.empty() && version >= 2) {
+    fail(origin, std::string("missing field 'scalars' (") + op->name + " has " + std::to_string(op->scalars.size()) +
+                     ")");
+  }
 
   if (j.contains("generator")) {
     const json& g = j.at("generator");
     if (!g.is_object()) fail(origin, "'generator' must be an object");
     CaseSpec s;
+    s.op = op;
     s.dtype = t;
     s.rows = rows;
     s.dim = dim;
@@ -225,8 +256,10 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
     f.spec = s;
   } else {
     // Check the row counts before allocating, so the file's own size bounds what we allocate.
-    for (const char* name : {"res", "gate", "y", "grad_out"}) {
-      const int64_t want = std::string(name) == "gate" ? gates : rows;
+    for (const auto& in : op->inputs) {
+      if (in.role == Role::index) continue;
+      const char* name = in.name;
+      const int64_t want = role_rows(in.role, rows, gates);
       if (!j.contains(name)) fail(origin, std::string("missing field '") + name + "'");
       if (!j.at(name).is_array() || int64_t(j.at(name).size()) != want)
         fail(origin, std::string("'") + name + "' must be an array of " + std::to_string(want) + " hex row strings");
@@ -234,16 +267,16 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
           int64_t(j.at(name)[0].get_ref<const std::string&>().size()) < dim * dtype_size(t) * 2)
         fail(origin, std::string("'") + name + "' row 0 is too short for dim = " + std::to_string(dim));
     }
-    f.c = make_case(t, rows, dim, gates);
+    f.c = make_case(*op, t, rows, dim, gates);
     const auto index = field<std::vector<int64_t>>(j, "index", origin);
     if (int64_t(index.size()) != rows)
       fail(origin, "'index' has " + std::to_string(index.size()) + " entries, expected rows = " + std::to_string(rows));
     f.c.index = index;  // range is not checked here: corpus files may hold bad input on purpose
-    parse_tensor(j, "res", &f.c.res, origin);
-    parse_tensor(j, "gate", &f.c.gate, origin);
-    parse_tensor(j, "y", &f.c.y, origin);
-    parse_tensor(j, "grad_out", &f.c.grad_out, origin);
+    size_t k = 0;
+    for (const auto& in : op->inputs)
+      if (in.role != Role::index) parse_tensor(j, in.name, &f.c.inputs[k++], origin);
   }
+  if (j.contains("scalars") || !f.spec) f.c.scalars = scalars;  // a spec draws its own unless the file says
   if (j.contains("index_pattern")) f.c.index_pattern = field<std::string>(j, "index_pattern", origin);
   if (j.contains("value_class")) f.c.value_class = field<std::string>(j, "value_class", origin);
   if (j.contains("plan")) {
@@ -299,7 +332,8 @@ std::string case_digest(const Case& c) {
   mix(&c.dim, sizeof c.dim);
   mix(&c.gates, sizeof c.gates);
   mix(c.index.data(), c.index.size() * sizeof(int64_t));
-  for (const HostTensor* t : {&c.res, &c.gate, &c.y, &c.grad_out}) mix(t->bytes.data(), t->bytes.size());
+  for (const HostTensor& t : c.inputs) mix(t.bytes.data(), t.bytes.size());
+  for (double s : c.scalars) mix(&s, sizeof s);
   if (c.plan)
     for (const auto& b : c.plan->batches) mix(b.data(), b.size() * sizeof(int64_t));
   char buf[17];

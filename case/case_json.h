@@ -15,7 +15,9 @@
 
 namespace gatecheck {
 
-constexpr int kCaseFormatVersion = 1;
+// The newest version this build writes and reads (case_to_json says which
+// version each file gets).
+constexpr int kCaseFormatVersion = 2;
 // Refuse files describing more than this many elements per tensor: a corrupt
 // or hostile file must not make us allocate without bound.
 constexpr int64_t kMaxCaseElements = int64_t(1) << 24;

@@ -54,12 +54,15 @@ std::string case_to_snapshot(const CaseFile& f) {
   const Case& c = f.c;
   Writer w;
   w.raw(kSnapshotMagic, sizeof kSnapshotMagic);
+  w.str(c.op->name);
   w.i64(int64_t(c.dtype));
   w.i64(c.rows);
   w.i64(c.dim);
   w.i64(c.gates);
   w.raw(c.index.data(), c.index.size() * sizeof(int64_t));
-  for (const HostTensor* t : {&c.res, &c.gate, &c.y, &c.grad_out}) w.raw(t->bytes.data(), t->bytes.size());
+  for (const HostTensor& t : c.inputs) w.raw(t.bytes.data(), t.bytes.size());
+  w.i64(int64_t(c.scalars.size()));
+  w.raw(c.scalars.data(), c.scalars.size() * sizeof(double));
   w.i64(c.plan ? 1 : 0);
   if (c.plan) {
     w.str(c.plan->kind);
@@ -78,27 +81,48 @@ std::string case_to_snapshot(const CaseFile& f) {
   return w.out;
 }
 
+namespace {
+bool has_magic(const std::string& bytes, const char (&magic)[8]) {
+  return bytes.size() >= sizeof magic && std::memcmp(bytes.data(), magic, sizeof magic) == 0;
+}
+}  // namespace
+
 bool is_case_snapshot(const std::string& bytes) {
-  return bytes.size() >= sizeof kSnapshotMagic && std::memcmp(bytes.data(), kSnapshotMagic, sizeof kSnapshotMagic) == 0;
+  return has_magic(bytes, kSnapshotMagic) || has_magic(bytes, kSnapshotMagicV1);
 }
 
 CaseFile case_from_snapshot(const std::string& bytes, const std::string& origin) {
   if (!is_case_snapshot(bytes)) throw CaseFileError(origin + ": not a gatecheck snapshot");
   Reader rd{bytes, origin};
   rd.pos = sizeof kSnapshotMagic;
+  const OpSchema* op = &gate_residual_schema();
+  if (has_magic(bytes, kSnapshotMagic)) {
+    const std::string name = rd.name("op name");
+    op = find_op_schema(name);
+    if (!op) rd.fail("names " + unknown_op(name));
+  }
   const int64_t dt = rd.i64();
   if (dt < 0 || dt > 2) rd.fail("has an unknown dtype " + std::to_string(dt));
   const int64_t rows = rd.count(kMaxCaseRows, "row count"), dim = rd.count(kMaxCaseElements, "dim"),
                 gates = rd.count(kMaxCaseRows, "gate count");
-  if (const std::string why = case_shape_problem(rows, gates); !why.empty()) rd.fail("holds a " + why);
+  if (const std::string why = case_shape_problem(*op, rows, dim, gates); !why.empty()) rd.fail("holds a " + why);
   const int64_t n = checked_elements(rows, dim), ng = checked_elements(gates, dim);
   const int64_t esz = dtype_size(DType(dt));
   if (n < 0 || ng < 0 || n > kMaxCaseElements || ng > kMaxCaseElements) rd.fail("describes too large a case");
-  if (uint64_t(rows * 8 + (3 * n + ng) * esz) > bytes.size() - rd.pos) rd.fail("is truncated");
+  uint64_t tensor_bytes = 0;  // every input's, before any is allocated
+  for (const auto& in : op->inputs)
+    if (in.role != Role::index) tensor_bytes += uint64_t(role_rows(in.role, rows, gates) * dim * esz);
+  if (uint64_t(rows * 8) + tensor_bytes > bytes.size() - rd.pos) rd.fail("is truncated");
   CaseFile f;
-  f.c = make_case(DType(dt), rows, dim, gates);
+  f.c = make_case(*op, DType(dt), rows, dim, gates);
   rd.raw(f.c.index.data(), size_t(rows) * sizeof(int64_t));
-  for (HostTensor* t : {&f.c.res, &f.c.gate, &f.c.y, &f.c.grad_out}) rd.raw(t->bytes.data(), t->bytes.size());
+  for (HostTensor& t : f.c.inputs) rd.raw(t.bytes.data(), t.bytes.size());
+  if (has_magic(bytes, kSnapshotMagic)) {  // (version 01 had no scalars)
+    const int64_t ns = rd.count(int64_t(op->scalars.size()), "scalar count");
+    if (ns != int64_t(op->scalars.size())) rd.fail("holds " + std::to_string(ns) + " scalars, " + op->name + " has " +
+                                                   std::to_string(op->scalars.size()));
+    rd.raw(f.c.scalars.data(), size_t(ns) * sizeof(double));
+  }
   if (rd.i64()) {
     BatchPlan p;
     p.kind = rd.name("plan kind");

@@ -11,7 +11,10 @@
 
 namespace gatecheck {
 
-constexpr char kSnapshotMagic[8] = {'G', 'C', 'S', 'N', 'A', 'P', '0', '1'};
+// Version 02 names the op and holds its scalars; 01 (gate_residual's, before
+// there were others) still reads.
+constexpr char kSnapshotMagic[8] = {'G', 'C', 'S', 'N', 'A', 'P', '0', '2'};
+constexpr char kSnapshotMagicV1[8] = {'G', 'C', 'S', 'N', 'A', 'P', '0', '1'};
 
 std::string case_to_snapshot(const CaseFile& f);
 bool is_case_snapshot(const std::string& bytes);

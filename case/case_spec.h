@@ -19,10 +19,13 @@ namespace gatecheck {
 
 // Named lists, in the order RapidCheck shrinks them (simplest first).
 const std::vector<std::string>& all_index_patterns();
-const std::vector<std::string>& all_value_classes();
+const std::vector<std::string>& all_value_classes();  // every op's
+// The value classes drawn for op: every op's, then its own.
+std::vector<std::string> value_classes_of(const OpSchema& op);
 const std::vector<std::string>& all_plan_kinds();
 
 struct CaseSpec {
+  const OpSchema* op = &gate_residual_schema();
   DType dtype = DType::f32;
   int64_t rows = 0, dim = 0, gates = 0;
   std::string index_pattern = "uniform", value_class = "normal", plan_kind = "partition";
@@ -40,7 +43,8 @@ Case make_case_from_spec(const CaseSpec& s, int64_t max_singletons = kDefaultMax
 // The pieces, each usable on its own.
 // Index vector of `pattern` for rows/gates (pattern names: all_index_patterns()).
 std::vector<int64_t> make_index(const std::string& pattern, int64_t rows, int64_t gates, uint64_t seed);
-// Fills c.res, c.gate, c.y and c.grad_out with value class `cls`.
+// Fills c's inputs with value class `cls` (each by its Fill) and draws its
+// scalars.
 void fill_values(Case* c, const std::string& cls, uint64_t seed);
 // A batch plan of `kind` over c's rows (kinds: all_plan_kinds()).
 BatchPlan make_plan(const std::string& kind, const Case& c, uint64_t seed,

@@ -35,6 +35,12 @@ const std::vector<std::string>& all_value_classes() {
   return v;
 }
 
+std::vector<std::string> value_classes_of(const OpSchema& op) {
+  std::vector<std::string> v = all_value_classes();
+  v.insert(v.end(), op.extra_value_classes.begin(), op.extra_value_classes.end());
+  return v;
+}
+
 const std::vector<std::string>& all_plan_kinds() {
   static const std::vector<std::string> v = {
       "singletons",   // rows alone
@@ -51,7 +57,7 @@ const std::vector<std::string>& all_plan_kinds() {
 }
 
 Case make_case_from_spec(const CaseSpec& s, int64_t max_singletons) {
-  Case c = make_case(s.dtype, s.rows, s.dim, s.gates);
+  Case c = make_case(*s.op, s.dtype, s.rows, s.dim, s.gates);
   c.index = make_index(s.index_pattern, s.rows, s.gates, s.index_seed);
   fill_values(&c, s.value_class, s.value_seed);
   c.index_pattern = s.index_pattern;

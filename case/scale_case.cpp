@@ -104,7 +104,7 @@ std::string scale_spec_problem(const ScaleSpec& s, const ScaleView& v) {
   const int64_t n = checked_elements(s.rows, s.dim), ng = checked_elements(s.gates, s.dim);
   if (n < 0 || ng < 0 || n > kMaxScaleElements || ng > kMaxScaleElements)
     return "more than " + num(kMaxScaleElements) + " elements a tensor";
-  if (const std::string why = case_shape_problem(s.rows, s.gates); !why.empty()) return why;
+  if (const std::string why = case_shape_problem(gate_residual_schema(), s.rows, s.dim, s.gates); !why.empty()) return why;
   if (!is_scale_index_pattern(s.index_pattern)) return "unknown index pattern '" + s.index_pattern + "'";
   if (s.index_pattern == "long_segment" && (s.segment < 1 || s.segment > s.rows))
     return "long_segment needs 1 <= segment <= rows (segment " + num(s.segment) + ", rows " + num(s.rows) + ")";
@@ -138,7 +138,7 @@ ScaleCase make_scale_case(const ScaleSpec& s, const ScaleView& v, int64_t max_si
   c.rows = v.rows.empty() ? s.rows : int64_t(v.rows.size());
   c.dim = v.cols.empty() ? s.dim : int64_t(v.cols.size());
   c.gates = v.gates.empty() ? s.gates : int64_t(v.gates.size());
-  if (const std::string why = case_shape_problem(c.rows, c.gates); !why.empty())
+  if (const std::string why = case_shape_problem(gate_residual_schema(), c.rows, c.dim, c.gates); !why.empty())
     throw std::invalid_argument("scale case view: " + why);
   const std::vector<int64_t> orig = make_scale_index(s);
   c.index.resize(size_t(c.rows));
@@ -216,15 +216,14 @@ Case materialise(const ScaleCase& c) {
   Case m = make_case(c.dtype, c.rows, c.dim, c.gates);
   m.index = c.index;
   m.plan = c.plan;
-  for (int64_t r = 0; r < c.rows; ++r)
-    for (int64_t j = 0; j < c.dim; ++j) {
-      const int64_t i = r * c.dim + j;
-      m.res.set_bits(i, c.bits(kScaleRes, r, j));
-      m.y.set_bits(i, c.bits(kScaleY, r, j));
-      m.grad_out.set_bits(i, c.bits(kScaleGradOut, r, j));
-    }
-  for (int64_t k = 0; k < c.gates; ++k)
-    for (int64_t j = 0; j < c.dim; ++j) m.gate.set_bits(k * c.dim + j, c.bits(kScaleGate, k, j));
+  size_t k = 0;
+  for (const auto& in : m.op->inputs) {
+    if (in.role == Role::index) continue;
+    const auto t = ScaleTensor(scale_tensor_of_input(k));
+    HostTensor& h = m.inputs[k++];
+    for (int64_t r = 0; r < h.rows; ++r)
+      for (int64_t j = 0; j < c.dim; ++j) h.set_bits(r * c.dim + j, c.bits(t, r, j));
+  }
   m.index_pattern = c.spec.index_pattern;
   m.value_class = std::string("scale:") + scale_values_name(c.spec.values);
   return m;

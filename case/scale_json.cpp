@@ -141,7 +141,7 @@ ScaleFileCase scale_from_json(const json& j, DType t, int64_t rows, int64_t dim,
     fail(origin, "rows, dim and gates (" + std::to_string(rows) + ", " + std::to_string(dim) + ", " +
                      std::to_string(gates) + ") are not the scale view's (" + std::to_string(shape.rows) + ", " +
                      std::to_string(shape.dim) + ", " + std::to_string(shape.gates) + ")");
-  if (const std::string why = case_shape_problem(rows, gates); !why.empty()) fail(origin, why);
+  if (const std::string why = case_shape_problem(gate_residual_schema(), rows, dim, gates); !why.empty()) fail(origin, why);
   return f;
 }
 

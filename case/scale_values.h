@@ -25,8 +25,11 @@ namespace gatecheck {
 
 enum class ScaleValues : int32_t { exact = 0, rounding = 1, cancelling = 2 };
 
-// The tensors whose values are generated (the salt of their hash).
+// The tensors whose values are generated (the salt of their hash): float
+// input k of the op (Case::inputs) is tensor k + 1. gate_residual's names
+// are kept for its own code (the sampled oracle, the device generator).
 enum ScaleTensor : uint32_t { kScaleRes = 1, kScaleGate = 2, kScaleY = 3, kScaleGradOut = 4 };
+inline constexpr uint32_t scale_tensor_of_input(size_t float_input) { return uint32_t(float_input + 1); }
 
 // Plain data, copied to the device by value.
 struct ValueRule {

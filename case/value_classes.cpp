@@ -37,21 +37,23 @@ uint32_t special_bits(DType t, int which) {  // 0 NaN, 1 +Inf, 2 -Inf
   return which == 0 ? 0x7fc0u : which == 1 ? 0x7f80u : 0xff80u;
 }
 
-enum class Role { res, gate, y, grad_out };
-
 // The class, named once per tensor rather than compared by name per element.
-enum class Cls { small_int, signed_zero, normal, mixed_magnitude, order_sensitive, subnormal, near_overflow, nan_inf };
+enum class Cls {
+  small_int, signed_zero, normal, mixed_magnitude, order_sensitive, subnormal, near_overflow, nan_inf,
+  binade_span, zero_rows, huge  // the ops' own (OpSchema::extra_value_classes)
+};
 Cls class_named(const std::string& cls) {
   static const std::pair<const char*, Cls> names[] = {
       {"small_int", Cls::small_int},           {"signed_zero", Cls::signed_zero}, {"normal", Cls::normal},
       {"mixed_magnitude", Cls::mixed_magnitude}, {"order_sensitive", Cls::order_sensitive},
-      {"subnormal", Cls::subnormal},           {"near_overflow", Cls::near_overflow}, {"nan_inf", Cls::nan_inf}};
+      {"subnormal", Cls::subnormal},           {"near_overflow", Cls::near_overflow}, {"nan_inf", Cls::nan_inf},
+      {"binade_span", Cls::binade_span},       {"zero_rows", Cls::zero_rows},     {"huge", Cls::huge}};
   for (const auto& [name, k] : names)
     if (cls == name) return k;
   throw std::invalid_argument("unknown value class '" + cls + "'");
 }
 
-void fill_tensor(HostTensor& t, Role role, const std::string& name, Prng& rng, int64_t cols) {
+void fill_tensor(HostTensor& t, Fill role, const std::string& name, Prng& rng, int64_t cols) {
   const DType dt = t.dtype;
   const double mx = max_finite(dt);
   if (t.numel() == 0) return;  // (an empty tensor never asked what its class was)
@@ -66,7 +68,7 @@ void fill_tensor(HostTensor& t, Role role, const std::string& name, Prng& rng, i
       v = k < 3 ? 0.0 : k < 6 ? -0.0 : double(rng.range(-2, 2));
       if (v == 0 && rng.chance(0.5)) v = -0.0;
     } else if (cls == Cls::normal) {
-      v = rng.normal() * (role == Role::gate ? 0.1 : 1.0);
+      v = rng.normal() * (role == Fill::small_factor ? 0.1 : 1.0);
     } else if (cls == Cls::mixed_magnitude) {
       const int lo = dt == DType::f16 ? -12 : -40, hi = dt == DType::f16 ? 7 : 40;
       v = rng.normal() * std::ldexp(1.0, int(rng.range(lo, hi)));
@@ -75,12 +77,12 @@ void fill_tensor(HostTensor& t, Role role, const std::string& name, Prng& rng, i
       // The big terms of grad_gate nearly cancel, so the small ones decide the
       // result, and fp32 absorbs them differently in every summation order.
       const int e = dt == DType::f16 ? 8 : 12 + int(col % 9);
-      if (role == Role::y) {
+      if (role == Fill::factor) {
         const int64_t m = row % 3;
         v = m == 0 ? std::ldexp(1.0, e) : m == 1 ? -std::ldexp(1.0, e) : rng.uniform() * 0.75 + 0.01;
-      } else if (role == Role::grad_out) {
+      } else if (role == Fill::upstream) {
         v = rng.chance(0.9) ? 1.0 : 1.0 + std::ldexp(1.0, -int(rng.range(1, 6)));
-      } else if (role == Role::gate) {
+      } else if (role == Fill::small_factor) {
         v = rng.normal();
       } else {  // res cancels gate*y roughly: out is small and its rounding order shows
         v = -std::ldexp(1.0, e) * (rng.chance(0.5) ? 1 : -1) * rng.uniform();
@@ -90,13 +92,42 @@ void fill_tensor(HostTensor& t, Role role, const std::string& name, Prng& rng, i
         t.set_bits(i, subnormal_bits(dt, rng));
         continue;
       }
-      v = role == Role::gate ? (0.5 + rng.uniform() * 1.5) * (rng.chance(0.5) ? 1 : -1)
+      v = role == Fill::small_factor ? (0.5 + rng.uniform() * 1.5) * (rng.chance(0.5) ? 1 : -1)
                              : std::ldexp(1.0 + rng.uniform(), min_normal_exp(dt) + int(rng.range(0, 2))) *
                                    (rng.chance(0.5) ? 1 : -1);
     } else if (cls == Cls::near_overflow) {
       const double s = rng.chance(0.5) ? 1 : -1;
-      v = role == Role::gate ? s * (0.5 + rng.uniform() * 1.5) : s * mx * (0.25 + 0.75 * rng.uniform());
+      v = role == Fill::small_factor ? s * (0.5 + rng.uniform() * 1.5) : s * mx * (0.25 + 0.75 * rng.uniform());
       if (std::abs(v) > mx) v = s * mx;
+    } else if (cls == Cls::binade_span) {
+      // A factor's row: a few large elements among many small ones over a
+      // dozen binades, so that a reduction of the row absorbs the small ones
+      // differently in every order. Other tensors: N(0,1).
+      if (role != Fill::factor) {
+        v = rng.normal();
+      } else {
+        const int big = dt == DType::f16 ? 7 : 12, span = dt == DType::f16 ? 10 : 14;
+        const double s = rng.chance(0.5) ? 1 : -1;
+        v = rng.chance(1.0 / 16) ? s * std::ldexp(1.0 + rng.uniform(), big)
+                                  : s * std::ldexp(1.0 + rng.uniform(), -int(rng.range(0, span)));
+      }
+    } else if (cls == Cls::zero_rows) {
+      // A factor's rows are all +-0 one time in three (a row statistic of
+      // nothing); the rest, and every other tensor, N(0,1).
+      if (role == Fill::factor && Prng(uint64_t(row) * 0x9e3779b97f4a7c15ull ^ 0x5a17).below(3) == 0)
+        v = rng.chance(0.5) ? 0.0 : -0.0;
+      else
+        v = rng.normal();
+    } else if (cls == Cls::huge) {
+      // A factor far past sqrt(fp32's largest): its square overflows fp32
+      // (bf16, f32; an f16 factor near its own largest). Others N(0,1).
+      if (role != Fill::factor) {
+        v = rng.normal();
+      } else {
+        const double s = rng.chance(0.5) ? 1 : -1;
+        v = dt == DType::f16 ? s * mx * (0.5 + 0.5 * rng.uniform())
+                             : s * std::ldexp(1.0 + rng.uniform(), int(rng.range(64, 100)));
+      }
     } else if (cls == Cls::nan_inf) {
       if (rng.chance(1.0 / 48)) {
         t.set_bits(i, special_bits(dt, int(rng.below(3))));
@@ -112,12 +143,12 @@ void fill_tensor(HostTensor& t, Role role, const std::string& name, Prng& rng, i
 // piece starting at element i starts from the stream skipped by 2*i, and the
 // result is bit for bit fill_tensor's. The prior art's 131072 x 5376 batches
 // (gatecheck sweep) are 2.1 G normals, a minute or more on one core.
-void fill_normal_threaded(HostTensor& t, Role role, Prng& rng) {
+void fill_normal_threaded(HostTensor& t, Fill role, Prng& rng) {
   constexpr int64_t kPiece = int64_t(1) << 20;
   const int64_t n = t.numel();
   const int64_t pieces = (n + kPiece - 1) / kPiece;
   const int64_t workers = std::min<int64_t>(pieces, std::max(1u, std::thread::hardware_concurrency()));
-  const double scale = role == Role::gate ? 0.1 : 1.0;
+  const double scale = role == Fill::small_factor ? 0.1 : 1.0;
   std::vector<std::thread> pool;
   for (int64_t w = 0; w < workers; ++w)
     pool.emplace_back([&, w] {
@@ -132,6 +163,35 @@ void fill_normal_threaded(HostTensor& t, Role role, Prng& rng) {
   rng.skip(uint64_t(2 * n));
 }
 
+// The op's scalars: the default half the time, else a typical value or,
+// where the op says, one near the mean square of a row of the input it is
+// added to. Rounded to fp32, the precision an implementation computes with.
+void draw_scalars(Case* c, Prng& rng) {
+  for (size_t i = 0; i < c->op->scalars.size(); ++i) {
+    const OpScalar& s = c->op->scalars[i];
+    double v = s.default_value;
+    const int from = c->op->float_input(s.relative_to ? s.relative_to : "");
+    const uint64_t pick = rng.below(4);
+    if (pick == 1 && !s.typical.empty()) {
+      v = s.typical[size_t(rng.below(uint64_t(s.typical.size())))];
+    } else if (pick >= 2 && from >= 0 && c->rows > 0 && c->dim > 0) {
+      const HostTensor& t = c->inputs[size_t(from)];
+      const int64_t r = int64_t(rng.below(uint64_t(c->rows)));
+      double ms = 0;
+      for (int64_t j = 0; j < c->dim; ++j) {
+        const double x = t.value(r * c->dim + j);
+        ms += x * x;
+      }
+      ms /= double(c->dim);
+      const double near = std::ldexp(ms, int(rng.range(-2, 2)));
+      if (std::isfinite(near) && near > 0) v = near;
+    }
+    v = double(float(v));
+    if (s.positive && !(v > 0)) v = s.default_value;  // (an fp32 underflow)
+    c->scalars[i] = v;
+  }
+}
+
 // Large enough that threads pay for themselves.
 constexpr int64_t kThreadedFillFrom = int64_t(1) << 22;
 
@@ -139,12 +199,14 @@ constexpr int64_t kThreadedFillFrom = int64_t(1) << 22;
 
 void fill_values(Case* c, const std::string& cls, uint64_t seed) {
   Prng rng(seed);
-  const std::pair<HostTensor*, Role> tensors[] = {
-      {&c->res, Role::res}, {&c->gate, Role::gate}, {&c->y, Role::y}, {&c->grad_out, Role::grad_out}};
-  for (const auto& [t, role] : tensors) {
-    if (cls == "normal" && t->numel() >= kThreadedFillFrom) fill_normal_threaded(*t, role, rng);
-    else fill_tensor(*t, role, cls, rng, c->dim);
+  size_t k = 0;
+  for (const auto& in : c->op->inputs) {
+    if (in.role == Role::index) continue;
+    HostTensor* t = &c->inputs[k++];
+    if (cls == "normal" && t->numel() >= kThreadedFillFrom) fill_normal_threaded(*t, in.fill, rng);
+    else fill_tensor(*t, in.fill, cls, rng, c->dim);
   }
+  draw_scalars(c, rng);
 }
 
 

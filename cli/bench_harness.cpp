@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "../properties/check_workers.h"
-#include "../properties/harness_bench.h"
+#include "../properties/engine/check_workers.h"
+#include "../properties/engine/harness_bench.h"
 #include "cli.h"
 #include "crash_guard.h"
 #include "inflight.h"

@@ -14,6 +14,13 @@ namespace gatecheck {
 
 enum ExitCode { kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitCannotRun = 3 };
 
+// The whole command line: parses argv and runs the subcommand. main() calls
+// it; so does any program that adds ops of its own before it (a test's).
+int gatecheck_main(int argc, char** argv);
+
+// `gatecheck ops [NAME]`: every op (or one) as the catalog describes it.
+int cmd_ops(const std::string& name);
+
 // Bounds of check's --max-rows, --max-dim and --max-gates, and of their
 // rows x dim: the oracle holds several float64 copies of every tensor.
 constexpr unsigned long long kMaxGenRows = 1ull << 20, kMaxGenDim = 1ull << 16, kMaxGenGates = 1ull << 20;
@@ -22,6 +29,7 @@ constexpr unsigned long long kMaxGenElements = 1ull << 24;
 constexpr unsigned long long kMaxJobs = 1024;
 
 struct CheckArgs {
+  std::string op = "gate_residual";
   std::vector<std::string> impls;
   std::string device;        // "", "cpu" or "cuda"
   double seconds = 30;
@@ -59,6 +67,7 @@ struct ReproArgs {
 int cmd_repro(const ReproArgs& a);
 
 struct ShrinkArgs {
+  std::string op;            // "" = the file's
   std::string file;
   std::string impl;
   std::string device;
@@ -77,6 +86,7 @@ struct Subject;
 int harness_bench_with_snapshots(const std::vector<Subject>& impls, HarnessBenchOptions o, const std::string& json);
 
 struct SweepArgs {
+  std::string op = "gate_residual";
   std::vector<std::string> impls;
   std::string device;          // "", "cpu" or "cuda"
   bool quick = false;

@@ -12,10 +12,11 @@
 #include <sstream>
 
 #include "../case/case_json.h"
-#include "../properties/check_workers.h"
-#include "../properties/generators.h"
-#include "../properties/shrink.h"
+#include "../properties/engine/check_workers.h"
+#include "../properties/generate/generators.h"
+#include "../properties/shrink/shrink.h"
 #include "cli.h"
+#include "../findings/repro_command.h"
 #include "crash_guard.h"
 #include "implementations_from_args.h"
 #include "inflight.h"
@@ -23,7 +24,7 @@
 #include "stop_signal.h"
 #include "report.h"
 #include "scale_cli.h"
-#include "../properties/scale_check.h"
+#include "../properties/engine/scale_check.h"
 
 namespace gatecheck {
 
@@ -66,6 +67,7 @@ void domain_shrink(CheckReport* report, const std::vector<Subject>& impls, const
 // strings must repeat them (the strings are shrink paths of this generator).
 std::string generator_flags(const CheckArgs& a) {
   std::string f;
+  if (a.op != "gate_residual") f += " --op " + a.op;
   if (a.max_rows) f += " --max-rows " + std::to_string(a.max_rows);
   if (a.max_dim) f += " --max-dim " + std::to_string(a.max_dim);
   if (a.max_gates) f += " --max-gates " + std::to_string(a.max_gates);
@@ -131,27 +133,36 @@ void print_header(const CheckArgs& a, uint64_t seed, const std::vector<std::stri
 int cmd_check(const CheckArgs& a) {
   std::vector<Subject> impls;
   try {
-    impls = implementations_from_args(a.impls, a.device, a.claims, a.valid);
+    impls = implementations_from_args(a.impls, a.device, a.claims, a.valid, a.op);
   } catch (const ImplArgsError& e) {
     std::fprintf(stderr, "gatecheck check: %s\n", e.message.c_str());
     return e.exit_code;
   }
   if (impls.empty()) {
-    std::fprintf(stderr, "gatecheck check: no implementation is available for --device %s\n", a.device.c_str());
+    std::fprintf(stderr, "gatecheck check: no implementation of %s is available for --device %s\n", a.op.c_str(),
+                 a.device.c_str());
     return kExitCannotRun;
   }
+  const OpSchema& op = *impls.front().op;
   CheckOptions opt;
+  opt.properties = default_properties_for(op);
   if (const std::string why = apply_generator_limits(a, &opt.limits); !why.empty()) {
     std::fprintf(stderr, "gatecheck check: %s\n", why.c_str());
     return kExitUsage;
   }
   if (!a.properties.empty()) {
     opt.properties = split_list(a.properties);
-    for (const auto& p : opt.properties)
+    for (const auto& p : opt.properties) {
       if (!is_property(p)) {
         std::fprintf(stderr, "gatecheck check: --properties: %s\n", unknown_property(p).c_str());
         return kExitUsage;
       }
+      if (!applies_to(property_info(p), op)) {
+        std::fprintf(stderr, "gatecheck check: --properties: %s does not apply to %s (it has no output of the kinds "
+                             "the property reads; gatecheck ops %s)\n", p.c_str(), op.name, op.name);
+        return kExitUsage;
+      }
+    }
   }
   for (const auto& impl : impls) {  // a run that cannot fail should say so
     bool any = false;

@@ -7,15 +7,16 @@
 #include <iostream>
 
 #include "../case/case_json.h"
-#include "../properties/generators.h"
-#include "../properties/properties.h"
-#include "../properties/scale_tier.h"
-#include "../properties/shrink.h"
-#include "../properties/shrink_scale.h"
-#include "../harness/scale_backend.h"
+#include "../properties/generate/generators.h"
+#include "../properties/checks/properties.h"
+#include "../properties/scale/scale_tier.h"
+#include "../properties/shrink/shrink.h"
+#include "../properties/scale/shrink_scale.h"
+#include "../harness/scale/scale_backend.h"
 #include "cli.h"
 #include "crash_guard.h"
 #include "implementations_from_args.h"
+#include "../findings/repro_command.h"
 #include "report.h"
 #include "stop_signal.h"
 
@@ -23,13 +24,18 @@ namespace gatecheck {
 
 namespace {
 
-// The implementations to replay against: --impl if given, else the one the file records, else host.
+// The op of a file's case (a scale file's is gate_residual's).
+const OpSchema& op_of(const CaseFile& f) { return f.scale ? gate_residual_schema() : *f.c.op; }
+
+// The implementations of the file's op to replay against: --impl if given,
+// else the one the file records, else host.
 std::vector<Subject> replay_impls(const std::vector<std::string>& specs, const std::string& device,
-                                         const CaseFile& f) {
-  if (!specs.empty()) return implementations_from_args(specs, device, "");
+                                  const CaseFile& f) {
+  const std::string op = op_of(f).name;
+  if (!specs.empty()) return implementations_from_args(specs, device, "", "", op);
   if (f.failure && !f.failure->impl.empty())
-    return implementations_from_args({f.failure->impl}, device.empty() ? f.failure->device : device, "");
-  return implementations_from_args({"host"}, device, "");
+    return implementations_from_args({f.failure->impl}, device.empty() ? f.failure->device : device, "", "", op);
+  return implementations_from_args({"host"}, device, "", "", op);
 }
 
 }  // namespace
@@ -103,7 +109,7 @@ int cmd_repro(const ReproArgs& a) {
     std::vector<std::string> props;
     if (!a.property.empty()) props = split_list(a.property);
     else if (f.failure && !f.failure->property.empty()) props = {f.failure->property};
-    else props = default_properties();
+    else props = default_properties_for(op_of(f));
     if (sc && a.property.empty())  // the default set's properties that have a scale version
       props.erase(std::remove_if(props.begin(), props.end(), [](const std::string& p) { return !has_scale_version(p); }),
                   props.end());
@@ -216,6 +222,11 @@ int cmd_shrink(const ShrinkArgs& a) {
     f = read_case_file(a.file);
   } catch (const CaseFileError& e) {
     std::fprintf(stderr, "gatecheck shrink: %s\n", e.what());
+    return kExitUsage;
+  }
+  if (!a.op.empty() && a.op != op_of(f).name) {
+    std::fprintf(stderr, "gatecheck shrink: --op %s, but %s is a case of %s\n", a.op.c_str(), a.file.c_str(),
+                 op_of(f).name);
     return kExitUsage;
   }
   std::vector<Subject> impls;

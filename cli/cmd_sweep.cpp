@@ -12,18 +12,19 @@
 #include <set>
 #include <sstream>
 
-#include "../bench/sweep_timing.h"
+#include "../sweep/sweep_timing.h"
 #include "../case/case_json.h"
 #include "cli.h"
+#include "../findings/repro_command.h"
 #include "crash_guard.h"
 #include "implementations_from_args.h"
-#include "json_path.h"
+#include "../sweep/json_path.h"
 #include "report.h"
 #include "stop_signal.h"
-#include "sweep_compare.h"
-#include "sweep_html.h"
-#include "sweep_json.h"
-#include "sweep_schema.h"
+#include "../sweep/sweep_compare.h"
+#include "../sweep/sweep_html.h"
+#include "../sweep/sweep_json.h"
+#include "../sweep/sweep_schema.h"
 #include "validators.h"
 
 namespace gatecheck {
@@ -242,11 +243,14 @@ int cmd_sweep(const SweepArgs& args) {
                    a.compare.c_str(), problems.size(), problems.front().c_str());
   }
 
+  if (!find_op_schema(a.op)) return usage("--op: " + unknown_op(a.op));
+  if (a.op != gate_residual_schema().name)
+    return usage("--op " + a.op + ": the sweep reports the prior art's fields, which exist for gate_residual only");
   std::vector<Subject> subjects;
   std::vector<SweepImplResult> unavailable;
   for (const auto& spec : a.impls) {
     try {
-      auto one = implementations_from_args({spec}, a.device, "");
+      auto one = implementations_from_args({spec}, a.device, "", "", a.op);
       subjects.insert(subjects.end(), one.begin(), one.end());
     } catch (const ImplArgsError& e) {
       // A python: implementation where this gatecheck has no Python door is

@@ -7,16 +7,17 @@
 
 namespace gatecheck {
 
-std::vector<Subject> implementations_from_args(const std::vector<std::string>& specs,
-                                                      const std::string& device,
-                                                      const std::string& claims,
-                                                      const std::string& valid) {
+std::vector<Subject> implementations_from_args(const std::vector<std::string>& specs, const std::string& device,
+                                               const std::string& claims, const std::string& valid,
+                                               const std::string& op_name) {
+  const OpSchema* op = find_op_schema(op_name);
+  if (!op) throw ImplArgsError{kExitUsage, "--op: " + unknown_op(op_name)};
   if (device == "cuda" && !cuda_available())
     throw ImplArgsError{kExitCannotRun, "--device cuda: no CUDA device is available on this machine"};
   std::vector<Subject> impls;
   try {
     if (specs.empty()) {
-      impls = available_subjects(device);
+      impls = available_subjects(device, *op);
     } else {
       for (const auto& spec : specs) {
         if (spec == "plugin:")
@@ -27,9 +28,9 @@ std::vector<Subject> implementations_from_args(const std::vector<std::string>& s
           throw ImplArgsError{kExitUsage, "--impl cuda runs on the GPU only; it cannot be combined with --device cpu"};
         Device d = Device::cpu;
         if (device == "cuda" || (device.empty() && spec == "cuda")) d = Device::cuda;
-        // Loading a plugin runs its code (constructors, gatecheck_plugin_v1).
-        CrashMessageScope loading("  while loading " + spec + " (its constructors or gatecheck_plugin_v1())\n");
-        impls.push_back(make_subject(spec, d));
+        // Loading a plugin runs its code (constructors, its entry point).
+        CrashMessageScope loading("  while loading " + spec + " (its constructors or its gatecheck_plugin_v2/v1())\n");
+        impls.push_back(make_subject(spec, d, *op));
       }
     }
   } catch (const SpecError& e) {  // a malformed spec, or one that names nothing
@@ -43,7 +44,7 @@ std::vector<Subject> implementations_from_args(const std::vector<std::string>& s
     throw ImplArgsError{kExitUsage, "--claims '" + claims +
                                         "' names no property (omit --claims to use each implementation's contract)"};
   try {
-    for (auto& i : impls) i.contract = override_contract(i.contract, claims, valid);
+    for (auto& i : impls) i.contract = override_contract(i.contract, claims, valid, *op);
   } catch (const std::invalid_argument& e) {
     throw ImplArgsError{kExitUsage, e.what()};
   }

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "../properties/contract.h"
+#include "../properties/catalog/contract.h"
 
 namespace gatecheck {
 
@@ -16,11 +16,11 @@ struct ImplArgsError {
   std::string message;
 };
 
-// Throws ImplArgsError. `claims` (--claims) replaces every contract; `valid`
+// Throws ImplArgsError. Implementations of `op` (--op: an unknown name is a
+// usage error); `claims` (--claims) replaces every contract; `valid`
 // (--valid) narrows every contract's valid inputs.
-std::vector<Subject> implementations_from_args(const std::vector<std::string>& specs,
-                                                      const std::string& device,
-                                                      const std::string& claims,
-                                                      const std::string& valid = "");
+std::vector<Subject> implementations_from_args(const std::vector<std::string>& specs, const std::string& device,
+                                               const std::string& claims, const std::string& valid = "",
+                                               const std::string& op = "gate_residual");
 
 }  // namespace gatecheck

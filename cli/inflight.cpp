@@ -1,4 +1,5 @@
 #include "inflight.h"
+#include "../findings/repro_command.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -11,7 +12,7 @@
 
 #include "../case/case_json.h"
 #include "../case/case_snapshot.h"
-#include "../properties/check_workers.h"
+#include "../properties/engine/check_workers.h"
 #include "cli.h"
 #include "crash_guard.h"
 #include "report.h"

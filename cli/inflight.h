@@ -11,7 +11,7 @@
 
 #include "../case/case.h"
 #include "../case/scale_case.h"
-#include "../properties/contract.h"
+#include "../properties/catalog/contract.h"
 
 namespace gatecheck {
 

@@ -1,8 +1,8 @@
 #include "report.h"
 
-#include "../harness/isolate.h"
-#include "../properties/scale_check.h"
-#include "../properties/verdict_word.h"
+#include "../findings/repro_command.h"
+#include "../properties/engine/scale_check.h"
+#include "../properties/catalog/verdict_word.h"
 #include "scale_cli.h"
 
 #include <algorithm>
@@ -43,23 +43,7 @@ std::string table_word(const PropertyResult& p) {
   const std::string w = result_verdict(p);
   return w == "fail" ? "FAIL" : w;
 }
-std::string shell_quote(const std::string& s) {
-  if (s.find_first_of(" '\"$\\") == std::string::npos) return s;
-  std::string q = "'";
-  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return q + "'";
-}
 }  // namespace
-
-std::string repro_command(const std::string& case_file, const std::string& impl, Device d) {
-  std::string cmd = "./gatecheck repro " + shell_quote(case_file) + " --impl " + shell_quote(impl);
-  if (d == Device::cuda && impl != "cuda") cmd += " --device cuda";
-  return cmd;
-}
-
-std::string repro_command(const std::string& case_file, const std::string& impl, Device d, const Verdict& v) {
-  return repro_command(case_file, impl, d) + (isolated_call_died(v.message) ? " --isolate" : "");
-}
 
 void print_table(std::ostream& os, const CheckReport& r, const std::vector<Subject>& impls) {
   os << "\nimplementation contracts:\n";

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../properties/check_engine.h"
+#include "../properties/engine/check_engine.h"
 
 namespace gatecheck {
 
@@ -27,11 +27,5 @@ void print_coverage(std::ostream& os, const Coverage& c);
 // `limits`: the generator's, recorded as "generator" (a seed replays only with them).
 nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, const std::vector<Subject>& impls,
                            const std::vector<std::string>& replays, const GenLimits& limits);
-
-// The command that replays a saved case against an implementation.
-std::string repro_command(const std::string& case_file, const std::string& impl, Device d);
-// The same for a failure whose call died under --isolate (crash, exit, hang):
-// with --isolate, or the repro would die of it too.
-std::string repro_command(const std::string& case_file, const std::string& impl, Device d, const Verdict& v);
 
 }  // namespace gatecheck

@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "../properties/scale_check.h"
+#include "../properties/engine/scale_check.h"
 
 namespace gatecheck {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "../case/case_json.h"
-#include "../properties/check_engine.h"
+#include "../properties/engine/check_engine.h"
 #include "cli.h"
 
 namespace gatecheck {

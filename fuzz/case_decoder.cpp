@@ -58,7 +58,7 @@ int64_t pick_dim(FuzzedDataProvider& fdp, const DecodeLimits& lim, int64_t rows)
   // enough for the CUDA kernels' 16-byte vectors (8 bf16/f16) across tiles.
   const int64_t max_dim = std::max<int64_t>(1, rows > lim.max_rows ? std::min<int64_t>(lim.max_dim, 16) : lim.max_dim);
   const int how = fdp.ConsumeIntegralInRange<int>(0, 15);
-  if (how == 15) return 0;  // dim = 0: a valid empty problem
+  if (how == 15) return rows > 0 ? std::min<int64_t>(lim.op->min_dim_with_rows, max_dim) : 0;  // an empty problem where valid
   if (how >= 10) return fdp.ConsumeIntegralInRange<int64_t>(1, max_dim);
   const auto e = edges_up_to(edges::dims(), max_dim);
   return e[fdp.ConsumeIntegralInRange<size_t>(0, e.size() - 1)];
@@ -80,16 +80,16 @@ int64_t pick_gates(FuzzedDataProvider& fdp, const DecodeLimits& lim, int64_t row
 
 // A patch: one element of one tensor (or one index entry) set to exact bits.
 void apply_patch(Case& c, FuzzedDataProvider& fdp) {
-  const int which = fdp.ConsumeIntegralInRange<int>(0, 4);
+  const int n = int(c.inputs.size());  // the op's tensors, then the index
+  const int which = fdp.ConsumeIntegralInRange<int>(0, n);
   const uint32_t bits = fdp.ConsumeIntegral<uint32_t>();
-  if (which == 4) {
+  if (which == n) {
     if (c.rows == 0) return;
     const auto r = fdp.ConsumeIntegralInRange<int64_t>(0, c.rows - 1);
     c.index[size_t(r)] = int64_t(bits % uint64_t(c.gates));
     return;
   }
-  HostTensor* tensors[] = {&c.res, &c.gate, &c.y, &c.grad_out};
-  HostTensor& t = *tensors[which];
+  HostTensor& t = c.inputs[size_t(which)];
   if (t.numel() == 0) return;
   const uint32_t mask = c.dtype == DType::f32 ? 0xffffffffu : 0xffffu;
   t.set_bits(fdp.ConsumeIntegralInRange<int64_t>(0, t.numel() - 1), bits & mask);
@@ -101,9 +101,10 @@ Case decode_case(const uint8_t* data, size_t size, const DecodeLimits& lim, Deco
   FuzzedDataProvider fdp(data, size);
   static const DType kDtypes[] = {DType::bf16, DType::f16, DType::f32};
   const auto& patterns = all_index_patterns();
-  const auto& values = all_value_classes();
+  const auto values = value_classes_of(*lim.op);
   DecodeInfo d;
   CaseSpec& s = d.spec;
+  s.op = lim.op;
   s.dtype = kDtypes[fdp.ConsumeIntegralInRange<int>(0, 2)];
   s.rows = pick_rows(fdp, lim);
   s.dim = pick_dim(fdp, lim, s.rows);
@@ -120,6 +121,7 @@ Case decode_case(const uint8_t* data, size_t size, const DecodeLimits& lim, Deco
   s.plan_seed = fdp.ConsumeIntegral<uint64_t>();
 
   GenLimits gl;
+  gl.op = lim.op;
   gl.max_rows = std::max(lim.max_rows, lim.tile_rows);
   gl.max_dim = lim.max_dim;
   gl.max_gates = lim.max_gates;

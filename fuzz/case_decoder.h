@@ -15,7 +15,7 @@
 #include <string>
 
 #include "../case/case.h"
-#include "../properties/generators.h"
+#include "../properties/generate/generators.h"
 
 namespace gatecheck::fuzz {
 
@@ -23,6 +23,7 @@ namespace gatecheck::fuzz {
 // Rows may reach `tile_rows` (> kGradGateTileRows) rarely, with dim <= 16,
 // so grad_gate's tile fold is exercised too, on the kernels' widest vectors.
 struct DecodeLimits {
+  const OpSchema* op = &gate_residual_schema();  // the op whose cases are decoded
   int64_t max_rows = 65;
   int64_t max_dim = 33;
   int64_t max_gates = 70;

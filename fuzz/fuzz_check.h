@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "../harness/implementation.h"
+#include "../harness/impls/implementation.h"
 #include "../case/case.h"
-#include "../properties/properties.h"
+#include "../properties/checks/properties.h"
 
 namespace gatecheck::fuzz {
 

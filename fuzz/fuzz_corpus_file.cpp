@@ -9,7 +9,7 @@
 
 #include "../case/case_json.h"
 #include "../case/case_snapshot.h"
-#include "case_decoder.h"
+#include "op_target.h"
 
 using namespace gatecheck;
 
@@ -60,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // the documented outcome for bad input
   }
   CaseFile decoded;
-  decoded.c = fuzz::decode_case(data, size);
+  decoded.c = fuzz::decode_input(data, size);
   round_trip(decoded, "a decoded case");
   return 0;
 }

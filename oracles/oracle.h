@@ -42,22 +42,27 @@ struct Expected {
 };
 const char* kind_name(Expected::Kind k);
 
-// The oracle's view of one Case: one Expected per element of each output.
+// The oracle's view of one Case: one Expected per element of each output, in
+// the op's order.
 struct Reference {
-  std::vector<Expected> out, grad_res, grad_y, grad_gate;
-  const std::vector<Expected>& by_name(const std::string& output) const;
+  const OpSchema* op = nullptr;
+  std::vector<std::vector<Expected>> outputs;
+  // One default Expected per element of each of c's outputs.
+  static Reference shaped(const Case& c);
+  // The output the op names `output`; throws std::invalid_argument otherwise.
+  const std::vector<Expected>& operator[](std::string_view output) const;
+  std::vector<Expected>& operator[](std::string_view output);
 };
 
-// Throws std::invalid_argument for a case outside the op contract (bad
-// shape, index out of range): the oracle only judges valid problems.
+// The op's reference (op_oracles.h). Throws std::invalid_argument for a case
+// outside the op contract (bad shape, index out of range, a scalar outside
+// its domain): the oracle only judges valid problems.
 Reference oracle_reference(const Case& c);
 void require_valid_case(const char* who, const Case& c);  // the check both use
 
-// Bitwise model of torch eager (res + gate.index_select(0, idx) * y, with
-// autograd): each product and sum in fp32, rounded to the dtype. grad_gate is
-// modelled as a sequential index_add in row order in the dtype (eager's CPU
-// order); it is not claimed bitwise by anyone.
-Outputs eager_model(const Case& c);  // throws like oracle_reference
+// The op's bitwise model of torch eager (op_oracles.h says which outputs it
+// pins). Throws like oracle_reference, and for an op with no model.
+Outputs eager_model(const Case& c);
 
 // One bad element, with everything a person needs to act on it.
 struct Mismatch {

@@ -15,17 +15,18 @@ void require_valid_case(const char* who, const Case& c) {
       (c.gates == 0 && c.rows > 0))
     bad("invalid shape");
   if (int64_t(c.index.size()) != c.rows) bad("index has " + std::to_string(c.index.size()) + " entries");
-  struct { const char* name; const HostTensor* t; int64_t rows; } tensors[] = {
-      {"res", &c.res, c.rows}, {"y", &c.y, c.rows}, {"grad_out", &c.grad_out, c.rows}, {"gate", &c.gate, c.gates}};
-  for (const auto& t : tensors) {
-    if (t.t->dtype != c.dtype) bad(std::string(t.name) + " has dtype " + dtype_name(t.t->dtype));
-    if (t.t->rows != t.rows || t.t->cols != c.dim ||
-        t.t->bytes.size() != size_t(t.rows * c.dim * dtype_size(c.dtype)))
-      bad(std::string(t.name) + " has shape [" + std::to_string(t.t->rows) + ", " + std::to_string(t.t->cols) + "]");
+  size_t k = 0;
+  for (const auto& in : c.op->inputs) {
+    if (in.role == Role::index) continue;
+    if (k >= c.inputs.size()) bad(std::string("no tensor for ") + in.name);
+    const HostTensor& t = c.inputs[k++];
+    const int64_t rows = role_rows(in.role, c.rows, c.gates), cols = role_cols(in.role, c.dim);
+    if (t.dtype != c.dtype) bad(std::string(in.name) + " has dtype " + dtype_name(t.dtype));
+    if (t.rows != rows || t.cols != cols || t.bytes.size() != size_t(rows * cols * dtype_size(c.dtype)))
+      bad(std::string(in.name) + " has shape [" + std::to_string(t.rows) + ", " + std::to_string(t.cols) + "]");
   }
-  for (int64_t r = 0; r < c.rows; ++r)
-    if (c.index[size_t(r)] < 0 || c.index[size_t(r)] >= c.gates)
-      bad("index[" + std::to_string(r) + "] = " + std::to_string(c.index[size_t(r)]) + " out of range");
+  if (c.scalars.size() != c.op->scalars.size()) bad(std::to_string(c.scalars.size()) + " scalars");
+  if (const std::string why = case_input_problem(c); !why.empty()) bad(why);
 }
 
 }  // namespace gatecheck

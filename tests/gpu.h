@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/implementation.h"
+#include "harness/impls/implementation.h"
 
 #define GATECHECK_REQUIRE_GPU()                                            \
   do {                                                                     \

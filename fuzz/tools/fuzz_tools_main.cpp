@@ -19,7 +19,7 @@
 //   merge-shards OUT DIR...         gather the shares of a campaign into OUT for one report
 //                                   (fuzz/nightly.sh --merge; shard_merge.h)
 // Implementations and properties come from GATECHECK_FUZZ_IMPL / _PROPERTIES
-// (gate_residual_target.h), or --impl SPEC (repeatable).
+// (op_target.h), or --impl SPEC (repeatable).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -37,12 +37,12 @@
 #include <string>
 #include <vector>
 
-#include "../../harness/isolate.h"
-#include "../../harness/plugin_stdout.h"
+#include "../../harness/isolate/isolate.h"
+#include "../../harness/impls/plugin_stdout.h"
 #include "../../case/case_json.h"
 #include "../case_decoder.h"
 #include "../fuzz_stats.h"
-#include "../gate_residual_target.h"
+#include "../op_target.h"
 #include "campaign_report.h"
 #include "regress.h"
 #include "seed_generator.h"
@@ -118,7 +118,7 @@ Args parse(int argc, char** argv) {
 int cmd_decode(const Args& a) {
   for (const auto& p : a.positional) {
     const auto b = read_bytes(p);
-    const Case c = decode_case(b.data(), b.size());
+    const Case c = decode_input(b.data(), b.size());
     if (a.json) {
       CaseFile f;
       f.c = c;
@@ -137,7 +137,7 @@ int cmd_check_impl(const Args& a) {
   int rc = 0;
   for (const auto& spec : fuzz_impl_specs()) {  // the list the fuzzer makes its implementations from
     try {
-      const Subject impl = make_spec(spec);
+      const Subject impl = make_spec(spec, *target_config().op);
       out("--impl %s: %s can run here\n", spec.c_str(), impl.label().c_str());
     } catch (const std::exception& e) {
       const bool unknown = std::string(e.what()).rfind("unknown implementation", 0) == 0;
@@ -208,7 +208,7 @@ int cmd_coverage(const Args& a) {
   for (const auto& e : fs::directory_iterator(a.positional[0])) {
     const auto b = read_bytes(e.path().string());
     DecodeInfo info;
-    const Case c = decode_case(b.data(), b.size(), {}, &info);
+    const Case c = decode_input(b.data(), b.size(), &info);
     seen.insert(info.spec.index_pattern + " x " + dtype_name(c.dtype));
     seen.insert("values " + info.spec.value_class);
     seen.insert("plan " + plan_choice_name(info.plan));

@@ -17,10 +17,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "../../harness/isolate.h"
-#include "../../properties/shrink.h"
+#include "../../harness/isolate/isolate.h"
+#include "../../properties/shrink/shrink.h"
 #include "../case_decoder.h"
-#include "../gate_residual_target.h"
+#include "../op_target.h"
 
 namespace gatecheck::fuzz {
 namespace {
@@ -60,7 +60,7 @@ void print_record(const std::string& path, const std::string& spec, const FuzzFa
   nlohmann::json j = {{"signature", f.signature}, {"property", f.verdict.property},
                       {"impl", spec},             {"case", path},
                       // a call that died would kill a plain repro too: report it instead
-                      {"repro", repro_command(path, spec) + (death.empty() ? "" : " --isolate")},
+                      {"repro", repro_command(path, spec, !death.empty())},
                       {"shape", describe(minimal)},
                       {"found_as", describe(found_as)},      {"input", input}};
   if (!death.empty()) j["crash"] = death;  // the report shows how the call died
@@ -71,7 +71,7 @@ void print_record(const std::string& path, const std::string& spec, const FuzzFa
 
 int regress_crash_input(const std::string& input, const std::string& out_dir, double shrink_seconds) {
   const auto bytes = read_input(input);
-  const Case c = decode_case(bytes.data(), bytes.size());
+  const Case c = decode_input(bytes.data(), bytes.size());
   const TargetConfig& cfg = target_config();  // known signatures are not skipped here
   const double budget = shrink_seconds > 0 ? shrink_seconds : 30;
   PropertyOptions iso;

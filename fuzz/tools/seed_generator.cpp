@@ -7,7 +7,7 @@
 
 #include "../../case/case_json.h"
 #include "../../case/case_snapshot.h"
-#include "../case_decoder.h"
+#include "../op_target.h"
 
 namespace gatecheck::fuzz {
 namespace {
@@ -42,7 +42,7 @@ int write_seeds(const std::string& dir) {
     std::vector<uint8_t> bytes(size_t(24 + next() % 40));
     for (auto& b : bytes) b = uint8_t(next());
     DecodeInfo info;
-    const Case c = decode_case(bytes.data(), bytes.size(), {}, &info);
+    const Case c = decode_input(bytes.data(), bytes.size(), &info);
     if (c.rows > 40) continue;  // seeds stay quick; the fuzzer grows them
     const std::string t = dtype_name(c.dtype);
     const std::string keys[] = {"p:" + info.spec.index_pattern + t, "v:" + info.spec.value_class + t,
@@ -61,11 +61,11 @@ int write_seeds(const std::string& dir) {
   }
   // A generator spec, a failure record, and corruptions that must be rejected cleanly.
   CaseFile spec;
-  spec.spec = CaseSpec{DType::bf16, 300, 8, 9, "sorted_equal", "normal", "partition", 7, 8, 9};
+  spec.spec = CaseSpec{&gate_residual_schema(), DType::bf16, 300, 8, 9, "sorted_equal", "normal", "partition", 7, 8, 9};
   spec.c = make_case_from_spec(*spec.spec);
   write_text(file_dir + "/seed-spec", case_to_json(spec));
   CaseFile failed;
-  failed.c = decode_case(nullptr, 0);
+  failed.c = decode_input(nullptr, 0);
   failed.failure = FailureRecord{"host", "cpu", "row_invariance", "example", "gatecheck repro x.json --impl host", true};
   const std::string good = case_to_json(failed);
   write_text(file_dir + "/seed-failure", good);

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "../contract.h"
+#include "../catalog/contract.h"
 
 namespace gatecheck {
 

@@ -1,6 +1,7 @@
-"""gatecheck from Python: property-test a gate_residual implementation written
-with PyTorch (an eager function, an autograd.Function, a C++/CUDA extension,
-Triton, torch.compile output) against gatecheck's float64 oracle.
+"""gatecheck from Python: property-test an implementation of an op (gate_residual
+by default; `gatecheck ops` lists them) written with PyTorch (an eager function,
+an autograd.Function, a C++/CUDA extension, Triton, torch.compile output)
+against gatecheck's float64 oracle.
 
     import gatecheck
 
@@ -191,7 +192,7 @@ def _python_path():
 
 
 def check(impl, device="cpu", seconds=30, seed=None, properties=None, claims=None, valid=None,
-          corpus="corpus/found", cases=0, isolate=False, timeout=None, extra_args=()):
+          corpus="corpus/found", cases=0, isolate=False, timeout=None, extra_args=(), op="gate_residual"):
     """Runs gatecheck's property check on `impl` and returns a Report.
 
     impl: a callable, a torch.autograd.Function subclass or an object with forward (and
@@ -202,10 +203,11 @@ def check(impl, device="cpu", seconds=30, seed=None, properties=None, claims=Non
       default set). claims: overrides the contract (--claims syntax). valid: narrows the
       valid inputs ("rows>=1,dim>=1"). corpus: where failures are saved. isolate, timeout:
       each call in a child process (--isolate). extra_args: more `gatecheck check` options.
+    op: the op `impl` implements (`gatecheck ops` lists them, with the arguments in order).
     Raises CheckError when gatecheck cannot run the check (exit 2 or 3, with its message).
     """
     spec = impl if isinstance(impl, str) else spec_of(impl)
-    cmd = [_cli(), "check", "--impl", spec, "--device", device, "--seconds", repr(float(seconds)),
+    cmd = [_cli(), "check", "--op", op, "--impl", spec, "--device", device, "--seconds", repr(float(seconds)),
            "--corpus", os.fspath(corpus), "--json", "-"]
     if seed is not None:
         cmd += ["--seed", str(int(seed))]

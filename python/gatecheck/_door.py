@@ -7,12 +7,19 @@ implementation makes. The results come back the same way: each returned
 tensor is checked for shape, dtype and device and copied into gatecheck's
 output buffer.
 
-A target is
+A target implements one op (gatecheck ops lists them, with their tensors in
+order). For gate_residual, whose inputs are res, gate, index, y, it is
   - a callable fn(res, gate, index, y) -> out, gradients by autograd;
   - a torch.autograd.Function subclass (its apply is the callable);
   - an object with forward(res, gate, index, y) -> out and optionally
     backward(grad_out, res, gate, index, y) -> (grad_res, grad_gate, grad_y)
     (None for a gradient means zeros); without backward, autograd.
+For any op the same: the forward takes the op's forward inputs in its order
+and its scalars by name (rmsnorm_modulate: fn(x, w, shift, scale, index,
+eps=...)) and returns its forward output (a tuple if it has several); the
+backward takes the incoming gradients, then the forward inputs, then the
+scalars by name, and returns the gradients in the order of the inputs they
+belong to (rmsnorm_modulate: dx, dweight, dshift, dscale).
 It may carry gatecheck_claims (a contract in --claims syntax, or a dict of
 them by device, "cpu"/"cuda") and gatecheck_setup(device), called once
 before the first call; an exception there means it cannot run on that
@@ -56,8 +63,9 @@ _TRACEBACK_FRAMES = 4
 class Door:
     """A resolved target: what to call, what it declares, and how to name it."""
 
-    def __init__(self, target, spec, device):
+    def __init__(self, target, spec, device, op):
         self.name = spec  # python:SPEC names it
+        self.op = _Op(op)
         if isinstance(target, type) and issubclass(target, torch.autograd.Function):
             self._fwd, self._bwd = target.apply, None
         elif callable(getattr(target, "forward", None)) and not isinstance(target, type):
@@ -67,8 +75,9 @@ class Door:
         elif callable(target) and not isinstance(target, type):
             self._fwd, self._bwd = target, None
         else:
-            raise BadTarget(f"{self.name} is {type(target).__name__}: not a callable fn(res, gate, index, y), "
-                            "a torch.autograd.Function, or an object with forward(res, gate, index, y)")
+            args = self.op.forward_signature()
+            raise BadTarget(f"{self.name} is {type(target).__name__}: not a callable fn({args}), "
+                            f"a torch.autograd.Function, or an object with forward({args})")
         self._claims = getattr(target, "gatecheck_claims", None)
         if self._claims is not None and not isinstance(self._claims, (str, dict)):
             raise BadTarget(f"{self.name}.gatecheck_claims is {type(self._claims).__name__}: "
@@ -118,7 +127,44 @@ def _attribute(module, attr, text):
     return obj
 
 
-def resolve(text, device):
+class _Op:
+    """The op as gatecheck describes it (harness/impls/python_impl.cpp): its
+    inputs and outputs in order, with each one's role, pass, and what a
+    gradient is the gradient of; its scalars."""
+
+    _SHAPES = {"row": "[rows, dim]", "table": "[gates, dim]", "column": "[dim]", "index": "[rows]"}
+
+    def __init__(self, d):
+        self.name = d["name"]
+        self.inputs, self.outputs, self.scalars = d["inputs"], d["outputs"], list(d["scalars"])
+        self.fwd_inputs = [i for i, e in enumerate(self.inputs) if e["pass"] == "forward"]
+        self.upstream = [i for i, e in enumerate(self.inputs) if e["pass"] == "backward"]
+        self.fwd_outputs = [i for i, e in enumerate(self.outputs) if e["pass"] == "forward"]
+        by_name = {e["name"]: i for i, e in enumerate(self.inputs)}
+        # The gradients, in the order of the inputs they are the gradients of
+        # (gate_residual: grad_res, grad_gate, grad_y), and those inputs.
+        grads = [i for i, e in enumerate(self.outputs) if e["pass"] == "backward"]
+        self.bwd_outputs = sorted(grads, key=lambda i: by_name[self.outputs[i]["grad_of"]])
+        self.leaves = [by_name[self.outputs[i]["grad_of"]] for i in self.bwd_outputs]
+        out_by_name = {e["name"]: k for k, e in enumerate(self.fwd_outputs_names())}
+        # The forward output each incoming gradient belongs to.
+        self.upstream_of = [out_by_name[self.inputs[i]["grad_of"]] for i in self.upstream]
+
+    def fwd_outputs_names(self):
+        return [self.outputs[i] for i in self.fwd_outputs]
+
+    def shape(self, entry):
+        return self._SHAPES[entry["role"]]
+
+    def forward_signature(self):
+        names = [self.inputs[i]["name"] for i in self.fwd_inputs] + [f"{s}=..." for s in self.scalars]
+        return ", ".join(names)
+
+    def gradient_names(self):
+        return ", ".join(self.outputs[i]["name"] for i in self.bwd_outputs)
+
+
+def resolve(text, device, op):
     """The Door of "MODULE:ATTR" or "path/to/file.py:ATTR" (ATTR may be dotted)."""
     where, sep, attr = text.rpartition(":")
     if not sep or not where or not attr:
@@ -136,7 +182,7 @@ def resolve(text, device):
     except Exception as e:  # noqa: BLE001 (an import may raise anything)
         raise Unavailable(f"python:{text}: importing {where} failed: {type(e).__name__}: {e}"
                           f"{_frames(e)}") from e
-    return Door(_attribute(module, attr, f"python:{text}"), text, device)
+    return Door(_attribute(module, attr, f"python:{text}"), text, device, op)
 
 
 # ---- calls ---------------------------------------------------------------------
@@ -219,81 +265,128 @@ def _views(capsules):
     return [torch.from_dlpack(c) for c in capsules]
 
 
-def forward(door, capsules, stream, device):
-    """out = door(res, gate, index, y), into gatecheck's out buffer."""
+def _results(op, what, got, count):
+    """The list of `count` results a call returned (a tensor alone when one)."""
+    if count == 1:
+        return [got]
+    if not isinstance(got, (tuple, list)) or len(got) != count:
+        raise _WrongResult(f"{op} returned {type(got).__name__}, expected a tuple ({what})")
+    return list(got)
+
+
+def _store_all(kind, door, indices, got, dsts):
+    """Stores got[k] into the buffer of output indices[k]; dsts maps an output's index to its buffer."""
+    op = door.op
+    for k, i in enumerate(indices):
+        _store(kind, op.outputs[i]["name"], got[k], dsts[i], op.shape(op.outputs[i]))
+
+
+def _buffers(op, views, passes):
+    """Output index -> its buffer, for the outputs of `passes` given in the op's order."""
+    made = [i for i, e in enumerate(op.outputs) if e["pass"] in passes]
+    return dict(zip(made, views))
+
+
+def forward(door, capsules, scalars, stream, device):
+    """The op's forward outputs = door(*forward inputs, **scalars), into gatecheck's buffers."""
+    op = door.op
     try:
-        res, gate, index, y, out = _views(capsules)
+        views = _views(capsules)
+        ins = views[:len(op.fwd_inputs)]
+        outs = _buffers(op, views[len(op.fwd_inputs):], ("forward",))
         _enter_stream(stream, device)
-        _store("forward", "out", door._fwd(res, gate, index, y), out, "[rows, dim]")
+        names = ", ".join(e["name"] for e in op.fwd_outputs_names())
+        _store_all("forward", door, op.fwd_outputs, _results("forward", names, door._fwd(*ins, **scalars),
+                                                             len(op.fwd_outputs)), outs)
         return None
     except BaseException as e:  # noqa: BLE001 (every failure is reported)
         return _failure(e)
 
 
-def _own_backward(door, grad_out, res, gate, index, y):
-    """(grad_res, grad_gate, grad_y) by the target's backward."""
-    got = door._bwd(grad_out, res, gate, index, y)
-    if not isinstance(got, (tuple, list)) or len(got) != 3:
-        raise _WrongResult(f"backward returned {type(got).__name__}, expected a tuple "
-                           "(grad_res, grad_gate, grad_y)")
-    return got
+def _own_backward(door, inputs, scalars):
+    """The op's gradients by the target's backward(*incoming, *forward inputs, **scalars)."""
+    op = door.op
+    upstream = [inputs[i] for i in op.upstream]
+    fwd = [inputs[i] for i in op.fwd_inputs]
+    got = door._bwd(*upstream, *fwd, **scalars)
+    want = len(op.bwd_outputs)
+    if want == 1 and isinstance(got, torch.Tensor):
+        return [got]
+    if not isinstance(got, (tuple, list)) or len(got) != want:
+        raise _WrongResult(f"backward returned {type(got).__name__}, expected a tuple ({op.gradient_names()})")
+    return list(got)
 
 
-def _forward_with_grad(door, res, gate, index, y):
-    """(out, leaves): the target's out from res, gate and y as leaves that require grad."""
-    leaves = tuple(t.detach().requires_grad_(True) for t in (res, gate, y))
+def _forward_with_grad(door, inputs, scalars):
+    """(outputs, leaves): the target's forward outputs from its inputs, those
+    it has gradients for as leaves that require grad."""
+    op = door.op
+    args = list(inputs)
+    leaves = []
+    for i in op.leaves:
+        args[i] = args[i].detach().requires_grad_(True)
+        leaves.append(args[i])
     with torch.enable_grad():
-        out = door._fwd(leaves[0], leaves[1], index, leaves[2])
-    return out, leaves
+        got = door._fwd(*[args[i] for i in op.fwd_inputs], **scalars)
+    names = ", ".join(e["name"] for e in op.fwd_outputs_names())
+    return _results("forward", names, got, len(op.fwd_outputs)), leaves
 
 
-def _autograd(out, leaves, grad_out):
-    """(grad_res, grad_gate, grad_y) of out by autograd."""
-    if not isinstance(out, torch.Tensor):
-        raise _WrongResult(f"forward returned {type(out).__name__} for out, expected a tensor")
-    return torch.autograd.grad(out, leaves, grad_out, allow_unused=True)
+def _autograd(door, outputs, leaves, inputs):
+    """The op's gradients of its forward outputs by autograd."""
+    op = door.op
+    for k, out in enumerate(outputs):
+        if not isinstance(out, torch.Tensor):
+            raise _WrongResult(f"forward returned {type(out).__name__} for "
+                               f"{op.outputs[op.fwd_outputs[k]]['name']}, expected a tensor")
+    grads = [None] * len(outputs)
+    for j, i in enumerate(op.upstream):
+        grads[op.upstream_of[j]] = inputs[i]
+    return list(torch.autograd.grad(outputs, leaves, grads, allow_unused=True))
 
 
-def _store_gradients(got, grad_res, grad_gate, grad_y):
-    _store("backward", "grad_res", got[0], grad_res, "[rows, dim]")
-    _store("backward", "grad_gate", got[1], grad_gate, "[gates, dim]")
-    _store("backward", "grad_y", got[2], grad_y, "[rows, dim]")
-
-
-def backward(door, capsules, stream, device):
-    """(grad_res, grad_gate, grad_y) by the target's backward, else by autograd
-    (the forward run again on leaves that require grad)."""
+def backward(door, capsules, scalars, stream, device):
+    """The op's gradients by the target's backward, else by autograd (the
+    forward run again on leaves that require grad)."""
+    op = door.op
     try:
-        grad_out, res, gate, index, y, grad_res, grad_gate, grad_y = _views(capsules)
+        views = _views(capsules)
+        inputs, outs = views[:len(op.inputs)], _buffers(op, views[len(op.inputs):], ("backward",))
         _enter_stream(stream, device)
         if door._bwd is not None:
-            got = _own_backward(door, grad_out, res, gate, index, y)
+            got = _own_backward(door, inputs, scalars)
         else:
-            got = _autograd(*_forward_with_grad(door, res, gate, index, y), grad_out)
-        _store_gradients(got, grad_res, grad_gate, grad_y)
+            made, leaves = _forward_with_grad(door, inputs, scalars)
+            got = _autograd(door, made, leaves, inputs)
+        _store_all("backward", door, op.bwd_outputs, got, outs)
         return None
     except BaseException as e:  # noqa: BLE001 (every failure is reported)
         return _failure(e)
 
 
-def forward_backward(door, capsules, stream, device):
-    """A training step: out = door(res, gate, index, y), then the gradients of
-    that same out (autograd) or the target's backward, in one call. Returns
-    None, or (head, traceback, failed in the forward)."""
+def forward_backward(door, capsules, scalars, stream, device):
+    """A training step: the forward, then the gradients of that same forward
+    (autograd) or the target's backward, in one call. Returns None, or
+    (head, traceback, failed in the forward)."""
+    op = door.op
     in_forward = True
     try:
-        res, gate, index, y, out, grad_out, grad_res, grad_gate, grad_y = _views(capsules)
+        views = _views(capsules)
+        inputs, outs = views[:len(op.inputs)], _buffers(op, views[len(op.inputs):], ("forward", "backward"))
         _enter_stream(stream, device)
+        names = ", ".join(e["name"] for e in op.fwd_outputs_names())
         if door._bwd is not None:
-            _store("forward", "out", door._fwd(res, gate, index, y), out, "[rows, dim]")
+            made = _results("forward", names, door._fwd(*[inputs[i] for i in op.fwd_inputs], **scalars),
+                            len(op.fwd_outputs))
+            _store_all("forward", door, op.fwd_outputs, made, outs)
             in_forward = False
-            got = _own_backward(door, grad_out, res, gate, index, y)
+            got = _own_backward(door, inputs, scalars)
         else:
-            made, leaves = _forward_with_grad(door, res, gate, index, y)
-            _store("forward", "out", made, out, "[rows, dim]")
+            made, leaves = _forward_with_grad(door, inputs, scalars)
+            _store_all("forward", door, op.fwd_outputs, made, outs)
             in_forward = False
-            got = _autograd(made, leaves, grad_out)
-        _store_gradients(got, grad_res, grad_gate, grad_y)
+            got = _autograd(door, made, leaves, inputs)
+        _store_all("backward", door, op.bwd_outputs, got, outs)
         return None
     except BaseException as e:  # noqa: BLE001 (every failure is reported)
         return _failure(e) + (in_forward,)

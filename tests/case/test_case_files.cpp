@@ -30,7 +30,7 @@ Case special_case(DType t) {
   const auto sp = specials(t);
   Case c = make_case(t, 3, int64_t(sp.size()), 2);
   c.index = {1, 0, 1};
-  for (HostTensor* x : {&c.res, &c.gate, &c.y, &c.grad_out})
+  for (HostTensor* x : {&c.input("res"), &c.input("gate"), &c.input("y"), &c.input("grad_out")})
     for (int64_t i = 0; i < x->numel(); ++i) x->set_bits(i, sp[size_t((i * 7 + x->rows) % int64_t(sp.size()))]);
   c.plan = BatchPlan{"partition", {{0, 1}, {2}}, 0};
   c.index_pattern = "identity";
@@ -68,9 +68,9 @@ INSTANTIATE_TEST_SUITE_P(AllDtypes, CaseFileRoundTrip, ::testing::Values(DType::
 TEST(CaseFile, RoundTripDetectsASingleFlippedBit) {
   // The comparison the round-trip tests rely on must see -0 vs +0.
   Case a = special_case(DType::bf16);
-  a.res.set_bits(0, 0x0000);
+  a.input("res").set_bits(0, 0x0000);
   Case b = a;
-  b.res.set_bits(0, 0x8000);
+  b.input("res").set_bits(0, 0x8000);
   EXPECT_FALSE(a == b);
 }
 
@@ -126,7 +126,13 @@ TEST(CaseFile, CorruptFilesGiveClearErrors) {
   };
   expect_error(good.substr(0, good.size() / 2), "not valid JSON");
   expect_error("[]", "JSON object");
-  expect_error(edited([](auto& k) { k["version"] = 2; }), "version 2 is not supported");
+  expect_error(edited([](auto& k) { k["version"] = 3; }), "version 3 is not supported");
+  expect_error(edited([](auto& k) { k["version"] = 2; }), "missing field 'op'");  // version 2 names its op
+  expect_error(edited([](auto& k) {
+                 k["version"] = 2;
+                 k["op"] = "gate_resid";
+               }),
+               "'op' is unknown op 'gate_resid' (gate_residual");
   expect_error(edited([](auto& k) { k["format"] = "other"; }), "format");
   expect_error(edited([](auto& k) { k["dtype"] = "int8"; }), "dtype 'int8'");
   expect_error(edited([](auto& k) { k["res"][0] = "zz00" + k["res"][0].template get<std::string>().substr(4); }),
@@ -251,7 +257,7 @@ TEST(CaseFile, WriteIsAtomicAndReadable) {
 
 TEST(CaseFile, DigestSeesEveryBit) {
   Case a = special_case(DType::bf16), b = a;
-  b.grad_out.set_bits(5, b.grad_out.bits(5) ^ 1);
+  b.input("grad_out").set_bits(5, b.input("grad_out").bits(5) ^ 1);
   EXPECT_NE(case_digest(a), case_digest(b));
   EXPECT_EQ(case_digest(a), case_digest(special_case(DType::bf16)));
 }

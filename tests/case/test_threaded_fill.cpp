@@ -13,8 +13,8 @@ namespace {
 // fill_values' order, one draw pair per element, on one thread.
 void fill_serially(Case* c, uint64_t seed) {
   Prng rng(seed);
-  for (HostTensor* t : {&c->res, &c->gate, &c->y, &c->grad_out}) {
-    const double scale = t == &c->gate ? 0.1 : 1.0;
+  for (HostTensor* t : {&c->input("res"), &c->input("gate"), &c->input("y"), &c->input("grad_out")}) {
+    const double scale = t == &c->input("gate") ? 0.1 : 1.0;
     for (int64_t i = 0; i < t->numel(); ++i) t->set_value_rn(i, float(rng.normal() * scale));
   }
 }
@@ -35,10 +35,10 @@ TEST(ThreadedFill, NormalIsBitForBitTheSerialStream) {
     Case serial = threaded;
     fill_values(&threaded, "normal", 12345);
     fill_serially(&serial, 12345);
-    EXPECT_EQ(first_difference(threaded.res, serial.res), -1) << "res, " << dtype_name(t);
-    EXPECT_EQ(first_difference(threaded.gate, serial.gate), -1) << "gate, " << dtype_name(t);
-    EXPECT_EQ(first_difference(threaded.y, serial.y), -1) << "y, " << dtype_name(t);
-    EXPECT_EQ(first_difference(threaded.grad_out, serial.grad_out), -1) << "grad_out, " << dtype_name(t);
+    EXPECT_EQ(first_difference(threaded.input("res"), serial.input("res")), -1) << "res, " << dtype_name(t);
+    EXPECT_EQ(first_difference(threaded.input("gate"), serial.input("gate")), -1) << "gate, " << dtype_name(t);
+    EXPECT_EQ(first_difference(threaded.input("y"), serial.input("y")), -1) << "y, " << dtype_name(t);
+    EXPECT_EQ(first_difference(threaded.input("grad_out"), serial.input("grad_out")), -1) << "grad_out, " << dtype_name(t);
   }
 }
 

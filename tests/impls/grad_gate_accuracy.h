@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "harness/runner.h"
+#include "harness/run/runner.h"
 
 namespace gatecheck::test {
 
@@ -16,7 +16,7 @@ inline double grad_gate_relative_error(const Case& c, const HostTensor& got) {
   for (int64_t r = 0; r < c.rows; ++r)
     for (int64_t j = 0; j < c.dim; ++j)
       exact[size_t(c.index[size_t(r)] * c.dim + j)] +=
-          double(c.grad_out.value(r * c.dim + j)) * double(c.y.value(r * c.dim + j));
+          double(c.input("grad_out").value(r * c.dim + j)) * double(c.input("y").value(r * c.dim + j));
   double err = 0, mag = 0;
   for (size_t i = 0; i < exact.size(); ++i) {
     err = std::max(err, std::fabs(double(got.value(int64_t(i))) - exact[i]));
@@ -32,11 +32,11 @@ inline double grad_gate_relative_error(const Case& c, const HostTensor& got) {
 inline double sum_of_4096_ones(const Implementation& impl, DType t) {
   Case c = make_case(t, 4096, 1, 1);
   for (int64_t r = 0; r < c.rows; ++r) {
-    c.y.set_value_rn(r, 1.0f);
-    c.grad_out.set_value_rn(r, 1.0f);
+    c.input("y").set_value_rn(r, 1.0f);
+    c.input("grad_out").set_value_rn(r, 1.0f);
   }
   const RunResult r = run_case(impl, c);
-  return r.status.ok() ? double(r.outputs.grad_gate.value(0)) : std::nan("");
+  return r.status.ok() ? double(r.outputs["grad_gate"].value(0)) : std::nan("");
 }
 constexpr double kSumInBf16 = 256, kSumInF16 = 2048, kSumInF32 = 4096;
 

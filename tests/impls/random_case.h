@@ -25,10 +25,10 @@ inline Case random_case(DType t, int64_t rows, int64_t dim, int64_t gates, uint6
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int64_t> gate_of(0, gates > 0 ? gates - 1 : 0);
   for (auto& k : c.index) k = gate_of(rng);
-  fill_normal(c.res, rng, 1.0);
-  fill_normal(c.gate, rng, 0.1);
-  fill_normal(c.y, rng, 1.0);
-  fill_normal(c.grad_out, rng, 1.0);
+  fill_normal(c.input("res"), rng, 1.0);
+  fill_normal(c.input("gate"), rng, 0.1);
+  fill_normal(c.input("y"), rng, 1.0);
+  fill_normal(c.input("grad_out"), rng, 1.0);
   c.value_class = "normal";
   c.index_pattern = "random";
   return c;

@@ -11,9 +11,9 @@
 #include <cstring>
 #include <thread>
 
-#include "harness/call_arena.h"
-#include "harness/guarded_buffer.h"
-#include "harness/stage_clock.h"
+#include "harness/run/call_arena.h"
+#include "harness/run/guarded_buffer.h"
+#include "harness/run/stage_clock.h"
 
 namespace gatecheck {
 namespace {

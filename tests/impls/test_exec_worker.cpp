@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "harness/isolate.h"
+#include "harness/isolate/isolate.h"
 
 namespace gatecheck {
 namespace {

@@ -7,8 +7,9 @@
 #include <cstdlib>
 #include <unistd.h>
 
+#include "tests/gate_residual_test_names.h"
 #include "bits_equal.h"
-#include "harness/isolate.h"
+#include "harness/isolate/isolate.h"
 #include "random_case.h"
 
 namespace gatecheck {
@@ -27,7 +28,7 @@ void expect_same(const RunResult& a, const RunResult& b) {
   EXPECT_EQ(a.status.kind, b.status.kind);
   EXPECT_EQ(a.status.message, b.status.message);
   for (const char* name : kOutputNames)
-    EXPECT_TRUE(bits_equal(name, output_by_name(a.outputs, name), output_by_name(b.outputs, name)));
+    EXPECT_TRUE(bits_equal(name, a.outputs[name], b.outputs[name]));
   ASSERT_EQ(a.memory.size(), b.memory.size());
   for (size_t i = 0; i < a.memory.size(); ++i) {
     EXPECT_EQ(a.memory[i].kind, b.memory[i].kind);
@@ -46,7 +47,7 @@ TEST(Isolate, SegfaultIsReportedNotFatal) {
   expect_contains(r.status.message, "crashed");
   expect_contains(r.status.message, "SIGSEGV");
   expect_contains(r.status.message, impl.label());
-  EXPECT_EQ(r.outputs.out.rows, 13);  // shaped like the case, for callers that index it
+  EXPECT_EQ(r.outputs["out"].rows, 13);  // shaped like the case, for callers that index it
   EXPECT_TRUE(r.memory.empty());
 }
 
@@ -119,7 +120,7 @@ TEST(FreshProcess, CrashHangAndUnknownImplementationAreReported) {
 uint64_t case_checksum(const Case& c) {
   uint64_t h = uint64_t(c.rows) * 31 + uint64_t(c.dim) * 7 + uint64_t(c.gates);
   for (int64_t i : c.index) h = h * 1099511628211ull + uint64_t(i);
-  for (const HostTensor* t : {&c.res, &c.gate, &c.y, &c.grad_out})
+  for (const HostTensor* t : {&c.input("res"), &c.input("gate"), &c.input("y"), &c.input("grad_out")})
     for (uint8_t b : t->bytes) h = h * 1099511628211ull + b;
   return h;
 }

@@ -14,9 +14,10 @@
 #include <thread>
 #include <vector>
 
-#include "harness/implementation.h"
-#include "harness/runner.h"
-#include "properties/check_engine.h"
+#include "tests/gate_residual_test_names.h"
+#include "harness/impls/implementation.h"
+#include "harness/run/runner.h"
+#include "properties/engine/check_engine.h"
 #include "random_case.h"
 
 namespace gatecheck {
@@ -32,10 +33,10 @@ int corrupted_results(const Implementation& impl, Call call, int rounds) {
   std::vector<uint8_t> want[2];
   const Case* cases[2] = {&a, &b};
   for (int t = 0; t < 2; ++t) {
-    want[t].resize(cases[t]->res.bytes.size());
+    want[t].resize(cases[t]->input("res").bytes.size());
     const gatecheck_problem p = cases[t]->problem(Device::cpu);
-    EXPECT_EQ(impl.api->forward(&p, cases[t]->res.data(), cases[t]->gate.data(), cases[t]->index.data(),
-                                cases[t]->y.data(), want[t].data()),
+    EXPECT_EQ(impl.api->forward(&p, cases[t]->input("res").data(), cases[t]->input("gate").data(), cases[t]->index.data(),
+                                cases[t]->input("y").data(), want[t].data()),
               0);
   }
   std::atomic<int> ready{0}, wrong{0};
@@ -63,7 +64,7 @@ TEST(PluginLock, TheScratchPluginIsWrongFromTwoThreadsAtOnce) {
   const int wrong = corrupted_results(
       impl,
       [](const Implementation& i, const gatecheck_problem& p, const Case& c, void* out) {
-        i.api->forward(&p, c.res.data(), c.gate.data(), c.index.data(), c.y.data(), out);  // no lock
+        i.api->forward(&p, c.input("res").data(), c.input("gate").data(), c.index.data(), c.input("y").data(), out);  // no lock
       },
       300);
   EXPECT_GT(wrong, 0) << "two threads calling the plugin at once never corrupted a result: this test proves nothing";
@@ -73,7 +74,7 @@ TEST(PluginLock, CallsThroughTheHarnessTakeTurns) {
   const int wrong = corrupted_results(
       scratch_plugin(),
       [](const Implementation& i, const gatecheck_problem& p, const Case& c, void* out) {
-        EXPECT_TRUE(i.forward(p, c.res.data(), c.gate.data(), c.index.data(), c.y.data(), out).ok());
+        EXPECT_TRUE(forward_gate_residual(i, p, c.input("res").data(), c.input("gate").data(), c.index.data(), c.input("y").data(), out).ok());
       },
       300);
   EXPECT_EQ(wrong, 0);

@@ -5,10 +5,11 @@
 
 #include <string>
 
+#include "tests/gate_residual_test_names.h"
 #include "bits_equal.h"
-#include "harness/plugin_loader.h"
-#include "harness/runner.h"
-#include "properties/contract.h"
+#include "harness/impls/plugin_loader.h"
+#include "harness/run/runner.h"
+#include "properties/catalog/contract.h"
 #include "random_case.h"
 
 namespace gatecheck {
@@ -25,7 +26,7 @@ const Implementation& host() {
 // The message of the exception load_plugin throws, or "" if it loaded.
 std::string load_error(const std::string& path, Device d = Device::cpu) {
   try {
-    load_plugin(path, d);
+    load_plugin(path, d, gate_residual_schema());
   } catch (const std::runtime_error& e) {
     return e.what();
   }
@@ -66,7 +67,7 @@ TEST(PluginLoader, MissingFile) {
 TEST(PluginLoader, NoEntrySymbol) {
   const std::string msg = load_error(GC_PLUGIN_NO_SYMBOL);
   expect_contains(msg, std::string("plugin '") + GC_PLUGIN_NO_SYMBOL + "'");
-  expect_contains(msg, "does not export gatecheck_plugin_v1");
+  expect_contains(msg, "exports neither gatecheck_plugin_v2 nor gatecheck_plugin_v1");
 }
 
 TEST(PluginLoader, WrongAbiVersion) {
@@ -109,7 +110,7 @@ TEST(ExamplePlugin, MatchesTheHostTwinBitForBit) {
       ASSERT_TRUE(got.status.ok()) << describe(c) << ": " << got.status.message;
       EXPECT_TRUE(got.memory.empty()) << describe(c) << ": " << got.memory[0].detail;
       for (const char* name : kOutputNames)
-        EXPECT_TRUE(bits_equal(name, output_by_name(got.outputs, name), output_by_name(want.outputs, name)))
+        EXPECT_TRUE(bits_equal(name, got.outputs[name], want.outputs[name]))
             << describe(c);
     }
 }
@@ -142,14 +143,14 @@ TEST(BrokenPlugin, DiffersFromTheHostTwinOnlyInTheTailColumns) {
   for (size_t r = 0; r < c.index.size(); ++r) c.index[r] = int64_t(r % 2);  // gate 1 is used
   const RunResult got = run_case(broken, c), want = run_case(host(), c);
   ASSERT_TRUE(got.status.ok()) << got.status.message;
-  EXPECT_FALSE(bits_equal("out", got.outputs.out, want.outputs.out));
+  EXPECT_FALSE(bits_equal("out", got.outputs["out"], want.outputs["out"]));
   for (int64_t r = 0; r < c.rows; ++r)
     for (int64_t j = 0; j < 4; ++j)
-      EXPECT_EQ(got.outputs.out.bits(r * c.dim + j), want.outputs.out.bits(r * c.dim + j)) << r << "," << j;
-  EXPECT_TRUE(bits_equal("grad_gate", got.outputs.grad_gate, want.outputs.grad_gate));
+      EXPECT_EQ(got.outputs["out"].bits(r * c.dim + j), want.outputs["out"].bits(r * c.dim + j)) << r << "," << j;
+  EXPECT_TRUE(bits_equal("grad_gate", got.outputs["grad_gate"], want.outputs["grad_gate"]));
 
   const Case aligned = random_case(DType::bf16, 6, 8, 2, 9);
-  EXPECT_TRUE(bits_equal("out", run_case(broken, aligned).outputs.out, run_case(host(), aligned).outputs.out));
+  EXPECT_TRUE(bits_equal("out", run_case(broken, aligned).outputs["out"], run_case(host(), aligned).outputs["out"]));
 }
 
 // ---- memory findings from the runner -----------------------------------------

@@ -10,10 +10,11 @@
 #include <cstring>
 #include <vector>
 
+#include "tests/gate_residual_test_names.h"
 #include "bits_equal.h"
 #include "grad_gate_accuracy.h"
-#include "harness/isolate.h"
-#include "harness/runner.h"
+#include "harness/isolate/isolate.h"
+#include "harness/run/runner.h"
 #include "kernels/gate_residual_math.h"
 #include "kernels/host/gate_residual_host.h"
 #include "kernels/torch/torch_eager.h"
@@ -75,11 +76,11 @@ TEST(TorchEager, RoundedOutputsMatchTheHostTwinBitForBit) {
       const RunResult want = run_case(host(), c);
       expect_clean(got, what);
       expect_clean(want, what);
-      EXPECT_TRUE(bits_equal("out", got.outputs.out, want.outputs.out)) << what;
-      EXPECT_TRUE(bits_equal("grad_res", got.outputs.grad_res, want.outputs.grad_res)) << what;
-      EXPECT_TRUE(bits_equal("grad_y", got.outputs.grad_y, want.outputs.grad_y)) << what;
+      EXPECT_TRUE(bits_equal("out", got.outputs["out"], want.outputs["out"])) << what;
+      EXPECT_TRUE(bits_equal("grad_res", got.outputs["grad_res"], want.outputs["grad_res"])) << what;
+      EXPECT_TRUE(bits_equal("grad_y", got.outputs["grad_y"], want.outputs["grad_y"])) << what;
       if (t == DType::f32 && longest_segment(c) <= kGradGateTileRows) {
-        EXPECT_TRUE(bits_equal("grad_gate", got.outputs.grad_gate, want.outputs.grad_gate)) << what;
+        EXPECT_TRUE(bits_equal("grad_gate", got.outputs["grad_gate"], want.outputs["grad_gate"])) << what;
       }
     }
   }
@@ -101,7 +102,7 @@ Case special_case(DType t, int64_t rows, int64_t dim, int64_t gates, uint64_t se
   const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-40f, -3e-8f, 6e4f, -3e38f, 1e30f};
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> pick(0, 9), which(0, 3);
-  for (HostTensor* v : {&c.res, &c.gate, &c.y, &c.grad_out})
+  for (HostTensor* v : {&c.input("res"), &c.input("gate"), &c.input("y"), &c.input("grad_out")})
     for (int64_t i = 0; i < v->numel(); ++i)
       if (which(rng) == 0) v->set_value_rn(i, specials[pick(rng)]);
   c.value_class = "specials";
@@ -118,7 +119,7 @@ HostTensor grad_gate_of_rounded_terms(const Case& c) {
   for (int64_t r = 0; r < c.rows; ++r)
     for (int64_t j = 0; j < c.dim; ++j) {
       const int64_t i = r * c.dim + j;
-      const float term = bits_to_float(c.dtype, float_to_bits_rn(c.dtype, c.grad_out.value(i) * c.y.value(i)));
+      const float term = bits_to_float(c.dtype, float_to_bits_rn(c.dtype, c.input("grad_out").value(i) * c.input("y").value(i)));
       sum[size_t(c.index[size_t(r)] * c.dim + j)] += term;
     }
   HostTensor g(c.dtype, c.gates, c.dim);
@@ -150,9 +151,9 @@ TEST(TorchEager, MatchesTheEagerModelBitForBit) {
         expect_clean(got, what);
         const Outputs want = eager_model(c);
         for (const char* name : {"out", "grad_res", "grad_y"})
-          expect_bitwise(name, output_by_name(got.outputs, name), output_by_name(want, name), what);
-        expect_bitwise("grad_gate", got.outputs.grad_gate,
-                       in_dtype ? want.grad_gate : grad_gate_of_rounded_terms(c), what);
+          expect_bitwise(name, got.outputs[name], want[name], what);
+        expect_bitwise("grad_gate", got.outputs["grad_gate"],
+                       in_dtype ? want["grad_gate"] : grad_gate_of_rounded_terms(c), what);
       }
   }
 }
@@ -161,7 +162,7 @@ TEST(TorchEager, MatchesTheEagerModelBitForBit) {
 // above would fail with it, so the branch matters.
 TEST(TorchEager, RoundedTermsModelDiffersFromTheEagerModel) {
   const Case c = random_case(DType::bf16, 600, 16, 2, 31);
-  EXPECT_FALSE(compare_bitwise("grad_gate", grad_gate_of_rounded_terms(c), eager_model(c).grad_gate).ok());
+  EXPECT_FALSE(compare_bitwise("grad_gate", grad_gate_of_rounded_terms(c), eager_model(c)["grad_gate"]).ok());
 }
 
 // The comparison above can fail: against the model of a case that differs in
@@ -169,14 +170,14 @@ TEST(TorchEager, RoundedTermsModelDiffersFromTheEagerModel) {
 TEST(TorchEager, EagerModelComparisonSeesOneChangedInput) {
   const Case c = random_case(DType::bf16, 40, 8, 3, 77);
   Case changed = c;
-  changed.y.set_value_rn(5 * 8 + 2, c.y.value(5 * 8 + 2) * 2 + 1);
+  changed.input("y").set_value_rn(5 * 8 + 2, c.input("y").value(5 * 8 + 2) * 2 + 1);
   const RunResult got = run_case(torch_cpu(), c);
   const Outputs want = eager_model(changed);
-  const Comparison out = compare_bitwise("out", got.outputs.out, want.out);
+  const Comparison out = compare_bitwise("out", got.outputs["out"], want["out"]);
   EXPECT_EQ(out.failed, 1) << out.summary();
   EXPECT_EQ(out.first_bad, 5 * 8 + 2);
-  EXPECT_TRUE(compare_bitwise("grad_y", got.outputs.grad_y, want.grad_y).ok());
-  EXPECT_FALSE(compare_bitwise("grad_gate", got.outputs.grad_gate, want.grad_gate).ok());
+  EXPECT_TRUE(compare_bitwise("grad_y", got.outputs["grad_y"], want["grad_y"]).ok());
+  EXPECT_FALSE(compare_bitwise("grad_gate", got.outputs["grad_gate"], want["grad_gate"]).ok());
 }
 
 TEST(TorchEager, EmptyProblemsAreValid) {
@@ -192,7 +193,7 @@ TEST(TorchEager, EmptyProblemsAreValid) {
       const std::string what = describe(c) + " (" + s.why + ")";
       expect_clean(got, what);
       for (const char* name : kOutputNames)
-        EXPECT_TRUE(bits_equal(name, output_by_name(got.outputs, name), output_by_name(want.outputs, name)))
+        EXPECT_TRUE(bits_equal(name, got.outputs[name], want.outputs[name]))
             << what;
     }
 }
@@ -320,8 +321,8 @@ TEST(TorchEagerFinding, Bf16GradGateIsInaccurateWhereItAccumulatesInBf16) {
   const RunResult twin = run_case(host(), c);
   expect_clean(eager, describe(c));
   expect_clean(twin, describe(c));
-  const double eager_err = grad_gate_relative_error(c, eager.outputs.grad_gate);
-  const double twin_err = grad_gate_relative_error(c, twin.outputs.grad_gate);
+  const double eager_err = grad_gate_relative_error(c, eager.outputs["grad_gate"]);
+  const double twin_err = grad_gate_relative_error(c, twin.outputs["grad_gate"]);
   std::printf("bf16 grad_gate relative error at 4097 rows: torch-eager %.4f, host %.5f\n", eager_err, twin_err);
   EXPECT_LT(twin_err, 0.005) << "the host twin rounds once and must be accurate";
   if (probe == test::kSumInBf16) {
@@ -343,8 +344,8 @@ TEST(TorchEagerFinding, F16GradGateLosesAccuracyWhereItAccumulatesInF16) {
   const RunResult eager = run_case(torch_cpu(), c);
   const RunResult twin = run_case(host(), c);
   expect_clean(eager, describe(c));
-  const double eager_err = grad_gate_relative_error(c, eager.outputs.grad_gate);
-  const double twin_err = grad_gate_relative_error(c, twin.outputs.grad_gate);
+  const double eager_err = grad_gate_relative_error(c, eager.outputs["grad_gate"]);
+  const double twin_err = grad_gate_relative_error(c, twin.outputs["grad_gate"]);
   std::printf("f16 grad_gate relative error at 4097 rows: torch-eager %.5f, host %.6f\n", eager_err, twin_err);
   if (probe == test::kSumInF16) {
     EXPECT_GT(eager_err, 4 * twin_err);
@@ -364,7 +365,7 @@ TEST(TorchEager, RunsIsolatedAfterParallelWorkInTheParent) {
   const RunResult child = run_case_isolated(torch_cpu(), big, {}, 60);
   expect_clean(child, "isolated " + describe(big));
   for (const char* name : kOutputNames)
-    EXPECT_TRUE(bits_equal(name, output_by_name(child.outputs, name), output_by_name(parent.outputs, name)));
+    EXPECT_TRUE(bits_equal(name, child.outputs[name], parent.outputs[name]));
 }
 
 }  // namespace

@@ -8,8 +8,8 @@
 
 #include "bits_equal.h"
 #include "grad_gate_accuracy.h"
-#include "harness/isolate.h"
-#include "harness/runner.h"
+#include "harness/isolate/isolate.h"
+#include "harness/run/runner.h"
 #include "kernels/torch/torch_eager.h"
 #include "random_case.h"
 #include "tests/gpu.h"
@@ -51,7 +51,7 @@ TEST(TorchEagerCuda, RoundedOutputsMatchTheHostTwinBitForBit) {
       const RunResult want = run_case(host(), c);
       expect_clean(got, describe(c));
       for (const char* name : {"out", "grad_res", "grad_y"})
-        EXPECT_TRUE(bits_equal(name, output_by_name(got.outputs, name), output_by_name(want.outputs, name)))
+        EXPECT_TRUE(bits_equal(name, got.outputs[name], want.outputs[name]))
             << describe(c);
     }
 }
@@ -75,7 +75,7 @@ TEST(TorchEagerCudaFinding, Bf16GradGateIsInaccurateOnALongSegment) {
   const Case c = random_case(DType::bf16, 4097, 64, 1, 2024);
   const RunResult eager = run_case(gpu(), c);
   expect_clean(eager, describe(c));
-  const double err = test::grad_gate_relative_error(c, eager.outputs.grad_gate);
+  const double err = test::grad_gate_relative_error(c, eager.outputs["grad_gate"]);
   std::printf("cuda bf16 grad_gate relative error at 4097 rows: %.4f\n", err);
   EXPECT_GT(err, 0.01);
 }
@@ -89,7 +89,7 @@ TEST(TorchEagerCudaFinding, GradGateIsNotRepeatable) {
   expect_clean(first, describe(c));
   int differed = 0;
   for (int run = 0; run < 20; ++run)
-    differed += !bits_equal("grad_gate", run_case(gpu(), c).outputs.grad_gate, first.outputs.grad_gate);
+    differed += !bits_equal("grad_gate", run_case(gpu(), c).outputs["grad_gate"], first.outputs["grad_gate"]);
   std::printf("%d of 20 reruns differed from the first run\n", differed);
   EXPECT_GT(differed, 0) << "20 reruns gave bit-identical grad_gate";
 }
@@ -104,7 +104,7 @@ TEST(TorchEagerCuda, RunsIsolatedAfterTheParentUsedCuda) {
   const RunResult child = run_case_isolated(gpu(), c, {}, 120);
   expect_clean(child, "isolated " + describe(c));
   for (const char* name : {"out", "grad_res", "grad_y"})
-    EXPECT_TRUE(bits_equal(name, output_by_name(child.outputs, name), output_by_name(parent.outputs, name)));
+    EXPECT_TRUE(bits_equal(name, child.outputs[name], parent.outputs[name]));
 }
 
 }  // namespace

@@ -3,7 +3,11 @@
 
 The layers, bottom up, are the folder list in the top-level CMakeLists.txt
 (`foreach(area ...)`): a file may include its own folder and the folders
-listed before it. On top of that order, three walls:
+listed before it. A layer may have rooms, sub-folders listed bottom up in its
+own CMakeLists.txt (`gatecheck_rooms(...)`): a file in a room may include its
+room, the rooms before it and the layer's top-level files; a top-level file of
+the layer may include any room (it is the layer's face). On top of that order,
+three walls:
   - oracles/ includes nothing of kernels/ but the op contract
     (gate_residual.h) and the dtype header (gate_residual_dtype.h), so the
     oracle never shares arithmetic with what it judges;
@@ -34,6 +38,21 @@ def layers(root):
     return m.group(1).split()
 
 
+def rooms(root, layer):
+    """The layer's rooms, bottom up ([] when it declares none)."""
+    path = os.path.join(root, layer, "CMakeLists.txt")
+    if not os.path.isfile(path):
+        return []
+    m = re.search(r"gatecheck_rooms\(([^)]*)\)", open(path).read())
+    return m.group(1).split() if m else []
+
+
+def room_of(path, room_rank):
+    """The room of a layer's file, or None for the layer's top-level files and undeclared folders."""
+    parts = path.split(os.sep)
+    return parts[1] if len(parts) > 2 and parts[1] in room_rank else None
+
+
 def resolve(root, including, target):
     for base in (os.path.dirname(including), ""):
         path = os.path.normpath(os.path.join(base, target))
@@ -46,6 +65,7 @@ def violations(root):
     order = layers(root)
     rank = {area: i for i, area in enumerate(order)}
     rank["tests"] = len(order)
+    room_ranks = {area: {r: i for i, r in enumerate(rooms(root, area))} for area in order}
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = os.path.relpath(dirpath, root)
@@ -69,6 +89,11 @@ def violations(root):
                     found.append(f'{f}: #include "{target}": {top}/ and {dest}/ are front ends side by side')
                 elif rank[dest] > rank[top]:
                     found.append(f'{f}: #include "{target}" points up ({top}/ is below {dest}/)')
+                elif dest == top and top in room_ranks and room_of(f, room_ranks[top]) is not None and \
+                        room_of(to, room_ranks[top]) is not None and \
+                        room_ranks[top][room_of(to, room_ranks[top])] > room_ranks[top][room_of(f, room_ranks[top])]:
+                    found.append(f'{f}: #include "{target}" points up a room ({top}/{room_of(f, room_ranks[top])}/ '
+                                 f'is below {top}/{room_of(to, room_ranks[top])}/)')
                 elif top == "oracles" and dest == "kernels" and to not in ORACLE_MAY_USE:
                     found.append(f'{f}: #include "{target}": the oracle may use only the op contract '
                                  f'and the dtype header of kernels/, not {to}')

@@ -17,6 +17,9 @@ CLEAN = {
     "oracles/oracle.h": '#include "../case/case.h"\n#include "../kernels/gate_residual.h"\n',
     "harness/runner.h": '#include "../case/case.h"\n',
     "properties/properties.h": '#include "../harness/runner.h"\n#include "../oracles/oracle.h"\n',
+    "properties/CMakeLists.txt": "gatecheck_rooms(catalog engine)\n",
+    "properties/catalog/contract.h": '#include "../../harness/runner.h"\n',
+    "properties/engine/check_engine.h": '#include "../catalog/contract.h"\n#include "../properties.h"\n',
     "cli/main.cpp": '#include "../properties/properties.h"\n',
     "fuzz/target.cpp": '#include "../properties/properties.h"\n',
     "examples/plugin.c": '#include "gatecheck_plugin.h"\n',
@@ -29,6 +32,7 @@ PLANTED = [
     ("oracles/oracle.h", '#include "../kernels/gate_residual_math.h"\n', "only the op contract"),
     ("properties/properties.h", '#include "../cli/main.cpp"\n', "points up"),
     ("cli/main.cpp", '#include "../fuzz/target.cpp"\n', "side by side"),
+    ("properties/catalog/contract.h", '#include "../engine/check_engine.h"\n', "points up a room"),
     ("examples/plugin.c", '#include "../case/case.h"\n', "only the plugin ABI"),
     ("harness/runner.h", '#include "no_such_file.h"\n', "resolves to no file"),
 ]
@@ -39,6 +43,7 @@ def tree(extra=None):
     with open(os.path.join(root, "CMakeLists.txt"), "w") as f:
         f.write(LAYERS)
     for path, text in CLEAN.items():
+
         if extra and extra[0] == path:
             text += extra[1]
         os.makedirs(os.path.join(root, os.path.dirname(path)), exist_ok=True)

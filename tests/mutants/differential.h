@@ -4,8 +4,8 @@
 // but the runner, so the shrinker and the mutants can be tested on their own.)
 #pragma once
 
-#include "harness/runner.h"
-#include "properties/contract.h"
+#include "harness/run/runner.h"
+#include "properties/catalog/contract.h"
 #include "kernels/host/gate_residual_host.h"
 
 namespace gatecheck::testing {
@@ -21,8 +21,8 @@ inline bool differs_from_host(const Subject& impl, const Case& c) {
   const RunResult want = run_case(host_impl(), c);
   const RunResult got = run_case(impl, c);
   if (!got.status.ok() || !got.memory.empty()) return true;
-  return !(got.outputs.out == want.outputs.out && got.outputs.grad_res == want.outputs.grad_res &&
-           got.outputs.grad_y == want.outputs.grad_y && got.outputs.grad_gate == want.outputs.grad_gate);
+  return !(got.outputs["out"] == want.outputs["out"] && got.outputs["grad_res"] == want.outputs["grad_res"] &&
+           got.outputs["grad_y"] == want.outputs["grad_y"] && got.outputs["grad_gate"] == want.outputs["grad_gate"]);
 }
 
 }  // namespace gatecheck::testing

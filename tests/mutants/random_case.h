@@ -17,8 +17,8 @@ inline Case random_case(uint64_t seed, DType t, int64_t rows, int64_t dim, int64
   std::uniform_int_distribution<int64_t> pick(0, gates > 0 ? gates - 1 : 0);
   Case c = make_case(t, rows, dim, gates);
   for (auto& k : c.index) k = pick(rng);
-  for (int64_t i = 0; i < c.gate.numel(); ++i) c.gate.set_value_rn(i, gate_scale * normal(rng));
-  for (HostTensor* x : {&c.res, &c.y, &c.grad_out})
+  for (int64_t i = 0; i < c.input("gate").numel(); ++i) c.input("gate").set_value_rn(i, gate_scale * normal(rng));
+  for (HostTensor* x : {&c.input("res"), &c.input("y"), &c.input("grad_out")})
     for (int64_t i = 0; i < x->numel(); ++i) x->set_value_rn(i, normal(rng));
   c.index_pattern = "uniform";
   c.value_class = "normal";

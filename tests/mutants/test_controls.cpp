@@ -15,10 +15,10 @@
 #include <iomanip>
 #include <sstream>
 
-#include "properties/check_engine.h"
+#include "properties/engine/check_engine.h"
 #include "properties/mutants/mutant_implementations.h"
 #include "properties/mutants/mutants.h"
-#include "properties/shrink.h"
+#include "properties/shrink/shrink.h"
 #include "kernels/host/gate_residual_host.h"
 
 namespace gatecheck {
@@ -221,11 +221,11 @@ Subject mutant(const std::string& name) {
 Case tail_case() {
   Case c = make_case(DType::bf16, 9, 13, 3);
   for (int64_t r = 0; r < c.rows; ++r) c.index[size_t(r)] = r % 3;
-  for (int64_t i = 0; i < c.gate.numel(); ++i) c.gate.set_value_rn(i, 0.25f * float(i % 7) - 0.5f);
-  for (int64_t i = 0; i < c.y.numel(); ++i) {
-    c.y.set_value_rn(i, 1.0f + 0.125f * float(i % 5));
-    c.res.set_value_rn(i, 0.5f * float(i % 3));
-    c.grad_out.set_value_rn(i, 1.0f);
+  for (int64_t i = 0; i < c.input("gate").numel(); ++i) c.input("gate").set_value_rn(i, 0.25f * float(i % 7) - 0.5f);
+  for (int64_t i = 0; i < c.input("y").numel(); ++i) {
+    c.input("y").set_value_rn(i, 1.0f + 0.125f * float(i % 5));
+    c.input("res").set_value_rn(i, 0.5f * float(i % 3));
+    c.input("grad_out").set_value_rn(i, 1.0f);
   }
   return c;
 }

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "differential.h"
-#include "harness/plugin_loader.h"
+#include "harness/impls/plugin_loader.h"
 #include "properties/mutants/mutant_implementations.h"
 #include "properties/mutants/mutants.h"
 #include "random_case.h"
@@ -63,16 +63,16 @@ const std::vector<Trigger>& triggers() {
       {"mutant:zero-y-shortcut",
        [] {
          Case c = with_index(random_case(8, DType::bf16, 2, 2, 1), {0, 0});
-         c.gate.set_bits(0, 0x7f80);  // gate = +Inf, y = +0: out must be NaN
-         c.y.set_bits(0, 0);
+         c.input("gate").set_bits(0, 0x7f80);  // gate = +Inf, y = +0: out must be NaN
+         c.input("y").set_bits(0, 0);
          return c;
        },
        [] { return random_case(8, DType::bf16, 2, 2, 1); }},   // no zero in y
       {"mutant:subnormal-flush",
        [] {
          Case c = with_index(random_case(9, DType::f32, 1, 1, 1), {0});
-         c.grad_out.set_value_rn(0, 1e-39f);  // subnormal in fp32
-         c.gate.set_value_rn(0, 1.0f);
+         c.input("grad_out").set_value_rn(0, 1e-39f);  // subnormal in fp32
+         c.input("gate").set_value_rn(0, 1.0f);
          return c;
        },
        [] { return random_case(9, DType::f32, 3, 3, 2); }},
@@ -107,11 +107,11 @@ TEST(Mutants, ShuffledAccumulationIsNotRepeatable) {
   const Case c = random_case(10, DType::f32, 50, 8, 1);
   const RunResult a = run_case(m, c), b = run_case(m, c);
   ASSERT_TRUE(a.status.ok() && b.status.ok());
-  EXPECT_FALSE(a.outputs.grad_gate == b.outputs.grad_gate);
-  EXPECT_TRUE(a.outputs.out == b.outputs.out);  // only grad_gate is affected
+  EXPECT_FALSE(a.outputs["grad_gate"] == b.outputs["grad_gate"]);
+  EXPECT_TRUE(a.outputs["out"] == b.outputs["out"]);  // only grad_gate is affected
   // One row per gate: nothing to reorder, so it is repeatable there.
   const Case single = with_index(random_case(10, DType::f32, 3, 8, 3), {2, 0, 1});
-  EXPECT_TRUE(run_case(m, single).outputs.grad_gate == run_case(m, single).outputs.grad_gate);
+  EXPECT_TRUE(run_case(m, single).outputs["grad_gate"] == run_case(m, single).outputs["grad_gate"]);
 }
 
 TEST(Mutants, MutantsRejectBadInputLikeTheHost) {
@@ -131,13 +131,13 @@ TEST(Alternatives, ComputeDifferentlyFromTheHost) {
   // fused: one rounding instead of two changes some bf16 outputs...
   const Case c = random_case(30, DType::bf16, 32, 16, 3);
   const RunResult h = run_case(host_impl(), c), f = run_case(fused, c);
-  EXPECT_FALSE(h.outputs.out == f.outputs.out);
-  EXPECT_TRUE(h.outputs.grad_gate == f.outputs.grad_gate);
+  EXPECT_FALSE(h.outputs["out"] == f.outputs["out"]);
+  EXPECT_TRUE(h.outputs["grad_gate"] == f.outputs["grad_gate"]);
   // ...and pairwise changes some fp32 grad_gate sums over long segments.
   const Case s = random_case(31, DType::f32, 200, 16, 2);
   const RunResult h2 = run_case(host_impl(), s), p = run_case(pairwise, s);
-  EXPECT_FALSE(h2.outputs.grad_gate == p.outputs.grad_gate);
-  EXPECT_TRUE(h2.outputs.out == p.outputs.out);
+  EXPECT_FALSE(h2.outputs["grad_gate"] == p.outputs["grad_gate"]);
+  EXPECT_TRUE(h2.outputs["out"] == p.outputs["out"]);
 }
 
 TEST(Alternatives, PairwiseGradGateDependsOnlyOnTheGatesOwnRows) {
@@ -149,7 +149,7 @@ TEST(Alternatives, PairwiseGradGateDependsOnlyOnTheGatesOwnRows) {
   for (int64_t r = 0; r < c.rows; ++r)
     if (c.index[size_t(r)] == 0) rows0.push_back(r);
   const RunResult full = run_case(pairwise, c), part = run_case(pairwise, sub_case(c, rows0));
-  for (int64_t j = 0; j < c.dim; ++j) EXPECT_EQ(full.outputs.grad_gate.bits(j), part.outputs.grad_gate.bits(j));
+  for (int64_t j = 0; j < c.dim; ++j) EXPECT_EQ(full.outputs["grad_gate"].bits(j), part.outputs["grad_gate"].bits(j));
 }
 
 TEST(MutantPlugins, EachSharedLibraryLoadsAndMatchesItsMutant) {
@@ -161,7 +161,7 @@ TEST(MutantPlugins, EachSharedLibraryLoadsAndMatchesItsMutant) {
       if (ch == '-') ch = '_';
     const std::string path = std::string(GATECHECK_MUTANT_PLUGIN_DIR) + "/gatecheck_mutant_" + id + ".so";
     Implementation p;
-    ASSERT_NO_THROW(p = load_plugin(path, Device::cpu)) << path;
+    ASSERT_NO_THROW(p = load_plugin(path, Device::cpu, gate_residual_schema())) << path;
     EXPECT_EQ(std::string(p.api->name), info.plugin()->name);
     if (info.bug_class == "shuffled-accumulation") continue;  // not repeatable by design
     Implementation in_process;
@@ -169,8 +169,8 @@ TEST(MutantPlugins, EachSharedLibraryLoadsAndMatchesItsMutant) {
     in_process.name = info.plugin()->name;
     const Case c = random_case(40, DType::bf16, 65, 9, 3);
     const RunResult a = run_case(p, c), b = run_case(in_process, c);
-    EXPECT_TRUE(a.outputs.out == b.outputs.out && a.outputs.grad_gate == b.outputs.grad_gate &&
-                a.outputs.grad_y == b.outputs.grad_y && a.memory.size() == b.memory.size())
+    EXPECT_TRUE(a.outputs["out"] == b.outputs["out"] && a.outputs["grad_gate"] == b.outputs["grad_gate"] &&
+                a.outputs["grad_y"] == b.outputs["grad_y"] && a.memory.size() == b.memory.size())
         << info.bug_class;
   }
 }

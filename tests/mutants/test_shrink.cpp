@@ -10,8 +10,8 @@
 
 #include "differential.h"
 #include "properties/mutants/mutant_implementations.h"
-#include "properties/shrink.h"
-#include "properties/shrink_edits.h"
+#include "properties/shrink/shrink.h"
+#include "properties/shrink/shrink_edits.h"
 #include "random_case.h"
 
 namespace gatecheck {
@@ -28,7 +28,7 @@ Subject mutant(const std::string& name) {
 
 // Every value of every input tensor is a small integer (|v| <= limit) or a zero.
 bool values_are_small_integers(const Case& c, float limit) {
-  for (const HostTensor* t : {&c.res, &c.gate, &c.y, &c.grad_out})
+  for (const HostTensor* t : {&c.input("res"), &c.input("gate"), &c.input("y"), &c.input("grad_out")})
     for (int64_t i = 0; i < t->numel(); ++i) {
       const float v = t->value(i);
       if (!(v == std::trunc(v) && std::fabs(v) <= limit)) return false;
@@ -107,10 +107,10 @@ TEST(Shrink, NeverReturnsAPassingCase) {
     for (auto& k : c.index)
       if (k == 3) k = 4;                               // gate 3 unused, the last gate used
     c.index[0] = 0;
-    c.gate.set_value_rn(0, NAN);     // a NaN gate value at [0, 0]...
-    c.y.set_value_rn(0, 0.0f);       // ...with y == +0 there (the y == 0 shortcut)
-    c.grad_out.set_value_rn(1, 1e-40f);  // subnormal g at [0, 1]...
-    c.gate.set_value_rn(1, 1.0f);        // ...times gate 1: grad_y subnormal
+    c.input("gate").set_value_rn(0, NAN);     // a NaN gate value at [0, 0]...
+    c.input("y").set_value_rn(0, 0.0f);       // ...with y == +0 there (the y == 0 shortcut)
+    c.input("grad_out").set_value_rn(1, 1e-40f);  // subnormal g at [0, 1]...
+    c.input("gate").set_value_rn(1, 1.0f);        // ...times gate 1: grad_y subnormal
     if (!differs_from_host(m, c)) {
       ADD_FAILURE() << m.name << ": the starting case does not trigger the bug";
       continue;
@@ -151,7 +151,7 @@ TEST(Shrink, RowRemovalKeepsThePlanConsistent) {
   // old rows 1,2,4,5 become 0,1,2,3
   EXPECT_EQ(s.plan->batches, (std::vector<std::vector<int64_t>>{{3, 0}, {2, 1}}));
   EXPECT_EQ(s.index, (std::vector<int64_t>{c.index[1], c.index[2], c.index[4], c.index[5]}));
-  EXPECT_EQ(s.y.bits(0), c.y.bits(2));  // row 1, column 0
+  EXPECT_EQ(s.input("y").bits(0), c.input("y").bits(2));  // row 1, column 0
 }
 
 TEST(Shrink, FewerRepeats) {
@@ -168,10 +168,10 @@ TEST(Shrink, ColumnRemovalCutsEveryTensorAlike) {
   const Case s = without_columns(c, {true, false, true});  // keep column 1
   ASSERT_EQ(s.dim, 1);
   for (int64_t r = 0; r < 2; ++r) {
-    EXPECT_EQ(s.res.bits(r), c.res.bits(r * 3 + 1));
-    EXPECT_EQ(s.y.bits(r), c.y.bits(r * 3 + 1));
-    EXPECT_EQ(s.grad_out.bits(r), c.grad_out.bits(r * 3 + 1));
-    EXPECT_EQ(s.gate.bits(r), c.gate.bits(r * 3 + 1));  // gate rows are gates, 2 here
+    EXPECT_EQ(s.input("res").bits(r), c.input("res").bits(r * 3 + 1));
+    EXPECT_EQ(s.input("y").bits(r), c.input("y").bits(r * 3 + 1));
+    EXPECT_EQ(s.input("grad_out").bits(r), c.input("grad_out").bits(r * 3 + 1));
+    EXPECT_EQ(s.input("gate").bits(r), c.input("gate").bits(r * 3 + 1));  // gate rows are gates, 2 here
   }
 }
 
@@ -184,7 +184,7 @@ TEST(Shrink, MergesAndDropsGates) {
   EXPECT_THROW(without_gates(c, {false, true, false, false}), std::invalid_argument);  // gate 1 used
   const Case d = without_gates(c, {false, false, true, false});                        // gate 2 unused
   EXPECT_EQ(d.index, (std::vector<int64_t>{2, 1, 2, 1, 0, 0}));
-  EXPECT_EQ(d.gate.bits(2 * 2), c.gate.bits(3 * 2));
+  EXPECT_EQ(d.input("gate").bits(2 * 2), c.input("gate").bits(3 * 2));
 }
 
 // An index outside the gate table stays outside it when gates are dropped
@@ -263,7 +263,7 @@ TEST(Shrink, RespectsTheAttemptAndTimeCaps) {
 
 TEST(Shrink, ACaseNothingCanShrinkIsReturnedUnchanged) {
   Case c = make_case(DType::f32, 1, 1, 1);
-  c.y.set_value_rn(0, 0.0f);
+  c.input("y").set_value_rn(0, 0.0f);
   // Only the all-zero single-element case "fails": nothing smaller or simpler exists.
   auto pred = [](const Case& k) { return k.rows == 1 && k.dim == 1 && k.gates == 1; };
   const ShrinkResult r = shrink_case_with(c, pred);

@@ -44,12 +44,12 @@ TEST(OracleBoundsFail, OneStepBeyondTheBoundFailsJustInsidePasses) {
       for (const char* name : {"out", "grad_y", "grad_gate"})
         for (bool above : {false, true}) {
           int64_t moved = 0;
-          const HostTensor bad = step_to_bound(output_by_name(o, name), ref.by_name(name), true, above, &moved);
-          const Comparison cb = compare_accuracy(name, bad, ref.by_name(name));
+          const HostTensor bad = step_to_bound(o[name], ref[name], true, above, &moved);
+          const Comparison cb = compare_accuracy(name, bad, ref[name]);
           EXPECT_GT(moved, 0);
           EXPECT_EQ(cb.failed, moved) << describe(c) << " " << name << "\n" << cb.summary();
-          const HostTensor good = step_to_bound(output_by_name(o, name), ref.by_name(name), false, above, &moved);
-          const Comparison cg = compare_accuracy(name, good, ref.by_name(name));
+          const HostTensor good = step_to_bound(o[name], ref[name], false, above, &moved);
+          const Comparison cg = compare_accuracy(name, good, ref[name]);
           EXPECT_TRUE(cg.ok()) << describe(c) << " " << name << "\n" << cg.summary();
         }
     }
@@ -73,12 +73,12 @@ TEST(OracleBoundsFail, OneUlpAwayFailsWhereTheBoundIsTight) {
   uint64_t seed = 2000;
   for (DType t : kAllDTypes) {
     Case c = random_case(t, 200, 8, 4, Values::normal, ++seed);
-    for (int64_t i = 0; i < c.gate.numel(); ++i) c.gate.set_value_rn(i, std::ldexp(1.0f, int(i % 7) - 3));
+    for (int64_t i = 0; i < c.input("gate").numel(); ++i) c.input("gate").set_value_rn(i, std::ldexp(1.0f, int(i % 7) - 3));
     const Reference ref = oracle_reference(c);
     const Outputs o = run_host(c);
     for (const char* name : {"out", "grad_y"}) {
-      const Comparison cmp = compare_accuracy(name, one_ulp_away(output_by_name(o, name), ref.by_name(name)),
-                                              ref.by_name(name));
+      const Comparison cmp = compare_accuracy(name, one_ulp_away(o[name], ref[name]),
+                                              ref[name]);
       EXPECT_EQ(cmp.failed, cmp.checked) << dtype_name(t) << " " << name << "\n" << cmp.summary();
     }
   }
@@ -90,13 +90,13 @@ TEST(OracleBoundsFail, SmallIntegerGradGateIsExact) {
   for (DType t : kAllDTypes) {
     const Case c = random_case(t, 900, 5, 3, Values::small_int, ++seed);
     const Reference ref = oracle_reference(c);
-    for (const Expected& e : ref.grad_gate) {
+    for (const Expected& e : ref["grad_gate"]) {
       EXPECT_EQ(e.bound, 0.0);
       EXPECT_EQ(e.value, std::round(e.value));
     }
     const Outputs o = run_host(c);
-    EXPECT_TRUE(compare_accuracy("grad_gate", o.grad_gate, ref.grad_gate).ok());
-    const Comparison bad = compare_accuracy("grad_gate", one_ulp_away(o.grad_gate, ref.grad_gate), ref.grad_gate);
+    EXPECT_TRUE(compare_accuracy("grad_gate", o["grad_gate"], ref["grad_gate"]).ok());
+    const Comparison bad = compare_accuracy("grad_gate", one_ulp_away(o["grad_gate"], ref["grad_gate"]), ref["grad_gate"]);
     EXPECT_EQ(bad.failed, bad.checked) << bad.summary();
   }
 }
@@ -109,13 +109,13 @@ TEST(OracleBoundsFail, DTypeAccumulationOver4097RowsViolatesGradGateBound) {
     const Case c = random_case(t, 4097, 64, 1, Values::normal, 4097);
     const Reference ref = oracle_reference(c);
     const Outputs e = eager_model(c);
-    const Comparison cmp = compare_accuracy("grad_gate", e.grad_gate, ref.grad_gate);
+    const Comparison cmp = compare_accuracy("grad_gate", e["grad_gate"], ref["grad_gate"]);
     EXPECT_FALSE(cmp.ok()) << dtype_name(t);
     EXPECT_GT(cmp.max_err_over_bound, 2.0) << cmp.summary();
     double max_err = 0, max_val = 0;
     for (int64_t j = 0; j < c.dim; ++j) {
-      max_err = std::max(max_err, std::fabs(e.grad_gate.value(j) - ref.grad_gate[size_t(j)].value));
-      max_val = std::max(max_val, std::fabs(ref.grad_gate[size_t(j)].value));
+      max_err = std::max(max_err, std::fabs(e["grad_gate"].value(j) - ref["grad_gate"][size_t(j)].value));
+      max_val = std::max(max_val, std::fabs(ref["grad_gate"][size_t(j)].value));
     }
     std::printf("%s eager grad_gate over 4097 rows: relative error %.3g, %lld of %lld elements "
                 "outside the bound\n", dtype_name(t), max_err / max_val, (long long)cmp.failed,
@@ -124,22 +124,22 @@ TEST(OracleBoundsFail, DTypeAccumulationOver4097RowsViolatesGradGateBound) {
       EXPECT_GT(max_err / max_val, 0.005);  // the prior art's threshold
     }
     // The host twin (fp32 accumulation) passes the same case.
-    EXPECT_TRUE(compare_accuracy("grad_gate", run_host(c).grad_gate, ref.grad_gate).ok());
+    EXPECT_TRUE(compare_accuracy("grad_gate", run_host(c)["grad_gate"], ref["grad_gate"]).ok());
   }
 }
 
 // 4097 ones summed in bf16 stick at 256 (256 + 1 rounds back to 256).
 TEST(OracleBoundsFail, Bf16AccumulationOfOnesSticksAt256) {
   Case c = make_case(DType::bf16, 4097, 1, 1);
-  for (int64_t i = 0; i < c.rows; ++i) { c.grad_out.set_value_rn(i, 1); c.y.set_value_rn(i, 1); }
+  for (int64_t i = 0; i < c.rows; ++i) { c.input("grad_out").set_value_rn(i, 1); c.input("y").set_value_rn(i, 1); }
   const Reference ref = oracle_reference(c);
-  EXPECT_EQ(ref.grad_gate[0].value, 4097.0);
-  EXPECT_EQ(ref.grad_gate[0].bound, 16.0 * kBoundMargin);  // exact fp32 sum, one bf16 rounding: ulp(4097)/2
+  EXPECT_EQ(ref["grad_gate"][0].value, 4097.0);
+  EXPECT_EQ(ref["grad_gate"][0].bound, 16.0 * kBoundMargin);  // exact fp32 sum, one bf16 rounding: ulp(4097)/2
   const Outputs e = eager_model(c);
-  EXPECT_EQ(e.grad_gate.value(0), 256.0f);
-  const Comparison cmp = compare_accuracy("grad_gate", e.grad_gate, ref.grad_gate);
+  EXPECT_EQ(e["grad_gate"].value(0), 256.0f);
+  const Comparison cmp = compare_accuracy("grad_gate", e["grad_gate"], ref["grad_gate"]);
   EXPECT_FALSE(cmp.ok());
-  EXPECT_EQ(run_host(c).grad_gate.value(0), 4096.0f);  // RN_bf16(4097) = 4096, within bound
+  EXPECT_EQ(run_host(c)["grad_gate"].value(0), 4096.0f);  // RN_bf16(4097) = 4096, within bound
 }
 
 // Wrong implementations of the other outputs fail too: a skipped row in
@@ -151,12 +151,12 @@ TEST(OracleBoundsFail, SkippedRowAndWrongGateRowFail) {
   for (int64_t r = 1; r < c.rows; ++r) rows.push_back(r);
   Case skipped = sub_case(c, rows);
   const Outputs o = run_host(skipped);
-  const Comparison g = compare_accuracy("grad_gate", o.grad_gate, ref.grad_gate);
+  const Comparison g = compare_accuracy("grad_gate", o["grad_gate"], ref["grad_gate"]);
   EXPECT_FALSE(g.ok());
   EXPECT_EQ(g.failed, c.dim) << g.summary();  // exactly the skipped row's gate
   Case shifted = c;
   for (auto& k : shifted.index) k = (k + 1) % c.gates;
-  const Comparison out = compare_accuracy("out", run_host(shifted).out, ref.out);
+  const Comparison out = compare_accuracy("out", run_host(shifted)["out"], ref["out"]);
   EXPECT_GT(out.failed, out.checked / 2) << out.summary();
 }
 
@@ -164,14 +164,14 @@ TEST(OracleBoundsFail, SkippedRowAndWrongGateRowFail) {
 // second rounding's error is judged with the upper binade's spacing.
 TEST(OracleBoundsFail, BinadeCrossingUsesTheUpperSpacing) {
   Case c = make_case(DType::bf16, 1, 1, 1);
-  c.gate.set_value_rn(0, 1 + 0x1p-7f);
-  c.y.set_value_rn(0, 1 + 0x1p-7f);     // p = 1 + 2^-6 + 2^-14, not a bf16
-  c.res.set_value_rn(0, 1 - 5 * 0x1p-8f);  // v = 2 - 2^-8 + 2^-14
-  const Expected e = oracle_reference(c).out[0];
+  c.input("gate").set_value_rn(0, 1 + 0x1p-7f);
+  c.input("y").set_value_rn(0, 1 + 0x1p-7f);     // p = 1 + 2^-6 + 2^-14, not a bf16
+  c.input("res").set_value_rn(0, 1 - 5 * 0x1p-8f);  // v = 2 - 2^-8 + 2^-14
+  const Expected e = oracle_reference(c)["out"][0];
   EXPECT_EQ(e.value, 2 - 0x1p-8 + 0x1p-14);
   // e_p = ulp(p)/2 = 2^-8; |v| + e_p >= 2, so the second term is ulp(2)/2 = 2^-7.
   EXPECT_NEAR(e.bound, 0x1p-7 + 0x1p-8, 1e-12);
-  EXPECT_TRUE(compare_accuracy("out", run_host(c).out, {e}).ok());
+  EXPECT_TRUE(compare_accuracy("out", run_host(c)["out"], {e}).ok());
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "tests/gate_residual_test_names.h"
 #include "oracle_test_support.h"
 
 namespace gatecheck::testing {
@@ -12,7 +13,7 @@ namespace {
 
 void expect_within(const Reference& ref, const Outputs& o, const std::string& label) {
   for (const char* name : kOutputNames) {
-    const Comparison c = compare_accuracy(name, output_by_name(o, name), ref.by_name(name));
+    const Comparison c = compare_accuracy(name, o[name], ref[name]);
     EXPECT_TRUE(c.ok()) << label << "\n" << c.summary();
   }
 }
@@ -50,11 +51,11 @@ TEST(OracleBoundsHold, FusedOneRoundingForward) {
         for (int64_t j = 0; j < c.dim; ++j) {
           const int64_t i = r * c.dim + j;
           // exact in float64 for these classes (exponent spread < 53 bits)
-          const double v64 = double(c.res.value(i)) +
-                             double(c.gate.value(c.index[size_t(r)] * c.dim + j)) * c.y.value(i);
+          const double v64 = double(c.input("res").value(i)) +
+                             double(c.input("gate").value(c.index[size_t(r)] * c.dim + j)) * c.input("y").value(i);
           fused.set_bits(i, round_double(t, v64));
         }
-      const Comparison cmp = compare_accuracy("out", fused, oracle_reference(c).out);
+      const Comparison cmp = compare_accuracy("out", fused, oracle_reference(c)["out"]);
       EXPECT_TRUE(cmp.ok()) << label(c, seed) << "\n" << cmp.summary();
     }
 }
@@ -67,7 +68,7 @@ TEST(OracleBoundsHold, OtherValidSummationOrders) {
       for (Order order : {Order::row, Order::reversed, Order::pairwise, Order::float64}) {
         const Case c = random_case(t, 1500, 4, 2, v, ++seed);
         const Comparison cmp =
-            compare_accuracy("grad_gate", grad_gate_with_order(c, order), oracle_reference(c).grad_gate);
+            compare_accuracy("grad_gate", grad_gate_with_order(c, order), oracle_reference(c)["grad_gate"]);
         EXPECT_TRUE(cmp.ok()) << label(c, seed) << " order=" << int(order) << "\n" << cmp.summary();
       }
 }
@@ -81,7 +82,7 @@ TEST(OracleBoundsHold, EagerModelForwardAndGradY) {
       const Reference ref = oracle_reference(c);
       const Outputs e = eager_model(c);
       for (const char* name : {"out", "grad_res", "grad_y"}) {
-        const Comparison cmp = compare_accuracy(name, output_by_name(e, name), ref.by_name(name));
+        const Comparison cmp = compare_accuracy(name, e[name], ref[name]);
         EXPECT_TRUE(cmp.ok()) << label(c, seed) << "\n" << cmp.summary();
       }
     }
@@ -99,16 +100,16 @@ TEST(OracleBoundsHold, Exhaustive16BitOperand) {
                         {DType::f16, 0xf800, 0x5800},  {DType::f16, 0x8000, 0xbc00},  {DType::f16, 0x1400, 0x0400}};
   for (const Pair& pr : pairs) {
     Case c = make_case(pr.t, 65536, 1, 1);
-    c.gate.set_bits(0, pr.gate);
+    c.input("gate").set_bits(0, pr.gate);
     for (int64_t i = 0; i < 65536; ++i) {
-      c.res.set_bits(i, pr.res);
-      c.y.set_bits(i, uint32_t(i));
-      c.grad_out.set_bits(i, uint32_t((i * 40503) & 0xffff));
+      c.input("res").set_bits(i, pr.res);
+      c.input("y").set_bits(i, uint32_t(i));
+      c.input("grad_out").set_bits(i, uint32_t((i * 40503) & 0xffff));
     }
     const Reference ref = oracle_reference(c);
     const Outputs o = run_host(c);
     for (const char* name : {"out", "grad_res", "grad_y"}) {
-      const Comparison cmp = compare_accuracy(name, output_by_name(o, name), ref.by_name(name));
+      const Comparison cmp = compare_accuracy(name, o[name], ref[name]);
       EXPECT_TRUE(cmp.ok()) << dtype_name(pr.t) << std::hex << " res 0x" << pr.res << " gate 0x" << pr.gate << "\n"
                             << cmp.summary();
     }

@@ -4,6 +4,7 @@
 // as eager_model() assumes. NaN payloads are LibTorch's own (nan_any).
 #include <gtest/gtest.h>
 
+#include "tests/gate_residual_test_names.h"
 #include "kernels/torch/torch_eager.h"
 #include "oracle_test_support.h"
 
@@ -15,10 +16,10 @@ Outputs run_torch_cpu(const Case& c) {
   if (!api) throw std::runtime_error("torch-eager is not available on the CPU");
   Outputs o = outputs_for(c);
   const gatecheck_problem p = c.problem(Device::cpu);
-  int rc = api->forward(&p, c.res.data(), c.gate.data(), c.index.data(), c.y.data(), o.out.data());
+  int rc = api->forward(&p, c.input("res").data(), c.input("gate").data(), c.index.data(), c.input("y").data(), o["out"].data());
   if (rc == 0)
-    rc = api->backward(&p, c.grad_out.data(), c.gate.data(), c.index.data(), c.y.data(), o.grad_res.data(),
-                       o.grad_gate.data(), o.grad_y.data());
+    rc = api->backward(&p, c.input("grad_out").data(), c.input("gate").data(), c.index.data(), c.input("y").data(), o["grad_res"].data(),
+                       o["grad_gate"].data(), o["grad_y"].data());
   if (rc != 0) throw std::runtime_error(std::string("torch-eager failed: ") + api->last_error());
   return o;
 }
@@ -32,7 +33,7 @@ TEST(EagerModelVsTorch, EveryOutputBitForBit) {
         const Outputs model = eager_model(c), torch = run_torch_cpu(c);
         for (const char* name : kOutputNames) {
           const Comparison cmp =
-              compare_bitwise(name, output_by_name(model, name), output_by_name(torch, name), /*nan_any=*/true);
+              compare_bitwise(name, model[name], torch[name], /*nan_any=*/true);
           EXPECT_TRUE(cmp.ok()) << describe(c) << " seed " << seed << "\n" << cmp.summary();
         }
       }
@@ -42,9 +43,9 @@ TEST(EagerModelVsTorch, EveryOutputBitForBit) {
 // bit by the model, so the model's accuracy finding is torch's.
 TEST(EagerModelVsTorch, LongBf16SegmentGradGate) {
   const Case c = random_case(DType::bf16, 4097, 32, 1, Values::normal, 4097);
-  const Comparison cmp = compare_bitwise("grad_gate", eager_model(c).grad_gate, run_torch_cpu(c).grad_gate);
+  const Comparison cmp = compare_bitwise("grad_gate", eager_model(c)["grad_gate"], run_torch_cpu(c)["grad_gate"]);
   EXPECT_TRUE(cmp.ok()) << cmp.summary();
-  EXPECT_FALSE(compare_accuracy("grad_gate", run_torch_cpu(c).grad_gate, oracle_reference(c).grad_gate).ok());
+  EXPECT_FALSE(compare_accuracy("grad_gate", run_torch_cpu(c)["grad_gate"], oracle_reference(c)["grad_gate"]).ok());
 }
 
 }  // namespace

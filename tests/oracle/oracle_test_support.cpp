@@ -84,20 +84,20 @@ Case random_case(DType t, int64_t rows, int64_t dim, int64_t gates, Values v, ui
   c.value_class = values_name(v);
   Gen g{t, v, std::mt19937_64(seed)};
   for (auto& ix : c.index) ix = g.uniform(0, int(gates) - 1);
-  g.fill(c.res, false, v == Values::near_overflow);
-  g.fill(c.gate, true);
-  g.fill(c.y, false);
-  g.fill(c.grad_out, false);
+  g.fill(c.input("res"), false, v == Values::near_overflow);
+  g.fill(c.input("gate"), true);
+  g.fill(c.input("y"), false);
+  g.fill(c.input("grad_out"), false);
   return c;
 }
 
 Outputs run_host(const Case& c) {
   Outputs o = outputs_for(c);
   const gatecheck_problem p = c.problem(Device::cpu);
-  Status s = gate_residual_fwd_host(p, c.res.data(), c.gate.data(), c.index.data(), c.y.data(), o.out.data());
+  Status s = gate_residual_fwd_host(p, c.input("res").data(), c.input("gate").data(), c.index.data(), c.input("y").data(), o["out"].data());
   if (s.ok())
-    s = gate_residual_bwd_host(p, c.grad_out.data(), c.gate.data(), c.index.data(), c.y.data(),
-                               o.grad_res.data(), o.grad_gate.data(), o.grad_y.data());
+    s = gate_residual_bwd_host(p, c.input("grad_out").data(), c.input("gate").data(), c.index.data(), c.input("y").data(),
+                               o["grad_res"].data(), o["grad_gate"].data(), o["grad_y"].data());
   if (!s.ok()) throw std::runtime_error("host twin rejected a valid case: " + s.message);
   return o;
 }
@@ -140,12 +140,12 @@ HostTensor grad_gate_with_order(const Case& c, Order order) {
     for (int64_t j = 0; j < c.dim; ++j) {
       if (order == Order::float64) {
         double s = 0;
-        for (int64_t r : rows) s += double(c.grad_out.value(r * c.dim + j)) * c.y.value(r * c.dim + j);
+        for (int64_t r : rows) s += double(c.input("grad_out").value(r * c.dim + j)) * c.input("y").value(r * c.dim + j);
         out.set_bits(k * c.dim + j, std::isfinite(s) ? round_double(c.dtype, s) : float_to_bits_rn(c.dtype, float(s)));
         continue;
       }
       terms.clear();
-      for (int64_t r : rows) terms.push_back(c.grad_out.value(r * c.dim + j) * c.y.value(r * c.dim + j));
+      for (int64_t r : rows) terms.push_back(c.input("grad_out").value(r * c.dim + j) * c.input("y").value(r * c.dim + j));
       float s = 0;
       if (order == Order::pairwise) {
         while (terms.size() > 1) {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "properties/contract.h"
+#include "properties/catalog/contract.h"
 
 namespace gatecheck::testing {
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "broken_impls.h"
-#include "properties/properties.h"
+#include "properties/checks/properties.h"
 #include "test_cases.h"
 
 namespace gatecheck::testing {
@@ -66,8 +66,8 @@ TEST(PropertyCanFail, SegmentInvarianceSeesASmallBatchPath) {
   const Verdict v = passes_then_fails("segment_invariance", Bug::small_batch_grad_gate, c);
   ASSERT_EQ(v.failed_outputs, std::vector<std::string>{"grad_gate"});
   const Mismatch& m = v.comparisons.at(0).first.at(0);
-  EXPECT_EQ(m.row, 0);  // gate 0
-  EXPECT_TRUE(contains(m.why, "gate 0")) << m.why;
+  EXPECT_EQ(m.row, 0);  // index 0's rows
+  EXPECT_TRUE(contains(m.why, "index 0")) << m.why;
   EXPECT_EQ(v.compared, 3);  // gates 0, 1, 2 each whole in one batch
 }
 

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "broken_impls.h"
-#include "properties/check_engine.h"
+#include "properties/engine/check_engine.h"
 
 namespace gatecheck::testing {
 namespace {
@@ -157,7 +157,7 @@ TEST(CheckEngine, RejectsUnknownProperties) {
 
 #include <sstream>
 
-#include "properties/harness_bench.h"
+#include "properties/engine/harness_bench.h"
 
 namespace gatecheck::testing {
 namespace {

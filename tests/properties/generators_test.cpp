@@ -8,7 +8,7 @@
 #include <optional>
 #include <set>
 
-#include "properties/generators.h"
+#include "properties/generate/generators.h"
 #include "case/plan_movement.h"
 
 namespace gatecheck {
@@ -70,7 +70,7 @@ TEST(Generators, ValueClassesHoldWhatTheySay) {
     Case c = make_case(t, 64, 33, 4);
     fill_values(&c, cls, 5);
     struct { int nan = 0, inf = 0, pos0 = 0, neg0 = 0, sub = 0, nonint = 0, huge = 0; } s;
-    for (const HostTensor* x : {&c.res, &c.gate, &c.y, &c.grad_out})
+    for (const HostTensor* x : {&c.input("res"), &c.input("gate"), &c.input("y"), &c.input("grad_out")})
       for (int64_t i = 0; i < x->numel(); ++i) {
         const float v = x->value(i);
         s.nan += std::isnan(v);

@@ -13,8 +13,8 @@
 #include "broken_impls.h"
 #include "case/case_json.h"
 #include "case/fnv1a.h"
-#include "properties/case_slots.h"
-#include "properties/check_engine.h"
+#include "properties/engine/case_slots.h"
+#include "properties/engine/check_engine.h"
 
 namespace gatecheck::testing {
 namespace {

@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "harness/implementation.h"
-#include "properties/generators.h"
-#include "properties/properties.h"
+#include "harness/impls/implementation.h"
+#include "properties/generate/generators.h"
+#include "properties/checks/properties.h"
 
 namespace gatecheck::testing {
 

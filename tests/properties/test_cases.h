@@ -2,7 +2,7 @@
 #pragma once
 
 #include "case/case.h"
-#include "properties/generators.h"
+#include "properties/generate/generators.h"
 
 namespace gatecheck::testing {
 

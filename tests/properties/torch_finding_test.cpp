@@ -12,7 +12,7 @@
 #include <iostream>
 
 #include "../impls/grad_gate_accuracy.h"
-#include "properties/check_engine.h"
+#include "properties/engine/check_engine.h"
 #include "test_cases.h"
 
 namespace gatecheck::testing {
@@ -57,9 +57,9 @@ TEST(TorchEagerFinding, Bf16GradGateOnALongSegmentIsAnUnclaimedAccuracyFailure) 
   const RunResult run = run_case(torch, c);
   ASSERT_TRUE(run.status.ok()) << run.status.message;
   double max_err = 0, max_val = 0;
-  for (int64_t i = 0; i < run.outputs.grad_gate.numel(); ++i) {
-    max_err = std::max(max_err, std::abs(double(run.outputs.grad_gate.value(i)) - ref.grad_gate[size_t(i)].value));
-    max_val = std::max(max_val, std::abs(ref.grad_gate[size_t(i)].value));
+  for (int64_t i = 0; i < run.outputs["grad_gate"].numel(); ++i) {
+    max_err = std::max(max_err, std::abs(double(run.outputs["grad_gate"].value(i)) - ref["grad_gate"][size_t(i)].value));
+    max_val = std::max(max_val, std::abs(ref["grad_gate"][size_t(i)].value));
   }
   EXPECT_GT(max_err / max_val, 0.005) << "relative error " << max_err / max_val;
   RecordProperty("bf16_grad_gate_rel_err", std::to_string(max_err / max_val));
@@ -119,7 +119,7 @@ TEST(TorchEagerFinding, NanBitsDependOnTheRowsPlaceInTheBatch) {
   if (!torch_eager(&torch, &why)) GTEST_SKIP() << why;
   // 32 rows of 33 columns, every y NaN: out = res + gate*NaN = NaN everywhere.
   Case c = hand_case(DType::bf16, 32, 33, 1, std::vector<int64_t>(32, 0), 1, "normal");
-  for (int64_t i = 0; i < c.y.numel(); ++i) c.y.set_bits(i, 0x7fc0);
+  for (int64_t i = 0; i < c.input("y").numel(); ++i) c.input("y").set_bits(i, 0x7fc0);
   c.plan = plan_of("partition", {{0, 1, 2, 3, 4}, {5}, {31, 30}});
   const Verdict v = check_property("row_invariance", torch, c);
   ASSERT_FALSE(v.passed) << "torch-eager's NaN bits no longer depend on the batch: "

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "case/plan_movement.h"
-#include "properties/properties.h"
+#include "properties/checks/properties.h"
 #include "test_cases.h"
 
 namespace gatecheck::testing {

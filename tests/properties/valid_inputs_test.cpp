@@ -10,9 +10,9 @@
 
 #include "broken_impls.h"
 #include "kernels/host/gate_residual_host.h"
-#include "properties/check_engine.h"
-#include "properties/generation_limits.h"
-#include "properties/shrink.h"
+#include "properties/engine/check_engine.h"
+#include "properties/generate/generation_limits.h"
+#include "properties/shrink/shrink.h"
 
 namespace gatecheck::testing {
 namespace {
@@ -127,7 +127,7 @@ TEST(ValidInputs, TheShrinkersStayWithinThem) {
   bad.contract.valid = ValidInputs::parse("dim>=4", "test");
   EXPECT_EQ(shrunk_dim(bad), 4);
   Case wide = make_case(DType::f32, 3, 9, 2);
-  for (int64_t i = 0; i < wide.res.numel(); ++i) wide.res.set_value_rn(i, 1.0f);
+  for (int64_t i = 0; i < wide.input("res").numel(); ++i) wide.input("res").set_value_rn(i, 1.0f);
   const ShrinkResult sr = shrink_case(bad, "accuracy", wide);
   EXPECT_GE(sr.minimal.dim, 4);
   EXPECT_GE(sr.steps, 1);

@@ -87,8 +87,8 @@ TEST(ScaleValues, ValuesAreAFunctionOfPosition) {
   const ScaleCase c = make_scale_case(s);
   const Case m = materialise(c);
   std::set<float> seen;
-  for (int64_t i = 0; i < m.res.numel(); ++i) {
-    const float v = m.y.value(i);
+  for (int64_t i = 0; i < m.input("res").numel(); ++i) {
+    const float v = m.input("y").value(i);
     EXPECT_LE(std::fabs(v), 1.5f);
     EXPECT_EQ(v * 2, std::nearbyint(v * 2));
     seen.insert(v);
@@ -97,14 +97,14 @@ TEST(ScaleValues, ValuesAreAFunctionOfPosition) {
   s.values = ScaleValues::rounding;
   const Case r = materialise(make_scale_case(s));
   int low_bits = 0;
-  for (int64_t i = 0; i < r.y.numel(); ++i) low_bits += (r.y.bits(i) & 1);
-  EXPECT_GT(low_bits, r.y.numel() / 4);  // not short integers: sums round
+  for (int64_t i = 0; i < r.input("y").numel(); ++i) low_bits += (r.input("y").bits(i) & 1);
+  EXPECT_GT(low_bits, r.input("y").numel() / 4);  // not short integers: sums round
   // a view keeps each element's value
   ScaleView v;
   v.rows = {3, 10, 299};
   v.cols = {1, 6};
   const Case sub = materialise(make_scale_case(s, v));
-  EXPECT_EQ(sub.y.bits(1 * 2 + 1), r.y.bits(10 * 7 + 6));
+  EXPECT_EQ(sub.input("y").bits(1 * 2 + 1), r.input("y").bits(10 * 7 + 6));
   EXPECT_EQ(sub.index[2], r.index[299]);
 }
 

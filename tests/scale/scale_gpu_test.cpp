@@ -4,9 +4,9 @@
 // must while the correct ones pass.
 #include <gtest/gtest.h>
 
-#include "harness/scale_backend.h"
-#include "harness/scale_session.h"
-#include "properties/scale_properties.h"
+#include "harness/scale/scale_backend.h"
+#include "harness/scale/scale_session.h"
+#include "properties/scale/scale_properties.h"
 #include "tests/gpu.h"
 #include "tests/scale/test_scale_spec.h"
 

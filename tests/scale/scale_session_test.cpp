@@ -5,11 +5,11 @@
 
 #include <set>
 
-#include "harness/scale_backend.h"
-#include "harness/scale_session.h"
-#include "harness/scale_stress.h"
+#include "harness/scale/scale_backend.h"
+#include "harness/scale/scale_session.h"
+#include "harness/scale/scale_stress.h"
 #include "properties/mutants/mutant_implementations.h"
-#include "properties/scale_properties.h"
+#include "properties/scale/scale_properties.h"
 #include "tests/properties/broken_impls.h"
 #include "tests/scale/test_scale_spec.h"
 

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "case/case_json.h"
-#include "properties/shrink_scale.h"
+#include "properties/scale/shrink_scale.h"
 #include "tests/properties/broken_impls.h"
 #include "tests/scale/test_scale_spec.h"
 

@@ -13,8 +13,8 @@
 #include <fstream>
 #include <string>
 
-#include "harness/scale_session.h"
-#include "properties/contract.h"
+#include "harness/scale/scale_session.h"
+#include "properties/catalog/contract.h"
 
 using namespace gatecheck;
 

@@ -8,9 +8,9 @@
 
 #include "case/case_spec.h"
 #include "case/plan_movement.h"
-#include "properties/check_engine.h"
-#include "properties/generators.h"
-#include "properties/scale_check.h"
+#include "properties/engine/check_engine.h"
+#include "properties/generate/generators.h"
+#include "properties/engine/scale_check.h"
 
 namespace gatecheck {
 namespace {

@@ -4,10 +4,10 @@
 // to end with the grid's counts.
 #include <gtest/gtest.h>
 
-#include "harness/batch_runner.h"
-#include "harness/runner.h"
-#include "properties/contract.h"
-#include "properties/sweep.h"
+#include "harness/run/batch_runner.h"
+#include "harness/run/runner.h"
+#include "properties/catalog/contract.h"
+#include "sweep/sweep.h"
 #include "tests/gpu.h"
 #include "tests/sweep/planted_rows.h"
 
@@ -44,13 +44,13 @@ TEST(BatchRunner, CudaSubBatchesAreTheHostTwinsBits) {
     ASSERT_TRUE(want.status.ok());
     const size_t bytes = rows.size() * r.row_bytes();
     std::vector<uint8_t> got(bytes);
-    read_bytes(Device::cuda, got.data(), r.batch(Tensor::out), bytes);
-    EXPECT_EQ(got, want.outputs.out.bytes);
-    read_bytes(Device::cuda, got.data(), r.batch(Tensor::grad_y), bytes);
-    EXPECT_EQ(got, want.outputs.grad_y.bytes);
+    read_bytes(Device::cuda, got.data(), r.batch(r.output("out")), bytes);
+    EXPECT_EQ(got, want.outputs["out"].bytes);
+    read_bytes(Device::cuda, got.data(), r.batch(r.output("grad_y")), bytes);
+    EXPECT_EQ(got, want.outputs["grad_y"].bytes);
     std::vector<uint8_t> gg(r.gate_bytes());
-    read_bytes(Device::cuda, gg.data(), r.batch(Tensor::grad_gate), gg.size());
-    EXPECT_EQ(gg, want.outputs.grad_gate.bytes);
+    read_bytes(Device::cuda, gg.data(), r.batch(r.output("grad_gate")), gg.size());
+    EXPECT_EQ(gg, want.outputs["grad_gate"].bytes);
   }
 }
 

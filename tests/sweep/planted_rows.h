@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "case/prng.h"
-#include "harness/device_rows.h"
+#include "harness/run/device_rows.h"
 
 namespace gatecheck {
 namespace {

@@ -3,7 +3,7 @@
 // sizes and probe rows it lists, and --quick's.
 #include <gtest/gtest.h>
 
-#include "properties/sweep_grid.h"
+#include "sweep/sweep_grid.h"
 
 namespace gatecheck {
 namespace {

@@ -1,0 +1,18 @@
+// A call of an op through one of the plugin C ABIs: v2 for any op (one
+// descriptor per tensor, named by the op), v1 for gate_residual (the
+// positional arguments it was written with). A non-zero return becomes a
+// Status: for our own implementations (ours = true) its ErrorKind, for a
+// plugin's (whose codes mean nothing to us) kind `implementation` with the
+// code and last_error()'s message.
+#pragma once
+
+#include "../../kernels/gatecheck_plugin_v2.h"
+#include "../../kernels/op_schema.h"
+
+namespace gatecheck {
+
+Status call_abi_v2(const gatecheck_op_plugin& api, const OpCall& c, bool ours);
+// c must be a call of gate_residual (the only op of ABI v1).
+Status call_abi_v1(const gatecheck_plugin& api, const OpCall& c, bool ours);
+
+}  // namespace gatecheck

@@ -1,0 +1,112 @@
+// The built-in implementations of each op (implementation.h), and the
+// registry an op defined elsewhere adds its own to.
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+#include "../../kernels/cuda/gate_residual_cuda.h"
+#include "../../kernels/host/gate_residual_host.h"
+#include "implementation.h"
+#if GATECHECK_HAVE_TORCH
+#include "../../kernels/torch/torch_eager.h"
+#endif
+
+namespace gatecheck {
+
+namespace {
+
+constexpr uint32_t kCpu = 1u << int(Device::cpu), kCuda = 1u << int(Device::cuda);
+
+void need_cuda(const char* what) {
+  if (!cuda_available())
+    throw std::runtime_error(std::string("implementation '") + what + "': no CUDA device is available on this machine");
+}
+
+Implementation gate_residual_host(Device) {
+  Implementation impl;
+  impl.api = gate_residual_host_plugin();
+  impl.thread_safe = true;  // no state between calls; last_error() is per thread
+  return impl;
+}
+
+Implementation gate_residual_cuda(Device) {
+  need_cuda("cuda");
+  Implementation impl;
+  impl.api = gate_residual_cuda_plugin();
+  impl.thread_safe = true;  // per-stream workspaces under a lock; last_error() is per thread
+  impl.calls_on_problem_stream = true;
+  return impl;
+}
+
+#if GATECHECK_HAVE_TORCH
+// torch eager's documented weaknesses on this op, as its contract: what
+// gatecheck finds there is a finding, not a failure.
+std::string torch_eager_gate_residual_claims(Device d) {
+  std::string c = "default; not accuracy:grad_gate for bf16,f16 (index_add accumulates in the dtype)";
+  if (d == Device::cpu)
+    // Found by gatecheck (tests/properties/torch_finding_test.cpp): a bf16
+    // NaN result's bits depend on whether the row fell in the vectorised
+    // body or the scalar tail of LibTorch's CPU loop, i.e. on its place in
+    // the batch (0xffff vs 0x7fc0). f16 and f32 held over 300 NaN cases each.
+    c += "; not row_invariance:out for bf16 (NaN bits depend on the row's place in the batch)"
+         "; not row_invariance:grad_y for bf16 (NaN bits depend on the row's place in the batch)";
+  else
+    c += "; not repeatable (index_add uses atomics); not segment_invariance (atomics order a gate's rows by timing)";
+  return c;
+}
+#endif
+
+Implementation gate_residual_torch_eager(Device d) {
+#if GATECHECK_HAVE_TORCH
+  if (d == Device::cuda && !cuda_available())
+    throw std::runtime_error("implementation 'torch-eager' on cuda: no CUDA device is available");
+  Implementation impl;
+  impl.api = torch_eager_plugin(d);
+  if (!impl.api)
+    throw std::runtime_error(std::string("implementation 'torch-eager': this LibTorch cannot run on ") +
+                             device_name(d));
+  // LibTorch's eager ops and autograd may be called from several threads
+  // (each call builds its own tensors and graph); last_error() is per
+  // thread. Its intra-op threads: prepare_parallel_calls.
+  impl.thread_safe = true;
+  impl.declared_claims = torch_eager_gate_residual_claims(d);
+  return impl;
+#else
+  (void)d;
+  throw std::runtime_error("implementation 'torch-eager': this gatecheck was built without LibTorch");
+#endif
+}
+
+std::mutex& lock() {
+  static std::mutex m;
+  return m;
+}
+
+std::map<const OpSchema*, std::vector<BuiltinImplementation>>& registry() {
+  static std::map<const OpSchema*, std::vector<BuiltinImplementation>> r = {
+      {&gate_residual_schema(),
+       {{"host", kCpu, gate_residual_host},
+        {"cuda", kCuda, gate_residual_cuda},
+        {"torch-eager", kCpu | kCuda, gate_residual_torch_eager}}},
+  };
+  return r;
+}
+
+}  // namespace
+
+bool register_builtin_implementation(const OpSchema& op, const BuiltinImplementation& b) {
+  const std::lock_guard<std::mutex> l(lock());
+  auto& v = registry()[&op];
+  for (const auto& e : v)
+    if (std::string(e.name) == b.name) return false;
+  v.push_back(b);
+  return true;
+}
+
+std::vector<BuiltinImplementation> builtin_implementations(const OpSchema& op) {
+  const std::lock_guard<std::mutex> l(lock());
+  auto it = registry().find(&op);
+  return it == registry().end() ? std::vector<BuiltinImplementation>{} : it->second;
+}
+
+}  // namespace gatecheck

@@ -1,0 +1,111 @@
+// One scale-tier case (case/scale_case.h) on one implementation, with its
+// buffers where the implementation runs: host memory on the CPU, device
+// memory only on CUDA, so a case past 2^31 elements never touches the host.
+// Inputs are generated in place from their positions; outputs are checked in
+// place (row fingerprints, bitwise comparison of two output sets, the
+// exact-value check, poison, guard bytes, inputs against their generated
+// values) and only counts, a few positions and requested rows come back.
+//
+// Every buffer has kGuardBytes of canary before and after it; a run on a
+// sub-batch shorter than the buffer also canary-fills the buffer's unused
+// tail, so a write past the sub-batch's end is caught like one past a buffer's.
+//
+// The properties at scale (properties/scale_properties.h) are built on this.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../../case/scale_case.h"
+#include "../../oracles/oracle.h"
+#include "../run/guarded_buffer.h"
+#include "../impls/implementation.h"
+#include "../run/runner.h"
+#include "scale_backend.h"
+#include "scale_stress.h"
+
+namespace gatecheck {
+
+enum ScaleOutput { kOutOut = 0, kOutGradRes = 1, kOutGradY = 2, kOutGradGate = 3 };
+
+class ScaleSession {
+ public:
+  // Allocates the inputs and `output_sets` sets of outputs, for the case's rows
+  // and its plan's largest batch. Throws ScaleNoMemory (with the bytes needed
+  // and free) when they do not fit in `memory_budget` bytes (0: no budget of
+  // its own) or in the memory free where the implementation runs.
+  ScaleSession(const Implementation& impl, const ScaleCase& c, int output_sets, uint64_t memory_budget = 0);
+  ~ScaleSession();
+  ScaleSession(const ScaleSession&) = delete;
+  ScaleSession& operator=(const ScaleSession&) = delete;
+
+  // Forward, then backward, on `batch` (rows of the case, in order; null: the
+  // whole case), outputs into `set` after filling them with poison `poison`
+  // (runner.h's two poisons), each call under `stress`.
+  Status run(int set, const std::vector<int64_t>* batch, int poison = 0, const StressSetting& stress = {});
+
+  int64_t rows_of(int set) const { return set_rows_[size_t(set)]; }
+  const ScaleCase& scale_case() const { return c_; }
+  Device device() const { return impl_.device; }
+  // After a failed run: can this process still use the device? (false after
+  // a sticky CUDA error, which ends every later CUDA call in the process.)
+  bool usable() { return backend_->usable(); }
+
+  // Checks on what the last runs left.
+  // Per-row fingerprints (scale_fingerprint.h) of an output of `set`: rows of
+  // out, grad_res, grad_y; gates of grad_gate.
+  std::vector<uint64_t> prints(int set, ScaleOutput o);
+  // Bitwise comparison of one output of two sets that ran the same batch.
+  Comparison compare(int set_a, int set_b, ScaleOutput o);
+  // Exact values only (exact_values_problem() must be ""): every element of
+  // one output of `set` against the exact-by-construction result.
+  Comparison exact(int set, ScaleOutput o);
+  // Elements holding poison 0 in `set_p0` and poison 1 in `set_p1`: never written.
+  MemoryFinding unwritten(int set_p0, int set_p1, ScaleOutput o, int64_t* checked);
+  // Canary bytes around (and past the last batch in) every buffer.
+  std::vector<MemoryFinding> guards();
+  // The inputs of the last run against their generated values, and the index.
+  std::vector<MemoryFinding> inputs_changed();
+  // Rows (gates for grad_gate) of one output of `set`, as a tensor [rows.size() x dim].
+  HostTensor fetch(int set, ScaleOutput o, const std::vector<int64_t>& rows);
+
+ private:
+  struct Buffer {
+    const char* name = "";
+    uint8_t* base = nullptr;  // guard, user bytes, guard
+    size_t bytes = 0;         // user capacity
+    size_t used = 0;          // bytes the last run gave the implementation
+    void* ptr() const { return base + kGuardBytes; }
+  };
+  Status run_unguarded(int set, const std::vector<int64_t>* batch, int poison, const StressSetting& stress);
+  void release_all();
+  Buffer make_buffer(const char* name, size_t bytes);
+  void set_used(Buffer& b, size_t used);
+  void upload_i64(void* dst, const std::vector<int64_t>& v);
+  void* scratch_i64(size_t n, int which);
+  ScaleGeom geom(int64_t rows, const void* row_map, const void* gate_of_row) const;
+  const Buffer& output_buffer(int set, ScaleOutput o) const;
+
+  Implementation impl_;
+  ScaleCase c_;
+  std::unique_ptr<ScaleBackend> backend_;
+  int64_t max_rows_ = 0;
+  size_t es_ = 2;
+  Buffer res_, gate_, index_, y_, grad_out_;
+  std::vector<std::vector<Buffer>> outputs_;  // [set][out, grad_res, grad_y, grad_gate]
+  std::vector<int64_t> set_rows_;
+  std::vector<std::vector<int64_t>> set_batch_;  // each set's batch (case rows)
+  // backend copies: the column and gate maps, and the last run's row map, gate-of-row and index
+  void* col_map_ = nullptr;
+  void* gate_map_ = nullptr;
+  void* scratch_[4] = {nullptr, nullptr, nullptr, nullptr};
+  size_t scratch_n_[4] = {0, 0, 0, 0};
+  std::vector<int64_t> last_batch_;  // case rows of the last run
+  std::vector<int64_t> last_index_;  // its index (what the implementation was given)
+};
+
+// A problem's name for error messages: "forward" / "backward".
+std::string scale_output_name(ScaleOutput o);
+
+}  // namespace gatecheck

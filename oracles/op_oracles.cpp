@@ -1,0 +1,46 @@
+// The oracle catalog (op_oracles.h).
+#include "op_oracles.h"
+
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+namespace gatecheck {
+
+namespace {
+
+std::mutex& lock() {
+  static std::mutex m;
+  return m;
+}
+
+std::map<const OpSchema*, OpOracle>& catalog() {
+  static std::map<const OpSchema*, OpOracle> c = {
+      // eager_exact: out and grad_y are each one elementwise chain of fp32 ops
+      // rounded to the dtype; grad_res is a copy. grad_gate is index_add's,
+      // whose order is the device's (atomics on CUDA): not pinned.
+      {&gate_residual_schema(),
+       {gate_residual_reference, gate_residual_eager_model, {"out", "grad_res", "grad_y"}, /*judges_scale_cases=*/true}},
+  };
+  return c;
+}
+
+}  // namespace
+
+const OpOracle* find_op_oracle(const OpSchema& op) {
+  const std::lock_guard<std::mutex> l(lock());
+  auto it = catalog().find(&op);
+  return it == catalog().end() ? nullptr : &it->second;
+}
+
+const OpOracle& op_oracle(const OpSchema& op) {
+  if (const OpOracle* o = find_op_oracle(op)) return *o;
+  throw std::invalid_argument(std::string("the oracle has no reference for op '") + op.name + "'");
+}
+
+bool register_op_oracle(const OpSchema& op, const OpOracle& oracle) {
+  const std::lock_guard<std::mutex> l(lock());
+  return catalog().emplace(&op, oracle).second;
+}
+
+}  // namespace gatecheck

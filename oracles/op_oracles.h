@@ -1,0 +1,37 @@
+// The oracle's half of each op's description: its float64 reference with the
+// per-element bounds, and its model of torch eager's roundings. Each op's are
+// written here, apart from the kernels' math (kernels/op_schema.h has the rest
+// of the description); an op defined elsewhere (a test's) registers its own.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "oracle.h"
+
+namespace gatecheck {
+
+struct OpOracle {
+  // Every output's Expected (oracle.h): exact value, rigorous bound, kind.
+  Reference (*reference)(const Case& c) = nullptr;
+  // torch eager's roundings bit for bit, where they can be modelled; null
+  // where not. eager_exact compares `eager_outputs` against it.
+  Outputs (*eager_model)(const Case& c) = nullptr;
+  std::vector<std::string> eager_outputs = {};
+  // Does it judge the scale tier's cases (oracle_sampled.h: values from
+  // their positions, a sample of rows and segments)? Only such an op's
+  // checks draw scale cases.
+  bool judges_scale_cases = false;
+};
+
+// The op's entry; throws std::invalid_argument naming the op when it has none.
+const OpOracle& op_oracle(const OpSchema& op);
+const OpOracle* find_op_oracle(const OpSchema& op);
+// For an op defined outside this folder; false when it has one already.
+bool register_op_oracle(const OpSchema& op, const OpOracle& oracle);
+
+// The built-in ops' entries.
+Reference gate_residual_reference(const Case& c);
+Outputs gate_residual_eager_model(const Case& c);
+
+}  // namespace gatecheck

@@ -1,0 +1,196 @@
+// row_invariance, segment_invariance and repeatable: bit-for-bit comparisons
+// of an implementation against itself, under a batch plan or across reruns.
+// Both invariance properties carry a vacuity guard (plan_movement.h).
+#include <cstring>
+#include <sstream>
+
+#include "../generate/generators.h"
+#include "../../case/plan_movement.h"
+#include "../../harness/run/stage_clock.h"
+#include "property_impls.h"
+
+namespace gatecheck::checks {
+
+using namespace detail;
+
+namespace {
+
+HostTensor gather_rows(const HostTensor& t, const std::vector<int64_t>& rows) {
+  HostTensor g(t.dtype, int64_t(rows.size()), t.cols);
+  const size_t rb = size_t(t.cols * dtype_size(t.dtype));
+  for (size_t i = 0; i < rows.size() && rb; ++i)
+    std::memcpy(g.bytes.data() + i * rb, t.bytes.data() + size_t(rows[i]) * rb, rb);
+  return g;
+}
+
+// Re-labels a comparison made on gathered rows: row i of it is `rows[i]` of
+// the original tensor; `where(i)` says where that row sat in the batch.
+template <class Where>
+void relabel(Comparison& cmp, const std::vector<int64_t>& rows, int64_t cols, Where where) {
+  for (auto& m : cmp.first) {
+    const int64_t i = m.row;
+    m.row = rows[size_t(i)];
+    m.why = where(i) + ": " + m.why;
+  }
+  auto flat = [&](int64_t f) { return cols ? rows[size_t(f / cols)] * cols + f % cols : f; };
+  if (cmp.first_bad >= 0) cmp.first_bad = flat(cmp.first_bad);
+  if (cmp.last_bad >= 0) cmp.last_bad = flat(cmp.last_bad);
+}
+
+std::string plan_text(const BatchPlan& p) {
+  return "plan " + p.kind + " with " + std::to_string(p.batches.size()) + " batches";
+}
+
+// Fails the verdict when the plan did not really move anything.
+void vacuity_guard(Verdict& v, const Movement& mv, const BatchPlan& p, const Case& c, const char* unit) {
+  if (mv.ok()) return;
+  v.passed = false;
+  v.vacuous = true;
+  v.message = "vacuous: " + mv.why_vacuous() + " (" + std::to_string(mv.compared) + " " + unit + " compared, " +
+              plan_text(p) + ", " + describe(c) + "); a pass here would prove nothing";
+}
+
+bool valid_plan(const Case& c, const BatchPlan& p, Verdict& v) {
+  for (size_t i = 0; i < p.batches.size(); ++i)
+    for (int64_t r : p.batches[i])
+      if (r < 0 || r >= c.rows) {
+        v.passed = false;
+        v.message = "the case's plan is malformed: batch " + std::to_string(i) + " names row " + std::to_string(r) +
+                    " of a " + std::to_string(c.rows) + "-row case";
+        return false;
+      }
+  return true;
+}
+
+void summarise(Verdict& v, const Implementation& impl, const Case& c, const BatchPlan& p) {
+  if (v.passed || v.comparisons.empty()) return;
+  std::ostringstream s;
+  s << impl.label() << " on " << describe(c) << ", " << plan_text(p) << ": ";
+  for (size_t i = 0; i < v.comparisons.size(); ++i) {
+    const Comparison& cmp = v.comparisons[i];
+    const Mismatch& m = cmp.first.front();
+    s << (i ? "; " : "") << cmp.tensor << ": " << cmp.failed << " of " << cmp.checked << " elements differ, first ["
+      << m.row << ", " << m.col << "] bits 0x" << std::hex << m.got_bits << " vs 0x" << m.want_bits << std::dec
+      << " (" << m.why << ")";
+  }
+  v.message = s.str() + (v.message.empty() ? "" : "; " + v.message);
+}
+
+}  // namespace
+
+Verdict row_invariance(const Implementation& impl, const Case& c, const PropertyOptions& o) {
+  Verdict v;
+  const BatchPlan plan = c.plan ? *c.plan : default_plan(c);
+  if (!valid_plan(c, plan, v)) return v;
+  const RunResult full = run(impl, c, o);
+  if (!full.status.ok()) return run_failed(c, impl.label() + " (full batch)", full.status);
+  const std::vector<int> rowwise = c.op->outputs_of_kind(OutputKind::rowwise);
+  std::vector<Comparison> total(rowwise.size());
+  for (size_t bi = 0; bi < plan.batches.size(); ++bi) {
+    const auto& b = plan.batches[bi];
+    if (b.empty()) continue;
+    const RunResult part = run(impl, sub_case(c, b), o);
+    if (!part.status.ok())
+      return run_failed(c, impl.label() + " (batch " + std::to_string(bi) + ")", part.status);
+    const StageTimer t(Stage::compare);
+    for (size_t o = 0; o < rowwise.size(); ++o) {
+      const size_t k = size_t(rowwise[o]);
+      Comparison cmp = compare_bitwise(c.op->outputs[k].name, part.outputs.tensors[k],
+                                       gather_rows(full.outputs.tensors[k], b));
+      relabel(cmp, b, c.dim, [&](int64_t i) {
+        return "batch " + std::to_string(bi) + " (" + std::to_string(b.size()) + " rows) offset " +
+               std::to_string(i) + " vs full batch offset " + std::to_string(b[size_t(i)]);
+      });
+      merge_into(total[o], cmp);
+    }
+  }
+  const Movement mv = row_movement(c, plan);
+  v.compared = mv.compared;
+  for (auto& t : total)
+    if (!t.ok()) add_failure(v, t);
+  vacuity_guard(v, mv, plan, c, "rows");
+  summarise(v, impl, c, plan);
+  return v;
+}
+
+Verdict segment_invariance(const Implementation& impl, const Case& c, const PropertyOptions& o) {
+  Verdict v;
+  const BatchPlan plan = c.plan ? *c.plan : default_plan(c);
+  if (!valid_plan(c, plan, v)) return v;
+  const RunResult full = run(impl, c, o);
+  if (!full.status.ok()) return run_failed(c, impl.label() + " (full batch)", full.status);
+  const std::vector<int> sums = c.op->outputs_of_kind(OutputKind::segment_sum);
+  const auto by_gate = rows_by_gate(c);
+  std::vector<int64_t> unused;
+  for (size_t k = 0; k < by_gate.size(); ++k)
+    if (by_gate[k].empty()) unused.push_back(int64_t(k));
+  std::vector<Comparison> total(sums.size());
+  for (size_t bi = 0; bi < plan.batches.size(); ++bi) {
+    const auto& b = plan.batches[bi];
+    auto gates = whole_segments(by_gate, c, b);
+    const size_t whole = gates.size();
+    if (b.empty() || whole == 0) continue;
+    gates.insert(gates.end(), unused.begin(), unused.end());  // zero in both
+    const RunResult part = run(impl, sub_case(c, b), o);
+    if (!part.status.ok())
+      return run_failed(c, impl.label() + " (batch " + std::to_string(bi) + ")", part.status);
+    const StageTimer t(Stage::compare);
+    for (size_t s = 0; s < sums.size(); ++s) {
+      const size_t out = size_t(sums[s]);
+      Comparison cmp = compare_bitwise(c.op->outputs[out].name, gather_rows(part.outputs.tensors[out], gates),
+                                       gather_rows(full.outputs.tensors[out], gates));
+      relabel(cmp, gates, c.dim, [&](int64_t i) {
+        const int64_t k = gates[size_t(i)];
+        const size_t n = by_gate[size_t(k)].size();
+        return "index " + std::to_string(k) + (n ? " (all its " + std::to_string(n) + " rows" : " (unused") +
+               " in batch " + std::to_string(bi) + " of " + std::to_string(b.size()) + " rows)";
+      });
+      merge_into(total[s], cmp);
+    }
+  }
+  const Movement mv = segment_movement(c, plan);
+  v.compared = mv.compared;
+  for (auto& t : total)
+    if (!t.ok()) add_failure(v, t);
+  vacuity_guard(v, mv, plan, c, "whole gate segments");
+  summarise(v, impl, c, plan);
+  return v;
+}
+
+Verdict repeatable(const Implementation& impl, const Case& c, const PropertyOptions& o) {
+  Verdict v;
+  const int extra = c.plan && c.plan->repeats > 0 ? c.plan->repeats + 1 : 2;
+  const RunResult first = run(impl, c, o);
+  if (!first.status.ok()) return run_failed(c, impl.label() + " (run 1)", first.status);
+  std::vector<Comparison> total(c.op->outputs.size());
+  for (int k = 0; k < extra; ++k) {
+    const RunResult again = run(impl, c, o);
+    if (!again.status.ok())
+      return run_failed(c, impl.label() + " (run " + std::to_string(k + 2) + ")", again.status);
+    const StageTimer timer(Stage::compare);
+    for (size_t t = 0; t < total.size(); ++t) {
+      Comparison cmp = compare_bitwise(c.op->outputs[t].name, again.outputs.tensors[t], first.outputs.tensors[t]);
+      for (auto& m : cmp.first) m.why = "run " + std::to_string(k + 2) + " vs run 1: " + m.why;
+      merge_into(total[t], cmp);
+    }
+  }
+  for (auto& t : total) {
+    v.compared += t.checked;
+    if (!t.ok()) add_failure(v, t);
+  }
+  if (!v.passed) {
+    std::ostringstream s;
+    s << impl.label() << " on " << describe(c) << " (" << extra + 1 << " runs): ";
+    for (size_t i = 0; i < v.comparisons.size(); ++i) {
+      const auto& cmp = v.comparisons[i];
+      const auto& m = cmp.first.front();
+      s << (i ? "; " : "") << cmp.tensor << ": " << cmp.failed << " elements differ, first [" << m.row << ", "
+        << m.col << "] bits 0x" << std::hex << m.got_bits << " vs 0x" << m.want_bits << std::dec << " (" << m.why
+        << ")";
+    }
+    v.message = s.str();
+  }
+  return v;
+}
+
+}  // namespace gatecheck::checks

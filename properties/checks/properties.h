@@ -1,0 +1,63 @@
+// The properties: each takes an Implementation and a Case and returns a
+// Verdict with evidence. Properties never print and never use test-framework
+// assertions; front ends (CLI, GoogleTest, fuzzers) decide what to do.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "../../case/case.h"
+#include "../../harness/run/runner.h"
+#include "../../oracles/oracle.h"
+#include "../catalog/contract.h"
+
+namespace gatecheck {
+
+struct Verdict {
+  std::string property;
+  bool passed = true;
+  // Outputs that failed ("out", ..., or "" when the failure is not tied to one
+  // output, e.g. a crash or a vacuous plan). Claims are judged per output.
+  std::vector<std::string> failed_outputs;
+  std::vector<Comparison> comparisons;   // failing comparisons, with their mismatches
+  std::vector<MemoryFinding> memory;     // failing memory findings
+  std::string message;                   // one paragraph a person can act on
+  int64_t compared = 0;                  // elements or rows compared (vacuity guard)
+  bool vacuous = false;                  // failed only because the plan compared nothing
+};
+
+struct PropertyOptions {
+  PropertyOptions() = default;
+  PropertyOptions(bool isolate_calls, double timeout_seconds)
+      : isolate(isolate_calls), isolate_timeout_seconds(timeout_seconds) {}
+  // Run every call of the implementation in a child process (harness/isolate.h),
+  // so a crash, abort or hang becomes a failing verdict, not a dead run.
+  bool isolate = false;
+  double isolate_timeout_seconds = 60;
+  // The inputs the implementation's contract counts as valid: error_inputs
+  // builds its bad inputs from valid ones. The Subject overload of
+  // check_property sets it from the contract.
+  ValidInputs valid;
+};
+
+// Runs one property. Unknown names throw std::invalid_argument.
+// error_inputs runs its bad-input probes in a forked child process on the
+// CPU always (bad input is where implementations crash); under isolate, for
+// CUDA and torch-eager, in a fresh process (this program re-executed: a fork
+// cannot use CUDA once the parent has); without isolate, CUDA in this process
+// (a crash there is still named by the CLI's crash guard).
+Verdict check_property(const std::string& property, const Implementation& impl, const Case& c,
+                       const PropertyOptions& opt = {});
+// The same for an implementation held to a contract: c must be valid input
+// under it too (std::invalid_argument otherwise, as for input the op contract
+// refuses), and error_inputs builds its probes within it.
+Verdict check_property(const std::string& property, const Subject& s, const Case& c,
+                       const PropertyOptions& opt = {});
+
+// Does this failing verdict break a claim of the implementation for c's dtype?
+bool breaks_claim(const Verdict& v, const Contract& contract, DType t);
+
+// Full human-readable evidence for a failing verdict (multi-line).
+std::string evidence_text(const Verdict& v);
+
+}  // namespace gatecheck

@@ -1,0 +1,21 @@
+// What the properties' checks (catalog/property_checks.h, one function per
+// property, one file per kind: the oracle, a batch plan, the guarded buffers,
+// bad inputs) share. A check leaves Verdict::property to check_property,
+// which looks it up in the catalog.
+#pragma once
+
+#include "../catalog/property_checks.h"
+#include "properties.h"
+
+namespace gatecheck::detail {
+
+// run_case, or run_case_isolated when o.isolate is set.
+RunResult run(const Implementation& impl, const Case& c, const PropertyOptions& o, const RunOptions& r = {});
+// A verdict for a run that returned an error on valid input.
+Verdict run_failed(const Case& c, const std::string& what, const Status& s);
+// Adds a failing comparison to v (marks the output failed, fails v).
+void add_failure(Verdict& v, const Comparison& cmp);
+// Appends b's counts and (up to kMaxMismatches) mismatches to a.
+void merge_into(Comparison& a, const Comparison& b);
+
+}  // namespace gatecheck::detail

@@ -1,0 +1,154 @@
+// The check engine: generates cases (RapidCheck generators, seeded), runs the
+// properties on each implementation within a budget, shrinks each failure,
+// and returns results plus coverage statistics. The CLI, GoogleTest and the
+// fuzzers are front ends over it; it never prints.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../catalog/contract.h"
+#include "../../case/case.h"
+#include "../../harness/run/stage_clock.h"
+#include "../generate/generators.h"
+#include "../checks/properties.h"
+#include "../scale/scale_tier.h"
+
+namespace gatecheck {
+
+struct CheckProgress {
+  std::string impl, property;          // what runs now
+  int64_t cases_done = 0;              // across everything so far
+  double elapsed = 0;
+  double seconds_left = 0;             // of the time budget (0 without one); shrinking is off it
+  double cases_per_second = 0;
+  int64_t failures = 0;
+};
+
+// Cases per implementation x property when a run has neither a time budget
+// nor a case budget (RapidCheck's own default).
+constexpr int64_t kCasesWithoutBudget = 100;
+
+struct CheckOptions {
+  std::vector<std::string> properties = default_properties();
+  uint64_t seed = 0;
+  double seconds = 30;       // whole-run time budget for cases, shrinking on top (0 = none: max_cases, else kCasesWithoutBudget)
+  int64_t max_cases = 0;     // per implementation x property (0 = budget only)
+  GenLimits limits;          // generator knobs (generators.h)
+  bool isolate = false;      // run each call in a child process (harness/isolate.h)
+  double isolate_timeout_seconds = 60;  // with isolate: a call that takes longer is reported as hung
+  // A FailureReport::reproduce string (RapidCheck's own encoding, as in
+  // RC_PARAMS="reproduce=..."). When set, only the impl x property pairs it
+  // names run, each on exactly the case it encodes; seed and budget are unused.
+  // The generator limits must be the ones the failure was found with.
+  std::string reproduce;
+  // Also take a reproduce string from RC_PARAMS="reproduce=..." (RapidCheck's
+  // own configuration), when `reproduce` is empty and RC_PARAMS names one of
+  // the impl x property pairs run here; keys for other tests are ignored.
+  bool rc_params_reproduce = true;
+  double max_shrink_seconds = 60;  // per failure
+  // Worker threads that run cases at once (docs/parallel.md): each draws
+  // case k of a property from (seed, property, k) alone (case_slots.h), so
+  // any number gives the same cases and, with max_cases, the same results.
+  // Shrinking and reproduce replays run on the calling thread.
+  int jobs = 1;
+  // Which generator tier draws case k of a property (case_slots.h); empty:
+  // tier 0 for every case. A pure function of its arguments.
+  std::function<int(const std::string& property, int64_t index)> tier_of;
+  // Called before an implementation runs a case (crash safety: the CLI saves
+  // it), on the thread that runs it: check_worker_index() (check_workers.h)
+  // says which worker that is, and calls on different workers overlap.
+  std::function<void(const Subject&, const std::string& property, const Case&)> before_run;
+  // Called on the same thread once that case's check is over.
+  std::function<void()> after_run;
+  // The scale tier (scale_tier.h): off unless enabled; before_scale_run is
+  // before_run for its cases, which are specs, not values (after_run follows
+  // it too, on the same thread).
+  ScaleOptions scale;
+  std::function<void(const Subject&, const std::string& property, const ScaleCase&)> before_scale_run;
+  // End the whole run at its first claimed failure (after shrinking it). The
+  // cases drawn up to there are the same as without it.
+  bool stop_on_failure = false;
+  std::function<void(const CheckProgress&)> progress;   // at most a few times per second
+  // Polled between cases and between shrink steps: once it returns true the
+  // run stops. The case in hand is dropped (a call cut short by the same
+  // Ctrl-C must not read as a failure), and a failure being shrunk keeps its
+  // smallest case so far. CheckReport::interrupted says so.
+  std::function<bool()> stop_requested;
+};
+
+// Calls opt.after_run when it goes out of scope, also when the check throws.
+struct AfterRunGuard {
+  const CheckOptions& opt;
+  ~AfterRunGuard() {
+    if (opt.after_run) opt.after_run();
+  }
+};
+
+struct FailureReport {
+  Case original, shrunk;
+  Verdict verdict;                 // on the shrunk case
+  bool claimed = false;            // breaks a claim (exit 1) or is a finding
+  double seconds_to_find = 0;
+  int shrink_steps = 0;
+  std::string reproduce;           // RapidCheck reproduce string (RC_PARAMS="reproduce=..."),
+                                   // accepted back by CheckOptions::reproduce
+  // A failure found by the scale tier: the case as drawn, and the minimal
+  // case when it is still a scale case (else `shrunk` holds the minimal case
+  // and `original` is empty). See scale_check.h.
+  std::optional<ScaleCase> scale_original, scale_shrunk;
+};
+
+// The key a reproduce string files a failure under: "host@cpu/accuracy", and
+// the generator's shape limits where they are not the defaults
+// ("host@cpu/accuracy/rows<=3000,dim<=8,gates<=256"): a reproduce string is a
+// shrink path of one generator, and followed in another it names another case.
+std::string reproduce_key(const Subject& impl, const std::string& property, const GenLimits& limits);
+
+struct PropertyResult {
+  std::string impl;
+  Device device = Device::cpu;
+  std::string property;
+  bool claimed = true;             // property claimed (for at least one dtype seen)
+  int64_t cases = 0;
+  bool passed = true;
+  double seconds = 0;
+  std::optional<FailureReport> failure;
+  StageTimes stages;          // where the workers' time went (harness/stage_clock.h), summed over them
+  double worker_seconds = 0;  // the workers' time on this pair, summed (stages plus what no stage timed)
+};
+
+struct Coverage {
+  std::map<std::string, int64_t> patterns, dtypes, sizes, values, plans;
+  ScaleCoverage scale;  // the scale tier's cases (counted apart from the above)
+};
+
+struct CheckReport {
+  uint64_t seed = 0;
+  int jobs = 1;
+  double seconds = 0;
+  std::vector<PropertyResult> results;
+  Coverage coverage;
+  bool interrupted = false;  // stopped by CheckOptions::stop_requested before its budget ran out
+  bool stopped_on_failure = false;  // CheckOptions::stop_on_failure ended it early
+  bool any_claimed_failure() const;
+};
+
+CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt);
+
+// The pairs ("host@cpu/accuracy") that run_check will replay from
+// RC_PARAMS="reproduce=..." rather than generate from the seed within the
+// budget; empty when it will not (no such string, opt.reproduce set, or
+// rc_params_reproduce off). Throws std::invalid_argument on a bad RC_PARAMS, or
+// on one made for a pair of this run under other generator limits.
+std::vector<std::string> rc_params_replays(const std::vector<Subject>& impls, const CheckOptions& opt);
+
+// Does contract k claim any part of `property` (the whole, or one output) for
+// one of `dtypes`? The "claimed" column of a check's results.
+bool claimed_for_some_dtype(const Contract& k, const std::string& property, const std::vector<DType>& dtypes);
+
+}  // namespace gatecheck

@@ -1,0 +1,164 @@
+#include "scale_check.h"
+
+#include "../../oracles/op_oracles.h"
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+
+#include "../../harness/scale/scale_backend.h"
+#include "../scale/shrink_scale.h"
+
+namespace gatecheck {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+}  // namespace
+
+const ScaleLimits& ScaleLimitsCache::get(Device d, const ScaleOptions& o) {
+  auto it = by_device_.find(int(d));
+  if (it == by_device_.end()) it = by_device_.emplace(int(d), scale_limits(d, o)).first;
+  return it->second;
+}
+
+ScaleTierPair::ScaleTierPair(const CheckOptions& opt, ScaleLimitsCache& limits, const Subject& impl,
+                             const std::string& property, ScaleCoverage& cov)
+    : opt_(opt), impl_(impl), property_(property) {
+  if (!opt.scale.enabled) return;
+  if (const OpOracle* o = find_op_oracle(*impl.op); !o || !o->judges_scale_cases) {
+    cov.notes[impl.op->name] = "no scale cases: the oracle judges none of this op's";
+    return;
+  }
+  const double share = scale_share_for(opt.scale, impl.device);
+  cov.shares[device_name(impl.device)] = share;
+  if (share <= 0) return;
+  const ScaleLimits& l = limits.get(impl.device, opt.scale);
+  if (!l.past_2_31_note.empty()) cov.notes[device_name(impl.device)] = l.past_2_31_note;
+  if (!has_scale_version(property)) return;  // (error_inputs, eager_exact)
+  share_ = share;
+  limits_ = &l;
+}
+
+ScaleCheckOptions ScaleTierPair::check_options(int64_t draw) const {
+  ScaleCheckOptions so;
+  so.memory_bytes = limits_->memory_bytes;
+  so.repeat_runs = opt_.scale.repeat_runs;
+  so.stress_seed = opt_.seed ^ uint64_t(draw);
+  return so;
+}
+
+void ScaleTierPair::abandon() {
+  {
+    const std::lock_guard<std::mutex> lock(m_);
+    abandoned_ = true;
+  }
+  turn_changed_.notify_all();
+}
+
+void ScaleTierPair::cut_after(int64_t position) {
+  {
+    const std::lock_guard<std::mutex> lock(m_);
+    cut_ = std::min(cut_, position);
+  }
+  turn_changed_.notify_all();
+}
+
+ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position) {
+  ScaleSlotRun r;
+  if (!limits_) return r;
+  {
+    std::unique_lock<std::mutex> lock(m_);
+    turn_changed_.wait(lock, [&] { return turn_ == ordinal || abandoned_ || position > cut_; });
+    if (abandoned_ || position > cut_) return r;  // (so is every later slot: their positions are higher)
+    r.draw = next_draw_;
+  }
+  struct PassTurn {  // also when a check throws: the next slot's worker waits for it
+    ScaleTierPair& t;
+    const ScaleSlotRun& r;
+    ~PassTurn() {
+      {
+        const std::lock_guard<std::mutex> lock(t.m_);
+        t.next_draw_ = r.draw + 1;
+        ++t.turn_;
+      }
+      t.turn_changed_.notify_all();
+    }
+  } pass{*this, r};
+  static std::mutex one_at_a_time;  // a scale case may hold most of the device's memory
+  const std::lock_guard<std::mutex> one(one_at_a_time);
+  auto stop = [&] { return opt_.stop_requested && opt_.stop_requested(); };
+  for (;; ++r.draw) {  // a draw that does not run hands on to the next, as the serial loop did
+    if (stop()) return r;
+    const auto t0 = Clock::now();
+    auto skip = [&](const std::string& why) {
+      r.skipped.push_back(why);
+      r.skipped_seconds += since(t0);
+    };
+    ScaleCase c;
+    try {
+      c = make_scale_case(draw_scale_case(opt_.seed, property_, r.draw, *limits_));
+    } catch (const std::invalid_argument& e) {  // a draw the ladder should never make
+      skip(std::string("bad draw: ") + e.what());
+      continue;
+    }
+    Verdict v;
+    {
+      const AfterRunGuard after{opt_};
+      if (opt_.before_scale_run) opt_.before_scale_run(impl_, property_, c);
+      try {
+        v = check_scale_property(property_, impl_, c, check_options(r.draw));
+      } catch (const ScaleNoMemory&) {
+        skip(std::string("out of memory (") + device_name(impl_.device) + ")");
+        continue;
+      } catch (const std::runtime_error& e) {  // the harness's own calls failed (the implementation's come back as Status)
+        skip(std::string("harness error: ") + e.what());
+        continue;
+      }
+    }
+    if (stop()) return r;  // its call may have been cut short
+    r.seconds = since(t0);
+    r.ran = true;
+    r.c = std::move(c);
+    r.verdict = std::move(v);
+    return r;
+  }
+}
+
+FailureReport ScaleTierPair::report(const ScaleSlotRun& r, double found_after) const {
+  FailureReport f;
+  f.scale_original = r.c;
+  f.seconds_to_find = found_after;
+  f.verdict = r.verdict;
+  f.scale_shrunk = r.c;
+  // A sticky CUDA error leaves nothing to shrink with in this process: the
+  // case as drawn is kept (gatecheck repro replays it in a fresh one).
+  if (scale_device_usable(impl_.device)) {
+    std::function<void(const ScaleCase&)> before;
+    if (opt_.before_scale_run) before = [&](const ScaleCase& cand) { opt_.before_scale_run(impl_, property_, cand); };
+    const ScaleShrinkResult sh = shrink_scale_case(impl_, property_, r.c, r.verdict, check_options(r.draw), nullptr,
+                                                   opt_.max_shrink_seconds, opt_.stop_requested, before);
+    if (opt_.after_run) opt_.after_run();
+    f.verdict = sh.verdict;
+    f.shrink_steps = sh.steps;
+    if (sh.small) {
+      f.shrunk = *sh.small;
+      f.scale_shrunk.reset();
+    } else {
+      f.scale_shrunk = sh.minimal;
+    }
+  }
+  f.claimed = breaks_claim(f.verdict, impl_.contract, f.scale_shrunk ? f.scale_shrunk->dtype : f.shrunk.dtype);
+  return f;
+}
+
+std::string describe_found_case(const FailureReport& f) {
+  return f.scale_original ? describe(*f.scale_original) : describe(f.original);
+}
+
+FailureShape failure_shape(const FailureReport& f) {
+  if (f.scale_shrunk) return {f.scale_shrunk->dtype, f.scale_shrunk->rows, f.scale_shrunk->dim, f.scale_shrunk->gates};
+  return {f.shrunk.dtype, f.shrunk.rows, f.shrunk.dim, f.shrunk.gates};
+}
+
+}  // namespace gatecheck

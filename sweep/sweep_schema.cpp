@@ -1,0 +1,169 @@
+#include "sweep_schema.h"
+
+#include "sweep_grid.h"
+
+namespace gatecheck {
+
+using nlohmann::json;
+
+namespace {
+
+class Checker {
+ public:
+  std::vector<std::string> problems;
+
+  void say(const std::string& path, const std::string& what) { problems.push_back(path + ": " + what); }
+
+  // j[key] as an object, array, ... or nullptr (and a problem) when it is not.
+  const json* member(const json& j, const std::string& path, const char* key, json::value_t want) {
+    const std::string at = path.empty() ? key : path + "." + key;
+    if (!j.is_object() || !j.contains(key)) {
+      say(at, "missing");
+      return nullptr;
+    }
+    const json& v = j.at(key);
+    const bool ok = want == json::value_t::number_float ? v.is_number()
+                    : want == json::value_t::number_unsigned ? v.is_number_integer() && v.get<int64_t>() >= 0
+                                                             : v.type() == want;
+    if (!ok) {
+      say(at, std::string("is ") + v.type_name() + ", not " + json(want).type_name());
+      return nullptr;
+    }
+    return &v;
+  }
+  const json* object(const json& j, const std::string& p, const char* k) { return member(j, p, k, json::value_t::object); }
+  const json* count(const json& j, const std::string& p, const char* k) {
+    return member(j, p, k, json::value_t::number_unsigned);
+  }
+  const json* number(const json& j, const std::string& p, const char* k) {
+    if (j.is_object() && j.contains(k) && j.at(k).is_null()) return &j.at(k);  // not measured (no GPU, CPU-only)
+    return member(j, p, k, json::value_t::number_float);
+  }
+  const json* boolean(const json& j, const std::string& p, const char* k) { return member(j, p, k, json::value_t::boolean); }
+
+  template <class T>
+  void equal(const json* v, const std::string& path, const T& want, const char* why) {
+    if (!v) return;
+    if (*v != json(want)) say(path, "is " + v->dump() + ", the grid gives " + json(want).dump() + " (" + why + ")");
+  }
+  void at_most(const json* v, const std::string& path, int64_t limit, const char* of) {
+    if (v && v->get<int64_t>() > limit)
+      say(path, "is " + v->dump() + ", more than the " + std::to_string(limit) + " " + of);
+  }
+
+  void implementation(const json& e, const std::string& p, const SweepGrid& g) {
+    const SweepCounts want = expected_counts(g);
+    const std::string bi = p + ".batch_invariance";
+    const json* inv = object(e, p, "batch_invariance");
+    if (inv) {
+      const json* all = object(*inv, bi, "all_rows");
+      if (all) {
+        if (all->size() != g.full_batches.size())
+          say(bi + ".all_rows", "has " + std::to_string(all->size()) + " full batches, the grid " +
+                                    std::to_string(g.full_batches.size()));
+        for (size_t i = 0; i < g.full_batches.size(); ++i) {
+          const std::string n = std::to_string(g.full_batches[i]), at = bi + ".all_rows";
+          const json* b = object(*all, at, n.c_str());
+          if (!b) continue;
+          const json* rows = count(*b, at + "." + n, "rows");
+          equal(rows, at + "." + n + ".rows", want.all_rows_rows[i], "seeds x n");
+          for (const char* k : {"fwd_differ", "rowgrad_differ"})
+            if (rows) at_most(count(*b, at + "." + n, k), at + "." + n + "." + k, rows->get<int64_t>(), "rows");
+        }
+      }
+      const json* rep = boolean(*inv, bi, "params_repeatable");
+      const std::string fs = bi + ".full_vs_sub_batches";
+      const json* sub = object(*inv, bi, "full_vs_sub_batches");
+      int64_t sub_fwd = 0, sub_grad = 0;
+      if (sub) {
+        equal(member(*sub, fs, "full_batch", json::value_t::number_unsigned), fs + ".full_batch", g.big_batch, "the big batch");
+        equal(member(*sub, fs, "sub_batch_sizes", json::value_t::array), fs + ".sub_batch_sizes", g.sub_batch_sizes,
+              "the sub-batch sizes");
+        const json* n = count(*sub, fs, "sub_batches");
+        equal(n, fs + ".sub_batches", want.sub_batches, "every sub-batch of the first two seeds");
+        for (const char* k : {"fwd_differ", "rowgrad_differ"}) {
+          const json* d = count(*sub, fs, k);
+          if (n) at_most(d, fs + "." + k, n->get<int64_t>(), "sub-batches");
+          if (d) (std::string(k) == "fwd_differ" ? sub_fwd : sub_grad) = d->get<int64_t>();
+        }
+      }
+      const std::string ss = bi + ".batch_size_sweep";
+      const json* sw = object(*inv, bi, "batch_size_sweep");
+      int64_t differ = 0;
+      if (sw) {
+        const int64_t n = g.full_batches.empty() ? 0 : g.full_batches.back();
+        equal(member(*sw, ss, "batch_sizes", json::value_t::array), ss + ".batch_sizes", sweep_batch_sizes(n),
+              "1..9 and 2^k-1, 2^k, 2^k+1 up to n");
+        equal(member(*sw, ss, "probe_rows", json::value_t::array), ss + ".probe_rows", probe_rows(n), "the probe rows");
+        const json* c = count(*sw, ss, "comparisons");
+        equal(c, ss + ".comparisons", want.comparisons, "(front, middle, back for each size, and reversed) x probes x seeds");
+        const json* d = count(*sw, ss, "differ");
+        if (c) at_most(d, ss + ".differ", c->get<int64_t>(), "comparisons");
+        if (d) differ = d->get<int64_t>();
+        const json* ff = member(*sw, ss, "first_failures", json::value_t::array);
+        if (ff) {
+          if (int64_t(ff->size()) != std::min<int64_t>(differ, 8))
+            say(ss + ".first_failures", "lists " + std::to_string(ff->size()) + " failures, not the first " +
+                                            std::to_string(std::min<int64_t>(differ, 8)) + " of " +
+                                            std::to_string(differ));
+          for (size_t i = 0; i < ff->size(); ++i)
+            for (const char* k : {"seed", "batch", "position", "row"})
+              count((*ff)[i], ss + ".first_failures[" + std::to_string(i) + "]", k);
+        }
+      }
+      const json* inv_ok = boolean(*inv, bi, "batch_invariant");
+      if (inv_ok && rep && all && sub && sw) {
+        bool clean = rep->get<bool>() && sub_fwd == 0 && sub_grad == 0 && differ == 0;
+        for (const auto& [n, b] : all->items())
+          clean = clean && b.value("fwd_differ", 0) == 0 && b.value("rowgrad_differ", 0) == 0;
+        if (inv_ok->get<bool>() != clean)
+          say(bi + ".batch_invariant", std::string("is ") + (inv_ok->get<bool>() ? "true" : "false") +
+                                           ", but the AND of the checks above is " + (clean ? "true" : "false"));
+      }
+    }
+    const std::string al = p + ".accuracy_latency";
+    const json* acc = object(e, p, "accuracy_latency");
+    if (!acc) return;
+    for (int64_t rows : g.accuracy_rows) {
+      const std::string k = std::to_string(rows), at = al + "." + k;
+      const json* a = object(*acc, al, k.c_str());
+      if (!a) continue;
+      number(*a, at, "fwd_rel_err");
+      if (const json* gr = object(*a, at, "grad_rel_err"))
+        for (const char* x : {"res", "y", "gate"}) number(*gr, at + ".grad_rel_err", x);
+      number(*a, at, "fwd_us");
+      number(*a, at, "fwd_bwd_us");
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> sweep_schema_problems(const json& report) {
+  Checker c;
+  if (!report.is_object()) return {"(top level): not a JSON object"};
+  c.object(report, "", "environment");
+  const json* quick = c.boolean(report, "", "quick");
+  const SweepGrid g = quick && quick->get<bool>() ? quick_grid() : full_grid();
+  const json* results = c.object(report, "", "results");
+  const json* plain = results ? c.object(*results, "results", "plain") : nullptr;
+  if (!plain) return c.problems;
+  if (plain->empty()) c.say("results.plain", "lists no implementation");
+  for (const auto& [name, e] : plain->items()) {
+    const std::string p = "results.plain." + name;
+    if (e.is_object() && e.contains("unavailable")) {
+      c.member(e, p, "unavailable", json::value_t::string);
+      continue;
+    }
+    // A sweep that an error ended (gatecheck's own "error") has partial counts: its error is the finding.
+    if (e.is_object() && e.contains("gatecheck") && e["gatecheck"].is_object() && e["gatecheck"].contains("error")) {
+      c.object(e, p, "batch_invariance");
+      c.object(e, p, "accuracy_latency");
+      continue;
+    }
+    c.implementation(e, p, g);
+  }
+  return c.problems;
+}
+
+}  // namespace gatecheck
