@@ -1,3 +1,4 @@
+# gatecheck layer: harness (its C++ side, harness/impls/python_impl.cpp, imports it at run time)
 """The Python door's glue: how gatecheck calls a Python implementation.
 
 gatecheck (harness/python_impl.cpp) resolves a target once, then for every

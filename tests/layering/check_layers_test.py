@@ -8,7 +8,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECK = os.path.join(HERE, "check_layers.py")
-LAYERS = "foreach(area kernels case oracles harness properties bench cli fuzz examples)\n"
+LAYERS = "foreach(area kernels case oracles harness properties bench cli fuzz python examples)\n"
 CLEAN = {
     "kernels/gatecheck_plugin.h": "",
     "kernels/gate_residual.h": '#include "gatecheck_plugin.h"\n',
@@ -23,6 +23,10 @@ CLEAN = {
     "cli/main.cpp": '#include "../properties/properties.h"\n',
     "fuzz/target.cpp": '#include "../properties/properties.h"\n',
     "examples/plugin.c": '#include "gatecheck_plugin.h"\n',
+    "harness/python_impl.cpp": 'auto door = py::module_::import("gatecheck._door");\n',
+    "python/gatecheck/__init__.py": "from . import _door\nfrom . import _where\n",
+    "python/gatecheck/_door.py": "# gatecheck layer: harness\nimport os\n",
+    "python/gatecheck/peers.py": "import torch\nimport gatecheck._door\n",
     "tests/any_test.cpp": '#include "cli/../properties/properties.h"\n#include "fuzz/target.cpp"\n',
 }
 # Each planted include, and the words its report must carry.
@@ -35,6 +39,10 @@ PLANTED = [
     ("properties/catalog/contract.h", '#include "../engine/check_engine.h"\n', "points up a room"),
     ("examples/plugin.c", '#include "../case/case.h"\n', "only the plugin ABI"),
     ("harness/runner.h", '#include "no_such_file.h"\n', "resolves to no file"),
+    ("python/gatecheck/_door.py", "from . import peers\n", "points up"),
+    ("python/gatecheck/_door.py", "from gatecheck import peers\n", "points up"),
+    ("harness/python_impl.cpp", 'py::module_::import("gatecheck.peers");\n', "points up"),
+    ("harness/python_impl.cpp", 'py::module_::import("gatecheck.nothing");\n', "no module"),
 ]
 
 
