@@ -107,9 +107,5 @@ bool parse_device(const std::string& s, int* device);  // "cpu"/"cuda" -> 0/1
 bool writable_path(const std::string& file);
 // mkdir -p.
 void make_dirs(const std::string& path);
-// An implementation's name as part of a file name: its last 40 characters,
-// and where it is longer a hash of the whole, so that two plugins of the same
-// name in different folders do not share files.
-std::string file_safe(const std::string& s);
 
 }  // namespace gatecheck

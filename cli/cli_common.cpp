@@ -44,13 +44,4 @@ void make_dirs(const std::string& path) {
   }
 }
 
-std::string file_safe(const std::string& s) {
-  std::string o;
-  for (char ch : s) o += (isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_') ? ch : '_';
-  if (o.size() <= 40) return o;
-  char hex[9];
-  std::snprintf(hex, sizeof hex, "%08x", unsigned(fnv1a(s) & 0xffffffffu));
-  return o.substr(o.size() - 40) + "_" + hex;
-}
-
 }  // namespace gatecheck

@@ -16,7 +16,8 @@
 #include "../properties/generate/generators.h"
 #include "../properties/shrink/shrink.h"
 #include "cli.h"
-#include "../findings/repro_command.h"
+#include "../findings/failure_files.h"
+#include "../findings/second_shrink.h"
 #include "crash_guard.h"
 #include "implementations_from_args.h"
 #include "inflight.h"
@@ -29,39 +30,6 @@
 namespace gatecheck {
 
 namespace {
-
-// RapidCheck shrinks within what its generators can express; the project's
-// shrinker goes further (single rows, merged gates, values towards 0 and 1).
-// The RapidCheck reproduce string still names RapidCheck's counterexample; the
-// saved file holds the smaller one. Under --isolate its calls run in child
-// processes too.
-// before(impl, property, case) puts the case on disk first: a crash while
-// shrinking must not lose the failure found.
-using BeforeRun = std::function<void(const Subject&, const std::string&, const Case&)>;
-// A stop request ends it (and marks the report interrupted), keeping what it
-// has shrunk so far.
-void domain_shrink(CheckReport* report, const std::vector<Subject>& impls, const BeforeRun& before,
-                   const PropertyOptions& popt, const ShrinkStop& stop) {
-  for (auto& p : report->results) {
-    if (!p.failure || p.failure->scale_shrunk) continue;  // still a scale case: shrunk by the scale tier (shrink_scale.h)
-    if ((report->interrupted = stop())) return;
-    for (const auto& impl : impls) {
-      if (impl.name != p.impl || impl.device != p.device) continue;
-      before(impl, p.property, p.failure->shrunk);
-      try {
-        const ShrinkResult sr = shrink_case(impl, p.property, p.failure->shrunk, nullptr, 10, popt, stop);
-        report->interrupted = sr.interrupted;
-        if (sr.steps > 0) {
-          p.failure->shrunk = sr.minimal;
-          p.failure->verdict = sr.verdict;
-          p.failure->shrink_steps += sr.steps;
-        }
-      } catch (const std::exception&) {
-        // the failure did not reproduce outside the engine (e.g. flaky): keep RapidCheck's case
-      }
-    }
-  }
-}
 
 // The generator options of this run, as a replay of its RapidCheck reproduce
 // strings must repeat them (the strings are shrink paths of this generator).
@@ -232,30 +200,14 @@ int cmd_check(const CheckArgs& a) {
   progress.finish();
   clear_crash_messages();
   if (!report.interrupted)
-    domain_shrink(&report, impls, opt.before_run, PropertyOptions{a.isolate, a.timeout}, opt.stop_requested);
+    shrink_failures_further(&report, impls, opt.before_run, PropertyOptions{a.isolate, a.timeout},
+                            opt.stop_requested);
   clear_crash_messages();
   inflight.remove_all(opt.jobs);
 
-  SavedFailures saved;
-  saved.paths.resize(report.results.size());
-  for (size_t k = 0; k < report.results.size(); ++k) {
-    const auto& p = report.results[k];
-    if (!p.failure) continue;
-    const std::string path = a.corpus + "/" + file_safe(p.impl) + "-" + p.property + "-" +
-                             failure_digest(*p.failure) + ".json";
-    CaseFile f = failure_case_file(*p.failure);  // values where small, the generator spec where large
-    f.failure = FailureRecord{p.impl, device_name(p.device), p.property, p.failure->verdict.message,
-                              repro_command(path, p.impl, p.device, p.failure->verdict), p.failure->claimed};
-    f.note = "found by gatecheck check " + origin + " after " +
-             std::to_string(p.failure->seconds_to_find) + " s; shrunk in " +
-             std::to_string(p.failure->shrink_steps) + " steps from " + describe_found_case(*p.failure);
-    try {
-      write_case_file(path, f);
-      saved.paths[k] = path;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "gatecheck check: could not save the counterexample: %s\n", e.what());
-    }
-  }
+  const SavedFailures saved = save_failures(report, a.corpus, origin, [](const std::string& why) {
+    std::fprintf(stderr, "gatecheck check: %s\n", why.c_str());
+  });
 
   print_table(report_out, report, impls);
   print_failures(report_out, report, saved, generator_flags(a));

@@ -15,6 +15,7 @@
 #include "../sweep/sweep_timing.h"
 #include "../case/case_json.h"
 #include "cli.h"
+#include "../findings/failure_files.h"
 #include "../findings/repro_command.h"
 #include "crash_guard.h"
 #include "implementations_from_args.h"
@@ -293,8 +294,7 @@ int cmd_sweep(const SweepArgs& args) {
     SweepReplay rep = make_replay(s, grid, *f);
     f->replay_note = rep.note;
     if (!rep.file) return;
-    const std::string path =
-        a.corpus + "/sweep-" + file_safe(s.name) + "-" + f->check + "-" + case_digest(rep.file->c) + ".json";
+    const std::string path = failure_file_path(a.corpus, "sweep-", s.name, f->check, case_digest(rep.file->c));
     rep.file->failure->repro = repro_command(path, s.name, s.device);
     write_case_file(path, *rep.file);
     f->case_file = path;

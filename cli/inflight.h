@@ -11,22 +11,10 @@
 
 #include "../case/case.h"
 #include "../case/scale_case.h"
+#include "../findings/inflight_recovery.h"
 #include "../properties/catalog/contract.h"
 
 namespace gatecheck {
-
-// The snapshot of worker `worker` of this process.
-std::string inflight_path(const std::string& corpus, int worker);
-
-// Snapshots left by runs that died (inflight-PID-W.snapshot, and the older
-// inflight-PID.snapshot and inflight-case.snapshot): each becomes
-// crash-<impl>-<property>-<digest>.json with its repro command. A snapshot
-// whose process still lives is left alone, so runs may share a corpus folder.
-void recover_inflight(const std::string& corpus);
-
-// Is `name` an in-flight snapshot's file name; *pid its process (0 for the
-// oldest form, which names none).
-bool is_inflight_name(const std::string& name, long* pid);
 
 class InflightSnapshots {
  public:

@@ -7,14 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../findings/failure_files.h"
 #include "../properties/engine/check_engine.h"
 
 namespace gatecheck {
-
-// One saved counterexample per failing result: result index -> path.
-struct SavedFailures {
-  std::vector<std::string> paths;  // parallel to report.results ("" where none)
-};
 
 void print_table(std::ostream& os, const CheckReport& r, const std::vector<Subject>& impls);
 // generator_flags: the run's generator options ("--max-rows N ..."), which a

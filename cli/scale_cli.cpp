@@ -36,17 +36,6 @@ std::string scale_header(const CheckOptions& opt, const std::vector<Subject>& im
   return s.str();
 }
 
-CaseFile failure_case_file(const FailureReport& f) {
-  CaseFile file;
-  if (f.scale_shrunk) file.scale = ScaleFileCase{f.scale_shrunk->spec, f.scale_shrunk->view};
-  else file.c = f.shrunk;
-  return file;
-}
-
-std::string failure_digest(const FailureReport& f) {
-  return f.scale_shrunk ? scale_digest(*f.scale_shrunk) : case_digest(f.shrunk);
-}
-
 void write_scale_inflight(const std::string& path, const Subject& impl, const std::string& property,
                           const ScaleCase& c, const std::string& repro) {
   CaseFile f;

@@ -22,10 +22,6 @@ void configure_scale(const CheckArgs& a, CheckOptions* opt);
 // "scale tier: 25% of each cuda budget, 15% of each cpu budget (--scale-share; docs/scale.md)"
 std::string scale_header(const CheckOptions& opt, const std::vector<Subject>& impls);
 
-// A failure's file: the minimal case's values, or its scale spec and view.
-CaseFile failure_case_file(const FailureReport& f);
-std::string failure_digest(const FailureReport& f);
-
 // The in-flight file of a scale case (JSON: its spec and view).
 void write_scale_inflight(const std::string& path, const Subject& impl, const std::string& property,
                           const ScaleCase& c, const std::string& repro);

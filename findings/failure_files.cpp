@@ -1,0 +1,61 @@
+#include "failure_files.h"
+
+#include <cctype>
+#include <cstdio>
+
+#include "../case/fnv1a.h"
+#include "../properties/engine/scale_check.h"
+#include "repro_command.h"
+
+namespace gatecheck {
+
+std::string file_safe(const std::string& s) {
+  std::string o;
+  for (char ch : s) o += (isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_') ? ch : '_';
+  if (o.size() <= 40) return o;
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", unsigned(fnv1a(s) & 0xffffffffu));
+  return o.substr(o.size() - 40) + "_" + hex;
+}
+
+std::string failure_file_path(const std::string& corpus, const std::string& prefix, const std::string& impl,
+                              const std::string& property, const std::string& digest) {
+  return corpus + "/" + prefix + file_safe(impl) + "-" + property + "-" + digest + ".json";
+}
+
+CaseFile failure_case_file(const FailureReport& f) {
+  CaseFile file;
+  if (f.scale_shrunk) file.scale = ScaleFileCase{f.scale_shrunk->spec, f.scale_shrunk->view};
+  else file.c = f.shrunk;
+  return file;
+}
+
+std::string failure_digest(const FailureReport& f) {
+  return f.scale_shrunk ? scale_digest(*f.scale_shrunk) : case_digest(f.shrunk);
+}
+
+SavedFailures save_failures(const CheckReport& r, const std::string& corpus, const std::string& origin,
+                            const std::function<void(const std::string&)>& warn) {
+  SavedFailures saved;
+  saved.paths.resize(r.results.size());
+  for (size_t k = 0; k < r.results.size(); ++k) {
+    const auto& p = r.results[k];
+    if (!p.failure) continue;
+    const std::string path = failure_file_path(corpus, "", p.impl, p.property, failure_digest(*p.failure));
+    CaseFile f = failure_case_file(*p.failure);  // values where small, the generator spec where large
+    f.failure = FailureRecord{p.impl, device_name(p.device), p.property, p.failure->verdict.message,
+                              repro_command(path, p.impl, p.device, p.failure->verdict), p.failure->claimed};
+    f.note = "found by gatecheck check " + origin + " after " + std::to_string(p.failure->seconds_to_find) +
+             " s; shrunk in " + std::to_string(p.failure->shrink_steps) + " steps from " +
+             describe_found_case(*p.failure);
+    try {
+      write_case_file(path, f);
+      saved.paths[k] = path;
+    } catch (const std::exception& e) {
+      warn(std::string("could not save the counterexample: ") + e.what());
+    }
+  }
+  return saved;
+}
+
+}  // namespace gatecheck
