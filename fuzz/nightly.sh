@@ -55,13 +55,14 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-hours="" out="" gpus="" jobs="" build="$root/build-fuzz" seeds="$root/corpus/seeds/fuzz_gate_residual"
+hours="" out="" gpus="" jobs="" build="$root/build-fuzz" seeds="" op=gate_residual
 shard="" seed="" no_build="" merging="" mps_mode=auto
 impls=() merge_dirs=()
 usage() {
   cat <<'EOF2'
 usage: fuzz/nightly.sh --hours H [--gpus N] [--jobs M] [--impl SPEC]... --out DIR
                        [--shard I/N] [--seed S] [--mps auto|on|off] [--build-dir D] [--no-build] [--seeds D]
+                       [--op NAME]
        fuzz/nightly.sh --merge DIR... [--out OUT] [--impl SPEC]... [--build-dir D] [--no-build]
   --hours H      campaign length in hours (a positive number; at least 10 s are run)
   --gpus N       spread the workers over N GPUs, round-robin; default impl cuda
@@ -80,7 +81,9 @@ usage: fuzz/nightly.sh --hours H [--gpus N] [--jobs M] [--impl SPEC]... --out DI
                  OUT/corpus, failures de-duplicated, one report in OUT
   --build-dir D  where the libFuzzer targets are built (default build-fuzz/)
   --no-build     use the fuzzers in --build-dir as they are (no build step)
-  --seeds D      seed inputs (default corpus/seeds/fuzz_gate_residual)
+  --op NAME      the op to fuzz (default gate_residual; gatecheck ops lists them):
+                 its fuzz target fuzz_NAME, seeds and dictionary
+  --seeds D      seed inputs (default corpus/seeds/fuzz_NAME)
 exit: 0 no new failure, 1 new failure(s), 2 usage, 3 cannot run or incomplete, 130/143 interrupted
 EOF2
 }
@@ -98,22 +101,26 @@ while [ $# -gt 0 ]; do
         merge_dirs+=("$1"); shift
       done
       [ ${#merge_dirs[@]} -gt 0 ] || bad "--merge needs at least one shard or campaign folder" ;;
-    --hours|--gpus|--jobs|--impl|--out|--build-dir|--seeds|--shard|--seed|--mps)
+    --hours|--gpus|--jobs|--impl|--out|--build-dir|--seeds|--shard|--seed|--mps|--op)
       # "--out --jobs 2" must not take --jobs as the folder's name
       [ $# -ge 2 ] && [ -n "$2" ] && [[ $2 != --* ]] || bad "$1 needs a value"
       given+=("$1")
       case "$1" in
         --hours) hours=$2 ;; --gpus) gpus=$2 ;; --jobs) jobs=$2 ;; --impl) impls+=("$2") ;;
         --out) out=$2 ;; --build-dir) build=$2 ;; --seeds) seeds=$2 ;; --shard) shard=$2 ;; --seed) seed=$2 ;;
-        --mps) mps_mode=$2 ;;
+        --mps) mps_mode=$2 ;; --op) op=$2 ;;
       esac
       shift 2 ;;
     *) bad "unknown argument '$1'" ;;
   esac
 done
+[[ $op =~ ^[a-z][a-z0-9_]*$ ]] || bad "--op '$op': not an op name (gatecheck ops lists them)"
+fuzzer=fuzz_$op
+[ -n "$seeds" ] || seeds=$root/corpus/seeds/$fuzzer
+export GATECHECK_FUZZ_OP=$op  # the tools decode and check inputs as this op's
 if [ -n "$merging" ]; then
   for o in "${given[@]}"; do
-    case $o in --hours|--gpus|--jobs|--shard|--seed|--seeds|--mps) bad "--merge runs no campaign: it takes no $o" ;; esac
+    case $o in --hours|--gpus|--jobs|--shard|--seed|--seeds|--mps|--op) bad "--merge runs no campaign: it takes no $o" ;; esac
   done
 else
   [ -n "$hours" ] && [ -n "$out" ] || bad "--hours and --out are required"
@@ -163,13 +170,13 @@ use_out_folder() {
 build_fuzzers() {
   local f
   if [ -n "$no_build" ]; then
-    for f in fuzz_gate_residual gatecheck-fuzz-tools; do
+    for f in "$fuzzer" gatecheck-fuzz-tools; do
       [ -x "$build/fuzz/$f" ] || { say "--no-build: no $build/fuzz/$f (build it first: fuzz/build-libfuzzer.sh $build)"; exit 2; }
     done
   else
-    "$root/fuzz/build-libfuzzer.sh" "$build" fuzz_gate_residual gatecheck-fuzz-tools || { say "the fuzzers did not build"; exit 2; }
+    "$root/fuzz/build-libfuzzer.sh" "$build" "$fuzzer" gatecheck-fuzz-tools || { say "the fuzzers did not build (is there an op $op? gatecheck ops lists them)"; exit 2; }
   fi
-  fz=$build/fuzz/fuzz_gate_residual
+  fz=$build/fuzz/$fuzzer
   tools=$build/fuzz/gatecheck-fuzz-tools
   # ASan with CUDA needs the shadow gap unprotected; leaks are not our findings.
   export ASAN_OPTIONS=${ASAN_OPTIONS:-protect_shadow_gap=0:detect_leaks=0:allocator_may_return_null=1}
@@ -296,9 +303,10 @@ write_campaign() {  # status [note]
     > "$out/campaign.json"
 }
 write_campaign running
-flags=(-dict="$root/fuzz/fuzz_gate_residual.dict" -max_len=256 -timeout=10 -use_value_profile=1 -print_final_stats=1 -reload=1)
+flags=(-max_len=256 -timeout=10 -use_value_profile=1 -print_final_stats=1 -reload=1)
 # Where a worker's fuzzer reads: its own corpus first (new inputs go there and
 # -reload shares them among the workers), then a share's campaign corpus.
+[ -f "$root/fuzz/$fuzzer.dict" ] && flags+=(-dict="$root/fuzz/$fuzzer.dict")
 inputs=("$out/corpus")
 [ -n "$campaign_root" ] && inputs+=("$campaign_root/corpus")
 inputs+=("$seeds")
