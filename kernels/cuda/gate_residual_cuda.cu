@@ -435,7 +435,7 @@ cudaError_t launch_fwd(const gatecheck_problem& p, const void* res, const void* 
 // Tiles a block of the short-tiles kernel takes.
 constexpr int kShortTilesPerBlock = 4;
 // Where the short-tiles kernel is chosen over one block a tile: about one
-// gate per row, or at most 3 rows a gate above 8192 rows. H200 run 73, bf16
+// gate per row, or at most 3 rows a gate above 8192 rows. H200, bf16
 // forward+backward against the per-thread tiles: one gate per row 5-18%
 // faster at 4097-131072 rows (32768 x 3072: 544.6 against 653.5 us); rows/3
 // 1.0-2.2% faster at 32768 and 131072 rows but 0.2-2.9 us slower at 4097;
@@ -599,14 +599,14 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   // 4097x3072, 9 gates (4.9 MB): backward 70.8 us staged vs 77.1 per-thread;
   // 32 gates (4.7 MB): 77.6 vs 77.0, even; 32768x3072, 9 gates (13.5 MB):
   // 320 vs 247 us. The copy pipeline (16-byte rows) beats both up to about
-  // 10 MB (v6, forward+backward: 81.5 against 91.3 staged at 4097x3072x4,
+  // 10 MB (forward+backward: 81.5 against 91.3 staged at 4097x3072x4,
   // 3.9 MB; 119.6 against 130.0 per-thread at 4097x5376x9, 8.6 MB; but 404
-  // against 392 per-thread at 32768x3072x9, 13.5 MB). Run 37: 185.4 against
+  // against 392 per-thread at 32768x3072x9, 13.5 MB); 185.4 against
   // 206.8 per-thread at 8192x5376x32, 11 MB, so the bound is 12 MB. It also
-  // beat per-thread tiles on shorter tiles, 64-128 rows a gate (runs 36-38:
-  // 99.7 against 103.2 us at 4097x5376x64, 112.3 against 131.4 at
-  // 8192x3072x64, 179.3 against 183.7 at 8192x5376x64), though not on 3-row
-  // tiles (131 against 77 us at 4097x3072x1365).
+  // beats per-thread tiles on shorter tiles, 64-128 rows a gate (99.7
+  // against 103.2 us at 4097x5376x64, 112.3 against 131.4 at 8192x3072x64,
+  // 179.3 against 183.7 at 8192x5376x64), though not on 3-row tiles (131
+  // against 77 us at 4097x3072x1365).
   const double in_flight =
       double(L.tile_bound) * double(p.dim) * elem * 2.0 * (long_tiles ? rows_in_flight(bytes) : 4);
   const bool pipe_tiles = p.rows / std::max<int64_t>(p.gates, 1) >= 64;

@@ -189,8 +189,8 @@ __global__ void __launch_bounds__(256) bwd_tile_kernel(BwdArgs<T> a) {
 
 // The same under a register cap, for 16-byte vectors and 4 rows in flight:
 // uncapped, that variant takes 73-74 registers, so blocks of 224 threads (5376
-// columns) fit 3 to an SM instead of 4 (ncu, H200 run 43); at 72 it spills 4-8
-// bytes and the 5376-column backward is 2.7% faster (run 44; 3072 even).
+// columns) fit 3 to an SM instead of 4 (ncu, H200); at 72 it spills 4-8 bytes and
+// the 5376-column backward is 2.7% faster (3072 even).
 // GATECHECK_TILE_MAXNREG=0 (a measuring build) launches the uncapped kernel.
 // (__launch_bounds__ and __maxnreg__ cannot both be given; no launch exceeds
 // 256 threads.)
@@ -210,7 +210,7 @@ __global__ void __maxnreg__(GATECHECK_TILE_MAXNREG > 0 ? GATECHECK_TILE_MAXNREG 
 // storing a tile's sum, or +0 for an empty one, as the run leaves it. The
 // descriptors and row ids are loaded once for K tiles: bwd_tile's chain of
 // dependent loads (descriptor, row ids, data) ahead of every one-row tile held
-// its backward to 2.7-3.0 TB/s with one gate per row (H200 run 70).
+// its backward to 2.7-3.0 TB/s with one gate per row (H200).
 template <class T, int N, int K, int U>
 __global__ void __launch_bounds__(256) bwd_short_tiles_kernel(BwdArgs<T> a) {
   static_assert(K >= 1 && K <= 255, "a byte per row names its tile");

@@ -33,7 +33,7 @@ struct alignas(16) FoldDesc {
 };
 
 // A 32-byte record in two 16-byte stores. The plan kernels run on one or a
-// few SMs, where stores are the cost: in run 24 (ncu) plan_small_kernel spent
+// few SMs, where stores are the cost: on the H200 (ncu) plan_small_kernel spent
 // about 11 of its 26 us writing descriptors as 8-byte stores, a thread per
 // four consecutive gates (32 cache lines per warp store).
 __device__ __forceinline__ void store_record(void* to, int64_t a, int64_t b, int64_t c, int64_t d) {
@@ -64,9 +64,9 @@ __host__ __device__ __forceinline__ PlanCount plan_count(long long n) {
 // the warps' totals the same way. It stands in for cub::BlockScan, whose
 // raking warp spilled these 32-byte records to local memory in every plan
 // kernel (ptxas -v: 356 to 2112 bytes of spill stores), though on the H200
-// that was not what made plan_small slow (run 24). Every thread adding up
-// all the warps' totals itself cost plan_small about 2.5 of its 15.5 us in
-// run 26. Called by every thread; the temporary storage is free on return.
+// that was not what made plan_small slow. Every thread adding up all the
+// warps' totals itself would cost plan_small about 2.5 of its 15.5 us.
+// Called by every thread; the temporary storage is free on return.
 template <int Threads>
 struct PlanScan {
   static constexpr int kWarps = Threads / 32;
@@ -399,8 +399,8 @@ static_assert(small_plan_warps(kSmallPlanRows, 4096) == 16, "16 warps up to 4096
 static_assert(small_plan_warps(4097, 5973) == 16 && small_plan_warps(4097, 5974) == 8 &&
                   small_plan_warps(8192, 5518) == 16 && small_plan_warps(8192, 5519) == 8,
               "the limits the comment above and CudaVsHost.OneBlockPlanTakesUpTo8192Gates name");
-// The automatic choice takes the 8-warp plan only up to this many rows. H200
-// run 71, bf16 x 3072, forward+backward: with 4097 rows and gates it beat the
+// The automatic choice takes the 8-warp plan only up to this many rows. H200,
+// bf16 x 3072, forward+backward: with 4097 rows and gates it beat the
 // CUB path by 12-15 us, with 8192 it lost by 4-6 (its plan alone 47 us: 32
 // steps of votes a warp); with 16 warps it won at 8192 rows and 3000 or 4096
 // gates by 13-18 us.
@@ -408,8 +408,8 @@ constexpr int64_t kSmallPlanNarrowAutoRows = 6144;
 
 // The lanes whose key equals this lane's (as __match_any_sync), for keys
 // below 2^bits, from one warp vote a bit. In plan_small the hardware match
-// was a third of the kernel's time (run 26: 9 matches a warp, 16 warps
-// waiting on them on one SM).
+// takes a third of the kernel's time (9 matches a warp, 16 warps waiting on
+// them on one SM).
 __device__ __forceinline__ unsigned match_by_ballots(unsigned key, int bits) {
   unsigned peers = 0xffffffffu;
   for (int b = 0; b < bits; ++b) {
@@ -449,8 +449,8 @@ __global__ void __launch_bounds__(Warps * 32, 1) plan_small_kernel(
   const unsigned below = (1u << lane) - 1u;
   const int key_bits = 32 - __clz(G);  // gate ids and G itself
   // Each row's rank among its gate's rows earlier in this warp's run, kept
-  // for the placement below: one warp match a row (in run 25 a second round
-  // of matches in the placement took about a quarter of this kernel's time).
+  // for the placement below: one warp match a row (a second round of
+  // matches in the placement takes about a quarter of this kernel's time).
   int rank[kSteps];
 #pragma unroll
   for (int i = 0; i < kSteps; ++i) {

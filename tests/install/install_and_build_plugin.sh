@@ -20,6 +20,13 @@ plugin=$work/plugin/libmy_gate_residual.so
 [ -f "$plugin" ] || fail "no $plugin"
 grep -Eq -- "(-I|-isystem )$prefix/include" "$work/plugin/CMakeFiles/my_gate_residual.dir/flags.make" ||
   fail "the plugin does not take gatecheck_plugin.h from the installed tree"
+# Both ABI headers are installed, and a v2 plugin (the test op's, which
+# includes only gatecheck_plugin_v2.h) compiles against the installed tree alone.
+for h in gatecheck_plugin.h gatecheck_plugin_v2.h; do
+  [ -f "$prefix/include/$h" ] || fail "$h is not installed under $prefix/include"
+done
+${CC:-cc} -std=c11 -fsyntax-only -I"$prefix/include" "$src/tests/ops/scaled_add_plugin.c" >"$work/v2.log" 2>&1 ||
+  { cat "$work/v2.log"; fail "a v2 plugin does not compile against the installed headers"; }
 gc=$prefix/bin/gatecheck
 "$gc" check --impl "plugin:$plugin" --seconds 2 --seed 1 --corpus "$work/c" >"$work/check.log" 2>&1 ||
   { cat "$work/check.log"; fail "the installed gatecheck does not pass the plugin"; }

@@ -1,1 +1,0 @@
-build-device/cli/gatecheck bench --harness --device cuda --impl cuda --impl python:gatecheck.peers:gatecheck_op --impl torch-eager --impl python:gatecheck.peers:diffusers_eager --seconds-per-property 2 --jobs 1 --json /tmp/res/python/harness-cuda.json
