@@ -56,17 +56,25 @@ std::vector<std::string> fuzz_impl_specs() {
   return specs;
 }
 
+const OpSchema& fuzz_target_op() {
+  static const OpSchema* const schema = [] {
+    const char* op = std::getenv("GATECHECK_FUZZ_OP");
+    const std::string op_name = op && *op ? op : gatecheck_fuzz_op();
+    const OpSchema* found = find_op_schema(op_name);
+    if (!found) {
+      std::fprintf(stderr, "fuzz_%s: GATECHECK_FUZZ_OP: %s\n", gatecheck_fuzz_op(), unknown_op(op_name).c_str());
+      std::exit(2);
+    }
+    return found;
+  }();
+  return *schema;
+}
+
 const TargetConfig& target_config() {
   static const TargetConfig cfg = [] {
     TargetConfig c;
-    const char* op = std::getenv("GATECHECK_FUZZ_OP");
-    const std::string op_name = op && *op ? op : gatecheck_fuzz_op();
-    c.op = find_op_schema(op_name);
+    c.op = &fuzz_target_op();
     c.name = "fuzz_" + std::string(gatecheck_fuzz_op());
-    if (!c.op) {
-      std::fprintf(stderr, "%s: GATECHECK_FUZZ_OP: %s\n", c.name.c_str(), unknown_op(op_name).c_str());
-      std::exit(2);
-    }
     c.specs = fuzz_impl_specs();
     for (const auto& s : c.specs) {
       try {

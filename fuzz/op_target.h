@@ -41,6 +41,9 @@ struct TargetConfig {
 };
 
 // Parsed once; a bad spec or property name prints a clear message and exits 2.
+// The op this target fuzzes: GATECHECK_FUZZ_OP, else the one it was built for
+// (exits 2 naming the ops when there is no such op).
+const OpSchema& fuzz_target_op();
 const TargetConfig& target_config();
 // "SPEC[@cpu|@cuda]": the implementation's name and device ("cuda" alone is on cuda).
 struct SpecParts {

@@ -129,11 +129,9 @@ json seed_accuracy(const std::vector<AccuracyAt>& acc, bool gpu) {
   json j = json::object();
   for (const AccuracyAt& a : acc) {
     if (a.rows == 0) continue;
-    json row = {{"fwd_rel_err", number(a.outputs[0].rel_err)},
-                {"grad_rel_err",
-                 {{"res", number(a.outputs[1].rel_err)},
-                  {"y", number(a.outputs[2].rel_err)},
-                  {"gate", number(a.outputs[3].rel_err)}}}};
+    // A call that failed compared nothing: its errors are null, with "error" saying why.
+    auto rel = [&](size_t k) { return k < a.outputs.size() ? number(a.outputs[k].rel_err) : json(nullptr); };
+    json row = {{"fwd_rel_err", rel(0)}, {"grad_rel_err", {{"res", rel(1)}, {"y", rel(2)}, {"gate", rel(3)}}}};
     // The prior art's fwd_us and fwd_bwd_us: CUDA-event medians; on the CPU the wall clock's.
     const bool timed = a.latency.has_value();
     row["fwd_us"] = !timed ? json(nullptr) : or_null(gpu ? a.latency->fwd.event_us : a.latency->fwd.wall_us);

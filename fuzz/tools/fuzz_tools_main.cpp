@@ -137,7 +137,7 @@ int cmd_check_impl(const Args& a) {
   int rc = 0;
   for (const auto& spec : fuzz_impl_specs()) {  // the list the fuzzer makes its implementations from
     try {
-      const Subject impl = make_spec(spec, *target_config().op);
+      const Subject impl = make_spec(spec, fuzz_target_op());
       out("--impl %s: %s can run here\n", spec.c_str(), impl.label().c_str());
     } catch (const std::exception& e) {
       const bool unknown = std::string(e.what()).rfind("unknown implementation", 0) == 0;

@@ -13,10 +13,10 @@ expect_nightly 1 "NEW failure accuracy\|plugin:" --hours 0.003 --jobs 1 --impl "
 record=$(grep -m1 '"new":true' "$camp/failures.jsonl")
 echo "record: $record"
 check "the record names the signal" grep -q '"crash":"crashed: .*SIGSEGV' <<<"$record"
-check "the record has a repro command" grep -q '"repro":"gatecheck repro ' <<<"$record"
+check "the record has a repro command" grep -q '"repro":"./gatecheck repro ' <<<"$record"
 check "the repro isolates the crashing call" grep -q -- '--isolate"' <<<"$record"
 case_file=$(sed -n 's/.*"case":"\([^"]*\)".*/\1/p' <<<"$record")
 check "the case file exists" test -s "$case_file"
 check "the report lists the new failure" grep -q '^- \*\*NEW\*\* `accuracy|plugin:' "$camp/report.md"
-check "the report gives the repro command" grep -q 'repro: `gatecheck repro ' "$camp/report.md"
+check "the report gives the repro command" grep -q 'repro: `./gatecheck repro ' "$camp/report.md"
 [ "$fails" -eq 0 ] || exit 1

@@ -69,7 +69,7 @@ check "the merged case file is a copy under the merge's failures/" test "${case_
 check "the merged case fails on the planted plugin" \
   bash -c '! "$0" check-case --impl "plugin:$1" "$2" >/dev/null' "$tools" "$plugin" "$case_file"
 check "the merged case passes on host" "$tools" check-case --impl host "$case_file"
-check "the repro command names the merged case file" grep -qF "\"repro\":\"gatecheck repro $case_file" "$m/failures.jsonl"
+check "the repro command names the merged case file" grep -qF "\"repro\":\"./gatecheck repro $case_file" "$m/failures.jsonl"
 
 # --- the whole campaign: the same bug from two shares, listed once -------------
 expect_nightly 1 "1 new failure\(s\) over 3 share\(s\)" --merge "$camp" --build-dir "$build" --no-build

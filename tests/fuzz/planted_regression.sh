@@ -10,7 +10,7 @@ set +e
 rc=${PIPESTATUS[0]}
 set -e
 [ "$rc" -eq 0 ] || { echo "regress found no failure in the planted crash input (exit $rc)"; exit 1; }
-grep -q '"repro":"gatecheck repro ' "$scratch/regress.jsonl"
+grep -q '"repro":"./gatecheck repro ' "$scratch/regress.jsonl"
 case_file=$(ls "$scratch"/*.json | head -1)
 if "$tools" check-case --impl "plugin:$plugin" "$case_file"; then echo "the JSON case no longer fails on the plugin"; exit 1; fi
 "$tools" check-case --impl host "$case_file"
