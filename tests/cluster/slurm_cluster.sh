@@ -64,7 +64,8 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$dir/munge/munge.socket
+# cred_expire: a requeued job waits this long before it starts again (default 120 s)
+AuthInfo=socket=$dir/munge/munge.socket,cred_expire=10
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool/%n
 SlurmctldPidFile=$dir/slurmctld.pid
