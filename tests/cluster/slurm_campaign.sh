@@ -208,7 +208,9 @@ mkdir -p "$broken/cluster"
 for e in "$src"/*; do [ "$(basename "$e")" = cluster ] || ln -s "$e" "$broken/"; done
 cp -R "$src/cluster/slurm" "$broken/cluster/"
 sed -i 's/ --dependency=afterany:"$array"//' "$broken/cluster/slurm/submit.sh"
-check "the broken submit.sh has no dependency for its merge" bash -c '! grep -q "dependency=afterany" "$0"' "$broken/cluster/slurm/submit.sh"
+check "the broken submit.sh submits its merge without a dependency" \
+  bash -c 'grep -q "job-name=gatecheck-merge" "$0" && ! grep -qF -- "--dependency=afterany:\"\$array\"" "$0"' "$broken/cluster/slurm/submit.sh"
+check "... where this checkout's submit.sh has one" grep -qF -- '--dependency=afterany:"$array"' "$src/cluster/slurm/submit.sh"
 # A share that writes into another share's folder.
 cat >"$scratch/outside.sh" <<'SETUP'
 if [ "${SLURM_ARRAY_TASK_ID:-}" = 3 ]; then mkdir -p "$GATECHECK_RUN/shards/0" && echo 3 >"$GATECHECK_RUN/shards/0/from-share-3"; fi
