@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The sharded nightly campaign through a real Slurm (run inside
 # tests/cluster/slurm_cluster.sh, which sets SLURM_CONF):
-#   slurm_campaign.sh campaign|can-fail SRC BUILD PLUGIN CRASH_INPUT SEEDS SCRATCH
+#   slurm_campaign.sh campaign|can-fail|all SRC BUILD PLUGIN CRASH_INPUT SEEDS SCRATCH
 # SRC: the checkout whose cluster/slurm/submit.sh is run; BUILD: a libFuzzer
 # build of the fuzzers (the build job checks it is up to date rather than
 # building from nothing); PLUGIN: the planted fused-large-batch mutant;
@@ -21,6 +21,7 @@
 # can-fail: the same checks on two broken campaigns, which they must catch: a
 #   submit.sh without the merge's --dependency, and a share that writes into
 #   another share's folder.
+# all: both, the four submissions at once (what ctest runs).
 set -uo pipefail
 mode=$1 src=$2 build=$3 plugin=$4 crash=$5 seeds=$6 scratch=$7
 here=$(cd "$(dirname "$0")" && pwd)
@@ -113,13 +114,51 @@ corpus_deduplicated() {  # run
   grep -q 'MERGE-OUTER: successful' "$run/logs/merge.log" && [ "$n" -gt 0 ] && [ "$dup" -eq 0 ]
 }
 
-if [ "$mode" = campaign ]; then
+# --- can-fail: broken campaigns the checks must catch ------------------------------
+can_fail_submit() {  # sets runA, runB
+  # A checkout whose submit.sh forgets the merge's dependency.
+  broken=$scratch/no-dependency-src
+  mkdir -p "$broken/cluster"
+  for e in "$src"/*; do [ "$(basename "$e")" = cluster ] || ln -s "$e" "$broken/"; done
+  cp -R "$src/cluster/slurm" "$broken/cluster/"
+  sed -i 's/ --dependency=afterany:"$array"//' "$broken/cluster/slurm/submit.sh"
+  check "the broken submit.sh submits its merge without a dependency" \
+    bash -c 'grep -q "job-name=gatecheck-merge" "$0" && ! grep -qF -- "--dependency=afterany:\"\$array\"" "$0"' "$broken/cluster/slurm/submit.sh"
+  check "... where this checkout's submit.sh has one" grep -qF -- '--dependency=afterany:"$array"' "$src/cluster/slurm/submit.sh"
+  # A share that writes into another share's folder.
+  cat >"$scratch/outside.sh" <<'SETUP'
+if [ "${SLURM_ARRAY_TASK_ID:-}" = 3 ]; then mkdir -p "$GATECHECK_RUN/shards/0" && echo 3 >"$GATECHECK_RUN/shards/0/from-share-3"; fi
+SETUP
+  runA=$(submit "$broken" --out "$scratch/no-dependency" --impl host) || exit 1
+  runB=$(submit "$src" --out "$scratch/outside" --impl host --setup "$scratch/outside.sh") || exit 1
+}
+can_fail_check() {
+  wait_for 150 ended "$(jobid "$runA" array)"; wait_for 150 ended "$(jobid "$runB" merge)"
+  echo "$(elapsed): both broken campaigns ended"
+  check "no dependency: caught (the merge started before the shares had ended)" \
+    fails_to after "$(jobid "$runA" array)" "$(jobid "$runA" merge)"
+  check "outside its folder: caught (the layout check fails)" fails_to layout_ok "$runB"
+  check "outside its folder: the rest of that campaign is in order" every_share_an_array_task "$runB"
+}
+
+case $mode in campaign|can-fail|all) ;; *) echo "usage: slurm_campaign.sh campaign|can-fail|all ..." >&2; exit 2 ;; esac
+if [ "$mode" = can-fail ]; then
+  can_fail_submit
+  squeue_snapshot
+  can_fail_check
+  echo "$(elapsed) in all"
+  [ "$fails" -eq 0 ] || exit 1
+  exit 0
+fi
+
+# --- campaign (and, with all, the broken ones at the same time) ----------------------
   # Shares 1 and 2 run the planted plugin, 0 and 3 the host implementation
   # (--setup is sourced by every job; the merge then runs on both).
   echo "case \${SLURM_ARRAY_TASK_ID:-} in 1|2) GATECHECK_IMPLS=plugin:$plugin ;; esac" >"$scratch/impls.sh"
   run1=$(submit "$src" --out "$scratch/camp" --setup "$scratch/impls.sh") || exit 1
   sleep 1  # (the run folders are named by the second)
   run2=$(submit "$src" --out "$scratch/camp" --setup "$scratch/impls.sh") || exit 1
+  [ "$mode" = all ] && can_fail_submit
   squeue_snapshot
   a2=$(jobid "$run2" array)
   # run 2, share 2: nightly.sh and every process under it die at once
@@ -195,34 +234,7 @@ if [ "$mode" = campaign ]; then
   done
   check "the campaign folder holds the runs, the merged corpus and the known failures" test \
     "$(cd "$scratch/camp" && ls -A | paste -sd' ')" = ".campaign.lock corpus known_signatures.txt latest runs"
+  [ "$mode" = all ] && can_fail_check
   echo "$(elapsed) in all"
   [ "$fails" -eq 0 ] || exit 1
-  exit 0
-fi
 
-# --- can-fail: broken campaigns the checks above must catch ----------------------
-[ "$mode" = can-fail ] || { echo "usage: slurm_campaign.sh campaign|can-fail ..." >&2; exit 2; }
-# A checkout whose submit.sh forgets the merge's dependency.
-broken=$scratch/no-dependency-src
-mkdir -p "$broken/cluster"
-for e in "$src"/*; do [ "$(basename "$e")" = cluster ] || ln -s "$e" "$broken/"; done
-cp -R "$src/cluster/slurm" "$broken/cluster/"
-sed -i 's/ --dependency=afterany:"$array"//' "$broken/cluster/slurm/submit.sh"
-check "the broken submit.sh submits its merge without a dependency" \
-  bash -c 'grep -q "job-name=gatecheck-merge" "$0" && ! grep -qF -- "--dependency=afterany:\"\$array\"" "$0"' "$broken/cluster/slurm/submit.sh"
-check "... where this checkout's submit.sh has one" grep -qF -- '--dependency=afterany:"$array"' "$src/cluster/slurm/submit.sh"
-# A share that writes into another share's folder.
-cat >"$scratch/outside.sh" <<'SETUP'
-if [ "${SLURM_ARRAY_TASK_ID:-}" = 3 ]; then mkdir -p "$GATECHECK_RUN/shards/0" && echo 3 >"$GATECHECK_RUN/shards/0/from-share-3"; fi
-SETUP
-runA=$(submit "$broken" --out "$scratch/no-dependency" --impl host) || exit 1
-runB=$(submit "$src" --out "$scratch/outside" --impl host --setup "$scratch/outside.sh") || exit 1
-squeue_snapshot
-wait_for 150 ended "$(jobid "$runA" array)"; wait_for 150 ended "$(jobid "$runB" merge)"
-echo "$(elapsed): both broken campaigns ended"
-check "no dependency: caught (the merge started before the shares had ended)" \
-  fails_to after "$(jobid "$runA" array)" "$(jobid "$runA" merge)"
-check "outside its folder: caught (the layout check fails)" fails_to layout_ok "$runB"
-check "outside its folder: the rest of that campaign is in order" every_share_an_array_task "$runB"
-echo "$(elapsed) in all"
-[ "$fails" -eq 0 ] || exit 1

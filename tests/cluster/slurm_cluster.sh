@@ -22,8 +22,11 @@ if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! comm
     { apt-get update >&2 && apt-get install -y --no-install-recommends slurm-wlm munge >&2; }; } ||
     skip "could not install slurm-wlm and munge"
 fi
-rm -rf "$dir" && mkdir -p "$dir"/{state,spool,munge} && dir=$(cd "$dir" && pwd)
-chmod 700 "$dir/munge"
+rm -rf "$dir" && mkdir -p "$dir"/{state,spool} && dir=$(cd "$dir" && pwd)
+# munge's socket path must fit a sockaddr_un (108 bytes): a deep DIR gets a short one
+mdir=$dir/munge
+[ ${#mdir} -gt 90 ] && mdir=$(mktemp -d /tmp/gatecheck-munge.XXXXXX)
+mkdir -p "$mdir" && chmod 700 "$mdir"
 
 pids=()
 stop_all() {
@@ -37,15 +40,16 @@ stop_all() {
   done
   for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null && say "sent SIGKILL to pid $p"; done
 }
-trap stop_all EXIT
+cleanup() { stop_all; [ "$mdir" = "$dir/munge" ] || rm -rf "$mdir"; }
+trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # --- munge: its own key and socket ---------------------------------------------
-dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none && chmod 400 "$dir/munge/munge.key"
+dd if=/dev/urandom of="$mdir/munge.key" bs=1024 count=1 status=none && chmod 400 "$mdir/munge.key"
 # --force: the folders above DIR (a build tree, /tmp) may be group- or world-writable
-munged --force --foreground --key-file="$dir/munge/munge.key" --socket="$dir/munge/munge.socket" \
-  --pid-file="$dir/munge/munged.pid" --log-file="$dir/munge/munged.log" --seed-file="$dir/munge/munged.seed" \
+munged --force --foreground --key-file="$mdir/munge.key" --socket="$mdir/munge.socket" \
+  --pid-file="$mdir/munged.pid" --log-file="$mdir/munged.log" --seed-file="$mdir/munged.seed" \
   >"$dir/munged.out" 2>&1 &
 pids+=($!)
 
@@ -65,7 +69,7 @@ SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
 # cred_expire: a requeued job waits this long before it starts again (default 120 s)
-AuthInfo=socket=$dir/munge/munge.socket,cred_expire=10
+AuthInfo=socket=$mdir/munge.socket,cred_expire=10
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool/%n
 SlurmctldPidFile=$dir/slurmctld.pid
@@ -90,13 +94,13 @@ MinJobAge=600
 KillWait=5
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
 # a test campaign runs more short jobs at once than this machine has cores
-PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8
+PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:16
 CONF
 export SLURM_CONF=$dir/slurm.conf
 
 # --- the daemons ------------------------------------------------------------------
-for ((i = 0; i < 50; i++)); do [ -S "$dir/munge/munge.socket" ] && break; sleep 0.1; done
-[ -S "$dir/munge/munge.socket" ] || { say "munged did not start:"; cat "$dir/munged.out" "$dir/munge/munged.log" >&2; exit 1; }
+for ((i = 0; i < 50; i++)); do [ -S "$mdir/munge.socket" ] && break; sleep 0.1; done
+[ -S "$mdir/munge.socket" ] || { say "munged did not start:"; cat "$dir/munged.out" "$mdir/munged.log" >&2; exit 1; }
 slurmctld -D -i -f "$dir/slurm.conf" >"$dir/slurmctld.out" 2>&1 &
 pids+=($!)
 slurmd -D -f "$dir/slurm.conf" -N "$host" >"$dir/slurmd.out" 2>&1 &
