@@ -56,13 +56,13 @@ set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 hours="" out="" gpus="" jobs="" build="$root/build-fuzz" seeds="" op=gate_residual
-shard="" seed="" no_build="" merging="" mps_mode=auto
+shard="" seed="" no_build="" merging="" mps_mode=auto continuing=""
 impls=() merge_dirs=()
 usage() {
   cat <<'EOF2'
 usage: fuzz/nightly.sh --hours H [--gpus N] [--jobs M] [--impl SPEC]... --out DIR
                        [--shard I/N] [--seed S] [--mps auto|on|off] [--build-dir D] [--no-build] [--seeds D]
-                       [--op NAME]
+                       [--op NAME] [--continue]
        fuzz/nightly.sh --merge DIR... [--out OUT] [--impl SPEC]... [--build-dir D] [--no-build]
   --hours H      campaign length in hours (a positive number; at least 10 s are run)
   --gpus N       spread the workers over N GPUs, round-robin; default impl cuda
@@ -83,6 +83,9 @@ usage: fuzz/nightly.sh --hours H [--gpus N] [--jobs M] [--impl SPEC]... --out DI
   --no-build     use the fuzzers in --build-dir as they are (no build step)
   --op NAME      the op to fuzz (default gate_residual; gatecheck ops lists them):
                  its fuzz target fuzz_NAME, seeds and dictionary
+  --continue     this run is the same run restarted (a scheduler's requeue): the
+                 previous attempt's failures.jsonl and stats stay and count in
+                 this run's report (without it they move to history/)
   --seeds D      seed inputs (default corpus/seeds/fuzz_NAME)
 exit: 0 no new failure, 1 new failure(s), 2 usage, 3 cannot run or incomplete, 130/143 interrupted
 EOF2
@@ -94,6 +97,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
     --no-build) no_build=yes; shift ;;
+    --continue) continuing=yes; given+=("$1"); shift ;;
     --merge)
       merging=yes; shift
       while [ $# -gt 0 ] && [[ $1 != --* ]]; do
@@ -120,7 +124,7 @@ fuzzer=fuzz_$op
 export GATECHECK_FUZZ_OP=$op  # the tools decode and check inputs as this op's
 if [ -n "$merging" ]; then
   for o in "${given[@]}"; do
-    case $o in --hours|--gpus|--jobs|--shard|--seed|--seeds|--mps|--op) bad "--merge runs no campaign: it takes no $o" ;; esac
+    case $o in --hours|--gpus|--jobs|--shard|--seed|--seeds|--mps|--op|--continue) bad "--merge runs no campaign: it takes no $o" ;; esac
   done
 else
   [ -n "$hours" ] && [ -n "$out" ] || bad "--hours and --out are required"
@@ -203,6 +207,13 @@ move_to_history() {  # dir
   mkdir -p "$prev"
   had_report=no; [ -e "$1/report.md" ] && had_report=yes
   for f in campaign.json timeline.tsv failures.jsonl stats report.json report.md report.html execs_per_s.svg features.svg; do
+    # --continue: the same run restarted keeps what its previous attempt found
+    # and counted (its stats renamed, so that the new attempt's do not overwrite them)
+    if [ -n "$continuing" ] && [ "$f" = failures.jsonl ]; then continue; fi
+    if [ -n "$continuing" ] && [ "$f" = stats ] && [ -d "$1/stats" ]; then
+      for s in "$1"/stats/w*.json; do [ -e "$s" ] && mv "$s" "$1/stats/a${prev##*/}-${s##*/}"; done
+      continue
+    fi
     [ -e "$1/$f" ] && mv "$1/$f" "$prev/"
   done
 }

@@ -62,6 +62,36 @@ void read_timeline(Part& p) {
   }
 }
 
+// A share that did not finish (killed, crashed, out of time) may leave crash
+// inputs its workers had not yet turned into records: each becomes a record
+// of its own (signature "in-flight|I/N|file"), with the fuzzer's repro command,
+// so that the merge keeps what the share found before it died.
+void add_in_flight_crashes(Part& p) {
+  if (p.campaign.value("status", std::string()) == "finished" || !fs::is_directory(p.dir / "crashes")) return;
+  std::string recorded;
+  for (const auto& r : p.failures) recorded += r.dump() + "\n";
+  std::vector<fs::path> inputs;
+  for (const auto& e : fs::directory_iterator(p.dir / "crashes")) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_regular_file() || name.rfind("min-", 0) == 0 || name.find('-') == std::string::npos) continue;
+    if (recorded.find(name) == std::string::npos) inputs.push_back(e.path());
+  }
+  std::sort(inputs.begin(), inputs.end());
+  std::string impls;
+  for (const auto& i : p.campaign.value("impls", json::array()))
+    if (i.is_string()) impls += (impls.empty() ? "" : ",") + i.get<std::string>();
+  const std::string status = p.campaign.value("status", std::string("unknown"));
+  for (const auto& in : inputs)
+    p.failures.push_back({{"signature", "in-flight|" + p.label + "|" + in.filename().string()},
+                          {"property", "-"},
+                          {"impl", impls},
+                          {"case", in.string()},
+                          {"repro", "GATECHECK_FUZZ_IMPL=" + impls + " " + p.campaign.value("fuzzer", std::string("fuzz_gate_residual")) + " " + in.string()},
+                          {"shape", "-"},
+                          {"input", in.string()},
+                          {"crash", "share " + p.label + " ended (" + status + ") before it replayed this crash input"}});
+}
+
 Part read_part(const fs::path& dir) {
   Part p;
   p.dir = fs::absolute(dir).lexically_normal();
@@ -89,6 +119,7 @@ Part read_part(const fs::path& dir) {
     json r = json::parse(line, nullptr, false);
     if (r.is_object() && r.contains("signature")) p.failures.push_back(std::move(r));
   }
+  add_in_flight_crashes(p);
   read_timeline(p);
   // A share that was killed wrote no end time: its timeline tells how long it ran.
   p.fuzz_seconds = p.campaign.value("fuzz_seconds", p.campaign.value("seconds", 0.0));
@@ -185,7 +216,10 @@ int merge(const fs::path& out, const std::vector<std::string>& dirs) {
     const std::string status = p.campaign.value("status", std::string("unknown"));
     if (status == "finished") continue;
     const std::string note = p.campaign.value("note", std::string());
-    problems.push_back("share " + p.label + " " + status + (note.empty() ? "" : " (" + note + ")"));
+    if (status == "running")  // the merge runs after the shares: this one died without its report
+      problems.push_back("share " + p.label + " did not finish (its campaign.json still says running: killed or crashed)");
+    else
+      problems.push_back("share " + p.label + " " + status + (note.empty() ? "" : " (" + note + ")"));
   }
 
   // Failures: one record per signature, in share order.

@@ -9,6 +9,8 @@
 //                    "shards": every share that found it), "new" when OUT's
 //                    known_signatures.txt did not hold it; its case file is
 //                    copied to OUT/failures/ and the repro command follows it;
+//                    a share that did not finish adds one "in-flight|I/N|file"
+//                    record per crash input it had not yet replayed;
 //   known_signatures.txt  gains the new signatures;
 //   stats/           each share's per-class counts (the report sums them);
 //   timeline.tsv     each share's summed exec/s and features on one time axis
