@@ -245,7 +245,8 @@ int cmd_check(const CheckArgs& a) {
                              failure_digest(*p.failure) + ".json";
     CaseFile f = failure_case_file(*p.failure);  // values where small, the generator spec where large
     f.failure = FailureRecord{p.impl, device_name(p.device), p.property, p.failure->verdict.message,
-                              repro_command(path, p.impl, p.device, p.failure->verdict), p.failure->claimed};
+                              repro_command(path, p.impl, p.device, p.failure->verdict), p.failure->claimed,
+                              evidence_text(p.failure->verdict)};
     f.note = "found by gatecheck check " + origin + " after " +
              std::to_string(p.failure->seconds_to_find) + " s; shrunk in " +
              std::to_string(p.failure->shrink_steps) + " steps from " + describe_found_case(*p.failure);
@@ -271,6 +272,12 @@ int cmd_check(const CheckArgs& a) {
             << ", " << report.seconds << " s: " << claimed
             << " claimed propert" << (claimed == 1 ? "y" : "ies") << " failed, " << findings << " finding"
             << (findings == 1 ? "" : "s") << " on unclaimed properties\n";
+  int inconclusive = 0;
+  for (const auto& p : report.results) inconclusive += p.inconclusive();
+  if (inconclusive)
+    report_out << inconclusive << " claimed propert" << (inconclusive == 1 ? "y" : "ies") << " inconclusive: fewer than "
+               << kCaseFloor << " cases ran, so "  << (inconclusive == 1 ? "its" : "their")
+               << " pass would mean little (give it more --seconds or fewer properties)\n";
 
   if (json_to_stdout) {
     std::cout << report_json(report, saved, impls, replays, opt.limits).dump(1) << "\n" << std::flush;
@@ -287,7 +294,8 @@ int cmd_check(const CheckArgs& a) {
     }
   }
   if (report.interrupted) return stop_exit_code();
-  return claimed ? kExitFailure : kExitOk;
+  if (claimed) return kExitFailure;
+  return inconclusive ? kExitInconclusive : kExitOk;
 }
 
 }  // namespace gatecheck
