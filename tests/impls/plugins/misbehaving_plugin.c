@@ -25,6 +25,7 @@
 #define SLOW_WRONG 13   /* forward takes 200 ms and flips a bit of out[0]: a long shrink, to interrupt */
 #define SEGFAULT_AT_SCALE 14 /* forward dereferences NULL past 65,536 rows: only the scale tier reaches it */
 #define SLOW 15        /* forward is right but takes 100 ms: a short budget runs few cases */
+#define SLOW_ROWS 17   /* forward is right but takes 5 us a row: the scale tier's cases are slow */
 #define FLAKY 16       /* forward flips a bit of out[0] on every 7th call (none with GC_TEST_FLAKY_OFF set):
                         * a failure that a replay sees only on some attempts, or never */
 
@@ -68,6 +69,7 @@ static int misbehaving_forward(const gatecheck_problem* p, const void* res, cons
   chatter("forward");
   if (MISBEHAVIOUR == SLOW_WRONG) usleep(200000);
   if (MISBEHAVIOUR == SLOW) usleep(100000);
+  if (MISBEHAVIOUR == SLOW_ROWS && p) usleep((useconds_t)(5 * p->rows));
   static int calls = 0;
   const int flip = MISBEHAVIOUR == FLAKY && ++calls % 7 == 0 && !getenv("GC_TEST_FLAKY_OFF");
   int rc = forward(p, res, gate, index, y, out);
