@@ -80,8 +80,8 @@ struct ReproTally {
 
 static void print_repro_summary(const ReproTally& t, size_t files) {
   std::cout << "repro: " << files << " file" << (files == 1 ? "" : "s") << ": " << t.failing << " still failing, "
-            << t.not_reproduced << " not reproduced, " << t.passing << " passing, " << t.unreadable
-            << " unusable (bad file or arguments)";
+            << (t.not_reproduced ? std::to_string(t.not_reproduced) + " not reproduced, " : "") << t.passing
+            << " passing, " << t.unreadable << " unusable (bad file or arguments)";
   if (stop_requested()) std::cout << "; " << stop_words() << " before the other " << files - t.done();
   std::cout << "\n";
 }
