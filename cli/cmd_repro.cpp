@@ -156,7 +156,9 @@ int cmd_repro(const ReproArgs& a) {
         // A recorded failure that can depend on scheduling gets attempts until
         // it shows, within --attempts and --seconds; anything else gets one.
         const PropertyInfo* info = find_property(prop);  // (an unknown name is refused below, by the check)
-        const bool retry = info && info->flaky_failures && f.failure && f.failure->property == prop;
+        // (Only for the implementation that failed: another one passing it is no news.)
+        const bool retry = info && info->flaky_failures && f.failure && f.failure->property == prop &&
+                           f.failure->impl == impl.name;
         const int64_t attempts = retry ? a.attempts : 1;
         const auto t0 = std::chrono::steady_clock::now();
         auto seconds_gone = [&] {

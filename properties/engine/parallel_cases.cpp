@@ -73,7 +73,7 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
   std::vector<StageTimes> stages(static_cast<size_t>(n));
   std::vector<double> busy(size_t(n), 0.0);
   std::atomic<int64_t> completed{0};
-  std::mutex m;  // guards the three below
+  std::mutex m;  // guards the four below
   std::optional<FoundFailure> claimed, unclaimed;
   std::vector<std::string> overruns;
   bool interrupted = false;
