@@ -107,6 +107,7 @@ void read_provenance(const json& j, CaseFile* out, const std::string& origin) {
     rec.claimed = r.contains("claimed") ? field<bool>(r, "claimed", origin) : true;
     rec.message = r.contains("message") ? field<std::string>(r, "message", origin) : "";
     rec.repro = r.contains("repro") ? field<std::string>(r, "repro", origin) : "";
+    rec.evidence = r.contains("evidence") ? field<std::string>(r, "evidence", origin) : "";
     f.failure = rec;
   }
   if (j.contains("note")) f.note = field<std::string>(j, "note", origin);
@@ -169,6 +170,7 @@ std::string case_to_json(const CaseFile& f) {
     const FailureRecord& r = *f.failure;
     j["failure"] = {{"impl", r.impl},       {"device", r.device}, {"property", r.property},
                     {"claimed", r.claimed}, {"message", r.message}, {"repro", r.repro}};
+    if (!r.evidence.empty()) j["failure"]["evidence"] = r.evidence;
   }
   if (!f.note.empty()) j["note"] = f.note;
   // Strings may hold any bytes (a plugin's error message, a snapshot's

@@ -30,6 +30,9 @@ constexpr int64_t kMaxCaseRows = int64_t(1) << 20;
 struct FailureRecord {
   std::string impl, device, property, message, repro;
   bool claimed = true;
+  // The evidence of the run that found it: the differing bits seen, which a
+  // failure that depends on scheduling may not show again on a replay.
+  std::string evidence;
 };
 
 // A scale-tier case as a file holds it: spec and view, not materialised (a

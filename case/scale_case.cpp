@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdint>
 #include <sstream>
 #include <stdexcept>
 
@@ -246,7 +247,22 @@ std::string describe(const ScaleCase& c) {
   if (c.plan) s << " plan=" << c.plan->kind << "(" << c.plan->batches.size() << " batches)";
   if (!c.view.rows.empty() || !c.view.cols.empty() || !c.view.gates.empty())
     s << " (of generated rows=" << c.spec.rows << " dim=" << c.spec.dim << " gates=" << c.spec.gates << ")";
-  if (!c.spec.rung.empty()) s << " [" << c.spec.rung << "]";
+  const bool narrowed = !c.view.rows.empty() || !c.view.cols.empty() || !c.view.gates.empty();
+  if (narrowed)  // a shrunk case: its own size, not the tag of the draw it came from
+    s << " [" << scale_size_tag(c.rows, c.dim) << (c.spec.rung.empty() ? "" : "; shrunk from a draw for " + c.spec.rung)
+      << "]";
+  else if (!c.spec.rung.empty())
+    s << " [" << c.spec.rung << "]";
+  return s.str();
+}
+
+std::string scale_size_tag(int64_t rows, int64_t dim) {
+  const int64_t elements = rows * dim;
+  std::ostringstream s;
+  if (elements > int64_t(INT32_MAX)) s << "past 2^31 elements";
+  else if (rows > 65535) s << "past 65,535 rows";
+  else if (elements >= int64_t(65535) * 256) s << "at least 65,535 x 256 elements";
+  else s << "under 65,535 x 256 elements";
   return s.str();
 }
 

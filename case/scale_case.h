@@ -117,8 +117,12 @@ Case materialise(const ScaleCase& c);
 // index, and `output_sets` sets of the four outputs.
 uint64_t scale_case_bytes(DType t, int64_t rows, int64_t dim, int64_t gates, int output_sets);
 
-// "bf16 rows=699100 dim=3072 gates=9 pattern=uniform values=exact(|k|<=4) plan=probe [rung]"
+// "bf16 rows=699100 dim=3072 gates=9 pattern=uniform values=exact(|k|<=4) plan=probe [rung]"; a
+// narrowed (shrunk) case is tagged by its own size (scale_size_tag), naming the rung it was drawn for.
 std::string describe(const ScaleCase& c);
+// The size class of rows x dim, by the scale ladder's edges: "past 2^31
+// elements", "past 65,535 rows", "at least 65,535 x 256 elements", "under ...".
+std::string scale_size_tag(int64_t rows, int64_t dim);
 // A stable content hash (hex) of spec + view, for file names.
 std::string scale_digest(const ScaleSpec& s, const ScaleView& v);
 inline std::string scale_digest(const ScaleCase& c) { return scale_digest(c.spec, c.view); }

@@ -12,7 +12,17 @@ class App;
 
 namespace gatecheck {
 
-enum ExitCode { kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitCannotRun = 3 };
+// kExitInconclusive: nothing failed, but a claimed property ran fewer cases
+// than its floor (kCaseFloor); kExitNotReproduced: repro replayed a failure
+// that did not show again within its attempts.
+enum ExitCode {
+  kExitOk = 0,
+  kExitFailure = 1,
+  kExitUsage = 2,
+  kExitCannotRun = 3,
+  kExitInconclusive = 4,
+  kExitNotReproduced = 5
+};
 
 // The whole command line: parses argv and runs the subcommand. main() calls
 // it; so does any program that adds ops of its own before it (a test's).
@@ -63,6 +73,11 @@ struct ReproArgs {
   std::string property;      // "" = the one recorded in the file, else the default set
   bool isolate = false;
   double timeout = 60;
+  // A recorded failure of a property whose failures can depend on scheduling
+  // (PropertyInfo::flaky_failures) is replayed up to `attempts` times, or
+  // until `seconds` have gone, before it is called not reproduced.
+  int64_t attempts = 100;
+  double seconds = 60;
 };
 int cmd_repro(const ReproArgs& a);
 

@@ -223,6 +223,12 @@ int cmd_check(const CheckArgs& a) {
             << ", " << report.seconds << " s: " << claimed
             << " claimed propert" << (claimed == 1 ? "y" : "ies") << " failed, " << findings << " finding"
             << (findings == 1 ? "" : "s") << " on unclaimed properties\n";
+  int inconclusive = 0;
+  for (const auto& p : report.results) inconclusive += p.inconclusive();
+  if (inconclusive)
+    report_out << inconclusive << " claimed propert" << (inconclusive == 1 ? "y" : "ies") << " inconclusive: fewer than "
+               << kCaseFloor << " cases ran, so "  << (inconclusive == 1 ? "its" : "their")
+               << " pass would mean little (give it more --seconds or fewer properties)\n";
 
   if (json_to_stdout) {
     std::cout << report_json(report, saved, impls, replays, opt.limits).dump(1) << "\n" << std::flush;
@@ -239,7 +245,8 @@ int cmd_check(const CheckArgs& a) {
     }
   }
   if (report.interrupted) return stop_exit_code();
-  return claimed ? kExitFailure : kExitOk;
+  if (claimed) return kExitFailure;
+  return inconclusive ? kExitInconclusive : kExitOk;
 }
 
 }  // namespace gatecheck

@@ -1,5 +1,6 @@
 // gatecheck repro and gatecheck shrink: replaying and minimising corpus files.
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <optional>
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <iostream>
 
 #include "../case/case_json.h"
+#include "../properties/catalog/property_catalog.h"
 #include "../properties/generate/generators.h"
 #include "../properties/checks/properties.h"
 #include "../properties/scale/scale_tier.h"
@@ -38,6 +40,26 @@ std::vector<Subject> replay_impls(const std::vector<std::string>& specs, const s
   return implementations_from_args({"host"}, device, "", "", op);
 }
 
+// "0.84 s"
+std::string fmt_seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f s", s);
+  return buf;
+}
+
+// Each line of `text`, indented under the verdict line.
+std::string indented(const std::string& text) {
+  std::string o;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    o += "    " + text.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return o;
+}
+
 }  // namespace
 
 // What a crash (or exit, or hang) of impl on `what` prints: where it was, and
@@ -52,22 +74,30 @@ static std::string replay_crash_message(const Subject& impl, const std::string& 
 
 // How a replay of several files went, for its last line.
 struct ReproTally {
-  size_t failing = 0, passing = 0, unreadable = 0;
-  size_t done() const { return failing + passing + unreadable; }
+  size_t failing = 0, passing = 0, unreadable = 0, not_reproduced = 0;
+  size_t done() const { return failing + passing + unreadable + not_reproduced; }
 };
 
 static void print_repro_summary(const ReproTally& t, size_t files) {
   std::cout << "repro: " << files << " file" << (files == 1 ? "" : "s") << ": " << t.failing << " still failing, "
-            << t.passing << " passing, " << t.unreadable << " unusable (bad file or arguments)";
+            << (t.not_reproduced ? std::to_string(t.not_reproduced) + " not reproduced, " : "") << t.passing
+            << " passing, " << t.unreadable << " unusable (bad file or arguments)";
   if (stop_requested()) std::cout << "; " << stop_words() << " before the other " << files - t.done();
   std::cout << "\n";
 }
 
+// The worse of two exit codes: 3 could not run > 2 bad input > 1 still
+// failing > 5 not reproduced > 0.
+static int worse(int a, int b) {
+  auto rank = [](int c) { return c == kExitNotReproduced ? 1 : c == kExitOk ? 0 : c + 1; };
+  return rank(b) > rank(a) ? b : a;
+}
+
 int cmd_repro(const ReproArgs& a) {
   // Every file is replayed, whatever happened to the ones before; the exit
-  // code is the worst outcome (2 bad input > 1 still failing > 0). Ctrl-C or
-  // SIGTERM stops after the check in hand, whose verdict is dropped (the
-  // signal may have cut its call short), and says what was replayed.
+  // code is the worst outcome (worse()). Ctrl-C or SIGTERM stops after the
+  // check in hand, whose verdict is dropped (the signal may have cut its call
+  // short), and says what was replayed.
   int rc = kExitOk;
   ReproTally tally;
   const PropertyOptions popt{a.isolate, a.timeout};
@@ -80,7 +110,7 @@ int cmd_repro(const ReproArgs& a) {
       f = read_case_file(file);
     } catch (const CaseFileError& e) {
       std::fprintf(stderr, "gatecheck repro: %s\n", e.what());
-      rc = std::max(rc, int(kExitUsage));
+      rc = worse(rc, kExitUsage);
       ++tally.unreadable;
       continue;
     }
@@ -89,7 +119,7 @@ int cmd_repro(const ReproArgs& a) {
       impls = replay_impls(a.impls, a.device, f);
     } catch (const ImplArgsError& e) {
       std::fprintf(stderr, "gatecheck repro: %s: %s\n", file.c_str(), e.message.c_str());
-      rc = std::max(rc, e.exit_code);
+      rc = worse(rc, e.exit_code);
       ++tally.unreadable;
       continue;
     }
@@ -101,7 +131,7 @@ int cmd_repro(const ReproArgs& a) {
         sc = f.scale->make();
       } catch (const std::invalid_argument& e) {
         std::fprintf(stderr, "gatecheck repro: %s: %s\n", file.c_str(), e.what());
-        rc = std::max(rc, int(kExitUsage));
+        rc = worse(rc, kExitUsage);
         ++tally.unreadable;
         continue;
       }
@@ -114,7 +144,7 @@ int cmd_repro(const ReproArgs& a) {
       props.erase(std::remove_if(props.begin(), props.end(), [](const std::string& p) { return !has_scale_version(p); }),
                   props.end());
     std::cout << file << ": " << (sc ? describe(*sc) : describe(f.c)) << "\n";
-    bool failing = false, bad = false, stopped = false;
+    bool failing = false, bad = false, stopped = false, unreproduced = false;
     for (const auto& impl : impls) {
       for (const auto& prop : props) {
         if ((stopped = stop_requested())) break;
@@ -123,18 +153,36 @@ int cmd_repro(const ReproArgs& a) {
                     << "so it cannot test " << prop << ")\n";
           continue;
         }
+        // A recorded failure that can depend on scheduling gets attempts until
+        // it shows, within --attempts and --seconds; anything else gets one.
+        const PropertyInfo* info = find_property(prop);  // (an unknown name is refused below, by the check)
+        // (Only for the implementation that failed: another one passing it is no news.)
+        const bool retry = info && info->flaky_failures && f.failure && f.failure->property == prop &&
+                           f.failure->impl == impl.name;
+        const int64_t attempts = retry ? a.attempts : 1;
+        const auto t0 = std::chrono::steady_clock::now();
+        auto seconds_gone = [&] {
+          return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        };
         Verdict v;
+        int64_t attempt = 0;
         try {
           CrashMessageScope guard(replay_crash_message(impl, prop, file, file, a.isolate));
-          v = sc ? check_scale_property(prop, impl, *sc, ScaleCheckOptions{}) : check_property(prop, impl, f.c, popt);
+          for (;;) {
+            ++attempt;
+            ScaleCheckOptions so;
+            so.stress_seed = uint64_t(attempt - 1);  // each attempt its own schedule of perturbations
+            v = sc ? check_scale_property(prop, impl, *sc, so) : check_property(prop, impl, f.c, popt);
+            if (!v.passed || attempt >= attempts || seconds_gone() >= a.seconds || stop_requested()) break;
+          }
         } catch (const ScaleNoMemory& e) {
           std::cout << "  " << impl.label() << " " << prop << ": not tested (the case does not fit: " << e.what() << ")\n";
-          rc = std::max(rc, int(kExitCannotRun));
+          rc = worse(rc, kExitCannotRun);
           bad = true;
           continue;
         } catch (const std::invalid_argument& e) {
           std::fprintf(stderr, "gatecheck repro: %s: %s\n", file.c_str(), e.what());
-          rc = std::max(rc, int(kExitUsage));
+          rc = worse(rc, kExitUsage);
           bad = true;
           continue;
         }
@@ -143,19 +191,28 @@ int cmd_repro(const ReproArgs& a) {
           break;
         }
         const bool claimed = breaks_claim(v, impl.contract, sc ? sc->dtype : f.c.dtype);
+        if (v.passed && retry) {  // not a pass: the file saw it fail, and this failure can come and go
+          std::cout << "  " << impl.label() << " " << prop << ": not reproduced in " << attempt << " attempt"
+                    << (attempt == 1 ? "" : "s") << " (" << fmt_seconds(seconds_gone())
+                    << "; this failure may depend on scheduling; the file keeps the bits seen when it was found:)\n"
+                    << indented(f.failure->evidence.empty() ? f.failure->message : f.failure->evidence) << "\n";
+          rc = worse(rc, kExitNotReproduced);
+          unreproduced = true;
+          continue;
+        }
         std::cout << "  " << impl.label() << " " << prop << ": "
                   << (v.passed ? "pass" : claimed ? "FAIL (still failing)" : "finding (unclaimed, still failing)")
-                  << "\n";
+                  << (retry && !v.passed ? "; reproduced on attempt " + std::to_string(attempt) : "") << "\n";
         if (!v.passed) {
           std::cout << evidence_text(v) << "\n";
-          rc = std::max(rc, int(kExitFailure));
+          rc = worse(rc, kExitFailure);
           failing = true;
         }
       }
       if (stopped) break;
     }
     if (stopped) break;  // this file is not counted
-    ++(failing ? tally.failing : bad ? tally.unreadable : tally.passing);
+    ++(failing ? tally.failing : bad ? tally.unreadable : unreproduced ? tally.not_reproduced : tally.passing);
     std::cout.flush();  // each file's verdict shows as it is reached, through a pipe or tee too
   }
   if (a.files.size() > 1 || stop_requested()) print_repro_summary(tally, a.files.size());
@@ -211,7 +268,8 @@ static int shrink_scale_file(const ShrinkArgs& a, const CaseFile& f, const Subje
   CaseFile m;
   m.scale = ScaleFileCase{r.minimal.spec, r.minimal.view};
   m.failure = FailureRecord{impl.name, device_name(impl.device), property, r.verdict.message,
-                            repro_command(out, impl.name, impl.device), breaks_claim(r.verdict, impl.contract, r.minimal.dtype)};
+                            repro_command(out, impl.name, impl.device), breaks_claim(r.verdict, impl.contract, r.minimal.dtype),
+                            evidence_text(r.verdict)};
   m.note = "shrunk at scale by gatecheck shrink in " + std::to_string(r.steps) + " steps from " + describe(c);
   return write_shrunk(out, m, r.interrupted);
 }
@@ -276,7 +334,7 @@ int cmd_shrink(const ShrinkArgs& a) {
   CaseFile m{r.minimal, std::nullopt, {}, ""};
   m.failure = FailureRecord{impl.name, device_name(impl.device), property, r.verdict.message,
                             repro_command(out, impl.name, impl.device),
-                            breaks_claim(r.verdict, impl.contract, r.minimal.dtype)};
+                            breaks_claim(r.verdict, impl.contract, r.minimal.dtype), evidence_text(r.verdict)};
   m.note = "shrunk by gatecheck shrink in " + std::to_string(r.steps) + " steps (" + std::to_string(r.attempts) +
            " candidates) from " + describe(f.c);
   if (r.interrupted)

@@ -136,6 +136,14 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
   r->add_option("--device", repro.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   r->add_option("--property", repro.property, "property to check (default: the one recorded, else the default set)");
   add_isolate_options(r, &repro.isolate, &repro.timeout, "one property check");
+  r->add_option("--attempts", repro.attempts,
+                "replays of a recorded failure that can depend on scheduling (repeatable, the invariance "
+                "properties) before it is called not reproduced (exit 5)")
+      ->capture_default_str()
+      ->check(whole_number(1, 1000000, "attempts"));
+  r->add_option("--seconds", repro.seconds, "time cap on those replays, per file and property")
+      ->capture_default_str()
+      ->check(finite_seconds(true));
 
   ShrinkArgs shrink;
   auto* s = app.add_subcommand("shrink", "shrink a failing corpus file to a minimal case (deterministic)");

@@ -49,7 +49,7 @@ void InflightSnapshots::before_run(const Subject& impl, const std::string& prope
   const std::string path = inflight_path(corpus_, worker);
   const std::string repro = repro_command(path, impl.name, impl.device);
   CaseFile f{c, std::nullopt, {}, ""};
-  f.failure = FailureRecord{impl.name, device_name(impl.device), property, "in flight", repro, true};
+  f.failure = FailureRecord{impl.name, device_name(impl.device), property, "in flight", repro, true, ""};
   const bool saved = write(worker, case_to_snapshot(f));
   set_crash_message("  while " + impl.label() + " ran property " + property + " on " + describe(c) +
                     (saved ? "\n  the case is saved at " + path + "\n  repro: " + repro + "\n"
@@ -62,7 +62,7 @@ void InflightSnapshots::before_scale_run(const Subject& impl, const std::string&
   const std::string repro = repro_command(path, impl.name, impl.device);
   CaseFile f;
   f.scale = ScaleFileCase{c.spec, c.view};
-  f.failure = FailureRecord{impl.name, device_name(impl.device), property, "in flight", repro, true};
+  f.failure = FailureRecord{impl.name, device_name(impl.device), property, "in flight", repro, true, ""};
   const bool saved = write(worker, case_to_json(f));
   set_crash_message("  while " + impl.label() + " ran property " + property + " at scale on " + describe(c) +
                     (saved ? "\n  the case is saved at " + path + "\n  repro: " + repro + "\n"

@@ -33,8 +33,11 @@ std::string describe_minimal(const Case& c) {
 std::string minimal_case_text(const FailureReport& f) {
   return f.scale_shrunk ? describe(*f.scale_shrunk) : describe_minimal(f.shrunk);
 }
-// pass, fail, finding (properties/verdict_word.h), or "no cases" where none ran.
+// pass, fail, finding (properties/verdict_word.h); "inconclusive (N cases)"
+// where a claimed property held on fewer cases than its floor, and "no cases"
+// where an unclaimed one ran none.
 std::string result_verdict(const PropertyResult& p) {
+  if (p.inconclusive()) return "inconclusive (" + std::to_string(p.cases) + (p.cases == 1 ? " case)" : " cases)");
   if (p.passed && p.cases == 0) return "no cases";
   return verdict_word(p.passed, p.failure && p.failure->claimed);
 }
@@ -51,19 +54,23 @@ void print_table(std::ostream& os, const CheckReport& r, const std::vector<Subje
   size_t w = 16;  // the implementation column fits the longest label (plugin paths can be long)
   for (const auto& p : r.results) w = std::max(w, p.impl.size() + 2 + std::strlen(device_name(p.device)));
   const int iw = int(w + 2);
+  size_t vw = 9;  // the verdict column fits "inconclusive (N cases)"
+  for (const auto& p : r.results) vw = std::max(vw, table_word(p).size() + 1);
   os << "\n" << std::left << std::setw(iw) << "implementation" << std::setw(20) << "property" << std::setw(9)
-     << "claimed" << std::right << std::setw(8) << "cases" << "  " << std::left << std::setw(9) << "verdict"
+     << "claimed" << std::right << std::setw(8) << "cases" << "  " << std::left << std::setw(int(vw)) << "verdict"
      << std::right << std::setw(8) << "time" << "\n";
-  os << std::string(size_t(iw) + 56, '-') << "\n";
+  os << std::string(size_t(iw) + 47 + vw, '-') << "\n";
   for (const auto& p : r.results) {
     std::ostringstream label;
     label << p.impl << "@" << device_name(p.device);
     char t[32];
     std::snprintf(t, sizeof t, "%.1fs", p.seconds);
     os << std::left << std::setw(iw) << label.str() << std::setw(20) << p.property << std::setw(9)
-       << (p.claimed ? "yes" : "no") << std::right << std::setw(8) << p.cases << "  " << std::left << std::setw(9)
+       << (p.claimed ? "yes" : "no") << std::right << std::setw(8) << p.cases << "  " << std::left << std::setw(int(vw))
        << table_word(p) << std::right << std::setw(8) << t << "\n";
   }
+  for (const auto& p : r.results)  // the case in flight may run past its share; say which and by how much
+    for (const auto& o : p.overruns) os << "over its share: " << p.impl << "@" << device_name(p.device) << " " << p.property << ": " << o << "\n";
 }
 
 void print_failures(std::ostream& os, const CheckReport& r, const SavedFailures& saved,
@@ -146,7 +153,8 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, con
     const auto& p = r.results[k];
     json e = {{"impl", p.impl},     {"device", device_name(p.device)}, {"property", p.property},
               {"claimed", p.claimed}, {"cases", p.cases},              {"passed", p.passed},
-              {"verdict", result_verdict(p)}, {"seconds", p.seconds}};
+              {"case_floor", p.case_floor},   {"inconclusive", p.inconclusive()},
+              {"verdict", result_verdict(p)}, {"seconds", p.seconds}, {"overruns", p.overruns}};
     if (p.failure) {
       const FailureReport& f = *p.failure;
       const FailureShape shape = failure_shape(f);

@@ -40,7 +40,7 @@ void write_scale_inflight(const std::string& path, const Subject& impl, const st
                           const ScaleCase& c, const std::string& repro) {
   CaseFile f;
   f.scale = ScaleFileCase{c.spec, c.view};
-  f.failure = FailureRecord{impl.name, device_name(impl.device), property, "in flight", repro, true};
+  f.failure = FailureRecord{impl.name, device_name(impl.device), property, "in flight", repro, true, ""};
   try {
     write_case_file(path, f);
   } catch (const CaseFileError&) {

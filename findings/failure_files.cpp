@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "../case/fnv1a.h"
+#include "../properties/checks/properties.h"
 #include "../properties/engine/scale_check.h"
 #include "repro_command.h"
 
@@ -44,7 +45,8 @@ SavedFailures save_failures(const CheckReport& r, const std::string& corpus, con
     const std::string path = failure_file_path(corpus, "", p.impl, p.property, failure_digest(*p.failure));
     CaseFile f = failure_case_file(*p.failure);  // values where small, the generator spec where large
     f.failure = FailureRecord{p.impl, device_name(p.device), p.property, p.failure->verdict.message,
-                              repro_command(path, p.impl, p.device, p.failure->verdict), p.failure->claimed};
+                              repro_command(path, p.impl, p.device, p.failure->verdict), p.failure->claimed,
+                              evidence_text(p.failure->verdict)};  // the bits seen, for a failure that may not replay
     f.note = "found by gatecheck check " + origin + " after " + std::to_string(p.failure->seconds_to_find) +
              " s; shrunk in " + std::to_string(p.failure->shrink_steps) + " steps from " +
              describe_found_case(*p.failure);

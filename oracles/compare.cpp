@@ -192,10 +192,10 @@ std::string Comparison::summary() const {
   };
   auto detail = [&](const Mismatch& m) {
     if (m.row < 0) return m.why;  // the whole tensor is wrong (shape or dtype)
-    std::string d = fmt("[%" PRId64 ",%" PRId64 "]: got ", m.row, m.col) + bits_hex(dtype, m.got_bits) +
-                    " (" + num(m.got) + "), ";
+    std::string d = fmt("[%" PRId64 ",%" PRId64 "]: ", m.row, m.col) + (bitwise ? got_side : std::string("got")) +
+                    " " + bits_hex(dtype, m.got_bits) + " (" + num(m.got) + "), ";
     if (bitwise)
-      d += "want " + bits_hex(dtype, m.want_bits) + " (" + num(m.want) + ")";
+      d += want_side + " " + bits_hex(dtype, m.want_bits) + " (" + num(m.want) + ")";
     else
       d += "oracle " + num(m.want) + fmt(" \u00b1 %.2g", m.bound);
     return d + " (" + m.why + ")";

@@ -82,9 +82,12 @@ struct Comparison {
   DType dtype = DType::f32;                // of `got`, to print bits at their width
   int64_t cols = 0;                        // to turn flat indices into [row,col]
   bool bitwise = false;                    // compare_bitwise (want is another tensor)
+  // Bitwise: what the two sides are, for the evidence. An invariance check
+  // names them ("sub-batch" vs "full batch"): neither side is known right.
+  std::string got_side = "got", want_side = "want";
   int64_t checked = 0, failed = 0;
   int64_t nan_failed = 0, inf_failed = 0;  // NaN/Inf mismatches counted on their own
-  int64_t first_bad = -1, last_bad = -1;   // flat element indices
+  int64_t first_bad = -1, last_bad = -1;   // flat element indices, lowest and highest
   std::vector<Mismatch> first;             // at most kMaxMismatches
   double max_err_over_bound = 0;           // accuracy: max |err|/bound (inf if bound 0 and err > 0)
   bool ok() const { return failed == 0; }

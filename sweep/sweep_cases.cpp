@@ -58,7 +58,7 @@ SweepReplay make_replay(const Subject& s, const SweepGrid& g, const SweepFailure
     return r;
   }
   r.note += r.fails ? "the replay fails, as it must" : "the replay passed: the difference did not come back on demand";
-  CaseFile file{c, spec, FailureRecord{s.name, device_name(s.device), f.property, f.detail, "", f.claimed}, ""};
+  CaseFile file{c, spec, FailureRecord{s.name, device_name(s.device), f.property, f.detail, "", f.claimed, ""}, ""};
   file.note = "gatecheck sweep: " + f.check + " (seed " + std::to_string(f.seed) + ") on " + s.label() + ": " + f.detail;
   r.file = std::move(file);
   return r;

@@ -44,6 +44,37 @@ std::string show(const json& v) {
 
 std::vector<std::string> keys(const json* obj) { return keys_in_order({obj}); }
 
+// A report can hold null where a fact was not known (an exported tree has no
+// git commit or dirty flag), so fields are read by kind: a missing, null or
+// mistyped field gives the fallback instead of throwing.
+std::string text_of(const json& j, const char* k, const std::string& fallback = "") {
+  if (!j.is_object()) return fallback;
+  auto it = j.find(k);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+bool flag_of(const json& j, const char* k) {
+  if (!j.is_object()) return false;
+  auto it = j.find(k);
+  return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+double number_of(const json& j, const char* k, double fallback) {
+  if (!j.is_object()) return fallback;
+  auto it = j.find(k);
+  return it != j.end() && it->is_number() ? it->get<double>() : fallback;
+}
+const json& field_of(const json& j, const char* k) {
+  static const json null_value;
+  if (!j.is_object()) return null_value;
+  auto it = j.find(k);
+  return it != j.end() ? *it : null_value;
+}
+// The tree's state beside its commit: unknown when the report could not tell.
+std::string tree_state(const json& r) {
+  const json& d = field_of(r, "tracked_tree_dirty");
+  if (!d.is_boolean()) return " (tracked files: unknown)";
+  return d.get<bool>() ? " (tracked files changed)" : "";
+}
+
 const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
 
 struct Series {
@@ -114,8 +145,8 @@ const json* theirs_for(const json& report, const std::string& label, std::string
   const json* cmp = json_at(report, {"compare", "pairs"});
   if (!cmp) return nullptr;
   for (const auto& p : *cmp)
-    if (p.value("ours", "") == label) {
-      *their_name = p.value("theirs", "");
+    if (text_of(p, "ours") == label) {
+      *their_name = text_of(p, "theirs");
       return &p;
     }
   return nullptr;
@@ -145,12 +176,12 @@ std::string sweep_html(const json& r) {
   o << "<p class='meta'>GPU " << show(value_at(env, {"gpu"})) << ", driver "
     << show(value_at(env, {"driver"})) << ", CUDA " << show(value_at(env, {"cuda"})) << ", LibTorch "
     << show(value_at(env, {"torch"})) << ", CPU " << show(value_at(env, {"cpu"})) << "<br>commit "
-    << show(r.value("commit", json(nullptr))) << (r.value("tracked_tree_dirty", false) ? " (tracked files changed)" : "")
-    << ", gatecheck " << show(r.value("gatecheck_version", json(nullptr))) << ", " << num(r.value("seconds", 0.0), 3)
-    << " s" << (r.value("interrupted", false) ? ", <b>interrupted</b>" : "") << "<br><code>"
-    << esc(r.value("command", "")) << "</code></p>";
-  if (r.value("quick", false))
-    o << "<p><b>--quick</b>: " << esc(r.value("quick_scaling", "")) << "</p>";
+    << show(field_of(r, "commit")) << tree_state(r)
+    << ", gatecheck " << show(field_of(r, "gatecheck_version")) << ", " << num(number_of(r, "seconds", 0.0), 3)
+    << " s" << (flag_of(r, "interrupted") ? ", <b>interrupted</b>" : "") << "<br><code>"
+    << esc(text_of(r, "command")) << "</code></p>";
+  if (flag_of(r, "quick"))
+    o << "<p><b>--quick</b>: " << esc(text_of(r, "quick_scaling")) << "</p>";
   const json& g = value_at(r, {"grid"});
   auto gv = [&](const char* k) { return g.contains(k) ? show(g.at(k)) : std::string("&ndash;"); };
   o << "<p>Grid: " << gv("dtype") << ", dim " << gv("dim") << ", " << gv("gates") << " gates, seeds " << gv("seeds")
@@ -163,15 +194,15 @@ std::string sweep_html(const json& r) {
   o << "<h2>Verdicts</h2><p>pass; <b>fail</b>: a property the implementation claims failed; <b>finding</b>: one it "
        "does not claim failed (its contract is under its name).";
   if (r.contains("compare"))
-    o << " Beside ours, the compared report's value for its paired row (" << esc(r["compare"].value("against", ""))
+    o << " Beside ours, the compared report's value for its paired row (" << esc(text_of(r["compare"], "against"))
       << "); <span class='mark'>*</span> where a verdict differs."
-      << (r["compare"].contains("note") ? " Note: " + esc(r["compare"]["note"].get<std::string>()) + "." : "");
+      << (text_of(r["compare"], "note").empty() ? "" : " Note: " + esc(text_of(r["compare"], "note")) + ".");
   o << "</p><table><tr><th>check</th>";
   for (const auto& i : impls) {
     std::string their;
     theirs_for(r, i, &their);
     o << "<th>" << esc(i) << (their.empty() ? "" : "<br><small>vs " + esc(their) + "</small>") << "<br><small>"
-      << esc(plain[i].contains("gatecheck") ? plain[i]["gatecheck"].value("contract", "") : "") << "</small></th>";
+      << esc(plain[i].contains("gatecheck") ? text_of(plain[i]["gatecheck"], "contract") : "") << "</small></th>";
   }
   o << "</tr>";
   struct Row {
@@ -192,21 +223,21 @@ std::string sweep_html(const json& r) {
     for (const auto& i : impls) {
       const json& e = plain[i];
       if (e.contains("unavailable")) {
-        o << "<td><small>unavailable: " << esc(e["unavailable"].get<std::string>()) << "</small></td>";
+        o << "<td><small>unavailable: " << show(e["unavailable"]) << "</small></td>";
         continue;
       }
       const json* w = json_at(e, {"gatecheck", "verdicts", row.check});
-      const std::string word = w ? w->get<std::string>() : "?";
+      const std::string word = w && w->is_string() ? w->get<std::string>() : "?";
       std::string detail;
       const json* n = json_at(e, {"gatecheck", "failed_comparisons", row.check});
-      if (n) detail = std::to_string(n->get<int64_t>()) + " failed";
+      if (n && n->is_number_integer()) detail = std::to_string(n->get<int64_t>()) + " failed";
       if (row.seed_field) {
         std::string their;
         if (const json* p = theirs_for(r, i, &their))
-          for (const auto& f : (*p)["fields"])
-            if (f.value("field", "") == row.seed_field)
-              detail += (detail.empty() ? "" : "; ") + std::string("ours ") + show(f["ours"]) + ", theirs " +
-                        show(f["theirs"]) + (f.value("differs", false) ? " <span class='mark'>*</span>" : "");
+          for (const auto& f : field_of(*p, "fields"))
+            if (text_of(f, "field") == row.seed_field)
+              detail += (detail.empty() ? "" : "; ") + std::string("ours ") + show(field_of(f, "ours")) + ", theirs " +
+                        show(field_of(f, "theirs")) + (flag_of(f, "differs") ? " <span class='mark'>*</span>" : "");
       }
       o << verdict_cell(word, detail);
     }
@@ -215,7 +246,7 @@ std::string sweep_html(const json& r) {
   o << "</table>";
   for (const auto& i : impls)
     if (const json* err = json_at(plain[i], {"gatecheck", "error"}))
-      o << "<p><b>" << esc(i) << "</b> stopped: " << esc(err->get<std::string>()) << "</p>";
+      o << "<p><b>" << esc(i) << "</b> stopped: " << show(*err) << "</p>";
 
   // The seed's fields, ours beside theirs.
   o << "<h2>The prior art's fields</h2><table><tr><th>field</th>";
@@ -251,14 +282,14 @@ std::string sweep_html(const json& r) {
     }
     std::string their;
     if (const json* p = theirs_for(r, i, &their))
-      for (const auto& f : (*p)["fields"]) {
-        const std::string name = f.value("field", "");
-        if (f.value("kind", "") == "verdict" && name.find(' ') != std::string::npos) continue;  // derived
+      for (const auto& f : field_of(*p, "fields")) {
+        const std::string name = text_of(f, "field");
+        if (text_of(f, "kind") == "verdict" && name.find(' ') != std::string::npos) continue;  // derived
         if (std::find(fields.begin(), fields.end(), name) == fields.end()) fields.push_back(name);
         std::string& c = cells[name][i];
         if (c.empty()) c = "&ndash;";
-        c += " <small>/ " + show(f["theirs"]) + "</small>";
-        if (f.value("differs", false)) c += " <span class='mark'>*</span>";
+        c += " <small>/ " + show(field_of(f, "theirs")) + "</small>";
+        if (flag_of(f, "differs")) c += " <span class='mark'>*</span>";
       }
   }
   if (r.contains("compare"))
@@ -344,9 +375,9 @@ std::string sweep_html(const json& r) {
     for (const auto& n : keys(json_at(plain[i], {"gatecheck", "accuracy"})))
         for (const auto& [out, x] : plain[i]["gatecheck"]["accuracy"][n]["outputs"].items())
           o << "<tr><td>" << esc(i) << "</td><td>" << esc(n) << "</td><td>" << esc(out) << "</td>"
-            << verdict_cell(x.value("verdict", "?"), "") << "<td>" << show(x["outside_bound"]) << " of "
-            << show(x["elements"]) << "</td><td>" << show(x["max_err_over_bound"]) << "</td><td>"
-            << show(x["max_ulps"]) << "</td><td>" << show(x["rel_err"]) << "</td><td>" << show(x["eager_differ"])
+            << verdict_cell(text_of(x, "verdict", "?"), "") << "<td>" << show(field_of(x, "outside_bound")) << " of "
+            << show(field_of(x, "elements")) << "</td><td>" << show(field_of(x, "max_err_over_bound")) << "</td><td>"
+            << show(field_of(x, "max_ulps")) << "</td><td>" << show(field_of(x, "rel_err")) << "</td><td>" << show(field_of(x, "eager_differ"))
             << "</td></tr>";
   o << "</table>";
 
@@ -360,11 +391,10 @@ std::string sweep_html(const json& r) {
     o << "<h3>" << esc(i) << "</h3><p>failed comparisons: " << show(value_at(plain[i], {"gatecheck", "failed_comparisons"}))
       << "; the first of each check:</p><ul>";
     for (const auto& f : *fs) {
-      o << "<li><b>" << esc(f.value("check", "")) << "</b> (" << esc(f.value("verdict", "")) << ", seed "
-        << show(f["seed"]) << "): " << esc(f.value("detail", ""));
-      if (f["repro"].is_string())
-        o << "<br><code>" << esc(f["repro"].get<std::string>()) << "</code>";
-      o << "<br><small>" << esc(f.value("replay_note", "")) << "</small></li>";
+      o << "<li><b>" << esc(text_of(f, "check")) << "</b> (" << esc(text_of(f, "verdict")) << ", seed "
+        << show(field_of(f, "seed")) << "): " << esc(text_of(f, "detail"));
+      if (!text_of(f, "repro").empty()) o << "<br><code>" << esc(text_of(f, "repro")) << "</code>";
+      o << "<br><small>" << esc(text_of(f, "replay_note")) << "</small></li>";
     }
     o << "</ul>";
   }

@@ -66,7 +66,7 @@ int write_seeds(const std::string& dir) {
   write_text(file_dir + "/seed-spec", case_to_json(spec));
   CaseFile failed;
   failed.c = decode_input(nullptr, 0);
-  failed.failure = FailureRecord{"host", "cpu", "row_invariance", "example", "gatecheck repro x.json --impl host", true};
+  failed.failure = FailureRecord{"host", "cpu", "row_invariance", "example", "gatecheck repro x.json --impl host", true, ""};
   const std::string good = case_to_json(failed);
   write_text(file_dir + "/seed-failure", good);
   write_text(file_dir + "/seed-truncated", good.substr(0, good.size() / 2));

@@ -1,6 +1,7 @@
 // row_invariance, segment_invariance and repeatable: bit-for-bit comparisons
 // of an implementation against itself, under a batch plan or across reruns.
 // Both invariance properties carry a vacuity guard (plan_movement.h).
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -23,18 +24,34 @@ HostTensor gather_rows(const HostTensor& t, const std::vector<int64_t>& rows) {
   return g;
 }
 
-// Re-labels a comparison made on gathered rows: row i of it is `rows[i]` of
-// the original tensor; `where(i)` says where that row sat in the batch.
+// Re-labels a comparison of `got` against `want`, made on gathered rows: row
+// i of it is `rows[i]` of the original tensor; `where(i)` says where that row
+// sat in the batch. The sides are a sub-batch and the full batch; neither is
+// known to be the right one.
 template <class Where>
-void relabel(Comparison& cmp, const std::vector<int64_t>& rows, int64_t cols, Where where) {
+void relabel(Comparison& cmp, const HostTensor& got, const HostTensor& want, const std::vector<int64_t>& rows,
+             int64_t cols, Where where) {
+  cmp.got_side = "sub-batch";
+  cmp.want_side = "full batch";
   for (auto& m : cmp.first) {
+    if (m.row < 0) continue;  // the whole tensor (a shape or dtype mismatch)
     const int64_t i = m.row;
     m.row = rows[size_t(i)];
     m.why = where(i) + ": " + m.why;
   }
+  // Gathered rows need not be in the tensor's order, so the first and last
+  // bad element are found again over the original indices.
+  if (cmp.first_bad < 0 || got.numel() != want.numel()) return;
   auto flat = [&](int64_t f) { return cols ? rows[size_t(f / cols)] * cols + f % cols : f; };
-  if (cmp.first_bad >= 0) cmp.first_bad = flat(cmp.first_bad);
-  if (cmp.last_bad >= 0) cmp.last_bad = flat(cmp.last_bad);
+  int64_t lo = -1, hi = -1;
+  for (int64_t i = cmp.first_bad; i <= cmp.last_bad; ++i) {
+    if (got.bits(i) == want.bits(i)) continue;
+    const int64_t f = flat(i);
+    lo = lo < 0 ? f : std::min(lo, f);
+    hi = std::max(hi, f);
+  }
+  cmp.first_bad = lo;
+  cmp.last_bad = hi;
 }
 
 std::string plan_text(const BatchPlan& p) {
@@ -69,9 +86,9 @@ void summarise(Verdict& v, const Implementation& impl, const Case& c, const Batc
   for (size_t i = 0; i < v.comparisons.size(); ++i) {
     const Comparison& cmp = v.comparisons[i];
     const Mismatch& m = cmp.first.front();
-    s << (i ? "; " : "") << cmp.tensor << ": " << cmp.failed << " of " << cmp.checked << " elements differ, first ["
-      << m.row << ", " << m.col << "] bits 0x" << std::hex << m.got_bits << " vs 0x" << m.want_bits << std::dec
-      << " (" << m.why << ")";
+    s << (i ? "; " : "") << cmp.tensor << ": " << cmp.failed << " of " << cmp.checked << " elements differ, one at ["
+      << m.row << ", " << m.col << "]: " << cmp.got_side << " 0x" << std::hex << m.got_bits << " vs " << cmp.want_side
+      << " 0x" << m.want_bits << std::dec << " (" << m.why << ")";
   }
   v.message = s.str() + (v.message.empty() ? "" : "; " + v.message);
 }
@@ -95,9 +112,10 @@ Verdict row_invariance(const Implementation& impl, const Case& c, const Property
     const StageTimer t(Stage::compare);
     for (size_t o = 0; o < rowwise.size(); ++o) {
       const size_t k = size_t(rowwise[o]);
-      Comparison cmp = compare_bitwise(c.op->outputs[k].name, part.outputs.tensors[k],
-                                       gather_rows(full.outputs.tensors[k], b));
-      relabel(cmp, b, c.dim, [&](int64_t i) {
+      const HostTensor& got = part.outputs.tensors[k];
+      const HostTensor want = gather_rows(full.outputs.tensors[k], b);
+      Comparison cmp = compare_bitwise(c.op->outputs[k].name, got, want);
+      relabel(cmp, got, want, b, c.dim, [&](int64_t i) {
         return "batch " + std::to_string(bi) + " (" + std::to_string(b.size()) + " rows) offset " +
                std::to_string(i) + " vs full batch offset " + std::to_string(b[size_t(i)]);
       });
@@ -137,9 +155,10 @@ Verdict segment_invariance(const Implementation& impl, const Case& c, const Prop
     const StageTimer t(Stage::compare);
     for (size_t s = 0; s < sums.size(); ++s) {
       const size_t out = size_t(sums[s]);
-      Comparison cmp = compare_bitwise(c.op->outputs[out].name, gather_rows(part.outputs.tensors[out], gates),
-                                       gather_rows(full.outputs.tensors[out], gates));
-      relabel(cmp, gates, c.dim, [&](int64_t i) {
+      const HostTensor got = gather_rows(part.outputs.tensors[out], gates);
+      const HostTensor want = gather_rows(full.outputs.tensors[out], gates);
+      Comparison cmp = compare_bitwise(c.op->outputs[out].name, got, want);
+      relabel(cmp, got, want, gates, c.dim, [&](int64_t i) {
         const int64_t k = gates[size_t(i)];
         const size_t n = by_gate[size_t(k)].size();
         return "index " + std::to_string(k) + (n ? " (all its " + std::to_string(n) + " rows" : " (unused") +
@@ -170,6 +189,8 @@ Verdict repeatable(const Implementation& impl, const Case& c, const PropertyOpti
     const StageTimer timer(Stage::compare);
     for (size_t t = 0; t < total.size(); ++t) {
       Comparison cmp = compare_bitwise(c.op->outputs[t].name, again.outputs.tensors[t], first.outputs.tensors[t]);
+      cmp.got_side = "a later run";  // the mismatch's `why` says which
+      cmp.want_side = "run 1";
       for (auto& m : cmp.first) m.why = "run " + std::to_string(k + 2) + " vs run 1: " + m.why;
       merge_into(total[t], cmp);
     }
@@ -184,8 +205,8 @@ Verdict repeatable(const Implementation& impl, const Case& c, const PropertyOpti
     for (size_t i = 0; i < v.comparisons.size(); ++i) {
       const auto& cmp = v.comparisons[i];
       const auto& m = cmp.first.front();
-      s << (i ? "; " : "") << cmp.tensor << ": " << cmp.failed << " elements differ, first [" << m.row << ", "
-        << m.col << "] bits 0x" << std::hex << m.got_bits << " vs 0x" << m.want_bits << std::dec << " (" << m.why
+      s << (i ? "; " : "") << cmp.tensor << ": " << cmp.failed << " elements differ, one at [" << m.row << ", "
+        << m.col << "]: 0x" << std::hex << m.got_bits << " vs 0x" << m.want_bits << std::dec << " (" << m.why
         << ")";
     }
     v.message = s.str();

@@ -2,6 +2,7 @@
 // themselves live in *_properties.cpp, one file per kind of check.
 #include "properties.h"
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
@@ -92,13 +93,16 @@ void merge_into(Comparison& a, const Comparison& b) {
     a.dtype = b.dtype;
     a.cols = b.cols;
     a.bitwise = b.bitwise;
+    a.got_side = b.got_side;
+    a.want_side = b.want_side;
   }
   a.checked += b.checked;
   a.failed += b.failed;
   a.nan_failed += b.nan_failed;
   a.inf_failed += b.inf_failed;
-  if (b.first_bad >= 0 && a.first_bad < 0) a.first_bad = b.first_bad;
-  if (b.last_bad >= 0) a.last_bad = b.last_bad;
+  // Parts can come in any order of index (batches of a plan): keep the extent.
+  if (b.first_bad >= 0) a.first_bad = a.first_bad < 0 ? b.first_bad : std::min(a.first_bad, b.first_bad);
+  if (b.last_bad >= 0) a.last_bad = std::max(a.last_bad, b.last_bad);
   for (const auto& m : b.first)
     if (a.first.size() < kMaxMismatches) a.first.push_back(m);
   a.max_err_over_bound = std::max(a.max_err_over_bound, b.max_err_over_bound);

@@ -39,6 +39,12 @@ bool CheckReport::any_claimed_failure() const {
   return false;
 }
 
+bool CheckReport::any_inconclusive() const {
+  for (const auto& r : results)
+    if (r.inconclusive()) return true;
+  return false;
+}
+
 namespace {
 // "" for the default shape limits, else "/rows<=R,dim<=D,gates<=G", then
 // ",no-h3-dims" and each minimum that is not 0 (",rows>=R", ...).
@@ -289,6 +295,7 @@ CheckReport run_reproduce(const std::vector<Subject>& impls, const CheckOptions&
       pr.property = property;
       pr.claimed = claimed_for_some_dtype(impl.contract, property, {c.dtype});
       pr.cases = 1;
+      pr.case_floor = 1;  // a replay runs the one case it encodes
       Verdict v = check_property(property, impl, c, popt(opt));
       if (opt.after_run) opt.after_run();
       if (!v.passed) {
@@ -341,11 +348,14 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
   const ParallelCalls parallel(rep.jobs);
   CheckWorkers workers(rep.jobs);
   ScaleLimitsCache scale_limits;  // the scale tier's limits per device, fixed at first use
+  ScaleCostModel scale_cost;      // what scale cases have cost so far in this run
   for (const auto& impl : impls)
     for (const auto& property : opt.properties) {
       if (rep.interrupted || rep.stopped_on_failure) break;
-      // An even share of what is left of the budget (negative: no time budget).
-      const double slice = opt.seconds > 0 ? clock.left(opt.seconds) / double(pairs - pair) : -1;
+      // Its even share of the budget (negative: no time budget), or of what is
+      // left when earlier pairs left some: a pair that ran over eats no other's.
+      const double slice =
+          opt.seconds > 0 ? std::max(opt.seconds / double(pairs), clock.left(opt.seconds) / double(pairs - pair)) : -1;
       ++pair;
       const auto t0 = Clock::now();
       PropertyResult pr;
@@ -359,14 +369,16 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
       // drawn at scale; scale draw j is draw_scale_case(seed, property, j),
       // from its own stream, so small case k is the same with the tier on or
       // off. Scale cases count towards the case budget.
-      ScaleTierPair scale(opt, scale_limits, impl, property, rep.coverage.scale);
+      ScaleTierPair scale(opt, scale_limits, scale_cost, impl, property, rep.coverage.scale);
       PairCases run = run_pair_cases(workers, impl, property, limits, scale, opt, max_cases, slice, t0,
                                      [&](int64_t done) { progress.tick(impl, property, total_cases + done, failures); });
       rep.interrupted = run.interrupted;
       pr.cases = run.cases;
+      pr.case_floor = max_cases > 0 ? std::min(kCaseFloor, max_cases) : kCaseFloor;
       total_cases += run.cases;
       pr.stages = run.stages;
       pr.worker_seconds = run.worker_seconds;
+      pr.overruns = run.overruns;
       add(rep.coverage, run.coverage);
       if (run.failure) {  // shrunk here, serially (a stop leaves it as found)
         const auto shrink_t0 = Clock::now();

@@ -33,6 +33,12 @@ struct CheckProgress {
 // nor a case budget (RapidCheck's own default).
 constexpr int64_t kCasesWithoutBudget = 100;
 
+// The fewest cases a claimed property must run for its pass to mean
+// something: fewer (a budget eaten elsewhere, a slow implementation) is
+// "inconclusive (N cases)", never "pass". A run that asks for fewer cases
+// with --cases gets what it asked for as its floor.
+constexpr int64_t kCaseFloor = 20;
+
 struct CheckOptions {
   std::vector<std::string> properties = default_properties();
   uint64_t seed = 0;
@@ -115,11 +121,17 @@ struct PropertyResult {
   std::string property;
   bool claimed = true;             // property claimed (for at least one dtype seen)
   int64_t cases = 0;
+  int64_t case_floor = 0;          // kCaseFloor, or the case budget when lower (1 for a replay)
   bool passed = true;
   double seconds = 0;
   std::optional<FailureReport> failure;
   StageTimes stages;          // where the workers' time went (harness/stage_clock.h), summed over them
   double worker_seconds = 0;  // the workers' time on this pair, summed (stages plus what no stage timed)
+  // Scale cases that ran past the time their share had left (the one case in
+  // flight may): each says its size, its estimate and how far past it ran.
+  std::vector<std::string> overruns;
+  // A claimed property that held on fewer cases than its floor: not a pass.
+  bool inconclusive() const { return claimed && passed && cases < case_floor; }
 };
 
 struct Coverage {
@@ -136,6 +148,7 @@ struct CheckReport {
   bool interrupted = false;  // stopped by CheckOptions::stop_requested before its budget ran out
   bool stopped_on_failure = false;  // CheckOptions::stop_on_failure ended it early
   bool any_claimed_failure() const;
+  bool any_inconclusive() const;
 };
 
 CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt);

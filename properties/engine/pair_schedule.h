@@ -8,7 +8,11 @@
 //    the serial loop's.
 //  - With a time budget, a scale slot is handed out when none is running and
 //    the scale tier has had less than its share of the pair's time so far
-//    (wall time: scale cases run one at a time, whatever the workers).
+//    (wall time: scale cases run one at a time, whatever the workers). The
+//    slot carries the time it may take: what is left of the tier's share of
+//    the pair's slice, and never past the slice's end; the tier runs only a
+//    draw whose estimated cost fits it (scale_cost.h), and once none does, the
+//    pair hands out no more scale slots.
 // Small slot k is case_slots.h's slot k whatever its position, so the small
 // cases are the same with the scale tier on or off.
 #pragma once
@@ -28,6 +32,7 @@ struct PairSlot {
   bool scale = false;
   CaseSlot small;             // a small slot's case
   int64_t scale_ordinal = 0;  // a scale slot's number among the scale slots (0, 1, ...)
+  double scale_seconds = -1;  // the time a scale slot may take (negative: no time budget)
 };
 
 class PairSchedule {
@@ -41,7 +46,11 @@ class PairSchedule {
   std::optional<PairSlot> next(int64_t max_cases, double slice_seconds, std::chrono::steady_clock::time_point start);
   // A scale slot is over (with a time budget, the next may then be handed
   // out): `seconds` of the tier's time, `ran` whether a case ran.
-  void scale_done(double seconds, bool ran);
+  // nothing_fits: no draw fitted the time left, so no more scale slots.
+  void scale_done(double seconds, bool ran, bool nothing_fits = false);
+  // The time the tier may still take of a slice of `slice_seconds`, `elapsed`
+  // of it gone (a pure function, exposed for tests).
+  static double scale_allowance(double share, double slice_seconds, double elapsed, double scale_seconds_used);
   void close();
   void cut_after(int64_t position);  // a claimed failure there: what follows would not count
 
@@ -49,6 +58,7 @@ class PairSchedule {
   std::mutex m_;
   CaseSlots& small_;
   ScaleShare share_;
+  double share_value_;
   bool scale_on_, time_budget_;
   bool scale_running_ = false;
   int64_t position_ = 0, scale_handed_ = 0;

@@ -3,6 +3,7 @@
 #include <rapidcheck/GenerationFailure.h>
 
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -43,6 +44,17 @@ struct ScaleDone {
   ScaleCoverage coverage;
 };
 
+// A scale case past its time by more than this is reported.
+constexpr double kOverrunNoted = 0.05;
+
+std::string overrun_text(const ScaleSlotRun& r) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, ": %.2f s, %.2f s past the %.2f s its share had left (estimated %.2f s from %s)",
+                r.seconds + r.skipped_seconds, r.seconds + r.skipped_seconds - r.allowance, r.allowance, r.estimate,
+                r.rate_source.c_str());
+  return "scale case " + describe(r.c) + ", " + std::to_string(r.c.elements()) + " elements" + buf;
+}
+
 bool stop_requested(const CheckOptions& opt) { return opt.stop_requested && opt.stop_requested(); }
 
 }  // namespace
@@ -61,8 +73,9 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
   std::vector<StageTimes> stages(static_cast<size_t>(n));
   std::vector<double> busy(size_t(n), 0.0);
   std::atomic<int64_t> completed{0};
-  std::mutex m;  // guards the three below
+  std::mutex m;  // guards the four below
   std::optional<FoundFailure> claimed, unclaimed;
+  std::vector<std::string> overruns;
   bool interrupted = false;
   auto stop = [&] {
     {
@@ -86,8 +99,12 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
 
   // A scale slot on worker w; false once the worker should stop.
   auto scale_slot = [&](int w, const PairSlot& slot) {
-    ScaleSlotRun run = scale.run(slot.scale_ordinal, slot.position);
-    slots.scale_done(run.seconds + run.skipped_seconds, run.ran);
+    ScaleSlotRun run = scale.run(slot.scale_ordinal, slot.position, slot.scale_seconds);
+    slots.scale_done(run.seconds + run.skipped_seconds, run.ran, run.nothing_fits);
+    if (run.ran && run.allowance >= 0 && run.seconds + run.skipped_seconds > run.allowance + kOverrunNoted) {
+      const std::lock_guard<std::mutex> lock(m);
+      overruns.push_back(overrun_text(run));
+    }
     if (stop_requested(opt)) {  // its call may have been cut short by the stop itself
       stop();
       return false;
@@ -196,6 +213,7 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
         r.cases += d.coverage.cases;
         r.coverage.scale.add(d.coverage);
       }
+  r.overruns = std::move(overruns);
   if (claimed) r.failure = std::move(claimed);
   else if (unclaimed) r.failure = std::move(unclaimed);
   for (int w = 0; w < n; ++w) {

@@ -49,6 +49,7 @@ struct PairCases {
   bool interrupted = false;    // opt.stop_requested said stop
   StageTimes stages;           // summed over the workers
   double worker_seconds = 0;   // the workers' wall time, summed
+  std::vector<std::string> overruns;  // scale cases past their time (PropertyResult::overruns)
 };
 
 // Runs the cases of (impl, property), drawn within `limits`, on `workers`

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <optional>
+#include <utility>
 
 #include "../../harness/scale/scale_backend.h"
 #include "../scale/shrink_scale.h"
@@ -22,9 +24,9 @@ const ScaleLimits& ScaleLimitsCache::get(Device d, const ScaleOptions& o) {
   return it->second;
 }
 
-ScaleTierPair::ScaleTierPair(const CheckOptions& opt, ScaleLimitsCache& limits, const Subject& impl,
-                             const std::string& property, ScaleCoverage& cov)
-    : opt_(opt), impl_(impl), property_(property) {
+ScaleTierPair::ScaleTierPair(const CheckOptions& opt, ScaleLimitsCache& limits, ScaleCostModel& cost,
+                             const Subject& impl, const std::string& property, ScaleCoverage& cov)
+    : opt_(opt), cost_(cost), impl_(impl), property_(property) {
   if (!opt.scale.enabled) return;
   if (const OpOracle* o = find_op_oracle(*impl.op); !o || !o->judges_scale_cases) {
     cov.notes[impl.op->name] = "no scale cases: the oracle judges none of this op's";
@@ -64,8 +66,9 @@ void ScaleTierPair::cut_after(int64_t position) {
   turn_changed_.notify_all();
 }
 
-ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position) {
+ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowance) {
   ScaleSlotRun r;
+  r.allowance = allowance;
   if (!limits_) return r;
   {
     std::unique_lock<std::mutex> lock(m_);
@@ -88,6 +91,14 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position) {
   static std::mutex one_at_a_time;  // a scale case may hold most of the device's memory
   const std::lock_guard<std::mutex> one(one_at_a_time);
   auto stop = [&] { return opt_.stop_requested && opt_.stop_requested(); };
+  const auto slot_t0 = Clock::now();
+  const std::string who = impl_.label();
+  // With a time allowance: nothing measured yet for this implementation, the
+  // smallest of the first draws runs, to measure its rate (a wrong guess then
+  // costs one small case); after that, the first draw whose estimate fits.
+  const bool probing = allowance >= 0 && !cost_.measured(who);
+  int tried = 0;
+  std::optional<std::pair<int64_t, ScaleSpec>> smallest;
   for (;; ++r.draw) {  // a draw that does not run hands on to the next, as the serial loop did
     if (stop()) return r;
     const auto t0 = Clock::now();
@@ -96,8 +107,33 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position) {
       r.skipped_seconds += since(t0);
     };
     ScaleCase c;
+    double estimate = 0;
+    std::string source;
     try {
-      c = make_scale_case(draw_scale_case(opt_.seed, property_, r.draw, *limits_));
+      ScaleSpec spec = draw_scale_case(opt_.seed, property_, r.draw, *limits_);
+      if (allowance >= 0) {
+        ++tried;
+        const bool in_time = since(slot_t0) < allowance;
+        if (probing) {
+          if (!smallest || spec.rows * spec.dim < smallest->second.rows * smallest->second.dim)
+            smallest.emplace(r.draw, spec);
+          if (tried < kScaleProbeDraws && in_time) {
+            r.skipped_seconds += since(t0);  // not counted as skipped: a later slot draws it again
+            continue;
+          }
+          r.draw = smallest->first;
+          spec = smallest->second;
+          smallest.reset();  // should it not run (out of memory), the next ones are probed afresh
+          tried = 0;
+        } else if (double(spec.rows * spec.dim) / cost_.rate(who, property_) > allowance - since(slot_t0)) {
+          skip("estimated to take more than the share left");  // it would eat the next share
+          if (tried < kScaleDrawsToFit && in_time) continue;
+          r.nothing_fits = true;
+          return r;
+        }
+        estimate = double(spec.rows * spec.dim) / cost_.rate(who, property_, &source);
+      }
+      c = make_scale_case(spec);
     } catch (const std::invalid_argument& e) {  // a draw the ladder should never make
       skip(std::string("bad draw: ") + e.what());
       continue;
@@ -118,6 +154,9 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position) {
     }
     if (stop()) return r;  // its call may have been cut short
     r.seconds = since(t0);
+    cost_.record(who, property_, c.elements(), r.seconds);
+    r.estimate = estimate;
+    r.rate_source = source;
     r.ran = true;
     r.c = std::move(c);
     r.verdict = std::move(v);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "check_engine.h"
+#include "../scale/scale_cost.h"
 #include "../scale/scale_properties.h"
 
 namespace gatecheck {
@@ -35,7 +36,19 @@ struct ScaleSlotRun {
   Verdict verdict;
   double seconds = 0;          // the one that ran
   double skipped_seconds = 0;  // the others
+  bool nothing_fits = false;   // no draw's estimated cost fitted the time the slot had
+  double allowance = -1;       // that time (negative: no time budget)
+  double estimate = 0;         // the estimated seconds of the one that ran
+  std::string rate_source;     // where the rate of that estimate came from
 };
+
+// Draws a slot with a time allowance tries before it gives up: each that
+// does not fit is skipped, and counted in the coverage as such. Drawing costs
+// time too (an invariance draw builds its index to check its plan).
+constexpr int kScaleDrawsToFit = 8;
+// Before any scale case of the implementation has run in this run: the
+// smallest of this many draws runs first, to measure its rate.
+constexpr int kScaleProbeDraws = 4;
 
 // One implementation x property pair's scale tier, shared by the workers of
 // a check (pair_schedule.h decides which slots are scale slots). Scale slot
@@ -46,14 +59,17 @@ struct ScaleSlotRun {
 // of the device's memory).
 class ScaleTierPair {
  public:
-  ScaleTierPair(const CheckOptions& opt, ScaleLimitsCache& limits, const Subject& impl, const std::string& property,
-                ScaleCoverage& cov);
+  // `cost` is the run's, shared by its pairs: each case that runs adds to it.
+  ScaleTierPair(const CheckOptions& opt, ScaleLimitsCache& limits, ScaleCostModel& cost, const Subject& impl,
+                const std::string& property, ScaleCoverage& cov);
   // The share of the pair's budget for the scale tier (0: it is off here).
   double share() const { return limits_ ? share_ : 0; }
   // Runs scale slot `ordinal`, at `position` of the pair, on this thread.
   // Returns with ran false, having run nothing, once abandon() or
-  // cut_after(p < position) says the slot no longer counts.
-  ScaleSlotRun run(int64_t ordinal, int64_t position);
+  // cut_after(p < position) says the slot no longer counts. With an
+  // `allowance` (>= 0, seconds) it runs only a draw whose estimated cost fits
+  // what is left of it; the case may still run past it, and the run says so.
+  ScaleSlotRun run(int64_t ordinal, int64_t position, double allowance = -1);
   void abandon();
   void cut_after(int64_t position);
   // A failing slot's report, shrunk on the calling thread (shrink_scale.h).
@@ -62,6 +78,7 @@ class ScaleTierPair {
  private:
   ScaleCheckOptions check_options(int64_t draw) const;
   const CheckOptions& opt_;
+  ScaleCostModel& cost_;
   const Subject& impl_;
   const std::string& property_;
   const ScaleLimits* limits_ = nullptr;

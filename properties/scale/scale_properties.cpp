@@ -174,6 +174,8 @@ Comparison compare_rows(ScaleSession& s, ScaleOutput o, int set, const std::vect
   cmp.dtype = s.scale_case().dtype;
   cmp.cols = dim;
   cmp.bitwise = true;
+  cmp.got_side = "sub-batch";  // either may be the wrong one
+  cmp.want_side = "full batch";
   cmp.checked = int64_t(b.size()) * dim;
   std::vector<int64_t> differ;
   for (size_t j = 0; j < b.size(); ++j)
@@ -189,9 +191,9 @@ Comparison compare_rows(ScaleSession& s, ScaleOutput o, int set, const std::vect
       const int64_t e = int64_t(i) * dim + col;
       if (mine.bits(e) == theirs.bits(e)) continue;
       ++cmp.failed;
-      const int64_t flat = ref_rows[i] * dim + col;
-      if (cmp.first_bad < 0) cmp.first_bad = flat;
-      cmp.last_bad = flat;
+      const int64_t flat = ref_rows[i] * dim + col;  // batch rows need not be in index order: keep the extent
+      cmp.first_bad = cmp.first_bad < 0 ? flat : std::min(cmp.first_bad, flat);
+      cmp.last_bad = std::max(cmp.last_bad, flat);
       if (cmp.first.size() < kMaxMismatches) {
         Mismatch m;
         m.tensor = cmp.tensor;
@@ -233,13 +235,15 @@ Verdict repeatable_at_scale(const Implementation& impl, const ScaleCase& c, cons
     if (!st.ok()) return failed_run(impl, s, c, "(run " + std::to_string(k + 1) + ")", st);
     for (ScaleOutput out : {kOutOut, kOutGradRes, kOutGradY, kOutGradGate}) {
       Comparison cmp = s.compare(1, 0, out);
+      cmp.got_side = "run " + std::to_string(k + 1);
+      cmp.want_side = "run 1";
       v.compared += cmp.checked;
       if (cmp.ok()) continue;
       for (auto& m : cmp.first) m.why = "run " + std::to_string(k + 1) + " vs run 1: " + m.why;
       add_failure(v, cmp);
       const Mismatch& m = cmp.first.front();
-      msg << (msg.tellp() > 0 ? "; " : "") << cmp.tensor << ": " << cmp.failed << " elements differ, first [" << m.row
-          << ", " << m.col << "] bits 0x" << std::hex << m.got_bits << " vs 0x" << m.want_bits << std::dec;
+      msg << (msg.tellp() > 0 ? "; " : "") << cmp.tensor << ": " << cmp.failed << " elements differ, one at [" << m.row
+          << ", " << m.col << "]: run " << k + 1 << " 0x" << std::hex << m.got_bits << " vs run 1 0x" << m.want_bits << std::dec;
     }
     if (!v.passed)
       v.message = head(impl, c) + "run " + std::to_string(k + 1) + " of " + std::to_string(runs) + " (" +
@@ -290,8 +294,8 @@ Verdict row_invariance_at_scale(const Implementation& impl, const ScaleCase& c, 
     add_failure(v, total[i]);
     const Mismatch& m = total[i].first.front();
     msg << (msg.tellp() > 0 ? "; " : "") << total[i].tensor << ": " << rows_differ[i]
-        << " rows differ from the full batch's (fingerprints), first [" << m.row << ", " << m.col << "] bits 0x"
-        << std::hex << m.got_bits << " vs 0x" << m.want_bits << std::dec << " (" << m.why << ")";
+        << " rows differ from the full batch's (fingerprints), one at [" << m.row << ", " << m.col << "]: sub-batch 0x"
+        << std::hex << m.got_bits << " vs full batch 0x" << m.want_bits << std::dec << " (" << m.why << ")";
   }
   if (!v.passed) v.message = head(impl, c) + "plan " + plan.kind + " with " + std::to_string(plan.batches.size()) + " batches: " + msg.str();
   vacuity(v, mv, plan, c, "rows");
@@ -331,6 +335,8 @@ Verdict segment_invariance_at_scale(const Implementation& impl, const ScaleCase&
     cmp.dtype = c.dtype;
     cmp.cols = c.dim;
     cmp.bitwise = true;
+    cmp.got_side = "sub-batch";
+    cmp.want_side = "full batch";
     cmp.checked = int64_t(gates.size()) * c.dim;
     if (!bad.empty()) {
       bad.resize(std::min(bad.size(), kEvidenceRows));
@@ -340,8 +346,9 @@ Verdict segment_invariance_at_scale(const Implementation& impl, const ScaleCase&
           const int64_t e = int64_t(i) * c.dim + col;
           if (mine.bits(e) == theirs.bits(e)) continue;
           ++cmp.failed;
-          if (cmp.first_bad < 0) cmp.first_bad = bad[i] * c.dim + col;
-          cmp.last_bad = bad[i] * c.dim + col;
+          const int64_t flat = bad[i] * c.dim + col;  // gates in the batch's order: keep the extent
+          cmp.first_bad = cmp.first_bad < 0 ? flat : std::min(cmp.first_bad, flat);
+          cmp.last_bad = std::max(cmp.last_bad, flat);
           if (cmp.first.size() < kMaxMismatches) {
             const size_t n = by_gate[size_t(bad[i])].size();
             Mismatch m;
@@ -367,9 +374,9 @@ Verdict segment_invariance_at_scale(const Implementation& impl, const ScaleCase&
     add_failure(v, total);
     const Mismatch& m = total.first.front();
     std::ostringstream msg;
-    msg << "grad_gate: " << gates_differ << " whole-segment gates differ from the full batch's, first [" << m.row
-        << ", " << m.col << "] bits 0x" << std::hex << m.got_bits << " vs 0x" << m.want_bits << std::dec << " ("
-        << m.why << ")";
+    msg << "grad_gate: " << gates_differ << " whole-segment gates differ from the full batch's, one at [" << m.row
+        << ", " << m.col << "]: sub-batch 0x" << std::hex << m.got_bits << " vs full batch 0x" << m.want_bits << std::dec
+        << " (" << m.why << ")";
     v.message = head(impl, c) + "plan " + plan.kind + " with " + std::to_string(plan.batches.size()) + " batches: " + msg.str();
   }
   vacuity(v, mv, plan, c, "whole gate segments");

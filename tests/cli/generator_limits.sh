@@ -27,7 +27,7 @@ grep -q "replay this run with --seed 2 --max-rows 2000 --max-dim 64 --min-rows 1
 grep -Eq "^  gates +1000\+ 100%$" "$work/gates.out" || fail "--min-gates 1000 drew fewer gates: $(grep '^  gates ' "$work/gates.out")"
 grep -q '"min_gates": 1000' "$work/gates.json" || fail "--json does not record --min-gates"
 limits=(--max-rows 2000 --max-dim 64)
-run=(check --impl "plugin:$plugin" --properties accuracy)
+run=(check --impl "plugin:$plugin" --properties accuracy --scale-share 0)  # a small case's failure: RapidCheck's string
 "$gc" "${run[@]}" "${limits[@]}" --seed 42 --cases 30 --corpus "$work/found" >"$work/found.out" 2>&1
 saved=$(ls "$work"/found/*.json 2>/dev/null | head -1)
 [ -n "$saved" ] && grep -q '"note": "found by gatecheck check --seed 42 --max-rows 2000 --max-dim 64 after' "$saved" ||

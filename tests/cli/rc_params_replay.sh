@@ -5,7 +5,7 @@
 # random seed ("replay this run with --seed N"), a budget and RapidCheck's own
 # random seed, none of which the replay uses; --json still records no seed.
 . "$(dirname "$0")/script_start.sh"
-run=(check --impl "plugin:$plugin" --properties accuracy)
+run=(check --impl "plugin:$plugin" --properties accuracy --scale-share 0)  # a small case's failure: RapidCheck's string
 "$gc" "${run[@]}" --seed 42 --cases 20 --corpus "$work/found" >"$work/found.log" 2>&1
 reproduce=$(sed -n 's/^ *RapidCheck: RC_PARAMS="\(reproduce=[^"]*\)"$/\1/p' "$work/found.log")
 [ -n "$reproduce" ] || { cat "$work/found.log"; echo "FAIL: the failing run printed no RC_PARAMS line"; exit 1; }

@@ -60,6 +60,23 @@ TEST(PropertyCanFail, RowInvarianceSeesABatchSizeDependentRow) {
   EXPECT_EQ(v.compared, 4);
 }
 
+// The evidence names its sides by what they are (either may be the wrong
+// one), and gives the first and last bad element in index order even when
+// the plan runs the rows backwards.
+TEST(PropertyCanFail, InvarianceEvidenceNamesItsSidesAndOrdersItsExtent) {
+  Case c = hand_case(DType::bf16, 4, 5, 2, {0, 1, 0, 1});
+  c.plan = plan_of("singletons", {{3}, {2}, {1}, {0}});
+  const Verdict v = passes_then_fails("row_invariance", Bug::odd_batch_flip, c);
+  const std::string e = evidence_text(v);
+  EXPECT_TRUE(contains(e, "(first [0,0], last [3,0])")) << e;
+  EXPECT_TRUE(contains(e, ": sub-batch 0x")) << e;
+  EXPECT_TRUE(contains(e, ", full batch 0x")) << e;
+  EXPECT_TRUE(contains(v.message, "sub-batch 0x")) << v.message;
+  EXPECT_TRUE(contains(v.message, " vs full batch 0x")) << v.message;
+  EXPECT_FALSE(contains(e, "want")) << e;
+  EXPECT_FALSE(contains(e, "got")) << e;
+}
+
 TEST(PropertyCanFail, SegmentInvarianceSeesASmallBatchPath) {
   Case c = hand_case(DType::f32, 6, 3, 3, {0, 0, 1, 1, 2, 2});
   c.plan = plan_of("partition", {{0, 1}, {2, 3, 4, 5}});

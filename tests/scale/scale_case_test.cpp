@@ -136,6 +136,24 @@ TEST(ScaleCase, ViewRestrictsThePlanAndGates) {
   EXPECT_EQ(whole.rows, 1000);
 }
 
+// A shrunk case is tagged by its own size: 514 rows kept of a draw past 2^31
+// elements is not "past 2^31 elements" (it once was), while the draw is.
+TEST(ScaleCase, ShrunkCaseIsTaggedByItsOwnSize) {
+  ScaleSpec s = spec(1048577, 2048, 9);
+  s.rung = "past 2^31 elements";
+  EXPECT_NE(describe(make_scale_case(s)).find(" [past 2^31 elements]"), std::string::npos);
+  ScaleView v;
+  for (int64_t r = 0; r < 514; ++r) v.rows.push_back(r);
+  const std::string shrunk = describe(make_scale_case(s, v));
+  EXPECT_EQ(shrunk.find("[past 2^31"), std::string::npos) << shrunk;
+  EXPECT_NE(shrunk.find(" [under 65,535 x 256 elements; shrunk from a draw for past 2^31 elements]"), std::string::npos)
+      << shrunk;
+  EXPECT_EQ(scale_size_tag(1048577, 2048), "past 2^31 elements");
+  EXPECT_EQ(scale_size_tag(65536, 1), "past 65,535 rows");
+  EXPECT_EQ(scale_size_tag(65535, 256), "at least 65,535 x 256 elements");
+  EXPECT_EQ(scale_size_tag(514, 2048), "under 65,535 x 256 elements");
+}
+
 TEST(ScaleCaseFile, SpecAndViewRoundTrip) {
   ScaleSpec s = spec(699100, 3072, 9, ScaleValues::exact);
   s.value_bound = 4;

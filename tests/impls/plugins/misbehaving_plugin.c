@@ -24,6 +24,10 @@
 #define STDOUT_PRINT 12 /* prints to stdout (printf and write(1)) as it loads, in every call and from a thread of its own */
 #define SLOW_WRONG 13   /* forward takes 200 ms and flips a bit of out[0]: a long shrink, to interrupt */
 #define SEGFAULT_AT_SCALE 14 /* forward dereferences NULL past 65,536 rows: only the scale tier reaches it */
+#define SLOW 15        /* forward is right but takes 100 ms: a short budget runs few cases */
+#define SLOW_ROWS 17   /* forward is right but takes 5 us a row: the scale tier's cases are slow */
+#define FLAKY 16       /* forward flips a bit of out[0] on every 7th call (none with GC_TEST_FLAKY_OFF set):
+                        * a failure that a replay sees only on some attempts, or never */
 
 /* STDOUT_PRINT: what a chatty plugin writes to stdout must not reach
  * gatecheck's report there. printf is held in the C library's buffer, which
@@ -64,9 +68,14 @@ static int misbehaving_forward(const gatecheck_problem* p, const void* res, cons
   }
   chatter("forward");
   if (MISBEHAVIOUR == SLOW_WRONG) usleep(200000);
+  if (MISBEHAVIOUR == SLOW) usleep(100000);
+  if (MISBEHAVIOUR == SLOW_ROWS && p) usleep((useconds_t)(5 * p->rows));
+  static int calls = 0;
+  const int flip = MISBEHAVIOUR == FLAKY && ++calls % 7 == 0 && !getenv("GC_TEST_FLAKY_OFF");
   int rc = forward(p, res, gate, index, y, out);
   if (rc) return rc;
   if (MISBEHAVIOUR == SLOW_WRONG && p->rows > 0 && p->dim > 0) ((unsigned char*)out)[0] ^= 0x10;
+  if (flip && p->rows > 0 && p->dim > 0) ((unsigned char*)out)[0] ^= 0x10;
   if (MISBEHAVIOUR == EXIT0 && p->rows == 13) exit(0);
   if (MISBEHAVIOUR == SEGFAULT && p->rows == 13) *(volatile int*)(uintptr_t)0 = 1;
   if (MISBEHAVIOUR == SEGFAULT_AT_SCALE && p->rows > 65536) *(volatile int*)(uintptr_t)0 = 1;

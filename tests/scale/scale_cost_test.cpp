@@ -1,0 +1,57 @@
+// The scale tier's budget: what a draw is estimated to cost before it runs
+// (properties/scale/scale_cost.h), and the time a scale slot may take
+// (PairSchedule::scale_allowance): the share left, never past the slice.
+#include <gtest/gtest.h>
+
+#include "properties/engine/pair_schedule.h"
+#include "properties/scale/scale_cost.h"
+
+namespace gatecheck {
+namespace {
+
+TEST(ScaleCost, PriorBeforeAnythingIsMeasured) {
+  const ScaleCostModel m;
+  std::string source;
+  EXPECT_DOUBLE_EQ(m.rate("cuda@cuda", "repeatable", &source), kScalePriorElementsPerSecond);
+  EXPECT_NE(source.find("prior"), std::string::npos);
+  EXPECT_FALSE(m.measured("cuda@cuda"));
+  EXPECT_DOUBLE_EQ(m.estimate_seconds("cuda@cuda", "repeatable", int64_t(2e9)), 2e9 / kScalePriorElementsPerSecond);
+}
+
+TEST(ScaleCost, EstimateFollowsTheThroughputMeasuredForThePair) {
+  ScaleCostModel m;
+  m.record("cuda@cuda", "segment_invariance", 100'000'000, 0.5);  // 2e8 elements a second
+  m.record("cuda@cuda", "segment_invariance", 300'000'000, 1.5);
+  EXPECT_TRUE(m.measured("cuda@cuda"));
+  EXPECT_NEAR(m.estimate_seconds("cuda@cuda", "segment_invariance", 2'147'483'648), 10.74, 0.01);
+  // A 2^31-element draw does not fit a 0.7 s share; a 65,535 x 256 one does.
+  EXPECT_GT(m.estimate_seconds("cuda@cuda", "segment_invariance", int64_t(1) << 31), 0.7);
+  EXPECT_LT(m.estimate_seconds("cuda@cuda", "segment_invariance", 65535 * 256), 0.7);
+}
+
+TEST(ScaleCost, AnotherPropertyOfTheSameImplementationStandsInThenItsOwnRate) {
+  ScaleCostModel m;
+  m.record("host@cpu", "repeatable", 10'000'000, 2.0);  // 5e6 a second
+  std::string source;
+  EXPECT_DOUBLE_EQ(m.rate("host@cpu", "row_invariance", &source), 5e6);
+  EXPECT_NE(source.find("implementation"), std::string::npos);
+  EXPECT_DOUBLE_EQ(m.rate("other@cpu", "row_invariance"), kScalePriorElementsPerSecond);  // not another's
+  m.record("host@cpu", "row_invariance", 10'000'000, 0.5);
+  EXPECT_DOUBLE_EQ(m.rate("host@cpu", "row_invariance", &source), 2e7);
+  EXPECT_NE(source.find("property"), std::string::npos);
+  m.record("host@cpu", "row_invariance", 0, 1.0);  // nothing to learn from
+  m.record("host@cpu", "row_invariance", 5, 0.0);
+  EXPECT_DOUBLE_EQ(m.rate("host@cpu", "row_invariance"), 2e7);
+}
+
+TEST(ScaleAllowance, TheShareLeftAndNeverPastTheSlice) {
+  // A 4 s slice with a quarter for the scale tier: 1 s in all.
+  EXPECT_DOUBLE_EQ(PairSchedule::scale_allowance(0.25, 4.0, 0.0, 0.0), 1.0);
+  EXPECT_DOUBLE_EQ(PairSchedule::scale_allowance(0.25, 4.0, 1.0, 0.6), 0.4);
+  EXPECT_NEAR(PairSchedule::scale_allowance(0.25, 4.0, 3.8, 0.0), 0.2, 1e-12);  // the slice ends first
+  EXPECT_DOUBLE_EQ(PairSchedule::scale_allowance(0.25, 4.0, 2.0, 1.5), 0.0);  // overspent: nothing, not negative
+  EXPECT_DOUBLE_EQ(PairSchedule::scale_allowance(0.25, 4.0, 5.0, 0.0), 0.0);
+}
+
+}  // namespace
+}  // namespace gatecheck
