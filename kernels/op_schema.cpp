@@ -24,7 +24,7 @@ std::mutex& registry_lock() {
 }
 
 std::vector<const OpSchema*>& registry() {
-  static std::vector<const OpSchema*> ops = {&gate_residual_schema()};
+  static std::vector<const OpSchema*> ops = {&gate_residual_schema(), &rmsnorm_modulate_schema()};
   return ops;
 }
 
