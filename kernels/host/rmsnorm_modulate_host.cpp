@@ -75,7 +75,7 @@ void forward(const Views& v, DType d, int64_t rows, int64_t dim, float eps) {
 void backward(const Views& v, DType d, int64_t rows, int64_t dim, int64_t gates, float eps) {
   const int64_t* index = v.c.index();
   std::vector<float> dw(size_t(dim), 0.0f), dshift(size_t(gates * dim), 0.0f), dscale(size_t(gates * dim), 0.0f);
-  std::vector<float> dd(size_t(dim));
+  std::vector<float> dd(static_cast<size_t>(dim));
   for (int64_t r = 0; r < rows; ++r) {
     const float rstd = row_rstd(v.in("x"), d, r, dim, eps);
     const int64_t t = index[r] * dim;
