@@ -21,6 +21,8 @@ std::map<const OpSchema*, OpOracle>& catalog() {
       // whose order is the device's (atomics on CUDA): not pinned.
       {&gate_residual_schema(),
        {gate_residual_reference, gate_residual_eager_model, {"out", "grad_res", "grad_y"}, /*judges_scale_cases=*/true}},
+      // No eager model yet: eager_exact does not judge it.
+      {&rmsnorm_modulate_schema(), {rmsnorm_modulate_reference}},
   };
   return c;
 }
