@@ -32,6 +32,9 @@ const OpSchema& rmsnorm_modulate_schema() {
       // usual settings (nn.RMSNorm's default is finfo.eps; diffusers uses 1e-6).
       {{"eps", 1e-6, /*positive=*/true, {1e-6, 1e-5, 1.1920929e-07}, "x"}},
       /*min_dim_with_rows=*/1,
+      // Its own hazards: a row reduction that absorbs small squares, rows of
+      // zeros (rstd = 1/sqrt(eps)), squares that overflow fp32.
+      {"binade_span", "zero_rows", "huge"},
   };
   return s;
 }
