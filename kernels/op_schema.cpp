@@ -1,6 +1,8 @@
 // The op registry and the generic contract checks of a call (op_schema.h).
 #include "op_schema.h"
 
+#include "rmsnorm_modulate.h"
+
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>

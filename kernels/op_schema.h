@@ -129,7 +129,6 @@ bool register_op_schema(const OpSchema* schema);
 
 // The built-in ops, each described next to its contract.
 const OpSchema& gate_residual_schema();
-const OpSchema& rmsnorm_modulate_schema();
 
 // One tensor of a call as the caller hands it: where it is and its extent.
 struct TensorBuf {

@@ -2,7 +2,7 @@
 // modulation, as diffusers composes it. The order of the inputs is the order
 // of its guarded buffers, of a corpus file's tensors and of the ABI v2's
 // descriptors: x, w, shift, scale, index, then grad_out for the backward.
-#include "op_schema.h"
+#include "rmsnorm_modulate.h"
 
 namespace gatecheck {
 

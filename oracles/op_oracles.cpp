@@ -1,11 +1,16 @@
 // The oracle catalog (op_oracles.h).
 #include "op_oracles.h"
 
+#include "../kernels/rmsnorm_modulate.h"
+
 #include <map>
 #include <mutex>
 #include <stdexcept>
 
 namespace gatecheck {
+
+// rmsnorm_modulate_reference.cpp
+Reference rmsnorm_modulate_reference(const Case& c);
 
 namespace {
 

@@ -33,6 +33,5 @@ bool register_op_oracle(const OpSchema& op, const OpOracle& oracle);
 // The built-in ops' entries.
 Reference gate_residual_reference(const Case& c);
 Outputs gate_residual_eager_model(const Case& c);
-Reference rmsnorm_modulate_reference(const Case& c);
 
 }  // namespace gatecheck

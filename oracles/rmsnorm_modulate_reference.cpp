@@ -45,6 +45,7 @@
 #include <limits>
 #include <vector>
 
+#include "../kernels/rmsnorm_modulate.h"
 #include "op_oracles.h"
 #include "oracle_elements.h"
 

@@ -7,6 +7,7 @@
 #include "../../kernels/cuda/gate_residual_cuda.h"
 #include "../../kernels/host/gate_residual_host.h"
 #include "../../kernels/host/rmsnorm_modulate_host.h"
+#include "../../kernels/rmsnorm_modulate.h"
 #include "implementation.h"
 #if GATECHECK_HAVE_TORCH
 #include "../../kernels/torch/torch_eager.h"

@@ -15,7 +15,7 @@
 
 #include "../gate_residual_dtype.h"
 #include "../op_call_abi.h"
-#include "../op_schema.h"
+#include "../rmsnorm_modulate.h"
 
 namespace gatecheck {
 

@@ -9,6 +9,7 @@
 #include "case/case_spec.h"
 #include "harness/impls/implementation.h"
 #include "harness/run/runner.h"
+#include "kernels/rmsnorm_modulate.h"
 #include "oracles/op_oracles.h"
 #include "oracle_test_support.h"
 
