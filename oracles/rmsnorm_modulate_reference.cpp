@@ -80,22 +80,26 @@ Expected unsettled() {
 }
 
 // value +- err (err: the implementation's error, slack: float64's), with
-// overflow of an intermediate (peak) admitting Inf and NaN.
-Expected settled(DType t, double value, double err, double slack, double peak) {
-  if (!std::isfinite(value) || !std::isfinite(err) || !std::isfinite(slack) || !std::isfinite(peak)) return unsettled();
+// overflow of an intermediate admitting Inf and NaN: peak bounds the fp32
+// intermediates, peak_t those rounded to the dtype (n^ and RN_T(n^ f)).
+Expected settled(DType t, double value, double err, double slack, double peak, double peak_t = 0) {
+  if (!std::isfinite(value) || !std::isfinite(err) || !std::isfinite(slack) || !std::isfinite(peak) ||
+      !std::isfinite(peak_t))
+    return unsettled();
   Expected e;
   e.value = value;
   e.bound = (err + slack) * kBoundMargin;
-  if (peak >= 0x1p127 || std::fabs(value) + e.bound >= overflow_threshold(t)) e.kind = Expected::finite_or_overflow;
+  if (peak >= 0x1p127 || peak_t >= overflow_threshold(t) || std::fabs(value) + e.bound >= overflow_threshold(t))
+    e.kind = Expected::finite_or_overflow;
   return e;
 }
 
 // An fp32 sum, in any order, of terms t_i known up to e_i each.
 struct InexactSum {
   int64_t n = 0;
-  double s = 0, S = 0, E = 0, slack = 0, peak = 0;
+  double s = 0, S = 0, E = 0, slack = 0, peak = 0, peak_t = 0;
   bool poisoned = false;
-  void add(double term, double err, double slack64, double term_peak) {
+  void add(double term, double err, double slack64, double term_peak, double term_peak_t = 0) {
     if (!std::isfinite(term) || !std::isfinite(err) || !std::isfinite(slack64)) poisoned = true;
     ++n;
     s += term;
@@ -103,16 +107,17 @@ struct InexactSum {
     E += err;
     slack += slack64;
     peak = std::max(peak, term_peak);
+    peak_t = std::max(peak_t, term_peak_t);
   }
   // The fp32 sum's own error (before any rounding to T).
   double acc_err() const { return E + gamma_n(std::max<int64_t>(n - 1, 0)) * (S + E); }
   double slack64() const { return slack + double(n + 4) * e64 * S; }
   Expected expected(DType t) const {
-    if (n == 0) return Expected{};  // the empty sum: +0, bound 0
     if (poisoned) return unsettled();
+    if (n == 0) return Expected{};  // the empty sum: +0, bound 0
     const double acc = acc_err(), sl = slack64();
     const double last = t == DType::f32 ? 0 : ulp(t, std::fabs(s) + acc + sl) / 2;
-    return settled(t, s, acc + last, sl, std::max(peak, (S + E) * (1 + gamma_n(n))));
+    return settled(t, s, acc + last, sl, std::max(peak, (S + E) * (1 + gamma_n(n))), peak_t);
   }
 };
 
@@ -201,7 +206,7 @@ Reference rmsnorm_modulate_reference(const Case& c) {
       const double v = nf + hv;
       const double slack_out = (row.rho_rel64 + 0x1p-49) * (anf + std::fabs(hv));
       out[size_t(i)] = settled(t, v, eq + step_to_t(t, std::fabs(v) + eq + slack_out), slack_out,
-                               (an + en32) * (1 + std::fabs(fv)));
+                               (an + en32) * (1 + std::fabs(fv)), std::max(an + en32, anf + eq));
       // A = rho w d, with up to 5 roundings (d's among them).
       A[size_t(j)] = rho * wv * d;
       const double aA = std::fabs(A[size_t(j)]);
@@ -220,7 +225,7 @@ Reference rmsnorm_modulate_reference(const Case& c) {
       // dscale's term g n, from n^ (rounded to T or not) and one fp32 product.
       const double ts = gv * n[size_t(j)], ags = std::fabs(gv) * en[size_t(j)];
       dscale[size_t(tb + j)].add(ts, ags + u * (std::fabs(ts) + ags) + tiny, (row.rho_rel64 + 3 * e64) * std::fabs(ts),
-                                 std::max(std::fabs(ts) + ags, an + en32) * (1 + u));
+                                 std::max(std::fabs(ts) + ags, an + en32) * (1 + u), an + en32);
     }
     // dx = RN_T(fl(A^ - B^)), B = x rho^3 c / dim with up to 8 roundings.
     const double cv = csum.s, Ec = csum.poisoned ? INFINITY : csum.acc_err(), Cabs = csum.S + csum.slack64();
