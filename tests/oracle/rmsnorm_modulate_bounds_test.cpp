@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "case/case_spec.h"
 #include "harness/impls/implementation.h"
@@ -42,6 +43,7 @@ TEST(RmsnormModulateOracle, HostIsWithinEveryBound) {
   uint64_t seed = 7;
   int64_t judged = 0, elements = 0;
   double worst = 0;
+  std::map<std::string, double> worst_of;  // per output and dtype, on normal values
   for (DType t : kAllDTypes)
     for (const std::string& cls : value_classes_of(op()))
       for (auto [rows, dim, gates] : {std::tuple{1, 1, 1}, {5, 3, 2}, {17, 33, 3}, {40, 130, 4}, {3, 1000, 2}}) {
@@ -55,7 +57,11 @@ TEST(RmsnormModulateOracle, HostIsWithinEveryBound) {
             ++elements;
             judged += std::isfinite(e.bound);
           }
-          if (cls == "normal") worst = std::max(worst, cmp.max_err_over_bound);
+          if (cls == "normal") {
+            worst = std::max(worst, cmp.max_err_over_bound);
+            double& w = worst_of[std::string(dtype_name(t)) + " " + o.name];
+            w = std::max(w, cmp.max_err_over_bound);
+          }
         }
       }
   // The oracle judges most elements (only NaN/Inf inputs and fp32-overflowing
@@ -64,6 +70,7 @@ TEST(RmsnormModulateOracle, HostIsWithinEveryBound) {
   EXPECT_GT(worst, 0.0);
   std::printf("judged %lld of %lld elements; worst |err|/bound on normal values %.3g\n", (long long)judged,
               (long long)elements, worst);
+  for (const auto& [k, w] : worst_of) std::printf("  %-12s %.3g\n", k.c_str(), w);
 }
 
 // The nearest dtype value just outside element i's bound.
@@ -131,6 +138,32 @@ TEST(RmsnormModulateOracle, StatisticsReducedInTheDtypeAreRejected) {
   const Comparison cmp = compare_accuracy("out", out, want);
   EXPECT_FALSE(cmp.ok()) << cmp.summary();
   std::printf("%s\n", cmp.summary().c_str());
+}
+
+}  // namespace
+}  // namespace gatecheck::testing
+
+namespace gatecheck::testing {
+namespace {
+
+// The host twin refuses bad input with the contract's message, naming the
+// argument and its value, before it computes anything.
+TEST(RmsnormModulateHost, RefusesBadInputByName) {
+  const Implementation host = make_implementation("host", Device::cpu, rmsnorm_modulate_schema());
+  Case c = make_case(rmsnorm_modulate_schema(), DType::bf16, 3, 4, 2);
+  ASSERT_TRUE(run_case(host, c).status.ok());
+  for (double eps : {0.0, -1e-6, double(INFINITY), double(NAN)}) {
+    Case bad = c;
+    bad.scalars[0] = eps;
+    const Status s = run_case(host, bad).status;
+    EXPECT_EQ(s.kind, ErrorKind::bad_scalar) << eps;
+    EXPECT_NE(s.message.find("rmsnorm_modulate_fwd: eps = "), std::string::npos) << s.message;
+  }
+  Case bad = c;
+  bad.index[1] = 2;
+  const Status s = run_case(host, bad).status;
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message.find("index[1] = 2"), std::string::npos) << s.message;
 }
 
 }  // namespace
