@@ -168,3 +168,79 @@ TEST(RmsnormModulateHost, RefusesBadInputByName) {
 
 }  // namespace
 }  // namespace gatecheck::testing
+
+namespace gatecheck::testing {
+namespace {
+
+// Another correct implementation, as far from the host's orders as the bounds
+// allow: squares summed pairwise, rstd moved 2 fp32 ulps (rsqrtf's error) up
+// or down by row, n formed as (w * rstd) * x, dx factored as
+// rstd * (w d - x (rstd^2 c / dim)) with c summed right to left, dweight and
+// the table sums over the rows in reverse. Its bounds must hold too.
+float pairwise(const std::vector<float>& v, size_t lo, size_t hi) {
+  if (hi - lo == 1) return v[lo];
+  const size_t mid = lo + (hi - lo) / 2;
+  return pairwise(v, lo, mid) + pairwise(v, mid, hi);
+}
+
+Outputs other_orders(const Case& c) {
+  const DType t = c.dtype;
+  auto rn = [&](float v) { return t == DType::f32 ? v : bits_to_float(t, float_to_bits_rn(t, v)); };
+  const HostTensor &x = c.input("x"), &w = c.input("w"), &shift = c.input("shift"), &scale = c.input("scale"),
+                   &g = c.input("grad_out");
+  const int64_t D = c.dim;
+  Outputs o = outputs_for(c);
+  std::vector<float> rstd(static_cast<size_t>(c.rows)), sq(static_cast<size_t>(D));
+  for (int64_t r = 0; r < c.rows; ++r) {
+    for (int64_t j = 0; j < D; ++j) sq[size_t(j)] = x.value(r * D + j) * x.value(r * D + j);
+    float v = 1.0f / std::sqrt(pairwise(sq, 0, size_t(D)) / float(D) + float(c.scalar("eps")));
+    for (int k = 0; k < 2; ++k) v = std::nextafter(v, r % 2 ? INFINITY : 0.0f);
+    rstd[size_t(r)] = v;
+  }
+  std::vector<float> dw(size_t(D), 0.0f), dsh(size_t(c.gates * D), 0.0f), dsc(size_t(c.gates * D), 0.0f);
+  for (int64_t r = c.rows - 1; r >= 0; --r) {
+    const float rs = rstd[size_t(r)];
+    const int64_t k = c.index[size_t(r)] * D;
+    float csum = 0;
+    for (int64_t j = D - 1; j >= 0; --j) {
+      const int64_t i = r * D + j;
+      const float f = rn(1.0f + scale.value(k + j)), d = g.value(i) * f;
+      const float n = rn((w.value(j) * rs) * x.value(i));
+      o["out"].set_value_rn(i, rn(n * f) + shift.value(k + j));
+      csum += w.value(j) * (d * x.value(i));
+      dw[size_t(j)] += rs * (d * x.value(i));
+      dsh[size_t(k + j)] += g.value(i);
+      dsc[size_t(k + j)] += g.value(i) * n;
+    }
+    const float s = rs * rs * csum / float(D);
+    for (int64_t j = 0; j < D; ++j) {
+      const int64_t i = r * D + j;
+      const float d = g.value(i) * rn(1.0f + scale.value(k + j));
+      o["dx"].set_value_rn(i, rs * (w.value(j) * d - x.value(i) * s));
+    }
+  }
+  for (int64_t j = 0; j < D; ++j) o["dweight"].set_value_rn(j, dw[size_t(j)]);
+  for (size_t i = 0; i < dsh.size(); ++i) {
+    o["dshift"].set_value_rn(int64_t(i), dsh[i]);
+    o["dscale"].set_value_rn(int64_t(i), dsc[i]);
+  }
+  return o;
+}
+
+TEST(RmsnormModulateOracle, OtherOrdersAndA2UlpRsqrtAreWithinEveryBound) {
+  uint64_t seed = 40;
+  for (DType t : kAllDTypes)
+    for (const char* cls : {"normal", "order_sensitive", "binade_span", "mixed_magnitude", "small_int", "zero_rows", "subnormal"})
+      for (auto [rows, dim, gates] : {std::tuple{1, 1, 1}, {6, 7, 2}, {30, 64, 3}, {3, 1500, 2}}) {
+        const Case c = make(t, rows, dim, gates, cls, seed += 3);
+        const Outputs got = other_orders(c);
+        const Reference ref = oracle_reference(c);
+        for (const OpOutput& o : op().outputs) {
+          const Comparison cmp = compare_accuracy(o.name, got[o.name], ref[o.name]);
+          EXPECT_TRUE(cmp.ok()) << describe(c) << "\n" << cmp.summary();
+        }
+      }
+}
+
+}  // namespace
+}  // namespace gatecheck::testing
