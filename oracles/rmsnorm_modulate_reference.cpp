@@ -34,7 +34,7 @@
 // kBoundMargin as everywhere.
 //
 // Not judged yet (honestly loose): an element whose inputs hold a NaN or an
-// Inf, or whose row's sum of squares may overflow fp32, or whose rstd error
+// Inf (or whose f = RN_T(1 + scale) is Inf), or whose row's sum of squares may overflow fp32, or whose rstd error
 // is not small (eps and the mean square both near fp32's underflow), is
 // accepted whatever it is (kind finite_or_overflow, infinite bound): the
 // contract does not yet say how an implementation must behave there (issue
