@@ -187,7 +187,8 @@ void draw_scalars(Case* c, Prng& rng) {
       if (std::isfinite(near) && near > 0) v = near;
     }
     v = double(float(v));
-    if (s.positive && !(v > 0)) v = s.default_value;  // (an fp32 underflow)
+    // (an fp32 underflow, or a mean square past fp32's largest)
+    if (!std::isfinite(v) || (s.positive && !(v > 0))) v = s.default_value;
     c->scalars[i] = v;
   }
 }

@@ -1,6 +1,8 @@
 // The op registry and the generic contract checks of a call (op_schema.h).
 #include "op_schema.h"
 
+#include "rmsnorm_modulate.h"
+
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -24,7 +26,7 @@ std::mutex& registry_lock() {
 }
 
 std::vector<const OpSchema*>& registry() {
-  static std::vector<const OpSchema*> ops = {&gate_residual_schema()};
+  static std::vector<const OpSchema*> ops = {&gate_residual_schema(), &rmsnorm_modulate_schema()};
   return ops;
 }
 

@@ -1,11 +1,16 @@
 // The oracle catalog (op_oracles.h).
 #include "op_oracles.h"
 
+#include "../kernels/rmsnorm_modulate.h"
+
 #include <map>
 #include <mutex>
 #include <stdexcept>
 
 namespace gatecheck {
+
+// rmsnorm_modulate_reference.cpp
+Reference rmsnorm_modulate_reference(const Case& c);
 
 namespace {
 
@@ -21,6 +26,8 @@ std::map<const OpSchema*, OpOracle>& catalog() {
       // whose order is the device's (atomics on CUDA): not pinned.
       {&gate_residual_schema(),
        {gate_residual_reference, gate_residual_eager_model, {"out", "grad_res", "grad_y"}, /*judges_scale_cases=*/true}},
+      // No eager model yet: eager_exact does not judge it.
+      {&rmsnorm_modulate_schema(), {rmsnorm_modulate_reference}},
   };
   return c;
 }

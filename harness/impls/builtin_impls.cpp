@@ -6,6 +6,8 @@
 
 #include "../../kernels/cuda/gate_residual_cuda.h"
 #include "../../kernels/host/gate_residual_host.h"
+#include "../../kernels/host/rmsnorm_modulate_host.h"
+#include "../../kernels/rmsnorm_modulate.h"
 #include "implementation.h"
 #if GATECHECK_HAVE_TORCH
 #include "../../kernels/torch/torch_eager.h"
@@ -25,6 +27,13 @@ void need_cuda(const char* what) {
 Implementation gate_residual_host(Device) {
   Implementation impl;
   impl.api = gate_residual_host_plugin();
+  impl.thread_safe = true;  // no state between calls; last_error() is per thread
+  return impl;
+}
+
+Implementation rmsnorm_modulate_host(Device) {
+  Implementation impl;
+  impl.api2 = rmsnorm_modulate_host_plugin();
   impl.thread_safe = true;  // no state between calls; last_error() is per thread
   return impl;
 }
@@ -88,6 +97,7 @@ std::map<const OpSchema*, std::vector<BuiltinImplementation>>& registry() {
        {{"host", kCpu, gate_residual_host},
         {"cuda", kCuda, gate_residual_cuda},
         {"torch-eager", kCpu | kCuda, gate_residual_torch_eager}}},
+      {&rmsnorm_modulate_schema(), {{"host", kCpu, rmsnorm_modulate_host}}},
   };
   return r;
 }

@@ -9,7 +9,8 @@ room, the rooms before it and the layer's top-level files; a top-level file of
 the layer may include any room (it is the layer's face). On top of that order,
 three walls:
   - oracles/ includes nothing of kernels/ but the op contract
-    (gate_residual.h) and the dtype header (gate_residual_dtype.h), so the
+    (gate_residual.h, rmsnorm_modulate.h) and the dtype header
+    (gate_residual_dtype.h), so the
     oracle never shares arithmetic with what it judges;
   - cli/ and fuzz/ are front ends side by side: neither includes the other;
   - examples/ includes only the plugin ABI header, as a user's plugin would.
@@ -35,7 +36,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # Bare includes of the installed plugin ABI header (as a user's plugin writes it).
 BARE = {"gatecheck_plugin.h": "kernels/gatecheck_plugin.h",
         "gatecheck_plugin_v2.h": "kernels/gatecheck_plugin_v2.h"}
-ORACLE_MAY_USE = {"kernels/gate_residual.h", "kernels/gate_residual_dtype.h"}
+ORACLE_MAY_USE = {"kernels/gate_residual.h", "kernels/rmsnorm_modulate.h", "kernels/gate_residual_dtype.h"}
 SIDE_BY_SIDE = {("cli", "fuzz"), ("fuzz", "cli")}
 PACKAGE = os.path.join("python", "gatecheck")
 GENERATED = {"gatecheck._where"}  # written by python/CMakeLists.txt into the build tree
