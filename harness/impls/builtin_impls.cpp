@@ -10,6 +10,7 @@
 #include "../../kernels/rmsnorm_modulate.h"
 #include "implementation.h"
 #if GATECHECK_HAVE_TORCH
+#include "../../kernels/torch/rmsnorm_modulate_torch_eager.h"
 #include "../../kernels/torch/torch_eager.h"
 #endif
 
@@ -86,6 +87,34 @@ Implementation gate_residual_torch_eager(Device d) {
 #endif
 }
 
+#if GATECHECK_HAVE_TORCH
+// torch eager's weaknesses on rmsnorm_modulate, as its contract (found by
+// gatecheck: docs/rmsnorm_modulate.md).
+std::string torch_eager_rmsnorm_modulate_claims(Device d) {
+  std::string c = "default";
+  (void)d;
+  return c;
+}
+#endif
+
+Implementation rmsnorm_modulate_torch_eager(Device d) {
+#if GATECHECK_HAVE_TORCH
+  if (d == Device::cuda && !cuda_available())
+    throw std::runtime_error("implementation 'torch-eager' on cuda: no CUDA device is available");
+  Implementation impl;
+  impl.api2 = rmsnorm_modulate_torch_eager_plugin(d);
+  if (!impl.api2)
+    throw std::runtime_error(std::string("implementation 'torch-eager': this LibTorch cannot run on ") +
+                             device_name(d));
+  impl.thread_safe = true;  // as gate_residual's: each call its own tensors and graph
+  impl.declared_claims = torch_eager_rmsnorm_modulate_claims(d);
+  return impl;
+#else
+  (void)d;
+  throw std::runtime_error("implementation 'torch-eager': this gatecheck was built without LibTorch");
+#endif
+}
+
 std::mutex& lock() {
   static std::mutex m;
   return m;
@@ -97,7 +126,8 @@ std::map<const OpSchema*, std::vector<BuiltinImplementation>>& registry() {
        {{"host", kCpu, gate_residual_host},
         {"cuda", kCuda, gate_residual_cuda},
         {"torch-eager", kCpu | kCuda, gate_residual_torch_eager}}},
-      {&rmsnorm_modulate_schema(), {{"host", kCpu, rmsnorm_modulate_host}}},
+      {&rmsnorm_modulate_schema(),
+       {{"host", kCpu, rmsnorm_modulate_host}, {"torch-eager", kCpu | kCuda, rmsnorm_modulate_torch_eager}}},
   };
   return r;
 }

@@ -15,13 +15,10 @@
 #include "torch_eager.h"
 
 #include "../plugin_adapter.h"
+#include "torch_support.h"
 
-#include <cuda_runtime.h>
-#include <torch/torch.h>
-#include <unistd.h>
-
-#include <exception>
 #include <string>
+#include <utility>
 
 namespace gatecheck {
 
@@ -29,39 +26,11 @@ namespace {
 
 using Abi = PluginAdapter<struct TorchEagerTag>;
 
-torch::ScalarType scalar_type(int32_t dtype) {
-  switch (DType(dtype)) {
-    case DType::f32: return torch::kFloat;
-    case DType::f16: return torch::kHalf;
-    case DType::bf16: return torch::kBFloat16;
-  }
-  return torch::kFloat;  // unreachable: check_problem rejected other values
-}
+using namespace torch_support;
 
-// Tensor options for the caller's buffers on device d. On cuda, the buffers
-// live on the runtime's current device.
-torch::TensorOptions options(const gatecheck_problem& p, torch::ScalarType t) {
-  auto o = torch::TensorOptions().dtype(t);
-  if (p.device == GATECHECK_CUDA) {
-    int dev = 0;
-    cudaGetDevice(&dev);
-    o = o.device(torch::kCUDA, dev);
-  }
-  return o;
-}
-
-// A view of a caller's [rows, cols] buffer. from_blob never owns or frees it;
-// the const_cast is safe because input views are only read (the runner's
-// input snapshot checks that).
+// A view of a caller's [rows, cols] buffer (torch_support.h's wrap).
 torch::Tensor wrap(const void* data, int64_t rows, int64_t cols, const torch::TensorOptions& o) {
-  return torch::from_blob(const_cast<void*>(data), {rows, cols}, o);
-}
-
-// Copies a result into the caller's output buffer (skipped when empty, where
-// the pointer may legally be null).
-void store(void* dst, const torch::Tensor& value, const torch::TensorOptions& o) {
-  if (value.numel() == 0) return;
-  wrap(dst, value.size(0), value.size(1), o).copy_(value);
+  return torch_support::wrap(data, {rows, cols}, o);
 }
 
 // On cuda, index contents are checked on the host before index_select: an
@@ -135,35 +104,12 @@ Status backward(const gatecheck_problem& p, const void* grad_out, const void* ga
   return finish(p);
 }
 
-// A forked child (call_isolated, or any caller's fork; --isolate itself runs
-// torch-eager in a fresh process) has none of the parent's OpenMP threads,
-// yet the OpenMP runtime still counts on them: the first parallel region
-// would wait forever (seen with LibTorch 2.11 on 16 cores). So a process that
-// is not the one that first used LibTorch here runs it on one thread.
-void single_threaded_after_fork() {
-  static pid_t owner = ::getpid();
-  if (::getpid() == owner) return;
-  owner = ::getpid();
-  at::set_num_threads(1);
-}
-
 // ---- the C ABI ------------------------------------------------------------
 
-// Runs f, turning any exception into an implementation error: no exception
-// may cross the C ABI.
+// Runs f behind the exception fence (torch_support.h).
 template <class F>
 int guarded(const char* op, F&& f) {
-  try {
-    single_threaded_after_fork();
-    return Abi::report(f());
-  } catch (const c10::Error& e) {
-    return Abi::report(Status::error(ErrorKind::implementation,
-                                std::string(op) + ": LibTorch: " + e.what_without_backtrace()));
-  } catch (const std::exception& e) {
-    return Abi::report(Status::error(ErrorKind::implementation, std::string(op) + ": " + e.what()));
-  } catch (...) {
-    return Abi::report(Status::error(ErrorKind::implementation, std::string(op) + ": unknown exception"));
-  }
+  return Abi::report(torch_support::guarded(op, std::forward<F>(f)));
 }
 
 template <uint32_t kDevices>

@@ -35,4 +35,30 @@ const gatecheck_plugin* find_mutant_plugin(const std::string& name) {
   return nullptr;
 }
 
+const std::vector<OpMutantInfo>& rmsnorm_modulate_mutant_catalog() {
+  static const std::vector<OpMutantInfo> c = {
+      {"rms-batch-split", "row_invariance", rms_batch_split_plugin},
+      {"rms-atomic-dweight", "repeatable", rms_atomic_dweight_plugin},
+      {"rms-tile-index", "accuracy", rms_tile_index_plugin},
+      {"rms-no-eps", "accuracy", rms_no_eps_plugin},
+      {"rms-tail-columns", "accuracy", rms_tail_columns_plugin},
+      {"rms-dtype-statistics", "accuracy", rms_dtype_statistics_plugin},
+  };
+  return c;
+}
+
+const std::vector<OpMutantInfo>& rmsnorm_modulate_alternative_catalog() {
+  static const std::vector<OpMutantInfo> c = {{"rms-twin", "", rms_twin_plugin}};
+  return c;
+}
+
+const gatecheck_op_plugin* find_op_mutant_plugin(const std::string& name) {
+  for (const auto* list : {&rmsnorm_modulate_mutant_catalog(), &rmsnorm_modulate_alternative_catalog()})
+    for (const auto& m : *list) {
+      const gatecheck_op_plugin* p = m.plugin();
+      if (name == m.bug_class || name == p->name) return p;
+    }
+  return nullptr;
+}
+
 }  // namespace gatecheck::mutants

@@ -12,5 +12,9 @@ namespace gatecheck {
 std::vector<Subject> planted_mutants();
 // The correct alternatives, named "alt:<name>"; they must pass everything claimed.
 std::vector<Subject> correct_alternatives();
+// rmsnorm_modulate's planted mutants ("mutant:rms-<class>") and its correct
+// control ("alt:rms-twin"), each of that op.
+std::vector<Subject> planted_rmsnorm_modulate_mutants();
+std::vector<Subject> correct_rmsnorm_modulate_alternatives();
 
 }  // namespace gatecheck

@@ -1,0 +1,145 @@
+// torch-eager for rmsnorm_modulate: the eager composition, tensor op by
+// tensor op, on leaves wrapped around the caller's buffers:
+//   xf   = x.float();  rstd = rsqrt(xf.pow(2).mean(-1) + eps)       (fp32)
+//   n    = (xf * rstd * w).to(dtype)            (as F.rms_norm: fp32, one rounding)
+//   out  = n * (1 + scale[index]) + shift[index]   (three ops, each rounded to the dtype)
+// The gather is index_select, so dshift and dscale come from its backward:
+// index_add_ into a zeroed table *in the dtype* (each row's term rounded into
+// the running sum for bf16/f16; atomics on CUDA). dx and dweight are
+// autograd's through the fp32 statistics. The numerics are LibTorch's own,
+// which is the point: this is the baseline a fused kernel is compared with.
+#include "rmsnorm_modulate_torch_eager.h"
+
+#include <string>
+#include <utility>
+
+#include "../op_call_abi.h"
+#include "../rmsnorm_modulate.h"
+#include "torch_support.h"
+
+namespace gatecheck {
+
+namespace {
+
+using namespace torch_support;
+
+thread_local std::string g_error;
+
+int report(const Status& s) {
+  if (s.ok()) return 0;
+  g_error = s.message;
+  return int(s.kind);
+}
+
+struct Tensors {
+  const OpCall& c;
+  torch::TensorOptions opt, idx_opt;
+  torch::Tensor idx;
+  const TensorBuf& in(const char* n) const { return c.inputs[size_t(c.op->input_index(n))]; }
+  void* out(const char* n) const { return c.outputs[size_t(c.op->output_index(n))].data; }
+  torch::Tensor rows_view(const char* n) const { return wrap(in(n).data, {c.p.rows, c.p.dim}, opt); }
+  torch::Tensor table_view(const char* n) const { return wrap(in(n).data, {c.p.gates, c.p.dim}, opt); }
+  torch::Tensor column_view(const char* n) const { return wrap(in(n).data, {c.p.dim}, opt); }
+};
+
+// The buffers as tensors; on cuda, after the caller's inputs are ready, the
+// index is checked on a host copy: an out-of-range index_select there is a
+// device-side assert that would poison the CUDA context for the process.
+Status prepare(const OpCall& c, Tensors* t) {
+  t->opt = options(c.p, scalar_type(c.p.dtype));
+  t->idx_opt = options(c.p, torch::kLong);
+  t->idx = torch::from_blob(const_cast<int64_t*>(c.index()), {c.p.rows}, t->idx_opt);
+  if (c.p.device != GATECHECK_CUDA) return Status::success();
+  torch::cuda::synchronize();
+  const torch::Tensor host = t->idx.to(torch::kCPU).contiguous();
+  const std::string who = c.pass == Pass::forward ? c.op->fwd_name() : c.op->bwd_name();
+  return check_index_range(who.c_str(), c.p, host.data_ptr<int64_t>());
+}
+
+// diffusers' RMSNorm with its weight, as F.rms_norm computes it.
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& w, double eps) {
+  const torch::Tensor xf = x.to(torch::kFloat);
+  const torch::Tensor rstd = torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  return (xf * rstd * w).to(x.scalar_type());
+}
+
+torch::Tensor modulate(const torch::Tensor& n, const torch::Tensor& shift, const torch::Tensor& scale,
+                       const torch::Tensor& idx) {
+  return n * (1 + scale.index_select(0, idx)) + shift.index_select(0, idx);
+}
+
+Status forward(const OpCall& c, double eps) {
+  Tensors t{c};
+  Status s = prepare(c, &t);
+  if (!s.ok()) return s;
+  torch::NoGradGuard no_grad;
+  const torch::Tensor n = rms_norm(t.rows_view("x"), t.column_view("w"), eps);
+  store(t.out("out"), modulate(n, t.table_view("shift"), t.table_view("scale"), t.idx), t.opt);
+  return Status::success();
+}
+
+Status backward(const OpCall& c, double eps) {
+  Tensors t{c};
+  Status s = prepare(c, &t);
+  if (!s.ok()) return s;
+  const torch::Tensor x = t.rows_view("x").requires_grad_(true);
+  const torch::Tensor w = t.column_view("w").requires_grad_(true);
+  const torch::Tensor scale = t.table_view("scale").requires_grad_(true);
+  // The backward is not handed shift (its value changes no gradient): a zero
+  // leaf stands in so that dshift still comes from autograd.
+  const torch::Tensor shift = torch::zeros({c.p.gates, c.p.dim}, t.opt).requires_grad_(true);
+  const torch::Tensor out = modulate(rms_norm(x, w, eps), shift, scale, t.idx);
+  const auto grads = torch::autograd::grad({out}, {x, w, shift, scale}, {t.rows_view("grad_out")},
+                                           /*retain_graph=*/false, /*create_graph=*/false,
+                                           /*allow_unused=*/true);
+  // An unused leaf (an empty problem) has an undefined gradient: zeros.
+  auto or_zeros = [](const torch::Tensor& g, const torch::Tensor& like) {
+    return g.defined() ? g : torch::zeros_like(like);
+  };
+  store(t.out("dx"), or_zeros(grads[0], x), t.opt);
+  store(t.out("dweight"), or_zeros(grads[1], w), t.opt);
+  store(t.out("dshift"), or_zeros(grads[2], shift), t.opt);
+  store(t.out("dscale"), or_zeros(grads[3], scale), t.opt);
+  return Status::success();
+}
+
+template <uint32_t kDevices>
+int call(const gatecheck_call* raw, Pass pass) {
+  const OpSchema& op = rmsnorm_modulate_schema();
+  const std::string who = pass == Pass::forward ? op.fwd_name() : op.bwd_name();
+  return report(guarded(who.c_str(), [&] {
+    OpCall c;
+    Status s = op_call_from_abi(op, pass, raw, &c);
+    if (s.ok()) s = check_call(c, kDevices, /*index_on_host=*/c.p.device == GATECHECK_CPU);
+    if (!s.ok()) return s;
+    const double eps = c.scalars[size_t(op.scalar_index("eps"))];
+    s = pass == Pass::forward ? forward(c, eps) : backward(c, eps);
+    if (c.p.device == GATECHECK_CUDA) torch::cuda::synchronize();  // results visible on any stream
+    return s;
+  }));
+}
+
+template <uint32_t kDevices>
+int forward_call(const gatecheck_call* c) { return call<kDevices>(c, Pass::forward); }
+template <uint32_t kDevices>
+int backward_call(const gatecheck_call* c) { return call<kDevices>(c, Pass::backward); }
+const char* last_error() { return g_error.c_str(); }
+
+constexpr uint32_t kCpu = 1u << GATECHECK_CPU, kCuda = 1u << GATECHECK_CUDA;
+
+}  // namespace
+
+const gatecheck_op_plugin* rmsnorm_modulate_torch_eager_plugin(Device d) {
+  static const gatecheck_op_plugin cpu = {GATECHECK_ABI_VERSION_2, "torch-eager", "rmsnorm_modulate", kCpu,
+                                          forward_call<kCpu>, backward_call<kCpu>, last_error};
+  static const gatecheck_op_plugin cuda = {GATECHECK_ABI_VERSION_2, "torch-eager", "rmsnorm_modulate", kCuda,
+                                           forward_call<kCuda>, backward_call<kCuda>, last_error};
+  if (d == Device::cpu) return &cpu;
+  try {
+    return torch::cuda::is_available() ? &cuda : nullptr;
+  } catch (...) {
+    return nullptr;  // a LibTorch that cannot even ask: it cannot run there
+  }
+}
+
+}  // namespace gatecheck
