@@ -9,8 +9,9 @@
 
 namespace gatecheck {
 
-// rmsnorm_modulate_reference.cpp
+// rmsnorm_modulate_reference.cpp, rmsnorm_modulate_eager.cpp
 Reference rmsnorm_modulate_reference(const Case& c);
+Outputs rmsnorm_modulate_eager_model(const Case& c);
 
 namespace {
 
@@ -26,8 +27,10 @@ std::map<const OpSchema*, OpOracle>& catalog() {
       // whose order is the device's (atomics on CUDA): not pinned.
       {&gate_residual_schema(),
        {gate_residual_reference, gate_residual_eager_model, {"out", "grad_res", "grad_y"}, /*judges_scale_cases=*/true}},
-      // No eager model yet: eager_exact does not judge it.
-      {&rmsnorm_modulate_schema(), {rmsnorm_modulate_reference}},
+      // eager_exact pins out only: its statistics in LibTorch's CPU order
+      // (rmsnorm_modulate_eager.cpp says which); the gradients are
+      // autograd's chains and index_add's sums, not modelled.
+      {&rmsnorm_modulate_schema(), {rmsnorm_modulate_reference, rmsnorm_modulate_eager_model, {"out"}}},
   };
   return c;
 }
