@@ -85,7 +85,8 @@ void backward(const Call& k) {
   const int64_t rows = k.c.p.rows, dim = k.c.p.dim, gates = k.c.p.gates;
   const DType d = k.d;
   std::vector<float> dw(size_t(dim), 0.0f), dw_terms(size_t(rows * dim));
-  std::vector<float> dshift(size_t(gates * dim), 0.0f), dscale(size_t(gates * dim), 0.0f), dd(size_t(dim));
+  std::vector<float> dshift(size_t(gates * dim), 0.0f), dscale(size_t(gates * dim), 0.0f);
+  std::vector<float> dd(static_cast<size_t>(dim));
   for (int64_t r = 0; r < rows; ++r) {
     const float rstd = row_rstd<H>(k, r);
     const int64_t t = k.c.index()[r] * dim;

@@ -9,6 +9,7 @@
 
 #include "case/case_json.h"
 #include "case/case_snapshot.h"
+#include "kernels/rmsnorm_modulate.h"
 
 namespace gatecheck {
 namespace {
@@ -72,6 +73,19 @@ TEST(CaseFile, RoundTripDetectsASingleFlippedBit) {
   Case b = a;
   b.input("res").set_bits(0, 0x8000);
   EXPECT_FALSE(a == b);
+}
+
+// An op whose tensor is named "scale" (rmsnorm_modulate's) is a case with
+// values, not a scale-tier case, and reads back bit for bit.
+TEST(CaseFile, ATensorNamedScaleRoundTrips) {
+  Case c = make_case(rmsnorm_modulate_schema(), DType::bf16, 2, 3, 2);
+  c.index = {1, 0};
+  HostTensor& scale = c.input("scale");
+  for (int64_t i = 0; i < scale.numel(); ++i) scale.set_bits(i, 0x3f80u + uint32_t(i));
+  const CaseFile f{c, std::nullopt, {}, ""};
+  const CaseFile g = case_from_json(case_to_json(f), "t");
+  EXPECT_FALSE(g.scale.has_value());
+  EXPECT_TRUE(g.c == c);
 }
 
 TEST(CaseFile, EmptyProblemsRoundTrip) {
