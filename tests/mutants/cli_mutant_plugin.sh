@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# cli_mutant_plugin.sh GATECHECK PLUGIN EXPECTED_EXIT WORKDIR
-# Runs `gatecheck check` on a plugin and checks the exit code. On a failure
+# cli_mutant_plugin.sh GATECHECK PLUGIN EXPECTED_EXIT WORKDIR [CHECK ARGS...]
+# Runs `gatecheck check` on a plugin and checks the exit code (CHECK ARGS
+# replace the default budget: --seed 7 --cases 100 --seconds 60). On a failure
 # (exit 1) it also checks that a counterexample was saved, that `gatecheck
 # repro` still fails on it (exit 1) and that `gatecheck shrink` minimises it.
 set -u
 gatecheck=$1 plugin=$2 want=$3 work=$4
+shift 4
+args=("$@")
+[ ${#args[@]} -eq 0 ] && args=(--seed 7 --cases 100 --seconds 60)
 rm -rf "$work" && mkdir -p "$work"
-"$gatecheck" check --impl "plugin:$plugin" --seed 7 --cases 100 --seconds 60 --corpus "$work/corpus" >"$work/check.log" 2>&1
+"$gatecheck" check --impl "plugin:$plugin" "${args[@]}" --corpus "$work/corpus" >"$work/check.log" 2>&1
 rc=$?
 cat "$work/check.log"
 if [ "$rc" -ne "$want" ]; then echo "FAIL: gatecheck check exited $rc, expected $want"; exit 1; fi

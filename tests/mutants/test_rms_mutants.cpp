@@ -2,13 +2,14 @@
 // caught by the property aimed at its bug (a claimed failure, within a case
 // budget, fixed seed), with a shrunk counterexample no larger than the case
 // found that still fails on replay; and the correct controls (the mutants'
-// own twin with no hook changed, and the host twin) pass every property on
-// the same budget. Budgets are case counts, so the outcome does not depend
+// own twin with no hook changed, the host twin, and torch eager held to its
+// contract) pass every property they claim on the same budget. Budgets are case counts, so the outcome does not depend
 // on the speed of the machine.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <map>
+#include <stdexcept>
 
 #include "kernels/rmsnorm_modulate.h"
 #include "properties/engine/check_engine.h"
@@ -61,14 +62,19 @@ TEST(RmsnormModulateMutants, EachIsCaughtByItsPropertyAndShrunk) {
   }
 }
 
-TEST(RmsnormModulateMutants, TheCorrectControlsPassEveryProperty) {
+TEST(RmsnormModulateMutants, TheCorrectControlsPassEveryClaim) {
   std::vector<Subject> controls = correct_rmsnorm_modulate_alternatives();
   controls.push_back(make_subject("host", Device::cpu, rmsnorm_modulate_schema()));
+  try {  // torch eager, held to its declared contract (its known weaknesses withdrawn)
+    controls.push_back(make_subject("torch-eager", Device::cpu, rmsnorm_modulate_schema()));
+  } catch (const std::runtime_error& e) {
+    std::printf("torch-eager not checked: %s\n", e.what());  // a build without LibTorch
+  }
   const CheckReport rep = run_check(controls, options(150));
   int64_t total = 0;
   for (const auto& r : rep.results) {
     total += r.cases;
-    EXPECT_TRUE(r.passed) << r.impl << " " << r.property << " false alarm:\n"
+    EXPECT_FALSE(r.failure && r.failure->claimed) << r.impl << " " << r.property << " false alarm:\n"
                           << (r.failure ? describe(r.failure->shrunk) + "\n" + evidence_text(r.failure->verdict) : "");
   }
   EXPECT_EQ(rep.results.size(), controls.size() * default_properties_for(rmsnorm_modulate_schema()).size());
