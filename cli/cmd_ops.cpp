@@ -64,7 +64,9 @@ void print_op(std::ostream& os, const OpSchema& op) {
   os << " plugin:PATH, python:TARGET\n";
   const OpOracle* oracle = find_op_oracle(op);
   os << "  oracle: " << (oracle ? "float64 reference with per-element bounds" : "none") << "; eager model: "
-     << (oracle && oracle->eager_model ? "yes" : "none") << "\n";
+     << (oracle && oracle->eager_model ? "yes" : "none");
+  if (oracle && oracle->eager_model && *oracle->eager_scope) os << " (" << oracle->eager_scope << ")";
+  os << "\n";
   os << "  properties (default set unless marked), with the outputs each compares:\n";
   for (const auto& p : property_catalog()) {
     os << "    " << std::left << std::setw(20) << p.name;

@@ -26,11 +26,15 @@ std::map<const OpSchema*, OpOracle>& catalog() {
       // rounded to the dtype; grad_res is a copy. grad_gate is index_add's,
       // whose order is the device's (atomics on CUDA): not pinned.
       {&gate_residual_schema(),
-       {gate_residual_reference, gate_residual_eager_model, {"out", "grad_res", "grad_y"}, /*judges_scale_cases=*/true}},
+       {gate_residual_reference, gate_residual_eager_model, {"out", "grad_res", "grad_y"},
+        "out, grad_res, grad_y: elementwise roundings, on any device", /*judges_scale_cases=*/true}},
       // eager_exact pins out only: its statistics in LibTorch's CPU order
       // (rmsnorm_modulate_eager.cpp says which); the gradients are
       // autograd's chains and index_add's sums, not modelled.
-      {&rmsnorm_modulate_schema(), {rmsnorm_modulate_reference, rmsnorm_modulate_eager_model, {"out"}}},
+      {&rmsnorm_modulate_schema(),
+       {rmsnorm_modulate_reference, rmsnorm_modulate_eager_model, {"out"},
+        "out only, as LibTorch computes it on the CPU: the sum of squares in its cascade order with 8-lane "
+        "(AVX2) vectors, one thread a row, rstd = 1/sqrt; not CUDA's (rsqrtf, another order)"}},
   };
   return c;
 }

@@ -18,6 +18,9 @@ struct OpOracle {
   // where not. eager_exact compares `eager_outputs` against it.
   Outputs (*eager_model)(const Case& c) = nullptr;
   std::vector<std::string> eager_outputs = {};
+  // What eager_exact promises, in a line (`gatecheck ops` prints it): the
+  // outputs pinned and where the model holds.
+  const char* eager_scope = "";
   // Does it judge the scale tier's cases (oracle_sampled.h: values from
   // their positions, a sample of rows and segments)? Only such an op's
   // checks draw scale cases.
