@@ -28,6 +28,7 @@
 // The arithmetic is the oracle's own: fp32 operations taken in float64 and
 // rounded once (innocuous double rounding, as gate_residual_eager.cpp says;
 // sqrt too: 53 >= 2*24 + 2), only the dtype conversions are shared.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -55,15 +56,16 @@ int ceil_log2(int64_t n) {
 // A vector of `width` fp32 lanes, each lane summed on its own.
 using Lanes = std::vector<float>;
 
-void add_into(Lanes& a, const Lanes& b) {
+void add_into(Lanes& a, const float* b) {
   for (size_t k = 0; k < a.size(); ++k) a[k] = add(a[k], b[k]);
 }
+void add_into(Lanes& a, const Lanes& b) { add_into(a, b.data()); }
 
 // row_sum over `items` (vectors of `width` lanes, one after another in v):
 // multi_row_sum with 4 interleaved accumulators over the first items/4*4,
 // the rest into accumulator 0, then accumulators 1..3 into 0.
 Lanes row_sum(const std::vector<float>& v, int64_t items, int64_t width) {
-  auto item = [&](int64_t i) { return Lanes(v.begin() + i * width, v.begin() + (i + 1) * width); };
+  auto item = [&](int64_t i) { return v.data() + i * width; };
   const int64_t groups = items / kIlp;
   const int power = std::max(4, ceil_log2(groups) / kLevels);
   const int64_t step = int64_t(1) << power, mask = step - 1;

@@ -66,5 +66,21 @@ TEST(RmsnormModulateEagerModel, PinsTheReductionOrder) {
   EXPECT_GT(differing, 0) << "the host twin never differed from the eager model";
 }
 
+// Why torch eager's contract withdraws 16-bit accuracy of dshift and dscale:
+// on a long segment (4097 rows of one index), index_add_'s running sums in
+// bf16 leave the oracle's bound, where the host twin's fp32 sums stay inside.
+TEST(RmsnormModulateEagerModel, TorchEagersBf16SegmentSumsLeaveTheBound) {
+  const Case c = make(DType::bf16, 4097, 8, 1, "normal", 4097);
+  const Implementation eager = make_implementation("torch-eager", Device::cpu, op());
+  const Implementation host = make_implementation("host", Device::cpu, op());
+  const RunResult e = run_case(eager, c), h = run_case(host, c);
+  ASSERT_TRUE(e.status.ok() && h.status.ok()) << e.status.message << h.status.message;
+  const Reference ref = oracle_reference(c);
+  for (const char* name : {"dshift", "dscale"}) {
+    EXPECT_FALSE(compare_accuracy(name, e.outputs[name], ref[name]).ok()) << name << ": torch eager within the bound";
+    EXPECT_TRUE(compare_accuracy(name, h.outputs[name], ref[name]).ok()) << name << ": the host outside the bound";
+  }
+}
+
 }  // namespace
 }  // namespace gatecheck::testing
