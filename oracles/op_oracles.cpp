@@ -33,7 +33,7 @@ std::map<const OpSchema*, OpOracle>& catalog() {
       // autograd's chains and index_add's sums, not modelled.
       {&rmsnorm_modulate_schema(),
        {rmsnorm_modulate_reference, rmsnorm_modulate_eager_model, {"out"},
-        "out only, as LibTorch computes it on the CPU: the sum of squares in its cascade order with 8-lane "
+        "out only, as LibTorch 1.13 computes it on the CPU: the sum of squares in its cascade order with 8-lane "
         "(AVX2) vectors, one thread a row, rstd = 1/sqrt; not CUDA's (rsqrtf, another order)"}},
   };
   return c;
