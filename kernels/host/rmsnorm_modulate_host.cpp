@@ -40,7 +40,8 @@ float load(const TensorBuf& t, DType d, int64_t i) {
 }
 
 void store(const TensorBuf& t, DType d, int64_t i, float v) {
-  if (d == DType::f32) static_cast<float*>(t.data)[i] = v;
+  // NaN stored canonical in every dtype, as the CUDA kernels store it.
+  if (d == DType::f32) static_cast<float*>(t.data)[i] = f32_canonical(v);
   else static_cast<uint16_t*>(t.data)[i] = uint16_t(float_to_bits_rn(d, v));
 }
 
