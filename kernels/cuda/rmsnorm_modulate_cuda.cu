@@ -146,21 +146,28 @@ __global__ void __launch_bounds__(1024) fwd_kernel(Ptrs a) {
   const int64_t dim = a.dim, nch = (dim + V - 1) / V;
   for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
     const int64_t row = r * dim;
-    float s = 0.0f;
+    float s = 0.0f, x0[V];  // x0: the thread's first chunk, kept (up to 8,192 bf16 columns, its only one)
     for (int64_t c = threadIdx.x; c < nch; c += blockDim.x) {
       const int n = int(min64(V, dim - c * V));
       float v[V];
       load_chunk<T, VEC>(x, row + c * V, n, v);
 #pragma unroll
-      for (int e = 0; e < V; ++e)
+      for (int e = 0; e < V; ++e) {
         if (e < n) s = __fadd_rn(s, __fmul_rn(v[e], v[e]));
+        if (c == threadIdx.x) x0[e] = v[e];
+      }
     }
     const float rstd = rstd_of(block_sum2(s, 0.0f, sm).x, dim, a.eps);
     const int64_t t = a.index[r] * dim;
     for (int64_t c = threadIdx.x; c < nch; c += blockDim.x) {
       const int n = int(min64(V, dim - c * V));
       float xv[V], wv[V], sh[V], sc[V], o[V];
-      load_chunk<T, VEC>(x, row + c * V, n, xv);
+      if (c == threadIdx.x) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) xv[e] = x0[e];
+      } else {
+        load_chunk<T, VEC>(x, row + c * V, n, xv);
+      }
       load_chunk<T, VEC>(w, c * V, n, wv);
       load_chunk<T, VEC>(shift, t + c * V, n, sh);
       load_chunk<T, VEC>(scale, t + c * V, n, sc);
@@ -188,7 +195,7 @@ __global__ void __launch_bounds__(1024) bwd_row_kernel(Ptrs a, float* rstd_out) 
   const int64_t dim = a.dim, nch = (dim + V - 1) / V;
   for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
     const int64_t row = r * dim, t = a.index[r] * dim;
-    float s = 0.0f, cs = 0.0f;
+    float s = 0.0f, cs = 0.0f, x0[V], d0[V];  // the thread's first chunk: x and d, kept
     for (int64_t c = threadIdx.x; c < nch; c += blockDim.x) {
       const int n = int(min64(V, dim - c * V));
       float xv[V], wv[V], gv[V], sc[V];
@@ -197,12 +204,17 @@ __global__ void __launch_bounds__(1024) bwd_row_kernel(Ptrs a, float* rstd_out) 
       load_chunk<T, VEC>(g, row + c * V, n, gv);
       load_chunk<T, VEC>(scale, t + c * V, n, sc);
 #pragma unroll
-      for (int e = 0; e < V; ++e)
+      for (int e = 0; e < V; ++e) {
+        const float d = __fmul_rn(gv[e], rn<T>(__fadd_rn(1.0f, sc[e])));
         if (e < n) {
           s = __fadd_rn(s, __fmul_rn(xv[e], xv[e]));
-          const float d = __fmul_rn(gv[e], rn<T>(__fadd_rn(1.0f, sc[e])));
           cs = __fadd_rn(cs, __fmul_rn(__fmul_rn(wv[e], d), xv[e]));
         }
+        if (c == threadIdx.x) {
+          x0[e] = xv[e];
+          d0[e] = d;
+        }
+      }
     }
     const float2 tot = block_sum2(s, cs, sm);
     const float rstd = rstd_of(tot.x, dim, a.eps);
@@ -210,16 +222,24 @@ __global__ void __launch_bounds__(1024) bwd_row_kernel(Ptrs a, float* rstd_out) 
     if (threadIdx.x == 0) rstd_out[r] = rstd;
     for (int64_t c = threadIdx.x; c < nch; c += blockDim.x) {
       const int n = int(min64(V, dim - c * V));
-      float xv[V], wv[V], gv[V], sc[V], o[V];
-      load_chunk<T, VEC>(x, row + c * V, n, xv);
+      float xv[V], wv[V], dv[V], o[V];
       load_chunk<T, VEC>(w, c * V, n, wv);
-      load_chunk<T, VEC>(g, row + c * V, n, gv);
-      load_chunk<T, VEC>(scale, t + c * V, n, sc);
+      if (c == threadIdx.x) {
 #pragma unroll
-      for (int e = 0; e < V; ++e) {
-        const float d = __fmul_rn(gv[e], rn<T>(__fadd_rn(1.0f, sc[e])));
-        o[e] = __fsub_rn(__fmul_rn(__fmul_rn(rstd, wv[e]), d), __fmul_rn(xv[e], k));
+        for (int e = 0; e < V; ++e) {
+          xv[e] = x0[e];
+          dv[e] = d0[e];
+        }
+      } else {
+        float gv[V], sc[V];
+        load_chunk<T, VEC>(x, row + c * V, n, xv);
+        load_chunk<T, VEC>(g, row + c * V, n, gv);
+        load_chunk<T, VEC>(scale, t + c * V, n, sc);
+#pragma unroll
+        for (int e = 0; e < V; ++e) dv[e] = __fmul_rn(gv[e], rn<T>(__fadd_rn(1.0f, sc[e])));
       }
+#pragma unroll
+      for (int e = 0; e < V; ++e) o[e] = __fsub_rn(__fmul_rn(__fmul_rn(rstd, wv[e]), dv[e]), __fmul_rn(xv[e], k));
       store_chunk<T, VEC>(dx, row + c * V, n, o);
     }
   }
