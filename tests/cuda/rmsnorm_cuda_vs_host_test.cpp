@@ -193,6 +193,19 @@ void expect_same(const Shape& s, uint64_t seed = 34) {
 
 const DType kTypes[] = {DType::bf16, DType::f16, DType::f32};
 
+// The host side of every comparison runs anywhere: the calls this file builds
+// are ones the host twin takes, and it writes every output.
+TEST(rmsnorm_modulate_cuda, HostTwinTakesTheseCalls) {
+  for (DType t : kTypes) {
+    Problem p = make_problem({70, 9, 4, t}, 3);
+    ASSERT_EQ(run_host(p), "");
+    for (size_t i = 0; i < p.out.size(); ++i) {
+      const std::vector<uint8_t> untouched(p.out[i].bytes.size(), 0xA5);
+      EXPECT_NE(p.out[i].bytes, untouched) << p.op.outputs[i].name;
+    }
+  }
+}
+
 TEST(rmsnorm_modulate_cuda, RowKernelsVectorPath) {
   GATECHECK_REQUIRE_GPU();
   for (DType t : kTypes) {
