@@ -155,8 +155,16 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
         if (g == gens.end()) g = gens.emplace(cs.tier, gen_case_for_tier(property, limits, cs.tier)).first;
         try {
           gs = g->second(cs.random, cs.size);
-        } catch (const rc::GenerationFailure&) {
-          continue;  // the vacuity filter found no usable case at this size
+        } catch (const rc::GenerationFailure&) {  // the vacuity filter found no usable case at this size
+          const double took = since(case_t0), past = since(start) - slice_seconds;
+          if (slice_seconds >= 0 && took > kOverrunNoted && past > kOverrunNoted) {
+            char buf[160];
+            std::snprintf(buf, sizeof buf, "a draw (tier %d) that found no usable case: %.2f s, ending %.2f s past the property's slice",
+                          cs.tier, took, past);
+            const std::lock_guard<std::mutex> lock(m);
+            overruns.push_back(buf);
+          }
+          continue;
         }
         c = gs->value();
       }

@@ -19,7 +19,7 @@ for r in j["results"]:
     for o in r["overruns"]:
         m = re.search(r"([0-9.]+) s past the ([0-9.]+) s its share had left", o) or \
             re.search(r"ending ([0-9.]+) s past the property's slice", o)
-        if not m or not ("elements" in o or o.startswith("case ")):
+        if not m or not ("elements" in o or "past the property's slice" in o):
             print("overrun without its size or time:", o); bad = 1
         else:
             over += float(m.group(1))
