@@ -70,7 +70,7 @@ void print_table(std::ostream& os, const CheckReport& r, const std::vector<Subje
        << table_word(p) << std::right << std::setw(8) << t << "\n";
   }
   for (const auto& p : r.results)  // the case in flight may run past its share; say which and by how much
-    for (const auto& o : p.overruns) os << "over its share: " << p.impl << "@" << device_name(p.device) << " " << p.property << ": " << o << "\n";
+    for (const auto& o : p.overruns) os << "over its time: " << p.impl << "@" << device_name(p.device) << " " << p.property << ": " << o << "\n";
 }
 
 void print_failures(std::ostream& os, const CheckReport& r, const SavedFailures& saved,

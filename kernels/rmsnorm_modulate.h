@@ -8,6 +8,10 @@
 //   out     = RN(RN(n * f) + shift[index])
 //   d = g * f;  dx = rstd w d - x rstd^3 sum_j(w d x) / dim;  dweight = sum_r d x rstd;
 //   dshift[k] = sum over rows with index k of g;  dscale[k] = the same of g * n
+// The orders of these sums, which the host twin and the CUDA kernels share,
+// are in rmsnorm_modulate_order.h: a row's statistics in an order fixed by
+// dim alone (batch invariant), dshift and dscale per gate over its rows in
+// batch order (segment invariant), every sum in fp32 and repeatable.
 #pragma once
 
 #include "op_schema.h"

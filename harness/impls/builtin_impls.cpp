@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "../../kernels/cuda/gate_residual_cuda.h"
+#include "../../kernels/cuda/rmsnorm_modulate_cuda.h"
 #include "../../kernels/host/gate_residual_host.h"
 #include "../../kernels/host/rmsnorm_modulate_host.h"
 #include "../../kernels/rmsnorm_modulate.h"
@@ -44,6 +45,15 @@ Implementation gate_residual_cuda(Device) {
   Implementation impl;
   impl.api = gate_residual_cuda_plugin();
   impl.thread_safe = true;  // per-stream workspaces under a lock; last_error() is per thread
+  impl.calls_on_problem_stream = true;
+  return impl;
+}
+
+Implementation rmsnorm_modulate_cuda(Device) {
+  need_cuda("cuda");
+  Implementation impl;
+  impl.api2 = rmsnorm_modulate_cuda_plugin();
+  impl.thread_safe = true;  // scratch from the stream's pool per call; last_error() is per thread
   impl.calls_on_problem_stream = true;
   return impl;
 }
@@ -143,7 +153,9 @@ std::map<const OpSchema*, std::vector<BuiltinImplementation>>& registry() {
         {"cuda", kCuda, gate_residual_cuda},
         {"torch-eager", kCpu | kCuda, gate_residual_torch_eager}}},
       {&rmsnorm_modulate_schema(),
-       {{"host", kCpu, rmsnorm_modulate_host}, {"torch-eager", kCpu | kCuda, rmsnorm_modulate_torch_eager}}},
+       {{"host", kCpu, rmsnorm_modulate_host},
+        {"cuda", kCuda, rmsnorm_modulate_cuda},
+        {"torch-eager", kCpu | kCuda, rmsnorm_modulate_torch_eager}}},
   };
   return r;
 }

@@ -1,14 +1,18 @@
 // rmsnorm_modulate on the host, in fp32 with one rounding to the dtype per
 // stored value, as the op's formula says (op_schema.h's summary):
-//   rstd = 1/sqrt(sum_j x^2 / dim + eps), the squares summed left to right;
+//   rstd = 1/sqrt(sum_j x^2 / dim + eps);
 //   n = rnd(w * (rstd * x)); out = rnd(rnd(n * f) + shift), f = rnd(1 + scale).
-// Backward, every sum in a fixed order so that a call is repeatable and a
-// row's dx does not depend on the batch: sum_j w*d*x left to right per row;
-// dweight over the rows in order; dshift and dscale per index in row order.
+// Every reduction in the orders of rmsnorm_modulate_order.h, the CUDA
+// kernels' orders, so that both compute the same bits: a row's sums (of x^2,
+// of w*d*x) in partials by chunk and a fixed tree, fixed by dim alone;
+// dshift and dscale per gate in tiles of its rows; dweight in groups of
+// those tiles. Every sum is thus repeatable and a row's outputs do not
+// depend on the batch.
 // The contract's checks (check_call: shapes, eps > 0 and finite, every index
 // in [0, gates)) come first and name the bad argument.
 #include "rmsnorm_modulate_host.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -16,6 +20,7 @@
 #include "../gate_residual_dtype.h"
 #include "../op_call_abi.h"
 #include "../rmsnorm_modulate.h"
+#include "../rmsnorm_modulate_order.h"
 
 namespace gatecheck {
 
@@ -35,7 +40,8 @@ float load(const TensorBuf& t, DType d, int64_t i) {
 }
 
 void store(const TensorBuf& t, DType d, int64_t i, float v) {
-  if (d == DType::f32) static_cast<float*>(t.data)[i] = v;
+  // NaN stored canonical in every dtype, as the CUDA kernels store it.
+  if (d == DType::f32) static_cast<float*>(t.data)[i] = f32_canonical(v);
   else static_cast<uint16_t*>(t.data)[i] = uint16_t(float_to_bits_rn(d, v));
 }
 
@@ -49,14 +55,38 @@ struct Views {
   const TensorBuf& out(const char* n) const { return c.outputs[size_t(op.output_index(n))]; }
 };
 
-// Row r's rstd: the squares summed left to right in fp32.
-float row_rstd(const TensorBuf& x, DType d, int64_t r, int64_t dim, float eps) {
-  float ss = 0.0f;
+// a[0] after the order's pairwise tree over 32 values.
+float tree32(const float* in) {
+  float a[32];
+  for (int i = 0; i < 32; ++i) a[i] = in[i];
+  for (int h = 16; h; h >>= 1)
+    for (int i = 0; i < h; ++i) a[i] = a[i] + a[i + h];
+  return a[0];
+}
+
+// sum_j term(j) over a row in the order's partials and trees.
+template <class Term>
+float row_sum(int64_t dim, DType d, Term term) {
+  const int vec = rms_vec(dtype_size(d)), threads = rms_row_threads(dim, vec);
+  std::vector<float> part(static_cast<size_t>(threads), 0.0f);
   for (int64_t j = 0; j < dim; ++j) {
-    const float v = load(x, d, r * dim + j);
-    ss += v * v;
+    float& p = part[size_t((j / vec) % threads)];
+    p = p + term(j);
   }
-  return 1.0f / std::sqrt(ss / float(dim) + eps);
+  float warps[32] = {};
+  for (int w = 0; w < threads / 32; ++w) warps[w] = tree32(&part[size_t(w) * 32]);
+  return tree32(warps);
+}
+
+float rstd_of(float ss, int64_t dim, float eps) { return 1.0f / std::sqrt(ss / float(dim) + eps); }
+
+// Row r's rstd.
+float row_rstd(const TensorBuf& x, DType d, int64_t r, int64_t dim, float eps) {
+  return rstd_of(row_sum(dim, d, [&](int64_t j) {
+                   const float v = load(x, d, r * dim + j);
+                   return v * v;
+                 }),
+                 dim, eps);
 }
 
 void forward(const Views& v, DType d, int64_t rows, int64_t dim, float eps) {
@@ -72,34 +102,87 @@ void forward(const Views& v, DType d, int64_t rows, int64_t dim, float eps) {
   }
 }
 
-void backward(const Views& v, DType d, int64_t rows, int64_t dim, int64_t gates, float eps) {
+// dx, row by row; returns each row's rstd.
+std::vector<float> backward_rows(const Views& v, DType d, int64_t rows, int64_t dim, float eps) {
   const int64_t* index = v.c.index();
-  std::vector<float> dw(size_t(dim), 0.0f), dshift(size_t(gates * dim), 0.0f), dscale(size_t(gates * dim), 0.0f);
+  std::vector<float> rstds(static_cast<size_t>(rows));
   std::vector<float> dd(static_cast<size_t>(dim));
   for (int64_t r = 0; r < rows; ++r) {
     const float rstd = row_rstd(v.in("x"), d, r, dim, eps);
+    rstds[size_t(r)] = rstd;
     const int64_t t = index[r] * dim;
-    float c = 0.0f;  // sum_j w*d*x, left to right
-    for (int64_t j = 0; j < dim; ++j) {
-      const float g = load(v.in("grad_out"), d, r * dim + j);
-      const float x = load(v.in("x"), d, r * dim + j), w = load(v.in("w"), d, j);
-      dd[size_t(j)] = g * rn(d, 1.0f + load(v.in("scale"), d, t + j));
-      c += w * dd[size_t(j)] * x;
-      dw[size_t(j)] += dd[size_t(j)] * x * rstd;
-      dshift[size_t(t + j)] += g;
-      dscale[size_t(t + j)] += g * rn(d, w * (rstd * x));
-    }
+    for (int64_t j = 0; j < dim; ++j)
+      dd[size_t(j)] = load(v.in("grad_out"), d, r * dim + j) * rn(d, 1.0f + load(v.in("scale"), d, t + j));
+    const float c = row_sum(dim, d, [&](int64_t j) {
+      return load(v.in("w"), d, j) * dd[size_t(j)] * load(v.in("x"), d, r * dim + j);
+    });
     const float k = rstd * rstd * rstd * c / float(dim);
     for (int64_t j = 0; j < dim; ++j) {
       const float x = load(v.in("x"), d, r * dim + j), w = load(v.in("w"), d, j);
       store(v.out("dx"), d, r * dim + j, rstd * w * dd[size_t(j)] - x * k);
     }
   }
-  for (int64_t j = 0; j < dim; ++j) store(v.out("dweight"), d, j, dw[size_t(j)]);
-  for (size_t i = 0; i < dshift.size(); ++i) {
-    store(v.out("dshift"), d, int64_t(i), dshift[i]);
-    store(v.out("dscale"), d, int64_t(i), dscale[i]);
+  return rstds;
+}
+
+// dshift, dscale and dweight: each gate's rows in batch order, in tiles of
+// kRmsSegTileRows; the tiles of every gate, in order, in groups for dweight.
+void backward_columns(const Views& v, DType d, int64_t rows, int64_t dim, int64_t gates,
+                      const std::vector<float>& rstds) {
+  const int64_t* index = v.c.index();
+  std::vector<std::vector<int64_t>> seg(static_cast<size_t>(gates));
+  for (int64_t r = 0; r < rows; ++r) seg[size_t(index[r])].push_back(r);
+  const int64_t per_group = rms_tiles_per_group(rows, gates);
+  std::vector<float> dw_group(static_cast<size_t>(dim), 0.0f), dw(dw_group);
+  std::vector<float> sh(static_cast<size_t>(dim)), sc(sh), fold_sh(sh), fold_sc(sh);
+  int64_t tiles_done = 0;
+  auto end_group = [&] {
+    for (int64_t j = 0; j < dim; ++j) {
+      dw[size_t(j)] = dw[size_t(j)] + dw_group[size_t(j)];
+      dw_group[size_t(j)] = 0.0f;
+    }
+  };
+  for (int64_t k = 0; k < gates; ++k) {
+    const auto& rs = seg[size_t(k)];
+    const int64_t n = int64_t(rs.size()), tiles = (n + kRmsSegTileRows - 1) / kRmsSegTileRows;
+    std::fill(fold_sh.begin(), fold_sh.end(), 0.0f);
+    std::fill(fold_sc.begin(), fold_sc.end(), 0.0f);
+    for (int64_t i = 0; i < tiles; ++i) {
+      std::fill(sh.begin(), sh.end(), 0.0f);
+      std::fill(sc.begin(), sc.end(), 0.0f);
+      const int64_t end = std::min(n, (i + 1) * kRmsSegTileRows);
+      for (int64_t p = i * kRmsSegTileRows; p < end; ++p) {
+        const int64_t r = rs[size_t(p)];
+        const float rstd = rstds[size_t(r)];
+        for (int64_t j = 0; j < dim; ++j) {
+          const float g = load(v.in("grad_out"), d, r * dim + j);
+          const float x = load(v.in("x"), d, r * dim + j), w = load(v.in("w"), d, j);
+          const float dd = g * rn(d, 1.0f + load(v.in("scale"), d, k * dim + j));
+          sh[size_t(j)] = sh[size_t(j)] + g;
+          sc[size_t(j)] = sc[size_t(j)] + g * rn(d, w * (rstd * x));
+          dw_group[size_t(j)] = dw_group[size_t(j)] + dd * x * rstd;
+        }
+      }
+      for (int64_t j = 0; j < dim; ++j) {
+        fold_sh[size_t(j)] = fold_sh[size_t(j)] + sh[size_t(j)];
+        fold_sc[size_t(j)] = fold_sc[size_t(j)] + sc[size_t(j)];
+      }
+      if (++tiles_done % per_group == 0) end_group();
+    }
+    // One tile: its sums as they are; several: folded in order from +0.
+    const std::vector<float>& out_sh = tiles == 1 ? sh : fold_sh;
+    const std::vector<float>& out_sc = tiles == 1 ? sc : fold_sc;
+    for (int64_t j = 0; j < dim; ++j) {
+      store(v.out("dshift"), d, k * dim + j, out_sh[size_t(j)]);
+      store(v.out("dscale"), d, k * dim + j, out_sc[size_t(j)]);
+    }
   }
+  if (tiles_done % per_group != 0) end_group();
+  for (int64_t j = 0; j < dim; ++j) store(v.out("dweight"), d, j, dw[size_t(j)]);
+}
+
+void backward(const Views& v, DType d, int64_t rows, int64_t dim, int64_t gates, float eps) {
+  backward_columns(v, d, rows, dim, gates, backward_rows(v, d, rows, dim, eps));
 }
 
 int run(const gatecheck_call* raw, Pass pass) {

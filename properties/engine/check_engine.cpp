@@ -108,6 +108,8 @@ struct Shrunk {
 };
 
 bool stop_requested(const CheckOptions& opt) { return opt.stop_requested && opt.stop_requested(); }
+// Past its slice by more than this, with no case named for it, a pair says so.
+constexpr double kUnexplainedPast = 0.25;
 
 // Greedy descent of the shrink tree: take the first child on which the same
 // property still fails (still breaking a claim if the original did).
@@ -379,6 +381,12 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
       pr.stages = run.stages;
       pr.worker_seconds = run.worker_seconds;
       pr.overruns = run.overruns;
+      // Time past the slice that no case accounts for is the engine's own: said too.
+      if (const double past = since(t0) - slice; slice >= 0 && run.overruns.empty() && past > kUnexplainedPast) {
+        char buf[120];
+        std::snprintf(buf, sizeof buf, "%.2f s past the property's %.2f s slice, in no case's time", past, slice);
+        pr.overruns.push_back(buf);
+      }
       add(rep.coverage, run.coverage);
       if (run.failure) {  // shrunk here, serially (a stop leaves it as found)
         const auto shrink_t0 = Clock::now();

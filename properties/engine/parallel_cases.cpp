@@ -55,6 +55,13 @@ std::string overrun_text(const ScaleSlotRun& r) {
   return "scale case " + describe(r.c) + ", " + std::to_string(r.c.elements()) + " elements" + buf;
 }
 
+// A small case that ends past the pair's slice is reported too, with its own
+// time (its generation included): a budget overrun is never left unexplained.
+std::string small_overrun_text(const Case& c, double took, double past) {
+  char buf[120];
+  std::snprintf(buf, sizeof buf, ": %.2f s, ending %.2f s past the property's slice", took, past);
+  return "case " + describe(c) + buf;
+}
 bool stop_requested(const CheckOptions& opt) { return opt.stop_requested && opt.stop_requested(); }
 
 }  // namespace
@@ -139,6 +146,7 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
         continue;
       }
       const CaseSlot& cs = slot->small;
+      const auto case_t0 = Clock::now();
       std::optional<rc::Shrinkable<Case>> gs;
       Case c;
       {
@@ -147,8 +155,16 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
         if (g == gens.end()) g = gens.emplace(cs.tier, gen_case_for_tier(property, limits, cs.tier)).first;
         try {
           gs = g->second(cs.random, cs.size);
-        } catch (const rc::GenerationFailure&) {
-          continue;  // the vacuity filter found no usable case at this size
+        } catch (const rc::GenerationFailure&) {  // the vacuity filter found no usable case at this size
+          const double took = since(case_t0), past = since(start) - slice_seconds;
+          if (slice_seconds >= 0 && took > kOverrunNoted && past > kOverrunNoted) {
+            char buf[160];
+            std::snprintf(buf, sizeof buf, "a draw (tier %d) that found no usable case: %.2f s, ending %.2f s past the property's slice",
+                          cs.tier, took, past);
+            const std::lock_guard<std::mutex> lock(m);
+            overruns.push_back(buf);
+          }
+          continue;
         }
         c = gs->value();
       }
@@ -166,6 +182,13 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
         break;
       }
       const StageTimer t(Stage::bookkeeping);
+      if (slice_seconds >= 0) {
+        const double took = since(case_t0), past = since(start) - slice_seconds;
+        if (took > kOverrunNoted && past > kOverrunNoted) {
+          const std::lock_guard<std::mutex> lock(m);
+          overruns.push_back(small_overrun_text(c, took, past));
+        }
+      }
       done[size_t(w)].push_back(drawn(slot->position, c));
       ++completed;
       if (v.passed) continue;

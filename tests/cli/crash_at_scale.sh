@@ -28,7 +28,7 @@ grep -q '"scale"' "$snap" || fail "$snap holds no scale spec"
 rows=$(sed -n 's/.* rows=\([0-9]*\) .*/\1/p' "$work/repro.log" | head -n 1)
 [ "${rows:-0}" -gt 65536 ] || { cat "$work/repro.log"; fail "the replayed case is not past 65,536 rows"; }
 
-"$gc" check --impl host --properties accuracy --seed 3 --seconds 1 --corpus "$work/c" >"$work/recover.log" 2>&1 ||
+"$gc" check --impl host --properties accuracy --seed 3 --seconds 0 --cases 25 --corpus "$work/c" >"$work/recover.log" 2>&1 ||
   fail "recovery run failed"
 grep -q "recovered as" "$work/recover.log" || { cat "$work/recover.log"; fail "the next run did not recover the snapshot"; }
 # (Every worker's snapshot is recovered; the crashing one's is the scale spec.)

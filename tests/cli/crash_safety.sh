@@ -32,7 +32,7 @@ rc=$?
 [ "$rc" -ge 128 ] || { cat "$work/repro-crash.err"; fail "repro on the plugin: expected death by signal, got exit $rc"; }
 grep -q "^$snap: " "$work/repro-crash.out" || { cat "$work/repro-crash.out"; fail "repro: the line printed before the crash was lost"; }
 
-"$gc" check --impl host --seed 3 --seconds 1 --corpus "$work/c" >"$work/recover.log" 2>&1 || fail "recovery run failed"
+"$gc" check --impl host --seed 3 --seconds 0 --cases 25 --corpus "$work/c" >"$work/recover.log" 2>&1 || fail "recovery run failed"
 grep -q "recovered as" "$work/recover.log" || { cat "$work/recover.log"; fail "the next run did not recover the snapshot"; }
 ls "$work"/c/crash-*.json >/dev/null 2>&1 || fail "no crash-*.json written"
 [ ! -e "$snap" ] || fail "snapshot left behind after recovery"

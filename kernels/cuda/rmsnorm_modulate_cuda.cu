@@ -1,0 +1,555 @@
+// rmsnorm_modulate's CUDA kernels. The orders of every reduction are
+// rmsnorm_modulate_order.h's; the host twin (kernels/host) follows them.
+//
+// Forward: one block per row (grid-stride over rows), T = rms_row_threads(dim)
+// threads; thread t sums the squares of chunks t, t + T, ... then the block
+// folds the partials by a fixed tree. Backward: the same row kernel for dx
+// (sum x^2 and sum w*d*x together) also stores rstd; an index plan (the rows
+// sorted by gate, stable, cut into tiles of kRmsSegTileRows) feeds a tile
+// kernel that sums dshift, dscale (per tile) and dweight (per group of tiles)
+// in fp32 with one thread per chunk of columns; a last kernel folds the
+// partials in order. No float atomics: every bit is fixed by the call.
+// Vector loads (16 bytes) only where every tensor is 16-byte aligned and
+// dim is a multiple of the chunk; otherwise element loads, same order.
+#include "rmsnorm_modulate_cuda.h"
+
+#include <cuda_runtime.h>
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "../gate_residual_dtype.h"
+#include "../rmsnorm_modulate.h"
+#include "../rmsnorm_modulate_order.h"
+
+namespace gatecheck {
+namespace {
+
+constexpr unsigned long long kNoBadRow = ~0ull;
+constexpr int kTileThreads = 128;
+constexpr int kMaxGridRows = 65535;  // blocks of the row kernels; more rows loop (grid-stride)
+
+struct Ptrs {
+  const void *x = nullptr, *w = nullptr, *shift = nullptr, *scale = nullptr, *g = nullptr;
+  const int64_t* index = nullptr;
+  void *out = nullptr, *dx = nullptr, *dweight = nullptr, *dshift = nullptr, *dscale = nullptr;
+  int64_t rows = 0, dim = 0, gates = 0;
+  float eps = 0;
+  const unsigned long long* bad = nullptr;
+};
+
+template <class T> struct VecOf { static constexpr int value = 16 / int(sizeof(T)); };
+
+template <class T, bool VEC>
+__device__ __forceinline__ void load_chunk(const T* p, int64_t j0, int n, float (&v)[VecOf<T>::value]) {
+  constexpr int V = VecOf<T>::value;
+  if constexpr (VEC) {
+    union { uint4 u; T t[V]; } b;
+    b.u = __ldg(reinterpret_cast<const uint4*>(p + j0));
+#pragma unroll
+    for (int e = 0; e < V; ++e) v[e] = to_float(b.t[e]);
+  } else {
+#pragma unroll
+    for (int e = 0; e < V; ++e) v[e] = e < n ? to_float(p[j0 + e]) : 0.0f;
+  }
+}
+
+template <class T, bool VEC>
+__device__ __forceinline__ void store_chunk(T* p, int64_t j0, int n, const float (&v)[VecOf<T>::value]) {
+  constexpr int V = VecOf<T>::value;
+  if constexpr (VEC) {
+    union { uint4 u; T t[V]; } b;
+#pragma unroll
+    for (int e = 0; e < V; ++e) b.t[e] = round_to<T>(v[e]);
+    *reinterpret_cast<uint4*>(p + j0) = b.u;
+  } else {
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      if (e < n) p[j0 + e] = round_to<T>(v[e]);
+  }
+}
+
+// v rounded to T and back (the formula's intermediate roundings).
+template <class T> __device__ __forceinline__ float rn(float v) { return to_float(round_inner<T>(v)); }
+
+// Pairwise tree over a warp: lane i ends with the order's a[0] for its warp
+// (xor pairs hold equal sums at each level, addition being commutative).
+__device__ __forceinline__ float warp_tree(float v) {
+#pragma unroll
+  for (int h = 16; h; h >>= 1) v = __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, h));
+  return v;
+}
+
+// Two row statistics folded by the order's tree; every thread gets both.
+__device__ __forceinline__ float2 block_sum2(float a, float b, float2* sm) {
+  a = warp_tree(a);
+  b = warp_tree(b);
+  const int w = threadIdx.x >> 5, l = threadIdx.x & 31, nw = blockDim.x >> 5;
+  if (l == 0) sm[w] = make_float2(a, b);
+  __syncthreads();
+  if (w == 0) {
+    const float2 v = l < nw ? sm[l] : make_float2(0.0f, 0.0f);
+    a = warp_tree(v.x);
+    b = warp_tree(v.y);
+    if (l == 0) sm[32] = make_float2(a, b);
+  }
+  __syncthreads();
+  return sm[32];
+}
+
+__device__ __forceinline__ float rstd_of(float ss, int64_t dim, float eps) {
+  return __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(__fdiv_rn(ss, float(dim)), eps)));
+}
+
+__device__ __forceinline__ int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// ---- index check and plan ---------------------------------------------------
+
+__global__ void check_index_kernel(const int64_t* index, int64_t rows, int64_t gates, unsigned long long* bad,
+                                   int* count, int* keys, int* vals) {
+  for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rows; r += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t k = index[r];
+    if (k < 0 || k >= gates) {
+      atomicMin(bad, (unsigned long long)r);
+      continue;
+    }
+    if (count) {
+      atomicAdd(count + k, 1);  // an integer count: the same for any order
+      keys[r] = int(k);
+      vals[r] = int(r);
+    }
+  }
+}
+
+__global__ void tile_counts_kernel(const int* count, int64_t gates, int* tiles, int* multi) {
+  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k <= gates; k += int64_t(gridDim.x) * blockDim.x) {
+    const int n = k < gates ? count[k] : 0;
+    const int t = (n + kRmsSegTileRows - 1) / kRmsSegTileRows;
+    tiles[k] = t;
+    multi[k] = t > 1 ? t : 0;
+  }
+}
+
+// ---- forward ----------------------------------------------------------------
+
+template <class T, bool VEC>
+__global__ void __launch_bounds__(1024) fwd_kernel(Ptrs a) {
+  if (*a.bad != kNoBadRow) return;
+  constexpr int V = VecOf<T>::value;
+  __shared__ float2 sm[33];
+  const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
+  const T *shift = static_cast<const T*>(a.shift), *scale = static_cast<const T*>(a.scale);
+  T* out = static_cast<T*>(a.out);
+  const int64_t dim = a.dim, nch = (dim + V - 1) / V;
+  for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
+    const int64_t row = r * dim;
+    float s = 0.0f, x0[V];  // x0: the thread's first chunk, kept (up to 8,192 bf16 columns, its only one)
+    for (int64_t c = threadIdx.x; c < nch; c += blockDim.x) {
+      const int n = int(min64(V, dim - c * V));
+      float v[V];
+      load_chunk<T, VEC>(x, row + c * V, n, v);
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        if (e < n) s = __fadd_rn(s, __fmul_rn(v[e], v[e]));
+        if (c == threadIdx.x) x0[e] = v[e];
+      }
+    }
+    const float rstd = rstd_of(block_sum2(s, 0.0f, sm).x, dim, a.eps);
+    const int64_t t = a.index[r] * dim;
+    for (int64_t c = threadIdx.x; c < nch; c += blockDim.x) {
+      const int n = int(min64(V, dim - c * V));
+      float xv[V], wv[V], sh[V], sc[V], o[V];
+      if (c == threadIdx.x) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) xv[e] = x0[e];
+      } else {
+        load_chunk<T, VEC>(x, row + c * V, n, xv);
+      }
+      load_chunk<T, VEC>(w, c * V, n, wv);
+      load_chunk<T, VEC>(shift, t + c * V, n, sh);
+      load_chunk<T, VEC>(scale, t + c * V, n, sc);
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const float nn = rn<T>(__fmul_rn(wv[e], __fmul_rn(rstd, xv[e])));
+        const float f = rn<T>(__fadd_rn(1.0f, sc[e]));
+        o[e] = __fadd_rn(rn<T>(__fmul_rn(nn, f)), sh[e]);
+      }
+      store_chunk<T, VEC>(out, row + c * V, n, o);
+    }
+  }
+}
+
+// ---- backward: dx per row ---------------------------------------------------
+
+template <class T, bool VEC>
+__global__ void __launch_bounds__(1024) bwd_row_kernel(Ptrs a, float* rstd_out) {
+  if (*a.bad != kNoBadRow) return;
+  constexpr int V = VecOf<T>::value;
+  __shared__ float2 sm[33];
+  const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
+  const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
+  T* dx = static_cast<T*>(a.dx);
+  const int64_t dim = a.dim, nch = (dim + V - 1) / V;
+  for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
+    const int64_t row = r * dim, t = a.index[r] * dim;
+    float s = 0.0f, cs = 0.0f, x0[V], d0[V];  // the thread's first chunk: x and d, kept
+    for (int64_t c = threadIdx.x; c < nch; c += blockDim.x) {
+      const int n = int(min64(V, dim - c * V));
+      float xv[V], wv[V], gv[V], sc[V];
+      load_chunk<T, VEC>(x, row + c * V, n, xv);
+      load_chunk<T, VEC>(w, c * V, n, wv);
+      load_chunk<T, VEC>(g, row + c * V, n, gv);
+      load_chunk<T, VEC>(scale, t + c * V, n, sc);
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const float d = __fmul_rn(gv[e], rn<T>(__fadd_rn(1.0f, sc[e])));
+        if (e < n) {
+          s = __fadd_rn(s, __fmul_rn(xv[e], xv[e]));
+          cs = __fadd_rn(cs, __fmul_rn(__fmul_rn(wv[e], d), xv[e]));
+        }
+        if (c == threadIdx.x) {
+          x0[e] = xv[e];
+          d0[e] = d;
+        }
+      }
+    }
+    const float2 tot = block_sum2(s, cs, sm);
+    const float rstd = rstd_of(tot.x, dim, a.eps);
+    const float k = __fdiv_rn(__fmul_rn(__fmul_rn(__fmul_rn(rstd, rstd), rstd), tot.y), float(dim));
+    if (threadIdx.x == 0) rstd_out[r] = rstd;
+    for (int64_t c = threadIdx.x; c < nch; c += blockDim.x) {
+      const int n = int(min64(V, dim - c * V));
+      float xv[V], wv[V], dv[V], o[V];
+      load_chunk<T, VEC>(w, c * V, n, wv);
+      if (c == threadIdx.x) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          xv[e] = x0[e];
+          dv[e] = d0[e];
+        }
+      } else {
+        float gv[V], sc[V];
+        load_chunk<T, VEC>(x, row + c * V, n, xv);
+        load_chunk<T, VEC>(g, row + c * V, n, gv);
+        load_chunk<T, VEC>(scale, t + c * V, n, sc);
+#pragma unroll
+        for (int e = 0; e < V; ++e) dv[e] = __fmul_rn(gv[e], rn<T>(__fadd_rn(1.0f, sc[e])));
+      }
+#pragma unroll
+      for (int e = 0; e < V; ++e) o[e] = __fsub_rn(__fmul_rn(__fmul_rn(rstd, wv[e]), dv[e]), __fmul_rn(xv[e], k));
+      store_chunk<T, VEC>(dx, row + c * V, n, o);
+    }
+  }
+}
+
+// ---- backward: dshift, dscale, dweight partials --------------------------------
+
+struct Plan {
+  const int *seg_start, *tiles, *tile_start, *multi_start, *rows_sorted;
+  const float* rstd;
+  float *seg_part, *dw_part;
+  int64_t tiles_per_group;
+};
+
+template <class T, bool VEC>
+__global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) {
+  if (*a.bad != kNoBadRow) return;
+  constexpr int V = VecOf<T>::value;
+  const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
+  const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
+  T *dshift = static_cast<T*>(a.dshift), *dscale = static_cast<T*>(a.dscale);
+  const int64_t dim = a.dim, nch = (dim + V - 1) / V;
+  const int64_t c = blockIdx.x * int64_t(kTileThreads) + threadIdx.x;
+  if (c >= nch) return;
+  const int n = int(min64(V, dim - c * V));
+  const int64_t ntiles = p.tile_start[a.gates];
+  float wv[V];
+  load_chunk<T, VEC>(w, c * V, n, wv);
+  for (int64_t grp = blockIdx.y; grp * p.tiles_per_group < ntiles; grp += gridDim.y) {
+    const int64_t t0 = grp * p.tiles_per_group, t1 = min64(ntiles, t0 + p.tiles_per_group);
+    float dw[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) dw[e] = 0.0f;
+    for (int64_t t = t0; t < t1; ++t) {
+      // gate k: the last with tile_start[k] <= t (it has tiles, as tile_start[k + 1] > t)
+      int64_t lo = 0, hi = a.gates;
+      while (lo < hi) {
+        const int64_t mid = (lo + hi + 1) / 2;
+        if (p.tile_start[mid] <= t) lo = mid;
+        else hi = mid - 1;
+      }
+      const int64_t k = lo, i = t - p.tile_start[k];
+      const int64_t pos0 = p.seg_start[k] + i * kRmsSegTileRows;
+      const int64_t pos1 = min64(pos0 + kRmsSegTileRows, p.seg_start[k + 1]);
+      float f[V], sh[V], sc[V];
+      load_chunk<T, VEC>(scale, k * dim + c * V, n, f);
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        f[e] = rn<T>(__fadd_rn(1.0f, f[e]));
+        sh[e] = 0.0f;
+        sc[e] = 0.0f;
+      }
+      for (int64_t pos = pos0; pos < pos1; ++pos) {
+        const int64_t r = p.rows_sorted[pos];
+        const float rstd = p.rstd[r];
+        float xv[V], gv[V];
+        load_chunk<T, VEC>(x, r * dim + c * V, n, xv);
+        load_chunk<T, VEC>(g, r * dim + c * V, n, gv);
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const float d = __fmul_rn(gv[e], f[e]);
+          sh[e] = __fadd_rn(sh[e], gv[e]);
+          sc[e] = __fadd_rn(sc[e], __fmul_rn(gv[e], rn<T>(__fmul_rn(wv[e], __fmul_rn(rstd, xv[e])))));
+          dw[e] = __fadd_rn(dw[e], __fmul_rn(__fmul_rn(d, xv[e]), rstd));
+        }
+      }
+      if (p.tiles[k] == 1) {
+        store_chunk<T, VEC>(dshift, k * dim + c * V, n, sh);
+        store_chunk<T, VEC>(dscale, k * dim + c * V, n, sc);
+      } else {
+        const int64_t slot = p.multi_start[k] + i;
+        for (int e = 0; e < n; ++e) {
+          p.seg_part[(2 * slot) * dim + c * V + e] = sh[e];
+          p.seg_part[(2 * slot + 1) * dim + c * V + e] = sc[e];
+        }
+      }
+    }
+    for (int e = 0; e < n; ++e) p.dw_part[grp * dim + c * V + e] = dw[e];
+  }
+}
+
+// The partials folded in order: gates with several tiles, gates without rows
+// (zeros), and dweight (the last row of the grid).
+template <class T>
+__global__ void bwd_fold_kernel(Ptrs a, Plan p) {
+  if (*a.bad != kNoBadRow) return;
+  const int64_t dim = a.dim, gates = a.gates, total = (gates + 1) * dim;
+  const int64_t ntiles = p.tile_start[gates];
+  const int64_t groups = (ntiles + p.tiles_per_group - 1) / p.tiles_per_group;
+  T *dshift = static_cast<T*>(a.dshift), *dscale = static_cast<T*>(a.dscale), *dweight = static_cast<T*>(a.dweight);
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total; e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t k = e / dim, j = e - k * dim;
+    if (k == gates) {
+      float acc = 0.0f;
+      for (int64_t b = 0; b < groups; ++b) acc = __fadd_rn(acc, p.dw_part[b * dim + j]);
+      dweight[j] = round_to<T>(acc);
+      continue;
+    }
+    const int nt = p.tiles[k];
+    if (nt == 1) continue;  // written by its tile
+    float sh = 0.0f, sc = 0.0f;
+    for (int i = 0; i < nt; ++i) {
+      const int64_t slot = p.multi_start[k] + i;
+      sh = __fadd_rn(sh, p.seg_part[(2 * slot) * dim + j]);
+      sc = __fadd_rn(sc, p.seg_part[(2 * slot + 1) * dim + j]);
+    }
+    dshift[e] = round_to<T>(sh);
+    dscale[e] = round_to<T>(sc);
+  }
+}
+
+// ---- host side --------------------------------------------------------------
+
+Status cuda_error(const char* who, cudaError_t e) {
+  return Status::error(ErrorKind::implementation, std::string(who) + ": CUDA error: " + cudaGetErrorString(e));
+}
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+// Scratch carved from one allocation, each piece 256-byte aligned.
+struct Carve {
+  size_t bytes = 0;
+  char* base = nullptr;
+  template <class U> U* take(size_t n) {
+    const size_t at = (bytes + 255) / 256 * 256;
+    bytes = at + n * sizeof(U);
+    return base ? reinterpret_cast<U*>(base + at) : nullptr;
+  }
+};
+
+struct Layout {
+  int *count, *tiles, *multi, *seg_start, *tile_start, *multi_start, *keys, *vals, *keys_sorted, *rows_sorted;
+  float *rstd, *seg_part, *dw_part;
+  void* cub_tmp;
+  size_t cub_bytes;
+};
+
+int64_t slots_bound(int64_t rows, int64_t gates) {
+  // A gate with two or more tiles has more than kRmsSegTileRows rows, so its
+  // tiles are at most twice its rows over the tile.
+  const int64_t b = 2 * ((rows + kRmsSegTileRows - 1) / kRmsSegTileRows);
+  const int64_t m = rms_max_tiles(rows, gates);
+  return b < m ? b : m;
+}
+
+Layout carve(Carve& cv, int64_t rows, int64_t dim, int64_t gates, size_t cub_bytes) {
+  Layout l{};
+  const size_t G = size_t(gates + 1), R = size_t(rows);
+  const int64_t groups = (rms_max_tiles(rows, gates) + rms_tiles_per_group(rows, gates) - 1) /
+                         rms_tiles_per_group(rows, gates);
+  l.count = cv.take<int>(G);
+  l.tiles = cv.take<int>(G);
+  l.multi = cv.take<int>(G);
+  l.seg_start = cv.take<int>(G);
+  l.tile_start = cv.take<int>(G);
+  l.multi_start = cv.take<int>(G);
+  l.keys = cv.take<int>(R);
+  l.vals = cv.take<int>(R);
+  l.keys_sorted = cv.take<int>(R);
+  l.rows_sorted = cv.take<int>(R);
+  l.rstd = cv.take<float>(R);
+  l.seg_part = cv.take<float>(size_t(2 * slots_bound(rows, gates) * dim));
+  l.dw_part = cv.take<float>(size_t(groups * dim));
+  l.cub_tmp = cv.take<char>(cub_bytes);
+  l.cub_bytes = cub_bytes;
+  return l;
+}
+
+size_t cub_bytes_for(int64_t rows, int64_t gates, int end_bit) {
+  size_t sort = 0, scan = 0;
+  cub::DeviceRadixSort::SortPairs(nullptr, sort, (const int*)nullptr, (int*)nullptr, (const int*)nullptr,
+                                  (int*)nullptr, rows, 0, end_bit);
+  cub::DeviceScan::ExclusiveSum(nullptr, scan, (const int*)nullptr, (int*)nullptr, gates + 1);
+  return sort > scan ? sort : scan;
+}
+
+int key_bits(int64_t gates) {
+  int b = 1;
+  while (b < 31 && (int64_t(1) << b) < gates) ++b;
+  return b;
+}
+
+template <class T>
+void launch_fwd(const Ptrs& a, bool vec, cudaStream_t s) {
+  const int threads = rms_row_threads(a.dim, VecOf<T>::value);
+  const int blocks = int(a.rows < kMaxGridRows ? a.rows : kMaxGridRows);
+  if (vec) fwd_kernel<T, true><<<blocks, threads, 0, s>>>(a);
+  else fwd_kernel<T, false><<<blocks, threads, 0, s>>>(a);
+}
+
+template <class T>
+void launch_bwd(const Ptrs& a, const Layout& l, bool vec, cudaStream_t s) {
+  const int threads = rms_row_threads(a.dim, VecOf<T>::value);
+  if (a.rows > 0) {
+    const int blocks = int(a.rows < kMaxGridRows ? a.rows : kMaxGridRows);
+    if (vec) bwd_row_kernel<T, true><<<blocks, threads, 0, s>>>(a, l.rstd);
+    else bwd_row_kernel<T, false><<<blocks, threads, 0, s>>>(a, l.rstd);
+  }
+  Plan p{l.seg_start, l.tiles, l.tile_start, l.multi_start, l.rows_sorted, l.rstd, l.seg_part, l.dw_part,
+         rms_tiles_per_group(a.rows, a.gates)};
+  const int64_t nch = (a.dim + VecOf<T>::value - 1) / VecOf<T>::value;
+  const int64_t groups = (rms_max_tiles(a.rows, a.gates) + p.tiles_per_group - 1) / p.tiles_per_group;
+  if (groups > 0) {
+    const dim3 grid(unsigned((nch + kTileThreads - 1) / kTileThreads), unsigned(groups < 65535 ? groups : 65535));
+    if (vec) bwd_tile_kernel<T, true><<<grid, kTileThreads, 0, s>>>(a, p);
+    else bwd_tile_kernel<T, false><<<grid, kTileThreads, 0, s>>>(a, p);
+  }
+  const int64_t total = (a.gates + 1) * a.dim;
+  const int64_t fb = (total + 255) / 256;
+  bwd_fold_kernel<T><<<unsigned(fb < 4096 ? fb : 4096), 256, 0, s>>>(a, p);
+}
+
+Ptrs ptrs_of(const OpCall& c, const unsigned long long* bad) {
+  const OpSchema& op = *c.op;
+  Ptrs a;
+  auto in = [&](const char* n) { return c.inputs[size_t(op.input_index(n))].data; };
+  auto out = [&](const char* n) { return c.outputs[size_t(op.output_index(n))].data; };
+  a.x = in("x");
+  a.w = in("w");
+  a.shift = in("shift");
+  a.scale = in("scale");
+  a.g = in("grad_out");
+  a.index = static_cast<const int64_t*>(in("index"));
+  a.out = out("out");
+  a.dx = out("dx");
+  a.dweight = out("dweight");
+  a.dshift = out("dshift");
+  a.dscale = out("dscale");
+  a.rows = c.p.rows;
+  a.dim = c.p.dim;
+  a.gates = c.p.gates;
+  a.eps = float(c.scalars[size_t(op.scalar_index("eps"))]);
+  a.bad = bad;
+  return a;
+}
+
+// Every tensor the kernels read or write at 16 bytes, and rows that keep it.
+bool vector_ok(const Ptrs& a, int elem_bytes) {
+  if (a.dim % rms_vec(elem_bytes) != 0) return false;
+  for (const void* p : {a.x, a.w, a.shift, a.scale, a.g, static_cast<const void*>(a.out),
+                        static_cast<const void*>(a.dx), static_cast<const void*>(a.dshift),
+                        static_cast<const void*>(a.dscale)})
+    if (p && !aligned16(p)) return false;
+  return true;
+}
+
+template <class T>
+Status run_typed(const OpCall& c, unsigned long long* bad) {
+  const char* who = c.pass == Pass::forward ? "rmsnorm_modulate_fwd" : "rmsnorm_modulate_bwd";
+  cudaStream_t s = static_cast<cudaStream_t>(c.p.stream);
+  const Ptrs a = ptrs_of(c, bad);
+  const bool vec = vector_ok(a, int(sizeof(T)));
+  cudaError_t e = cudaMemsetAsync(bad, 0xff, sizeof *bad, s);
+  if (e != cudaSuccess) return cuda_error(who, e);
+  const unsigned check_blocks = unsigned(a.rows > 0 ? (a.rows + 255) / 256 < 4096 ? (a.rows + 255) / 256 : 4096 : 1);
+  if (c.pass == Pass::forward) {
+    if (a.rows == 0 || a.dim == 0) return Status::success();
+    check_index_kernel<<<check_blocks, 256, 0, s>>>(a.index, a.rows, a.gates, bad, nullptr, nullptr, nullptr);
+    launch_fwd<T>(a, vec, s);
+    e = cudaGetLastError();
+    return e == cudaSuccess ? Status::success() : cuda_error(who, e);
+  }
+  if (a.dim == 0) return Status::success();
+  const int bits = key_bits(a.gates);
+  const size_t cub_bytes = cub_bytes_for(a.rows, a.gates, bits);
+  Carve cv;
+  carve(cv, a.rows, a.dim, a.gates, cub_bytes);
+  if ((e = cudaMallocAsync(reinterpret_cast<void**>(&cv.base), cv.bytes, s)) != cudaSuccess) return cuda_error(who, e);
+  const size_t bytes = cv.bytes;
+  cv.bytes = 0;
+  const Layout l = carve(cv, a.rows, a.dim, a.gates, cub_bytes);
+  const size_t G = size_t(a.gates + 1);
+  cudaMemsetAsync(l.count, 0, G * sizeof(int), s);
+  if (a.rows > 0) {
+    check_index_kernel<<<check_blocks, 256, 0, s>>>(a.index, a.rows, a.gates, bad, l.count, l.keys, l.vals);
+    size_t tb = l.cub_bytes;
+    cub::DeviceRadixSort::SortPairs(l.cub_tmp, tb, l.keys, l.keys_sorted, l.vals, l.rows_sorted, a.rows, 0, bits, s);
+  }
+  const unsigned gb = unsigned((G + 255) / 256 < 4096 ? (G + 255) / 256 : 4096);
+  tile_counts_kernel<<<gb, 256, 0, s>>>(l.count, a.gates, l.tiles, l.multi);
+  size_t tb = l.cub_bytes;
+  cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.count, l.seg_start, int64_t(G), s);
+  cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.tiles, l.tile_start, int64_t(G), s);
+  cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.multi, l.multi_start, int64_t(G), s);
+  launch_bwd<T>(a, l, vec, s);
+  e = cudaGetLastError();
+  const cudaError_t f = cudaFreeAsync(cv.base, s);
+  (void)bytes;
+  if (e == cudaSuccess) e = f;
+  return e == cudaSuccess ? Status::success() : cuda_error(who, e);
+}
+
+}  // namespace
+
+int64_t rmsnorm_modulate_cuda_bwd_scratch_bytes(int64_t rows, int64_t dim, int64_t gates) {
+  Carve cv;
+  carve(cv, rows, dim, gates, cub_bytes_for(rows, gates, key_bits(gates)));
+  return int64_t(cv.bytes);
+}
+
+Status rmsnorm_modulate_cuda_run(const OpCall& c, unsigned long long* bad_row) {
+  if (c.p.rows > INT32_MAX || c.p.gates > INT32_MAX)
+    return Status::error(ErrorKind::size_overflow,
+                         std::string(c.pass == Pass::forward ? "rmsnorm_modulate_fwd" : "rmsnorm_modulate_bwd") +
+                             ": rows and gates must each be below 2^31 for the cuda kernels");
+  switch (DType(c.p.dtype)) {
+    case DType::f32: return run_typed<float>(c, bad_row);
+    case DType::f16: return run_typed<f16_t>(c, bad_row);
+    default: return run_typed<bf16_t>(c, bad_row);
+  }
+}
+
+}  // namespace gatecheck

@@ -1,0 +1,278 @@
+// rmsnorm_modulate: the CUDA kernels and the host twin agree bit for bit on
+// every output, through the plugin ABI v2, over the kernels' paths: the
+// forward and backward row kernels with vector loads (aligned, dim a multiple
+// of 16 bytes) and with element loads (odd dims, unaligned views), the tile
+// kernel's one-tile gates (written at once) and many-tile gates (folded),
+// gates without rows, rows past the grid's 65,535 blocks, and a bad index.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "device_buffers.h"
+#include "kernels/cuda/rmsnorm_modulate_cuda.h"
+#include "kernels/gate_residual_dtype.h"
+#include "kernels/host/rmsnorm_modulate_host.h"
+#include "kernels/rmsnorm_modulate.h"
+#include "tests/gpu.h"
+
+namespace gatecheck {
+namespace testing_cuda {
+namespace {
+
+enum class Index { random, one_gate_per_row, all_one_gate, sorted_runs };
+
+struct Shape {
+  int64_t rows, dim, gates;
+  DType dtype;
+  Index index = Index::random;
+  size_t misalign = 0;  // bytes past a 256-byte boundary for every float tensor on the device
+};
+
+std::string name_of(const Shape& s) {
+  return std::string(dtype_name(s.dtype)) + " rows=" + std::to_string(s.rows) + " dim=" + std::to_string(s.dim) +
+         " gates=" + std::to_string(s.gates) + " misalign=" + std::to_string(s.misalign);
+}
+
+// One tensor's host bytes.
+struct HostTensor {
+  int64_t rows, cols;
+  size_t elem;
+  std::vector<uint8_t> bytes;
+};
+
+struct Problem {
+  const OpSchema& op = rmsnorm_modulate_schema();
+  Shape s;
+  std::vector<HostTensor> in, out;  // op order; the index among the inputs
+};
+
+Problem make_problem(const Shape& s, uint64_t seed) {
+  Problem p{rmsnorm_modulate_schema(), s, {}, {}};
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const size_t esz = size_t(dtype_size(s.dtype));
+  for (const auto& in : p.op.inputs) {
+    HostTensor t{role_rows(in.role, s.rows, s.gates), role_cols(in.role, s.dim), in.role == Role::index ? 8 : esz, {}};
+    t.bytes.resize(size_t(t.rows * t.cols) * t.elem);
+    if (in.role == Role::index) {
+      auto* ix = reinterpret_cast<int64_t*>(t.bytes.data());
+      for (int64_t r = 0; r < s.rows; ++r) {
+        switch (s.index) {
+          case Index::random: ix[r] = int64_t(rng() % uint64_t(s.gates)); break;
+          case Index::one_gate_per_row: ix[r] = r; break;  // gates == rows, shuffled below
+          case Index::all_one_gate: ix[r] = s.gates - 1; break;
+          case Index::sorted_runs: ix[r] = r * s.gates / s.rows; break;
+        }
+      }
+      if (s.index == Index::one_gate_per_row) std::shuffle(ix, ix + s.rows, rng);
+    } else {
+      const float mean = in.name == std::string("w") ? 1.0f : 0.0f;
+      const float sd = in.fill == Fill::small_factor ? 0.1f : 1.0f;
+      for (int64_t i = 0; i < t.rows * t.cols; ++i) {
+        const uint32_t b = float_to_bits_rn(s.dtype, mean + sd * normal(rng));
+        std::memcpy(t.bytes.data() + size_t(i) * esz, &b, esz);  // little-endian: the low bytes
+      }
+    }
+    p.in.push_back(std::move(t));
+  }
+  for (const auto& o : p.op.outputs) {
+    HostTensor t{role_rows(o.role, s.rows, s.gates), role_cols(o.role, s.dim), esz, {}};
+    t.bytes.assign(size_t(t.rows * t.cols) * esz, 0xA5);  // a pattern no call writes by chance
+    p.out.push_back(std::move(t));
+  }
+  return p;
+}
+
+// The call's descriptors over `data` (one pointer per tensor, op order).
+struct Call {
+  std::vector<gatecheck_tensor> t;
+  gatecheck_scalar eps{"eps", 1e-6};
+  gatecheck_call c{};
+};
+
+void make_call(const Problem& p, Pass pass, const std::vector<void*>& data, Device dev, Call* call) {
+  gatecheck_problem pr{};
+  pr.rows = p.s.rows;
+  pr.dim = p.s.dim;
+  pr.gates = p.s.gates;
+  pr.dtype = int32_t(p.s.dtype);
+  pr.device = dev == Device::cuda ? GATECHECK_CUDA : GATECHECK_CPU;
+  OpCall shaped = OpCall::shaped(p.op, pass, pr);
+  call->t.clear();
+  for (size_t i = 0; i < p.op.inputs.size(); ++i) {
+    const Role r = p.op.inputs[i].role;
+    const bool flat = r == Role::column || r == Role::index;
+    call->t.push_back({p.op.inputs[i].name, r == Role::index ? GATECHECK_I64 : pr.dtype, flat ? 1 : 2,
+                       {flat ? p.in[i].rows * p.in[i].cols : p.in[i].rows, flat ? 0 : p.in[i].cols},
+                       shaped.reads(i) ? data[i] : nullptr});
+  }
+  for (size_t i = 0; i < p.op.outputs.size(); ++i) {
+    const Role r = p.op.outputs[i].role;
+    const bool flat = r == Role::column;
+    const HostTensor& h = p.out[i];
+    call->t.push_back({p.op.outputs[i].name, pr.dtype, flat ? 1 : 2, {flat ? h.cols : h.rows, flat ? 0 : h.cols},
+                       shaped.makes(i) ? data[p.op.inputs.size() + i] : nullptr});
+  }
+  call->c.op = p.op.name;
+  call->c.problem = pr;
+  call->c.num_tensors = int32_t(call->t.size());
+  call->c.tensors = call->t.data();
+  call->c.num_scalars = 1;
+  call->c.scalars = &call->eps;
+}
+
+// Forward then backward on the host; outputs into p.out.
+std::string run_host(Problem& p) {
+  std::vector<void*> d;
+  for (auto& t : p.in) d.push_back(t.bytes.data());
+  for (auto& t : p.out) d.push_back(t.bytes.data());
+  const gatecheck_op_plugin* pl = rmsnorm_modulate_host_plugin();
+  Call c;
+  make_call(p, Pass::forward, d, Device::cpu, &c);
+  if (pl->forward(&c.c)) return std::string("host forward: ") + pl->last_error();
+  make_call(p, Pass::backward, d, Device::cpu, &c);
+  if (pl->backward(&c.c)) return std::string("host backward: ") + pl->last_error();
+  return "";
+}
+
+// The same on the device (index aligned; float tensors at s.misalign).
+std::string run_cuda(Problem& p) {
+  std::vector<std::unique_ptr<DeviceBuffer>> bufs;
+  std::vector<void*> d;
+  for (size_t i = 0; i < p.in.size(); ++i) {
+    const bool ix = p.op.inputs[i].role == Role::index;
+    bufs.push_back(std::make_unique<DeviceBuffer>(p.in[i].bytes.size(), ix ? 0 : p.s.misalign));
+    bufs.back()->upload(p.in[i].bytes.data());
+    d.push_back(bufs.back()->get());
+  }
+  for (auto& t : p.out) {
+    bufs.push_back(std::make_unique<DeviceBuffer>(t.bytes.size(), p.s.misalign));
+    bufs.back()->upload(t.bytes.data());
+    d.push_back(bufs.back()->get());
+  }
+  const gatecheck_op_plugin* pl = rmsnorm_modulate_cuda_plugin();
+  Call c;
+  std::string err;
+  make_call(p, Pass::forward, d, Device::cuda, &c);
+  if (pl->forward(&c.c)) err = std::string("cuda forward: ") + pl->last_error();
+  make_call(p, Pass::backward, d, Device::cuda, &c);
+  if (err.empty() && pl->backward(&c.c)) err = std::string("cuda backward: ") + pl->last_error();
+  for (size_t i = 0; i < p.out.size(); ++i) bufs[p.in.size() + i]->download(p.out[i].bytes.data());
+  return err;
+}
+
+// "" when equal bit for bit, else the first difference.
+std::string compare(const char* name, const HostTensor& cuda, const HostTensor& host) {
+  for (size_t i = 0; i < cuda.bytes.size(); i += cuda.elem)
+    if (std::memcmp(&cuda.bytes[i], &host.bytes[i], cuda.elem) != 0) {
+      uint32_t a = 0, b = 0;
+      std::memcpy(&a, &cuda.bytes[i], cuda.elem);
+      std::memcpy(&b, &host.bytes[i], cuda.elem);
+      const int64_t e = int64_t(i / cuda.elem);
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "%s differs first at [%lld, %lld]: cuda 0x%x vs host 0x%x", name,
+                    (long long)(e / cuda.cols), (long long)(e % cuda.cols), a, b);
+      return buf;
+    }
+  return "";
+}
+
+void expect_same(const Shape& s, uint64_t seed = 34) {
+  SCOPED_TRACE(name_of(s));
+  Problem host = make_problem(s, seed), cuda = make_problem(s, seed);
+  ASSERT_EQ(run_host(host), "");
+  ASSERT_EQ(run_cuda(cuda), "");
+  for (size_t i = 0; i < host.out.size(); ++i)
+    EXPECT_EQ(compare(host.op.outputs[i].name, cuda.out[i], host.out[i]), "");
+}
+
+const DType kTypes[] = {DType::bf16, DType::f16, DType::f32};
+
+// The host side of every comparison runs anywhere: the calls this file builds
+// are ones the host twin takes, and it writes every output.
+TEST(rmsnorm_modulate_cuda, HostTwinTakesTheseCalls) {
+  for (DType t : kTypes) {
+    Problem p = make_problem({70, 9, 4, t}, 3);
+    ASSERT_EQ(run_host(p), "");
+    for (size_t i = 0; i < p.out.size(); ++i) {
+      const std::vector<uint8_t> untouched(p.out[i].bytes.size(), 0xA5);
+      EXPECT_NE(p.out[i].bytes, untouched) << p.op.outputs[i].name;
+    }
+  }
+}
+
+TEST(rmsnorm_modulate_cuda, RowKernelsVectorPath) {
+  GATECHECK_REQUIRE_GPU();
+  for (DType t : kTypes) {
+    expect_same({4097, 64, 9, t});
+    expect_same({33, 5376, 9, t});
+  }
+}
+
+TEST(rmsnorm_modulate_cuda, RowKernelsElementPathOddDims) {
+  GATECHECK_REQUIRE_GPU();
+  for (DType t : kTypes)
+    for (int64_t dim : {1, 3, 5, 8193}) expect_same({dim > 1000 ? 65 : 4097, dim, 9, t});
+}
+
+TEST(rmsnorm_modulate_cuda, UnalignedViewsTakeTheElementPath) {
+  GATECHECK_REQUIRE_GPU();
+  for (DType t : kTypes) expect_same({1000, 64, 9, t, Index::random, size_t(dtype_size(t))});
+}
+
+TEST(rmsnorm_modulate_cuda, TileKernelOneGatePerRow) {
+  GATECHECK_REQUIRE_GPU();
+  for (DType t : kTypes) expect_same({4097, 24, 4097, t, Index::one_gate_per_row});
+}
+
+TEST(rmsnorm_modulate_cuda, TileKernelManyTilesFoldedAndEmptyGates) {
+  GATECHECK_REQUIRE_GPU();
+  for (DType t : kTypes) {
+    expect_same({4097, 64, 1, t, Index::all_one_gate});     // one gate, 129 tiles
+    expect_same({4097, 40, 32, t, Index::all_one_gate});    // 31 gates without rows
+    expect_same({4097, 5376 / 8, 9, t, Index::sorted_runs});
+    expect_same({1, 3, 1, t});
+  }
+}
+
+TEST(rmsnorm_modulate_cuda, RowsPastTheGridLimit) {
+  GATECHECK_REQUIRE_GPU();
+  expect_same({70000, 8, 9, DType::bf16});  // vector path
+  expect_same({70000, 5, 9, DType::f32});   // element path
+  expect_same({70000, 3, 70000, DType::f16, Index::one_gate_per_row});
+}
+
+TEST(rmsnorm_modulate_cuda, BadIndexIsNamedAndWritesNothing) {
+  GATECHECK_REQUIRE_GPU();
+  const Shape s{5000, 16, 9, DType::bf16};
+  Problem p = make_problem(s, 7);
+  reinterpret_cast<int64_t*>(p.in[size_t(p.op.input_index("index"))].bytes.data())[4000] = 9;
+  const std::vector<HostTensor> before = p.out;
+  const std::string err = run_cuda(p);
+  EXPECT_NE(err.find("cuda forward: rmsnorm_modulate_fwd: "), std::string::npos) << err;
+  EXPECT_NE(err.find("index[4000] = 9"), std::string::npos) << err;
+  for (size_t i = 0; i < p.out.size(); ++i) EXPECT_EQ(compare(p.op.outputs[i].name, p.out[i], before[i]), "");
+}
+
+// The comparison can fail: one bit of one output changed is found.
+TEST(rmsnorm_modulate_cuda, ComparisonFindsOneBit) {
+  GATECHECK_REQUIRE_GPU();
+  const Shape s{17, 9, 3, DType::bf16};
+  Problem host = make_problem(s, 1), cuda = make_problem(s, 1);
+  ASSERT_EQ(run_host(host), "");
+  ASSERT_EQ(run_cuda(cuda), "");
+  for (size_t i = 0; i < host.out.size(); ++i) {
+    ASSERT_EQ(compare("t", cuda.out[i], host.out[i]), "");
+    cuda.out[i].bytes[cuda.out[i].bytes.size() - 1] ^= 1;
+    EXPECT_NE(compare("t", cuda.out[i], host.out[i]), "") << host.op.outputs[i].name;
+  }
+}
+
+}  // namespace
+}  // namespace testing_cuda
+}  // namespace gatecheck
