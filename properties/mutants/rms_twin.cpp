@@ -1,5 +1,5 @@
 // The rmsnorm_modulate twin with no hook changed: a correct implementation
-// (the host twin's numerics), the false-alarm control that shows a mutant's
+// (fp32 sums in the plainest order), the false-alarm control that shows a mutant's
 // failure is its planted bug and nothing else in rms_twin.h.
 #include "mutants.h"
 #include "rms_twin.h"

@@ -1,7 +1,7 @@
-// rmsnorm_modulate's planted mutants start from this twin: the host twin's
-// numerics (kernels/host/rmsnorm_modulate_host.cpp: fp32 statistics, squares
-// summed left to right, one rounding to the dtype per stored value, every
-// reduction in row order) with each piece a mutant may change behind a hook.
+// rmsnorm_modulate's planted mutants start from this twin: the op's formula
+// in the plainest correct form (fp32 statistics, squares summed left to
+// right, one rounding to the dtype per stored value, every reduction over
+// rows in row order), with each piece a mutant may change behind a hook.
 // A mutant derives from RmsHooks, replaces exactly one hook, and is put
 // behind the plugin ABI v2 by RmsMutantAbi<M>.
 #pragma once
