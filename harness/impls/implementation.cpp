@@ -52,6 +52,25 @@ Status Implementation::forward_backward(const OpCall& fwd, const OpCall& bwd, bo
   return tensors->forward_backward(fwd, bwd, failed_in_forward);
 }
 
+Status Implementation::exchange_partial(const OpCall& bwd, uint64_t* state) const {
+  const PluginCallLock lock(call_lock_key(), !thread_safe);
+  const PluginStdoutToStderr quiet(is_plugin(*this));
+  return exchange_partial_v2(*exchange, bwd, state, !is_plugin(*this));
+}
+
+Status Implementation::exchange_combine(const gatecheck_problem& p, const std::vector<const uint64_t*>& states,
+                                        uint64_t* out) const {
+  const PluginCallLock lock(call_lock_key(), !thread_safe);
+  const PluginStdoutToStderr quiet(is_plugin(*this));
+  return exchange_combine_v2(*exchange, p, states, out, !is_plugin(*this));
+}
+
+Status Implementation::exchange_finalize(const OpCall& bwd, const uint64_t* state) const {
+  const PluginCallLock lock(call_lock_key(), !thread_safe);
+  const PluginStdoutToStderr quiet(is_plugin(*this));
+  return exchange_finalize_v2(*exchange, bwd, state, !is_plugin(*this));
+}
+
 uint32_t Implementation::devices() const {
   if (tensors) return (1u << GATECHECK_CPU) | (1u << GATECHECK_CUDA);
   if (api2) return api2->devices;
