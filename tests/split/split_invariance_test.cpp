@@ -95,6 +95,24 @@ TEST(SplitInvariance, AnExchangeThatLosesAPartFails) {
   EXPECT_NE(v.message.find("its declared exchange"), std::string::npos) << v.message;
 }
 
+// The same exchange declared by a plugin through ABI v2: it claims the
+// property and passes; a plugin whose declared combine loses a part fails.
+TEST(SplitInvariance, PluginDeclaresItsExchangeThroughAbiV2) {
+  Case c = make_case(DType::bf16, 40, 3, 2);
+  c.index = make_index("uniform", c.rows, c.gates, 4);
+  fill_values(&c, "normal", 4);
+  c.plan = make_plan("strided", c, 4);
+  const Subject good = make_subject(std::string("plugin:") + GC_REPRO_PLUGIN, Device::cpu);
+  ASSERT_NE(good.exchange, nullptr);
+  EXPECT_TRUE(good.contract.claims_for("split_invariance", "grad_gate", DType::bf16));
+  const Verdict v = check_property("split_invariance", good, c);
+  EXPECT_TRUE(v.passed) << v.message;
+  const Subject lossy = make_subject(std::string("plugin:") + GC_REPRO_LOSSY_PLUGIN, Device::cpu);
+  const Verdict w = check_property("split_invariance", lossy, c);
+  EXPECT_FALSE(w.passed);
+  EXPECT_TRUE(breaks_claim(w, lossy.contract, DType::bf16)) << w.message;
+}
+
 TEST(SplitInvariance, OnePartIsVacuousAndOverlappingPartsAreNoSplit) {
   const Implementation repro = make_implementation("host-repro", Device::cpu);
   Case c = three_terms();
