@@ -95,6 +95,20 @@ GC_HD void exact_sum_normalise(uint64_t* w) {
   }
 }
 
+// The same for a state whose lower digits are sums of normalised digits that
+// may pass 2^63 (a device's atomic sums, whose carries out of 64 bits have
+// already been moved up: exact_sum_carry_out): they are read as unsigned.
+GC_HD void exact_sum_normalise_unsigned(uint64_t* w) {
+  for (int i = 0; i < 4; ++i) {
+    const uint64_t carry = w[i] >> kExactSumDigitBits;
+    w[i] &= exact_sum_detail::kDigitMask;
+    w[i + 1] += carry;
+  }
+}
+
+// A carry out of lower digit word i (2^64 of it) is 2^8 of word i + 1.
+constexpr uint64_t kExactSumCarryOut = uint64_t(1) << (64 - kExactSumDigitBits);
+
 // Adds one fp32 term exactly. Call exact_sum_normalise at least every
 // kExactSumNormaliseEvery terms.
 GC_HD void exact_sum_add(uint64_t* w, float term) {

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "../../kernels/cuda/gate_residual_cuda.h"
+#include "../../kernels/cuda/gate_residual_repro_cuda.h"
 #include "../../kernels/host/gate_residual_host.h"
 #include "../../kernels/host/gate_residual_repro_host.h"
 #include "../../kernels/host/rmsnorm_modulate_host.h"
@@ -38,6 +39,17 @@ Implementation gate_residual_host_repro(Device) {
   impl.api = gate_residual_repro_host_plugin();
   impl.exchange = gate_residual_repro_host_exchange();
   impl.thread_safe = true;  // no state between calls; last_error() is per thread
+  impl.declared_claims = "default, split_invariance";
+  return impl;
+}
+
+Implementation gate_residual_cuda_repro(Device) {
+  need_cuda("cuda-repro");
+  Implementation impl;
+  impl.api = gate_residual_repro_cuda_plugin();
+  impl.exchange = gate_residual_repro_cuda_exchange();
+  impl.thread_safe = true;  // no state between calls; last_error() is per thread
+  impl.calls_on_problem_stream = true;
   impl.declared_claims = "default, split_invariance";
   return impl;
 }
@@ -108,7 +120,8 @@ std::map<const OpSchema*, std::vector<BuiltinImplementation>>& registry() {
        {{"host", kCpu, gate_residual_host},
         {"cuda", kCuda, gate_residual_cuda},
         {"torch-eager", kCpu | kCuda, gate_residual_torch_eager},
-        {"host-repro", kCpu, gate_residual_host_repro}}},
+        {"host-repro", kCpu, gate_residual_host_repro},
+        {"cuda-repro", kCuda, gate_residual_cuda_repro}}},
       {&rmsnorm_modulate_schema(), {{"host", kCpu, rmsnorm_modulate_host}}},
   };
   return r;
