@@ -53,12 +53,17 @@ struct Implementation {
   // implementation (TensorCalls::forward_backward; an error for the C ABIs,
   // whose callers make the two calls). *failed_in_forward says which failed.
   Status forward_backward(const OpCall& fwd, const OpCall& bwd, bool* failed_in_forward) const;
-  // The split exchange's calls (exchange must be set): the state of a
-  // backward call's rows (its outputs unused), the states combined in rank
-  // order, the row reductions of a backward call (its other outputs unused).
-  Status exchange_partial(const OpCall& bwd, uint64_t* state) const;
-  Status exchange_combine(const gatecheck_problem& p, const std::vector<const uint64_t*>& states, uint64_t* out) const;
-  Status exchange_finalize(const OpCall& bwd, const uint64_t* state) const;
+  // A declared split exchange: through the C ABI (exchange) or with tensors
+  // (a Python implementation's gatecheck_split_exchange). Its calls: the
+  // state of a backward call's rows (its outputs unused), the states combined
+  // in rank order, the row reductions of a backward call (its other outputs
+  // unused).
+  bool has_exchange() const { return exchange || (tensors && !tensors->exchange_state().empty()); }
+  std::string exchange_state() const;  // what a state is
+  Status exchange_partial(const OpCall& bwd, std::vector<uint64_t>* state) const;
+  Status exchange_combine(const gatecheck_problem& p, const std::vector<const std::vector<uint64_t>*>& states,
+                          std::vector<uint64_t>* out) const;
+  Status exchange_finalize(const OpCall& bwd, const std::vector<uint64_t>& state) const;
   std::string label() const { return name + "@" + device_name(device); }
   // The devices it runs on, as the ABI's bit mask (1u << device).
   uint32_t devices() const;

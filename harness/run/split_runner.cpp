@@ -15,16 +15,6 @@ Status no_exchange(const Implementation& impl) {
   return Status::error(ErrorKind::implementation, impl.label() + " declares no split exchange");
 }
 
-Status state_size(const Implementation& impl, const Case& c, size_t* words) {
-  const gatecheck_problem p = c.problem(impl.device);
-  const int64_t n = impl.exchange->state_words(&p);
-  if (n < 0)
-    return Status::error(ErrorKind::implementation,
-                         impl.label() + ": state_words returned " + std::to_string(n) + " for " + describe(c));
-  *words = size_t(n);
-  return Status::success();
-}
-
 // A backward call of c in an arena; only the outputs `keep` (positions in
 // the op's outputs) get their buffers, the others are NULL.
 template <class Use>
@@ -63,41 +53,24 @@ std::vector<int> row_reduction_outputs(const OpSchema& op) {
 }
 
 Status exchange_partial(const Implementation& impl, const Case& part, std::vector<uint64_t>* state) {
-  if (!impl.exchange) return no_exchange(impl);
-  size_t words = 0;
-  Status s = state_size(impl, part, &words);
-  if (!s.ok()) return s;
-  state->assign(words, 0);
+  if (!impl.has_exchange()) return no_exchange(impl);
   Outputs o = outputs_for(part);
-  return with_backward_call(impl, part, &o, {}, [&](const OpCall& bwd) {
-    return impl.exchange_partial(bwd, state->data());
-  });
+  return with_backward_call(impl, part, &o, {}, [&](const OpCall& bwd) { return impl.exchange_partial(bwd, state); });
 }
 
 Status exchange_combine(const Implementation& impl, const Case& full, const std::vector<std::vector<uint64_t>>& states,
                         std::vector<uint64_t>* out) {
-  if (!impl.exchange) return no_exchange(impl);
-  size_t words = 0;
-  Status s = state_size(impl, full, &words);
-  if (!s.ok()) return s;
-  std::vector<const uint64_t*> ptrs;
-  for (size_t i = 0; i < states.size(); ++i) {
-    if (states[i].size() != words)
-      return Status::error(ErrorKind::implementation, impl.label() + ": part " + std::to_string(i) + "'s state has " +
-                                                          std::to_string(states[i].size()) + " words, the full batch's " +
-                                                          std::to_string(words));
-    ptrs.push_back(states[i].data());
-  }
-  out->assign(words, 0);
-  return impl.exchange_combine(full.problem(impl.device), ptrs, out->data());
+  if (!impl.has_exchange()) return no_exchange(impl);
+  std::vector<const std::vector<uint64_t>*> ptrs;
+  for (const auto& s : states) ptrs.push_back(&s);
+  return impl.exchange_combine(full.problem(impl.device), ptrs, out);
 }
 
 Status exchange_finalize(const Implementation& impl, const Case& full, const std::vector<uint64_t>& state,
                          Outputs* out) {
-  if (!impl.exchange) return no_exchange(impl);
-  return with_backward_call(impl, full, out, row_reduction_outputs(*full.op), [&](const OpCall& bwd) {
-    return impl.exchange_finalize(bwd, state.data());
-  });
+  if (!impl.has_exchange()) return no_exchange(impl);
+  return with_backward_call(impl, full, out, row_reduction_outputs(*full.op),
+                            [&](const OpCall& bwd) { return impl.exchange_finalize(bwd, state); });
 }
 
 }  // namespace gatecheck

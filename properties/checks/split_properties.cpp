@@ -106,8 +106,8 @@ Verdict split_invariance(const Implementation& impl, const Case& c, const Proper
 
   Outputs combined = outputs_for(whole);
   std::string how;
-  if (impl.exchange) {
-    how = std::string("its declared exchange (") + impl.exchange->state + ")";
+  if (impl.has_exchange()) {
+    how = "its declared exchange (" + impl.exchange_state() + ")";
     std::vector<std::vector<uint64_t>> states(parts.size());
     for (size_t i = 0; i < parts.size(); ++i) {
       const Status s = exchange_partial(impl, sub_case(whole, parts[i]), &states[i]);
