@@ -77,6 +77,17 @@ __global__ void normalise_kernel(uint64_t* state, int64_t elements) {
   if (e < elements) exact_sum_normalise_unsigned(state + e * kExactSumWords);
 }
 
+__global__ void combine_kernel(const uint64_t* states, int32_t n, int64_t elements, uint64_t* out) {
+  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= elements) return;
+  uint64_t w[kExactSumWords];
+  exact_sum_clear(w);
+  const int64_t words = elements * kExactSumWords;
+  for (int32_t k = 0; k < n; ++k) exact_sum_combine(w, states + k * words + e * kExactSumWords);
+  exact_sum_normalise(w);
+  for (int i = 0; i < kExactSumWords; ++i) out[e * kExactSumWords + i] = w[i];
+}
+
 template <class T>
 __global__ void finalize_kernel(const uint64_t* state, int64_t elements, T* grad_gate) {
   const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -116,6 +127,16 @@ Status gate_residual_repro_partial_cuda(const gatecheck_problem& p, const void* 
   }
   normalise_kernel<<<blocks_for(elements), kThreads, 0, stream>>>(state, elements);
   return cuda_status(cudaGetLastError(), "partial");
+}
+
+Status gate_residual_repro_combine_cuda(const gatecheck_problem& p, const uint64_t* states, int32_t n, uint64_t* out) {
+  if (n < 0 || n > kExactSumMaxStates)
+    return Status::error(ErrorKind::shape_mismatch, "combine: n=" + std::to_string(n) + " states, outside [0, " +
+                                                        std::to_string(kExactSumMaxStates) + "]");
+  const int64_t elements = gate_residual_repro_state_words(p) / kExactSumWords;
+  if (elements == 0) return Status::success();
+  combine_kernel<<<blocks_for(elements), kThreads, 0, static_cast<cudaStream_t>(p.stream)>>>(states, n, elements, out);
+  return cuda_status(cudaGetLastError(), "combine");
 }
 
 Status gate_residual_repro_finalize_cuda(const gatecheck_problem& p, const uint64_t* state, void* grad_gate) {

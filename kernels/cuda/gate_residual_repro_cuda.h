@@ -21,6 +21,10 @@ namespace gatecheck {
 // state: gate_residual_repro_state_words(p) words on the device, normalised on return.
 Status gate_residual_repro_partial_cuda(const gatecheck_problem& p, const void* grad_out, const int64_t* index,
                                         const void* y, uint64_t* state);
+// out = the n states at `states` (n consecutive device states, in rank
+// order) summed word by word and normalised: the combine on the device.
+// n <= kExactSumMaxStates.
+Status gate_residual_repro_combine_cuda(const gatecheck_problem& p, const uint64_t* states, int32_t n, uint64_t* out);
 // grad_gate from a device state (any sum of at most kExactSumMaxStates normalised states).
 Status gate_residual_repro_finalize_cuda(const gatecheck_problem& p, const uint64_t* state, void* grad_gate);
 // The whole backward (grad_gate exact); synchronises p.stream, reporting a bad index by name.
