@@ -109,6 +109,25 @@ GC_HD void exact_sum_normalise_unsigned(uint64_t* w) {
 // A carry out of lower digit word i (2^64 of it) is 2^8 of word i + 1.
 constexpr uint64_t kExactSumCarryOut = uint64_t(1) << (64 - kExactSumDigitBits);
 
+// Adds a normalised state s into a shared state g through `add(word, v)`,
+// which adds v to g[word] and returns the word's old value (an integer
+// atomic on a device): the order of such adds does not matter. A carry out
+// of a lower word's 64 bits moves up as kExactSumCarryOut of the next word;
+// the top word wraps by design; read g with exact_sum_normalise_unsigned.
+template <class AddReturningOld>
+GC_HD void exact_sum_add_carrying(uint64_t* g, const uint64_t* s, AddReturningOld add) {
+  for (int i = 0; i < 4; ++i) {
+    uint64_t v = s[i];
+    for (int k = i; v != 0; ++k) {
+      const uint64_t old = add(g, k, v);
+      if (k == 4 || old + v >= old) break;
+      v = kExactSumCarryOut;
+    }
+  }
+  if (s[4]) add(g, 4, s[4]);
+  if (s[5]) add(g, 5, s[5]);
+}
+
 // Adds one fp32 term exactly. Call exact_sum_normalise at least every
 // kExactSumNormaliseEvery terms.
 GC_HD void exact_sum_add(uint64_t* w, float term) {

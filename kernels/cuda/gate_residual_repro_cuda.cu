@@ -28,19 +28,12 @@ Status cuda_status(cudaError_t e, const char* what) {
   return Status::error(ErrorKind::implementation, std::string("cuda-repro: ") + what + ": " + cudaGetErrorString(e));
 }
 
-// Adds a normalised local state to the global one.
+// Adds a local state, normalised, to the global one with integer atomics.
 __device__ void flush(uint64_t* g, uint64_t* w) {
   exact_sum_normalise(w);
-  for (int i = 0; i < 4; ++i) {
-    uint64_t v = w[i];
-    for (int k = i; v != 0; ++k) {
-      const uint64_t old = atomicAdd(reinterpret_cast<ull*>(g + k), ull(v));
-      if (k == 4 || old + v >= old) break;  // the top word wraps by design
-      v = kExactSumCarryOut;                // 2^64 of word k is 2^8 of word k + 1
-    }
-  }
-  if (w[4]) atomicAdd(reinterpret_cast<ull*>(g + 4), ull(w[4]));
-  if (w[5]) atomicAdd(reinterpret_cast<ull*>(g + 5), ull(w[5]));
+  exact_sum_add_carrying(g, w, [](uint64_t* base, int k, uint64_t v) -> uint64_t {
+    return atomicAdd(reinterpret_cast<ull*>(base + k), ull(v));
+  });
 }
 
 template <class T>

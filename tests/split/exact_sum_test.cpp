@@ -117,6 +117,36 @@ TEST(ExactSum, ManyLargeDigitsStayExact) {
   EXPECT_EQ(exact_sum_finish<float>(state_of(terms).data()), float(round_to_bits(exact, 24)));
 }
 
+// The device's scheme (cuda-repro): local states flushed into a shared one
+// by adds that may overflow a word's 64 bits, in any order; the carries move
+// up, and the normalised result is the words of the sum taken in one state.
+TEST(ExactSum, CarryingFlushesInAnyOrderGiveTheSameWords) {
+  std::mt19937_64 rng(17);
+  const float big = std::ldexp(float((1u << 24) - 1), 32 - 149);  // fills digit 0 to its top bit
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<std::vector<float>> parts(600);
+    std::vector<float> all;
+    for (auto& p : parts)
+      for (int i = 0; i < 3; ++i) {
+        p.push_back(rng() % 4 ? big : random_term(rng, -149, 100));
+        all.push_back(p.back());
+      }
+    std::shuffle(parts.begin(), parts.end(), rng);
+    State g(kExactSumWords, 0);
+    int carried = 0;
+    for (const auto& p : parts)
+      exact_sum_add_carrying(g.data(), state_of(p).data(), [&](uint64_t* base, int k, uint64_t v) {
+        const uint64_t old = base[k];
+        base[k] += v;
+        carried += k < 4 && base[k] < old;
+        return old;
+      });
+    exact_sum_normalise_unsigned(g.data());
+    ASSERT_GT(carried, 0) << "no word passed 2^64: the test would not test the carries";
+    ASSERT_EQ(g, state_of(all)) << "trial " << trial;
+  }
+}
+
 TEST(ExactSum, SpecialValues) {
   const float inf = INFINITY, nan = NAN;
   EXPECT_EQ(f32_bits_of(state_of({1.0f, nan})), 0x7fc00000u);
