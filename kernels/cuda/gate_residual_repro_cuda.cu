@@ -211,7 +211,10 @@ int ex_partial(const gatecheck_call* c, uint64_t* state) {
   const auto* index = static_cast<const int64_t*>(in("index"));
   if (call.p.rows > 0) {  // the index, checked on the host (a test path: the copy is cheap enough)
     std::vector<int64_t> host(size_t(call.p.rows));
-    s = cuda_status(cudaMemcpy(host.data(), index, host.size() * sizeof(int64_t), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    const auto stream = static_cast<cudaStream_t>(call.p.stream);  // where the inputs were put
+    s = cuda_status(cudaMemcpyAsync(host.data(), index, host.size() * sizeof(int64_t), cudaMemcpyDeviceToHost, stream),
+                    "cudaMemcpyAsync");
+    if (s.ok()) s = cuda_status(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     for (size_t r = 0; s.ok() && r < host.size(); ++r)
       if (host[r] < 0 || host[r] >= call.p.gates)
         s = Status::error(ErrorKind::index_out_of_range, "partial: index[" + std::to_string(r) + "]=" +
