@@ -129,9 +129,46 @@ BatchPlan make_plan(const std::string& kind, const Case& c, uint64_t seed, int64
       std::sort(b.begin(), b.end());
       if (!b.empty()) p.batches.push_back(b);
     }
+  } else if (kind == "micro_batches" || kind == "strided" || kind == "ranks") {
+    // Splits (split_invariance): disjoint parts covering every row, 2 to 64
+    // of them. micro_batches: contiguous, of equal size but the last, as
+    // gradient accumulation and a sharded batch make them; strided: row r in
+    // part r mod k, as a distributed sampler deals them; ranks: each row in a
+    // random part (each part's rows in row order).
+    const int64_t k = rng.range(std::min<int64_t>(2, n), std::min<int64_t>(n, kMaxSplitParts));
+    p.batches.assign(size_t(k), {});
+    const int64_t size = (n + k - 1) / k;
+    for (int64_t r = 0; r < n; ++r) {
+      const int64_t part = kind == "micro_batches" ? r / size : kind == "strided" ? r % k : rng.below(k);
+      p.batches[size_t(part)].push_back(r);
+    }
+    p.batches.erase(std::remove_if(p.batches.begin(), p.batches.end(), [](const auto& b) { return b.empty(); }),
+                    p.batches.end());
+    if (p.batches.size() == 1 && n >= 2) {  // all in one: give the last row a part of its own
+      p.batches[0].pop_back();
+      p.batches.push_back({n - 1});
+    }
   } else {
     throw std::invalid_argument("unknown plan kind '" + kind + "'");
   }
+  return p;
+}
+
+const std::vector<std::string>& split_plan_kinds() {
+  static const std::vector<std::string> v = {"micro_batches", "strided", "ranks"};
+  return v;
+}
+
+bool is_split_kind(const std::string& kind) {
+  const auto& v = split_plan_kinds();
+  return std::find(v.begin(), v.end(), kind) != v.end();
+}
+
+BatchPlan default_split(const Case& c) {
+  BatchPlan p;
+  p.kind = "micro_batches";
+  if (c.rows >= 2) p.batches = {iota_rows(0, c.rows / 2), iota_rows(c.rows / 2, c.rows)};
+  else if (c.rows == 1) p.batches = {{0}};
   return p;
 }
 

@@ -53,4 +53,13 @@ BatchPlan make_plan(const std::string& kind, const Case& c, uint64_t seed,
 // The plan used when a Case carries none: deterministic, from the shape alone.
 BatchPlan default_plan(const Case& c);
 
+// Splits: plans whose batches are disjoint parts covering the rows (ranks of
+// a data-parallel step, micro-batches), for split_invariance. Not among
+// all_plan_kinds(): only that property draws them.
+constexpr int64_t kMaxSplitParts = 64;
+const std::vector<std::string>& split_plan_kinds();
+bool is_split_kind(const std::string& kind);
+// The split used when a case carries none: two contiguous halves.
+BatchPlan default_split(const Case& c);
+
 }  // namespace gatecheck

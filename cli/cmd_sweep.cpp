@@ -34,7 +34,7 @@ using nlohmann::json;
 
 void add_sweep_options(CLI::App* w, SweepArgs* a) {
   w->add_option("--impl", a->impls,
-                "implementation: host, cuda, torch-eager, plugin:PATH, python:TARGET where built (repeatable)");
+                "implementation: host, cuda, torch-eager, host-repro, cuda-repro, plugin:PATH, python:TARGET where built (repeatable)");
   w->add_option("--device", a->device, "cpu or cuda (default: cuda for --impl cuda, else cpu)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   w->add_flag("--quick", a->quick,

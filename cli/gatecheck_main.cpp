@@ -70,7 +70,7 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
   auto* c = app.add_subcommand("check", "run the property suite on implementations against the float64 oracle");
   add_op(c, &check.op);
   c->add_option("--impl", check.impls,
-                "implementation: host, cuda, torch-eager, plugin:PATH, python:MODULE:ATTR or python:FILE.py:ATTR "
+                "implementation: host, cuda, torch-eager, host-repro, cuda-repro, plugin:PATH, python:MODULE:ATTR or python:FILE.py:ATTR "
                 "(repeatable; default: all available)");
   c->add_option("--device", check.device, "cpu or cuda (default: every device available)")->check(CLI::IsMember({"cpu", "cuda"}));
   c->add_option("--seconds", check.seconds,

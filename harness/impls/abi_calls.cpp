@@ -30,21 +30,45 @@ gatecheck_tensor descriptor(const char* name, Role role, int32_t dtype, const Te
   return t;
 }
 
+// An OpCall as ABI v2's descriptors (held here while the call runs).
+struct AbiCall {
+  std::vector<gatecheck_tensor> tensors;
+  std::vector<gatecheck_scalar> scalars;
+  gatecheck_call call{};
+  explicit AbiCall(const OpCall& c) {
+    const OpSchema& op = *c.op;
+    for (size_t i = 0; i < op.inputs.size(); ++i)
+      tensors.push_back(descriptor(op.inputs[i].name, op.inputs[i].role, c.p.dtype, c.inputs[i], c.reads(i)));
+    for (size_t i = 0; i < op.outputs.size(); ++i)
+      tensors.push_back(descriptor(op.outputs[i].name, op.outputs[i].role, c.p.dtype, c.outputs[i], c.makes(i)));
+    for (size_t i = 0; i < op.scalars.size(); ++i) scalars.push_back({op.scalars[i].name, c.scalars[i]});
+    call = gatecheck_call{op.name, c.p, int32_t(tensors.size()), tensors.data(), int32_t(scalars.size()),
+                          scalars.data()};
+  }
+};
+
 }  // namespace
 
 Status call_abi_v2(const gatecheck_op_plugin& api, const OpCall& c, bool ours) {
-  const OpSchema& op = *c.op;
-  std::vector<gatecheck_tensor> tensors;
-  for (size_t i = 0; i < op.inputs.size(); ++i)
-    tensors.push_back(descriptor(op.inputs[i].name, op.inputs[i].role, c.p.dtype, c.inputs[i], c.reads(i)));
-  for (size_t i = 0; i < op.outputs.size(); ++i)
-    tensors.push_back(descriptor(op.outputs[i].name, op.outputs[i].role, c.p.dtype, c.outputs[i], c.makes(i)));
-  std::vector<gatecheck_scalar> scalars;
-  for (size_t i = 0; i < op.scalars.size(); ++i) scalars.push_back({op.scalars[i].name, c.scalars[i]});
-  const gatecheck_call call{op.name, c.p, int32_t(tensors.size()), tensors.data(), int32_t(scalars.size()),
-                            scalars.data()};
+  const AbiCall a(c);
   const bool fwd = c.pass == Pass::forward;
-  return from_rc(fwd ? api.forward(&call) : api.backward(&call), api.last_error, fwd ? "forward" : "backward", ours);
+  return from_rc(fwd ? api.forward(&a.call) : api.backward(&a.call), api.last_error, fwd ? "forward" : "backward",
+                 ours);
+}
+
+Status exchange_partial_v2(const gatecheck_split_exchange& ex, const OpCall& bwd, uint64_t* state, bool ours) {
+  const AbiCall a(bwd);
+  return from_rc(ex.partial(&a.call, state), ex.last_error, "exchange partial", ours);
+}
+
+Status exchange_combine_v2(const gatecheck_split_exchange& ex, const gatecheck_problem& p,
+                           const std::vector<const uint64_t*>& states, uint64_t* out, bool ours) {
+  return from_rc(ex.combine(&p, states.data(), int32_t(states.size()), out), ex.last_error, "exchange combine", ours);
+}
+
+Status exchange_finalize_v2(const gatecheck_split_exchange& ex, const OpCall& bwd, const uint64_t* state, bool ours) {
+  const AbiCall a(bwd);
+  return from_rc(ex.finalize(&a.call, state), ex.last_error, "exchange finalize", ours);
 }
 
 // ABI v1 is gate_residual's: its arguments are that op's tensors by

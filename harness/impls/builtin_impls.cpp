@@ -6,7 +6,9 @@
 
 #include "../../kernels/cuda/gate_residual_cuda.h"
 #include "../../kernels/cuda/rmsnorm_modulate_cuda.h"
+#include "../../kernels/cuda/gate_residual_repro_cuda.h"
 #include "../../kernels/host/gate_residual_host.h"
+#include "../../kernels/host/gate_residual_repro_host.h"
 #include "../../kernels/host/rmsnorm_modulate_host.h"
 #include "../../kernels/rmsnorm_modulate.h"
 #include "implementation.h"
@@ -30,6 +32,27 @@ Implementation gate_residual_host(Device) {
   Implementation impl;
   impl.api = gate_residual_host_plugin();
   impl.thread_safe = true;  // no state between calls; last_error() is per thread
+  return impl;
+}
+
+// The reproducible mode: grad_gate exact, whatever the split of the batch.
+Implementation gate_residual_host_repro(Device) {
+  Implementation impl;
+  impl.api = gate_residual_repro_host_plugin();
+  impl.exchange = gate_residual_repro_host_exchange();
+  impl.thread_safe = true;  // no state between calls; last_error() is per thread
+  impl.declared_claims = "default, split_invariance";
+  return impl;
+}
+
+Implementation gate_residual_cuda_repro(Device) {
+  need_cuda("cuda-repro");
+  Implementation impl;
+  impl.api = gate_residual_repro_cuda_plugin();
+  impl.exchange = gate_residual_repro_cuda_exchange();
+  impl.thread_safe = true;  // no state between calls; last_error() is per thread
+  impl.calls_on_problem_stream = true;
+  impl.declared_claims = "default, split_invariance";
   return impl;
 }
 
@@ -151,7 +174,9 @@ std::map<const OpSchema*, std::vector<BuiltinImplementation>>& registry() {
       {&gate_residual_schema(),
        {{"host", kCpu, gate_residual_host},
         {"cuda", kCuda, gate_residual_cuda},
-        {"torch-eager", kCpu | kCuda, gate_residual_torch_eager}}},
+        {"torch-eager", kCpu | kCuda, gate_residual_torch_eager},
+        {"host-repro", kCpu, gate_residual_host_repro},
+        {"cuda-repro", kCuda, gate_residual_cuda_repro}}},
       {&rmsnorm_modulate_schema(),
        {{"host", kCpu, rmsnorm_modulate_host},
         {"cuda", kCuda, rmsnorm_modulate_cuda},

@@ -20,7 +20,20 @@ namespace gatecheck {
 namespace {
 // Code that is not ours, sharing our stdout: plugins, and Python (print()).
 bool is_plugin(const Implementation& impl) { return impl.name.rfind("plugin:", 0) == 0 || impl.tensors; }
+Status no_exchange(const Implementation& impl) {
+  return Status::error(ErrorKind::implementation, impl.label() + " declares no split exchange");
+}
 }  // namespace
+
+Status TensorCalls::exchange_partial(const OpCall&, std::vector<uint64_t>*) const {
+  return Status::error(ErrorKind::implementation, "no split exchange declared");
+}
+Status TensorCalls::exchange_combine(const std::vector<const std::vector<uint64_t>*>&, std::vector<uint64_t>*) const {
+  return Status::error(ErrorKind::implementation, "no split exchange declared");
+}
+Status TensorCalls::exchange_finalize(const OpCall&, const std::vector<uint64_t>&) const {
+  return Status::error(ErrorKind::implementation, "no split exchange declared");
+}
 
 const void* Implementation::call_lock_key() const {
   if (api) return api;
@@ -50,6 +63,52 @@ Status Implementation::forward_backward(const OpCall& fwd, const OpCall& bwd, bo
   const PluginCallLock lock(call_lock_key(), !thread_safe);
   const PluginStdoutToStderr quiet(true);
   return tensors->forward_backward(fwd, bwd, failed_in_forward);
+}
+
+std::string Implementation::exchange_state() const {
+  if (exchange) return exchange->state ? exchange->state : "";
+  return tensors ? tensors->exchange_state() : "";
+}
+
+Status Implementation::exchange_partial(const OpCall& bwd, std::vector<uint64_t>* state) const {
+  const PluginCallLock lock(call_lock_key(), !thread_safe);
+  const PluginStdoutToStderr quiet(is_plugin(*this));
+  if (!exchange) return tensors ? tensors->exchange_partial(bwd, state) : no_exchange(*this);
+  const int64_t words = exchange->state_words(&bwd.p);
+  if (words < 0)
+    return Status::error(ErrorKind::implementation, label() + ": state_words returned " + std::to_string(words));
+  state->assign(size_t(words), 0);
+  return exchange_partial_v2(*exchange, bwd, state->data(), !is_plugin(*this));
+}
+
+Status Implementation::exchange_combine(const gatecheck_problem& p,
+                                        const std::vector<const std::vector<uint64_t>*>& states,
+                                        std::vector<uint64_t>* out) const {
+  const PluginCallLock lock(call_lock_key(), !thread_safe);
+  const PluginStdoutToStderr quiet(is_plugin(*this));
+  if (!exchange) return tensors ? tensors->exchange_combine(states, out) : no_exchange(*this);
+  const int64_t words = exchange->state_words(&p);
+  std::vector<const uint64_t*> ptrs;
+  for (size_t i = 0; i < states.size(); ++i) {
+    if (int64_t(states[i]->size()) != words)
+      return Status::error(ErrorKind::implementation, label() + ": state " + std::to_string(i) + " has " +
+                                                          std::to_string(states[i]->size()) + " words, state_words " +
+                                                          std::to_string(words));
+    ptrs.push_back(states[i]->data());
+  }
+  out->assign(size_t(std::max<int64_t>(words, 0)), 0);
+  return exchange_combine_v2(*exchange, p, ptrs, out->data(), !is_plugin(*this));
+}
+
+Status Implementation::exchange_finalize(const OpCall& bwd, const std::vector<uint64_t>& state) const {
+  const PluginCallLock lock(call_lock_key(), !thread_safe);
+  const PluginStdoutToStderr quiet(is_plugin(*this));
+  if (!exchange) return tensors ? tensors->exchange_finalize(bwd, state) : no_exchange(*this);
+  if (int64_t(state.size()) != exchange->state_words(&bwd.p))
+    return Status::error(ErrorKind::implementation, label() + ": a state of " + std::to_string(state.size()) +
+                                                        " words, state_words " +
+                                                        std::to_string(exchange->state_words(&bwd.p)));
+  return exchange_finalize_v2(*exchange, bwd, state.data(), !is_plugin(*this));
 }
 
 uint32_t Implementation::devices() const {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../../kernels/gatecheck_plugin_v2.h"
+#include "../../kernels/gatecheck_split_exchange.h"
 #include "../../kernels/op_schema.h"
 #include "tensor_calls.h"
 
@@ -25,6 +26,10 @@ struct Implementation {
   const gatecheck_op_plugin* api2 = nullptr;    // the C ABI v2, or
   std::shared_ptr<const TensorCalls> tensors;   // calls with tensors (python:)
   std::shared_ptr<void> keepalive;  // dlopen handle, torch state, ...
+  // How its row reductions combine across a split of the batch
+  // (gatecheck_split_exchange.h), or null: the harness then sums the parts'
+  // gradients in fp32 in rank order, as frameworks do.
+  const gatecheck_split_exchange* exchange = nullptr;
   // What the harness may rely on when it runs cases on several threads:
   //  - thread_safe: calls from several threads at once are safe (host, cuda
   //    and torch-eager, which their makers mark). Otherwise (plugins, and any
@@ -48,6 +53,17 @@ struct Implementation {
   // implementation (TensorCalls::forward_backward; an error for the C ABIs,
   // whose callers make the two calls). *failed_in_forward says which failed.
   Status forward_backward(const OpCall& fwd, const OpCall& bwd, bool* failed_in_forward) const;
+  // A declared split exchange: through the C ABI (exchange) or with tensors
+  // (a Python implementation's gatecheck_split_exchange). Its calls: the
+  // state of a backward call's rows (its outputs unused), the states combined
+  // in rank order, the row reductions of a backward call (its other outputs
+  // unused).
+  bool has_exchange() const { return exchange || (tensors && !tensors->exchange_state().empty()); }
+  std::string exchange_state() const;  // what a state is
+  Status exchange_partial(const OpCall& bwd, std::vector<uint64_t>* state) const;
+  Status exchange_combine(const gatecheck_problem& p, const std::vector<const std::vector<uint64_t>*>& states,
+                          std::vector<uint64_t>* out) const;
+  Status exchange_finalize(const OpCall& bwd, const std::vector<uint64_t>& state) const;
   std::string label() const { return name + "@" + device_name(device); }
   // The devices it runs on, as the ABI's bit mask (1u << device).
   uint32_t devices() const;

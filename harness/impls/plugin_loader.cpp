@@ -69,6 +69,23 @@ Implementation load_plugin(const std::string& path, Device device, const OpSchem
     check_common(api->devices, api->name, api->forward && api->backward && api->last_error);
     impl.api = api;
   }
+  // The split exchange (gatecheck_split_exchange.h), optional: declaring one
+  // claims split_invariance.
+  using entry_exchange = const gatecheck_split_exchange* (*)(const char*);
+  if (auto ex = reinterpret_cast<entry_exchange>(dlsym(handle, "gatecheck_split_exchange_v2"))) {
+    if (const gatecheck_split_exchange* e = ex(op.name)) {
+      if (e->abi_version != GATECHECK_ABI_VERSION_2)
+        fail("gatecheck_split_exchange_v2's abi_version is " + std::to_string(e->abi_version) + ", expected 2");
+      if (!e->op || std::string(e->op) != op.name)
+        fail(std::string("gatecheck_split_exchange_v2(\"") + op.name + "\") returned an exchange of '" +
+             (e->op ? e->op : "(no op)") + "'");
+      if (!e->state || !e->state_words || !e->partial || !e->combine || !e->finalize || !e->last_error)
+        fail("gatecheck_split_exchange_v2: state, state_words, partial, combine, finalize and last_error must all "
+             "be set");
+      impl.exchange = e;
+      impl.declared_claims = "default, split_invariance";
+    }
+  }
   impl.name = "plugin:" + path;
   impl.device = device;
   impl.keepalive = keep;

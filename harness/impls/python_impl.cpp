@@ -13,6 +13,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -225,7 +226,11 @@ py::dict op_description(const OpSchema& op) {
   };
   py::list inputs, outputs, scalars;
   for (const auto& in : op.inputs) inputs.append(entry(in.name, in.role, in.pass, in.grad_of));
-  for (const auto& out : op.outputs) outputs.append(entry(out.name, out.role, out.pass, out.grad_of));
+  for (const auto& out : op.outputs) {
+    py::dict e = entry(out.name, out.role, out.pass, out.grad_of);
+    e["reduces"] = out.kind == OutputKind::segment_sum || out.kind == OutputKind::all_rows_sum;  // over rows
+    outputs.append(e);
+  }
   for (const auto& s : op.scalars) scalars.append(py::str(s.name));
   py::dict d;
   d["name"] = op.name;
@@ -267,7 +272,90 @@ class PythonCalls final : public TensorCalls {
         failed_in_forward);
   }
 
+  std::string exchange_state() const override { return exchange_state_; }
+
+  Status exchange_partial(const OpCall& bwd, std::vector<uint64_t>* state) const override {
+    return call_exchange("exchange_partial", bwd.p, state, [&](DLDataType t, DLDevice dev) {
+      return py::make_tuple(inputs_of(bwd, t, dev), scalars_of(bwd));
+    });
+  }
+
+  Status exchange_combine(const std::vector<const std::vector<uint64_t>*>& states,
+                          std::vector<uint64_t>* out) const override {
+    gatecheck_problem p{};
+    p.device = int32_t(Device::cpu);
+    return call_exchange("exchange_combine", p, out, [&](DLDataType, DLDevice) {
+      py::list l;
+      for (const auto* s : states)
+        l.append(py::bytes(reinterpret_cast<const char*>(s->data()), s->size() * sizeof(uint64_t)));
+      return py::make_tuple(l, py::dict());
+    });
+  }
+
+  Status exchange_finalize(const OpCall& bwd, const std::vector<uint64_t>& state) const override {
+    return call_exchange("exchange_finalize", bwd.p, nullptr, [&](DLDataType t, DLDevice dev) {
+      py::list l = inputs_of(bwd, t, dev);
+      for (size_t i = 0; i < bwd.op->outputs.size(); ++i)  // the row reductions: the outputs with buffers
+        if (bwd.outputs[i].data) l.append(capsule(bwd.op->outputs[i].role, bwd.outputs[i], t, dev));
+      py::dict sc = scalars_of(bwd);
+      return py::make_tuple(py::make_tuple(py::bytes(reinterpret_cast<const char*>(state.data()),
+                                                     state.size() * sizeof(uint64_t)),
+                                           l),
+                            sc);
+    });
+  }
+
+  std::string exchange_state_;  // from the door, "" for none
+
  private:
+  // The capsules of every input a backward call takes, in the op's order.
+  static py::list inputs_of(const OpCall& c, DLDataType t, DLDevice dev) {
+    py::list l;
+    for (size_t i = 0; i < c.op->inputs.size(); ++i)
+      if (c.takes(i)) l.append(capsule(c.op->inputs[i].role, c.inputs[i], t, dev));
+    return l;
+  }
+
+  // Calls gatecheck._door.FN(door, args..., stream, device), which returns
+  // (failure or None, state bytes or None); the bytes go to *state.
+  template <class MakeArgs>
+  Status call_exchange(const char* fn, const gatecheck_problem& p, std::vector<uint64_t>* state,
+                       MakeArgs make) const {
+    std::lock_guard<std::mutex> one_at_a_time(call_mutex());
+    keep_thread_state();
+    py::gil_scoped_acquire gil;
+    try {
+      DLDevice dev{kDLCPU, 0};
+      if (device_ == Device::cuda) {
+        int id = 0;
+        cudaGetDevice(&id);
+        dev = {kDLCUDA, id};
+      }
+      const py::tuple args = make(dl_dtype(p.dtype), dev);
+      const py::tuple r = door_module()
+                              .attr(fn)(door_, args[0], args[1], reinterpret_cast<uintptr_t>(p.stream),
+                                        device_name(device_))
+                              .cast<py::tuple>();
+      if (!r[0].is_none()) {
+        const auto t = r[0].cast<py::tuple>();
+        std::string msg = t[0].cast<std::string>();
+        const std::string frames = t[1].cast<std::string>();
+        if (!frames.empty()) msg += kTracebackHeading + std::string("\n  ") + frames;
+        return Status::error(ErrorKind::implementation, msg);
+      }
+      if (state) {
+        const std::string b = r[1].cast<std::string>();
+        state->assign(b.size() / sizeof(uint64_t), 0);
+        if (!b.empty()) std::memcpy(state->data(), b.data(), state->size() * sizeof(uint64_t));
+      }
+      return Status::success();
+    } catch (const py::error_already_set& e) {
+      return Status::error(ErrorKind::implementation, std::string("python door (") + fn + "): " + exception_text(e));
+    } catch (const std::exception& e) {
+      return Status::error(ErrorKind::implementation, std::string("python door (") + fn + "): " + e.what());
+    }
+  }
+
   // Calls gatecheck._door.OP. It returns None, or (head, traceback), or for
   // forward_backward (head, traceback, failed in forward).
   template <class MakeCapsules>
@@ -318,7 +406,12 @@ Implementation from_door(py::object door, Device device, const OpSchema& op) {
   impl.name = "python:" + door.attr("name").cast<std::string>();
   impl.device = device;
   impl.declared_claims = door.attr("claims")(device_name(device)).cast<std::string>();
-  impl.tensors = std::make_shared<PythonCalls>(std::move(door), device);
+  auto calls = std::make_shared<PythonCalls>(door, device);
+  const py::object state = door.attr("exchange_state");
+  calls->exchange_state_ = state.is_none() ? "" : state.cast<std::string>();
+  // Declaring an exchange claims split_invariance, unless the target says what it claims.
+  if (!calls->exchange_state_.empty() && impl.declared_claims.empty()) impl.declared_claims = "default, split_invariance";
+  impl.tensors = std::move(calls);
   return impl;
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "../../kernels/op_schema.h"
 
@@ -26,6 +27,14 @@ class TensorCalls {
   // of its own to recompute. On failure *failed_in_forward says which half
   // failed.
   virtual Status forward_backward(const OpCall& fwd, const OpCall& bwd, bool* failed_in_forward) const = 0;
+  // A declared split exchange (gatecheck_split_exchange.h's three steps, the
+  // state's words sized by the implementation): "" when it declares none,
+  // else what a state is.
+  virtual std::string exchange_state() const { return ""; }
+  virtual Status exchange_partial(const OpCall& bwd, std::vector<uint64_t>* state) const;
+  virtual Status exchange_combine(const std::vector<const std::vector<uint64_t>*>& states,
+                                  std::vector<uint64_t>* out) const;
+  virtual Status exchange_finalize(const OpCall& bwd, const std::vector<uint64_t>& state) const;
 };
 
 // Where a Status message from a TensorCalls implementation stops being its

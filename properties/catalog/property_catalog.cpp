@@ -33,6 +33,10 @@ const std::vector<PropertyInfo>& property_catalog() {
       {"no_oob_write", "canaries around every buffer intact", no_oob_write, scale_no_oob_write, Reads::every_buffer},
       {"error_inputs", "each bad input rejected with a message naming the argument and its value, nothing written",
        error_inputs, nullptr, Reads::rejections},
+      {"split_invariance",
+       "row reductions bit-identical however the rows are split into parts (ranks, micro-batches) whose partials "
+       "are combined in rank order: by the implementation's declared exchange, else summed in fp32 as frameworks do",
+       split_invariance, nullptr, Reads::kinds, {K::segment_sum, K::all_rows_sum}, PlanNeed::split, false},
       {"eager_exact", "outputs bitwise equal to a model of torch eager's roundings, where the op has one", eager_exact,
        nullptr, Reads::eager_outputs, {}, PlanNeed::none, false},
   };

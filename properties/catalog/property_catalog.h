@@ -40,6 +40,7 @@ enum class PlanNeed : uint8_t {
   none,
   rows_move,      // some row at another offset and in a batch of another size (case/plan_movement.h)
   segments_move,  // some index value whose rows all sit in one batch, in order, moved
+  split,          // a split: disjoint parts covering the rows, at least 2 of them not empty
 };
 
 // The values its scale cases draw (case/scale_values.h).

@@ -13,6 +13,7 @@ Verdict eager_exact(const Implementation& impl, const Case& c, const PropertyOpt
 Verdict row_invariance(const Implementation& impl, const Case& c, const PropertyOptions& o);
 Verdict segment_invariance(const Implementation& impl, const Case& c, const PropertyOptions& o);
 Verdict repeatable(const Implementation& impl, const Case& c, const PropertyOptions& o);
+Verdict split_invariance(const Implementation& impl, const Case& c, const PropertyOptions& o);
 Verdict inputs_untouched(const Implementation& impl, const Case& c, const PropertyOptions& o);
 Verdict full_write(const Implementation& impl, const Case& c, const PropertyOptions& o);
 Verdict no_oob_write(const Implementation& impl, const Case& c, const PropertyOptions& o);

@@ -49,6 +49,7 @@ GenLimits limits_for_property(const std::string& property, const GenLimits& base
     l.max_rows = std::max(l.max_rows, l.min_rows);
     l.max_dim = std::max(l.max_dim, l.min_dim);
   }
+  if (need == PlanNeed::split) l.plan_kinds = split_plan_kinds();  // only splits
   if (need == PlanNeed::segments_move) {
     // One gate for every row leaves no way to move a whole segment.
     auto& p = l.index_patterns;
@@ -193,6 +194,12 @@ bool plan_moves_rows(const std::string& property, const Case& c) {
   switch (property_info(property).plans) {
     case PlanNeed::rows_move: return row_movement(c, p).ok();
     case PlanNeed::segments_move: return segment_movement(c, p).ok();
+    case PlanNeed::split: {  // the split split_invariance uses (its own default without one)
+      int64_t parts = 0;
+      for (const auto& b : (c.plan && is_split_kind(c.plan->kind) ? *c.plan : default_split(c)).batches)
+        parts += !b.empty();
+      return parts >= 2 && c.dim > 0;
+    }
     case PlanNeed::none: break;
   }
   return true;

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "../../case/case_spec.h"
 #include "shrink_edits.h"
 
 namespace gatecheck {
@@ -144,11 +145,20 @@ class Shrinker {
     return any;
   }
 
-  // No plan, then fewer batches, then fewer rows per batch, then fewer repeats.
+  // No plan, then fewer batches, then fewer rows per batch, then fewer
+  // repeats. A split (split_invariance) is kept, so the file shows it: its
+  // parts merge two by two, then drop (with their rows).
   bool pass_plan() {
     if (!cur_.plan) return false;
-    if (accept(without_plan(cur_), "dropped the batch plan")) return true;
+    const bool split = is_split_kind(cur_.plan->kind);
+    if (!split && accept(without_plan(cur_), "dropped the batch plan")) return true;
     bool any = false;
+    for (size_t b = 0; split && cur_.plan && b + 1 < cur_.plan->batches.size() && !stopped();) {
+      if (cur_.plan->batches.size() > 2 && accept(with_batches_merged(cur_, b), "merged parts " + std::to_string(b) +
+                                                                                  " and " + std::to_string(b + 1)))
+        any = true;
+      else ++b;
+    }
     for (size_t b = 0; cur_.plan && b < cur_.plan->batches.size() && !stopped();) {
       if (cur_.plan->batches.size() > 1 && accept(without_batch(cur_, b), "dropped batch " + std::to_string(b))) any = true;
       else ++b;

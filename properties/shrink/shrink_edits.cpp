@@ -1,5 +1,6 @@
 #include "shrink_edits.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -150,6 +151,15 @@ Case without_batch(const Case& c, size_t batch) {
   Case s = c;
   s.plan->batches.erase(s.plan->batches.begin() + long(batch));
   settle_plan(&s, true);
+  return s;
+}
+
+Case with_batches_merged(const Case& c, size_t batch) {
+  Case s = c;
+  auto& v = s.plan->batches;
+  v[batch].insert(v[batch].end(), v[batch + 1].begin(), v[batch + 1].end());
+  std::sort(v[batch].begin(), v[batch].end());
+  v.erase(v.begin() + long(batch) + 1);
   return s;
 }
 

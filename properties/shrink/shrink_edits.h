@@ -31,6 +31,9 @@ Case with_gate_merged(const Case& c, int64_t from, int64_t to);
 // Batch plan edits.
 Case without_plan(const Case& c);
 Case without_batch(const Case& c, size_t batch);
+// Batches `batch` and `batch + 1` as one, its rows in row order (a split
+// with fewer parts and the same rows).
+Case with_batches_merged(const Case& c, size_t batch);
 Case without_batch_entry(const Case& c, size_t batch, size_t entry);  // one row of one batch
 Case with_repeats(const Case& c, int repeats);
 

@@ -83,6 +83,15 @@ class Door:
         if self._claims is not None and not isinstance(self._claims, (str, dict)):
             raise BadTarget(f"{self.name}.gatecheck_claims is {type(self._claims).__name__}: "
                             "give a contract string, or a dict of them by device ('cpu', 'cuda')")
+        # A split exchange: an object with partial, combine and finalize
+        # (exchange_partial below says how each is called).
+        self.exchange = getattr(target, "gatecheck_split_exchange", None)
+        self.exchange_state = None
+        if self.exchange is not None:
+            missing = [f for f in ("partial", "combine", "finalize") if not callable(getattr(self.exchange, f, None))]
+            if missing:
+                raise BadTarget(f"{self.name}.gatecheck_split_exchange has no callable {', '.join(missing)}")
+            self.exchange_state = str(getattr(self.exchange, "state", "declared by the Python implementation"))
         setup = getattr(target, "gatecheck_setup", None)
         if device == "cuda" and not torch.cuda.is_available():
             raise Unavailable(f"{self.name} on cuda: this torch ({torch.__version__}) sees no CUDA device")
@@ -363,6 +372,64 @@ def backward(door, capsules, scalars, stream, device):
         return None
     except BaseException as e:  # noqa: BLE001 (every failure is reported)
         return _failure(e)
+
+
+def _state_bytes(fn, got):
+    if not isinstance(got, torch.Tensor) or got.dtype != torch.int64 or got.dim() != 1:
+        raise _WrongResult(f"gatecheck_split_exchange.{fn} returned "
+                           f"{type(got).__name__ if not isinstance(got, torch.Tensor) else f'a {got.dtype} tensor of {got.dim()} dimensions'}"
+                           ", expected a 1-dimensional torch.int64 tensor (the state's words)")
+    return got.detach().cpu().contiguous().numpy().tobytes()
+
+
+def _state_tensor(b):
+    return torch.frombuffer(bytearray(b), dtype=torch.int64) if b else torch.zeros(0, dtype=torch.int64)
+
+
+def _backward_args(op, inputs):
+    """The incoming gradients, then the forward inputs: the order a backward takes them."""
+    return [inputs[i] for i in op.upstream] + [inputs[i] for i in op.fwd_inputs]
+
+
+def exchange_partial(door, capsules, scalars, stream, device):
+    """The state of a part's rows: exchange.partial(*incoming, *forward inputs, **scalars) -> int64 words."""
+    try:
+        inputs = _views(capsules)
+        _enter_stream(stream, device)
+        return None, _state_bytes("partial", door.exchange.partial(*_backward_args(door.op, inputs), **scalars))
+    except BaseException as e:  # noqa: BLE001 (every failure is reported)
+        return _failure(e), None
+
+
+def exchange_combine(door, states, scalars, stream, device):
+    """exchange.combine([state of rank 0, rank 1, ...]) -> the combined state."""
+    try:
+        return None, _state_bytes("combine", door.exchange.combine([_state_tensor(b) for b in states]))
+    except BaseException as e:  # noqa: BLE001
+        return _failure(e), None
+
+
+def exchange_finalize(door, args, scalars, stream, device):
+    """exchange.finalize(state, *incoming, *forward inputs, **scalars) -> the row
+    reductions (the outputs that reduce over rows, in the op's order), into gatecheck's buffers."""
+    op = door.op
+    try:
+        state, capsules = args
+        views = _views(capsules)
+        n_in = len(op.upstream) + len(op.fwd_inputs)
+        inputs = [None] * len(op.inputs)
+        for k, i in enumerate(sorted(op.upstream + op.fwd_inputs)):
+            inputs[i] = views[k]
+        reductions = [i for i, e in enumerate(op.outputs) if e.get("reduces")]
+        _enter_stream(stream, device)
+        got = door.exchange.finalize(_state_tensor(state), *_backward_args(op, inputs), **scalars)
+        names = ", ".join(op.outputs[i]["name"] for i in reductions)
+        _store_all("gatecheck_split_exchange.finalize", door, reductions,
+                   _results("gatecheck_split_exchange.finalize", names, got, len(reductions)),
+                   dict(zip(reductions, views[n_in:])))
+        return None, None
+    except BaseException as e:  # noqa: BLE001
+        return _failure(e), None
 
 
 def forward_backward(door, capsules, scalars, stream, device):

@@ -1,0 +1,193 @@
+// host-repro: gate_residual with grad_gate summed exactly (exact_sum.h).
+#include "gate_residual_repro_host.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../exact_sum.h"
+#include "../gate_residual_math.h"
+#include "../op_call_abi.h"
+#include "../plugin_adapter.h"
+#include "gate_residual_host.h"
+
+namespace gatecheck {
+
+namespace {
+
+constexpr uint32_t kHostDevices = 1u << GATECHECK_CPU;
+
+template <class T>
+void partial_typed(const gatecheck_problem& p, const T* grad_out, const int64_t* index, const T* y, uint64_t* state) {
+  // Terms added to an element since it was last normalised, per gate (each
+  // row adds one to every element of its gate).
+  std::vector<int32_t> pending(size_t(p.gates), 0);
+  for (int64_t r = 0; r < p.rows; ++r) {
+    const int64_t k = index[r], o = r * p.dim;
+    uint64_t* row = state + k * p.dim * kExactSumWords;
+    for (int64_t j = 0; j < p.dim; ++j)
+      exact_sum_add(row + j * kExactSumWords, gate_residual_grad_gate_term(grad_out[o + j], y[o + j]));
+    if (++pending[size_t(k)] == kExactSumNormaliseEvery) {
+      for (int64_t j = 0; j < p.dim; ++j) exact_sum_normalise(row + j * kExactSumWords);
+      pending[size_t(k)] = 0;
+    }
+  }
+  const int64_t n = p.gates * p.dim;
+  for (int64_t e = 0; e < n; ++e) exact_sum_normalise(state + e * kExactSumWords);
+}
+
+template <class T>
+void finalize_typed(const gatecheck_problem& p, const uint64_t* state, T* grad_gate) {
+  const int64_t n = p.gates * p.dim;
+  for (int64_t e = 0; e < n; ++e) grad_gate[e] = exact_sum_finish<T>(state + e * kExactSumWords);
+}
+
+template <class F>
+void dispatch(DType t, F&& f) {
+  switch (t) {
+    case DType::f32: f(float{}); break;
+    case DType::f16: f(f16_t{}); break;
+    case DType::bf16: f(bf16_t{}); break;
+  }
+}
+
+Status check_problem_for_state(const gatecheck_problem& p, const char* who) {
+  if (p.gates < 0 || p.dim < 0 || p.rows < 0)
+    return Status::error(ErrorKind::shape_mismatch, std::string(who) + ": rows, dim and gates must be >= 0 (rows=" +
+                                                   std::to_string(p.rows) + ", dim=" + std::to_string(p.dim) +
+                                                   ", gates=" + std::to_string(p.gates) + ")");
+  if (p.dtype < 0 || p.dtype > 2)
+    return Status::error(ErrorKind::dtype_mismatch, std::string(who) + ": unknown dtype " + std::to_string(p.dtype));
+  return Status::success();
+}
+
+Status bwd_repro(const gatecheck_problem& p, const void* grad_out, const void* gate, const int64_t* index,
+                 const void* y, void* grad_res, void* grad_gate, void* grad_y) {
+  // grad_res and grad_y (and every check of the arguments) as "host"; then
+  // grad_gate again, exactly. (host writes it first: its value is replaced.)
+  Status s = gate_residual_bwd_host(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y);
+  if (!s.ok()) return s;
+  std::vector<uint64_t> state(size_t(gate_residual_repro_state_words(p)), 0);
+  s = gate_residual_repro_partial(p, grad_out, index, y, state.data());
+  if (!s.ok()) return s;
+  gate_residual_repro_finalize(p, state.data(), grad_gate);
+  return Status::success();
+}
+
+using Abi = PluginAdapter<struct ReproHostTag>;
+
+int abi_forward(const gatecheck_problem* p, const void* res, const void* gate, const int64_t* index, const void* y,
+                void* out) {
+  if (!p) return Abi::null_problem("gate_residual_fwd");
+  return Abi::report(gate_residual_fwd_host(*p, res, gate, index, y, out));
+}
+int abi_backward(const gatecheck_problem* p, const void* grad_out, const void* gate, const int64_t* index,
+                 const void* y, void* grad_res, void* grad_gate, void* grad_y) {
+  if (!p) return Abi::null_problem("gate_residual_bwd");
+  return Abi::report(bwd_repro(*p, grad_out, gate, index, y, grad_res, grad_gate, grad_y));
+}
+
+// The exchange, through ABI v2's call descriptors (this op's tensors by name).
+using ExAbi = PluginAdapter<struct ReproExchangeTag>;
+
+int64_t ex_state_words(const gatecheck_problem* p) { return p ? gate_residual_repro_state_words(*p) : 0; }
+
+int ex_partial(const gatecheck_call* c, uint64_t* state) {
+  OpCall call;
+  Status s = op_call_from_abi(gate_residual_schema(), Pass::backward, c, &call);
+  if (!s.ok()) return ExAbi::report(s);
+  if (!state) return ExAbi::report(Status::error(ErrorKind::null_pointer, "partial: state is null"));
+  const OpSchema& op = gate_residual_schema();
+  auto in = [&](const char* n) { return call.inputs[size_t(op.input_index(n))].data; };
+  return ExAbi::report(gate_residual_repro_partial(call.p, in("grad_out"), static_cast<const int64_t*>(in("index")),
+                                                   in("y"), state));
+}
+
+int ex_combine(const gatecheck_problem* p, const uint64_t* const* states, int32_t n, uint64_t* out) {
+  if (!p) return ExAbi::null_problem("combine");
+  if (!out || (n > 0 && !states))
+    return ExAbi::report(Status::error(ErrorKind::null_pointer, "combine: states or out is null"));
+  if (n < 0 || n > kExactSumMaxStates)
+    return ExAbi::report(Status::error(ErrorKind::shape_mismatch, "combine: n=" + std::to_string(n) +
+                                                                 " states, outside [0, " +
+                                                                 std::to_string(kExactSumMaxStates) + "]"));
+  for (int32_t i = 0; i < n; ++i)
+    if (!states[i])
+      return ExAbi::report(Status::error(ErrorKind::null_pointer, "combine: state " + std::to_string(i) + " is null"));
+  gate_residual_repro_combine(*p, states, n, out);
+  return 0;
+}
+
+int ex_finalize(const gatecheck_call* c, const uint64_t* state) {
+  OpCall call;
+  Status s = op_call_from_abi(gate_residual_schema(), Pass::backward, c, &call);
+  if (!s.ok()) return ExAbi::report(s);
+  void* grad_gate = call.outputs[size_t(gate_residual_schema().output_index("grad_gate"))].data;
+  if (!state || !grad_gate)
+    return ExAbi::report(Status::error(ErrorKind::null_pointer, "finalize: state or grad_gate is null"));
+  s = check_problem_for_state(call.p, "finalize");
+  if (!s.ok()) return ExAbi::report(s);
+  gate_residual_repro_finalize(call.p, state, grad_gate);
+  return 0;
+}
+
+}  // namespace
+
+int64_t gate_residual_repro_state_words(const gatecheck_problem& p) {
+  return p.gates > 0 && p.dim > 0 ? p.gates * p.dim * kExactSumWords : 0;
+}
+
+Status gate_residual_repro_partial(const gatecheck_problem& p, const void* grad_out, const int64_t* index,
+                                   const void* y, uint64_t* state) {
+  Status s = check_problem_for_state(p, "partial");
+  if (!s.ok()) return s;
+  if (p.rows > 0 && p.dim > 0 && (!grad_out || !index || !y || !state))
+    return Status::error(ErrorKind::null_pointer, "partial: grad_out, index, y or state is null");
+  for (int64_t r = 0; r < p.rows; ++r)
+    if (index[r] < 0 || index[r] >= p.gates)
+      return Status::error(ErrorKind::index_out_of_range, "partial: index[" + std::to_string(r) +
+                                                              "]=" + std::to_string(index[r]) + " outside [0, " +
+                                                              std::to_string(p.gates) + ")");
+  const int64_t words = gate_residual_repro_state_words(p);
+  if (words) std::memset(state, 0, size_t(words) * sizeof(uint64_t));
+  if (p.dim == 0) return Status::success();
+  dispatch(DType(p.dtype), [&](auto tag) {
+    using T = decltype(tag);
+    partial_typed<T>(p, static_cast<const T*>(grad_out), index, static_cast<const T*>(y), state);
+  });
+  return Status::success();
+}
+
+void gate_residual_repro_combine(const gatecheck_problem& p, const uint64_t* const* states, int32_t n,
+                                 uint64_t* out) {
+  const int64_t words = gate_residual_repro_state_words(p);
+  std::vector<uint64_t> acc(size_t(words), 0);  // (out may be one of the states)
+  for (int32_t i = 0; i < n; ++i)
+    for (int64_t e = 0; e < words; e += kExactSumWords) exact_sum_combine(acc.data() + e, states[i] + e);
+  for (int64_t e = 0; e < words; e += kExactSumWords) exact_sum_normalise(acc.data() + e);
+  if (words) std::memcpy(out, acc.data(), size_t(words) * sizeof(uint64_t));
+}
+
+void gate_residual_repro_finalize(const gatecheck_problem& p, const uint64_t* state, void* grad_gate) {
+  dispatch(DType(p.dtype), [&](auto tag) {
+    using T = decltype(tag);
+    finalize_typed<T>(p, state, static_cast<T*>(grad_gate));
+  });
+}
+
+const gatecheck_plugin* gate_residual_repro_host_plugin() {
+  static const gatecheck_plugin plugin = {GATECHECK_ABI_VERSION, "host-repro", kHostDevices, abi_forward,
+                                          abi_backward, Abi::last_error};
+  return &plugin;
+}
+
+const gatecheck_split_exchange* gate_residual_repro_host_exchange() {
+  static const gatecheck_split_exchange ex = {
+      GATECHECK_ABI_VERSION_2, "gate_residual",
+      "grad_gate exact: gates x dim x 6 int64 words (fixed point from 2^-149, radix 2^56, special-value counts); "
+      "combine = integer sum",
+      ex_state_words, ex_partial, ex_combine, ex_finalize, ExAbi::last_error};
+  return &ex;
+}
+
+}  // namespace gatecheck

@@ -1,0 +1,30 @@
+// gate_residual's reproducible mode on the host (implementation
+// "host-repro"): forward, grad_res and grad_y as "host"; grad_gate as an
+// exact sum of the fp32 terms g*y (exact_sum.h), correctly rounded once to
+// the dtype, so it is the same for every order of the rows and every split of
+// them into parts whose states are combined by integer addition. The split
+// exchange (gatecheck_split_exchange.h) declares that: a part's state is
+// gates x dim x kExactSumWords words.
+#pragma once
+
+#include "../gate_residual.h"
+#include "../gatecheck_split_exchange.h"
+
+namespace gatecheck {
+
+// Words of one state: gates * dim * kExactSumWords, element (k, j) at
+// (k * dim + j) * kExactSumWords.
+int64_t gate_residual_repro_state_words(const gatecheck_problem& p);
+// The state of the rows of one part: every row's g*y added to its gate's element.
+Status gate_residual_repro_partial(const gatecheck_problem& p, const void* grad_out, const int64_t* index,
+                                   const void* y, uint64_t* state);
+// out = the sum of the n states (any order gives the same words), normalised.
+void gate_residual_repro_combine(const gatecheck_problem& p, const uint64_t* const* states, int32_t n,
+                                 uint64_t* out);
+// grad_gate from a state: each element rounded once to the dtype.
+void gate_residual_repro_finalize(const gatecheck_problem& p, const uint64_t* state, void* grad_gate);
+
+const gatecheck_plugin* gate_residual_repro_host_plugin();
+const gatecheck_split_exchange* gate_residual_repro_host_exchange();
+
+}  // namespace gatecheck
