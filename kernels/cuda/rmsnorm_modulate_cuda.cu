@@ -24,22 +24,15 @@
 #include "../gate_residual_dtype.h"
 #include "../rmsnorm_modulate.h"
 #include "../rmsnorm_modulate_order.h"
+#include "rmsnorm_modulate_cuda_fast.cuh"
 
 namespace gatecheck {
 namespace {
 
-constexpr unsigned long long kNoBadRow = ~0ull;
+using namespace rms_cuda;
+
 constexpr int kTileThreads = 128;
 constexpr int kMaxGridRows = 65535;  // blocks of the row kernels; more rows loop (grid-stride)
-
-struct Ptrs {
-  const void *x = nullptr, *w = nullptr, *shift = nullptr, *scale = nullptr, *g = nullptr;
-  const int64_t* index = nullptr;
-  void *out = nullptr, *dx = nullptr, *dweight = nullptr, *dshift = nullptr, *dscale = nullptr;
-  int64_t rows = 0, dim = 0, gates = 0;
-  float eps = 0;
-  const unsigned long long* bad = nullptr;
-};
 
 template <class T> struct VecOf { static constexpr int value = 16 / int(sizeof(T)); };
 
@@ -72,17 +65,6 @@ __device__ __forceinline__ void store_chunk(T* p, int64_t j0, int n, const float
   }
 }
 
-// v rounded to T and back (the formula's intermediate roundings).
-template <class T> __device__ __forceinline__ float rn(float v) { return to_float(round_inner<T>(v)); }
-
-// Pairwise tree over a warp: lane i ends with the order's a[0] for its warp
-// (xor pairs hold equal sums at each level, addition being commutative).
-__device__ __forceinline__ float warp_tree(float v) {
-#pragma unroll
-  for (int h = 16; h; h >>= 1) v = __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, h));
-  return v;
-}
-
 // Two row statistics folded by the order's tree; every thread gets both.
 __device__ __forceinline__ float2 block_sum2(float a, float b, float2* sm) {
   a = warp_tree(a);
@@ -98,10 +80,6 @@ __device__ __forceinline__ float2 block_sum2(float a, float b, float2* sm) {
   }
   __syncthreads();
   return sm[32];
-}
-
-__device__ __forceinline__ float rstd_of(float ss, int64_t dim, float eps) {
-  return __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(__fdiv_rn(ss, float(dim)), eps)));
 }
 
 __device__ __forceinline__ int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -247,13 +225,6 @@ __global__ void __launch_bounds__(1024) bwd_row_kernel(Ptrs a, float* rstd_out) 
 
 // ---- backward: dshift, dscale, dweight partials --------------------------------
 
-struct Plan {
-  const int *seg_start, *tiles, *tile_start, *multi_start, *rows_sorted;
-  const float* rstd;
-  float *seg_part, *dw_part;
-  int64_t tiles_per_group;
-};
-
 template <class T, bool VEC>
 __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) {
   if (*a.bad != kNoBadRow) return;
@@ -318,36 +289,6 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
       }
     }
     for (int e = 0; e < n; ++e) p.dw_part[grp * dim + c * V + e] = dw[e];
-  }
-}
-
-// The partials folded in order: gates with several tiles, gates without rows
-// (zeros), and dweight (the last row of the grid).
-template <class T>
-__global__ void bwd_fold_kernel(Ptrs a, Plan p) {
-  if (*a.bad != kNoBadRow) return;
-  const int64_t dim = a.dim, gates = a.gates, total = (gates + 1) * dim;
-  const int64_t ntiles = p.tile_start[gates];
-  const int64_t groups = (ntiles + p.tiles_per_group - 1) / p.tiles_per_group;
-  T *dshift = static_cast<T*>(a.dshift), *dscale = static_cast<T*>(a.dscale), *dweight = static_cast<T*>(a.dweight);
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total; e += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t k = e / dim, j = e - k * dim;
-    if (k == gates) {
-      float acc = 0.0f;
-      for (int64_t b = 0; b < groups; ++b) acc = __fadd_rn(acc, p.dw_part[b * dim + j]);
-      dweight[j] = round_to<T>(acc);
-      continue;
-    }
-    const int nt = p.tiles[k];
-    if (nt == 1) continue;  // written by its tile
-    float sh = 0.0f, sc = 0.0f;
-    for (int i = 0; i < nt; ++i) {
-      const int64_t slot = p.multi_start[k] + i;
-      sh = __fadd_rn(sh, p.seg_part[(2 * slot) * dim + j]);
-      sc = __fadd_rn(sc, p.seg_part[(2 * slot + 1) * dim + j]);
-    }
-    dshift[e] = round_to<T>(sh);
-    dscale[e] = round_to<T>(sc);
   }
 }
 
@@ -422,34 +363,82 @@ int key_bits(int64_t gates) {
   return b;
 }
 
+// Blocks of `threads` that fit on the device at once (0: the kernel does not
+// fit at that size, and the general kernels take the call).
+template <class K>
+int64_t resident_blocks(K kernel, int threads) {
+  int dev = 0, sms = 0, per = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kernel, threads, 0) != cudaSuccess)
+    return 0;
+  return int64_t(per) * sms;
+}
+
+// Chunks per thread of a row (the order's T threads cover the row's chunks).
+int chunks_per_thread(int64_t dim, int vec) {
+  const int64_t nch = (dim + vec - 1) / vec, t = rms_row_threads(dim, vec);
+  return int((nch + t - 1) / t);
+}
+
+// The fast forward (rows kept in registers, R rows a step) on a persistent grid.
+template <class T, int CPT, int R, int MAXT, int MINB>
+bool launch_fwd_fast(const Ptrs& a, int threads, cudaStream_t s) {
+  if (threads > MAXT) return false;
+  const int64_t fit = resident_blocks(fwd_rows_kernel<T, CPT, R, MAXT, MINB>, threads);
+  if (fit <= 0) return false;
+  const int64_t steps = (a.rows + R - 1) / R;
+  fwd_rows_kernel<T, CPT, R, MAXT, MINB><<<unsigned(steps < fit ? steps : fit), threads, 0, s>>>(a);
+  return true;
+}
+
 template <class T>
 void launch_fwd(const Ptrs& a, bool vec, cudaStream_t s) {
   const int threads = rms_row_threads(a.dim, VecOf<T>::value);
+  const int cpt = chunks_per_thread(a.dim, VecOf<T>::value);
+  // Up to 768 threads: two blocks per SM (one row a step each); past that
+  // one block, two rows a step. Either way about 1,500 threads' loads in flight.
+  if (cpt == 1 && launch_fwd_fast<T, 1, 1, 768, 2>(a, threads, s)) return;
+  if (cpt == 1 && launch_fwd_fast<T, 1, 2, 1024, 1>(a, threads, s)) return;
+  if (cpt == 2 && launch_fwd_fast<T, 2, 1, 1024, 1>(a, threads, s)) return;
   const int blocks = int(a.rows < kMaxGridRows ? a.rows : kMaxGridRows);
   if (vec) fwd_kernel<T, true><<<blocks, threads, 0, s>>>(a);
   else fwd_kernel<T, false><<<blocks, threads, 0, s>>>(a);
 }
 
+// The fused backward: one block per dweight group (grid-stride).
+template <class T, int CPT, int MAXT>
+bool launch_bwd_fused(const Ptrs& a, const Plan& p, int threads, int64_t groups, cudaStream_t s) {
+  if (threads > MAXT || resident_blocks(bwd_fused_kernel<T, CPT, MAXT>, threads) <= 0) return false;
+  bwd_fused_kernel<T, CPT, MAXT><<<unsigned(groups < 65535 ? groups : 65535), threads, 0, s>>>(a, p);
+  return true;
+}
+
+template <class T>
+bool launch_bwd_fast(const Ptrs& a, const Plan& p, int threads, int64_t groups, cudaStream_t s) {
+  const int cpt = chunks_per_thread(a.dim, VecOf<T>::value);
+  if (cpt == 1) return launch_bwd_fused<T, 1, 768>(a, p, threads, groups, s) || launch_bwd_fused<T, 1, 1024>(a, p, threads, groups, s);
+  return false;  // two or more chunks a thread: too many fp32 sums for the registers
+}
+
 template <class T>
 void launch_bwd(const Ptrs& a, const Layout& l, bool vec, cudaStream_t s) {
   const int threads = rms_row_threads(a.dim, VecOf<T>::value);
-  if (a.rows > 0) {
+  Plan p{l.seg_start, l.tiles, l.tile_start, l.multi_start, l.rows_sorted, l.rstd, l.seg_part, l.dw_part,
+         rms_tiles_per_group(a.rows, a.gates)};
+  const int64_t groups = (rms_max_tiles(a.rows, a.gates) + p.tiles_per_group - 1) / p.tiles_per_group;
+  if (groups > 0 && !launch_bwd_fast<T>(a, p, threads, groups, s)) {
+    // The general path: dx (and rstd) row by row, then the tile kernel.
     const int blocks = int(a.rows < kMaxGridRows ? a.rows : kMaxGridRows);
     if (vec) bwd_row_kernel<T, true><<<blocks, threads, 0, s>>>(a, l.rstd);
     else bwd_row_kernel<T, false><<<blocks, threads, 0, s>>>(a, l.rstd);
-  }
-  Plan p{l.seg_start, l.tiles, l.tile_start, l.multi_start, l.rows_sorted, l.rstd, l.seg_part, l.dw_part,
-         rms_tiles_per_group(a.rows, a.gates)};
-  const int64_t nch = (a.dim + VecOf<T>::value - 1) / VecOf<T>::value;
-  const int64_t groups = (rms_max_tiles(a.rows, a.gates) + p.tiles_per_group - 1) / p.tiles_per_group;
-  if (groups > 0) {
+    const int64_t nch = (a.dim + VecOf<T>::value - 1) / VecOf<T>::value;
     const dim3 grid(unsigned((nch + kTileThreads - 1) / kTileThreads), unsigned(groups < 65535 ? groups : 65535));
     if (vec) bwd_tile_kernel<T, true><<<grid, kTileThreads, 0, s>>>(a, p);
     else bwd_tile_kernel<T, false><<<grid, kTileThreads, 0, s>>>(a, p);
   }
-  const int64_t total = (a.gates + 1) * a.dim;
-  const int64_t fb = (total + 255) / 256;
-  bwd_fold_kernel<T><<<unsigned(fb < 4096 ? fb : 4096), 256, 0, s>>>(a, p);
+  const int64_t series = 2 * a.gates + 1;
+  const dim3 fgrid(unsigned((a.dim + 31) / 32), unsigned(series < 65535 ? series : 65535));
+  fold_kernel<T><<<fgrid, dim3(32, kFoldRows), 0, s>>>(a, p);
 }
 
 Ptrs ptrs_of(const OpCall& c, const unsigned long long* bad) {

@@ -3,7 +3,9 @@
 // forward and backward row kernels with vector loads (aligned, dim a multiple
 // of 16 bytes) and with element loads (odd dims, unaligned views), the tile
 // kernel's one-tile gates (written at once) and many-tile gates (folded),
-// gates without rows, rows past the grid's 65,535 blocks, and a bad index.
+// gates without rows, rows past the grid's 65,535 blocks, and a bad index;
+// and the fast kernels' variants (rmsnorm_modulate_cuda_fast.cuh), each named
+// by the shape that takes it.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
@@ -237,6 +239,41 @@ TEST(rmsnorm_modulate_cuda, TileKernelManyTilesFoldedAndEmptyGates) {
     expect_same({4097, 40, 32, t, Index::all_one_gate});    // 31 gates without rows
     expect_same({4097, 5376 / 8, 9, t, Index::sorted_runs});
     expect_same({1, 3, 1, t});
+  }
+}
+
+// The fast kernels: chunks per thread (CPT) and threads per row (T) pick them.
+TEST(rmsnorm_modulate_cuda, FastForwardTwoBlocksPerSmAndFusedBackward) {
+  GATECHECK_REQUIRE_GPU();
+  for (DType t : kTypes) expect_same({257, 5376, 9, t});  // bf16: T = 672, CPT 1; f32: CPT 2
+}
+
+TEST(rmsnorm_modulate_cuda, FastForwardTwoRowsAStepAndFusedBackwardAt1024Threads) {
+  GATECHECK_REQUIRE_GPU();
+  expect_same({257, 8000, 9, DType::bf16});  // T = 1000, an odd row count: the last step has one row
+  expect_same({257, 4000, 9, DType::f32});
+}
+
+TEST(rmsnorm_modulate_cuda, FastForwardTwoChunksAThreadGeneralBackward) {
+  GATECHECK_REQUIRE_GPU();
+  expect_same({65, 16000, 9, DType::bf16});
+  expect_same({65, 8000, 9, DType::f16});
+}
+
+TEST(rmsnorm_modulate_cuda, GeneralKernelsPastTwoChunksAThread) {
+  GATECHECK_REQUIRE_GPU();
+  expect_same({9, 20000, 9, DType::bf16});
+  expect_same({9, 9000, 3, DType::f32});
+}
+
+// Odd dims and unaligned views: chunks off 16 bytes take two aligned loads and
+// a shift, a row's edges element loads; stores take 8, 4 or 2+4-byte pieces.
+TEST(rmsnorm_modulate_cuda, FastKernelsOddDimsAndUnalignedViews) {
+  GATECHECK_REQUIRE_GPU();
+  for (DType t : kTypes) {
+    expect_same({257, 5001, 9, t});
+    for (size_t mis : {size_t(dtype_size(t)), size_t(4), size_t(8), size_t(12)})
+      expect_same({129, 3072, 9, t, Index::random, mis});
   }
 }
 

@@ -1,0 +1,330 @@
+// rmsnorm_modulate's fast kernels: the forward row kernel, the fused backward
+// (dx and the dshift/dscale/dweight partials in one pass over x and grad_out)
+// and the fold of the partials. The orders are rmsnorm_modulate_order.h's,
+// the same as the general kernels', so every path gives the same bits.
+//
+// Why they are fast (bench notes: kernels/cuda/README.md):
+// - a thread keeps its chunks (CPT of them, chunk c = tid + i*T) in registers
+//   from the sum of squares to the output: each row is read once;
+// - every load of a row (x, shift, scale; grad_out) is issued before the
+//   block's reduction, and the forward takes two rows per step (one pair of
+//   barriers for both), so the loads of two rows are in flight together;
+// - a persistent grid (blocks per SM from the occupancy calculator) walks the
+//   rows; w stays in registers across them;
+// - the backward walks the order's dweight groups: a block takes a group's
+//   tiles (rows sorted by gate) row by row, so the per-column sums of
+//   dshift, dscale and dweight come from the registers that dx used.
+#pragma once
+
+#include "../rmsnorm_modulate_order.h"
+#include "rmsnorm_modulate_cuda_io.cuh"
+
+namespace gatecheck {
+namespace rms_cuda {
+
+constexpr unsigned long long kNoBadRow = ~0ull;
+
+struct Ptrs {
+  const void *x = nullptr, *w = nullptr, *shift = nullptr, *scale = nullptr, *g = nullptr;
+  const int64_t* index = nullptr;
+  void *out = nullptr, *dx = nullptr, *dweight = nullptr, *dshift = nullptr, *dscale = nullptr;
+  int64_t rows = 0, dim = 0, gates = 0;
+  float eps = 0;
+  const unsigned long long* bad = nullptr;
+};
+
+struct Plan {
+  const int *seg_start, *tiles, *tile_start, *multi_start, *rows_sorted;
+  const float* rstd;
+  float *seg_part, *dw_part;
+  int64_t tiles_per_group;
+};
+
+// v rounded to T and back (the formula's intermediate roundings).
+template <class T> __device__ __forceinline__ float rn(float v) { return to_float(round_inner<T>(v)); }
+
+// Pairwise tree over a warp: every lane ends with the order's a[0] for its
+// warp (xor pairs hold equal sums at each level, addition being commutative).
+__device__ __forceinline__ float warp_tree(float v) {
+#pragma unroll
+  for (int h = 16; h; h >>= 1) v = __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, h));
+  return v;
+}
+
+// N row statistics folded by the order's tree (warps, then the warp sums
+// padded with +0 to 32); every thread gets all N. sm: N * 33 floats.
+template <int N>
+__device__ __forceinline__ void block_sum(float (&v)[N], float* sm) {
+  const int w = threadIdx.x >> 5, l = threadIdx.x & 31, nw = blockDim.x >> 5;
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    v[i] = warp_tree(v[i]);
+    if (l == 0) sm[i * 33 + w] = v[i];
+  }
+  __syncthreads();
+  if (w == 0) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const float t = warp_tree(l < nw ? sm[i * 33 + l] : 0.0f);
+      if (l == 0) sm[i * 33 + 32] = t;
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < N; ++i) v[i] = sm[i * 33 + 32];
+}
+
+__device__ __forceinline__ float rstd_of(float ss, int64_t dim, float eps) {
+  return __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(__fdiv_rn(ss, float(dim)), eps)));
+}
+
+template <class T> __device__ __forceinline__ uint4 load_if(const T* row, int64_t j, int64_t dim) {
+  return j < dim ? load_chunk_raw<T>(row, j, dim) : make_uint4(0, 0, 0, 0);
+}
+
+// ---- forward ----------------------------------------------------------------
+// R rows per step (rows R*q .. R*q + R-1), CPT chunks per thread; at most
+// MAXT threads, MINB blocks of them per SM (the register cap that buys it).
+template <class T, int CPT, int R, int MAXT, int MINB>
+__global__ void __launch_bounds__(MAXT, MINB) fwd_rows_kernel(Ptrs a) {
+  if (*a.bad != kNoBadRow) return;
+  constexpr int V = Vec<T>::value;
+  __shared__ float sm[R * 33];
+  const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
+  const T *shift = static_cast<const T*>(a.shift), *scale = static_cast<const T*>(a.scale);
+  T* out = static_cast<T*>(a.out);
+  const int64_t dim = a.dim;
+  uint4 wr[CPT];
+#pragma unroll
+  for (int i = 0; i < CPT; ++i) wr[i] = load_if(w, int64_t(threadIdx.x + i * blockDim.x) * V, dim);
+  for (int64_t q = blockIdx.x; q * R < a.rows; q += gridDim.x) {
+    uint4 xr[R][CPT], shr[R][CPT], scr[R][CPT];
+    float s[R];
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+      const int64_t r = q * R + k;
+      const bool live = r < a.rows;
+      const int64_t t = live ? a.index[r] : 0;
+#pragma unroll
+      for (int i = 0; i < CPT; ++i) {
+        const int64_t j = int64_t(threadIdx.x + i * blockDim.x) * V;
+        const bool in = live && j < dim;
+        xr[k][i] = in ? load_chunk_raw(x + r * dim, j, dim) : make_uint4(0, 0, 0, 0);
+        shr[k][i] = in ? load_chunk_raw(shift + t * dim, j, dim) : make_uint4(0, 0, 0, 0);
+        scr[k][i] = in ? load_chunk_raw(scale + t * dim, j, dim) : make_uint4(0, 0, 0, 0);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+      s[k] = 0.0f;
+#pragma unroll
+      for (int i = 0; i < CPT; ++i) {
+        const int64_t j = int64_t(threadIdx.x + i * blockDim.x) * V;
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const float v = elem<T>(xr[k][i], e);
+          if (j + e < dim) s[k] = __fadd_rn(s[k], __fmul_rn(v, v));
+        }
+      }
+    }
+    block_sum<R>(s, sm);
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+      const int64_t r = q * R + k;
+      if (r >= a.rows) break;
+      const float rstd = rstd_of(s[k], dim, a.eps);
+#pragma unroll
+      for (int i = 0; i < CPT; ++i) {
+        const int64_t j = int64_t(threadIdx.x + i * blockDim.x) * V;
+        if (j >= dim) break;
+        float o[V];
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const float nn = rn<T>(__fmul_rn(elem<T>(wr[i], e), __fmul_rn(rstd, elem<T>(xr[k][i], e))));
+          const float f = rn<T>(__fadd_rn(1.0f, elem<T>(scr[k][i], e)));
+          o[e] = __fadd_rn(rn<T>(__fmul_rn(nn, f)), elem<T>(shr[k][i], e));
+        }
+        store_chunk_raw(out + r * dim, j, dim, pack<T>(o));
+      }
+    }
+  }
+}
+
+// ---- backward, fused ----------------------------------------------------------
+// A block per dweight group (grid-stride): the group's tiles, each tile's rows
+// two at a time; per row dx (the row's order), then the row joins the
+// column sums in the order's row order.
+template <class T>
+__device__ __forceinline__ void store_part(float* p, int64_t j, int64_t dim, const float (&v)[Vec<T>::value]) {
+  constexpr int V = Vec<T>::value;
+  if (j + V <= dim && (reinterpret_cast<uintptr_t>(p + j) & 15u) == 0) {
+#pragma unroll
+    for (int e = 0; e < V; e += 4) *reinterpret_cast<float4*>(p + j + e) = make_float4(v[e], v[e + 1], v[e + 2], v[e + 3]);
+    return;
+  }
+#pragma unroll
+  for (int e = 0; e < V; ++e)
+    if (j + e < dim) p[j + e] = v[e];
+}
+
+template <class T, int CPT, int MAXT>
+__global__ void __launch_bounds__(MAXT) bwd_fused_kernel(Ptrs a, Plan p) {
+  if (*a.bad != kNoBadRow) return;
+  constexpr int V = Vec<T>::value;
+  __shared__ float sm[4 * 33];
+  const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
+  const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
+  T *dx = static_cast<T*>(a.dx), *dshift = static_cast<T*>(a.dshift), *dscale = static_cast<T*>(a.dscale);
+  const int64_t dim = a.dim, ntiles = p.tile_start[a.gates];
+  uint4 wr[CPT];
+#pragma unroll
+  for (int i = 0; i < CPT; ++i) wr[i] = load_if(w, int64_t(threadIdx.x + i * blockDim.x) * V, dim);
+  for (int64_t grp = blockIdx.x; grp * p.tiles_per_group < ntiles; grp += gridDim.x) {
+    const int64_t t0 = grp * p.tiles_per_group;
+    const int64_t t1 = t0 + p.tiles_per_group < ntiles ? t0 + p.tiles_per_group : ntiles;
+    float dw[CPT][V];
+#pragma unroll
+    for (int i = 0; i < CPT; ++i)
+#pragma unroll
+      for (int e = 0; e < V; ++e) dw[i][e] = 0.0f;
+    for (int64_t t = t0; t < t1; ++t) {
+      // gate k: the last with tile_start[k] <= t (it has tiles, as tile_start[k + 1] > t)
+      int64_t lo = 0, hi = a.gates;
+      while (lo < hi) {
+        const int64_t mid = (lo + hi + 1) / 2;
+        if (p.tile_start[mid] <= t) lo = mid;
+        else hi = mid - 1;
+      }
+      const int64_t k = lo, it = t - p.tile_start[k];
+      const int64_t pos0 = p.seg_start[k] + it * kRmsSegTileRows;
+      const int64_t pos1 = pos0 + kRmsSegTileRows < p.seg_start[k + 1] ? pos0 + kRmsSegTileRows : p.seg_start[k + 1];
+      uint4 scr[CPT];
+      float sh[CPT][V], sc[CPT][V];
+#pragma unroll
+      for (int i = 0; i < CPT; ++i) {
+        scr[i] = load_if(scale + k * dim, int64_t(threadIdx.x + i * blockDim.x) * V, dim);
+#pragma unroll
+        for (int e = 0; e < V; ++e) sh[i][e] = sc[i][e] = 0.0f;
+      }
+      for (int64_t pos = pos0; pos < pos1; pos += 2) {
+        const bool two = pos + 1 < pos1;
+        const int64_t rr[2] = {p.rows_sorted[pos], two ? p.rows_sorted[pos + 1] : 0};
+        uint4 xr[2][CPT], gr[2][CPT];
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int i = 0; i < CPT; ++i) {
+            const int64_t j = int64_t(threadIdx.x + i * blockDim.x) * V;
+            const bool in = (h == 0 || two) && j < dim;
+            xr[h][i] = in ? load_chunk_raw(x + rr[h] * dim, j, dim) : make_uint4(0, 0, 0, 0);
+            gr[h][i] = in ? load_chunk_raw(g + rr[h] * dim, j, dim) : make_uint4(0, 0, 0, 0);
+          }
+        float st[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // sum x^2, sum w*d*x of each row
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int i = 0; i < CPT; ++i) {
+            const int64_t j = int64_t(threadIdx.x + i * blockDim.x) * V;
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+              const float xv = elem<T>(xr[h][i], e);
+              const float d = __fmul_rn(elem<T>(gr[h][i], e), rn<T>(__fadd_rn(1.0f, elem<T>(scr[i], e))));
+              if (j + e < dim) {
+                st[2 * h] = __fadd_rn(st[2 * h], __fmul_rn(xv, xv));
+                st[2 * h + 1] = __fadd_rn(st[2 * h + 1], __fmul_rn(__fmul_rn(elem<T>(wr[i], e), d), xv));
+              }
+            }
+          }
+        block_sum<4>(st, sm);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          if (h == 1 && !two) break;
+          const float rstd = rstd_of(st[2 * h], dim, a.eps);
+          const float kk = __fdiv_rn(__fmul_rn(__fmul_rn(__fmul_rn(rstd, rstd), rstd), st[2 * h + 1]), float(dim));
+#pragma unroll
+          for (int i = 0; i < CPT; ++i) {
+            const int64_t j = int64_t(threadIdx.x + i * blockDim.x) * V;
+            if (j >= dim) break;
+            float o[V];
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+              const float xv = elem<T>(xr[h][i], e), gv = elem<T>(gr[h][i], e), wv = elem<T>(wr[i], e);
+              const float d = __fmul_rn(gv, rn<T>(__fadd_rn(1.0f, elem<T>(scr[i], e))));
+              o[e] = __fsub_rn(__fmul_rn(__fmul_rn(rstd, wv), d), __fmul_rn(xv, kk));
+              sh[i][e] = __fadd_rn(sh[i][e], gv);
+              sc[i][e] = __fadd_rn(sc[i][e], __fmul_rn(gv, rn<T>(__fmul_rn(wv, __fmul_rn(rstd, xv)))));
+              dw[i][e] = __fadd_rn(dw[i][e], __fmul_rn(__fmul_rn(d, xv), rstd));
+            }
+            store_chunk_raw(dx + rr[h] * dim, j, dim, pack<T>(o));
+          }
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < CPT; ++i) {
+        const int64_t j = int64_t(threadIdx.x + i * blockDim.x) * V;
+        if (j >= dim) break;
+        if (p.tiles[k] == 1) {
+          store_chunk_raw(dshift + k * dim, j, dim, pack<T>(sh[i]));
+          store_chunk_raw(dscale + k * dim, j, dim, pack<T>(sc[i]));
+        } else {
+          const int64_t slot = p.multi_start[k] + it;
+          store_part<T>(p.seg_part + (2 * slot) * dim, j, dim, sh[i]);
+          store_part<T>(p.seg_part + (2 * slot + 1) * dim, j, dim, sc[i]);
+        }
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < CPT; ++i) {
+      const int64_t j = int64_t(threadIdx.x + i * blockDim.x) * V;
+      if (j < dim) store_part<T>(p.dw_part + grp * dim, j, dim, dw[i]);
+    }
+  }
+}
+
+// ---- folds --------------------------------------------------------------------
+// Series s (blockIdx.y, grid-stride): s < gates: dshift of gate s; s < 2*gates:
+// dscale of gate s - gates; s == 2*gates: dweight. Each sums its partials in
+// order from +0, 32 columns per block: the 32 x 32 threads load 128 partials
+// of their columns at once (coalesced along the columns), one warp adds them
+// in order; so each column's sequential sum is never waiting on one load at a
+// time.
+constexpr int kFoldRows = 32, kFoldDepth = 4;
+
+template <class T>
+__global__ void __launch_bounds__(1024) fold_kernel(Ptrs a, Plan p) {
+  if (*a.bad != kNoBadRow) return;
+  __shared__ float sm[kFoldDepth * kFoldRows][33];
+  const int64_t dim = a.dim, gates = a.gates, ntiles = p.tile_start[gates];
+  const int64_t groups = (ntiles + p.tiles_per_group - 1) / p.tiles_per_group;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int64_t j = blockIdx.x * int64_t(32) + tx;
+  for (int64_t s = blockIdx.y; s <= 2 * gates; s += gridDim.y) {
+    const bool is_dw = s == 2 * gates, is_sc = !is_dw && s >= gates;
+    const int64_t k = is_dw ? 0 : is_sc ? s - gates : s;
+    const int64_t n = is_dw ? groups : p.tiles[k];
+    if (!is_dw && n == 1) continue;  // written by its tile
+    const float* base = is_dw ? p.dw_part : p.seg_part + (2 * int64_t(p.multi_start[k]) + (is_sc ? 1 : 0)) * dim;
+    const int64_t stride = is_dw ? dim : 2 * dim;
+    float acc = 0.0f;
+    for (int64_t b0 = 0; b0 < n; b0 += kFoldDepth * kFoldRows) {
+#pragma unroll
+      for (int u = 0; u < kFoldDepth; ++u) {
+        const int64_t b = b0 + u * kFoldRows + ty;
+        sm[u * kFoldRows + ty][tx] = b < n && j < dim ? base[b * stride + j] : 0.0f;
+      }
+      __syncthreads();
+      if (ty == 0) {
+        const int64_t m = n - b0 < kFoldDepth * kFoldRows ? n - b0 : kFoldDepth * kFoldRows;
+        for (int i = 0; i < m; ++i) acc = __fadd_rn(acc, sm[i][tx]);
+      }
+      __syncthreads();
+    }
+    if (ty == 0 && j < dim) {
+      T* o = static_cast<T*>(is_dw ? a.dweight : is_sc ? a.dscale : a.dshift);
+      o[(is_dw ? 0 : k * dim) + j] = round_to<T>(acc);
+    }
+  }
+}
+
+}  // namespace rms_cuda
+}  // namespace gatecheck
