@@ -18,6 +18,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -363,6 +364,24 @@ int key_bits(int64_t gates) {
   return b;
 }
 
+// GATECHECK_RMS_CUDA_PATH, for kernel work (every path computes the same
+// bits; only the speed differs): "auto" or unset, "general" (the general
+// kernels only), "one_block" (the fused backward's one-block, two-rows
+// variant wherever it fits).
+enum class RmsPath { automatic, general, one_block };
+
+Status rms_path_from_env(RmsPath* out) {
+  const char* v = std::getenv("GATECHECK_RMS_CUDA_PATH");
+  const std::string s = v ? v : "";
+  if (s.empty() || s == "auto") *out = RmsPath::automatic;
+  else if (s == "general") *out = RmsPath::general;
+  else if (s == "one_block") *out = RmsPath::one_block;
+  else
+    return Status::error(ErrorKind::implementation,
+                         "GATECHECK_RMS_CUDA_PATH='" + s + "' is not one of auto, general, one_block");
+  return Status::success();
+}
+
 // Blocks of `threads` that fit on the device at once (0: the kernel does not
 // fit at that size, and the general kernels take the call).
 template <class K>
@@ -392,9 +411,9 @@ bool launch_fwd_fast(const Ptrs& a, int threads, cudaStream_t s) {
 }
 
 template <class T>
-void launch_fwd(const Ptrs& a, bool vec, cudaStream_t s) {
+void launch_fwd(const Ptrs& a, bool vec, RmsPath path, cudaStream_t s) {
   const int threads = rms_row_threads(a.dim, VecOf<T>::value);
-  const int cpt = chunks_per_thread(a.dim, VecOf<T>::value);
+  const int cpt = path == RmsPath::general ? 0 : chunks_per_thread(a.dim, VecOf<T>::value);
   // Up to 768 threads: two blocks per SM (one row a step each); past that
   // one block, two rows a step. Either way about 1,500 threads' loads in flight.
   if (cpt == 1 && launch_fwd_fast<T, 1, 1, 768, 2>(a, threads, s)) return;
@@ -406,27 +425,43 @@ void launch_fwd(const Ptrs& a, bool vec, cudaStream_t s) {
 }
 
 // The fused backward: one block per dweight group (grid-stride).
-template <class T, int CPT, int MAXT>
+template <class T, int CPT, int RB, int REGS>
 bool launch_bwd_fused(const Ptrs& a, const Plan& p, int threads, int64_t groups, cudaStream_t s) {
-  if (threads > MAXT || resident_blocks(bwd_fused_kernel<T, CPT, MAXT>, threads) <= 0) return false;
-  bwd_fused_kernel<T, CPT, MAXT><<<unsigned(groups < 65535 ? groups : 65535), threads, 0, s>>>(a, p);
+  constexpr int MAXT = 65536 / REGS < 1024 ? 65536 / REGS : 1024;  // threads the cap allows at all
+  auto* k = bwd_fused_kernel<T, CPT, RB, REGS>;
+  const size_t smem = fused_smem<T, CPT>(threads);
+  if (threads > MAXT || cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) != cudaSuccess)
+    return false;
+  int dev = 0, sms = 0, per = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, threads, smem) != cudaSuccess || per <= 0)
+    return false;
+  k<<<unsigned(groups < 65535 ? groups : 65535), threads, smem, s>>>(a, p);
   return true;
 }
 
 template <class T>
-bool launch_bwd_fast(const Ptrs& a, const Plan& p, int threads, int64_t groups, cudaStream_t s) {
+bool launch_bwd_fast(const Ptrs& a, const Plan& p, int threads, int64_t groups, RmsPath path, cudaStream_t s) {
+  if (path == RmsPath::general) return false;
   const int cpt = chunks_per_thread(a.dim, VecOf<T>::value);
-  if (cpt == 1) return launch_bwd_fused<T, 1, 768>(a, p, threads, groups, s) || launch_bwd_fused<T, 1, 1024>(a, p, threads, groups, s);
-  return false;  // two or more chunks a thread: too many fp32 sums for the registers
+  if (cpt == 1 && path == RmsPath::one_block) return launch_bwd_fused<T, 1, 2, 64>(a, p, threads, groups, s);
+  // Up to 768 threads two blocks per SM, one row a step (to 672 threads 48
+  // registers a thread, to 768 40); past that one block, two rows a step.
+  if (cpt == 1) {
+    if (threads <= 672) return launch_bwd_fused<T, 1, 1, 48>(a, p, threads, groups, s);
+    if (threads <= 768) return launch_bwd_fused<T, 1, 1, 40>(a, p, threads, groups, s);
+    return launch_bwd_fused<T, 1, 2, 64>(a, p, threads, groups, s);
+  }
+  return false;  // two or more chunks a thread: the general kernels
 }
 
 template <class T>
-void launch_bwd(const Ptrs& a, const Layout& l, bool vec, cudaStream_t s) {
+void launch_bwd(const Ptrs& a, const Layout& l, bool vec, RmsPath path, cudaStream_t s) {
   const int threads = rms_row_threads(a.dim, VecOf<T>::value);
   Plan p{l.seg_start, l.tiles, l.tile_start, l.multi_start, l.rows_sorted, l.rstd, l.seg_part, l.dw_part,
          rms_tiles_per_group(a.rows, a.gates)};
   const int64_t groups = (rms_max_tiles(a.rows, a.gates) + p.tiles_per_group - 1) / p.tiles_per_group;
-  if (groups > 0 && !launch_bwd_fast<T>(a, p, threads, groups, s)) {
+  if (groups > 0 && !launch_bwd_fast<T>(a, p, threads, groups, path, s)) {
     // The general path: dx (and rstd) row by row, then the tile kernel.
     const int blocks = int(a.rows < kMaxGridRows ? a.rows : kMaxGridRows);
     if (vec) bwd_row_kernel<T, true><<<blocks, threads, 0, s>>>(a, l.rstd);
@@ -481,13 +516,16 @@ Status run_typed(const OpCall& c, unsigned long long* bad) {
   cudaStream_t s = static_cast<cudaStream_t>(c.p.stream);
   const Ptrs a = ptrs_of(c, bad);
   const bool vec = vector_ok(a, int(sizeof(T)));
+  RmsPath path = RmsPath::automatic;
+  const Status ps = rms_path_from_env(&path);
+  if (!ps.ok()) return ps;
   cudaError_t e = cudaMemsetAsync(bad, 0xff, sizeof *bad, s);
   if (e != cudaSuccess) return cuda_error(who, e);
   const unsigned check_blocks = unsigned(a.rows > 0 ? (a.rows + 255) / 256 < 4096 ? (a.rows + 255) / 256 : 4096 : 1);
   if (c.pass == Pass::forward) {
     if (a.rows == 0 || a.dim == 0) return Status::success();
     check_index_kernel<<<check_blocks, 256, 0, s>>>(a.index, a.rows, a.gates, bad, nullptr, nullptr, nullptr);
-    launch_fwd<T>(a, vec, s);
+    launch_fwd<T>(a, vec, path, s);
     e = cudaGetLastError();
     return e == cudaSuccess ? Status::success() : cuda_error(who, e);
   }
@@ -513,7 +551,7 @@ Status run_typed(const OpCall& c, unsigned long long* bad) {
   cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.count, l.seg_start, int64_t(G), s);
   cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.tiles, l.tile_start, int64_t(G), s);
   cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.multi, l.multi_start, int64_t(G), s);
-  launch_bwd<T>(a, l, vec, s);
+  launch_bwd<T>(a, l, vec, path, s);
   e = cudaGetLastError();
   const cudaError_t f = cudaFreeAsync(cv.base, s);
   (void)bytes;

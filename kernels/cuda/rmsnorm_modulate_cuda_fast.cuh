@@ -152,8 +152,11 @@ __global__ void __launch_bounds__(MAXT, MINB) fwd_rows_kernel(Ptrs a) {
 
 // ---- backward, fused ----------------------------------------------------------
 // A block per dweight group (grid-stride): the group's tiles, each tile's rows
-// two at a time; per row dx (the row's order), then the row joins the
-// column sums in the order's row order.
+// RB at a time; per row dx (the row's order), then the row joins the column
+// sums in the order's row order. The column sums (dshift, dscale of the tile;
+// dweight of the group) live in shared memory, each thread's own slice, so no
+// barrier guards them and the registers stay few enough for two blocks per
+// SM: one block's loads overlap the other's arithmetic.
 template <class T>
 __device__ __forceinline__ void store_part(float* p, int64_t j, int64_t dim, const float (&v)[Vec<T>::value]) {
   constexpr int V = Vec<T>::value;
@@ -167,11 +170,40 @@ __device__ __forceinline__ void store_part(float* p, int64_t j, int64_t dim, con
     if (j + e < dim) p[j + e] = v[e];
 }
 
-template <class T, int CPT, int MAXT>
-__global__ void __launch_bounds__(MAXT) bwd_fused_kernel(Ptrs a, Plan p) {
+// Sum s (0 dshift, 1 dscale, 2 dweight), chunk i, elements 4h .. 4h+3 of the
+// calling thread: consecutive float4s across a warp (no bank conflicts).
+template <int CPT, int V>
+__device__ __forceinline__ float4& acc_at(float4* acc, int s, int i, int h) {
+  return acc[((s * CPT + i) * (V / 4) + h) * int(blockDim.x) + int(threadIdx.x)];
+}
+
+template <int CPT, int V>
+__device__ __forceinline__ void acc_zero(float4* acc, int s) {
+#pragma unroll
+  for (int i = 0; i < CPT; ++i)
+#pragma unroll
+    for (int h = 0; h < V / 4; ++h) acc_at<CPT, V>(acc, s, i, h) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+}
+
+template <int CPT, int V>
+__device__ __forceinline__ void acc_read(float4* acc, int s, int i, float (&v)[V]) {
+#pragma unroll
+  for (int h = 0; h < V / 4; ++h) {
+    const float4 q = acc_at<CPT, V>(acc, s, i, h);
+    v[4 * h] = q.x, v[4 * h + 1] = q.y, v[4 * h + 2] = q.z, v[4 * h + 3] = q.w;
+  }
+}
+
+__device__ __forceinline__ float& comp(float4& q, int e) { return e == 0 ? q.x : e == 1 ? q.y : e == 2 ? q.z : q.w; }
+
+// REGS: the register cap (__maxnreg__: launch bounds would round 672 threads
+// up to 768 and cap at 40); 48 fits two blocks of 672 threads on an SM.
+template <class T, int CPT, int RB, int REGS>
+__global__ void __maxnreg__(REGS) bwd_fused_kernel(Ptrs a, Plan p) {
   if (*a.bad != kNoBadRow) return;
   constexpr int V = Vec<T>::value;
-  __shared__ float sm[4 * 33];
+  __shared__ float sm[2 * RB * 33];
+  extern __shared__ float4 acc[];  // 3 * CPT * V / 4 float4s a thread
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
   const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
   T *dx = static_cast<T*>(a.dx), *dshift = static_cast<T*>(a.dshift), *dscale = static_cast<T*>(a.dscale);
@@ -182,11 +214,7 @@ __global__ void __launch_bounds__(MAXT) bwd_fused_kernel(Ptrs a, Plan p) {
   for (int64_t grp = blockIdx.x; grp * p.tiles_per_group < ntiles; grp += gridDim.x) {
     const int64_t t0 = grp * p.tiles_per_group;
     const int64_t t1 = t0 + p.tiles_per_group < ntiles ? t0 + p.tiles_per_group : ntiles;
-    float dw[CPT][V];
-#pragma unroll
-    for (int i = 0; i < CPT; ++i)
-#pragma unroll
-      for (int e = 0; e < V; ++e) dw[i][e] = 0.0f;
+    acc_zero<CPT, V>(acc, 2);
     for (int64_t t = t0; t < t1; ++t) {
       // gate k: the last with tile_start[k] <= t (it has tiles, as tile_start[k + 1] > t)
       int64_t lo = 0, hi = a.gates;
@@ -199,29 +227,29 @@ __global__ void __launch_bounds__(MAXT) bwd_fused_kernel(Ptrs a, Plan p) {
       const int64_t pos0 = p.seg_start[k] + it * kRmsSegTileRows;
       const int64_t pos1 = pos0 + kRmsSegTileRows < p.seg_start[k + 1] ? pos0 + kRmsSegTileRows : p.seg_start[k + 1];
       uint4 scr[CPT];
-      float sh[CPT][V], sc[CPT][V];
 #pragma unroll
-      for (int i = 0; i < CPT; ++i) {
-        scr[i] = load_if(scale + k * dim, int64_t(threadIdx.x + i * blockDim.x) * V, dim);
+      for (int i = 0; i < CPT; ++i) scr[i] = load_if(scale + k * dim, int64_t(threadIdx.x + i * blockDim.x) * V, dim);
+      acc_zero<CPT, V>(acc, 0);
+      acc_zero<CPT, V>(acc, 1);
+      for (int64_t pos = pos0; pos < pos1; pos += RB) {
+        const int nr = pos1 - pos < RB ? int(pos1 - pos) : RB;  // rows this step (block-uniform)
+        int64_t rr[RB];
+        uint4 xr[RB][CPT], gr[RB][CPT];
 #pragma unroll
-        for (int e = 0; e < V; ++e) sh[i][e] = sc[i][e] = 0.0f;
-      }
-      for (int64_t pos = pos0; pos < pos1; pos += 2) {
-        const bool two = pos + 1 < pos1;
-        const int64_t rr[2] = {p.rows_sorted[pos], two ? p.rows_sorted[pos + 1] : 0};
-        uint4 xr[2][CPT], gr[2][CPT];
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
+        for (int h = 0; h < RB; ++h) {
+          rr[h] = h < nr ? p.rows_sorted[pos + h] : 0;
 #pragma unroll
           for (int i = 0; i < CPT; ++i) {
             const int64_t j = int64_t(threadIdx.x + i * blockDim.x) * V;
-            const bool in = (h == 0 || two) && j < dim;
+            const bool in = h < nr && j < dim;
             xr[h][i] = in ? load_chunk_raw(x + rr[h] * dim, j, dim) : make_uint4(0, 0, 0, 0);
             gr[h][i] = in ? load_chunk_raw(g + rr[h] * dim, j, dim) : make_uint4(0, 0, 0, 0);
           }
-        float st[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // sum x^2, sum w*d*x of each row
+        }
+        float st[2 * RB];  // sum x^2, sum w*d*x of each row
 #pragma unroll
-        for (int h = 0; h < 2; ++h)
+        for (int h = 0; h < RB; ++h) {
+          st[2 * h] = st[2 * h + 1] = 0.0f;
 #pragma unroll
           for (int i = 0; i < CPT; ++i) {
             const int64_t j = int64_t(threadIdx.x + i * blockDim.x) * V;
@@ -235,50 +263,85 @@ __global__ void __launch_bounds__(MAXT) bwd_fused_kernel(Ptrs a, Plan p) {
               }
             }
           }
-        block_sum<4>(st, sm);
+        }
+        block_sum<2 * RB>(st, sm);
+        // dx, and each row's rstd and its dx coefficient kept for the sums.
+        float rstd[RB];
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          if (h == 1 && !two) break;
-          const float rstd = rstd_of(st[2 * h], dim, a.eps);
-          const float kk = __fdiv_rn(__fmul_rn(__fmul_rn(__fmul_rn(rstd, rstd), rstd), st[2 * h + 1]), float(dim));
+        for (int h = 0; h < RB; ++h) {
+          rstd[h] = rstd_of(st[2 * h], dim, a.eps);
+          if (h >= nr) continue;
+          const float kk = __fdiv_rn(__fmul_rn(__fmul_rn(__fmul_rn(rstd[h], rstd[h]), rstd[h]), st[2 * h + 1]), float(dim));
 #pragma unroll
           for (int i = 0; i < CPT; ++i) {
             const int64_t j = int64_t(threadIdx.x + i * blockDim.x) * V;
-            if (j >= dim) break;
+            if (j >= dim) continue;
             float o[V];
 #pragma unroll
             for (int e = 0; e < V; ++e) {
-              const float xv = elem<T>(xr[h][i], e), gv = elem<T>(gr[h][i], e), wv = elem<T>(wr[i], e);
-              const float d = __fmul_rn(gv, rn<T>(__fadd_rn(1.0f, elem<T>(scr[i], e))));
-              o[e] = __fsub_rn(__fmul_rn(__fmul_rn(rstd, wv), d), __fmul_rn(xv, kk));
-              sh[i][e] = __fadd_rn(sh[i][e], gv);
-              sc[i][e] = __fadd_rn(sc[i][e], __fmul_rn(gv, rn<T>(__fmul_rn(wv, __fmul_rn(rstd, xv)))));
-              dw[i][e] = __fadd_rn(dw[i][e], __fmul_rn(__fmul_rn(d, xv), rstd));
+              const float xv = elem<T>(xr[h][i], e), wv = elem<T>(wr[i], e);
+              const float d = __fmul_rn(elem<T>(gr[h][i], e), rn<T>(__fadd_rn(1.0f, elem<T>(scr[i], e))));
+              o[e] = __fsub_rn(__fmul_rn(__fmul_rn(rstd[h], wv), d), __fmul_rn(xv, kk));
             }
             store_chunk_raw(dx + rr[h] * dim, j, dim, pack<T>(o));
+          }
+        }
+        // The column sums, rows in order; one float4 of one sum at a time.
+#pragma unroll
+        for (int i = 0; i < CPT; ++i) {
+#pragma unroll
+          for (int q = 0; q < V / 4; ++q) {
+            float4 sh = acc_at<CPT, V>(acc, 0, i, q), sc = acc_at<CPT, V>(acc, 1, i, q), dw = acc_at<CPT, V>(acc, 2, i, q);
+#pragma unroll
+            for (int h = 0; h < RB; ++h) {
+              if (h >= nr) continue;
+#pragma unroll
+              for (int c = 0; c < 4; ++c) {
+                const int e = 4 * q + c;
+                const float xv = elem<T>(xr[h][i], e), gv = elem<T>(gr[h][i], e), wv = elem<T>(wr[i], e);
+                const float d = __fmul_rn(gv, rn<T>(__fadd_rn(1.0f, elem<T>(scr[i], e))));
+                comp(sh, c) = __fadd_rn(comp(sh, c), gv);
+                comp(sc, c) = __fadd_rn(comp(sc, c), __fmul_rn(gv, rn<T>(__fmul_rn(wv, __fmul_rn(rstd[h], xv)))));
+                comp(dw, c) = __fadd_rn(comp(dw, c), __fmul_rn(__fmul_rn(d, xv), rstd[h]));
+              }
+            }
+            acc_at<CPT, V>(acc, 0, i, q) = sh;
+            acc_at<CPT, V>(acc, 1, i, q) = sc;
+            acc_at<CPT, V>(acc, 2, i, q) = dw;
           }
         }
       }
 #pragma unroll
       for (int i = 0; i < CPT; ++i) {
         const int64_t j = int64_t(threadIdx.x + i * blockDim.x) * V;
-        if (j >= dim) break;
+        if (j >= dim) continue;
+        float sh[V], sc[V];
+        acc_read<CPT, V>(acc, 0, i, sh);
+        acc_read<CPT, V>(acc, 1, i, sc);
         if (p.tiles[k] == 1) {
-          store_chunk_raw(dshift + k * dim, j, dim, pack<T>(sh[i]));
-          store_chunk_raw(dscale + k * dim, j, dim, pack<T>(sc[i]));
+          store_chunk_raw(dshift + k * dim, j, dim, pack<T>(sh));
+          store_chunk_raw(dscale + k * dim, j, dim, pack<T>(sc));
         } else {
           const int64_t slot = p.multi_start[k] + it;
-          store_part<T>(p.seg_part + (2 * slot) * dim, j, dim, sh[i]);
-          store_part<T>(p.seg_part + (2 * slot + 1) * dim, j, dim, sc[i]);
+          store_part<T>(p.seg_part + (2 * slot) * dim, j, dim, sh);
+          store_part<T>(p.seg_part + (2 * slot + 1) * dim, j, dim, sc);
         }
       }
     }
 #pragma unroll
     for (int i = 0; i < CPT; ++i) {
       const int64_t j = int64_t(threadIdx.x + i * blockDim.x) * V;
-      if (j < dim) store_part<T>(p.dw_part + grp * dim, j, dim, dw[i]);
+      if (j >= dim) continue;
+      float dw[V];
+      acc_read<CPT, V>(acc, 2, i, dw);
+      store_part<T>(p.dw_part + grp * dim, j, dim, dw);
     }
   }
+}
+
+// Dynamic shared memory of the fused backward at `threads`.
+template <class T, int CPT> constexpr size_t fused_smem(int threads) {
+  return size_t(3) * CPT * Vec<T>::value * sizeof(float) * size_t(threads);
 }
 
 // ---- folds --------------------------------------------------------------------

@@ -10,6 +10,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -275,6 +276,35 @@ TEST(rmsnorm_modulate_cuda, FastKernelsOddDimsAndUnalignedViews) {
     for (size_t mis : {size_t(dtype_size(t)), size_t(4), size_t(8), size_t(12)})
       expect_same({129, 3072, 9, t, Index::random, mis});
   }
+}
+
+// GATECHECK_RMS_CUDA_PATH set for one scope.
+struct PathEnv {
+  explicit PathEnv(const char* v) { setenv("GATECHECK_RMS_CUDA_PATH", v, 1); }
+  ~PathEnv() { unsetenv("GATECHECK_RMS_CUDA_PATH"); }
+};
+
+// The general kernels and the one-block fused backward, forced, give the
+// host twin's bits too (the fast kernels' own shapes above).
+TEST(rmsnorm_modulate_cuda, ForcedGeneralAndOneBlockPathsGiveTheSameBits) {
+  GATECHECK_REQUIRE_GPU();
+  for (const char* path : {"general", "one_block"}) {
+    SCOPED_TRACE(path);
+    PathEnv env(path);
+    for (DType t : kTypes) {
+      expect_same({257, 5376, 9, t});
+      expect_same({129, 3001, 9, t, Index::random, size_t(dtype_size(t))});
+    }
+  }
+}
+
+TEST(rmsnorm_modulate_cuda, BadPathIsNamed) {
+  GATECHECK_REQUIRE_GPU();
+  PathEnv env("fastest");
+  Problem p = make_problem({17, 9, 3, DType::bf16}, 1);
+  const std::string err = run_cuda(p);
+  EXPECT_NE(err.find("GATECHECK_RMS_CUDA_PATH='fastest' is not one of auto, general, one_block"), std::string::npos)
+      << err;
 }
 
 TEST(rmsnorm_modulate_cuda, RowsPastTheGridLimit) {
