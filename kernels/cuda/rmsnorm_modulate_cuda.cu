@@ -414,8 +414,10 @@ template <class T>
 void launch_fwd(const Ptrs& a, bool vec, RmsPath path, cudaStream_t s) {
   const int threads = rms_row_threads(a.dim, VecOf<T>::value);
   const int cpt = path == RmsPath::general ? 0 : chunks_per_thread(a.dim, VecOf<T>::value);
-  // Up to 768 threads: two blocks per SM (one row a step each); past that
-  // one block, two rows a step. Either way about 1,500 threads' loads in flight.
+  // Up to 768 threads two blocks per SM (one row a step each, 40 registers,
+  // no spills); past that one block, two rows a step. About 1,500 threads'
+  // loads in flight an SM either way. (A 32-register cap for three blocks
+  // spilled 170 bytes a thread.)
   if (cpt == 1 && launch_fwd_fast<T, 1, 1, 768, 2>(a, threads, s)) return;
   if (cpt == 1 && launch_fwd_fast<T, 1, 2, 1024, 1>(a, threads, s)) return;
   if (cpt == 2 && launch_fwd_fast<T, 2, 1, 1024, 1>(a, threads, s)) return;

@@ -276,14 +276,22 @@ __global__ void __maxnreg__(REGS) bwd_fused_kernel(Ptrs a, Plan p) {
           for (int i = 0; i < CPT; ++i) {
             const int64_t j = int64_t(threadIdx.x + i * blockDim.x) * V;
             if (j >= dim) continue;
-            float o[V];
+            // dx, packed a word at a time (fewer live registers than V floats)
+            uint32_t o[4];
 #pragma unroll
-            for (int e = 0; e < V; ++e) {
-              const float xv = elem<T>(xr[h][i], e), wv = elem<T>(wr[i], e);
-              const float d = __fmul_rn(elem<T>(gr[h][i], e), rn<T>(__fadd_rn(1.0f, elem<T>(scr[i], e))));
-              o[e] = __fsub_rn(__fmul_rn(__fmul_rn(rstd[h], wv), d), __fmul_rn(xv, kk));
+            for (int m = 0; m < 4; ++m) {
+              constexpr int P = sizeof(T) == 4 ? 1 : 2;  // elements a word
+              float y[2] = {0.0f, 0.0f};
+#pragma unroll
+              for (int c = 0; c < P; ++c) {
+                const int e = m * P + c;
+                const float xv = elem<T>(xr[h][i], e), wv = elem<T>(wr[i], e);
+                const float d = __fmul_rn(elem<T>(gr[h][i], e), rn<T>(__fadd_rn(1.0f, elem<T>(scr[i], e))));
+                y[c] = __fsub_rn(__fmul_rn(__fmul_rn(rstd[h], wv), d), __fmul_rn(xv, kk));
+              }
+              o[m] = pack2<T>(y[0], y[1]);
             }
-            store_chunk_raw(dx + rr[h] * dim, j, dim, pack<T>(o));
+            store_chunk_raw(dx + rr[h] * dim, j, dim, make_uint4(o[0], o[1], o[2], o[3]));
           }
         }
         // The column sums, rows in order; one float4 of one sum at a time.

@@ -94,6 +94,13 @@ template <class T> __device__ __forceinline__ uint4 pack(const float (&v)[Vec<T>
   return make_uint4(o[0], o[1], o[2], o[3]);
 }
 
+// Two floats rounded to T, packed into one word (the first in the low half);
+// a float rounded to f32 for 4-byte T (b unused).
+template <class T> __device__ __forceinline__ uint32_t pack2(float a, float b) {
+  if constexpr (sizeof(T) == 4) return __float_as_uint(round_to<float>(a));
+  else return uint32_t(round_to<T>(a).bits) | uint32_t(round_to<T>(b).bits) << 16;
+}
+
 // Stores elements [0, min(V, dim - j)) of u at row + j, with the widest
 // stores the address allows (stores never touch a neighbour's bytes).
 template <class T>
