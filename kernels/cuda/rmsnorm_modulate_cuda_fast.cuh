@@ -97,14 +97,20 @@ __global__ void __launch_bounds__(MAXT, MINB) fwd_rows_kernel(Ptrs a) {
   uint4 wr[CPT];
 #pragma unroll
   for (int i = 0; i < CPT; ++i) wr[i] = load_if(w, int64_t(threadIdx.x + i * blockDim.x) * V, dim);
+  // The step's gate indices are loaded one step ahead, so that shift and
+  // scale wait on one memory latency per step, not two in a row.
+  int64_t tn[R];
+#pragma unroll
+  for (int k = 0; k < R; ++k) tn[k] = blockIdx.x * int64_t(R) + k < a.rows ? a.index[blockIdx.x * int64_t(R) + k] : 0;
   for (int64_t q = blockIdx.x; q * R < a.rows; q += gridDim.x) {
     uint4 xr[R][CPT], shr[R][CPT], scr[R][CPT];
     float s[R];
 #pragma unroll
     for (int k = 0; k < R; ++k) {
-      const int64_t r = q * R + k;
+      const int64_t r = q * R + k, rn_ = (q + gridDim.x) * R + k;
       const bool live = r < a.rows;
-      const int64_t t = live ? a.index[r] : 0;
+      const int64_t t = tn[k];
+      tn[k] = rn_ < a.rows ? a.index[rn_] : 0;
 #pragma unroll
       for (int i = 0; i < CPT; ++i) {
         const int64_t j = int64_t(threadIdx.x + i * blockDim.x) * V;
@@ -231,13 +237,19 @@ __global__ void __maxnreg__(REGS) bwd_fused_kernel(Ptrs a, Plan p) {
       for (int i = 0; i < CPT; ++i) scr[i] = load_if(scale + k * dim, int64_t(threadIdx.x + i * blockDim.x) * V, dim);
       acc_zero<CPT, V>(acc, 0);
       acc_zero<CPT, V>(acc, 1);
+      // The step's row numbers are loaded one step ahead (within the tile), so
+      // that x and grad_out wait on one memory latency per step, not two.
+      int64_t rn_[RB];
+#pragma unroll
+      for (int h = 0; h < RB; ++h) rn_[h] = pos0 + h < pos1 ? p.rows_sorted[pos0 + h] : 0;
       for (int64_t pos = pos0; pos < pos1; pos += RB) {
         const int nr = pos1 - pos < RB ? int(pos1 - pos) : RB;  // rows this step (block-uniform)
         int64_t rr[RB];
         uint4 xr[RB][CPT], gr[RB][CPT];
 #pragma unroll
         for (int h = 0; h < RB; ++h) {
-          rr[h] = h < nr ? p.rows_sorted[pos + h] : 0;
+          rr[h] = rn_[h];
+          rn_[h] = pos + RB + h < pos1 ? p.rows_sorted[pos + RB + h] : 0;
 #pragma unroll
           for (int i = 0; i < CPT; ++i) {
             const int64_t j = int64_t(threadIdx.x + i * blockDim.x) * V;

@@ -247,6 +247,7 @@ TEST(rmsnorm_modulate_cuda, TileKernelManyTilesFoldedAndEmptyGates) {
 TEST(rmsnorm_modulate_cuda, FastForwardTwoBlocksPerSmAndFusedBackward) {
   GATECHECK_REQUIRE_GPU();
   for (DType t : kTypes) expect_same({257, 5376, 9, t});  // bf16: T = 672, CPT 1; f32: CPT 2
+  expect_same({257, 6000, 9, DType::f16});               // T = 752: the 40-register backward
 }
 
 TEST(rmsnorm_modulate_cuda, FastForwardTwoRowsAStepAndFusedBackwardAt1024Threads) {
