@@ -1,16 +1,18 @@
 // rmsnorm_modulate's CUDA kernels. The orders of every reduction are
 // rmsnorm_modulate_order.h's; the host twin (kernels/host) follows them.
 //
-// Forward: one block per row (grid-stride over rows), T = rms_row_threads(dim)
-// threads; thread t sums the squares of chunks t, t + T, ... then the block
-// folds the partials by a fixed tree. Backward: the same row kernel for dx
-// (sum x^2 and sum w*d*x together) also stores rstd; an index plan (the rows
-// sorted by gate, stable, cut into tiles of kRmsSegTileRows) feeds a tile
-// kernel that sums dshift, dscale (per tile) and dweight (per group of tiles)
-// in fp32 with one thread per chunk of columns; a last kernel folds the
-// partials in order. No float atomics: every bit is fixed by the call.
-// Vector loads (16 bytes) only where every tensor is 16-byte aligned and
-// dim is a multiple of the chunk; otherwise element loads, same order.
+// The fast kernels (rmsnorm_modulate_cuda_fast.cuh) take rows whose chunks
+// fit in one or two a thread: the forward row kernel and the fused backward.
+// Past that, the general kernels here: forward one block per row (grid-
+// stride over rows), T = rms_row_threads(dim) threads; backward a row kernel
+// for dx (sum x^2 and sum w*d*x together) that stores rstd, then a tile
+// kernel over the index plan (rows sorted by gate, stable, cut into tiles of
+// kRmsSegTileRows) that sums dshift, dscale (per tile) and dweight (per group
+// of tiles) in fp32, one thread per chunk of columns. Both end in
+// fold_kernel. No float atomics: every bit is fixed by the call. The general
+// kernels use vector loads (16 bytes) only where every tensor is 16-byte
+// aligned and dim is a multiple of the chunk; otherwise element loads, same
+// order.
 #include "rmsnorm_modulate_cuda.h"
 
 #include <cuda_runtime.h>
