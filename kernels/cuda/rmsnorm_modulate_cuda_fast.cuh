@@ -221,15 +221,27 @@ __global__ void __maxnreg__(REGS) bwd_fused_kernel(Ptrs a, Plan p) {
     const int64_t t0 = grp * p.tiles_per_group;
     const int64_t t1 = t0 + p.tiles_per_group < ntiles ? t0 + p.tiles_per_group : ntiles;
     acc_zero<CPT, V>(acc, 2);
+    int64_t k = 0;  // the gate of tile t
     for (int64_t t = t0; t < t1; ++t) {
-      // gate k: the last with tile_start[k] <= t (it has tiles, as tile_start[k + 1] > t)
-      int64_t lo = 0, hi = a.gates;
-      while (lo < hi) {
-        const int64_t mid = (lo + hi + 1) / 2;
-        if (p.tile_start[mid] <= t) lo = mid;
-        else hi = mid - 1;
+      // gate k: the last with tile_start[k] <= t (it has tiles, as
+      // tile_start[k + 1] > t). The group's tiles are consecutive, so after
+      // the first the gate is this tile's or the next one's (a gate a row:
+      // two loads, not a binary search's 15 dependent ones); else a search
+      // from there. tile_start[gates] = ntiles > t bounds every index.
+      const bool same = t > t0 && p.tile_start[k + 1] > t;
+      const bool next = t > t0 && !same && p.tile_start[k + 2] > t;
+      if (next) {
+        k = k + 1;
+      } else if (!same) {
+        int64_t lo = t > t0 ? k + 1 : 0, hi = a.gates;
+        while (lo < hi) {
+          const int64_t mid = (lo + hi + 1) / 2;
+          if (p.tile_start[mid] <= t) lo = mid;
+          else hi = mid - 1;
+        }
+        k = lo;
       }
-      const int64_t k = lo, it = t - p.tile_start[k];
+      const int64_t it = t - p.tile_start[k];
       const int64_t pos0 = p.seg_start[k] + it * kRmsSegTileRows;
       const int64_t pos1 = pos0 + kRmsSegTileRows < p.seg_start[k + 1] ? pos0 + kRmsSegTileRows : p.seg_start[k + 1];
       uint4 scr[CPT];

@@ -250,6 +250,16 @@ TEST(rmsnorm_modulate_cuda, FastForwardTwoBlocksPerSmAndFusedBackward) {
   expect_same({257, 6000, 9, DType::f16});               // T = 752: the 40-register backward
 }
 
+// A group's tiles walk the gates: the same gate, the next one, or a search
+// past gates without rows (most of 20,000 gates have none here).
+TEST(rmsnorm_modulate_cuda, FusedBackwardWalksGatesWithAndWithoutRows) {
+  GATECHECK_REQUIRE_GPU();
+  for (DType t : kTypes) {
+    expect_same({4097, 72, 20000, t});
+    expect_same({4097, 72, 4097, t, Index::one_gate_per_row});
+  }
+}
+
 TEST(rmsnorm_modulate_cuda, FastForwardTwoRowsAStepAndFusedBackwardAt1024Threads) {
   GATECHECK_REQUIRE_GPU();
   expect_same({257, 8000, 9, DType::bf16});  // T = 1000, an odd row count: the last step has one row
