@@ -105,12 +105,16 @@ __global__ void check_index_kernel(const int64_t* index, int64_t rows, int64_t g
   }
 }
 
-__global__ void tile_counts_kernel(const int* count, int64_t gates, int* tiles, int* multi) {
+// Tiles per gate; the gates the fold must write (other than one tile) listed
+// in any order (an integer atomic: the list's order changes no bit).
+__global__ void tile_counts_kernel(const int* count, int64_t gates, int* tiles, int* multi, int* fold_list,
+                                   int* fold_count) {
   for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k <= gates; k += int64_t(gridDim.x) * blockDim.x) {
     const int n = k < gates ? count[k] : 0;
     const int t = (n + kRmsSegTileRows - 1) / kRmsSegTileRows;
     tiles[k] = t;
     multi[k] = t > 1 ? t : 0;
+    if (k < gates && t != 1) fold_list[atomicAdd(fold_count, 1)] = int(k);
   }
 }
 
@@ -316,6 +320,7 @@ struct Carve {
 
 struct Layout {
   int *count, *tiles, *multi, *seg_start, *tile_start, *multi_start, *keys, *vals, *keys_sorted, *rows_sorted;
+  int *fold_list, *fold_count;
   float *rstd, *seg_part, *dw_part;
   void* cub_tmp;
   size_t cub_bytes;
@@ -335,6 +340,8 @@ Layout carve(Carve& cv, int64_t rows, int64_t dim, int64_t gates, size_t cub_byt
   const int64_t groups = (rms_max_tiles(rows, gates) + rms_tiles_per_group(rows, gates) - 1) /
                          rms_tiles_per_group(rows, gates);
   l.count = cv.take<int>(G);
+  l.fold_list = cv.take<int>(G);
+  l.fold_count = cv.take<int>(1);
   l.tiles = cv.take<int>(G);
   l.multi = cv.take<int>(G);
   l.seg_start = cv.take<int>(G);
@@ -463,7 +470,7 @@ template <class T>
 void launch_bwd(const Ptrs& a, const Layout& l, bool vec, RmsPath path, cudaStream_t s) {
   const int threads = rms_row_threads(a.dim, VecOf<T>::value);
   Plan p{l.seg_start, l.tiles, l.tile_start, l.multi_start, l.rows_sorted, l.rstd, l.seg_part, l.dw_part,
-         rms_tiles_per_group(a.rows, a.gates)};
+         rms_tiles_per_group(a.rows, a.gates), l.fold_list, l.fold_count};
   const int64_t groups = (rms_max_tiles(a.rows, a.gates) + p.tiles_per_group - 1) / p.tiles_per_group;
   if (groups > 0 && !launch_bwd_fast<T>(a, p, threads, groups, path, s)) {
     // The general path: dx (and rstd) row by row, then the tile kernel.
@@ -475,8 +482,10 @@ void launch_bwd(const Ptrs& a, const Layout& l, bool vec, RmsPath path, cudaStre
     if (vec) bwd_tile_kernel<T, true><<<grid, kTileThreads, 0, s>>>(a, p);
     else bwd_tile_kernel<T, false><<<grid, kTileThreads, 0, s>>>(a, p);
   }
-  const int64_t series = 2 * a.gates + 1;
-  const dim3 fgrid(unsigned((a.dim + 31) / 32), unsigned(series < 65535 ? series : 65535));
+  // At most about 4,096 blocks: the list's length is on the device.
+  const int64_t cols = (a.dim + 31) / 32, cap = 4096 / cols > 1 ? 4096 / cols : 1;
+  const int64_t ey = a.gates + 1 < cap ? a.gates + 1 : cap;
+  const dim3 fgrid{unsigned(cols), unsigned(ey)};
   fold_kernel<T><<<fgrid, dim3(32, kFoldRows), 0, s>>>(a, p);
 }
 
@@ -550,7 +559,8 @@ Status run_typed(const OpCall& c, unsigned long long* bad) {
     cub::DeviceRadixSort::SortPairs(l.cub_tmp, tb, l.keys, l.keys_sorted, l.vals, l.rows_sorted, a.rows, 0, bits, s);
   }
   const unsigned gb = unsigned((G + 255) / 256 < 4096 ? (G + 255) / 256 : 4096);
-  tile_counts_kernel<<<gb, 256, 0, s>>>(l.count, a.gates, l.tiles, l.multi);
+  cudaMemsetAsync(l.fold_count, 0, sizeof(int), s);
+  tile_counts_kernel<<<gb, 256, 0, s>>>(l.count, a.gates, l.tiles, l.multi, l.fold_list, l.fold_count);
   size_t tb = l.cub_bytes;
   cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.count, l.seg_start, int64_t(G), s);
   cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.tiles, l.tile_start, int64_t(G), s);

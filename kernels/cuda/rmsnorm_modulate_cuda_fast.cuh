@@ -38,6 +38,7 @@ struct Plan {
   const float* rstd;
   float *seg_part, *dw_part;
   int64_t tiles_per_group;
+  const int *fold_list, *fold_count;  // the gates with other than one tile (any order), and how many
 };
 
 // v rounded to T and back (the formula's intermediate roundings).
@@ -377,46 +378,50 @@ template <class T, int CPT> constexpr size_t fused_smem(int threads) {
 }
 
 // ---- folds --------------------------------------------------------------------
-// Series s (blockIdx.y, grid-stride): s < gates: dshift of gate s; s < 2*gates:
-// dscale of gate s - gates; s == 2*gates: dweight. Each sums its partials in
-// order from +0, 32 columns per block: the 32 x 32 threads load 128 partials
-// of their columns at once (coalesced along the columns), one warp adds them
-// in order; so each column's sequential sum is never waiting on one load at a
-// time.
+// Entry e (blockIdx.y, grid-stride) of the fold list: a listed gate's dshift
+// and dscale (its tiles' partials; none: zeros), or, last, dweight (the
+// groups'). Gates with one tile were written by it and are not listed, so a
+// gate a row costs nothing here. Each sum runs in order from +0, 32 columns
+// a block: the 32 x 32 threads load 128 partials of their columns at once
+// (coalesced along the columns), one warp adds them in order; so a column's
+// sequential sum never waits on one load at a time.
 constexpr int kFoldRows = 32, kFoldDepth = 4;
 
 template <class T>
 __global__ void __launch_bounds__(1024) fold_kernel(Ptrs a, Plan p) {
   if (*a.bad != kNoBadRow) return;
   __shared__ float sm[kFoldDepth * kFoldRows][33];
-  const int64_t dim = a.dim, gates = a.gates, ntiles = p.tile_start[gates];
+  const int64_t dim = a.dim, ntiles = p.tile_start[a.gates];
   const int64_t groups = (ntiles + p.tiles_per_group - 1) / p.tiles_per_group;
+  const int64_t entries = int64_t(*p.fold_count) + 1;
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int64_t j = blockIdx.x * int64_t(32) + tx;
-  for (int64_t s = blockIdx.y; s <= 2 * gates; s += gridDim.y) {
-    const bool is_dw = s == 2 * gates, is_sc = !is_dw && s >= gates;
-    const int64_t k = is_dw ? 0 : is_sc ? s - gates : s;
+  for (int64_t en = blockIdx.y; en < entries; en += gridDim.y) {
+    const bool is_dw = en == entries - 1;
+    const int64_t k = is_dw ? 0 : p.fold_list[en];
     const int64_t n = is_dw ? groups : p.tiles[k];
-    if (!is_dw && n == 1) continue;  // written by its tile
-    const float* base = is_dw ? p.dw_part : p.seg_part + (2 * int64_t(p.multi_start[k]) + (is_sc ? 1 : 0)) * dim;
-    const int64_t stride = is_dw ? dim : 2 * dim;
-    float acc = 0.0f;
-    for (int64_t b0 = 0; b0 < n; b0 += kFoldDepth * kFoldRows) {
+    for (int part = 0; part < (is_dw ? 1 : 2); ++part) {
+      const bool is_sc = part == 1;
+      const float* base = is_dw ? p.dw_part : p.seg_part + (2 * int64_t(p.multi_start[k]) + (is_sc ? 1 : 0)) * dim;
+      const int64_t stride = is_dw ? dim : 2 * dim;
+      float acc = 0.0f;
+      for (int64_t b0 = 0; b0 < n; b0 += kFoldDepth * kFoldRows) {
 #pragma unroll
-      for (int u = 0; u < kFoldDepth; ++u) {
-        const int64_t b = b0 + u * kFoldRows + ty;
-        sm[u * kFoldRows + ty][tx] = b < n && j < dim ? base[b * stride + j] : 0.0f;
+        for (int u = 0; u < kFoldDepth; ++u) {
+          const int64_t b = b0 + u * kFoldRows + ty;
+          sm[u * kFoldRows + ty][tx] = b < n && j < dim ? base[b * stride + j] : 0.0f;
+        }
+        __syncthreads();
+        if (ty == 0) {
+          const int64_t m = n - b0 < kFoldDepth * kFoldRows ? n - b0 : kFoldDepth * kFoldRows;
+          for (int i = 0; i < m; ++i) acc = __fadd_rn(acc, sm[i][tx]);
+        }
+        __syncthreads();
       }
-      __syncthreads();
-      if (ty == 0) {
-        const int64_t m = n - b0 < kFoldDepth * kFoldRows ? n - b0 : kFoldDepth * kFoldRows;
-        for (int i = 0; i < m; ++i) acc = __fadd_rn(acc, sm[i][tx]);
+      if (ty == 0 && j < dim) {
+        T* o = static_cast<T*>(is_dw ? a.dweight : is_sc ? a.dscale : a.dshift);
+        o[(is_dw ? 0 : k * dim) + j] = round_to<T>(acc);
       }
-      __syncthreads();
-    }
-    if (ty == 0 && j < dim) {
-      T* o = static_cast<T*>(is_dw ? a.dweight : is_sc ? a.dscale : a.dshift);
-      o[(is_dw ? 0 : k * dim) + j] = round_to<T>(acc);
     }
   }
 }
