@@ -128,11 +128,22 @@ rc::Gen<int64_t> gen_dim(const GenLimits& l, int64_t rows) {
     const int64_t v = (lo | 1) + 2 * k;
     return v > hi ? hi : v;
   });
-  return weighted({{l.min_dim == 0 ? 1 : 0, rc::gen::just(int64_t(0))},  // empty problem
-                   {e.empty() ? 0 : 6, e.empty() ? rc::gen::just(int64_t(lo)) : rc::gen::elementOf(e)},
-                   {2, odd},
-                   {2, rc::gen::inRange<int64_t>(lo, hi + 1)},
-                   {big_ok ? 3 : 0, big_ok ? rc::gen::elementOf(big) : rc::gen::just(int64_t(lo))}});
+  auto small = weighted({{l.min_dim == 0 ? 1 : 0, rc::gen::just(int64_t(0))},  // empty problem
+                          {e.empty() ? 0 : 6, e.empty() ? rc::gen::just(int64_t(lo)) : rc::gen::elementOf(e)},
+                          {2, odd},
+                          {2, rc::gen::inRange<int64_t>(lo, hi + 1)}});
+  if (!big_ok) return small;
+  // A wide dim for kWideDimPercent of the cases with few rows, at every
+  // RapidCheck size: a pick that followed the size (as inRange and elementOf
+  // do) would reach the wide dims, and the later ones of the list, only late
+  // in a run. The pick shrinks towards a small dim.
+  const auto at_full_size = [](rc::Gen<int64_t> g) {
+    return rc::Gen<int64_t>([g](const rc::Random& r, int) { return g(r, rc::kNominalSize); });
+  };
+  auto wide = at_full_size(rc::gen::elementOf(big));
+  return rc::gen::mapcat(at_full_size(rc::gen::inRange<int64_t>(0, 100)), [small, wide](int64_t pick) {
+    return pick < 100 - kWideDimPercent ? small : wide;
+  });
 }
 
 rc::Gen<int64_t> gen_gates(const GenLimits& l, int64_t rows, const std::string& pattern) {
