@@ -27,6 +27,14 @@ def _rounded(t, dtype):
     return t.to(dtype).float()
 
 
+def _stored(t, dtype):
+    """A result in the op's dtype, every NaN the same NaN: the CPU's vector and
+    scalar loops make NaNs of different signs, and which loop a row falls in
+    depends on the batch, so without this a NaN's bits would too."""
+    t = t.to(dtype)
+    return t.masked_fill(t.isnan(), float("nan"))
+
+
 class RmsNormModulate(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, w, shift, scale, index, eps):
@@ -57,7 +65,7 @@ class RmsNormModulate(torch.autograd.Function):
         out = _rounded(n * f, x.dtype) + shift.index_select(0, index).float()
         ctx.save_for_backward(x, w, scale, index, rstd, n)
         ctx.gates = shift.shape[0]
-        return out.to(x.dtype)
+        return _stored(out, x.dtype)
 
     @staticmethod
     def backward(ctx, grad_out):
@@ -71,7 +79,7 @@ class RmsNormModulate(torch.autograd.Function):
         dshift = torch.zeros(ctx.gates, x.shape[1]).index_add_(0, index, g)
         dscale = torch.zeros(ctx.gates, x.shape[1]).index_add_(0, index, g * n)
         t = x.dtype
-        return dx.to(t), dweight.to(t), dshift.to(t), dscale.to(t), None, None
+        return _stored(dx, t), _stored(dweight, t), _stored(dshift, t), _stored(dscale, t), None, None
 
 
 def test_rmsnorm_modulate(tmp_path):
