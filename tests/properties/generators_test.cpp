@@ -95,6 +95,68 @@ TEST(Generators, ValueClassesHoldWhatTheySay) {
   }
 }
 
+// rmsnorm_modulate's own classes: zero rows of x that follow the seed (and
+// a weight that is not zero), rows spanning a dozen binades, squares that
+// overflow fp32, and eps drawn near a row's mean square.
+TEST(Generators, RmsnormModulateClassesHoldWhatTheySay) {
+  const OpSchema& op = *find_op_schema("rmsnorm_modulate");
+  auto make = [&](const std::string& cls, DType t, uint64_t seed) {
+    Case c = make_case(op, t, 24, 40, 3);
+    fill_values(&c, cls, seed);
+    return c;
+  };
+  auto zero_row = [](const Case& c, int64_t r) {
+    for (int64_t j = 0; j < c.dim; ++j)
+      if (c.input("x").value(r * c.dim + j) != 0) return false;
+    return true;
+  };
+  std::set<std::vector<bool>> zero_sets;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    const Case c = make("zero_rows", DType::bf16, seed);
+    std::vector<bool> zeros;
+    for (int64_t r = 0; r < c.rows; ++r) zeros.push_back(zero_row(c, r));
+    EXPECT_GT(std::count(zeros.begin(), zeros.end(), true), 0) << seed;
+    EXPECT_LT(std::count(zeros.begin(), zeros.end(), true), c.rows) << seed;
+    zero_sets.insert(zeros);
+    int64_t w_nonzero = 0;
+    for (int64_t j = 0; j < c.dim; ++j) w_nonzero += c.input("w").value(j) != 0;
+    EXPECT_GT(w_nonzero, 0) << "zero_rows zeroes rows of the batch, not the weight (seed " << seed << ")";
+  }
+  EXPECT_GT(zero_sets.size(), 3u) << "which rows are zero must follow the seed";
+  for (DType t : {DType::bf16, DType::f32}) {
+    const Case b = make("binade_span", t, 3);
+    float lo = INFINITY, hi = 0;
+    for (int64_t j = 0; j < b.dim; ++j) {
+      const float v = std::fabs(b.input("x").value(j));
+      if (v > 0) lo = std::min(lo, v), hi = std::max(hi, v);
+    }
+    EXPECT_GE(std::log2(hi / lo), 12) << dtype_name(t);
+    const Case h = make("huge", t, 3);
+    int overflow = 0;
+    for (int64_t i = 0; i < h.input("x").numel(); ++i) {
+      const float v = h.input("x").value(i);
+      overflow += std::isinf(v * v);
+    }
+    EXPECT_EQ(overflow, h.input("x").numel()) << dtype_name(t) << ": every square overflows fp32";
+  }
+  // eps: the default, a typical value, or within a factor 4 of some row's mean square.
+  int near = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const Case c = make("normal", DType::f32, seed);
+    const double eps = c.scalar("eps");
+    for (int64_t r = 0; r < c.rows; ++r) {
+      double ms = 0;
+      for (int64_t j = 0; j < c.dim; ++j) ms += double(c.input("x").value(r * c.dim + j)) * c.input("x").value(r * c.dim + j);
+      ms /= double(c.dim);
+      if (eps >= ms / 4.01 && eps <= ms * 4.01) {
+        ++near;
+        break;
+      }
+    }
+  }
+  EXPECT_GT(near, 10);
+}
+
 TEST(Generators, PlansNameOnlyRowsOfTheCase) {
   Case c = make_case(DType::f32, 70, 2, 5);
   c.index = make_index("uniform", 70, 5, 9);
