@@ -204,7 +204,9 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
   const int64_t rows = shape_field(j, "rows", origin), dim = shape_field(j, "dim", origin),
                 gates = shape_field(j, "gates", origin);
   CaseFile f;
-  if (j.contains("scale")) {  // a scale-tier case: its own limits, no values (scale_json.h)
+  // A scale-tier case: its own limits, no values (scale_json.h). Its "scale"
+  // is an object; an op's tensor named scale (rmsnorm_modulate's) is an array.
+  if (j.contains("scale") && j.at("scale").is_object()) {
     if (op != &gate_residual_schema()) fail(origin, std::string("a scale case of ") + op->name + " (only gate_residual has scale files)");
     f.scale = scale_from_json(j.at("scale"), t, rows, dim, gates, origin);
     read_provenance(j, &f, origin);
