@@ -56,6 +56,7 @@ std::string apply_generator_limits(const CheckArgs& a, GenLimits* l) {
     // Wide dims are drawn for small cases whatever max_dim says; a lower
     // --max-dim means no dim above it.
     l->big_dim_max = std::min<int64_t>(l->big_dim_max, a.max_dim);
+    l->big_dims = l->big_dims && *std::min_element(edges::big_dims().begin(), edges::big_dims().end()) <= l->big_dim_max;
   }
   l->min_rows = a.min_rows;
   l->min_dim = a.min_dim;

@@ -55,7 +55,8 @@ std::string limits_suffix(const GenLimits& l) {
     return "";
   return "/rows<=" + std::to_string(l.max_rows) + ",dim<=" + std::to_string(l.max_dim) +
          ",gates<=" + std::to_string(l.max_gates) + (l.big_dims ? "" : ",no-h3-dims") +
-         (l.big_dim_max != d.big_dim_max ? ",wide<=" + std::to_string(l.big_dim_max) : "") +
+         // (a wide-dim cap that --max-dim set is named by dim<= already)
+         (l.big_dim_max != d.big_dim_max && l.big_dim_max != l.max_dim ? ",wide<=" + std::to_string(l.big_dim_max) : "") +
          (l.min_rows != d.min_rows ? ",rows>=" + std::to_string(l.min_rows) : "") +
          (l.min_dim != d.min_dim ? ",dim>=" + std::to_string(l.min_dim) : "") +
          (l.min_gates != d.min_gates ? ",gates>=" + std::to_string(l.min_gates) : "");
