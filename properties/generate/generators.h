@@ -98,7 +98,7 @@ bool plan_moves_rows(const std::string& property, const Case& c);
 constexpr int64_t kWideDimEdge = 4096;
 // The share of cases of at most big_dim_max_rows rows drawn with a wide dim
 // (percent), whatever RapidCheck's size.
-constexpr int64_t kWideDimPercent = 15;
+constexpr int64_t kWideDimPercent = 10;
 // A dim from this on is counted, by value, in Coverage::wide_dims.
 constexpr int64_t kWideDimCounted = 1000;
 
