@@ -53,11 +53,16 @@ Cls class_named(const std::string& cls) {
   throw std::invalid_argument("unknown value class '" + cls + "'");
 }
 
-void fill_tensor(HostTensor& t, Fill role, const std::string& name, Prng& rng, int64_t cols) {
+// batch_rows: t holds rows of the batch (Role::row), whose rows zero_rows may
+// zero; a column or table tensor keeps its values.
+void fill_tensor(HostTensor& t, Fill role, const std::string& name, Prng& rng, int64_t cols, bool batch_rows) {
   const DType dt = t.dtype;
   const double mx = max_finite(dt);
   if (t.numel() == 0) return;  // (an empty tensor never asked what its class was)
   const Cls cls = class_named(name);
+  // zero_rows: which rows are zero follows the seed (a salt per tensor), not
+  // the row's number alone.
+  const uint64_t zero_salt = cls == Cls::zero_rows ? rng.next() : 0;
   for (int64_t i = 0; i < t.numel(); ++i) {
     const int64_t col = cols ? i % cols : 0, row = cols ? i / cols : 0;
     double v = 0;
@@ -112,9 +117,9 @@ void fill_tensor(HostTensor& t, Fill role, const std::string& name, Prng& rng, i
                                   : s * std::ldexp(1.0 + rng.uniform(), -int(rng.range(0, span)));
       }
     } else if (cls == Cls::zero_rows) {
-      // A factor's rows are all +-0 one time in three (a row statistic of
-      // nothing); the rest, and every other tensor, N(0,1).
-      if (role == Fill::factor && Prng(uint64_t(row) * 0x9e3779b97f4a7c15ull ^ 0x5a17).below(3) == 0)
+      // A factor's rows of the batch are all +-0 one time in three (a row
+      // statistic of nothing); the rest, and every other tensor, N(0,1).
+      if (role == Fill::factor && batch_rows && Prng(zero_salt ^ (uint64_t(row) * 0x9e3779b97f4a7c15ull)).below(3) == 0)
         v = rng.chance(0.5) ? 0.0 : -0.0;
       else
         v = rng.normal();
@@ -205,7 +210,7 @@ void fill_values(Case* c, const std::string& cls, uint64_t seed) {
     if (in.role == Role::index) continue;
     HostTensor* t = &c->inputs[k++];
     if (cls == "normal" && t->numel() >= kThreadedFillFrom) fill_normal_threaded(*t, in.fill, rng);
-    else fill_tensor(*t, in.fill, cls, rng, c->dim);
+    else fill_tensor(*t, in.fill, cls, rng, c->dim, in.role == Role::row);
   }
   draw_scalars(c, rng);
 }

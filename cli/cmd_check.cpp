@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -52,9 +53,10 @@ std::string apply_generator_limits(const CheckArgs& a, GenLimits* l) {
   if (a.max_gates) l->max_gates = a.max_gates;
   if (a.max_dim) {
     l->max_dim = a.max_dim;
-    // H3's widths are drawn for small cases whatever max_dim says; a lower
+    // Wide dims are drawn for small cases whatever max_dim says; a lower
     // --max-dim means no dim above it.
-    for (int64_t d : edges::big_dims()) l->big_dims = l->big_dims && d <= a.max_dim;
+    l->big_dim_max = std::min<int64_t>(l->big_dim_max, a.max_dim);
+    l->big_dims = l->big_dims && *std::min_element(edges::big_dims().begin(), edges::big_dims().end()) <= l->big_dim_max;
   }
   l->min_rows = a.min_rows;
   l->min_dim = a.min_dim;

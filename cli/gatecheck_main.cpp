@@ -104,8 +104,9 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
       ->check(whole_number(1, kMaxGenRows, "rows"));
   c->add_option("--max-dim", check.max_dim,
                 "largest dim generated (default " + std::to_string(gen_defaults.max_dim) +
-                    ", and H3's 3072 and 5376 for cases of at most " + std::to_string(gen_defaults.big_dim_max_rows) +
-                    " rows unless --max-dim is below them)")
+                    ", and wide dims up to " + std::to_string(gen_defaults.big_dim_max) +
+                    " (the models' 3072, 5376, 8192, and odd and prime ones past 4,096) for cases of at most " +
+                    std::to_string(gen_defaults.big_dim_max_rows) + " rows, none above a lower --max-dim)")
       ->check(whole_number(1, kMaxGenDim, "dim"));
   c->add_option("--max-gates", check.max_gates,
                 "largest gate count generated (default " + std::to_string(gen_defaults.max_gates) + ")")

@@ -102,9 +102,12 @@ void print_coverage(std::ostream& os, const Coverage& c) {
     int64_t total = 0;
     for (const auto& kv : m) total += kv.second;
     os << "  " << std::left << std::setw(10) << what;
-    for (const auto& kv : m)
-      os << " " << kv.first << " " << std::fixed << std::setprecision(0) << (100.0 * double(kv.second) / double(total))
-         << "%";
+    for (const auto& kv : m) {
+      const double pct = 100.0 * double(kv.second) / double(total);
+      os << " " << kv.first << " ";
+      if (kv.second > 0 && pct < 0.5) os << "<1%";  // drawn, rarely: not 0%
+      else os << std::fixed << std::setprecision(0) << pct << "%";
+    }
     os << "\n";
   };
   // sizes holds "rows 1000+", "dim 0", "gates 1-9", ...: a line for each, so
@@ -119,6 +122,7 @@ void print_coverage(std::ostream& os, const Coverage& c) {
   line("pattern", c.patterns);
   line("values", c.values);
   for (const char* what : {"rows", "dim", "gates"}) line(what, size_lines[what]);
+  if (!c.sizes.empty()) os << "  wide dim   " << wide_dims_text(c.wide_dims) << "\n";
   line("plan", c.plans);
   print_scale_coverage(os, c.scale);
 }
@@ -140,7 +144,8 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, con
                     {"min_rows", limits.min_rows},
                     {"min_dim", limits.min_dim},
                     {"min_gates", limits.min_gates},
-                    {"h3_dims", limits.big_dims}};
+                    {"h3_dims", limits.big_dims},
+                    {"wide_dim_max", limits.big_dims ? limits.big_dim_max : 0}};
   j["seconds"] = r.seconds;
   j["jobs"] = r.jobs;
   j["interrupted"] = r.interrupted;
@@ -185,6 +190,7 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, con
   cov["values"] = r.coverage.values;
   cov["sizes"] = r.coverage.sizes;
   cov["plans"] = r.coverage.plans;
+  cov["wide_dims"] = wide_dims_json(r.coverage.wide_dims);
   cov["scale"] = scale_coverage_json(r.coverage.scale);
   j["coverage"] = cov;
   return j;

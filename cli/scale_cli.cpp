@@ -54,7 +54,33 @@ std::string grouped(int64_t n) {
   for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
   return s;
 }
+// Cases past 4,096 columns, and those of them whose dim is not a multiple of 8.
+std::pair<int64_t, int64_t> past_tile(const std::map<int64_t, int64_t>& dims) {
+  int64_t past = 0, odd = 0;
+  for (const auto& [dim, n] : dims) {
+    if (dim <= kWideDimEdge) continue;
+    past += n;
+    if (dim % 8) odd += n;
+  }
+  return {past, odd};
+}
 }  // namespace
+
+std::string wide_dims_text(const std::map<int64_t, int64_t>& dims) {
+  if (dims.empty()) return "none";
+  std::string s;
+  for (const auto& [dim, n] : dims) s += (s.empty() ? "" : ", ") + std::to_string(dim) + " x" + std::to_string(n);
+  const auto [past, odd] = past_tile(dims);
+  return s + "; past 4,096: " + grouped(past) + (past == 1 ? " case, " : " cases, ") + grouped(odd) +
+         " not a multiple of 8";
+}
+
+nlohmann::json wide_dims_json(const std::map<int64_t, int64_t>& dims) {
+  nlohmann::json by_dim = nlohmann::json::object();
+  for (const auto& [dim, n] : dims) by_dim[std::to_string(dim)] = n;
+  const auto [past, odd] = past_tile(dims);
+  return {{"by_dim", by_dim}, {"past_4096", past}, {"past_4096_not_multiple_of_8", odd}};
+}
 
 void print_scale_coverage(std::ostream& os, const ScaleCoverage& c) {
   if (c.shares.empty()) return;
@@ -78,7 +104,7 @@ void print_scale_coverage(std::ostream& os, const ScaleCoverage& c) {
     }
     os << "\n  rungs    ";
     for (const auto& [rung, n] : c.rungs) os << " " << rung << " " << n;
-    os << "\n";
+    os << "\n  wide dim  " << wide_dims_text(c.wide_dims) << "\n";
   }
   for (const auto& [why, n] : c.skipped) os << "  skipped   " << n << " drawn cases: " << why << "\n";
   for (const auto& [dev, note] : c.notes) os << "  past 2^31 elements on the " << dev << ": " << note << "\n";
@@ -88,7 +114,7 @@ nlohmann::json scale_coverage_json(const ScaleCoverage& c) {
   return {{"shares", c.shares},   {"cases", c.cases},           {"seconds", c.seconds},
           {"max_rows", c.max_rows}, {"max_dim", c.max_dim},     {"max_segment", c.max_segment},
           {"max_elements", c.max_elements}, {"past", c.past},  {"rungs", c.rungs},
-          {"skipped", c.skipped}, {"notes", c.notes}};
+          {"skipped", c.skipped}, {"notes", c.notes}, {"wide_dims", wide_dims_json(c.wide_dims)}};
 }
 
 }  // namespace gatecheck

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -27,6 +29,12 @@ void write_scale_inflight(const std::string& path, const Subject& impl, const st
                           const ScaleCase& c, const std::string& repro);
 
 void print_scale_coverage(std::ostream& os, const ScaleCoverage& c);
+// The wide dims a tier drew (dim -> cases, dims of 1,000 and more):
+// "3072 x4, 4099 x2, 8191 x3; past 4,096: 5 cases, 5 not a multiple of 8",
+// or "none".
+std::string wide_dims_text(const std::map<int64_t, int64_t>& dims);
+// The same as JSON: {"by_dim": {"3072": 4, ...}, "past_4096": 5, "past_4096_not_multiple_of_8": 5}.
+nlohmann::json wide_dims_json(const std::map<int64_t, int64_t>& dims);
 nlohmann::json scale_coverage_json(const ScaleCoverage& c);
 
 }  // namespace gatecheck

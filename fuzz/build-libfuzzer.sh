@@ -5,13 +5,13 @@
 # $LIBFUZZER_A and -fsanitize-coverage=trace-cmp (features then come from
 # trace-cmp and the extra counters). nvcc objects are never instrumented.
 #   fuzz/build-libfuzzer.sh BUILD_DIR [TARGET...]
-# (default targets: fuzz_gate_residual fuzz_corpus_file gatecheck-fuzz-tools)
+# (default targets: fuzz_gate_residual fuzz_rmsnorm_modulate fuzz_corpus_file gatecheck-fuzz-tools)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:?usage: fuzz/build-libfuzzer.sh BUILD_DIR [TARGET...]}
 shift
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_gate_residual fuzz_corpus_file gatecheck-fuzz-tools)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_gate_residual fuzz_rmsnorm_modulate fuzz_corpus_file gatecheck-fuzz-tools)
 if [ ! -f "$build/CMakeCache.txt" ]; then
   common=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGATECHECK_TESTS=OFF -DGATECHECK_WITH_TORCH=OFF)
   if command -v clang++-14 >/dev/null; then

@@ -23,7 +23,7 @@ case "$($CXX --version 2>/dev/null | head -1)" in
   *clang*) CXXFLAGS="$CXXFLAGS -fsanitize-coverage-ignorelist=$src/fuzz/coverage_ignorelist.txt" ;;
 esac
 build=${WORK:-/tmp}/gatecheck-fuzz-build
-targets="fuzz_gate_residual fuzz_corpus_file"
+targets="fuzz_gate_residual fuzz_rmsnorm_modulate fuzz_corpus_file"
 
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \

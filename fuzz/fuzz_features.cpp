@@ -7,12 +7,13 @@ namespace {
 
 // Room for each named list of the property generators (checked in hit()).
 constexpr int kPatterns = 16, kValues = 16, kPlans = 16, kDtypes = 3, kBuckets = 16;
+constexpr int kImpls = 4, kOutputs = 8;  // error features: rmsnorm_modulate has 5 outputs
 // Layout of the counter array, one block per feature family.
 constexpr int kClassBase = 0;                                       // pattern x value x dtype
 constexpr int kShapeBase = kClassBase + kPatterns * kValues * kDtypes;  // shape class x dtype
 constexpr int kPlanBase = kShapeBase + kShapeClasses * kDtypes;         // plan x pattern
 constexpr int kErrorBase = kPlanBase + kPlans * kPatterns;              // impl x output x bucket
-constexpr int kCounters = kErrorBase + 4 * 4 * kBuckets;
+constexpr int kCounters = kErrorBase + kImpls * kOutputs * kBuckets;
 
 // libFuzzer collects every byte of this section as features (and clears them
 // before each input).
@@ -41,8 +42,8 @@ int error_bucket(double r) {
 }
 
 void note_error_feature(int impl, int output, double err_over_bound) {
-  if (impl < 0 || impl > 3 || output < 0 || output > 3) return;
-  hit(kErrorBase + (impl * 4 + output) * kBuckets + error_bucket(err_over_bound));
+  if (impl < 0 || impl >= kImpls || output < 0 || output >= kOutputs) return;
+  hit(kErrorBase + (impl * kOutputs + output) * kBuckets + error_bucket(err_over_bound));
 }
 
 }  // namespace gatecheck::fuzz

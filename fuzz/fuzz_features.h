@@ -15,7 +15,7 @@ namespace gatecheck::fuzz {
 void note_case_features(const Case& c, const DecodeInfo& info);
 
 // Marks a bucket of max |err|/bound (0 = exact ... 15 = over the bound) for
-// output o (0..3) of implementation slot `impl` (0..3).
+// output o (0..7) of implementation slot `impl` (0..3).
 void note_error_feature(int impl, int output, double err_over_bound);
 int error_bucket(double err_over_bound);
 

@@ -1,4 +1,5 @@
-// fuzz_gate_residual: structure-aware differential fuzzing of gate_residual.
+// fuzz_OP: structure-aware differential fuzzing of one op (built once per op,
+// gatecheck_add_op_fuzzer in CMakeLists.txt: fuzz_gate_residual, fuzz_rmsnorm_modulate).
 // Input bytes decode into a Case and batch plan (case_decoder.h); every
 // property the selected implementations claim is checked (see
 // op_target.h for the environment variables). A claimed failure

@@ -1,5 +1,7 @@
 #include "fuzz_stats.h"
 
+#include "op_target.h"
+
 #include <nlohmann/json.hpp>
 
 #include <vector>
@@ -18,7 +20,10 @@ struct Stats {
   int64_t cases = 0;
   std::vector<int64_t> patterns = std::vector<int64_t>(all_index_patterns().size());
   std::vector<int64_t> dtypes = std::vector<int64_t>(3);
-  std::vector<int64_t> values = std::vector<int64_t>(all_value_classes().size());
+  // The target op's value classes: the decoder's `values` indexes them, the
+  // op's own classes after the common list.
+  std::vector<std::string> value_names = value_classes_of(fuzz_target_op());
+  std::vector<int64_t> values = std::vector<int64_t>(value_names.size());
   std::vector<int64_t> plans = std::vector<int64_t>(size_t(plan_choices()));
   std::vector<int64_t> shapes = std::vector<int64_t>(size_t(kShapeClasses));
   std::chrono::steady_clock::time_point last_flush = std::chrono::steady_clock::now();
@@ -48,7 +53,7 @@ void flush_stats() {
       {"cases", s.cases},
       {"patterns", named(s.patterns, [](size_t i) { return all_index_patterns()[i]; })},
       {"dtypes", named(s.dtypes, [](size_t i) { return dtype_name(DType(i)); })},
-      {"values", named(s.values, [](size_t i) { return all_value_classes()[i]; })},
+      {"values", named(s.values, [&s](size_t i) { return s.value_names[i]; })},
       {"plans", named(s.plans, [](size_t i) { return plan_choice_name(int(i)); })},
       {"shapes", named(s.shapes, [](size_t i) { return shape_class_name(int(i)); })}};
   const std::string tmp = std::string(path) + ".tmp";

@@ -39,9 +39,12 @@
 // accepted whatever it is (kind finite_or_overflow, infinite bound): the
 // contract does not yet say how an implementation must behave there (issue
 // 33, item 7). An element whose intermediate may overflow fp32 or T accepts
-// Inf and NaN, and a finite result must still be within its bound.
+// Inf and NaN, and a finite result must still be within its bound; the
+// intermediates of a product of several factors are its partial products in
+// any order (chain_peak), so a huge w times a zero gradient may give NaN.
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <vector>
 
@@ -60,6 +63,16 @@ double pw(double b, int n) {
   double r = 1;
   for (int i = 0; i < n; ++i) r *= b;
   return r;
+}
+
+// A bound on every partial product of these factors' magnitudes, in any
+// order (and on the whole product): a product of k fp32 factors computed in
+// any order may overflow at a partial product even where the whole is small
+// (rstd * w past fp32's largest, times a zero gradient, is NaN).
+double chain_peak(std::initializer_list<double> mags) {
+  double p = 1;
+  for (double m : mags) p *= std::max(1.0, m);
+  return p;
 }
 
 // Propagated underflow of `steps` fp32 roundings among factors whose
@@ -175,7 +188,7 @@ Reference rmsnorm_modulate_reference(const Case& c) {
   const size_t ncols = static_cast<size_t>(dim), ntable = static_cast<size_t>(c.gates * dim);
   std::vector<InexactSum> dweight(ncols), dscale(ntable);
   std::vector<GateColumn> dshift(ntable);
-  std::vector<double> A(ncols), eA(ncols), f(ncols), n(ncols), en(ncols);
+  std::vector<double> A(ncols), eA(ncols), A_chain(ncols), f(ncols), n(ncols), en(ncols);
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t k = c.index[size_t(r)], tb = k * dim;
     const Row row = row_stats(x, r, dim, eps);
@@ -205,10 +218,12 @@ Reference rmsnorm_modulate_reference(const Case& c) {
       const double eq = std::fabs(fv) * en[size_t(j)] + step_to_t(t, anf + std::fabs(fv) * en[size_t(j)]);
       const double v = nf + hv;
       const double slack_out = (row.rho_rel64 + 0x1p-49) * (anf + std::fabs(hv));
+      const double n_chain = chain_peak({std::fabs(wv), rho_hi, std::fabs(xv)}) * (1 + u);
       out[size_t(i)] = settled(t, v, eq + step_to_t(t, std::fabs(v) + eq + slack_out), slack_out,
-                               (an + en32) * (1 + std::fabs(fv)), std::max(an + en32, anf + eq));
+                               std::max((an + en32) * (1 + std::fabs(fv)), n_chain), std::max(an + en32, anf + eq));
       // A = rho w d, with up to 5 roundings (d's among them).
       A[size_t(j)] = rho * wv * d;
+      A_chain[size_t(j)] = chain_peak({rho_hi, std::fabs(wv), std::fabs(gv), std::fabs(fv)}) * pw(1 + u, 5);
       const double aA = std::fabs(A[size_t(j)]);
       eA[size_t(j)] = aA * ((1 + th) * pw(1 + u, 5) - 1) +
                       tiny_chain(5, (1 + rho_hi) * (1 + std::fabs(wv)) * (1 + std::fabs(gv)) * (1 + std::fabs(fv)));
@@ -216,16 +231,17 @@ Reference rmsnorm_modulate_reference(const Case& c) {
       const double tc = wv * d * xv;
       csum.add(tc, std::fabs(tc) * (pw(1 + u, 3) - 1) +
                        tiny_chain(3, (1 + std::fabs(wv)) * (1 + std::fabs(gv)) * (1 + std::fabs(fv)) * (1 + std::fabs(xv))),
-               2 * e64 * std::fabs(tc), std::fabs(tc) * pw(1 + u, 3));
+               2 * e64 * std::fabs(tc), chain_peak({std::fabs(wv), std::fabs(gv), std::fabs(fv), std::fabs(xv)}) * pw(1 + u, 3));
       // dweight's term d x rho: up to 4 roundings (d's among them).
       const double tw = d * xv * rho;
       dweight[size_t(j)].add(tw, std::fabs(tw) * ((1 + th) * pw(1 + u, 4) - 1) +
                                      tiny_chain(4, (1 + std::fabs(gv)) * (1 + std::fabs(fv)) * (1 + std::fabs(xv)) * (1 + rho_hi)),
-                             (row.rho_rel64 + 3 * e64) * std::fabs(tw), std::fabs(tw) * (1 + th) * pw(1 + u, 4));
+                             (row.rho_rel64 + 3 * e64) * std::fabs(tw),
+                             chain_peak({std::fabs(gv), std::fabs(fv), std::fabs(xv), rho_hi}) * pw(1 + u, 4));
       // dscale's term g n, from n^ (rounded to T or not) and one fp32 product.
       const double ts = gv * n[size_t(j)], ags = std::fabs(gv) * en[size_t(j)];
       dscale[size_t(tb + j)].add(ts, ags + u * (std::fabs(ts) + ags) + tiny, (row.rho_rel64 + 3 * e64) * std::fabs(ts),
-                                 std::max(std::fabs(ts) + ags, an + en32) * (1 + u), an + en32);
+                                 std::max(std::fabs(ts) + ags, n_chain * std::max(1.0, std::fabs(gv))) * (1 + u), an + en32);
     }
     // dx = RN_T(fl(A^ - B^)), B = x rho^3 c / dim with up to 8 roundings.
     const double cv = csum.s, Ec = csum.poisoned ? INFINITY : csum.acc_err(), Cabs = csum.S + csum.slack64();
@@ -241,7 +257,7 @@ Reference rmsnorm_modulate_reference(const Case& c) {
                            ax * r3 / D * double(dim + 4) * e64 * Cabs;
       const double err = eA[size_t(j)] + eB;
       const double peak = std::max({pw(rho_hi, 3) * std::max(1.0, ax) * std::max(1.0, std::fabs(cv) + Ec),
-                                    std::fabs(A[size_t(j)]) + eA[size_t(j)], csum.peak});
+                                    std::fabs(A[size_t(j)]) + eA[size_t(j)], A_chain[size_t(j)], csum.peak});
       dx[size_t(i)] = settled(t, v, err + step_to_t(t, std::fabs(v) + err + slack), slack, peak);
     }
   }

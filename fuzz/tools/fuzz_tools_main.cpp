@@ -32,6 +32,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -188,11 +189,20 @@ int cmd_check_case(const Args& a) {
   }
   std::sort(files.begin(), files.end());
   const TargetConfig& cfg = target_config();
+  // Each file is checked as a case of its own op (a version-2 file names it):
+  // the configured implementations, made for that op.
+  std::map<const OpSchema*, std::vector<Subject>> impls_of = {{cfg.op, cfg.impls}};
   int failed = 0;
   for (const auto& p : files) {
     const CaseFile f = read_case_file(p.string());
-    for (size_t i = 0; i < cfg.impls.size(); ++i)
-      for (const auto& bad : check_claims(cfg.impls[i], f.c, cfg.properties)) {
+    auto it = impls_of.find(f.c.op);
+    if (it == impls_of.end()) {
+      std::vector<Subject> made;
+      for (const auto& spec : cfg.specs) made.push_back(make_spec(spec, *f.c.op));
+      it = impls_of.emplace(f.c.op, std::move(made)).first;
+    }
+    for (size_t i = 0; i < it->second.size(); ++i)
+      for (const auto& bad : check_claims(it->second[i], f.c, cfg.properties)) {
         ++failed;
         std::cout << "FAIL " << p.string() << " " << bad.signature << "\n" << bad.verdict.message << "\n";
       }
@@ -216,7 +226,7 @@ int cmd_coverage(const Args& a) {
   std::vector<std::string> want;
   for (const auto& p : all_index_patterns())
     for (DType t : {DType::bf16, DType::f16, DType::f32}) want.push_back(p + " x " + dtype_name(t));
-  for (const auto& v : all_value_classes()) want.push_back("values " + v);
+  for (const auto& v : value_classes_of(fuzz_target_op())) want.push_back("values " + v);
   for (int k = 0; k < plan_choices(); ++k) want.push_back("plan " + plan_choice_name(k));
   int missing = 0;
   for (const auto& w : want)
@@ -229,7 +239,7 @@ int cmd_coverage(const Args& a) {
   return missing ? 1 : 0;
 }
 
-// In-process executions per second of the fuzz_gate_residual body on random
+// In-process executions per second of the op's fuzz target body on random
 // small inputs: no engine, no sanitizers, one core.
 int cmd_bench(const Args& a) {
   uint64_t s = 12345;
@@ -256,9 +266,9 @@ int cmd_bench(const Args& a) {
   std::string impls;
   for (const auto& sp : cfg.specs) impls += (impls.empty() ? "" : ",") + sp;
   const double cpu = double(std::clock() - cpu0) / CLOCKS_PER_SEC;
-  out("fuzz_gate_residual body: %lld execs in %.1f s wall, %.1f s CPU = %.0f execs/s, %.0f per CPU-second "
+  out("fuzz_%s body: %lld execs in %.1f s wall, %.1f s CPU = %.0f execs/s, %.0f per CPU-second "
               "(impl %s, %zu properties, error features %s); %lld inputs with a claimed failure\n",
-              (long long)n, elapsed, cpu, double(n) / elapsed, double(n) / cpu, impls.c_str(), cfg.properties.size(),
+              fuzz_target_op().name, (long long)n, elapsed, cpu, double(n) / elapsed, double(n) / cpu, impls.c_str(), cfg.properties.size(),
               cfg.error_features ? "on" : "off", (long long)failures);
   return 0;
 }

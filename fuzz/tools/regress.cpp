@@ -105,7 +105,7 @@ int regress_crash_input(const std::string& input, const std::string& out_dir, do
       const ShrinkResult r = shrink_case_with(c, still_dies, nullptr, budget);
       FoundFailure f = base;
       f.failure = {last, died->signature};
-      const std::string note = "found by fuzz_gate_residual from input " + input + "; the implementation " +
+      const std::string note = "found by fuzz_" + std::string(fuzz_target_op().name) + " from input " + input + "; the implementation " +
                                death + " (replayed in a child process); shrunk in " + std::to_string(r.steps) +
                                " steps from " + describe(c);
       const std::string path = save_failure(out_dir, r.minimal, f, note);
@@ -113,14 +113,14 @@ int regress_crash_input(const std::string& input, const std::string& out_dir, do
       ++saved;
       continue;
     }
-    // 2. Every call came back: replay in process as fuzz_gate_residual does
+    // 2. Every call came back: replay in process as the op's fuzz target does
     //    (its error-feature run first, then the claims).
     if (cfg.error_features && i < 4) (void)error_over_bound(impl, c);
     for (const auto& found : check_claims(impl, c, cfg.properties)) {
       Case minimal = c;
       FoundFailure f = base;
       f.failure = found;
-      std::string note = "found by fuzz_gate_residual from input " + input;
+      std::string note = "found by fuzz_" + std::string(fuzz_target_op().name) + " from input " + input;
       try {
         const ShrinkResult r = shrink_case(impl, found.verdict.property, c, nullptr, budget);
         minimal = r.minimal;

@@ -7,6 +7,7 @@
 
 #include "../../case/case_json.h"
 #include "../../case/case_snapshot.h"
+#include "../../kernels/rmsnorm_modulate.h"
 #include "../op_target.h"
 
 namespace gatecheck::fuzz {
@@ -21,12 +22,14 @@ void write_text(const std::string& path, const std::string& s) {
   f << s;
 }
 
-}  // namespace
-
-int write_seeds(const std::string& dir) {
-  const std::string gate_dir = dir + "/fuzz_gate_residual", file_dir = dir + "/fuzz_corpus_file";
+// The decoder seeds of one op's target into dir/fuzz_OP/, and a valid corpus
+// file of each (pattern, dtype) into file_dir; returns {decoder seeds, files}.
+std::pair<int, int> write_op_seeds(const std::string& dir, const std::string& file_dir, const OpSchema& op,
+                                   int json_n) {
+  const std::string gate_dir = dir + "/fuzz_" + op.name;
   std::filesystem::create_directories(gate_dir);
-  std::filesystem::create_directories(file_dir);
+  DecodeLimits lim;
+  lim.op = &op;
   // Random inputs from a fixed splitmix64 stream; keep one per new
   // (pattern, dtype), (value class, dtype) and (plan, dtype), small cases only.
   std::set<std::string> seen;
@@ -37,12 +40,13 @@ int write_seeds(const std::string& dir) {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
   };
-  int n = 0, json_n = 0;
+  int n = 0;
+  const int json_first = json_n;
   for (int attempt = 0; attempt < 200000; ++attempt) {
     std::vector<uint8_t> bytes(size_t(24 + next() % 40));
     for (auto& b : bytes) b = uint8_t(next());
     DecodeInfo info;
-    const Case c = decode_input(bytes.data(), bytes.size(), &info);
+    const Case c = decode_case(bytes.data(), bytes.size(), lim, &info);
     if (c.rows > 40) continue;  // seeds stay quick; the fuzzer grows them
     const std::string t = dtype_name(c.dtype);
     const std::string keys[] = {"p:" + info.spec.index_pattern + t, "v:" + info.spec.value_class + t,
@@ -58,6 +62,22 @@ int write_seeds(const std::string& dir) {
       f.c = c;
       write_text(file_dir + "/seed-" + std::to_string(json_n++), case_to_json(f));
     }
+  }
+  return {n, json_n - json_first};
+}
+
+}  // namespace
+
+int write_seeds(const std::string& dir) {
+  const std::string file_dir = dir + "/fuzz_corpus_file";
+  std::filesystem::create_directories(file_dir);
+  // Each built-in op's target, each from the same fixed stream (gate_residual
+  // first, so its corpus-file seeds come first).
+  int n = 0, json_n = 0;
+  for (const OpSchema* op : {&gate_residual_schema(), &rmsnorm_modulate_schema()}) {
+    const auto [seeds, files] = write_op_seeds(dir, file_dir, *op, json_n);
+    n += seeds;
+    json_n += files;
   }
   // A generator spec, a failure record, and corruptions that must be rejected cleanly.
   CaseFile spec;

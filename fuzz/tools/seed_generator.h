@@ -1,5 +1,6 @@
-// Seed inputs for the fuzz targets, made deterministically: decoder inputs
-// covering every index pattern x dtype, every value class and plan kind, and
+// Seed inputs for the fuzz targets, made deterministically: decoder inputs of
+// each op covering every index pattern x dtype, every value class (the op's
+// own too) and plan kind, and
 // corpus-file inputs (valid files of each dtype, a generator spec, and
 // classic corruptions). fuzz/make_seeds.sh names them by sha1.
 #pragma once
@@ -8,7 +9,8 @@
 
 namespace gatecheck::fuzz {
 
-// Writes seeds into dir/fuzz_gate_residual/ and dir/fuzz_corpus_file/; returns how many.
+// Writes seeds into dir/fuzz_OP/ for each built-in op (fuzz_gate_residual,
+// fuzz_rmsnorm_modulate) and dir/fuzz_corpus_file/; returns how many.
 int write_seeds(const std::string& dir);
 
 }  // namespace gatecheck::fuzz

@@ -51,10 +51,12 @@ namespace {
 std::string limits_suffix(const GenLimits& l) {
   const GenLimits d;
   if (l.max_rows == d.max_rows && l.max_dim == d.max_dim && l.max_gates == d.max_gates && l.big_dims == d.big_dims &&
-      l.min_rows == d.min_rows && l.min_dim == d.min_dim && l.min_gates == d.min_gates)
+      l.big_dim_max == d.big_dim_max && l.min_rows == d.min_rows && l.min_dim == d.min_dim && l.min_gates == d.min_gates)
     return "";
   return "/rows<=" + std::to_string(l.max_rows) + ",dim<=" + std::to_string(l.max_dim) +
          ",gates<=" + std::to_string(l.max_gates) + (l.big_dims ? "" : ",no-h3-dims") +
+         // (a wide-dim cap that --max-dim set is named by dim<= already)
+         (l.big_dim_max != d.big_dim_max && l.big_dim_max != l.max_dim ? ",wide<=" + std::to_string(l.big_dim_max) : "") +
          (l.min_rows != d.min_rows ? ",rows>=" + std::to_string(l.min_rows) : "") +
          (l.min_dim != d.min_dim ? ",dim>=" + std::to_string(l.min_dim) : "") +
          (l.min_gates != d.min_gates ? ",gates>=" + std::to_string(l.min_gates) : "");
@@ -76,6 +78,7 @@ void count(Coverage& cov, const Case& c) {
   ++cov.patterns[c.index_pattern.empty() ? "(none)" : c.index_pattern];
   ++cov.dtypes[dtype_name(c.dtype)];
   for (const auto& s : size_classes(c)) ++cov.sizes[s];
+  if (c.dim >= kWideDimCounted) ++cov.wide_dims[c.dim];
   ++cov.values[c.value_class.empty() ? "(none)" : c.value_class];
   ++cov.plans[c.plan ? c.plan->kind : "(default)"];
 }
@@ -85,6 +88,7 @@ void add(Coverage& to, const Coverage& from) {
                       std::make_pair(&to.sizes, &from.sizes), std::make_pair(&to.values, &from.values),
                       std::make_pair(&to.plans, &from.plans)})
     for (const auto& kv : *f) (*t)[kv.first] += kv.second;
+  for (const auto& [dim, n] : from.wide_dims) to.wide_dims[dim] += n;
   to.scale.add(from.scale);
 }
 

@@ -136,6 +136,9 @@ struct PropertyResult {
 
 struct Coverage {
   std::map<std::string, int64_t> patterns, dtypes, sizes, values, plans;
+  // dim -> cases, for dims of kWideDimCounted (1,000) and more: which wide
+  // dims the small tier drew (generators.h).
+  std::map<int64_t, int64_t> wide_dims;
   ScaleCoverage scale;  // the scale tier's cases (counted apart from the above)
 };
 

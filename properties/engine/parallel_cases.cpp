@@ -23,17 +23,20 @@ struct Drawn {
   int64_t index;
   std::string pattern, dtype, value, plan;
   std::vector<std::string> sizes;
+  int64_t dim;
 };
 
 Drawn drawn(int64_t index, const Case& c) {
   return {index, c.index_pattern.empty() ? "(none)" : c.index_pattern, dtype_name(c.dtype),
-          c.value_class.empty() ? "(none)" : c.value_class, c.plan ? c.plan->kind : "(default)", size_classes(c)};
+          c.value_class.empty() ? "(none)" : c.value_class, c.plan ? c.plan->kind : "(default)", size_classes(c),
+          c.dim};
 }
 
 void count(Coverage& cov, const Drawn& d) {
   ++cov.patterns[d.pattern];
   ++cov.dtypes[d.dtype];
   for (const auto& s : d.sizes) ++cov.sizes[s];
+  if (d.dim >= kWideDimCounted) ++cov.wide_dims[d.dim];
   ++cov.values[d.value];
   ++cov.plans[d.plan];
 }

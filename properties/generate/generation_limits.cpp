@@ -22,9 +22,10 @@ GenLimits generation_limits(const Subject& s, const GenLimits& run) {
   l.max_rows = std::min(l.max_rows, v.max_rows);
   l.max_dim = std::min(l.max_dim, v.max_dim);
   l.max_gates = std::min(l.max_gates, v.max_gates);
-  // H3's widths are drawn for small cases whatever max_dim says: not above
+  // Wide dims are drawn for small cases whatever max_dim says: not above
   // the contract's largest dim.
-  for (int64_t d : edges::big_dims()) l.big_dims = l.big_dims && d <= v.max_dim;
+  l.big_dim_max = std::min(l.big_dim_max, v.max_dim);
+  l.big_dims = l.big_dims && *std::min_element(edges::big_dims().begin(), edges::big_dims().end()) <= l.big_dim_max;
   auto check = [&](const char* what, int64_t min, int64_t max) {
     if (min > max)
       throw std::invalid_argument(s.label() + "'s valid inputs (" + v.describe() + ") and this run's generator limits leave no " +

@@ -31,7 +31,11 @@ const std::vector<int64_t>& dims() {
   return v;
 }
 const std::vector<int64_t>& big_dims() {
-  static const std::vector<int64_t> v = {3072, 5376};
+  // The models' widths, then awkward ones past a tile's or a block's width:
+  // odd (3071, 3073), one past a power of two (4097, 8193, 16385), primes
+  // (4093, 4099, 5381, 6143, 8191, 12289, 16381), and 16384.
+  static const std::vector<int64_t> v = {3072, 5376, 8192, 3071, 3073,  4093,  4097,  4099,
+                                         5381, 6143, 8191, 8193, 12289, 16381, 16384, 16385};
   return v;
 }
 const std::vector<int64_t>& gates() {
@@ -117,7 +121,7 @@ rc::Gen<int64_t> gen_rows(const GenLimits& l) {
 
 rc::Gen<int64_t> gen_dim(const GenLimits& l, int64_t rows) {
   const auto e = within(edges::dims(), std::max<int64_t>(l.min_dim, 1), l.max_dim);
-  const auto big = within(edges::big_dims(), l.min_dim, std::numeric_limits<int64_t>::max());
+  const auto big = within(edges::big_dims(), l.min_dim, l.big_dim_max);
   const bool big_ok = l.big_dims && rows <= l.big_dim_max_rows && !big.empty();
   const int64_t lo = std::max<int64_t>(l.min_dim, 1), hi = std::max(lo, l.max_dim);
   // odd sizes: no vector width divides them
@@ -125,11 +129,22 @@ rc::Gen<int64_t> gen_dim(const GenLimits& l, int64_t rows) {
     const int64_t v = (lo | 1) + 2 * k;
     return v > hi ? hi : v;
   });
-  return weighted({{l.min_dim == 0 ? 1 : 0, rc::gen::just(int64_t(0))},  // empty problem
-                   {e.empty() ? 0 : 6, e.empty() ? rc::gen::just(int64_t(lo)) : rc::gen::elementOf(e)},
-                   {2, odd},
-                   {2, rc::gen::inRange<int64_t>(lo, hi + 1)},
-                   {big_ok ? 3 : 0, big_ok ? rc::gen::elementOf(big) : rc::gen::just(int64_t(lo))}});
+  auto small = weighted({{l.min_dim == 0 ? 1 : 0, rc::gen::just(int64_t(0))},  // empty problem
+                          {e.empty() ? 0 : 6, e.empty() ? rc::gen::just(int64_t(lo)) : rc::gen::elementOf(e)},
+                          {2, odd},
+                          {2, rc::gen::inRange<int64_t>(lo, hi + 1)}});
+  if (!big_ok) return small;
+  // A wide dim for kWideDimPercent of the cases with few rows, at every
+  // RapidCheck size: a pick that followed the size (as inRange and elementOf
+  // do) would reach the wide dims, and the later ones of the list, only late
+  // in a run. The pick shrinks towards a small dim.
+  const auto at_full_size = [](rc::Gen<int64_t> g) {
+    return rc::Gen<int64_t>([g](const rc::Random& r, int) { return g(r, rc::kNominalSize); });
+  };
+  auto wide = at_full_size(rc::gen::elementOf(big));
+  return rc::gen::mapcat(at_full_size(rc::gen::inRange<int64_t>(0, 100)), [small, wide](int64_t pick) {
+    return pick < 100 - kWideDimPercent ? small : wide;
+  });
 }
 
 rc::Gen<int64_t> gen_gates(const GenLimits& l, int64_t rows, const std::string& pattern) {
@@ -245,7 +260,11 @@ std::vector<std::string> size_classes(const Case& c) {
     const char* r = n == 0 ? "0" : n < 10 ? "1-9" : n < 100 ? "10-99" : n < 1000 ? "100-999" : "1000+";
     return std::string(what) + " " + r;
   };
-  return {cls("rows", c.rows), cls("dim", c.dim), cls("gates", c.gates)};
+  // dim splits 1000+ at 4,096, a tile's or a block's width: past it is what
+  // wide rows are drawn for.
+  std::string dim = cls("dim", c.dim);
+  if (c.dim >= 1000) dim = c.dim > kWideDimEdge ? "dim 4097+" : "dim 1000-4096";
+  return {cls("rows", c.rows), dim, cls("gates", c.gates)};
 }
 
 }  // namespace gatecheck

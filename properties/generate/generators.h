@@ -31,9 +31,11 @@ const std::vector<int64_t>& rows();
 // primes: no power-of-two factor a tiling could hide behind.
 const std::vector<int64_t>& prime_rows();
 // dim: 1..9 (below any vector width), around 16/32/128/256 (vector and
-// warp/block widths), plus H3's real widths 3072 and 5376 (see big_dims).
+// warp/block widths), plus the wide dims of big_dims.
 const std::vector<int64_t>& dims();
-// The H3 model's dims: large, so drawn only for small row counts.
+// Wide dims: the models' 3072, 5376 and 8192, and awkward dims past 4,096
+// (odd, primes, one past a power of two) up to 16,385, where column-tiled
+// kernels break. Drawn only for small row counts, so a case stays cheap.
 const std::vector<int64_t>& big_dims();
 // gates: 1, 2, 3 and H3's 9; "about rows" and "more than rows" are relative
 // and drawn by gen_gates.
@@ -45,8 +47,11 @@ struct GenLimits {
   int64_t min_rows = 0, max_rows = 1100;
   int64_t min_dim = 0, max_dim = 300;
   int64_t min_gates = 0, max_gates = 256;  // a case with rows has at least 1 gate whatever min_gates says
-  // Big H3 dims (edges::big_dims) are drawn, rarely, when rows <= this.
+  // Wide dims (edges::big_dims) up to big_dim_max are drawn when rows <=
+  // big_dim_max_rows, whatever max_dim says (a lower --max-dim lowers
+  // big_dim_max too).
   int64_t big_dim_max_rows = 8;
+  int64_t big_dim_max = 16385;
   bool big_dims = true;
   std::vector<DType> dtypes = {DType::bf16, DType::f16, DType::f32};
   std::vector<std::string> index_patterns = all_index_patterns();
@@ -88,7 +93,17 @@ Case case_skeleton(const CaseSpec& s, int64_t max_singletons = kDefaultMaxSingle
 // one batch, in order.
 bool plan_moves_rows(const std::string& property, const Case& c);
 
-// Size classes of a case for coverage statistics: {"rows 10-99", "dim 1-9"}.
+// A dim past this is past a tile's or a block's width: coverage reports the
+// cases drawn past it (Coverage::wide_dims).
+constexpr int64_t kWideDimEdge = 4096;
+// The share of cases of at most big_dim_max_rows rows drawn with a wide dim
+// (percent), whatever RapidCheck's size.
+constexpr int64_t kWideDimPercent = 10;
+// A dim from this on is counted, by value, in Coverage::wide_dims.
+constexpr int64_t kWideDimCounted = 1000;
+
+// Size classes of a case for coverage statistics: {"rows 10-99", "dim 1-9"}
+// (dim's 1000+ split at 4,096: "dim 1000-4096", "dim 4097+").
 std::vector<std::string> size_classes(const Case& c);
 
 }  // namespace gatecheck

@@ -19,6 +19,7 @@ constexpr int64_t kGridLimit = 65535;                  // blocks in a grid's y o
 constexpr int64_t kThreadsEdge = 65535 * 256;          // elements, one a thread in 256-thread blocks
 constexpr int64_t kInt32Edge = (int64_t(1) << 31) - 1;  // int32 offsets, thread ids
 constexpr int64_t kCpuMaxElements = int64_t(1) << 22;   // rows past 65,536 at small dims, cheaply
+constexpr int64_t kCpuWideElements = int64_t(1) << 20;  // wide rows on the CPU: up to 64 of 16,385 columns
 
 template <class T>
 T pick(Prng& rng, const std::vector<T>& v) {
@@ -49,8 +50,13 @@ const std::vector<int64_t>& gpu_row_dims() {  // below, at and past vector and w
   static const std::vector<int64_t> v = {1, 3, 8, 9, 31, 33, 127, 128, 129, 257, 1000};
   return v;
 }
-const std::vector<int64_t>& model_dims() {  // the models' widths and awkward neighbours
-  static const std::vector<int64_t> v = {3072, 5376, 8192, 3071, 3073, 4093, 4099, 5381, 6143, 8191, 8193};
+const std::vector<int64_t>& model_dims() {  // the models' widths and awkward ones past a block's width
+  static const std::vector<int64_t> v = {3072, 5376, 8192, 3071, 3073, 4093, 4097, 4099, 5381,
+                                         6143, 8191, 8193, 12289, 16381, 16384, 16385};
+  return v;
+}
+const std::vector<int64_t>& cpu_wide_rows() {  // a few rows of a wide dim, and one past a warp and a 64-row tile
+  static const std::vector<int64_t> v = {2, 3, 7, 8, 9, 17, 33, 64, 65, 127};
   return v;
 }
 const std::vector<int64_t>& segment_rows() {  // a few 256-row tiles up to 65,536 rows
@@ -127,7 +133,8 @@ ScaleSpec draw_rung(Prng& rng, int rung, const PropertyInfo& prop, const ScaleLi
     case kModelRung: {
       static const std::vector<int64_t> r = {4097, 8192, 32768, 65537};
       s.dim = pick(rng, model_dims());
-      s.rows = pick(rng, r);
+      // On the CPU a few rows, so that a wide case costs what a small one does.
+      s.rows = gpu ? pick(rng, r) : std::min(pick(rng, cpu_wide_rows()), std::max<int64_t>(2, kCpuWideElements / s.dim));
       break;
     }
     case kSegmentRung: {
@@ -212,12 +219,13 @@ ScaleSpec draw_scale_case(uint64_t seed, const std::string& property, int64_t in
   const bool big_ok = gpu && l.past_2_31_note.empty();
   // grid, threads, model, segment, many gates, past 2^31, any pattern
   const std::vector<int> weights = gpu ? std::vector<int>{20, 10, 15, 20, 10, big_ok ? 15 : 0, 10}
-                                       : std::vector<int>{30, 0, 0, 30, 20, 0, 20};
+                                       : std::vector<int>{30, 0, 20, 30, 20, 0, 20};
   // The first draws of every property open with the edges that matter most,
   // so that even a short budget reaches them: the grid's rows, past 2^31
-  // elements (where the memory allows), a long segment. Then by weight.
+  // elements (where the memory allows; on the CPU: wide rows), a long
+  // segment. Then by weight.
   const std::vector<int> opening = gpu ? std::vector<int>{kGridRung, big_ok ? kPast2To31Rung : kThreadsRung, kSegmentRung}
-                                       : std::vector<int>{kGridRung, kSegmentRung, kManyGatesRung};
+                                       : std::vector<int>{kGridRung, kModelRung, kSegmentRung, kManyGatesRung};
   const int sets = scale_output_sets(property);
   ScaleSpec s;
   bool ok = false;
@@ -290,6 +298,7 @@ void ScaleCoverage::add(const ScaleCase& c, double secs) {
   max_elements = std::max(max_elements, c.elements());
   for (const auto& e : edges_passed(c)) ++past[e];
   ++rungs[c.spec.rung.empty() ? "(file)" : c.spec.rung];
+  if (c.dim >= kWideDimCounted) ++wide_dims[c.dim];
 }
 
 void ScaleCoverage::add(const ScaleCoverage& o) {
@@ -301,6 +310,7 @@ void ScaleCoverage::add(const ScaleCoverage& o) {
   max_elements = std::max(max_elements, o.max_elements);
   for (const auto& [k, n] : o.past) past[k] += n;
   for (const auto& [k, n] : o.rungs) rungs[k] += n;
+  for (const auto& [d, n] : o.wide_dims) wide_dims[d] += n;
   for (const auto& [k, n] : o.skipped) skipped[k] += n;
 }
 

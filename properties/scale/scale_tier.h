@@ -11,7 +11,9 @@
 //  - long segments (one gate holding from a few 256-row tiles up to 65,536
 //    rows) and many gates (rows/3, and one gate per row);
 //  - every index pattern and batch-plan kind.
-// On the CPU, dims stay small so that rows past 65,536 stay cheap.
+// On the CPU, dims stay small so that rows past 65,536 stay cheap, but for
+// the model-dims rung, which draws the same wide dims with a few rows (at most
+// 2^20 elements a tensor).
 //
 // The schedule (ScaleShare) is decided per time slice or per case index, so
 // a parallel engine can keep one per worker; scale case j of a property is
@@ -59,8 +61,8 @@ ScaleLimits scale_limits(Device d, const ScaleOptions& o);
 // Scale case `index` of `property` under `seed`: deterministic given the
 // limits. Cases 0, 1 and 2 open with the grid's rows, a case past 2^31
 // elements (on a GPU with the memory; else the 65,535 x 256 edge) and a long
-// segment (on the CPU: the grid's rows, a long segment, many gates); later
-// ones take a rung by weight.
+// segment (on the CPU, cases 0 to 3: the grid's rows, wide rows, a long
+// segment, many gates); later ones take a rung by weight.
 ScaleSpec draw_scale_case(uint64_t seed, const std::string& property, int64_t index, const ScaleLimits& l);
 
 // The share rule for one implementation x property pair.
@@ -97,6 +99,7 @@ struct ScaleCoverage {
   int64_t max_rows = 0, max_dim = 0, max_segment = 0, max_elements = 0;
   std::map<std::string, int64_t> past;     // edge -> cases past it
   std::map<std::string, int64_t> rungs;    // ladder rung -> cases
+  std::map<int64_t, int64_t> wide_dims;    // dim -> cases, dims of 1,000 and more (generators.h)
   std::map<std::string, int64_t> skipped;  // why a drawn case did not run -> count
   std::map<std::string, std::string> notes;  // device -> what the limits left out
   void add(const ScaleCase& c, double seconds);

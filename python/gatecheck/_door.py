@@ -11,7 +11,9 @@ output buffer.
 A target implements one op (gatecheck ops lists them, with their tensors in
 order). For gate_residual, whose inputs are res, gate, index, y, it is
   - a callable fn(res, gate, index, y) -> out, gradients by autograd;
-  - a torch.autograd.Function subclass (its apply is the callable);
+  - a torch.autograd.Function subclass (its apply is the callable; apply
+    takes no keywords, so the op's scalars follow the tensors in order:
+    forward(ctx, x, w, shift, scale, index, eps) for rmsnorm_modulate);
   - an object with forward(res, gate, index, y) -> out and optionally
     backward(grad_out, res, gate, index, y) -> (grad_res, grad_gate, grad_y)
     (None for a gradient means zeros); without backward, autograd.
@@ -68,7 +70,10 @@ class Door:
         self.name = spec  # python:SPEC names it
         self.op = _Op(op)
         if isinstance(target, type) and issubclass(target, torch.autograd.Function):
-            self._fwd, self._bwd = target.apply, None
+            # apply takes no keywords: the scalars follow the tensors, in the op's order.
+            names = list(self.op.scalars)
+            self._fwd = lambda *ins, **scalars: target.apply(*ins, *[scalars[n] for n in names])
+            self._bwd = None
         elif callable(getattr(target, "forward", None)) and not isinstance(target, type):
             self._fwd = target.forward
             bwd = getattr(target, "backward", None)

@@ -13,6 +13,13 @@ implementations gatecheck can check:
                        libgatecheck_torch_op.so: beside this file, or
                        GATECHECK_TORCH_OP=path)
 
+rmsnorm_modulate's peers (peers_rmsnorm_modulate.py) are exported here too:
+
+    gatecheck check --op rmsnorm_modulate --impl python:gatecheck.peers:rmsnorm_modulate_diffusers
+
+  rmsnorm_modulate_diffusers, rmsnorm_modulate_rms_norm (F.rms_norm, PyTorch
+  2.4 and later), rmsnorm_modulate_compiled (CUDA, PyTorch 2)
+
 Each checks its arguments first, as torch-eager does in gatecheck, with
 messages that name the argument and its value (on CUDA an unchecked index
 ends in a device-side assert, and nothing after it runs). Each declares the
@@ -25,7 +32,11 @@ import os
 
 import torch
 
-__all__ = ["diffusers_eager", "eager_deterministic", "compiled", "gatecheck_op"]
+from .peers_rmsnorm_modulate import (rmsnorm_modulate_compiled, rmsnorm_modulate_diffusers,
+                                     rmsnorm_modulate_rms_norm)
+
+__all__ = ["diffusers_eager", "eager_deterministic", "compiled", "gatecheck_op", "rmsnorm_modulate_diffusers",
+           "rmsnorm_modulate_rms_norm", "rmsnorm_modulate_compiled"]
 
 # What eager PyTorch is known not to keep, by device (as gatecheck's own
 # torch-eager contract in properties/contract.cpp).

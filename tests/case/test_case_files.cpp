@@ -66,6 +66,36 @@ TEST_P(CaseFileRoundTrip, SnapshotIsBitExact) {
 INSTANTIATE_TEST_SUITE_P(AllDtypes, CaseFileRoundTrip, ::testing::Values(DType::f32, DType::f16, DType::bf16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
+// rmsnorm_modulate's tensor named scale is an array of values, not a
+// scale-tier spec (an object): its files round-trip in both formats.
+TEST(CaseFile, RmsnormModulateFilesWithTheirScaleTensorRoundTrip) {
+  const OpSchema& op = *find_op_schema("rmsnorm_modulate");
+  for (DType t : {DType::bf16, DType::f16, DType::f32}) {
+    const auto sp = specials(t);
+    CaseFile f;
+    f.c = make_case(op, t, 3, int64_t(sp.size()), 2);
+    f.c.index = {1, 0, 1};
+    for (HostTensor& x : f.c.inputs)
+      for (int64_t i = 0; i < x.numel(); ++i) x.set_bits(i, sp[size_t((i * 5 + x.rows) % int64_t(sp.size()))]);
+    f.c.scalars = {1e-5};
+    const std::string text = case_to_json(f);
+    ASSERT_NE(text.find("\"scale\": ["), std::string::npos) << text.substr(0, 200);
+    const CaseFile g = case_from_json(text, "rms.json");
+    EXPECT_FALSE(g.scale.has_value());
+    EXPECT_TRUE(g.c == f.c) << dtype_name(t);
+    EXPECT_TRUE(case_from_snapshot(case_to_snapshot(f), "rms.snap").c == f.c) << dtype_name(t);
+  }
+  // A scale spec (an object) names its op's scale files, which only gate_residual has.
+  nlohmann::json j = nlohmann::json::parse(case_to_json(CaseFile{make_case(op, DType::f32, 1, 1, 1)}));
+  j["scale"] = nlohmann::json::object();
+  try {
+    case_from_json(j.dump(), "s.json");
+    ADD_FAILURE() << "a scale spec of rmsnorm_modulate was read";
+  } catch (const CaseFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("only gate_residual has scale files"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CaseFile, RoundTripDetectsASingleFlippedBit) {
   // The comparison the round-trip tests rely on must see -0 vs +0.
   Case a = special_case(DType::bf16);

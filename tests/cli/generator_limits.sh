@@ -13,7 +13,7 @@ grep -q '"max_rows": 3000' "$work/host.json" && grep -q '"max_dim": 8' "$work/ho
 grep -q "replay this run with --seed 1 --max-rows 3000 --max-dim 8)" "$work/host.out" ||
   fail "the header's replay hint lacks the limits: $(head -1 "$work/host.out")"
 grep -Eq "^  rows .* 1000\+ [1-9]" "$work/host.out" || fail "no case of 1000 rows or more with --max-rows 3000: $(grep '^  rows ' "$work/host.out")"
-grep -Eq "^  dim .* (10-99|100-999|1000\+) " "$work/host.out" && fail "a dim above --max-dim 8: $(grep '^  dim ' "$work/host.out")"
+grep -Eq "^  dim .* (10-99|100-999|1000-4096|4097\+) " "$work/host.out" && fail "a dim above --max-dim 8: $(grep '^  dim ' "$work/host.out")"
 "$gc" check --impl host --min-rows 1000 --max-rows 2000 --min-dim 10 --max-dim 64 --properties accuracy --cases 30 --seed 2 \
   --corpus "$work/min" --json "$work/min.json" >"$work/min.out" 2>&1 || fail "the --min-rows run exited $? (want 0)"
 grep -Eq "^  rows +1000\+ 100%$" "$work/min.out" || fail "--min-rows 1000 drew smaller cases: $(grep '^  rows ' "$work/min.out")"

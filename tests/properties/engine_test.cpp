@@ -47,6 +47,31 @@ TEST(CheckEngine, HostPassesTheDefaultSetAndReportsCoverage) {
   EXPECT_FALSE(r.coverage.plans.empty());
 }
 
+// The coverage counts the wide dims the small tier drew, by value, and the
+// dim classes split at 4,096 (a run of few rows, where they are drawn).
+TEST(CheckEngine, CoverageCountsWideDims) {
+  CheckOptions o = small({"accuracy"}, 60);
+  o.limits.max_rows = 8;
+  o.limits.big_dims = true;
+  int64_t wide = 0;
+  o.before_run = [&](const Subject&, const std::string&, const Case& c) { wide += c.dim >= 1000; };
+  const CheckReport r = run_check({make_subject("host", Device::cpu)}, o);
+  ASSERT_EQ(r.results.size(), 1u);
+  EXPECT_TRUE(r.results[0].passed);
+  int64_t counted = 0, past = 0;
+  for (const auto& [dim, n] : r.coverage.wide_dims) {
+    EXPECT_GE(dim, 1000);
+    counted += n;
+    if (dim > 4096) past += n;
+  }
+  EXPECT_GT(wide, 0);
+  EXPECT_EQ(counted, wide);
+  const auto sized = [&](const char* k) { return r.coverage.sizes.count(k) ? r.coverage.sizes.at(k) : 0; };
+  EXPECT_EQ(sized("dim 4097+"), past);
+  EXPECT_EQ(sized("dim 1000-4096") + past, wide);
+  EXPECT_EQ(sized("dim 1000+"), 0);
+}
+
 TEST(CheckEngine, SameSeedSameCases) {
   std::vector<std::string> a, b;
   CheckOptions o = small({"accuracy"}, 5);

@@ -22,8 +22,8 @@ TEST(Generators, EdgeListsHoldTheIssuesSizes) {
     EXPECT_TRUE(has(edges::rows(), r)) << r;
   for (int64_t d : {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 32, 33, 127, 128, 129, 255, 256, 257})
     EXPECT_TRUE(has(edges::dims(), d)) << d;
-  EXPECT_TRUE(has(edges::big_dims(), 3072));
-  EXPECT_TRUE(has(edges::big_dims(), 5376));
+  for (int64_t d : {3072, 5376, 8192, 4097, 4099, 8191, 8193, 16381, 16384})  // models', odd, one past 2^k, primes
+    EXPECT_TRUE(has(edges::big_dims(), d)) << d;
   for (int64_t g : {1, 2, 3, 9}) EXPECT_TRUE(has(edges::gates(), g)) << g;
 }
 
@@ -93,6 +93,68 @@ TEST(Generators, ValueClassesHoldWhatTheySay) {
     EXPECT_GT(classify("nan_inf", t).inf, 0);
     EXPECT_EQ(classify("normal", t).nan + classify("normal", t).inf, 0);
   }
+}
+
+// rmsnorm_modulate's own classes: zero rows of x that follow the seed (and
+// a weight that is not zero), rows spanning a dozen binades, squares that
+// overflow fp32, and eps drawn near a row's mean square.
+TEST(Generators, RmsnormModulateClassesHoldWhatTheySay) {
+  const OpSchema& op = *find_op_schema("rmsnorm_modulate");
+  auto make = [&](const std::string& cls, DType t, uint64_t seed) {
+    Case c = make_case(op, t, 24, 40, 3);
+    fill_values(&c, cls, seed);
+    return c;
+  };
+  auto zero_row = [](const Case& c, int64_t r) {
+    for (int64_t j = 0; j < c.dim; ++j)
+      if (c.input("x").value(r * c.dim + j) != 0) return false;
+    return true;
+  };
+  std::set<std::vector<bool>> zero_sets;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    const Case c = make("zero_rows", DType::bf16, seed);
+    std::vector<bool> zeros;
+    for (int64_t r = 0; r < c.rows; ++r) zeros.push_back(zero_row(c, r));
+    EXPECT_GT(std::count(zeros.begin(), zeros.end(), true), 0) << seed;
+    EXPECT_LT(std::count(zeros.begin(), zeros.end(), true), c.rows) << seed;
+    zero_sets.insert(zeros);
+    int64_t w_nonzero = 0;
+    for (int64_t j = 0; j < c.dim; ++j) w_nonzero += c.input("w").value(j) != 0;
+    EXPECT_GT(w_nonzero, 0) << "zero_rows zeroes rows of the batch, not the weight (seed " << seed << ")";
+  }
+  EXPECT_GT(zero_sets.size(), 3u) << "which rows are zero must follow the seed";
+  for (DType t : {DType::bf16, DType::f32}) {
+    const Case b = make("binade_span", t, 3);
+    float lo = INFINITY, hi = 0;
+    for (int64_t j = 0; j < b.dim; ++j) {
+      const float v = std::fabs(b.input("x").value(j));
+      if (v > 0) lo = std::min(lo, v), hi = std::max(hi, v);
+    }
+    EXPECT_GE(std::log2(hi / lo), 12) << dtype_name(t);
+    const Case h = make("huge", t, 3);
+    int overflow = 0;
+    for (int64_t i = 0; i < h.input("x").numel(); ++i) {
+      const float v = h.input("x").value(i);
+      overflow += std::isinf(v * v);
+    }
+    EXPECT_EQ(overflow, h.input("x").numel()) << dtype_name(t) << ": every square overflows fp32";
+  }
+  // eps: the default, a typical value, or within a factor 4 of some row's mean square.
+  int near = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const Case c = make("normal", DType::f32, seed);
+    const double eps = c.scalar("eps");
+    for (int64_t r = 0; r < c.rows; ++r) {
+      double ms = 0;
+      for (int64_t j = 0; j < c.dim; ++j) ms += double(c.input("x").value(r * c.dim + j)) * c.input("x").value(r * c.dim + j);
+      ms /= double(c.dim);
+      if (eps >= ms / 4.01 && eps <= ms * 4.01) {
+        ++near;
+        break;
+      }
+    }
+  }
+  EXPECT_GT(near, 10);
 }
 
 TEST(Generators, PlansNameOnlyRowsOfTheCase) {
@@ -172,7 +234,7 @@ RC_GTEST_PROP(Generators, CasesRespectLimits, ()) {
   RC_ASSERT(c.rows <= 100);
   RC_ASSERT(c.gates <= 20);
   RC_ASSERT(c.dtype == DType::f16);
-  RC_ASSERT(c.dim <= 40 || (c.rows <= 2 && (c.dim == 3072 || c.dim == 5376)));
+  RC_ASSERT(c.dim <= 40 || (c.rows <= 2 && has(edges::big_dims(), c.dim)));
   RC_ASSERT(int64_t(c.index.size()) == c.rows);
   for (int64_t k : c.index) RC_ASSERT(k >= 0 && k < c.gates);
   RC_ASSERT(c.rows == 0 || c.gates >= 1);
@@ -230,6 +292,44 @@ TEST(Generators, InvarianceGeneratorDrawsWhatSuchThatDraws) {
     }
     EXPECT_GT(drawn, 100) << p;
   }
+}
+
+// Wide rows: every op's generator draws dims past 4,096, not all multiples
+// of 8, for a few rows only (so a wide case costs what a small one does),
+// and the coverage classes name them. This fails if they stop being drawn.
+TEST(Generators, WideDimsAreDrawnForFewRows) {
+  for (const OpSchema* op : op_schemas()) {
+    GenLimits l;
+    l.op = op;
+    l.min_dim = std::max<int64_t>(l.min_dim, op->min_dim_with_rows);
+    const auto spec = gen_case_spec(l);
+    rc::Random stream(7);
+    int past = 0, odd_past = 0, at_16k = 0;
+    const int n = 2000;
+    for (int k = 0; k < n; ++k) {
+      const CaseSpec s = spec(stream.split(), k % 101).value();
+      if (s.dim <= l.max_dim) continue;
+      ASSERT_TRUE(has(edges::big_dims(), s.dim)) << op->name << ": dim " << s.dim;
+      ASSERT_LE(s.rows, l.big_dim_max_rows) << op->name << ": dim " << s.dim;
+      if (s.dim > kWideDimEdge) ++past;
+      if (s.dim > kWideDimEdge && s.dim % 8) ++odd_past;
+      if (s.dim >= 16381) ++at_16k;
+    }
+    // about 2% of the cases are wide, most of them past 4,096
+    EXPECT_GT(past, n / 100) << op->name;
+    EXPECT_GT(odd_past, n / 200) << op->name;
+    EXPECT_GT(at_16k, 0) << op->name;
+  }
+  Case c = make_case(DType::f32, 2, 4099, 1);
+  EXPECT_EQ(size_classes(c)[1], "dim 4097+");
+  c = make_case(DType::f32, 2, 3072, 1);
+  EXPECT_EQ(size_classes(c)[1], "dim 1000-4096");
+  // a lower --max-dim (big_dim_max) keeps every wide dim under it
+  GenLimits l;
+  l.big_dim_max = 5000;
+  const auto spec = gen_case_spec(l);
+  rc::Random stream(9);
+  for (int k = 0; k < 500; ++k) ASSERT_LE(spec(stream.split(), k % 101).value().dim, 5000);
 }
 
 }  // namespace

@@ -80,7 +80,41 @@ TEST(ScaleTier, CpuDrawsReachTheGridEdgesWithSmallDims) {
   EXPECT_EQ(r.patterns, all);
   EXPECT_EQ(r.plans, std::set<std::string>(all_plan_kinds().begin(), all_plan_kinds().end()));
   EXPECT_EQ(r.values, (std::set<std::string>{"exact", "rounding", "cancelling"}));
-  for (int64_t d : r.dims) EXPECT_LE(d, 17);
+  EXPECT_TRUE(r.rungs.count("model dims"));
+  // small dims but for the model-dims rung, whose wide dims pass 4,096 and
+  // are not all multiples of 8
+  bool past = false, odd_past = false;
+  for (int64_t d : r.dims) {
+    if (d > 17) {
+      EXPECT_GE(d, 3071);
+    }
+    past = past || d > 4096;
+    odd_past = odd_past || (d > 4096 && d % 8);
+  }
+  EXPECT_TRUE(past);
+  EXPECT_TRUE(odd_past);
+}
+
+// On the CPU every property's second scale case is wide rows: a few rows of
+// a dim past a tile's width, at most 2^20 elements, so that even a short
+// check draws one per property. This fails if the CPU tier stops drawing them.
+TEST(ScaleTier, CpuOpensWithWideRowsForEveryProperty) {
+  const ScaleLimits l = cpu_limits();
+  int past = 0, odd_past = 0, n = 0;
+  for (uint64_t seed = 1; seed <= 8; ++seed)
+    for (const auto& p : default_properties()) {
+      if (!has_scale_version(p)) continue;
+      const ScaleSpec s = draw_scale_case(seed, p, 1, l);
+      ++n;
+      EXPECT_EQ(s.rung, "model dims") << p;
+      EXPECT_GE(s.dim, 3071) << p;
+      EXPECT_GE(s.rows, 2) << p;
+      EXPECT_LE(s.rows * s.dim, int64_t(1) << 20) << p;
+      past += s.dim > 4096;
+      odd_past += s.dim > 4096 && s.dim % 8 != 0;
+    }
+  EXPECT_GT(past, n / 2);
+  EXPECT_GT(odd_past, n / 4);
 }
 
 // The GPU ladder, without a GPU: draws are decided by the limits alone
