@@ -24,7 +24,7 @@
 namespace gatecheck {
 
 constexpr int kRmsSegTileRows = 32;   // rows of a dshift/dscale tile
-constexpr int kRmsGroupsTarget = 1024;  // about this many dweight groups (the fused backward takes one per block)
+constexpr int kRmsGroupsTarget = 512;  // about this many dweight groups
 
 GC_HD int rms_vec(int elem_bytes) { return 16 / elem_bytes; }
 

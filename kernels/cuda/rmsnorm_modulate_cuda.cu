@@ -1,18 +1,16 @@
 // rmsnorm_modulate's CUDA kernels. The orders of every reduction are
 // rmsnorm_modulate_order.h's; the host twin (kernels/host) follows them.
 //
-// The fast kernels (rmsnorm_modulate_cuda_fast.cuh) take rows whose chunks
-// fit in one or two a thread: the forward row kernel and the fused backward.
-// Past that, the general kernels here: forward one block per row (grid-
-// stride over rows), T = rms_row_threads(dim) threads; backward a row kernel
-// for dx (sum x^2 and sum w*d*x together) that stores rstd, then a tile
-// kernel over the index plan (rows sorted by gate, stable, cut into tiles of
-// kRmsSegTileRows) that sums dshift, dscale (per tile) and dweight (per group
-// of tiles) in fp32, one thread per chunk of columns. Both end in
-// fold_kernel. No float atomics: every bit is fixed by the call. The general
-// kernels use vector loads (16 bytes) only where every tensor is 16-byte
-// aligned and dim is a multiple of the chunk; otherwise element loads, same
-// order.
+// Forward: one block per row (grid-stride over rows), T = rms_row_threads(dim)
+// threads; thread t sums the squares of chunks t, t + T, ... then the block
+// folds the partials by a fixed tree. Backward: the same row kernel for dx
+// (sum x^2 and sum w*d*x together) also stores rstd; an index plan (the rows
+// sorted by gate, stable, cut into tiles of kRmsSegTileRows) feeds a tile
+// kernel that sums dshift, dscale (per tile) and dweight (per group of tiles)
+// in fp32 with one thread per chunk of columns; a last kernel folds the
+// partials in order. No float atomics: every bit is fixed by the call.
+// Vector loads (16 bytes) only where every tensor is 16-byte aligned and
+// dim is a multiple of the chunk; otherwise element loads, same order.
 #include "rmsnorm_modulate_cuda.h"
 
 #include <cuda_runtime.h>
@@ -20,22 +18,28 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "../gate_residual_dtype.h"
 #include "../rmsnorm_modulate.h"
 #include "../rmsnorm_modulate_order.h"
-#include "rmsnorm_modulate_cuda_fast.cuh"
 
 namespace gatecheck {
 namespace {
 
-using namespace rms_cuda;
-
+constexpr unsigned long long kNoBadRow = ~0ull;
 constexpr int kTileThreads = 128;
 constexpr int kMaxGridRows = 65535;  // blocks of the row kernels; more rows loop (grid-stride)
+
+struct Ptrs {
+  const void *x = nullptr, *w = nullptr, *shift = nullptr, *scale = nullptr, *g = nullptr;
+  const int64_t* index = nullptr;
+  void *out = nullptr, *dx = nullptr, *dweight = nullptr, *dshift = nullptr, *dscale = nullptr;
+  int64_t rows = 0, dim = 0, gates = 0;
+  float eps = 0;
+  const unsigned long long* bad = nullptr;
+};
 
 template <class T> struct VecOf { static constexpr int value = 16 / int(sizeof(T)); };
 
@@ -68,6 +72,17 @@ __device__ __forceinline__ void store_chunk(T* p, int64_t j0, int n, const float
   }
 }
 
+// v rounded to T and back (the formula's intermediate roundings).
+template <class T> __device__ __forceinline__ float rn(float v) { return to_float(round_inner<T>(v)); }
+
+// Pairwise tree over a warp: lane i ends with the order's a[0] for its warp
+// (xor pairs hold equal sums at each level, addition being commutative).
+__device__ __forceinline__ float warp_tree(float v) {
+#pragma unroll
+  for (int h = 16; h; h >>= 1) v = __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, h));
+  return v;
+}
+
 // Two row statistics folded by the order's tree; every thread gets both.
 __device__ __forceinline__ float2 block_sum2(float a, float b, float2* sm) {
   a = warp_tree(a);
@@ -83,6 +98,10 @@ __device__ __forceinline__ float2 block_sum2(float a, float b, float2* sm) {
   }
   __syncthreads();
   return sm[32];
+}
+
+__device__ __forceinline__ float rstd_of(float ss, int64_t dim, float eps) {
+  return __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(__fdiv_rn(ss, float(dim)), eps)));
 }
 
 __device__ __forceinline__ int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -105,16 +124,12 @@ __global__ void check_index_kernel(const int64_t* index, int64_t rows, int64_t g
   }
 }
 
-// Tiles per gate; the gates the fold must write (other than one tile) listed
-// in any order (an integer atomic: the list's order changes no bit).
-__global__ void tile_counts_kernel(const int* count, int64_t gates, int* tiles, int* multi, int* fold_list,
-                                   int* fold_count) {
+__global__ void tile_counts_kernel(const int* count, int64_t gates, int* tiles, int* multi) {
   for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k <= gates; k += int64_t(gridDim.x) * blockDim.x) {
     const int n = k < gates ? count[k] : 0;
     const int t = (n + kRmsSegTileRows - 1) / kRmsSegTileRows;
     tiles[k] = t;
     multi[k] = t > 1 ? t : 0;
-    if (k < gates && t != 1) fold_list[atomicAdd(fold_count, 1)] = int(k);
   }
 }
 
@@ -232,6 +247,13 @@ __global__ void __launch_bounds__(1024) bwd_row_kernel(Ptrs a, float* rstd_out) 
 
 // ---- backward: dshift, dscale, dweight partials --------------------------------
 
+struct Plan {
+  const int *seg_start, *tiles, *tile_start, *multi_start, *rows_sorted;
+  const float* rstd;
+  float *seg_part, *dw_part;
+  int64_t tiles_per_group;
+};
+
 template <class T, bool VEC>
 __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) {
   if (*a.bad != kNoBadRow) return;
@@ -299,6 +321,36 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
   }
 }
 
+// The partials folded in order: gates with several tiles, gates without rows
+// (zeros), and dweight (the last row of the grid).
+template <class T>
+__global__ void bwd_fold_kernel(Ptrs a, Plan p) {
+  if (*a.bad != kNoBadRow) return;
+  const int64_t dim = a.dim, gates = a.gates, total = (gates + 1) * dim;
+  const int64_t ntiles = p.tile_start[gates];
+  const int64_t groups = (ntiles + p.tiles_per_group - 1) / p.tiles_per_group;
+  T *dshift = static_cast<T*>(a.dshift), *dscale = static_cast<T*>(a.dscale), *dweight = static_cast<T*>(a.dweight);
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total; e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t k = e / dim, j = e - k * dim;
+    if (k == gates) {
+      float acc = 0.0f;
+      for (int64_t b = 0; b < groups; ++b) acc = __fadd_rn(acc, p.dw_part[b * dim + j]);
+      dweight[j] = round_to<T>(acc);
+      continue;
+    }
+    const int nt = p.tiles[k];
+    if (nt == 1) continue;  // written by its tile
+    float sh = 0.0f, sc = 0.0f;
+    for (int i = 0; i < nt; ++i) {
+      const int64_t slot = p.multi_start[k] + i;
+      sh = __fadd_rn(sh, p.seg_part[(2 * slot) * dim + j]);
+      sc = __fadd_rn(sc, p.seg_part[(2 * slot + 1) * dim + j]);
+    }
+    dshift[e] = round_to<T>(sh);
+    dscale[e] = round_to<T>(sc);
+  }
+}
+
 // ---- host side --------------------------------------------------------------
 
 Status cuda_error(const char* who, cudaError_t e) {
@@ -320,7 +372,6 @@ struct Carve {
 
 struct Layout {
   int *count, *tiles, *multi, *seg_start, *tile_start, *multi_start, *keys, *vals, *keys_sorted, *rows_sorted;
-  int *fold_list, *fold_count;
   float *rstd, *seg_part, *dw_part;
   void* cub_tmp;
   size_t cub_bytes;
@@ -340,8 +391,6 @@ Layout carve(Carve& cv, int64_t rows, int64_t dim, int64_t gates, size_t cub_byt
   const int64_t groups = (rms_max_tiles(rows, gates) + rms_tiles_per_group(rows, gates) - 1) /
                          rms_tiles_per_group(rows, gates);
   l.count = cv.take<int>(G);
-  l.fold_list = cv.take<int>(G);
-  l.fold_count = cv.take<int>(1);
   l.tiles = cv.take<int>(G);
   l.multi = cv.take<int>(G);
   l.seg_start = cv.take<int>(G);
@@ -373,120 +422,34 @@ int key_bits(int64_t gates) {
   return b;
 }
 
-// GATECHECK_RMS_CUDA_PATH, for kernel work (every path computes the same
-// bits; only the speed differs): "auto" or unset, "general" (the general
-// kernels only), "one_block" (the fused backward's one-block, two-rows
-// variant wherever it fits).
-enum class RmsPath { automatic, general, one_block };
-
-Status rms_path_from_env(RmsPath* out) {
-  const char* v = std::getenv("GATECHECK_RMS_CUDA_PATH");
-  const std::string s = v ? v : "";
-  if (s.empty() || s == "auto") *out = RmsPath::automatic;
-  else if (s == "general") *out = RmsPath::general;
-  else if (s == "one_block") *out = RmsPath::one_block;
-  else
-    return Status::error(ErrorKind::implementation,
-                         "GATECHECK_RMS_CUDA_PATH='" + s + "' is not one of auto, general, one_block");
-  return Status::success();
-}
-
-// Blocks of `threads` that fit on the device at once (0: the kernel does not
-// fit at that size, and the general kernels take the call).
-template <class K>
-int64_t resident_blocks(K kernel, int threads) {
-  int dev = 0, sms = 0, per = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kernel, threads, 0) != cudaSuccess)
-    return 0;
-  return int64_t(per) * sms;
-}
-
-// Chunks per thread of a row (the order's T threads cover the row's chunks).
-int chunks_per_thread(int64_t dim, int vec) {
-  const int64_t nch = (dim + vec - 1) / vec, t = rms_row_threads(dim, vec);
-  return int((nch + t - 1) / t);
-}
-
-// The fast forward (rows kept in registers, R rows a step) on a persistent grid.
-template <class T, int CPT, int R, int MAXT, int MINB>
-bool launch_fwd_fast(const Ptrs& a, int threads, cudaStream_t s) {
-  if (threads > MAXT) return false;
-  const int64_t fit = resident_blocks(fwd_rows_kernel<T, CPT, R, MAXT, MINB>, threads);
-  if (fit <= 0) return false;
-  const int64_t steps = (a.rows + R - 1) / R;
-  fwd_rows_kernel<T, CPT, R, MAXT, MINB><<<unsigned(steps < fit ? steps : fit), threads, 0, s>>>(a);
-  return true;
-}
-
 template <class T>
-void launch_fwd(const Ptrs& a, bool vec, RmsPath path, cudaStream_t s) {
+void launch_fwd(const Ptrs& a, bool vec, cudaStream_t s) {
   const int threads = rms_row_threads(a.dim, VecOf<T>::value);
-  const int cpt = path == RmsPath::general ? 0 : chunks_per_thread(a.dim, VecOf<T>::value);
-  // Up to 768 threads two blocks per SM (one row a step each, 40 registers,
-  // no spills); past that one block, two rows a step. About 1,500 threads'
-  // loads in flight an SM either way. (A 32-register cap for three blocks
-  // spilled 170 bytes a thread.)
-  if (cpt == 1 && launch_fwd_fast<T, 1, 1, 768, 2>(a, threads, s)) return;
-  if (cpt == 1 && launch_fwd_fast<T, 1, 2, 1024, 1>(a, threads, s)) return;
-  if (cpt == 2 && launch_fwd_fast<T, 2, 1, 1024, 1>(a, threads, s)) return;
   const int blocks = int(a.rows < kMaxGridRows ? a.rows : kMaxGridRows);
   if (vec) fwd_kernel<T, true><<<blocks, threads, 0, s>>>(a);
   else fwd_kernel<T, false><<<blocks, threads, 0, s>>>(a);
 }
 
-// The fused backward: one block per dweight group (grid-stride).
-template <class T, int CPT, int RB, int REGS>
-bool launch_bwd_fused(const Ptrs& a, const Plan& p, int threads, int64_t groups, cudaStream_t s) {
-  constexpr int MAXT = 65536 / REGS < 1024 ? 65536 / REGS : 1024;  // threads the cap allows at all
-  auto* k = bwd_fused_kernel<T, CPT, RB, REGS>;
-  const size_t smem = fused_smem<T, CPT>(threads);
-  if (threads > MAXT || cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) != cudaSuccess)
-    return false;
-  int dev = 0, sms = 0, per = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, threads, smem) != cudaSuccess || per <= 0)
-    return false;
-  k<<<unsigned(groups < 65535 ? groups : 65535), threads, smem, s>>>(a, p);
-  return true;
-}
-
 template <class T>
-bool launch_bwd_fast(const Ptrs& a, const Plan& p, int threads, int64_t groups, RmsPath path, cudaStream_t s) {
-  if (path == RmsPath::general) return false;
-  const int cpt = chunks_per_thread(a.dim, VecOf<T>::value);
-  if (cpt == 1 && path == RmsPath::one_block) return launch_bwd_fused<T, 1, 2, 64>(a, p, threads, groups, s);
-  // Up to 768 threads two blocks per SM, one row a step (to 672 threads 48
-  // registers a thread, to 768 40); past that one block, two rows a step.
-  if (cpt == 1) {
-    if (threads <= 672) return launch_bwd_fused<T, 1, 1, 48>(a, p, threads, groups, s);
-    if (threads <= 768) return launch_bwd_fused<T, 1, 1, 40>(a, p, threads, groups, s);
-    return launch_bwd_fused<T, 1, 2, 64>(a, p, threads, groups, s);
-  }
-  return false;  // two or more chunks a thread: the general kernels
-}
-
-template <class T>
-void launch_bwd(const Ptrs& a, const Layout& l, bool vec, RmsPath path, cudaStream_t s) {
+void launch_bwd(const Ptrs& a, const Layout& l, bool vec, cudaStream_t s) {
   const int threads = rms_row_threads(a.dim, VecOf<T>::value);
-  Plan p{l.seg_start, l.tiles, l.tile_start, l.multi_start, l.rows_sorted, l.rstd, l.seg_part, l.dw_part,
-         rms_tiles_per_group(a.rows, a.gates), l.fold_list, l.fold_count};
-  const int64_t groups = (rms_max_tiles(a.rows, a.gates) + p.tiles_per_group - 1) / p.tiles_per_group;
-  if (groups > 0 && !launch_bwd_fast<T>(a, p, threads, groups, path, s)) {
-    // The general path: dx (and rstd) row by row, then the tile kernel.
+  if (a.rows > 0) {
     const int blocks = int(a.rows < kMaxGridRows ? a.rows : kMaxGridRows);
     if (vec) bwd_row_kernel<T, true><<<blocks, threads, 0, s>>>(a, l.rstd);
     else bwd_row_kernel<T, false><<<blocks, threads, 0, s>>>(a, l.rstd);
-    const int64_t nch = (a.dim + VecOf<T>::value - 1) / VecOf<T>::value;
+  }
+  Plan p{l.seg_start, l.tiles, l.tile_start, l.multi_start, l.rows_sorted, l.rstd, l.seg_part, l.dw_part,
+         rms_tiles_per_group(a.rows, a.gates)};
+  const int64_t nch = (a.dim + VecOf<T>::value - 1) / VecOf<T>::value;
+  const int64_t groups = (rms_max_tiles(a.rows, a.gates) + p.tiles_per_group - 1) / p.tiles_per_group;
+  if (groups > 0) {
     const dim3 grid(unsigned((nch + kTileThreads - 1) / kTileThreads), unsigned(groups < 65535 ? groups : 65535));
     if (vec) bwd_tile_kernel<T, true><<<grid, kTileThreads, 0, s>>>(a, p);
     else bwd_tile_kernel<T, false><<<grid, kTileThreads, 0, s>>>(a, p);
   }
-  // At most about 4,096 blocks: the list's length is on the device.
-  const int64_t cols = (a.dim + 31) / 32, cap = 4096 / cols > 1 ? 4096 / cols : 1;
-  const int64_t ey = a.gates + 1 < cap ? a.gates + 1 : cap;
-  const dim3 fgrid{unsigned(cols), unsigned(ey)};
-  fold_kernel<T><<<fgrid, dim3(32, kFoldRows), 0, s>>>(a, p);
+  const int64_t total = (a.gates + 1) * a.dim;
+  const int64_t fb = (total + 255) / 256;
+  bwd_fold_kernel<T><<<unsigned(fb < 4096 ? fb : 4096), 256, 0, s>>>(a, p);
 }
 
 Ptrs ptrs_of(const OpCall& c, const unsigned long long* bad) {
@@ -529,16 +492,13 @@ Status run_typed(const OpCall& c, unsigned long long* bad) {
   cudaStream_t s = static_cast<cudaStream_t>(c.p.stream);
   const Ptrs a = ptrs_of(c, bad);
   const bool vec = vector_ok(a, int(sizeof(T)));
-  RmsPath path = RmsPath::automatic;
-  const Status ps = rms_path_from_env(&path);
-  if (!ps.ok()) return ps;
   cudaError_t e = cudaMemsetAsync(bad, 0xff, sizeof *bad, s);
   if (e != cudaSuccess) return cuda_error(who, e);
   const unsigned check_blocks = unsigned(a.rows > 0 ? (a.rows + 255) / 256 < 4096 ? (a.rows + 255) / 256 : 4096 : 1);
   if (c.pass == Pass::forward) {
     if (a.rows == 0 || a.dim == 0) return Status::success();
     check_index_kernel<<<check_blocks, 256, 0, s>>>(a.index, a.rows, a.gates, bad, nullptr, nullptr, nullptr);
-    launch_fwd<T>(a, vec, path, s);
+    launch_fwd<T>(a, vec, s);
     e = cudaGetLastError();
     return e == cudaSuccess ? Status::success() : cuda_error(who, e);
   }
@@ -559,13 +519,12 @@ Status run_typed(const OpCall& c, unsigned long long* bad) {
     cub::DeviceRadixSort::SortPairs(l.cub_tmp, tb, l.keys, l.keys_sorted, l.vals, l.rows_sorted, a.rows, 0, bits, s);
   }
   const unsigned gb = unsigned((G + 255) / 256 < 4096 ? (G + 255) / 256 : 4096);
-  cudaMemsetAsync(l.fold_count, 0, sizeof(int), s);
-  tile_counts_kernel<<<gb, 256, 0, s>>>(l.count, a.gates, l.tiles, l.multi, l.fold_list, l.fold_count);
+  tile_counts_kernel<<<gb, 256, 0, s>>>(l.count, a.gates, l.tiles, l.multi);
   size_t tb = l.cub_bytes;
   cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.count, l.seg_start, int64_t(G), s);
   cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.tiles, l.tile_start, int64_t(G), s);
   cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.multi, l.multi_start, int64_t(G), s);
-  launch_bwd<T>(a, l, vec, path, s);
+  launch_bwd<T>(a, l, vec, s);
   e = cudaGetLastError();
   const cudaError_t f = cudaFreeAsync(cv.base, s);
   (void)bytes;

@@ -3,14 +3,11 @@
 // forward and backward row kernels with vector loads (aligned, dim a multiple
 // of 16 bytes) and with element loads (odd dims, unaligned views), the tile
 // kernel's one-tile gates (written at once) and many-tile gates (folded),
-// gates without rows, rows past the grid's 65,535 blocks, and a bad index;
-// and the fast kernels' variants (rmsnorm_modulate_cuda_fast.cuh), each named
-// by the shape that takes it.
+// gates without rows, rows past the grid's 65,535 blocks, and a bad index.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -241,81 +238,6 @@ TEST(rmsnorm_modulate_cuda, TileKernelManyTilesFoldedAndEmptyGates) {
     expect_same({4097, 5376 / 8, 9, t, Index::sorted_runs});
     expect_same({1, 3, 1, t});
   }
-}
-
-// The fast kernels: chunks per thread (CPT) and threads per row (T) pick them.
-TEST(rmsnorm_modulate_cuda, FastForwardTwoBlocksPerSmAndFusedBackward) {
-  GATECHECK_REQUIRE_GPU();
-  for (DType t : kTypes) expect_same({257, 5376, 9, t});  // bf16: T = 672, CPT 1; f32: CPT 2
-  expect_same({257, 6000, 9, DType::f16});               // T = 752: the 40-register backward
-}
-
-// A group's tiles walk the gates: the same gate, the next one, or a search
-// past gates without rows (most of 20,000 gates have none here).
-TEST(rmsnorm_modulate_cuda, FusedBackwardWalksGatesWithAndWithoutRows) {
-  GATECHECK_REQUIRE_GPU();
-  for (DType t : kTypes) {
-    expect_same({4097, 72, 20000, t});
-    expect_same({4097, 72, 4097, t, Index::one_gate_per_row});
-  }
-}
-
-TEST(rmsnorm_modulate_cuda, FastForwardTwoRowsAStepAndFusedBackwardAt1024Threads) {
-  GATECHECK_REQUIRE_GPU();
-  expect_same({257, 8000, 9, DType::bf16});  // T = 1000, an odd row count: the last step has one row
-  expect_same({257, 4000, 9, DType::f32});
-}
-
-TEST(rmsnorm_modulate_cuda, FastForwardTwoChunksAThreadGeneralBackward) {
-  GATECHECK_REQUIRE_GPU();
-  expect_same({65, 16000, 9, DType::bf16});
-  expect_same({65, 8000, 9, DType::f16});
-}
-
-TEST(rmsnorm_modulate_cuda, GeneralKernelsPastTwoChunksAThread) {
-  GATECHECK_REQUIRE_GPU();
-  expect_same({9, 20000, 9, DType::bf16});
-  expect_same({9, 9000, 3, DType::f32});
-}
-
-// Odd dims and unaligned views: chunks off 16 bytes take two aligned loads and
-// a shift, a row's edges element loads; stores take 8, 4 or 2+4-byte pieces.
-TEST(rmsnorm_modulate_cuda, FastKernelsOddDimsAndUnalignedViews) {
-  GATECHECK_REQUIRE_GPU();
-  for (DType t : kTypes) {
-    expect_same({257, 5001, 9, t});
-    for (size_t mis : {size_t(dtype_size(t)), size_t(4), size_t(8), size_t(12)})
-      expect_same({129, 3072, 9, t, Index::random, mis});
-  }
-}
-
-// GATECHECK_RMS_CUDA_PATH set for one scope.
-struct PathEnv {
-  explicit PathEnv(const char* v) { setenv("GATECHECK_RMS_CUDA_PATH", v, 1); }
-  ~PathEnv() { unsetenv("GATECHECK_RMS_CUDA_PATH"); }
-};
-
-// The general kernels and the one-block fused backward, forced, give the
-// host twin's bits too (the fast kernels' own shapes above).
-TEST(rmsnorm_modulate_cuda, ForcedGeneralAndOneBlockPathsGiveTheSameBits) {
-  GATECHECK_REQUIRE_GPU();
-  for (const char* path : {"general", "one_block"}) {
-    SCOPED_TRACE(path);
-    PathEnv env(path);
-    for (DType t : kTypes) {
-      expect_same({257, 5376, 9, t});
-      expect_same({129, 3001, 9, t, Index::random, size_t(dtype_size(t))});
-    }
-  }
-}
-
-TEST(rmsnorm_modulate_cuda, BadPathIsNamed) {
-  GATECHECK_REQUIRE_GPU();
-  PathEnv env("fastest");
-  Problem p = make_problem({17, 9, 3, DType::bf16}, 1);
-  const std::string err = run_cuda(p);
-  EXPECT_NE(err.find("GATECHECK_RMS_CUDA_PATH='fastest' is not one of auto, general, one_block"), std::string::npos)
-      << err;
 }
 
 TEST(rmsnorm_modulate_cuda, RowsPastTheGridLimit) {
