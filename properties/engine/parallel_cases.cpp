@@ -114,6 +114,13 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
     if (run.ran && run.allowance >= 0 && run.seconds + run.skipped_seconds > run.allowance + kOverrunNoted) {
       const std::lock_guard<std::mutex> lock(m);
       overruns.push_back(overrun_text(run));
+    } else if (!run.ran && run.allowance >= 0 && run.skipped_seconds > run.allowance + kOverrunNoted) {
+      // Draws that never ran can cost time too (drawing, estimating, a failed allocation).
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "scale draws that did not run: %.2f s, %.2f s past the %.2f s its share had left",
+                    run.skipped_seconds, run.skipped_seconds - run.allowance, run.allowance);
+      const std::lock_guard<std::mutex> lock(m);
+      overruns.push_back(buf);
     }
     if (stop_requested(opt)) {  // its call may have been cut short by the stop itself
       stop();
