@@ -316,6 +316,30 @@ class PythonCalls final : public TensorCalls {
     return l;
   }
 
+  // The device the DLPack capsules name: this implementation's.
+  DLDevice dl_device() const {
+    if (device_ != Device::cuda) return {kDLCPU, 0};
+    int id = 0;
+    cudaGetDevice(&id);
+    return {kDLCUDA, id};
+  }
+
+  // A door failure (head, traceback, ...) as one message: the traceback under
+  // its heading, each line indented one step more.
+  static std::string failure_message(const py::tuple& t) {
+    std::string msg = t[0].cast<std::string>();
+    const std::string frames = t[1].cast<std::string>();
+    if (frames.empty()) return msg;
+    msg += kTracebackHeading;
+    size_t at = 0;
+    for (size_t nl; at <= frames.size(); at = nl + 1) {
+      nl = frames.find('\n', at);
+      if (nl == std::string::npos) nl = frames.size();
+      msg += "\n  " + frames.substr(at, nl - at);
+    }
+    return msg;
+  }
+
   // Calls gatecheck._door.FN(door, args..., stream, device), which returns
   // (failure or None, state bytes or None); the bytes go to *state.
   template <class MakeArgs>
@@ -325,24 +349,12 @@ class PythonCalls final : public TensorCalls {
     keep_thread_state();
     py::gil_scoped_acquire gil;
     try {
-      DLDevice dev{kDLCPU, 0};
-      if (device_ == Device::cuda) {
-        int id = 0;
-        cudaGetDevice(&id);
-        dev = {kDLCUDA, id};
-      }
-      const py::tuple args = make(dl_dtype(p.dtype), dev);
+      const py::tuple args = make(dl_dtype(p.dtype), dl_device());
       const py::tuple r = door_module()
                               .attr(fn)(door_, args[0], args[1], reinterpret_cast<uintptr_t>(p.stream),
                                         device_name(device_))
                               .cast<py::tuple>();
-      if (!r[0].is_none()) {
-        const auto t = r[0].cast<py::tuple>();
-        std::string msg = t[0].cast<std::string>();
-        const std::string frames = t[1].cast<std::string>();
-        if (!frames.empty()) msg += kTracebackHeading + std::string("\n  ") + frames;
-        return Status::error(ErrorKind::implementation, msg);
-      }
+      if (!r[0].is_none()) return Status::error(ErrorKind::implementation, failure_message(r[0].cast<py::tuple>()));
       if (state) {
         const std::string b = r[1].cast<std::string>();
         state->assign(b.size() / sizeof(uint64_t), 0);
@@ -364,30 +376,13 @@ class PythonCalls final : public TensorCalls {
     keep_thread_state();
     py::gil_scoped_acquire gil;
     try {
-      DLDevice dev{kDLCPU, 0};
-      if (device_ == Device::cuda) {
-        int id = 0;
-        cudaGetDevice(&id);
-        dev = {kDLCUDA, id};
-      }
-      const py::tuple args = make(dl_dtype(p.dtype), dev);
+      const py::tuple args = make(dl_dtype(p.dtype), dl_device());
       py::object failure = door_module().attr(op)(door_, args[0], args[1], reinterpret_cast<uintptr_t>(p.stream),
                                                   device_name(device_));
       if (failure.is_none()) return Status::success();
       const auto t = failure.cast<py::tuple>();
       if (failed_in_forward && t.size() > 2) *failed_in_forward = t[2].cast<bool>();
-      std::string msg = t[0].cast<std::string>();
-      const std::string frames = t[1].cast<std::string>();
-      if (!frames.empty()) {  // under the heading, indented one step more
-        msg += kTracebackHeading;
-        size_t at = 0;
-        for (size_t nl; at <= frames.size(); at = nl + 1) {
-          nl = frames.find('\n', at);
-          if (nl == std::string::npos) nl = frames.size();
-          msg += "\n  " + frames.substr(at, nl - at);
-        }
-      }
-      return Status::error(ErrorKind::implementation, msg);
+      return Status::error(ErrorKind::implementation, failure_message(t));
     } catch (const py::error_already_set& e) {  // the glue itself failed
       return Status::error(ErrorKind::implementation, std::string("python door (") + op + "): " + exception_text(e));
     } catch (const std::exception& e) {
