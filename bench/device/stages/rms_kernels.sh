@@ -9,7 +9,9 @@ need "$GC" "$RB"
 echo "ctest rc=$?: $(grep -E 'tests passed' "$D/ctest.log")"
 grep -E "^\s*[0-9]+ - .*Failed|FAILED" "$D/ctest.log" | head -10
 timeout 120 "$RB" --rows 4097,32768,131072 --dims 3072,5376,5001 --gates 9,32,rows --dtypes bf16,f16 > "$D/bench.md" 2>&1
-echo "bench rc=$?"; grep -E "\| 32768 \| 5376 \| 9 \||\| 131072 \| 5376 \| 9 \|" "$D/bench.md"
+echo "bench rc=$?"
+GATECHECK_RMS_BWD=split timeout 30 "$RB" --rows 32768,131072 --dims 5376 --gates 9 --dtypes bf16 2>&1 | grep '^| [fb]' | sed 's/^/split backward: /' >> "$D/bench.md"
+grep split "$D/bench.md"; grep -E "\| 32768 \| 5376 \| 9 \||\| 131072 \| 5376 \| 9 \|" "$D/bench.md"
 if command -v nsys > /dev/null; then
   timeout 90 nsys profile -o /tmp/rms-nsys -f true "$RB" --rows 32768 --dims 5376 --gates 9 --dtypes bf16 --reps 20 > /dev/null 2>&1
   nsys stats -r cuda_gpu_kern_sum -f csv /tmp/rms-nsys.nsys-rep 2>/dev/null | python3 -c "
