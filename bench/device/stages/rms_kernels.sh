@@ -23,3 +23,8 @@ for r in rows[1:]: print(f'{float(r[i_avg])/1000:9.1f} us  x{r[i_c]:>5}  {r[i_n]
 fi
 timeout 90 "$GC" check --op rmsnorm_modulate --impl cuda --device cuda --seconds 40 --jobs 16 --seed 34 --corpus "$D/corpus" --json "$D/check.json" > "$D/check.txt" 2>&1
 echo "check rc=$?"; grep -E "@cuda|^seed|over its" "$D/check.txt" | head -20
+# As called from PyTorch (the device's torch), beside eager, torch.compile and the copy; the
+# LibTorch op where it was built.
+LIB=$(ls "$BUILD"/kernels/torch_op/libgatecheck_torch_op.so 2>/dev/null)
+timeout 240 python3 bench/rmsnorm_as_called.py ${LIB:+--lib "$LIB"} --out "$D" > "$D/as_called.md" 2>&1
+echo "as called rc=$?"; cat "$D/as_called.md" | tail -22
