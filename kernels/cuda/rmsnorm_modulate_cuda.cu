@@ -739,8 +739,10 @@ bool vector_ok(const Ptrs& a, int elem_bytes) {
   return true;
 }
 
+// scratch: rmsnorm_modulate_cuda_bwd_scratch_bytes of the caller's, or null:
+// the stream's memory pool, given back before the call returns.
 template <class T>
-Status run_typed(const OpCall& c, unsigned long long* bad) {
+Status run_typed(const OpCall& c, unsigned long long* bad, void* scratch) {
   const char* who = c.pass == Pass::forward ? "rmsnorm_modulate_fwd" : "rmsnorm_modulate_bwd";
   cudaStream_t s = static_cast<cudaStream_t>(c.p.stream);
   const Ptrs a = ptrs_of(c, bad);
@@ -760,8 +762,9 @@ Status run_typed(const OpCall& c, unsigned long long* bad) {
   const size_t cub_bytes = cub_bytes_for(a.rows, a.gates, bits);
   Carve cv;
   carve(cv, a.rows, a.dim, a.gates, cub_bytes);
-  if ((e = cudaMallocAsync(reinterpret_cast<void**>(&cv.base), cv.bytes, s)) != cudaSuccess) return cuda_error(who, e);
-  const size_t bytes = cv.bytes;
+  if (scratch) cv.base = static_cast<char*>(scratch);
+  else if ((e = cudaMallocAsync(reinterpret_cast<void**>(&cv.base), cv.bytes, s)) != cudaSuccess)
+    return cuda_error(who, e);
   cv.bytes = 0;
   const Layout l = carve(cv, a.rows, a.dim, a.gates, cub_bytes);
   const size_t G = size_t(a.gates + 1);
@@ -779,8 +782,7 @@ Status run_typed(const OpCall& c, unsigned long long* bad) {
   cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.multi, l.multi_start, int64_t(G), s);
   launch_bwd<T>(a, l, vec, use_fused<T>(a, vec), s);
   e = cudaGetLastError();
-  const cudaError_t f = cudaFreeAsync(cv.base, s);
-  (void)bytes;
+  const cudaError_t f = scratch ? cudaSuccess : cudaFreeAsync(cv.base, s);
   if (e == cudaSuccess) e = f;
   return e == cudaSuccess ? Status::success() : cuda_error(who, e);
 }
@@ -793,15 +795,15 @@ int64_t rmsnorm_modulate_cuda_bwd_scratch_bytes(int64_t rows, int64_t dim, int64
   return int64_t(cv.bytes);
 }
 
-Status rmsnorm_modulate_cuda_run(const OpCall& c, unsigned long long* bad_row) {
+Status rmsnorm_modulate_cuda_run(const OpCall& c, unsigned long long* bad_row, void* scratch) {
   if (c.p.rows > INT32_MAX || c.p.gates > INT32_MAX)
     return Status::error(ErrorKind::size_overflow,
                          std::string(c.pass == Pass::forward ? "rmsnorm_modulate_fwd" : "rmsnorm_modulate_bwd") +
                              ": rows and gates must each be below 2^31 for the cuda kernels");
   switch (DType(c.p.dtype)) {
-    case DType::f32: return run_typed<float>(c, bad_row);
-    case DType::f16: return run_typed<f16_t>(c, bad_row);
-    default: return run_typed<bf16_t>(c, bad_row);
+    case DType::f32: return run_typed<float>(c, bad_row, scratch);
+    case DType::f16: return run_typed<f16_t>(c, bad_row, scratch);
+    default: return run_typed<bf16_t>(c, bad_row, scratch);
   }
 }
 
