@@ -104,15 +104,15 @@ std::vector<at::Tensor> run_plugin(const gatecheck_op_plugin* pl, std::vector<at
   return out;
 }
 
-void check_against_kernels(at::ScalarType dt, int64_t rows, int64_t dim, int64_t gates, double eps) {
+void check_against_kernels(at::ScalarType dt, int64_t rows, int64_t dim, int64_t gates, double eps, int64_t offset) {
   SCOPED_TRACE(std::string(c10::toString(dt)) + " rows=" + std::to_string(rows) + " dim=" + std::to_string(dim) +
-               " gates=" + std::to_string(gates));
+               " gates=" + std::to_string(gates) + " x offset=" + std::to_string(offset));
   torch::manual_seed(rows + dim);
   const auto o = torch::TensorOptions().dtype(dt).device(torch::kCUDA);
-  // x one element into a wider buffer: an unaligned view; shift and scale
-  // column blocks of a (gates, 6*dim) modulation table.
-  const at::Tensor x_buf = torch::randn({rows * dim + 1}, o);
-  const at::Tensor x = x_buf.narrow(0, 1, rows * dim).view({rows, dim}).detach().requires_grad_(true);
+  // x `offset` elements into a wider buffer (1: an unaligned view, element
+  // loads); shift and scale column blocks of a (gates, 6*dim) modulation table.
+  const at::Tensor x_buf = torch::randn({rows * dim + offset}, o);
+  const at::Tensor x = x_buf.narrow(0, offset, rows * dim).view({rows, dim}).detach().requires_grad_(true);
   const at::Tensor w = (1 + 0.1 * torch::randn({dim}, o)).detach().requires_grad_(true);
   const at::Tensor table = (0.1 * torch::randn({gates, 6 * dim}, o)).detach().requires_grad_(true);
   const at::Tensor shift = table.narrow(1, 0, dim), scale = table.narrow(1, dim, dim);
@@ -137,9 +137,11 @@ void check_against_kernels(at::ScalarType dt, int64_t rows, int64_t dim, int64_t
 TEST(RmsnormTorchOp, AutogradMatchesTheCudaKernelsAndTheHostTwinBitwise) {
   GATECHECK_REQUIRE_GPU();
   for (auto dt : {at::kBFloat16, at::kHalf, at::kFloat}) {
-    check_against_kernels(dt, 600, 64, 9, 1e-6);   // vector loads (x unaligned: element loads for x's path)
-    check_against_kernels(dt, 257, 13, 4, 1e-5);   // odd dim
-    check_against_kernels(dt, 300, 40, 300, 1e-6);  // about one gate per row
+    check_against_kernels(dt, 600, 64, 9, 1e-6, 0);     // every tensor aligned: vector loads
+    check_against_kernels(dt, 600, 64, 9, 1e-6, 1);     // x unaligned: element loads
+    check_against_kernels(dt, 257, 13, 4, 1e-5, 0);     // odd dim
+    check_against_kernels(dt, 300, 40, 300, 1e-6, 0);   // about as many gates as rows
+    check_against_kernels(dt, 4000, 64, 3, 1e-6, 0);    // gates of many tiles (folded partials)
   }
 }
 
