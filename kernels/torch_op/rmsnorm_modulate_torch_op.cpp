@@ -51,7 +51,8 @@ void check_kinds(const at::Tensor& x, const char* x_name, const at::Tensor& w, c
   TORCH_CHECK(index.dim() == 1, kOp, ": index must be 1-D [rows], got ", index.dim(), "-D");
 }
 
-void check_devices(const at::Tensor& x, const char* x_name, std::initializer_list<std::pair<const at::Tensor*, const char*>> ts) {
+void check_devices(const at::Tensor& x, const char* x_name,
+                   std::initializer_list<std::pair<const at::Tensor*, const char*>> ts) {
   TORCH_CHECK(x.is_cuda(), kOp, ": ", x_name, " must be a CUDA tensor, got ", x.device());
   for (const auto& [t, name] : ts)
     TORCH_CHECK(t->device() == x.device(), kOp, ": ", name, " is on ", t->device(), ", ", x_name, " on ",
@@ -199,7 +200,8 @@ class RmsnormModulateFunction : public torch::autograd::Function<RmsnormModulate
     // backward op: it would only cost host time).
     std::optional<at::AutoDispatchBelowADInplaceOrView> below;
     if (!at::GradMode::is_enabled()) below.emplace();
-    auto [dx, dw, dshift, dscale] = backward_op().call(grads[0], s[0], s[1], s[2], s[3], ctx->saved_data["eps"].toDouble());
+    const double eps = ctx->saved_data["eps"].toDouble();
+    auto [dx, dw, dshift, dscale] = backward_op().call(grads[0], s[0], s[1], s[2], s[3], eps);
     return {dx, dw, dshift, dscale, at::Tensor(), at::Tensor()};  // none for index and eps
   }
 };
