@@ -5,6 +5,8 @@
   torch.ops.gatecheck.check_errors(); nothing is written;
 - GATECHECK_OP_CHECKED=1 raises from the call itself;
 - a first call inside a capture fails and says why;
+- a replay with a bad index is reported like a call, and a good replay after
+  it computes again;
 - a forward+backward step of two layers (shift and scale column blocks of a
   modulation table) captured with torch.cuda.graph replays bit-identical to
   the same step run eagerly, for new values each replay;
@@ -218,6 +220,29 @@ def test_captured_step_replays_bit_identical_to_eager(gates):
         for name, a, b in zip(NAMES, m.results(static_out), expected):
             assert same_bits(a, b), f"seed {seed}: {name} of the replay differs from eager"
     check_errors()
+
+
+def test_replay_with_a_bad_index_reports_it_and_a_good_replay_computes_again():
+    rows, dim, gates = 512, 128, 9
+    x, w, table, idx, _ = inputs(rows, dim, gates, seed=9)
+    shift, scale = table[:, :dim], table[:, dim:2 * dim]
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        op(x, w, shift, scale, idx, 1e-6)  # the stream's first call allocates its state
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=s):
+        static_out = op(x, w, shift, scale, idx, 1e-6)
+    good = idx.clone()
+    idx[100] = gates
+    graph.replay()
+    with pytest.raises(RuntimeError, match=r"gatecheck::rmsnorm_modulate: index\[100\] = 9 is out of range"):
+        check_errors()
+    idx.copy_(good)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert same_bits(static_out, op(x, w, shift, scale, good, 1e-6)), "a good replay after a bad one"
 
 
 def test_compile_fullgraph_traces_op_and_backward_and_gives_the_same_bits():
