@@ -37,7 +37,7 @@ namespace {
 // strings must repeat them (the strings are shrink paths of this generator).
 std::string generator_flags(const CheckArgs& a) {
   std::string f;
-  if (a.op != "gate_residual") f += " --op " + a.op;
+  if (a.op != kDefaultOp) f += " --op " + a.op;
   if (a.max_rows) f += " --max-rows " + std::to_string(a.max_rows);
   if (a.max_dim) f += " --max-dim " + std::to_string(a.max_dim);
   if (a.max_gates) f += " --max-gates " + std::to_string(a.max_gates);
