@@ -37,9 +37,12 @@ constexpr unsigned long long kMaxGenRows = 1ull << 20, kMaxGenDim = 1ull << 16, 
 constexpr unsigned long long kMaxGenElements = 1ull << 24;
 // The most worker threads `--jobs` takes (each keeps its own buffers).
 constexpr unsigned long long kMaxJobs = 1024;
+// The op of a command given no --op: every command written before there
+// were other ops keeps its meaning.
+constexpr const char* kDefaultOp = "gate_residual";
 
 struct CheckArgs {
-  std::string op = "gate_residual";
+  std::string op = kDefaultOp;
   std::vector<std::string> impls;
   std::string device;        // "", "cpu" or "cuda"
   double seconds = 30;
@@ -101,7 +104,7 @@ struct Subject;
 int harness_bench_with_snapshots(const std::vector<Subject>& impls, HarnessBenchOptions o, const std::string& json);
 
 struct SweepArgs {
-  std::string op = "gate_residual";
+  std::string op = kDefaultOp;
   std::vector<std::string> impls;
   std::string device;          // "", "cpu" or "cuda"
   bool quick = false;
