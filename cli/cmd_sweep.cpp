@@ -63,6 +63,10 @@ void add_sweep_options(CLI::App* w, SweepArgs* a) {
                 "ends (exit 3) with the phase named and the report of the phases before")
       ->capture_default_str()
       ->check(finite_seconds(true));
+  w->add_option("--reps", a->reps,
+                "latency: the median of this many timed runs, after a fifth as many warm-ups (default: the prior "
+                "art's 100, 25 with --quick); 0: no latency, the accuracy and invariance fields only")
+      ->check(whole_number(100000, "runs"));
   w->add_option("--validate", a->validate,
                 "check reports against the seed report's schema and their grid's counts and run nothing (exit 0: "
                 "each conforms; 1: one does not, with every problem named)");
@@ -136,6 +140,7 @@ std::string command_line(const SweepArgs& a) {
   for (const auto& i : a.impls) c += " --impl " + i;
   if (!a.device.empty()) c += " --device " + a.device;
   if (a.quick) c += " --quick";
+  if (a.reps >= 0) c += " --reps " + std::to_string(a.reps);
   c += " --json " + a.json;
   if (!a.html.empty()) c += " --html " + a.html;
   if (!a.compare.empty()) c += " --compare " + a.compare;
@@ -297,7 +302,11 @@ int cmd_sweep(const SweepArgs& args) {
     }
   }
 
-  const SweepGrid grid = a.quick ? quick_grid(*op) : full_grid(*op);
+  SweepGrid grid = a.quick ? quick_grid(*op) : full_grid(*op);
+  if (a.reps >= 0) {  // the report's grid says so
+    grid.reps = int(a.reps);
+    grid.warmup = int(a.reps == 0 ? 0 : std::max(1LL, a.reps / 5));
+  }
   const SweepCounts counts = expected_counts(grid);
   std::cerr << "gatecheck sweep: " << op->name << ", " << subjects.size() << " implementation(s), the " << (a.quick ? "--quick" : "full")
             << " grid: " << dtype_name(grid.dtype) << " dim " << grid.dim << ", " << grid.gates << " gates; "
@@ -313,7 +322,7 @@ int cmd_sweep(const SweepArgs& args) {
     watchdog_kick();
   };
   watchdog_arm(a.timeout);
-  opt.time_calls = time_sweep_calls;
+  if (grid.reps > 0) opt.time_calls = time_sweep_calls;
   opt.stop_requested = stop_requested;
   opt.save_failure = [&](const Subject& s, SweepFailure* f) {
     SweepReplay rep = make_replay(s, grid, *f);

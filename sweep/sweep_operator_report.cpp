@@ -19,7 +19,9 @@ json gbps(double bytes, double us) { return us > 0 && bytes > 0 ? json(bytes / u
 
 json perf_entry(const AccuracyAt& a, bool gpu) {
   json p = {{"case", "S=" + std::to_string(a.rows)}, {"rows", a.rows}, {"dim", a.dim}};
-  if (!a.latency) {
+  if (!a.latency) {  // (--reps 0, or the call failed)
+    for (const char* k : {"fwd_us", "fwd_gbps", "backward_us", "backward_gbps", "fwd_peak_mib", "backward_peak_mib"})
+      p[k] = nullptr;
     p["error"] = a.error.empty() ? "not timed" : a.error;
     return p;
   }
