@@ -308,7 +308,8 @@ int cmd_sweep(const SweepArgs& args) {
     grid.warmup = int(a.reps == 0 ? 0 : std::max(1LL, a.reps / 5));
   }
   const SweepCounts counts = expected_counts(grid);
-  std::cerr << "gatecheck sweep: " << op->name << ", " << subjects.size() << " implementation(s), the " << (a.quick ? "--quick" : "full")
+  std::cerr << "gatecheck sweep: " << op->name << ", " << subjects.size() << " implementation(s), the "
+            << (a.quick ? "--quick" : "full")
             << " grid: " << dtype_name(grid.dtype) << " dim " << grid.dim << ", " << grid.gates << " gates; "
             << counts.sub_batches << " sub-batches, " << counts.comparisons << " sweep comparisons each\n";
   if (a.quick) std::cerr << "  --quick: " << grid.quick_scaling << "\n";

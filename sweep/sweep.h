@@ -5,8 +5,14 @@
 // exactness, and for each failed comparison where it differs and a case that
 // replays it. The engine only computes; the CLI times, writes and renders.
 //
+// Any op of the catalog: its tensors, outputs and their kinds come from its
+// schema, its reference and bounds from oracles/ (sweep_fields.h names the
+// prior art's keys for them).
+//
 // Files: sweep_grid (the grids), sweep_cases (the cases and their replays),
-// sweep_invariance, sweep_accuracy, sweep.cpp (the run).
+// sweep_invariance, sweep_accuracy, sweep.cpp (the run); the report:
+// sweep_json, sweep_operator_report (an operator report's fields),
+// sweep_schema, sweep_compare(_operator), sweep_html; sweep_timing.
 #pragma once
 
 #include <cstdint>

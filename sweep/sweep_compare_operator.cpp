@@ -50,7 +50,8 @@ json compare_one(const json& e, const json& theirs, const TheirRow& row, const O
                               ? mine({"bitwise_vs_eager_model", op.outputs[size_t(fwd)].name})
                               : nullptr;
         if (v.is_object())
-          for (const auto& [kk, vv] : v.items()) f.verdict("accuracy." + k + "." + kk + " (ours: not computed)", our, &vv);
+          for (const auto& [kk, vv] : v.items())
+            f.verdict("accuracy." + k + "." + kk + " (ours: not computed)", our, &vv);
         else
           f.verdict("accuracy." + k, our, &v);
       }
@@ -78,7 +79,8 @@ json compare_one(const json& e, const json& theirs, const TheirRow& row, const O
         if (x.value("case", "") == cs) o = &x;
       if (!o && !same_grid && i < our_perf->size()) o = &(*our_perf)[i];
     }
-    const std::string at = "perf." + cs + (o && o->value("case", "") != cs ? " (ours: " + o->value("case", "") + ")" : "");
+    const std::string ours_case = o ? o->value("case", "") : cs;
+    const std::string at = "perf." + cs + (ours_case != cs ? " (ours: " + ours_case + ")" : "");
     const std::string pre = row.perf_prefix;
     auto ours_at = [&](const char* k) { return o ? json_at(*o, {k}) : nullptr; };
     f.value(at + ".us", ours_at("fwd_us"), json_at(t, {pre + "us"}));

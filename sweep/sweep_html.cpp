@@ -292,7 +292,8 @@ std::string sweep_html(const json& r) {
     }
     // An operator report's fields (sweep_operator_report.h), named as the comparison names them.
     if (const json* rep = json_at(e, {"operator_report"})) {
-      for (const char* k : {"rows_batch_invariant", "repeat_bitwise_equal"}) put(std::string("operator_report.") + k, json_at(*rep, {k}));
+      for (const char* k : {"rows_batch_invariant", "repeat_bitwise_equal"})
+        put(std::string("operator_report.") + k, json_at(*rep, {k}));
       if (const json* eq = json_at(*rep, {"bitwise_vs_eager_model"}))
         for (const auto& [k, v] : eq->items()) put("operator_report.bitwise_vs_eager_model." + k, &v);
       if (const json* rel = json_at(*rep, {"rel_error"}))
@@ -375,7 +376,8 @@ std::string sweep_html(const json& r) {
       o << chart(std::string(op.outputs[k.output].name) + " error (max |err| / max |value|)", "relative error",
                  series_of(grad_err(k.key), grad_err(k.key)));
   const int fwd = seed_forward_output(op);
-  o << chart(std::string(fwd >= 0 ? op.outputs[size_t(fwd)].name : "forward") + " error (max |err| / max |value|)", "relative error",
+  o << chart(std::string(fwd >= 0 ? op.outputs[size_t(fwd)].name : "forward") + " error (max |err| / max |value|)",
+             "relative error",
              series_of(seed_num("fwd_rel_err"), seed_num("fwd_rel_err")));
   o << chart("forward + backward, wall clock per call, us", "microseconds",
              series_of(ours_timing("fwd_bwd", "wall_us"), nullptr));

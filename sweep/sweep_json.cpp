@@ -156,7 +156,9 @@ json seed_accuracy(const std::vector<AccuracyAt>& acc, bool gpu, const OpSchema&
   for (const AccuracyAt& a : acc) {
     if (a.rows == 0) continue;
     // A call that failed compared nothing: its errors are null, with "error" saying why.
-    auto rel = [&](int k) { return k >= 0 && size_t(k) < a.outputs.size() ? number(a.outputs[size_t(k)].rel_err) : json(nullptr); };
+    auto rel = [&](int k) {
+      return k >= 0 && size_t(k) < a.outputs.size() ? number(a.outputs[size_t(k)].rel_err) : json(nullptr);
+    };
     json grads = json::object();
     for (const SeedField& f : seed_grad_fields(op)) grads[f.key] = rel(int(f.output));
     json row = {{"fwd_rel_err", rel(fwd)}, {"grad_rel_err", grads}};

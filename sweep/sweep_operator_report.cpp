@@ -80,7 +80,8 @@ json operator_report_json(const SweepImplResult& r) {
   j["perf"] = perf;
   j["peak_mib"] = "not measured: the prior art reads torch's allocator peak; an implementation called through its ABI "
                   "has no allocator statistics gatecheck can read";
-  j["latency"] = gpu ? "CUDA events around each call (the prior art's method)" : "the wall clock (no events on the CPU)";
+  j["latency"] = gpu ? "CUDA events around each call (the prior art's method)"
+                     : "the wall clock (no events on the CPU)";
   return j;
 }
 
