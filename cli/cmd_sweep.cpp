@@ -123,6 +123,12 @@ int validate(const std::string& path) {
   std::cout.flush();
   const auto problems = sweep_schema_problems(r);
   const bool quick = r.is_object() && r.value("quick", false);
+  if (r.is_object() && r.value("kind", "") == kOperatorReportKind) {  // their form: no grid to count
+    if (problems.empty()) std::cout << path << ": follows the operator report's schema\n";
+    else std::cout << path << ": " << problems.size() << " problem(s) against the operator report's schema:\n";
+    for (const auto& p : problems) std::cout << "  " << p << "\n";
+    return problems.empty() ? kExitOk : kExitFailure;
+  }
   if (problems.empty()) {
     std::cout << path << ": follows the seed report's schema, with the counts of the " << (quick ? "--quick" : "full")
               << " grid\n";
@@ -266,9 +272,9 @@ int cmd_sweep(const SweepArgs& args) {
         (!theirs.is_object() || !theirs.contains("results") || !theirs["results"].contains("plain")))
       return usage("--compare " + a.compare + ": not a report of the seed's form (no results.plain) nor an " +
                    kOperatorReportKind);
-    const auto problems = operator_report ? std::vector<std::string>{} : sweep_schema_problems(theirs);
+    const auto problems = sweep_schema_problems(theirs);
     if (!problems.empty())
-      std::fprintf(stderr, "gatecheck sweep: note: --compare %s differs from the seed's schema in %zu place(s), "
+      std::fprintf(stderr, "gatecheck sweep: note: --compare %s differs from its form's schema in %zu place(s), "
                            "first %s; compared where the fields are there\n",
                    a.compare.c_str(), problems.size(), problems.front().c_str());
   }

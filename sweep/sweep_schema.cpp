@@ -161,9 +161,35 @@ class Checker {
 
 }  // namespace
 
+// An operator report in its own form (RL-Kernel's h3_operator_report): each
+// backward row's repeatability and errors, and perf rows by size.
+std::vector<std::string> operator_report_problems(const json& report) {
+  Checker c;
+  c.member(report, "", "op", json::value_t::string);
+  const json* acc = c.object(report, "", "accuracy");
+  const json* back = acc ? c.object(*acc, "accuracy", "backward") : nullptr;
+  if (back && back->empty()) c.say("accuracy.backward", "lists no implementation");
+  if (back)
+    for (const auto& [row, e] : back->items()) {
+      const std::string p = "accuracy.backward." + row;
+      c.boolean(e, p, "repeat_bitwise_equal");
+      if (const json* rel = c.object(e, p, "rel_error"))
+        for (const auto& [k, v] : rel->items()) c.number(*rel, p + ".rel_error", k.c_str());
+    }
+  const json* perf = c.member(report, "", "perf", json::value_t::array);
+  for (size_t i = 0; perf && i < perf->size(); ++i) {
+    const std::string at = "perf[" + std::to_string(i) + "]";
+    c.member((*perf)[i], at, "case", json::value_t::string);
+    for (const auto& [k, v] : (*perf)[i].items())
+      if (k != "case" && k != "op" && k != "backend") c.number((*perf)[i], at, k.c_str());
+  }
+  return c.problems;
+}
+
 std::vector<std::string> sweep_schema_problems(const json& report) {
   Checker c;
   if (!report.is_object()) return {"(top level): not a JSON object"};
+  if (report.value("kind", "") == "h3_operator_report") return operator_report_problems(report);
   c.object(report, "", "environment");
   const json* quick = c.boolean(report, "", "quick");
   // The op's grid; a report that names no op is gate_residual's (the seed's form).
