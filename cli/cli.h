@@ -114,6 +114,7 @@ struct SweepArgs {
   bool skip_unavailable = false;
   long long keep_failures = 8; // per check and implementation (0: all)
   double timeout = 600;        // seconds without progress before the sweep counts as hung
+  long long reps = -1;         // latency: timed runs (-1: the grid's; 0: no latency)
 };
 void add_sweep_options(CLI::App* app, SweepArgs* a);
 int cmd_sweep(const SweepArgs& a);
