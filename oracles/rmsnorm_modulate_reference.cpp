@@ -263,7 +263,6 @@ Reference rmsnorm_modulate_reference(const Case& c) {
     // c = sum_j w d x: its exact value, the implementation's error, float64's.
     InexactSum csum;
     bool wd_nan = false;  // some w d, formed first, may overflow
-    double xc_peak = 0;   // the row's largest |x|
     for (int64_t j = 0; j < dim; ++j) {
       const int64_t i = r * dim + j;
       const double xv = x.value(i), wv = w.value(j), gv = g.value(i), hv = shift.value(tb + j);
@@ -300,7 +299,6 @@ Reference rmsnorm_modulate_reference(const Case& c) {
       // c's term w d x: up to 3 roundings.
       const double tc = wv * d * xv;
       wd_nan = wd_nan || may_overflow32(chain_peak({std::fabs(wv), std::fabs(gv), std::fabs(fv)}));
-      xc_peak = std::max(xc_peak, std::fabs(xv));
       csum.add(tc, std::fabs(tc) * (pw(1 + u, 3) - 1) +
                        tiny_chain(3, (1 + std::fabs(wv)) * (1 + std::fabs(gv)) * (1 + std::fabs(fv)) * (1 + std::fabs(xv))),
                2 * e64 * std::fabs(tc), chain_peak({std::fabs(wv), std::fabs(gv), std::fabs(fv), std::fabs(xv)}) * pw(1 + u, 3));
@@ -321,11 +319,11 @@ Reference rmsnorm_modulate_reference(const Case& c) {
     const double cv = csum.s, Ec = csum.poisoned ? INFINITY : csum.acc_err(), Cabs = csum.S + csum.slack64();
     const double r3 = rho * rho * rho, r3_hi = pw(1 + th, 3) * r3, D = double(dim);
     // rstd^ = +0: A^ and B^ are products with a zero factor, +-0 unless c^
-    // may overflow or a partial product of A's other factors (w d) may, or a
-    // doubled x (autograd's 2 x): then Inf * 0 is NaN. dx is +-0 or NaN. (x
-    // meets c only through rstd^3 c, as B's peak above assumes.)
-    const bool dx_nan = zero && (csum.poisoned || may_overflow32(csum.total_peak()) || wd_nan ||
-                                 may_overflow32(xc_peak));
+    // may overflow or a partial product of A's other factors (w d) may (then
+    // a term of c may too), or a doubled x (autograd's 2 x): then Inf * 0 is
+    // NaN. dx is +-0 or NaN. (x meets c only through rstd^3 c, as B's peak
+    // above assumes.)
+    const bool row_nan = zero && (csum.poisoned || may_overflow32(csum.total_peak()) || wd_nan);
     for (int64_t j = 0; j < dim; ++j) {
       const int64_t i = r * dim + j;
       const double xv = x.value(i), ax = std::fabs(xv);
@@ -339,7 +337,10 @@ Reference rmsnorm_modulate_reference(const Case& c) {
       const double peak = std::max({pw(rho_hi, 3) * std::max(1.0, ax) * std::max(1.0, std::fabs(cv) + Ec),
                                     std::fabs(A[size_t(j)]) + eA[size_t(j)], A_chain[size_t(j)], csum.peak});
       dx[size_t(i)] = settled(t, v, err + step_to_t(t, std::fabs(v) + err + slack), slack, peak);
-      if (zero) dx[size_t(i)].or_bits = true, dx[size_t(i)].or_nan = dx_nan;  // bits 0: a zero of either sign
+      if (zero) {  // bits 0: a zero of either sign
+        dx[size_t(i)].or_bits = true;
+        dx[size_t(i)].or_nan = row_nan || may_overflow32(ax);
+      }
     }
   }
   std::vector<Expected>& dw = ref["dweight"];
