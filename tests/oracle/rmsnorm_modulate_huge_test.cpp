@@ -219,5 +219,43 @@ TEST(RmsnormModulateHuge, ThresholdsOnEqualSquares) {
   EXPECT_EQ(compare_accuracy("out", bad["out"], ref["out"]).failed, D);
 }
 
+// torch eager (where it is built) takes rstd = +0 too: (x * rstd) * w is +-0,
+// so out is shift bit for bit on every overflowing row, and every output it
+// claims is within the oracle (f32: all five; bf16: out, its contract
+// withdrawing the gradients' accuracy in 16-bit dtypes).
+TEST(RmsnormModulateHuge, TorchEagerTakesTheZeroRstdOutcome) {
+  Implementation eager;
+  try {
+    eager = make_implementation("torch-eager", Device::cpu, op());
+  } catch (const std::runtime_error& e) {
+    GTEST_SKIP() << e.what();
+  }
+  uint64_t seed = 500;
+  int64_t must_rows = 0;
+  for (DType t : kWide) {
+    std::vector<Case> cases = {one_huge_row(t)};
+    for (auto [rows, dim, gates] : {std::tuple{1, 1, 1}, {17, 33, 3}, {3, 1000, 2}})
+      cases.push_back(make(t, rows, dim, gates, "huge", seed += 3));
+    for (const Case& c : cases) {
+      RunResult r = run_case(eager, c);
+      ASSERT_TRUE(r.status.ok()) << r.status.message;
+      const Reference ref = oracle_reference(c);
+      for (int64_t row = 0; row < c.rows; ++row) {
+        if (!rmsnorm_modulate_row_overflow(c, row).must) continue;
+        ++must_rows;
+        for (int64_t j = 0; j < c.dim; ++j)
+          ASSERT_EQ(r.outputs["out"].bits(row * c.dim + j), c.input("shift").bits(c.index[size_t(row)] * c.dim + j))
+              << describe(c) << " [" << row << "," << j << "]";
+      }
+      for (const OpOutput& o : op().outputs) {
+        if (t != DType::f32 && std::string(o.name) != "out") continue;
+        const Comparison cmp = compare_accuracy(o.name, r.outputs[o.name], ref[o.name]);
+        EXPECT_TRUE(cmp.ok()) << describe(c) << "\n" << cmp.summary();
+      }
+    }
+  }
+  EXPECT_EQ(must_rows, 2 * (1 + 1 + 17 + 3));
+}
+
 }  // namespace
 }  // namespace gatecheck::testing
