@@ -197,9 +197,10 @@ Row row_stats(const HostTensor& x, int64_t r, int64_t dim, double eps) {
   // Without overflow, every partial sum and its exact value before rounding
   // are at most ss_hi (1 + 2u), and the mean square plus eps before its last
   // rounding at most (ss_hi / D)(1 + u)^2 + eps; an fp32 operation overflows
-  // only where that exact value reaches thr. (4u covers float64's roundings.)
+  // only where that exact value reaches thr. (eps is an fp32 value, exact;
+  // 4u and 2^-50 cover float64's roundings.)
   const double thr = overflow_threshold(DType::f32);
-  row.may_zero = !(ss_hi * (1 + 4 * u) < thr && ss_hi / D * (1 + 4 * u) + eps * (1 + u) < thr);
+  row.may_zero = !(ss_hi * (1 + 4 * u) < thr && (ss_hi / D * (1 + 4 * u) + eps) * (1 + 0x1p-50) < thr);
   // Every order: a square that rounds to Inf makes the sum Inf (its terms
   // are non-negative and rounding is monotone; a fused x*x + acc too). Else,
   // were no operation to overflow, each of at most dim roundings (dim - 1

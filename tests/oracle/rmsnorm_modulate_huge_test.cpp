@@ -6,6 +6,8 @@
 // host twin (unscaled) and a scaled implementation pass; out = 0, a finite
 // wrong dx, a NaN dx where c is finite, a dweight or dscale just outside its
 // hull, and the rstd = +0 outcome on a row that cannot overflow all fail.
+// The thresholds (may, must overflow) are placed on rows of equal squares
+// and on an eps that overflows the mean square by itself.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -217,6 +219,28 @@ TEST(RmsnormModulateHuge, ThresholdsOnEqualSquares) {
   Outputs bad = host;
   for (int64_t j = 0; j < D; ++j) bad["out"].set_bits(j, c.input("shift").bits(j));
   EXPECT_EQ(compare_accuracy("out", bad["out"], ref["out"]).failed, D);
+}
+
+// A large eps (2^127): row 0's sum of squares (1.125 2^127) is finite, but
+// its mean square plus eps overflows, so rstd = +0 as well (the host's out is
+// shift) and the oracle accepts it; row 1's (2^124 + 2^127) does not, rstd
+// is finite there (n about w / 3), and shift is wrong.
+TEST(RmsnormModulateHuge, AnEpsThatOverflowsTheMeanSquare) {
+  Case c = make(DType::f32, 2, 1, 1, "normal", 9);
+  c.scalars[size_t(op().scalar_index("eps"))] = std::ldexp(1.0, 127);
+  HostTensor& x = c.inputs[size_t(op().input_index("x"))];
+  x.set_value_rn(0, float(std::ldexp(1.5, 63)));
+  x.set_value_rn(1, float(std::ldexp(1.0, 62)));
+  const RmsRowOverflow r0 = rmsnorm_modulate_row_overflow(c, 0), r1 = rmsnorm_modulate_row_overflow(c, 1);
+  EXPECT_TRUE(r0.may && !r0.must);
+  EXPECT_FALSE(r1.may);
+  const Reference ref = oracle_reference(c);
+  const Outputs host = run_host(c);
+  EXPECT_EQ(host["out"].bits(0), c.input("shift").bits(0));
+  EXPECT_EQ(all_ok(c, host, ref), "");
+  Outputs bad = host;
+  bad["out"].set_bits(1, c.input("shift").bits(0));
+  EXPECT_EQ(compare_accuracy("out", bad["out"], ref["out"]).failed, 1);
 }
 
 // torch eager (where it is built) takes rstd = +0 too: (x * rstd) * w is +-0,
