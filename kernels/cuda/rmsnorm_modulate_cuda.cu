@@ -18,7 +18,6 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -402,135 +401,6 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
   }
 }
 
-// ---- backward, fused: dx and the column sums in one pass over x and g -------
-//
-// One block a dweight group (grid-stride): its tiles' rows, gate by gate in
-// the plan's order. Thread t owns chunks t, t + T, ... of every row (the row
-// order's partials), so the same columns in every row: their running column
-// sums (dshift, dscale for the tile; dweight for the group) sit in shared
-// memory that only thread t touches. x and g are kept in registers; w and the
-// tile's scale rows are read again where used (L1 hits). The same sums, in the same order, as bwd_row_kernel followed by
-// bwd_tile_kernel: the same bits.
-template <class T>
-__global__ void __launch_bounds__(bounds_for(kRmsChunksPerThread)) bwd_fused_kernel(Ptrs a, Plan p) {
-  if (*a.bad != kNoBadRow) return;
-  constexpr int V = VecOf<T>::value, K = kRmsChunksPerThread;
-  extern __shared__ float col[];  // dshift | dscale | dweight, dim floats each
-  __shared__ float2 sm[33];
-  const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
-  const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
-  T *dx = static_cast<T*>(a.dx), *dshift = static_cast<T*>(a.dshift), *dscale = static_cast<T*>(a.dscale);
-  const int64_t dim = a.dim, nch = dim / V, nt = blockDim.x, t0 = threadIdx.x;
-  float *csh = col, *csc = col + dim, *cdw = col + 2 * dim;
-  auto owns = [&](int i) { return t0 + i * nt < nch; };
-  auto j0 = [&](int i) { return (t0 + i * nt) * V; };
-  const int64_t ntiles = p.tile_start[a.gates];
-  for (int64_t grp = blockIdx.x; grp * p.tiles_per_group < ntiles; grp += gridDim.x) {
-    const int64_t tg0 = grp * p.tiles_per_group, tg1 = min64(ntiles, tg0 + p.tiles_per_group);
-#pragma unroll
-    for (int i = 0; i < K; ++i)
-      if (owns(i))
-#pragma unroll
-        for (int e = 0; e < V; ++e) cdw[j0(i) + e] = 0.0f;
-    int64_t k = 0, hi = a.gates;  // the gate of tile tg0: the last k with tile_start[k] <= tg0
-    while (k < hi) {
-      const int64_t mid = (k + hi + 1) / 2;
-      if (p.tile_start[mid] <= tg0) k = mid;
-      else hi = mid - 1;
-    }
-    for (int64_t t = tg0; t < tg1; ++t) {
-      while (p.tile_start[k + 1] <= t) ++k;  // past gates without rows
-      const int64_t ti = t - p.tile_start[k];
-      const int64_t pos0 = p.seg_start[k] + ti * kRmsSegTileRows;
-      const int64_t pos1 = min64(pos0 + kRmsSegTileRows, p.seg_start[k + 1]);
-#pragma unroll
-      for (int i = 0; i < K; ++i)
-        if (owns(i)) {
-#pragma unroll
-          for (int e = 0; e < V; ++e) csh[j0(i) + e] = csc[j0(i) + e] = 0.0f;
-        }
-      int64_t r_next = p.rows_sorted[pos0];
-      for (int64_t pos = pos0; pos < pos1; ++pos) {
-        const int64_t r = r_next, row = r * dim;
-        uint4 kx[K], kg[K];
-#pragma unroll
-        for (int i = 0; i < K; ++i)
-          if (owns(i)) {
-            kx[i] = load_raw(x, row + j0(i));
-            kg[i] = load_raw(g, row + j0(i));
-          }
-        if (pos + 1 < pos1) r_next = p.rows_sorted[pos + 1];
-        float s = 0.0f, cs = 0.0f;
-#pragma unroll
-        for (int i = 0; i < K; ++i)
-          if (owns(i)) {
-            float xv[V], gv[V], wv[V], sc[V];
-            unpack<T>(kx[i], xv);
-            unpack<T>(kg[i], gv);
-            unpack<T>(load_raw(w, j0(i)), wv);
-            unpack<T>(load_raw(scale, k * dim + j0(i)), sc);
-#pragma unroll
-            for (int e = 0; e < V; ++e) {
-              const float d = __fmul_rn(gv[e], rn<T>(__fadd_rn(1.0f, sc[e])));
-              s = __fadd_rn(s, __fmul_rn(xv[e], xv[e]));
-              cs = __fadd_rn(cs, __fmul_rn(__fmul_rn(wv[e], d), xv[e]));
-            }
-          }
-        const float2 tot = block_sum2(s, cs, sm);
-        const float rstd = rstd_of(tot.x, dim, a.eps);
-        const float kk = __fdiv_rn(__fmul_rn(__fmul_rn(__fmul_rn(rstd, rstd), rstd), tot.y), float(dim));
-#pragma unroll
-        for (int i = 0; i < K; ++i)
-          if (owns(i)) {
-            float xv[V], gv[V], wv[V], sc[V], o[V];
-            unpack<T>(kx[i], xv);
-            unpack<T>(kg[i], gv);
-            unpack<T>(load_raw(w, j0(i)), wv);
-            unpack<T>(load_raw(scale, k * dim + j0(i)), sc);
-            float* sh = csh + j0(i);
-            float* sq = csc + j0(i);
-            float* dw = cdw + j0(i);
-#pragma unroll
-            for (int e = 0; e < V; ++e) {
-              const float d = __fmul_rn(gv[e], rn<T>(__fadd_rn(1.0f, sc[e])));
-              o[e] = __fsub_rn(__fmul_rn(__fmul_rn(rstd, wv[e]), d), __fmul_rn(xv[e], kk));
-              sh[e] = __fadd_rn(sh[e], gv[e]);
-              sq[e] = __fadd_rn(sq[e], __fmul_rn(gv[e], rn<T>(__fmul_rn(wv[e], __fmul_rn(rstd, xv[e])))));
-              dw[e] = __fadd_rn(dw[e], __fmul_rn(__fmul_rn(d, xv[e]), rstd));
-            }
-            store_chunk<T, true>(dx, row + j0(i), V, o);
-          }
-      }
-#pragma unroll
-      for (int i = 0; i < K; ++i)
-        if (owns(i)) {
-          float sh[V], sq[V];
-#pragma unroll
-          for (int e = 0; e < V; ++e) {
-            sh[e] = csh[j0(i) + e];
-            sq[e] = csc[j0(i) + e];
-          }
-          if (p.tiles[k] == 1) {
-            store_chunk<T, true>(dshift, k * dim + j0(i), V, sh);
-            store_chunk<T, true>(dscale, k * dim + j0(i), V, sq);
-          } else {
-            const int64_t slot = p.multi_start[k] + ti;
-#pragma unroll
-            for (int e = 0; e < V; ++e) {
-              p.seg_part[(2 * slot) * dim + j0(i) + e] = sh[e];
-              p.seg_part[(2 * slot + 1) * dim + j0(i) + e] = sq[e];
-            }
-          }
-        }
-    }
-#pragma unroll
-    for (int i = 0; i < K; ++i)
-      if (owns(i))
-#pragma unroll
-        for (int e = 0; e < V; ++e) p.dw_part[grp * dim + j0(i) + e] = cdw[j0(i) + e];
-  }
-}
-
 // The partials folded in order: gates with several tiles, gates without rows
 // (zeros), and dweight (the last row of the grid).
 template <class T>
@@ -652,38 +522,12 @@ void launch_fwd(const Ptrs& a, bool vec, cudaStream_t s) {
   }
 }
 
-size_t fused_smem(int64_t dim) { return size_t(3 * dim) * sizeof(float); }
-
-// The fused backward where it applies: 16-byte loads, a row kept in registers,
-// its column sums within the shared memory a block may have. A failed request
-// for more shared memory is cleared (it would otherwise surface as this call's
-// error) and the call takes the two-kernel path. GATECHECK_RMS_BWD=split
-// forces that path (A/B timing, and the tests of both).
 template <class T>
-bool use_fused(const Ptrs& a, bool vec) {
-  if (a.rows == 0 || row_path(vec, rms_row_threads(a.dim, VecOf<T>::value)) != RowPath::kept) return false;
-  const char* force = std::getenv("GATECHECK_RMS_BWD");
-  if (force && std::string(force) == "split") return false;
-  const size_t bytes = fused_smem(a.dim);
-  if (bytes <= 48 * 1024) return true;
-  int dev = 0, optin = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
-      bytes + 33 * sizeof(float2) > size_t(optin) ||
-      cudaFuncSetAttribute(bwd_fused_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)) !=
-          cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return true;
-}
-
-template <class T>
-void launch_bwd(const Ptrs& a, const Layout& l, bool vec, bool fused, cudaStream_t s) {
+void launch_bwd(const Ptrs& a, const Layout& l, bool vec, cudaStream_t s) {
   const int threads = rms_row_threads(a.dim, VecOf<T>::value);
   Plan p{l.seg_start, l.tiles, l.tile_start, l.multi_start, l.rows_sorted, l.rstd, l.seg_part, l.dw_part,
          rms_tiles_per_group(a.rows, a.gates)};
-  if (a.rows > 0 && !fused) {
+  if (a.rows > 0) {
     const int blocks = int(a.rows < kMaxGridRows ? a.rows : kMaxGridRows);
     switch (row_path(vec, threads)) {
       case RowPath::kept: bwd_row_kernel<T, true, kRmsChunksPerThread><<<blocks, threads, 0, s>>>(a, l.rstd); break;
@@ -693,9 +537,7 @@ void launch_bwd(const Ptrs& a, const Layout& l, bool vec, bool fused, cudaStream
   }
   const int64_t nch = (a.dim + VecOf<T>::value - 1) / VecOf<T>::value;
   const int64_t groups = (rms_max_tiles(a.rows, a.gates) + p.tiles_per_group - 1) / p.tiles_per_group;
-  if (groups > 0 && fused) {
-    bwd_fused_kernel<T><<<unsigned(groups < 65535 ? groups : 65535), threads, fused_smem(a.dim), s>>>(a, p);
-  } else if (groups > 0) {
+  if (groups > 0) {
     const dim3 grid(unsigned((nch + kTileThreads - 1) / kTileThreads), unsigned(groups < 65535 ? groups : 65535));
     if (vec) bwd_tile_kernel<T, true><<<grid, kTileThreads, 0, s>>>(a, p);
     else bwd_tile_kernel<T, false><<<grid, kTileThreads, 0, s>>>(a, p);
@@ -780,7 +622,7 @@ Status run_typed(const OpCall& c, unsigned long long* bad, void* scratch) {
   cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.count, l.seg_start, int64_t(G), s);
   cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.tiles, l.tile_start, int64_t(G), s);
   cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.multi, l.multi_start, int64_t(G), s);
-  launch_bwd<T>(a, l, vec, use_fused<T>(a, vec), s);
+  launch_bwd<T>(a, l, vec, s);
   e = cudaGetLastError();
   const cudaError_t f = scratch ? cudaSuccess : cudaFreeAsync(cv.base, s);
   if (e == cudaSuccess) e = f;
