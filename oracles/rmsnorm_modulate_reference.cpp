@@ -1,182 +1,16 @@
-// rmsnorm_modulate's float64 reference: every element's exact value and a
-// rigorous bound for a correct fp32 implementation in the case's dtype T
-// (derivation: docs/oracle.md, "rmsnorm_modulate"). Written apart from the
-// kernels: only the dtype's rounding (RN_T of 1 + scale, which the op's
-// formula rounds on purpose) comes from the contract's dtype header.
-//
-// Notation as in gate_residual_reference.cpp: u = 2^-24, RN_T, ulp_T,
-// gamma_n = n u / (1 - n u), thr = overflow_threshold. Every fp32 rounding of
-// an exact v errs by at most u|v| + 2^-150 (the second term covers fp32's
-// subnormals), and an error of 2^-150 made early in a chain of products is
-// multiplied by at most the product of (1 + |factor|)(1 + u) of the factors
-// after it; `tiny_chain` bounds that for any order of the factors.
-//
-// Model of a correct implementation (what the bounds admit):
-//   rstd^: sum of squares in fp32 in any order; divided by dim (or
-//          multiplied by a rounded 1/dim); plus eps, rounded; an rsqrt
-//          within kRsqrtUlps fp32 ulps (CUDA's rsqrtf is within 2; 1/sqrtf
-//          is within 2u relative, less). So rstd^ = rstd (1 + theta),
-//          |theta| <= Theta, per row.
-//   n^ = RN_T(w * rstd^ * x) with two fp32 products in any order;
-//   out = RN_T(RN_T(n^ * f) + shift), f = RN_T(fl32(1 + scale)) (exact:
-//          the oracle computes f itself, as the formula rounds it);
-//   d = fl32(g * f); dx = RN_T(A^ - B^) with A = rstd w d (at most 5 fp32
-//          roundings) and B = x rstd^3 c / dim (at most 8 roundings), where
-//          c = sum_j w d x is an fp32 sum in any order; any factoring of
-//          rstd is covered, as each term's bound carries its factors' error;
-//   dweight, dscale: fp32 sums in any order of fp32 terms (d x rstd^;
-//          g n^, with n^ rounded to T or not), rounded once to T;
-//   dshift: an fp32 sum of g, judged by grad_gate's bound (GateColumn).
-// Each bound is (the terms' errors) + gamma_{n-1} (sum of |terms| + their
-// errors) + the last rounding at the result's magnitude: an absolute bound
-// from the sum of absolute terms, so it holds where terms cancel (dx).
-// Float64's own roundings are added explicitly (slack64) and then
-// kBoundMargin as everywhere.
-//
-// Not judged yet (honestly loose): an element whose inputs hold a NaN or an
-// Inf (or whose f = RN_T(1 + scale) is Inf), or whose row's sum of squares may overflow fp32, or whose rstd error
-// is not small (eps and the mean square both near fp32's underflow), is
-// accepted whatever it is (kind finite_or_overflow, infinite bound): the
-// contract does not yet say how an implementation must behave there (issue
-// 33, item 7). An element whose intermediate may overflow fp32 or T accepts
-// Inf and NaN, and a finite result must still be within its bound; the
-// intermediates of a product of several factors are its partial products in
-// any order (chain_peak), so a huge w times a zero gradient may give NaN.
-#include <algorithm>
-#include <cmath>
-#include <initializer_list>
-#include <limits>
+// rmsnorm_modulate's float64 reference on a whole case: every row through
+// the row reference (rmsnorm_modulate_rows.h, which holds the derivation),
+// every column of every sum.
 #include <vector>
 
 #include "../kernels/rmsnorm_modulate.h"
 #include "op_oracles.h"
-#include "oracle_elements.h"
+#include "rmsnorm_modulate_rows.h"
 
 namespace gatecheck {
 
-namespace {
-
-constexpr double u = 0x1p-24, tiny = 0x1p-150, e64 = 0x1p-52;
-constexpr int kRsqrtUlps = 2;
-
-double pw(double b, int n) {
-  double r = 1;
-  for (int i = 0; i < n; ++i) r *= b;
-  return r;
-}
-
-// A bound on every partial product of these factors' magnitudes, in any
-// order (and on the whole product): a product of k fp32 factors computed in
-// any order may overflow at a partial product even where the whole is small
-// (rstd * w past fp32's largest, times a zero gradient, is NaN).
-double chain_peak(std::initializer_list<double> mags) {
-  double p = 1;
-  for (double m : mags) p *= std::max(1.0, m);
-  return p;
-}
-
-// Propagated underflow of `steps` fp32 roundings among factors whose
-// magnitudes' (1 + |f|) product is `prod1p`.
-double tiny_chain(int steps, double prod1p) { return steps * tiny * prod1p * pw(1 + u, steps); }
-
-// An fp32 operation of exact result magnitude <= mag, then RN_T.
-double step_to_t(DType t, double mag) {
-  const double e32 = u * mag + tiny;
-  return t == DType::f32 ? e32 : e32 + ulp(t, mag + e32) / 2;
-}
-
-Expected unsettled() {
-  Expected e;
-  e.kind = Expected::finite_or_overflow;
-  e.bound = std::numeric_limits<double>::infinity();
-  return e;
-}
-
-// value +- err (err: the implementation's error, slack: float64's), with
-// overflow of an intermediate admitting Inf and NaN: peak bounds the fp32
-// intermediates, peak_t those rounded to the dtype (n^ and RN_T(n^ f)).
-Expected settled(DType t, double value, double err, double slack, double peak, double peak_t = 0) {
-  if (!std::isfinite(value) || !std::isfinite(err) || !std::isfinite(slack) || !std::isfinite(peak) ||
-      !std::isfinite(peak_t))
-    return unsettled();
-  Expected e;
-  e.value = value;
-  e.bound = (err + slack) * kBoundMargin;
-  if (peak >= 0x1p127 || peak_t >= overflow_threshold(t) || std::fabs(value) + e.bound >= overflow_threshold(t))
-    e.kind = Expected::finite_or_overflow;
-  return e;
-}
-
-// An fp32 sum, in any order, of terms t_i known up to e_i each.
-struct InexactSum {
-  int64_t n = 0;
-  double s = 0, S = 0, E = 0, slack = 0, peak = 0, peak_t = 0;
-  bool poisoned = false;
-  void add(double term, double err, double slack64, double term_peak, double term_peak_t = 0) {
-    if (!std::isfinite(term) || !std::isfinite(err) || !std::isfinite(slack64)) poisoned = true;
-    ++n;
-    s += term;
-    S += std::fabs(term);
-    E += err;
-    slack += slack64;
-    peak = std::max(peak, term_peak);
-    peak_t = std::max(peak_t, term_peak_t);
-  }
-  // The fp32 sum's own error (before any rounding to T).
-  double acc_err() const { return E + gamma_n(std::max<int64_t>(n - 1, 0)) * (S + E); }
-  double slack64() const { return slack + double(n + 4) * e64 * S; }
-  Expected expected(DType t) const {
-    if (poisoned) return unsettled();
-    if (n == 0) return Expected{};  // the empty sum: +0, bound 0
-    const double acc = acc_err(), sl = slack64();
-    const double last = t == DType::f32 ? 0 : ulp(t, std::fabs(s) + acc + sl) / 2;
-    return settled(t, s, acc + last, sl, std::max(peak, (S + E) * (1 + gamma_n(n))), peak_t);
-  }
-};
-
-struct Row {
-  bool ok = false;       // its rstd is judged (else every element of the row is unsettled)
-  double rho = 0;        // 1/sqrt(mean square + eps), float64
-  double theta = 0;      // |rstd^/rho - 1| <= theta
-  double rho_rel64 = 0;  // float64's relative error in rho
-};
-
-// rstd^ = fl(rsqrt(fl(fl(ss^ / dim) + eps))) against rho.
-Row row_stats(const HostTensor& x, int64_t r, int64_t dim, double eps) {
-  Row row;
-  double ss = 0, e_prod = 0;
-  for (int64_t j = 0; j < dim; ++j) {
-    const double v = x.value(r * dim + j), sq = v * v;  // exact (F1)
-    if (!std::isfinite(v)) return row;
-    ss += sq;
-    if (!representable(DType::f32, sq)) e_prod += u * sq + tiny;
-  }
-  const double D = double(dim);
-  const double err64 = D * e64 * ss;  // the float64 sum of non-negative terms
-  const double e_ss = e_prod + gamma_n(dim - 1) * (ss + err64 + e_prod) + err64;
-  const double ss_hi = ss + e_ss;
-  if (!(ss_hi * (1 + 4 * u) < 0x1p127)) return row;  // the fp32 sum may overflow
-  const double em = e_ss / D * (1 + 3 * u) + 3 * u * ss_hi / D + tiny;
-  const double a = ss / D + eps;
-  const double ea = em + u * (a + em) + tiny;
-  const double alpha = ea / a;
-  if (!(alpha < 0.25)) return row;
-  const double r_a = 1 / std::sqrt(1 - alpha) - 1;
-  row.theta = ((1 + r_a) * (1 + 2 * kRsqrtUlps * u) - 1) * (1 + 0x1p-30);
-  row.rho = 1 / std::sqrt(a);
-  row.rho_rel64 = (D + 8) * e64;
-  row.ok = std::isfinite(row.rho);
-  return row;
-}
-
-double rn_t(DType t, double v) {
-  const float f = float(v);
-  return t == DType::f32 ? double(f) : double(bits_to_float(t, float_to_bits_rn(t, f)));
-}
-
-}  // namespace
-
 Reference rmsnorm_modulate_reference(const Case& c) {
+  using namespace rms_oracle;
   const DType t = c.dtype;
   const int64_t rows = c.rows, dim = c.dim;
   const HostTensor &x = c.input("x"), &w = c.input("w"), &shift = c.input("shift"), &scale = c.input("scale"),
@@ -188,78 +22,26 @@ Reference rmsnorm_modulate_reference(const Case& c) {
   const size_t ncols = static_cast<size_t>(dim), ntable = static_cast<size_t>(c.gates * dim);
   std::vector<InexactSum> dweight(ncols), dscale(ntable);
   std::vector<GateColumn> dshift(ntable);
-  std::vector<double> A(ncols), eA(ncols), A_chain(ncols), f(ncols), n(ncols), en(ncols);
+  auto row_of = [&](const HostTensor& h, int64_t r, std::vector<double>& v) {
+    v.resize(ncols);
+    for (int64_t j = 0; j < dim; ++j) v[size_t(j)] = h.value(r * dim + j);
+  };
+  std::vector<double> xr, gr, wr, hr, sr;
+  row_of(w, 0, wr);
+  RowScratch scratch;
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t k = c.index[size_t(r)], tb = k * dim;
-    const Row row = row_stats(x, r, dim, eps);
-    for (int64_t j = 0; j < dim; ++j) dshift[size_t(tb + j)].add(g.value(r * dim + j));
-    if (!row.ok) {
-      for (int64_t j = 0; j < dim; ++j) {
-        out[size_t(r * dim + j)] = dx[size_t(r * dim + j)] = unsettled();
-        dweight[size_t(j)].poisoned = dscale[size_t(tb + j)].poisoned = true;
-      }
-      continue;
-    }
-    const double rho = row.rho, th = row.theta, rho_hi = rho * (1 + th);
-    // c = sum_j w d x: its exact value, the implementation's error, float64's.
-    InexactSum csum;
-    for (int64_t j = 0; j < dim; ++j) {
-      const int64_t i = r * dim + j;
-      const double xv = x.value(i), wv = w.value(j), gv = g.value(i), hv = shift.value(tb + j);
-      f[size_t(j)] = rn_t(t, 1.0 + double(scale.value(tb + j)));
-      const double fv = f[size_t(j)], d = gv * fv;  // d exact (F1)
-      // n = w rho x; n^ = RN_T(fl(fl(rstd^ x) w)) in any order.
-      n[size_t(j)] = wv * rho * xv;
-      const double an = std::fabs(n[size_t(j)]);
-      const double en32 = an * ((1 + th) * pw(1 + u, 2) - 1) + tiny_chain(2, (1 + std::fabs(wv)) * (1 + std::fabs(xv)) * (1 + rho_hi));
-      en[size_t(j)] = en32 + (t == DType::f32 ? 0 : ulp(t, an + en32) / 2);
-      // out = RN_T(fl(RN_T(fl(n^ f)) + shift)).
-      const double nf = n[size_t(j)] * fv, anf = std::fabs(nf);
-      const double eq = std::fabs(fv) * en[size_t(j)] + step_to_t(t, anf + std::fabs(fv) * en[size_t(j)]);
-      const double v = nf + hv;
-      const double slack_out = (row.rho_rel64 + 0x1p-49) * (anf + std::fabs(hv));
-      const double n_chain = chain_peak({std::fabs(wv), rho_hi, std::fabs(xv)}) * (1 + u);
-      out[size_t(i)] = settled(t, v, eq + step_to_t(t, std::fabs(v) + eq + slack_out), slack_out,
-                               std::max((an + en32) * (1 + std::fabs(fv)), n_chain), std::max(an + en32, anf + eq));
-      // A = rho w d, with up to 5 roundings (d's among them).
-      A[size_t(j)] = rho * wv * d;
-      A_chain[size_t(j)] = chain_peak({rho_hi, std::fabs(wv), std::fabs(gv), std::fabs(fv)}) * pw(1 + u, 5);
-      const double aA = std::fabs(A[size_t(j)]);
-      eA[size_t(j)] = aA * ((1 + th) * pw(1 + u, 5) - 1) +
-                      tiny_chain(5, (1 + rho_hi) * (1 + std::fabs(wv)) * (1 + std::fabs(gv)) * (1 + std::fabs(fv)));
-      // c's term w d x: up to 3 roundings.
-      const double tc = wv * d * xv;
-      csum.add(tc, std::fabs(tc) * (pw(1 + u, 3) - 1) +
-                       tiny_chain(3, (1 + std::fabs(wv)) * (1 + std::fabs(gv)) * (1 + std::fabs(fv)) * (1 + std::fabs(xv))),
-               2 * e64 * std::fabs(tc), chain_peak({std::fabs(wv), std::fabs(gv), std::fabs(fv), std::fabs(xv)}) * pw(1 + u, 3));
-      // dweight's term d x rho: up to 4 roundings (d's among them).
-      const double tw = d * xv * rho;
-      dweight[size_t(j)].add(tw, std::fabs(tw) * ((1 + th) * pw(1 + u, 4) - 1) +
-                                     tiny_chain(4, (1 + std::fabs(gv)) * (1 + std::fabs(fv)) * (1 + std::fabs(xv)) * (1 + rho_hi)),
-                             (row.rho_rel64 + 3 * e64) * std::fabs(tw),
-                             chain_peak({std::fabs(gv), std::fabs(fv), std::fabs(xv), rho_hi}) * pw(1 + u, 4));
-      // dscale's term g n, from n^ (rounded to T or not) and one fp32 product.
-      const double ts = gv * n[size_t(j)], ags = std::fabs(gv) * en[size_t(j)];
-      dscale[size_t(tb + j)].add(ts, ags + u * (std::fabs(ts) + ags) + tiny, (row.rho_rel64 + 3 * e64) * std::fabs(ts),
-                                 std::max(std::fabs(ts) + ags, n_chain * std::max(1.0, std::fabs(gv))) * (1 + u), an + en32);
-    }
-    // dx = RN_T(fl(A^ - B^)), B = x rho^3 c / dim with up to 8 roundings.
-    const double cv = csum.s, Ec = csum.poisoned ? INFINITY : csum.acc_err(), Cabs = csum.S + csum.slack64();
-    const double r3 = rho * rho * rho, r3_hi = pw(1 + th, 3) * r3, D = double(dim);
-    for (int64_t j = 0; j < dim; ++j) {
-      const int64_t i = r * dim + j;
-      const double xv = x.value(i), ax = std::fabs(xv);
-      const double B = xv * r3 * cv / D, aB = std::fabs(B), B_abs = ax * r3 * Cabs / D;
-      const double eB = ax * r3_hi / D * (std::fabs(cv) + Ec) * pw(1 + u, 8) - aB +
-                        tiny_chain(8, (1 + ax) * pw(1 + rho_hi, 3) * (1 + std::fabs(cv) + Ec) * (1 + 1 / D));
-      const double v = A[size_t(j)] - B;
-      const double slack = (3 * row.rho_rel64 + double(dim + 16) * e64) * (std::fabs(A[size_t(j)]) + B_abs) +
-                           ax * r3 / D * double(dim + 4) * e64 * Cabs;
-      const double err = eA[size_t(j)] + eB;
-      const double peak = std::max({pw(rho_hi, 3) * std::max(1.0, ax) * std::max(1.0, std::fabs(cv) + Ec),
-                                    std::fabs(A[size_t(j)]) + eA[size_t(j)], A_chain[size_t(j)], csum.peak});
-      dx[size_t(i)] = settled(t, v, err + step_to_t(t, std::fabs(v) + err + slack), slack, peak);
-    }
+    row_of(x, r, xr);
+    row_of(g, r, gr);
+    row_of(shift, k, hr);
+    row_of(scale, k, sr);
+    RowSinks s;
+    s.out = out.data() + r * dim;
+    s.dx = dx.data() + r * dim;
+    s.dweight = dweight.data();
+    s.dscale = dscale.data() + tb;
+    s.dshift = dshift.data() + tb;
+    reference_row(t, dim, eps, RowIn{xr.data(), gr.data(), wr.data(), hr.data(), sr.data()}, s, scratch);
   }
   std::vector<Expected>& dw = ref["dweight"];
   std::vector<Expected>& dsh = ref["dshift"];

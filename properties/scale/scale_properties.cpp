@@ -9,6 +9,7 @@
 #include "../../case/plan_movement.h"
 #include "../../case/prng.h"
 #include "../../harness/scale/scale_session.h"
+#include "../../oracles/op_oracles.h"
 #include "../../oracles/oracle_sampled.h"
 #include "../checks/property_impls.h"
 #include "scale_tier.h"
@@ -26,7 +27,11 @@ constexpr int kRandomSampleRows = 48;
 // Differing rows whose elements are fetched as evidence.
 constexpr size_t kEvidenceRows = 16;
 
-const ScaleOutput kRowOutputs[3] = {kOutOut, kOutGradRes, kOutGradY};
+std::vector<ScaleOutput> every_output(const ScaleCase& c) {
+  std::vector<ScaleOutput> v;
+  for (size_t o = 0; o < c.op().outputs.size(); ++o) v.push_back(int(o));
+  return v;
+}
 
 bool out_of_memory(const std::string& msg) {
   std::string m = msg;
@@ -61,7 +66,7 @@ void sort_unique(std::vector<int64_t>& v) {
 Verdict accuracy_exact(const Implementation& impl, const ScaleCase& c, ScaleSession& s) {
   Verdict v;
   std::ostringstream msg;
-  for (ScaleOutput o : {kOutOut, kOutGradRes, kOutGradY, kOutGradGate}) {
+  for (ScaleOutput o : every_output(c)) {
     const Comparison cmp = s.exact(0, o);
     v.compared += cmp.checked;
     if (cmp.ok()) continue;
@@ -105,21 +110,24 @@ void relabel(Comparison& cmp, const std::vector<int64_t>& rows, const std::vecto
   cmp.cols = dim;
 }
 
-Verdict accuracy_sampled(const Implementation& impl, const ScaleCase& c, ScaleSession& s) {
-  Verdict v;
-  const std::vector<int64_t> rows = sample_rows(c);
-  // The gates those rows touch, the first and last gate and a few unused ones.
+// The sample: rows (sample_rows), the gates they touch with the first and
+// last and a few unused ones, and the columns the sums are checked on: every
+// one, or as many as keep the per-gate sums within kSampledGateTerms.
+ScaleSample sample_of(const ScaleCase& c) {
+  ScaleSample smp;
+  smp.rows = sample_rows(c);
   std::vector<int64_t> count(size_t(c.gates), 0);
   for (int64_t k : c.index) ++count[size_t(k)];
-  std::vector<int64_t> gates = {0, c.gates - 1};
-  for (int64_t r : rows) gates.push_back(c.index[size_t(r)]);
+  std::vector<int64_t>& gates = smp.gates;
+  gates = {0, c.gates - 1};
+  for (int64_t r : smp.rows) gates.push_back(c.index[size_t(r)]);
   for (int64_t k = 0, unused = 0; k < c.gates && unused < 8; ++k)
     if (count[size_t(k)] == 0) gates.push_back(k), ++unused;
   gates.erase(std::remove_if(gates.begin(), gates.end(), [&](int64_t k) { return k < 0 || k >= c.gates; }), gates.end());
   sort_unique(gates);
   int64_t terms = 0;
   for (int64_t k : gates) terms += count[size_t(k)];
-  std::vector<int64_t> cols;
+  std::vector<int64_t>& cols = smp.cols;
   const int64_t ncols = terms == 0 ? c.dim : std::min(c.dim, std::max<int64_t>(2, kSampledGateTerms / terms));
   if (ncols >= c.dim) {
     for (int64_t j = 0; j < c.dim; ++j) cols.push_back(j);
@@ -128,7 +136,32 @@ Verdict accuracy_sampled(const Implementation& impl, const ScaleCase& c, ScaleSe
     Prng rng(c.spec.value_seed ^ 0xc01ull);
     while (int64_t(cols.size()) < ncols) cols.push_back(rng.below(c.dim)), sort_unique(cols);
   }
-  const SampledReference ref = oracle_sampled(c, rows, gates, cols);
+  return smp;
+}
+
+// What the sample covered, for the message: "every element of 60 of 65537
+// rows; grad_gate of 9 gates on 17 of 17 columns, each summed over all its rows".
+std::string sample_scope(const ScaleCase& c, const ScaleSample& smp, const SampledReference& ref) {
+  std::string rows, gates, cols, skipped;
+  for (size_t o = 0; o < ref.outputs.size(); ++o) {
+    const char* name = c.op().outputs[o].name;
+    const Role role = c.op().outputs[o].role;
+    std::string& list = ref.outputs[o].skipped.empty() ? (role == Role::table ? gates : role == Role::column ? cols : rows)
+                                                         : skipped;
+    list += (list.empty() ? "" : ", ") + std::string(name);
+  }
+  std::string s = "every element of " + std::to_string(smp.rows.size()) + " of " + std::to_string(c.rows) + " rows";
+  const std::string on = " on " + std::to_string(smp.cols.size()) + " of " + std::to_string(c.dim) + " columns";
+  if (!gates.empty()) s += "; " + gates + " of " + std::to_string(smp.gates.size()) + " gates" + on + ", each summed over all its rows";
+  if (!cols.empty()) s += "; " + cols + on + ", each summed over every row";
+  if (!skipped.empty()) s += "; not judged: " + skipped;
+  return s;
+}
+
+Verdict accuracy_sampled(const Implementation& impl, const ScaleCase& c, ScaleSession& s) {
+  Verdict v;
+  const ScaleSample smp = sample_of(c);
+  const SampledReference ref = oracle_sampled(c, smp);
   std::ostringstream msg;
   auto judge = [&](Comparison cmp) {
     v.compared += cmp.checked;
@@ -139,25 +172,25 @@ Verdict accuracy_sampled(const Implementation& impl, const ScaleCase& c, ScaleSe
         << " sampled elements outside the oracle bound, first [" << m.row << ", " << m.col << "] got " << m.got
         << " want " << m.want << " bound " << m.bound;
   };
-  const std::vector<Expected>* want[3] = {&ref.out, &ref.grad_res, &ref.grad_y};
-  for (int i = 0; i < 3; ++i) {
-    Comparison cmp = compare_accuracy(scale_output_name(kRowOutputs[i]), s.fetch(0, kRowOutputs[i], rows), *want[i]);
-    relabel(cmp, rows, nullptr, c.dim);
+  for (ScaleOutput o : every_output(c)) {
+    const SampledOutput& want = ref.outputs[size_t(o)];
+    if (!want.skipped.empty()) continue;  // named in the scope
+    const HostTensor rows = s.fetch(0, o, want.labels);
+    const bool all_cols = int64_t(want.cols.size()) == c.dim;
+    HostTensor got(c.dtype, int64_t(want.labels.size()), int64_t(want.cols.size()));
+    if (all_cols) {
+      got = rows;
+    } else {
+      for (size_t k = 0; k < want.labels.size(); ++k)
+        for (size_t j = 0; j < want.cols.size(); ++j)
+          got.set_bits(int64_t(k * want.cols.size() + j), rows.bits(int64_t(k) * c.dim + want.cols[j]));
+    }
+    Comparison cmp = compare_accuracy(scale_output_name(c, o), got, want.want);
+    relabel(cmp, want.labels, all_cols ? nullptr : &want.cols, c.dim);
     judge(cmp);
   }
-  const HostTensor gate_rows = s.fetch(0, kOutGradGate, gates);
-  HostTensor got(c.dtype, int64_t(gates.size()), int64_t(cols.size()));
-  for (size_t k = 0; k < gates.size(); ++k)
-    for (size_t j = 0; j < cols.size(); ++j)
-      got.set_bits(int64_t(k * cols.size() + j), gate_rows.bits(int64_t(k) * c.dim + cols[j]));
-  Comparison cmp = compare_accuracy("grad_gate", got, ref.grad_gate);
-  relabel(cmp, gates, &cols, c.dim);
-  judge(cmp);
   if (!v.passed)
-    v.message = head(impl, c) + msg.str() + " (float64 oracle on a sample: every element of " +
-                std::to_string(rows.size()) + " of " + std::to_string(c.rows) + " rows; grad_gate of " +
-                std::to_string(gates.size()) + " gates on " + std::to_string(cols.size()) + " of " +
-                std::to_string(c.dim) + " columns, each summed over all its rows)";
+    v.message = head(impl, c) + msg.str() + " (float64 oracle on a sample: " + sample_scope(c, smp, ref) + ")";
   return v;
 }
 
@@ -170,7 +203,7 @@ Comparison compare_rows(ScaleSession& s, ScaleOutput o, int set, const std::vect
   const std::vector<uint64_t> got = s.prints(set, o);
   const int64_t dim = s.scale_case().dim;
   Comparison cmp;
-  cmp.tensor = scale_output_name(o);
+  cmp.tensor = scale_output_name(s.scale_case(), o);
   cmp.dtype = s.scale_case().dtype;
   cmp.cols = dim;
   cmp.bitwise = true;
@@ -233,7 +266,7 @@ Verdict repeatable_at_scale(const Implementation& impl, const ScaleCase& c, cons
   for (int k = 1; k < runs && v.passed; ++k) {
     st = s.run(1, nullptr, 0, plan[size_t(k)]);
     if (!st.ok()) return failed_run(impl, s, c, "(run " + std::to_string(k + 1) + ")", st);
-    for (ScaleOutput out : {kOutOut, kOutGradRes, kOutGradY, kOutGradGate}) {
+    for (ScaleOutput out : every_output(c)) {
       Comparison cmp = s.compare(1, 0, out);
       cmp.got_side = "run " + std::to_string(k + 1);
       cmp.want_side = "run 1";
@@ -269,27 +302,29 @@ Verdict row_invariance_at_scale(const Implementation& impl, const ScaleCase& c, 
   const auto stress = schedule(c, o, int(plan.batches.size()) + 1, impl.device);
   Status st = s.run(0, nullptr, 0, stress[0]);
   if (!st.ok()) return failed_run(impl, s, c, "(full batch)", st);
-  std::vector<uint64_t> full[3];
-  for (int i = 0; i < 3; ++i) full[i] = s.prints(0, kRowOutputs[i]);
-  Comparison total[3];
-  int64_t rows_differ[3] = {0, 0, 0};
+  const std::vector<int> rowwise = c.op().outputs_of_kind(OutputKind::rowwise);
+  const size_t nr = rowwise.size();
+  std::vector<std::vector<uint64_t>> full(nr);
+  for (size_t i = 0; i < nr; ++i) full[i] = s.prints(0, rowwise[i]);
+  std::vector<Comparison> total(nr);
+  std::vector<int64_t> rows_differ(nr, 0);
   for (size_t bi = 0; bi < plan.batches.size(); ++bi) {
     const auto& b = plan.batches[bi];
     if (b.empty()) continue;
     st = s.run(1, &b, 0, stress[bi + 1]);
     if (!st.ok()) return failed_run(impl, s, c, "(batch " + std::to_string(bi) + ")", st);
-    for (int i = 0; i < 3; ++i) {
+    for (size_t i = 0; i < nr; ++i) {
       int64_t n = 0;
       const std::string where = "batch " + std::to_string(bi) + " (" + std::to_string(b.size()) + " rows, " +
                                 stress[bi + 1].describe() + ") vs full batch";
-      detail::merge_into(total[i], compare_rows(s, kRowOutputs[i], 1, full[i], b, where, &n));
+      detail::merge_into(total[i], compare_rows(s, rowwise[i], 1, full[i], b, where, &n));
       rows_differ[i] += n;
     }
   }
   const Movement mv = row_movement(shadow, plan);
   v.compared = mv.compared;
   std::ostringstream msg;
-  for (int i = 0; i < 3; ++i) {
+  for (size_t i = 0; i < nr; ++i) {
     if (total[i].ok()) continue;
     add_failure(v, total[i]);
     const Mismatch& m = total[i].first.front();
@@ -300,6 +335,57 @@ Verdict row_invariance_at_scale(const Implementation& impl, const ScaleCase& c, 
   if (!v.passed) v.message = head(impl, c) + "plan " + plan.kind + " with " + std::to_string(plan.batches.size()) + " batches: " + msg.str();
   vacuity(v, mv, plan, c, "rows");
   return v;
+}
+
+// One segment-sum output of a sub-batch against the full batch's, on the
+// gates whose rows all ran in it (`gates`), by fingerprint; evidence from the
+// first differing gates.
+Comparison compare_segments(ScaleSession& s, ScaleOutput o, const std::vector<uint64_t>& full,
+                            const std::vector<int64_t>& gates, const std::vector<std::vector<int64_t>>& by_gate,
+                            size_t bi, size_t batch_rows, const StressSetting& stress, int64_t* gates_differ) {
+  const ScaleCase& c = s.scale_case();
+  const std::string name = scale_output_name(c, o);
+  const std::vector<uint64_t> part = s.prints(1, o);
+  std::vector<int64_t> bad;
+  for (int64_t k : gates)
+    if (part[size_t(k)] != full[size_t(k)]) bad.push_back(k);
+  *gates_differ += int64_t(bad.size());
+  Comparison cmp;
+  cmp.tensor = name;
+  cmp.dtype = c.dtype;
+  cmp.cols = c.dim;
+  cmp.bitwise = true;
+  cmp.got_side = "sub-batch";
+  cmp.want_side = "full batch";
+  cmp.checked = int64_t(gates.size()) * c.dim;
+  if (bad.empty()) return cmp;
+  bad.resize(std::min(bad.size(), kEvidenceRows));
+  const HostTensor mine = s.fetch(1, o, bad), theirs = s.fetch(0, o, bad);
+  for (size_t i = 0; i < bad.size(); ++i)
+    for (int64_t col = 0; col < c.dim; ++col) {
+      const int64_t e = int64_t(i) * c.dim + col;
+      if (mine.bits(e) == theirs.bits(e)) continue;
+      ++cmp.failed;
+      const int64_t flat = bad[i] * c.dim + col;  // gates in the batch's order: keep the extent
+      cmp.first_bad = cmp.first_bad < 0 ? flat : std::min(cmp.first_bad, flat);
+      cmp.last_bad = std::max(cmp.last_bad, flat);
+      if (cmp.first.size() < kMaxMismatches) {
+        const size_t n = by_gate[size_t(bad[i])].size();
+        Mismatch m;
+        m.tensor = name;
+        m.row = bad[i];
+        m.col = col;
+        m.got_bits = mine.bits(e);
+        m.want_bits = theirs.bits(e);
+        m.got = mine.value(e);
+        m.want = theirs.value(e);
+        m.why = "gate " + std::to_string(bad[i]) + (n ? " (all its " + std::to_string(n) + " rows" : " (unused") +
+                " in batch " + std::to_string(bi) + " of " + std::to_string(batch_rows) + " rows, " + stress.describe() +
+                ") vs full batch";
+        cmp.first.push_back(m);
+      }
+    }
+  return cmp;
 }
 
 Verdict segment_invariance_at_scale(const Implementation& impl, const ScaleCase& c, const ScaleCheckOptions& o) {
@@ -314,9 +400,11 @@ Verdict segment_invariance_at_scale(const Implementation& impl, const ScaleCase&
   const auto stress = schedule(c, o, int(plan.batches.size()) + 1, impl.device);
   Status st = s.run(0, nullptr, 0, stress[0]);
   if (!st.ok()) return failed_run(impl, s, c, "(full batch)", st);
-  const std::vector<uint64_t> full = s.prints(0, kOutGradGate);
-  Comparison total;
-  int64_t gates_differ = 0;
+  const std::vector<int> sums = c.op().outputs_of_kind(OutputKind::segment_sum);
+  std::vector<std::vector<uint64_t>> full;
+  for (int out : sums) full.push_back(s.prints(0, out));
+  std::vector<Comparison> total(sums.size());
+  std::vector<int64_t> gates_differ(sums.size(), 0);
   for (size_t bi = 0; bi < plan.batches.size(); ++bi) {
     const auto& b = plan.batches[bi];
     std::vector<int64_t> gates = whole_segments(by_gate, shadow, b);
@@ -324,61 +412,23 @@ Verdict segment_invariance_at_scale(const Implementation& impl, const ScaleCase&
     gates.insert(gates.end(), unused.begin(), unused.end());  // +0 in both
     st = s.run(1, &b, 0, stress[bi + 1]);
     if (!st.ok()) return failed_run(impl, s, c, "(batch " + std::to_string(bi) + ")", st);
-    // grad_gate rows are gates: compare the whole-segment gates' fingerprints
-    const std::vector<uint64_t> part = s.prints(1, kOutGradGate);
-    std::vector<int64_t> bad;
-    for (int64_t k : gates)
-      if (part[size_t(k)] != full[size_t(k)]) bad.push_back(k);
-    gates_differ += int64_t(bad.size());
-    Comparison cmp;
-    cmp.tensor = "grad_gate";
-    cmp.dtype = c.dtype;
-    cmp.cols = c.dim;
-    cmp.bitwise = true;
-    cmp.got_side = "sub-batch";
-    cmp.want_side = "full batch";
-    cmp.checked = int64_t(gates.size()) * c.dim;
-    if (!bad.empty()) {
-      bad.resize(std::min(bad.size(), kEvidenceRows));
-      const HostTensor mine = s.fetch(1, kOutGradGate, bad), theirs = s.fetch(0, kOutGradGate, bad);
-      for (size_t i = 0; i < bad.size(); ++i)
-        for (int64_t col = 0; col < c.dim; ++col) {
-          const int64_t e = int64_t(i) * c.dim + col;
-          if (mine.bits(e) == theirs.bits(e)) continue;
-          ++cmp.failed;
-          const int64_t flat = bad[i] * c.dim + col;  // gates in the batch's order: keep the extent
-          cmp.first_bad = cmp.first_bad < 0 ? flat : std::min(cmp.first_bad, flat);
-          cmp.last_bad = std::max(cmp.last_bad, flat);
-          if (cmp.first.size() < kMaxMismatches) {
-            const size_t n = by_gate[size_t(bad[i])].size();
-            Mismatch m;
-            m.tensor = "grad_gate";
-            m.row = bad[i];
-            m.col = col;
-            m.got_bits = mine.bits(e);
-            m.want_bits = theirs.bits(e);
-            m.got = mine.value(e);
-            m.want = theirs.value(e);
-            m.why = "gate " + std::to_string(bad[i]) + (n ? " (all its " + std::to_string(n) + " rows" : " (unused") +
-                    " in batch " + std::to_string(bi) + " of " + std::to_string(b.size()) + " rows, " +
-                    stress[bi + 1].describe() + ") vs full batch";
-            cmp.first.push_back(m);
-          }
-        }
-    }
-    detail::merge_into(total, cmp);
+    // a segment sum's rows are gates: compare the whole-segment gates' fingerprints
+    for (size_t i = 0; i < sums.size(); ++i)
+      detail::merge_into(total[i], compare_segments(s, sums[i], full[i], gates, by_gate, bi, b.size(), stress[bi + 1],
+                                                    &gates_differ[i]));
   }
   const Movement mv = segment_movement(shadow, plan);
   v.compared = mv.compared;
-  if (!total.ok()) {
-    add_failure(v, total);
-    const Mismatch& m = total.first.front();
-    std::ostringstream msg;
-    msg << "grad_gate: " << gates_differ << " whole-segment gates differ from the full batch's, one at [" << m.row
-        << ", " << m.col << "]: sub-batch 0x" << std::hex << m.got_bits << " vs full batch 0x" << m.want_bits << std::dec
-        << " (" << m.why << ")";
-    v.message = head(impl, c) + "plan " + plan.kind + " with " + std::to_string(plan.batches.size()) + " batches: " + msg.str();
+  std::ostringstream msg;
+  for (size_t i = 0; i < sums.size(); ++i) {
+    if (total[i].ok()) continue;
+    add_failure(v, total[i]);
+    const Mismatch& m = total[i].first.front();
+    msg << (msg.tellp() > 0 ? "; " : "") << total[i].tensor << ": " << gates_differ[i]
+        << " whole-segment gates differ from the full batch's, one at [" << m.row << ", " << m.col << "]: sub-batch 0x"
+        << std::hex << m.got_bits << " vs full batch 0x" << m.want_bits << std::dec << " (" << m.why << ")";
   }
+  if (!v.passed) v.message = head(impl, c) + "plan " + plan.kind + " with " + std::to_string(plan.batches.size()) + " batches: " + msg.str();
   vacuity(v, mv, plan, c, "whole gate segments");
   return v;
 }
@@ -403,14 +453,14 @@ Verdict memory(MemoryCheck what, const Implementation& impl, const ScaleCase& c,
       for (auto& f : s.guards()) found.push_back(f);
   }
   if (two_sets)
-    for (ScaleOutput out : {kOutOut, kOutGradRes, kOutGradY, kOutGradGate}) {
+    for (ScaleOutput out : every_output(c)) {
       int64_t checked = 0;
       MemoryFinding f = s.unwritten(0, 1, out, &checked);
       v.compared += checked;
       if (f.count) found.push_back(f);
     }
   else
-    v.compared = 18;  // 5 inputs and 4 outputs, twice (as the small case counts)
+    v.compared = 2 * int64_t(c.op().inputs.size() + c.op().outputs.size());  // every tensor, twice (as the small case counts)
   for (const auto& f : found) {
     bool dup = false;
     for (const auto& g : v.memory) dup = dup || g.tensor == f.tensor;
@@ -433,6 +483,9 @@ namespace checks {
 
 Verdict scale_accuracy(const Implementation& impl, const ScaleCase& c, const ScaleCheckOptions& o) {
   const bool exact = c.spec.values == ScaleValues::exact;
+  if (exact && !op_oracle(c.op()).exact_at_scale)
+    throw std::invalid_argument(std::string("accuracy at scale: ") + c.op().name +
+                                "'s outputs are not exact by construction on exact values (its scale cases round)");
   if (exact)
     if (const std::string why = exact_values_problem(c); !why.empty())
       throw std::invalid_argument("accuracy at scale: " + why);
@@ -473,6 +526,9 @@ Verdict check_scale_property(const std::string& property, const Implementation& 
   const PropertyInfo& p = property_info(property);
   if (!p.scale)
     throw std::invalid_argument("property '" + property + "' has no scale version (it runs on small cases only)");
+  if (impl.op != &c.op())
+    throw std::invalid_argument("property '" + property + "': a scale case of " + c.op().name + " given to " +
+                                impl.label() + ", an implementation of " + impl.op->name);
   if (const std::string why = case_shape_problem(*impl.op, c.rows, c.dim, c.gates); !why.empty())
     throw std::invalid_argument("property '" + property + "' needs valid input (" + describe(c) + "): " + why);
   Verdict v = p.scale(impl, c, o);
