@@ -174,7 +174,9 @@ void reference_row(DType t, int64_t dim, double eps, const RowIn& in, const RowS
   const double rho = row.rho, th = row.theta, rho_hi = rho * (1 + th);
   // c = sum_j w d x: its exact value, the implementation's error, float64's.
   InexactSum csum;
+  const bool every_column = s.out || s.dx;
   for (int64_t j = 0; j < dim; ++j) {
+    if (!every_column && slot(j) < 0) continue;  // (a streamed row: only its sums' columns are read)
     const double xv = in.x[j], wv = in.w[j], gv = in.g[j], hv = in.shift[j];
     f[size_t(j)] = rn_t(t, 1.0 + in.scale[j]);
     const double fv = f[size_t(j)], d = gv * fv;  // d exact (F1)

@@ -62,6 +62,8 @@ struct RowIn {
 
 // Where a row's results go; null: not wanted. The sums are per column slot:
 // column j adds to slot col_slot[j] (-1: to none; col_slot null: slot j).
+// Without out and dx, a row reads x in full (its statistic) and the other
+// inputs only at the columns with a slot.
 struct RowSinks {
   Expected* out = nullptr;  // [dim]
   Expected* dx = nullptr;   // [dim]

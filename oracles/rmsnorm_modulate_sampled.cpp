@@ -53,7 +53,7 @@ SampledReference rmsnorm_modulate_sampled(const ScaleCase& c, const ScaleSample&
   for (size_t n = 0; n < s.rows.size(); ++n) row_slot[size_t(s.rows[n])] = int64_t(n);
   std::vector<InexactSum> dw(nc), dsc(s.gates.size() * nc);
   std::vector<GateColumn> dsh(s.gates.size() * nc);
-  std::vector<double> xr, gr, wr, hr, sr;
+  std::vector<double> xr, gr(size_t(c.dim)), wr, hr(size_t(c.dim)), sr(size_t(c.dim));
   fill_row(c, w, 0, wr);
   RowScratch scratch;
   auto run_row = [&](int64_t r) {
@@ -73,9 +73,17 @@ SampledReference rmsnorm_modulate_sampled(const ScaleCase& c, const ScaleSample&
     }
     if (!sk.out && !sk.dweight) return;
     fill_row(c, x, r, xr);
-    fill_row(c, g, r, gr);
-    fill_row(c, shift, k, hr);
-    fill_row(c, scale, k, sr);
+    if (sk.out) {
+      fill_row(c, g, r, gr);
+      fill_row(c, shift, k, hr);
+      fill_row(c, scale, k, sr);
+    } else {  // only the sums' columns are read (rmsnorm_modulate_rows.h)
+      for (int64_t j : s.cols) {
+        gr[size_t(j)] = c.input_value(g, r, j);
+        hr[size_t(j)] = c.input_value(shift, k, j);
+        sr[size_t(j)] = c.input_value(scale, k, j);
+      }
+    }
     reference_row(t, c.dim, eps, RowIn{xr.data(), gr.data(), wr.data(), hr.data(), sr.data()}, sk, scratch);
     if (sk.dweight) ref.terms += c.dim;
   };
