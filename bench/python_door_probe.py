@@ -36,9 +36,9 @@ def _note(name, seconds):
 def _timed_glue(name):
     glue = getattr(_door, name)
 
-    def timed(door, capsules, stream, device):
+    def timed(door, capsules, scalars, stream, device):
         t0 = time.perf_counter()
-        r = glue(door, capsules, stream, device)
+        r = glue(door, capsules, scalars, stream, device)
         if device == "cuda":  # the call's stream: the door left it the current one
             torch.cuda.current_stream().synchronize()
         _note("door." + name, time.perf_counter() - t0)

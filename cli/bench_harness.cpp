@@ -7,11 +7,11 @@
 #include <cstdio>
 #include <iostream>
 
+#include "../findings/inflight_snapshots.h"
 #include "../properties/engine/check_workers.h"
 #include "../properties/engine/harness_bench.h"
 #include "cli.h"
 #include "crash_guard.h"
-#include "inflight.h"
 
 namespace gatecheck {
 
@@ -22,14 +22,15 @@ int harness_bench_with_snapshots(const std::vector<Subject>& impls, HarnessBench
     std::fprintf(stderr, "gatecheck bench: cannot make a folder for the in-flight snapshots (%s)\n", dir.c_str());
     return kExitCannotRun;
   }
-  const InflightSnapshots inflight(dir);
+  const int workers = o.jobs > 0 ? o.jobs : default_check_jobs();
+  const InflightSnapshots inflight(dir, workers, set_crash_message);
   o.before_run = [&](const Subject& impl, const std::string& property, const Case& c) {
     inflight.before_run(impl, property, c);
   };
   o.after_run = [&] { inflight.after_run(); };
   const int rc = run_harness_bench(impls, o, std::cout, json);
   clear_crash_messages();
-  inflight.remove_all(o.jobs > 0 ? o.jobs : default_check_jobs());
+  inflight.remove_all();
   ::rmdir(dir.c_str());
   return rc;
 }

@@ -37,9 +37,12 @@ constexpr unsigned long long kMaxGenRows = 1ull << 20, kMaxGenDim = 1ull << 16, 
 constexpr unsigned long long kMaxGenElements = 1ull << 24;
 // The most worker threads `--jobs` takes (each keeps its own buffers).
 constexpr unsigned long long kMaxJobs = 1024;
+// The op of a command given no --op: every command written before there
+// were other ops keeps its meaning.
+constexpr const char* kDefaultOp = "gate_residual";
 
 struct CheckArgs {
-  std::string op = "gate_residual";
+  std::string op = kDefaultOp;
   std::vector<std::string> impls;
   std::string device;        // "", "cpu" or "cuda"
   double seconds = 30;
@@ -101,7 +104,7 @@ struct Subject;
 int harness_bench_with_snapshots(const std::vector<Subject>& impls, HarnessBenchOptions o, const std::string& json);
 
 struct SweepArgs {
-  std::string op = "gate_residual";
+  std::string op = kDefaultOp;
   std::vector<std::string> impls;
   std::string device;          // "", "cpu" or "cuda"
   bool quick = false;
@@ -111,6 +114,7 @@ struct SweepArgs {
   bool skip_unavailable = false;
   long long keep_failures = 8; // per check and implementation (0: all)
   double timeout = 600;        // seconds without progress before the sweep counts as hung
+  long long reps = -1;         // latency: timed runs (-1: the grid's; 0: no latency)
 };
 void add_sweep_options(CLI::App* app, SweepArgs* a);
 int cmd_sweep(const SweepArgs& a);

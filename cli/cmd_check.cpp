@@ -18,10 +18,11 @@
 #include "../properties/shrink/shrink.h"
 #include "cli.h"
 #include "../findings/failure_files.h"
+#include "../findings/inflight_recovery.h"
+#include "../findings/inflight_snapshots.h"
 #include "../findings/second_shrink.h"
 #include "crash_guard.h"
 #include "implementations_from_args.h"
-#include "inflight.h"
 #include "progress.h"
 #include "stop_signal.h"
 #include "report.h"
@@ -36,7 +37,7 @@ namespace {
 // strings must repeat them (the strings are shrink paths of this generator).
 std::string generator_flags(const CheckArgs& a) {
   std::string f;
-  if (a.op != "gate_residual") f += " --op " + a.op;
+  if (a.op != kDefaultOp) f += " --op " + a.op;
   if (a.max_rows) f += " --max-rows " + std::to_string(a.max_rows);
   if (a.max_dim) f += " --max-dim " + std::to_string(a.max_dim);
   if (a.max_gates) f += " --max-gates " + std::to_string(a.max_gates);
@@ -178,14 +179,8 @@ int cmd_check(const CheckArgs& a) {
 
   // The case goes to disk before every call, one file per worker: a crash or
   // an exit() inside the implementation names it, and the next run recovers it.
-  const InflightSnapshots inflight(a.corpus);
-  opt.before_run = [&](const Subject& impl, const std::string& property, const Case& c) {
-    inflight.before_run(impl, property, c);
-  };
-  opt.after_run = [&] { inflight.after_run(); };
-  opt.before_scale_run = [&](const Subject& impl, const std::string& property, const ScaleCase& c) {
-    inflight.before_scale_run(impl, property, c);
-  };
+  const InflightSnapshots inflight(a.corpus, opt.jobs, set_crash_message);
+  inflight.attach(&opt);
   if (!a.isolate) watchdog_arm(a.timeout);  // under --isolate the child's timeout does this
   ProgressLine progress;
   opt.progress = [&](const CheckProgress& p) {
@@ -205,7 +200,7 @@ int cmd_check(const CheckArgs& a) {
     shrink_failures_further(&report, impls, opt.before_run, PropertyOptions{a.isolate, a.timeout},
                             opt.stop_requested);
   clear_crash_messages();
-  inflight.remove_all(opt.jobs);
+  inflight.remove_all();
 
   const SavedFailures saved = save_failures(report, a.corpus, origin, [](const std::string& why) {
     std::fprintf(stderr, "gatecheck check: %s\n", why.c_str());

@@ -25,7 +25,9 @@
 #include "../sweep/sweep_compare.h"
 #include "../sweep/sweep_html.h"
 #include "../sweep/sweep_json.h"
+#include "../sweep/sweep_fields.h"
 #include "../sweep/sweep_schema.h"
+#include "../oracles/op_oracles.h"
 #include "validators.h"
 
 namespace gatecheck {
@@ -61,6 +63,10 @@ void add_sweep_options(CLI::App* w, SweepArgs* a) {
                 "ends (exit 3) with the phase named and the report of the phases before")
       ->capture_default_str()
       ->check(finite_seconds(true));
+  w->add_option("--reps", a->reps,
+                "latency: the median of this many timed runs, after a fifth as many warm-ups (default: the prior "
+                "art's 100, 25 with --quick); 0: no latency, the accuracy and invariance fields only")
+      ->check(whole_number(100000, "runs"));
   w->add_option("--validate", a->validate,
                 "check reports against the seed report's schema and their grid's counts and run nothing (exit 0: "
                 "each conforms; 1: one does not, with every problem named)");
@@ -117,6 +123,12 @@ int validate(const std::string& path) {
   std::cout.flush();
   const auto problems = sweep_schema_problems(r);
   const bool quick = r.is_object() && r.value("quick", false);
+  if (r.is_object() && r.value("kind", "") == kOperatorReportKind) {  // their form: no grid to count
+    if (problems.empty()) std::cout << path << ": follows the operator report's schema\n";
+    else std::cout << path << ": " << problems.size() << " problem(s) against the operator report's schema:\n";
+    for (const auto& p : problems) std::cout << "  " << p << "\n";
+    return problems.empty() ? kExitOk : kExitFailure;
+  }
   if (problems.empty()) {
     std::cout << path << ": follows the seed report's schema, with the counts of the " << (quick ? "--quick" : "full")
               << " grid\n";
@@ -130,9 +142,11 @@ int validate(const std::string& path) {
 
 std::string command_line(const SweepArgs& a) {
   std::string c = "gatecheck sweep";
+  if (a.op != gate_residual_schema().name) c += " --op " + a.op;
   for (const auto& i : a.impls) c += " --impl " + i;
   if (!a.device.empty()) c += " --device " + a.device;
   if (a.quick) c += " --quick";
+  if (a.reps >= 0) c += " --reps " + std::to_string(a.reps);
   c += " --json " + a.json;
   if (!a.html.empty()) c += " --html " + a.html;
   if (!a.compare.empty()) c += " --compare " + a.compare;
@@ -140,7 +154,7 @@ std::string command_line(const SweepArgs& a) {
 }
 
 // The verdicts, implementations as columns, and the seed's numbers.
-void print_summary(std::ostream& os, const json& r) {
+void print_summary(std::ostream& os, const json& r, const OpSchema& op) {
   const json& plain = value_at(r, {"results", "plain"});
   std::vector<std::string> impls;
   size_t w = 14;
@@ -171,16 +185,32 @@ void print_summary(std::ostream& os, const json& r) {
     s << std::setprecision(4) << v.get<double>();
     return s.str();
   };
+  // The operator report's own verdicts, where the op's prior art has one.
+  if (op.prior_art_operator_report)
+    for (const char* v : {"rows_batch_invariant", "repeat_bitwise_equal"})
+      row(v, [&](const json& e) { return value_at(e, {"operator_report", v}).dump(); });
+  // Errors: the summed outputs' (rows the seed report's key), or with an
+  // operator report every gradient's, and their largest error in ulps.
+  std::vector<SeedField> shown;
+  for (const SeedField& f : seed_grad_fields(op))
+    if (op.prior_art_operator_report || op.outputs[f.output].kind != OutputKind::rowwise) shown.push_back(f);
   for (int64_t rows : value_at(r, {"grid", "accuracy_rows"}).get<std::vector<int64_t>>()) {
     const std::string n = std::to_string(rows);
     row(n + " fwd_rel_err", [&](const json& e) { return fmt(value_at(e, {"accuracy_latency", n, "fwd_rel_err"})); });
-    row(n + " grad_rel_err.gate",
-        [&](const json& e) { return fmt(value_at(e, {"accuracy_latency", n, "grad_rel_err", "gate"})); });
-    row(n + " grad_gate max ulps", [&](const json& e) {
-      return fmt(value_at(e, {"gatecheck", "accuracy", n, "outputs", "grad_gate", "max_ulps"}));
-    });
+    for (const SeedField& f : shown) {
+      const std::string name = op.outputs[f.output].name;
+      row(n + " grad_rel_err." + f.key,
+          [&](const json& e) { return fmt(value_at(e, {"accuracy_latency", n, "grad_rel_err", f.key})); });
+      row(n + " " + name + " max ulps",
+          [&](const json& e) { return fmt(value_at(e, {"gatecheck", "accuracy", n, "outputs", name, "max_ulps"})); });
+    }
     row(n + " fwd_us", [&](const json& e) { return fmt(value_at(e, {"accuracy_latency", n, "fwd_us"})); });
     row(n + " fwd_bwd_us", [&](const json& e) { return fmt(value_at(e, {"accuracy_latency", n, "fwd_bwd_us"})); });
+    if (op.prior_art_operator_report)
+      row(n + " bwd_us", [&](const json& e) {
+        const json& t = value_at(e, {"gatecheck", "latency", n, "bwd"});
+        return fmt(value_at(t, {"event_us"}).is_number() ? value_at(t, {"event_us"}) : value_at(t, {"wall_us"}));
+      });
     row(n + " fwd_bwd gpu_us", [&](const json& e) { return fmt(value_at(e, {"gatecheck", "latency", n, "fwd_bwd", "gpu_us"})); });
     row(n + " fwd_bwd wall_us",
         [&](const json& e) { return fmt(value_at(e, {"gatecheck", "latency", n, "fwd_bwd", "wall_us"})); });
@@ -235,18 +265,24 @@ int cmd_sweep(const SweepArgs& args) {
   if (!a.compare.empty()) {
     std::string why;
     if (!read_json(a.compare, &theirs, &why)) return usage("--compare " + a.compare + ": " + why);
-    if (!theirs.is_object() || !theirs.contains("results") || !theirs["results"].contains("plain"))
-      return usage("--compare " + a.compare + ": not a report of the seed's form (no results.plain)");
+    const bool operator_report = theirs.is_object() && theirs.value("kind", "") == kOperatorReportKind;
+    if (operator_report && theirs.value("op", "") == "")
+      return usage("--compare " + a.compare + ": an operator report that names no op");
+    if (!operator_report &&
+        (!theirs.is_object() || !theirs.contains("results") || !theirs["results"].contains("plain")))
+      return usage("--compare " + a.compare + ": not a report of the seed's form (no results.plain) nor an " +
+                   kOperatorReportKind);
     const auto problems = sweep_schema_problems(theirs);
     if (!problems.empty())
-      std::fprintf(stderr, "gatecheck sweep: note: --compare %s differs from the seed's schema in %zu place(s), "
+      std::fprintf(stderr, "gatecheck sweep: note: --compare %s differs from its form's schema in %zu place(s), "
                            "first %s; compared where the fields are there\n",
                    a.compare.c_str(), problems.size(), problems.front().c_str());
   }
 
-  if (!find_op_schema(a.op)) return usage("--op: " + unknown_op(a.op));
-  if (a.op != gate_residual_schema().name)
-    return usage("--op " + a.op + ": the sweep reports the prior art's fields, which exist for gate_residual only");
+  const OpSchema* op = find_op_schema(a.op);
+  if (!op) return usage("--op: " + unknown_op(a.op));
+  if (!find_op_oracle(*op))
+    return usage("--op " + a.op + ": the oracle has no float64 reference for it, and the sweep's accuracy needs one");
   std::vector<Subject> subjects;
   std::vector<SweepImplResult> unavailable;
   for (const auto& spec : a.impls) {
@@ -272,9 +308,14 @@ int cmd_sweep(const SweepArgs& args) {
     }
   }
 
-  const SweepGrid grid = a.quick ? quick_grid() : full_grid();
+  SweepGrid grid = a.quick ? quick_grid(*op) : full_grid(*op);
+  if (a.reps >= 0) {  // the report's grid says so
+    grid.reps = int(a.reps);
+    grid.warmup = int(a.reps == 0 ? 0 : std::max(1LL, a.reps / 5));
+  }
   const SweepCounts counts = expected_counts(grid);
-  std::cerr << "gatecheck sweep: " << subjects.size() << " implementation(s), the " << (a.quick ? "--quick" : "full")
+  std::cerr << "gatecheck sweep: " << op->name << ", " << subjects.size() << " implementation(s), the "
+            << (a.quick ? "--quick" : "full")
             << " grid: " << dtype_name(grid.dtype) << " dim " << grid.dim << ", " << grid.gates << " gates; "
             << counts.sub_batches << " sub-batches, " << counts.comparisons << " sweep comparisons each\n";
   if (a.quick) std::cerr << "  --quick: " << grid.quick_scaling << "\n";
@@ -288,7 +329,7 @@ int cmd_sweep(const SweepArgs& args) {
     watchdog_kick();
   };
   watchdog_arm(a.timeout);
-  opt.time_calls = time_sweep_calls;
+  if (grid.reps > 0) opt.time_calls = time_sweep_calls;
   opt.stop_requested = stop_requested;
   opt.save_failure = [&](const Subject& s, SweepFailure* f) {
     SweepReplay rep = make_replay(s, grid, *f);
@@ -331,7 +372,7 @@ int cmd_sweep(const SweepArgs& args) {
   }
   // With the report on a stream (--json /dev/stdout), the summary goes to stderr.
   std::ostream& os = special_file(a.json) ? std::cerr : std::cout;
-  print_summary(os, report);
+  print_summary(os, report, *op);
   if (subjects.empty()) {
     os << "\nwrote " << a.json << ": no implementation could run here (each is listed with the reason)\n";
     return kExitCannotRun;

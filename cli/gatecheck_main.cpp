@@ -58,7 +58,8 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
   // --op on every command that draws or runs cases of an op; repro and
   // shrink read it from the file.
   auto add_op = [](CLI::App* sub, std::string* op) {
-    sub->add_option("--op", *op, "the op (gatecheck ops lists them; default gate_residual)")->capture_default_str();
+    sub->add_option("--op", *op, std::string("the op (gatecheck ops lists them; default ") + kDefaultOp + ")")
+        ->capture_default_str();
   };
 
   auto* o = app.add_subcommand("ops", "list the ops: their tensors in order, outputs, scalars, implementations "
@@ -169,8 +170,8 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
   auto* b = app.add_subcommand("bench", "benchmarks: the CUDA kernels vs torch eager vs the copy ceiling (GPU), "
                                         "or with --harness the property harness's cases/s per property");
   b->add_flag("--harness", harness_bench_flag, "cases per second per property on this machine (the CPU, or --device cuda)");
-  std::string bench_op = "gate_residual";
-  b->add_option("--op", bench_op, "--harness: the op (default gate_residual)");
+  std::string bench_op = kDefaultOp;
+  b->add_option("--op", bench_op, std::string("--harness: the op (default ") + kDefaultOp + ")");
   b->add_option("--impl", bench_impls, "--harness: implementations (default host)");
   std::string bench_device;
   b->add_option("--device", bench_device, "--harness: cpu or cuda (default: cpu, or cuda for --impl cuda)")

@@ -20,7 +20,7 @@ struct ImplArgsError {
 // usage error); `claims` (--claims) replaces every contract; `valid`
 // (--valid) narrows every contract's valid inputs.
 std::vector<Subject> implementations_from_args(const std::vector<std::string>& specs, const std::string& device,
-                                               const std::string& claims, const std::string& valid = "",
-                                               const std::string& op = "gate_residual");
+                                               const std::string& claims, const std::string& valid,
+                                               const std::string& op);
 
 }  // namespace gatecheck

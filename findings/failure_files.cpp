@@ -35,6 +35,17 @@ std::string failure_digest(const FailureReport& f) {
   return f.scale_shrunk ? scale_digest(*f.scale_shrunk) : case_digest(f.shrunk);
 }
 
+std::string save_failure_file(const std::string& corpus, CaseFile file, const std::string& digest,
+                              const FailureSource& who, const Verdict& v, const std::string& note) {
+  const std::string path = failure_file_path(corpus, "", who.impl, who.property, digest);
+  file.failure = FailureRecord{who.impl, device_name(who.device), who.property, v.message,
+                               repro_command(path, who.impl, who.device, v), who.claimed,
+                               evidence_text(v)};  // the bits seen, for a failure that may not replay
+  file.note = note;
+  write_case_file(path, file);
+  return path;
+}
+
 SavedFailures save_failures(const CheckReport& r, const std::string& corpus, const std::string& origin,
                             const std::function<void(const std::string&)>& warn) {
   SavedFailures saved;
@@ -42,17 +53,13 @@ SavedFailures save_failures(const CheckReport& r, const std::string& corpus, con
   for (size_t k = 0; k < r.results.size(); ++k) {
     const auto& p = r.results[k];
     if (!p.failure) continue;
-    const std::string path = failure_file_path(corpus, "", p.impl, p.property, failure_digest(*p.failure));
-    CaseFile f = failure_case_file(*p.failure);  // values where small, the generator spec where large
-    f.failure = FailureRecord{p.impl, device_name(p.device), p.property, p.failure->verdict.message,
-                              repro_command(path, p.impl, p.device, p.failure->verdict), p.failure->claimed,
-                              evidence_text(p.failure->verdict)};  // the bits seen, for a failure that may not replay
-    f.note = "found by gatecheck check " + origin + " after " + std::to_string(p.failure->seconds_to_find) +
-             " s; shrunk in " + std::to_string(p.failure->shrink_steps) + " steps from " +
-             describe_found_case(*p.failure);
+    const std::string note = "found by gatecheck check " + origin + " after " +
+                             std::to_string(p.failure->seconds_to_find) + " s; shrunk in " +
+                             std::to_string(p.failure->shrink_steps) + " steps from " + describe_found_case(*p.failure);
     try {
-      write_case_file(path, f);
-      saved.paths[k] = path;
+      // values where small, the generator spec where large
+      saved.paths[k] = save_failure_file(corpus, failure_case_file(*p.failure), failure_digest(*p.failure),
+                                         {p.impl, p.device, p.property, p.failure->claimed}, p.failure->verdict, note);
     } catch (const std::exception& e) {
       warn(std::string("could not save the counterexample: ") + e.what());
     }

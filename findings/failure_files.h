@@ -28,6 +28,22 @@ std::string failure_file_path(const std::string& corpus, const std::string& pref
 
 // A failure's file: the minimal case's values, or its scale spec and view.
 CaseFile failure_case_file(const FailureReport& f);
+
+// Who failed: the implementation (its name, without a device suffix), its
+// device, the property, and whether the implementation claims it.
+struct FailureSource {
+  std::string impl;
+  Device device = Device::cpu;
+  std::string property;
+  bool claimed = true;
+};
+
+// One failure's file: `file` (its case) written to
+// CORPUS/IMPL-PROPERTY-DIGEST.json with its failure record (v's message and
+// evidence) and its repro line, and `note`. Returns the path; throws what
+// write_case_file throws.
+std::string save_failure_file(const std::string& corpus, CaseFile file, const std::string& digest,
+                              const FailureSource& who, const Verdict& v, const std::string& note);
 std::string failure_digest(const FailureReport& f);
 
 // Every failing result of a check run, written to the corpus with its record

@@ -51,9 +51,9 @@ void recover_inflight(const std::string& corpus) {
     const std::string inflight = corpus + "/" + name;
     try {
       CaseFile f = read_case_file(inflight);
-      const std::string who = f.failure ? file_safe(f.failure->impl) + "-" + f.failure->property + "-" : "";
       const std::string digest = f.scale ? scale_digest(f.scale->spec, f.scale->view) : case_digest(f.c);
-      const std::string out = corpus + "/crash-" + who + digest + ".json";  // who: IMPL-PROPERTY- (failure_files.h)
+      const std::string out = f.failure ? failure_file_path(corpus, "crash-", f.failure->impl, f.failure->property, digest)
+                                        : corpus + "/crash-" + digest + ".json";
       if (f.failure) {
         f.failure->message = "the process died while running this case (recovered snapshot)";
         f.failure->repro = repro_command(out, f.failure->impl, f.failure->device == "cuda" ? Device::cuda : Device::cpu);

@@ -53,12 +53,12 @@ int64_t pick_rows(FuzzedDataProvider& fdp, const DecodeLimits& lim) {
   return e[fdp.ConsumeIntegralInRange<size_t>(0, e.size() - 1)];
 }
 
-int64_t pick_dim(FuzzedDataProvider& fdp, const DecodeLimits& lim, int64_t rows) {
+int64_t pick_dim(FuzzedDataProvider& fdp, const OpSchema& op, const DecodeLimits& lim, int64_t rows) {
   // Large-row cases keep dim at most 16 so an execution stays cheap, yet wide
   // enough for the CUDA kernels' 16-byte vectors (8 bf16/f16) across tiles.
   const int64_t max_dim = std::max<int64_t>(1, rows > lim.max_rows ? std::min<int64_t>(lim.max_dim, 16) : lim.max_dim);
   const int how = fdp.ConsumeIntegralInRange<int>(0, 15);
-  if (how == 15) return rows > 0 ? std::min<int64_t>(lim.op->min_dim_with_rows, max_dim) : 0;  // an empty problem where valid
+  if (how == 15) return rows > 0 ? std::min<int64_t>(op.min_dim_with_rows, max_dim) : 0;  // an empty problem where valid
   if (how >= 10) return fdp.ConsumeIntegralInRange<int64_t>(1, max_dim);
   const auto e = edges_up_to(edges::dims(), max_dim);
   return e[fdp.ConsumeIntegralInRange<size_t>(0, e.size() - 1)];
@@ -97,17 +97,17 @@ void apply_patch(Case& c, FuzzedDataProvider& fdp) {
 
 }  // namespace
 
-Case decode_case(const uint8_t* data, size_t size, const DecodeLimits& lim, DecodeInfo* info) {
+Case decode_case(const OpSchema& op, const uint8_t* data, size_t size, const DecodeLimits& lim, DecodeInfo* info) {
   FuzzedDataProvider fdp(data, size);
   static const DType kDtypes[] = {DType::bf16, DType::f16, DType::f32};
   const auto& patterns = all_index_patterns();
-  const auto values = value_classes_of(*lim.op);
+  const auto values = value_classes_of(op);
   DecodeInfo d;
   CaseSpec& s = d.spec;
-  s.op = lim.op;
+  s.op = &op;
   s.dtype = kDtypes[fdp.ConsumeIntegralInRange<int>(0, 2)];
   s.rows = pick_rows(fdp, lim);
-  s.dim = pick_dim(fdp, lim, s.rows);
+  s.dim = pick_dim(fdp, op, lim, s.rows);
   d.pattern = fdp.ConsumeIntegralInRange<int>(0, int(patterns.size()) - 1);
   d.values = fdp.ConsumeIntegralInRange<int>(0, int(values.size()) - 1);
   d.plan = fdp.ConsumeIntegralInRange<int>(0, plan_choices() - 1);
@@ -121,7 +121,7 @@ Case decode_case(const uint8_t* data, size_t size, const DecodeLimits& lim, Deco
   s.plan_seed = fdp.ConsumeIntegral<uint64_t>();
 
   GenLimits gl;
-  gl.op = lim.op;
+  gl.op = &op;
   gl.max_rows = std::max(lim.max_rows, lim.tile_rows);
   gl.max_dim = lim.max_dim;
   gl.max_gates = lim.max_gates;

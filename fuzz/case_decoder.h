@@ -1,4 +1,4 @@
-// Deterministic decoding of fuzzer bytes into a small gate_residual Case and
+// Deterministic decoding of fuzzer bytes into a small Case of one op and
 // batch plan. The bytes choose a CaseSpec (properties/generators.h: dtype,
 // shape, index pattern, value class, plan kind, seeds) that the property
 // generators materialise, so the fuzzer and the RapidCheck suites share one
@@ -23,7 +23,6 @@ namespace gatecheck::fuzz {
 // Rows may reach `tile_rows` (> kGradGateTileRows) rarely, with dim <= 16,
 // so grad_gate's tile fold is exercised too, on the kernels' widest vectors.
 struct DecodeLimits {
-  const OpSchema* op = &gate_residual_schema();  // the op whose cases are decoded
   int64_t max_rows = 65;
   int64_t max_dim = 33;
   int64_t max_gates = 70;
@@ -42,9 +41,10 @@ struct DecodeInfo {
 inline int plan_choices() { return int(all_plan_kinds().size()) + 1; }
 std::string plan_choice_name(int plan);  // a plan kind, or "none"
 
-// Never throws and never allocates beyond the limits; every Case it returns
-// is valid input for the op (indices in range, gates >= 1 when rows > 0).
-Case decode_case(const uint8_t* data, size_t size, const DecodeLimits& limits = {},
+// A case of `op`. Never throws and never allocates beyond the limits; every
+// Case it returns is valid input for the op (indices in range, gates >= 1
+// when rows > 0).
+Case decode_case(const OpSchema& op, const uint8_t* data, size_t size, const DecodeLimits& limits = {},
                  DecodeInfo* info = nullptr);
 
 // A small integer naming the size class of a case: rows bucket x dim bucket.

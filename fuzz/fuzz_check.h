@@ -1,4 +1,4 @@
-// What fuzz_gate_residual runs on one decoded Case: every property the
+// What a fuzz target (fuzz_OP) runs on one decoded Case: every property the
 // implementation claims for the case's dtype (check_property), and the error
 // magnitudes that feed the fuzzer's features.
 #pragma once

@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "../case/case_json.h"
+#include "../findings/failure_files.h"
 #include "../findings/repro_command.h"
-#include "../harness/isolate/isolate.h"
 #include "case_decoder.h"
 #include "fuzz_features.h"
 #include "fuzz_stats.h"
@@ -99,9 +99,7 @@ const TargetConfig& target_config() {
 }
 
 Case decode_input(const uint8_t* data, size_t size, DecodeInfo* info) {
-  DecodeLimits lim;
-  lim.op = target_config().op;
-  return decode_case(data, size, lim, info);
+  return decode_case(*target_config().op, data, size, {}, info);
 }
 
 std::vector<FoundFailure> run_fuzz_input(const uint8_t* data, size_t size) {
@@ -127,24 +125,12 @@ std::vector<FoundFailure> run_fuzz_input(const uint8_t* data, size_t size) {
 
 std::string save_failure(const std::string& dir, const Case& c, const FoundFailure& f, const std::string& note) {
   std::filesystem::create_directories(dir);
-  std::string sig = f.failure.signature;
-  for (char& ch : sig)
-    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-') ch = '_';
-  const std::string path = dir + "/" + sig + "-" + case_digest(c) + ".json";
   CaseFile file;
   file.c = c;
   const Verdict& v = f.failure.verdict;
-  FailureRecord r;
-  r.impl = f.spec;
-  r.device = device_name(f.device);
-  r.property = v.property;
-  r.message = v.message.empty() ? evidence_text(v) : v.message;
-  r.repro = repro_command(path, f.spec, isolated_call_died(v.message));
-  r.claimed = true;
-  file.failure = r;
-  file.note = (note.empty() ? "found by " + target_config().name : note) + "; signature " + f.failure.signature;
-  write_case_file(path, file);
-  return path;
+  return save_failure_file(dir, file, case_digest(c), {split_spec(f.spec).name, f.device, v.property, true}, v,
+                           (note.empty() ? "found by " + target_config().name : note) + "; signature " +
+                               f.failure.signature);
 }
 
 }  // namespace gatecheck::fuzz

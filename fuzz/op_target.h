@@ -70,7 +70,9 @@ std::vector<FoundFailure> run_fuzz_input(const uint8_t* data, size_t size);
 // The case the target decodes from these bytes (for the configured op).
 Case decode_input(const uint8_t* data, size_t size, DecodeInfo* info = nullptr);
 
-// Writes the case with its failure record to dir; returns the path.
+// Writes the case with its failure record to dir through the findings
+// service (findings/failure_files.h: its name, record and repro line, as
+// every front end's); returns the path.
 std::string save_failure(const std::string& dir, const Case& c, const FoundFailure& f, const std::string& note = "");
 
 }  // namespace gatecheck::fuzz

@@ -99,6 +99,13 @@ struct OpSchema {
   // Value classes beyond the common list (case/case_spec.h), for this op's
   // own numerical hazards.
   std::vector<std::string> extra_value_classes = {};
+  // The prior art's report of this op (RL-Kernel's RFC #420), which
+  // `gatecheck sweep` reproduces: the batch sizes (rows) of its accuracy and
+  // latency figures, and whether it is an operator report (h3_operator_report:
+  // per-output errors, repeatability, and latency and peak memory per size)
+  // rather than the per-provider report of gate_residual (h3_prior_art).
+  std::vector<int64_t> prior_art_rows = {4097, 32768};
+  bool prior_art_operator_report = false;
 
   // Positions by name, -1 when there is none. `float_input` counts the inputs
   // without the index: the position of a tensor in Case::inputs.

@@ -12,6 +12,18 @@
 // are in rmsnorm_modulate_order.h: a row's statistics in an order fixed by
 // dim alone (batch invariant), dshift and dscale per gate over its rows in
 // batch order (segment invariant), every sum in fp32 and repeatable.
+//
+// A row whose fp32 sum of squares (or mean square plus eps) overflows: an
+// implementation that does not scale the row gets rstd = 1/sqrt(Inf) = +0,
+// and must then give out = shift[index] exactly (a zero of either sign where
+// shift is one), dx = +-0, and +-0 as the row's terms of dweight and dscale;
+// each of these may instead be NaN where a product of its other factors
+// (w x; w d, c or 2x; g f x) overflows before meeting rstd (Inf * 0).
+// dshift does not see rstd. An implementation that scales the row gives the
+// normalised values within the oracle's usual bounds instead. Either outcome
+// is correct, row by row, and so is either where the sum overflows in some
+// summation orders but not all. docs/oracle.md derives where a sum may, and
+// where it must, overflow, and how the oracle judges both outcomes.
 #pragma once
 
 #include "op_schema.h"

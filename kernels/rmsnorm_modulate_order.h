@@ -28,9 +28,13 @@ constexpr int kRmsGroupsTarget = 512;  // about this many dweight groups
 
 GC_HD int rms_vec(int elem_bytes) { return 16 / elem_bytes; }
 
+// A row's partials: about kRmsChunksPerThread chunks each, in whole warps,
+// 32 to 1,024 (the CUDA kernels keep that many chunks of a row in registers).
+constexpr int kRmsChunksPerThread = 8;
 GC_HD int rms_row_threads(int64_t dim, int vec) {
   const int64_t chunks = (dim + vec - 1) / vec;
-  const int64_t t = (chunks + 31) / 32 * 32;
+  const int64_t per = (chunks + kRmsChunksPerThread - 1) / kRmsChunksPerThread;
+  const int64_t t = (per + 31) / 32 * 32;
   return int(t < 32 ? 32 : t > 1024 ? 1024 : t);
 }
 

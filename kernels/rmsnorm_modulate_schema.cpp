@@ -35,6 +35,9 @@ const OpSchema& rmsnorm_modulate_schema() {
       // Its own hazards: a row reduction that absorbs small squares, rows of
       // zeros (rstd = 1/sqrt(eps)), squares that overflow fp32.
       {"binade_span", "zero_rows", "huge"},
+      // RL-Kernel's operator report (h3_rmsnorm): S = 4097, 32768 and 131072 rows.
+      /*prior_art_rows=*/{4097, 32768, 131072},
+      /*prior_art_operator_report=*/true,
   };
   return s;
 }

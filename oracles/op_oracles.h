@@ -43,4 +43,13 @@ Reference gate_residual_reference(const Case& c);
 Outputs gate_residual_eager_model(const Case& c);
 SampledReference gate_residual_sampled(const ScaleCase& c, const ScaleSample& s);
 
+// rmsnorm_modulate: where row r's fp32 sum of squares stands against fp32's
+// overflow (derived in rmsnorm_modulate_rows.cpp). may: in some order,
+// or the mean square plus eps may (rstd^ may then be +0, and the oracle
+// accepts that outcome for the row); must: the sum overflows in every order.
+struct RmsRowOverflow {
+  bool may = false, must = false;
+};
+RmsRowOverflow rmsnorm_modulate_row_overflow(const Case& c, int64_t r);
+
 }  // namespace gatecheck

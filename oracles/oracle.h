@@ -38,6 +38,11 @@ struct Expected {
   // When set, got must equal `bits` bit for bit (grad_res is a copy of g:
   // NaN payloads and zero signs included); value/kind still describe it.
   bool bitwise = false;
+  // A second outcome the contract allows besides the above (rmsnorm_modulate's
+  // rows whose fp32 sum of squares may overflow: rstd = +0 there): got may
+  // also be `bits` (a zero of either sign where `bits` is a zero) when or_bits
+  // is set, and any NaN when or_nan is set. Neither applies with `bitwise`.
+  bool or_bits = false, or_nan = false;
   uint32_t bits = 0;
 };
 const char* kind_name(Expected::Kind k);

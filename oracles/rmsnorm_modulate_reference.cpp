@@ -9,6 +9,14 @@
 
 namespace gatecheck {
 
+RmsRowOverflow rmsnorm_modulate_row_overflow(const Case& c, int64_t r) {
+  const HostTensor& x = c.input("x");
+  std::vector<double> xr(static_cast<size_t>(c.dim));
+  for (int64_t j = 0; j < c.dim; ++j) xr[size_t(j)] = x.value(r * c.dim + j);
+  const rms_oracle::RowOverflow o = rms_oracle::row_overflow(xr.data(), c.dim, c.scalar("eps"));
+  return {o.may, o.must};
+}
+
 Reference rmsnorm_modulate_reference(const Case& c) {
   using namespace rms_oracle;
   const DType t = c.dtype;

@@ -33,13 +33,23 @@
 // Float64's own roundings are added explicitly (slack64) and then
 // kBoundMargin as everywhere.
 //
-// Not judged yet (honestly loose): an element whose inputs hold a NaN or an
-// Inf (or whose f = RN_T(1 + scale) is Inf), or whose row's sum of squares may overflow fp32, or whose rstd error
-// is not small (eps and the mean square both near fp32's underflow), is
-// accepted whatever it is (kind finite_or_overflow, infinite bound): the
-// contract does not yet say how an implementation must behave there (issue
-// 33, item 7). An element whose intermediate may overflow fp32 or T accepts
-// Inf and NaN, and a finite result must still be within its bound; the
+// A row whose fp32 sum of squares, or mean square plus eps, may overflow
+// (Row::may_zero: the huge class) is judged with two outcomes, as the
+// contract allows: rstd^ = +0 (an unscaled implementation whose sum
+// overflowed; rsqrt(Inf) = +0), or the bounds above (its sum did not
+// overflow, or the implementation scaled the row). With rstd^ = +0,
+// out = shift exactly (a zero of either sign where shift is one), dx = +-0,
+// and the row's terms of dweight and dscale are +-0; each of these is NaN
+// instead where a partial product of its other factors may overflow first
+// (Inf * 0) or c^ may. dweight and dscale then take the hull of both choices
+// of every such term (InexactSum). dshift (a sum of g) does not see rstd.
+//
+// Not judged (honestly loose): an element whose inputs hold a NaN or an Inf
+// (or whose f = RN_T(1 + scale) is Inf), or whose row's rstd error is not
+// small (eps and the mean square both near fp32's underflow), is accepted
+// whatever it is (kind finite_or_overflow, infinite bound). An element whose
+// intermediate may overflow fp32 or T accepts Inf and NaN, and a finite
+// result must still be within its bound (or be the rstd^ = +0 outcome); the
 // intermediates of a product of several factors are its partial products in
 // any order (chain_peak), so a huge w times a zero gradient may give NaN.
 #include <algorithm>
@@ -113,6 +123,11 @@ namespace {
 
 struct Row {
   bool ok = false;       // its rstd is judged (else every element of the row is unsettled)
+  // The fp32 sum of squares, or the mean square plus eps, may overflow in
+  // some order: rstd^ is then +0 (rsqrt(Inf)), and the row's outputs may take
+  // that outcome (out = shift, dx = +-0, ...) instead of their bounds.
+  bool may_zero = false;
+  bool must_overflow = false;  // the fp32 sum of squares overflows in every order
   double rho = 0;        // 1/sqrt(mean square + eps), float64
   double theta = 0;      // |rstd^/rho - 1| <= theta
   double rho_rel64 = 0;  // float64's relative error in rho
@@ -121,18 +136,37 @@ struct Row {
 // rstd^ = fl(rsqrt(fl(fl(ss^ / dim) + eps))) against rho.
 Row row_stats(const double* x, int64_t dim, double eps) {
   Row row;
-  double ss = 0, e_prod = 0;
+  double ss = 0, e_prod = 0, ss_low = 0;  // ss_low: sum_j min(x_j^2, fl(x_j^2))
+  bool square_inf = false;                // some fl(x_j^2) is Inf
   for (int64_t j = 0; j < dim; ++j) {
     const double v = x[j], sq = v * v;  // exact (F1)
     if (!std::isfinite(v)) return row;
     ss += sq;
     if (!representable(DType::f32, sq)) e_prod += u * sq + tiny;
+    const double fl_sq = double(float(sq));  // RN to fp32, Inf at or past thr
+    square_inf = square_inf || std::isinf(fl_sq);
+    ss_low += std::min(sq, fl_sq);
   }
   const double D = double(dim);
   const double err64 = D * e64 * ss;  // the float64 sum of non-negative terms
   const double e_ss = e_prod + gamma_n(dim - 1) * (ss + err64 + e_prod) + err64;
   const double ss_hi = ss + e_ss;
-  if (!(ss_hi * (1 + 4 * u) < 0x1p127)) return row;  // the fp32 sum may overflow
+  // Without overflow, every partial sum and its exact value before rounding
+  // are at most ss_hi (1 + 2u), and the mean square plus eps before its last
+  // rounding at most (ss_hi / D)(1 + u)^2 + eps; an fp32 operation overflows
+  // only where that exact value reaches thr. (eps is an fp32 value, exact;
+  // 4u and 2^-50 cover float64's roundings.)
+  const double thr = overflow_threshold(DType::f32);
+  row.may_zero = !(ss_hi * (1 + 4 * u) < thr && (ss_hi / D * (1 + 4 * u) + eps) * (1 + 0x1p-50) < thr);
+  // Every order: a square that rounds to Inf makes the sum Inf (its terms
+  // are non-negative and rounding is monotone; a fused x*x + acc too). Else,
+  // were no operation to overflow, each of at most dim roundings (dim - 1
+  // additions, or dim fused ones) would shrink a non-negative partial sum by
+  // at most a factor (1 - u): the sum would be at least ss_lo =
+  // (1 - dim u) sum_j min(x_j^2, fl(x_j^2)), and at or past thr it cannot be
+  // finite. ((D + 4) e64 covers float64's roundings of ss_low and this line.)
+  const double ss_lo = ss_low * (1 - D * u) * (1 - (D + 4) * e64);
+  row.must_overflow = square_inf || ss_lo >= thr;
   const double em = e_ss / D * (1 + 3 * u) + 3 * u * ss_hi / D + tiny;
   const double a = ss / D + eps;
   const double ea = em + u * (a + em) + tiny;
@@ -153,6 +187,11 @@ double rn_t(DType t, double v) {
 
 }  // namespace
 
+RowOverflow row_overflow(const double* x, int64_t dim, double eps) {
+  const Row row = row_stats(x, dim, eps);
+  return {row.may_zero, row.must_overflow};
+}
+
 void reference_row(DType t, int64_t dim, double eps, const RowIn& in, const RowSinks& s, RowScratch& w_) {
   auto slot = [&](int64_t j) { return s.col_slot ? s.col_slot[j] : j; };
   const Row row = row_stats(in.x, dim, eps);
@@ -172,8 +211,10 @@ void reference_row(DType t, int64_t dim, double eps, const RowIn& in, const RowS
   std::vector<double>&A = w_.A, &eA = w_.eA, &A_chain = w_.A_chain, &f = w_.f, &n = w_.n, &en = w_.en;
   for (auto* v : {&A, &eA, &A_chain, &f, &n, &en}) v->resize(size_t(dim));
   const double rho = row.rho, th = row.theta, rho_hi = rho * (1 + th);
+  const bool zero = row.may_zero;  // rstd^ may be +0 (Row::may_zero)
   // c = sum_j w d x: its exact value, the implementation's error, float64's.
   InexactSum csum;
+  bool wd_nan = false;  // some w d, formed first, may overflow
   const bool every_column = s.out || s.dx;
   for (int64_t j = 0; j < dim; ++j) {
     if (!every_column && slot(j) < 0) continue;  // (a streamed row: only its sums' columns are read)
@@ -194,6 +235,15 @@ void reference_row(DType t, int64_t dim, double eps, const RowIn& in, const RowS
       s.out[j] = settled(t, v, eq + step_to_t(t, std::fabs(v) + eq + slack_out), slack_out,
                          std::max((an + en32) * (1 + std::fabs(fv)), n_chain), std::max(an + en32, anf + eq));
     }
+    // rstd^ = +0: n^ = +-0 (f is finite), so out = shift exactly (a zero of
+    // either sign where shift is one), or NaN where w x, formed first, may
+    // overflow (Inf * 0). (shift is a value of T: its bits come back exactly.)
+    const bool n_nan = zero && may_overflow32(chain_peak({std::fabs(wv), std::fabs(xv)}));
+    if (s.out && zero) {
+      s.out[j].or_bits = true;
+      s.out[j].bits = float_to_bits_rn(t, float(hv));
+      s.out[j].or_nan = n_nan;
+    }
     if (s.dx) {
       // A = rho w d, with up to 5 roundings (d's among them).
       A[size_t(j)] = rho * wv * d;
@@ -203,6 +253,7 @@ void reference_row(DType t, int64_t dim, double eps, const RowIn& in, const RowS
                       tiny_chain(5, (1 + rho_hi) * (1 + std::fabs(wv)) * (1 + std::fabs(gv)) * (1 + std::fabs(fv)));
       // c's term w d x: up to 3 roundings.
       const double tc = wv * d * xv;
+      wd_nan = wd_nan || may_overflow32(chain_peak({std::fabs(wv), std::fabs(gv), std::fabs(fv)}));
       csum.add(tc, std::fabs(tc) * (pw(1 + u, 3) - 1) +
                        tiny_chain(3, (1 + std::fabs(wv)) * (1 + std::fabs(gv)) * (1 + std::fabs(fv)) * (1 + std::fabs(xv))),
                2 * e64 * std::fabs(tc), chain_peak({std::fabs(wv), std::fabs(gv), std::fabs(fv), std::fabs(xv)}) * pw(1 + u, 3));
@@ -214,18 +265,26 @@ void reference_row(DType t, int64_t dim, double eps, const RowIn& in, const RowS
       s.dweight[k].add(tw, std::fabs(tw) * ((1 + th) * pw(1 + u, 4) - 1) +
                                tiny_chain(4, (1 + std::fabs(gv)) * (1 + std::fabs(fv)) * (1 + std::fabs(xv)) * (1 + rho_hi)),
                        (row.rho_rel64 + 3 * e64) * std::fabs(tw),
-                       chain_peak({std::fabs(gv), std::fabs(fv), std::fabs(xv), rho_hi}) * pw(1 + u, 4));
+                       chain_peak({std::fabs(gv), std::fabs(fv), std::fabs(xv), rho_hi}) * pw(1 + u, 4), 0, zero,
+                       may_overflow32(chain_peak({std::fabs(gv), std::fabs(fv), std::fabs(xv)})));
     }
     if (s.dscale) {  // dscale's term g n, from n^ (rounded to T or not) and one fp32 product.
       const double ts = gv * n[size_t(j)], ags = std::fabs(gv) * en[size_t(j)];
       s.dscale[k].add(ts, ags + u * (std::fabs(ts) + ags) + tiny, (row.rho_rel64 + 3 * e64) * std::fabs(ts),
-                      std::max(std::fabs(ts) + ags, n_chain * std::max(1.0, std::fabs(gv))) * (1 + u), an + en32);
+                      std::max(std::fabs(ts) + ags, n_chain * std::max(1.0, std::fabs(gv))) * (1 + u), an + en32, zero,
+                      n_nan);
     }
   }
   if (!s.dx) return;
   // dx = RN_T(fl(A^ - B^)), B = x rho^3 c / dim with up to 8 roundings.
   const double cv = csum.s, Ec = csum.poisoned ? INFINITY : csum.acc_err(), Cabs = csum.S + csum.slack64();
   const double r3 = rho * rho * rho, r3_hi = pw(1 + th, 3) * r3, D = double(dim);
+  // rstd^ = +0: A^ and B^ are products with a zero factor, +-0 unless c^
+  // may overflow or a partial product of A's other factors (w d) may (then
+  // a term of c may too), or a doubled x (autograd's 2 x): then Inf * 0 is
+  // NaN. dx is +-0 or NaN. (x meets c only through rstd^3 c, as B's peak
+  // above assumes.)
+  const bool row_nan = zero && (csum.poisoned || may_overflow32(csum.total_peak()) || wd_nan);
   for (int64_t j = 0; j < dim; ++j) {
     const double xv = in.x[j], ax = std::fabs(xv);
     const double B = xv * r3 * cv / D, aB = std::fabs(B), B_abs = ax * r3 * Cabs / D;
@@ -238,6 +297,10 @@ void reference_row(DType t, int64_t dim, double eps, const RowIn& in, const RowS
     const double peak = std::max({pw(rho_hi, 3) * std::max(1.0, ax) * std::max(1.0, std::fabs(cv) + Ec),
                                   std::fabs(A[size_t(j)]) + eA[size_t(j)], A_chain[size_t(j)], csum.peak});
     s.dx[j] = settled(t, v, err + step_to_t(t, std::fabs(v) + err + slack), slack, peak);
+    if (zero) {  // bits 0: a zero of either sign
+      s.dx[j].or_bits = true;
+      s.dx[j].or_nan = row_nan || may_overflow32(ax);
+    }
   }
 }
 

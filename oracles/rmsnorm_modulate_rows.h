@@ -27,31 +27,51 @@ Expected settled(DType t, double value, double err, double slack, double peak, d
 // An element the oracle does not judge (accepted whatever it is).
 Expected unsettled();
 
-// An fp32 sum, in any order, of terms t_i known up to e_i each.
+// A partial product of factors this large may overflow fp32 (a factor 2 of
+// margin, as settled() takes, also covers a correct implementation's exact
+// doubling, such as autograd's 2 x in the derivative of x^2).
+inline bool may_overflow32(double peak) { return !(peak < 0x1p127); }
+
+// An fp32 sum, in any order, of terms t_i known up to e_i each. A term added
+// `either` comes from a row whose rstd^ may be +0: it is then +-0, or NaN
+// where `may_nan`, instead of t_i +- e_i. The sum's exact part lies in the
+// hull of the two choices of every such term: its midpoint (s) +- W.
 struct InexactSum {
   int64_t n = 0;
-  double s = 0, S = 0, E = 0, slack = 0, peak = 0, peak_t = 0;
-  bool poisoned = false;
-  void add(double term, double err, double slack64, double term_peak, double term_peak_t = 0) {
+  double s = 0, S = 0, E = 0, slack = 0, peak = 0, peak_t = 0, W = 0;
+  bool poisoned = false, nan_ok = false;
+  void add(double term, double err, double slack64, double term_peak, double term_peak_t = 0, bool either = false,
+           bool may_nan = false) {
     if (!std::isfinite(term) || !std::isfinite(err) || !std::isfinite(slack64)) poisoned = true;
     ++n;
-    s += term;
+    if (either) {
+      s += term / 2;
+      W += std::fabs(term) / 2;
+      nan_ok = nan_ok || may_nan;
+    } else {
+      s += term;
+    }
     S += std::fabs(term);
     E += err;
     slack += slack64;
     peak = std::max(peak, term_peak);
     peak_t = std::max(peak_t, term_peak_t);
   }
-  // The fp32 sum's own error (before any rounding to T).
+  // The fp32 sum's own error (before any rounding to T). The terms that may
+  // be +-0 instead count in S and E at their full size: a bound for either.
   double acc_err() const { return E + gamma_n(std::max<int64_t>(n - 1, 0)) * (S + E); }
   double slack64() const { return slack + double(n + 4) * e64 * S; }
   Expected expected(DType t) const {
     if (poisoned) return unsettled();
     if (n == 0) return Expected{};  // the empty sum: +0, bound 0
-    const double acc = acc_err(), sl = slack64();
+    const double acc = acc_err() + W, sl = slack64();
     const double last = t == DType::f32 ? 0 : ulp(t, std::fabs(s) + acc + sl) / 2;
-    return settled(t, s, acc + last, sl, std::max(peak, (S + E) * (1 + gamma_n(n))), peak_t);
+    Expected e = settled(t, s, acc + last, sl, total_peak(), peak_t);
+    e.or_nan = nan_ok;
+    return e;
   }
+  // A bound on every partial sum (and the sum) of the exact terms and errors.
+  double total_peak() const { return std::max(peak, (S + E) * (1 + gamma_n(n))); }
 };
 
 // One row's inputs as exact doubles, each [dim]: x, grad_out, w, and the
@@ -76,6 +96,13 @@ struct RowSinks {
 struct RowScratch {
   std::vector<double> A, eA, A_chain, f, n, en;
 };
+
+// Where a row's fp32 sum of squares stands against fp32's overflow
+// (rmsnorm_modulate_row_overflow in op_oracles.h): may, must.
+struct RowOverflow {
+  bool may = false, must = false;
+};
+RowOverflow row_overflow(const double* x, int64_t dim, double eps);
 
 void reference_row(DType t, int64_t dim, double eps, const RowIn& in, const RowSinks& s, RowScratch& scratch);
 

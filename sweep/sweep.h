@@ -5,8 +5,14 @@
 // exactness, and for each failed comparison where it differs and a case that
 // replays it. The engine only computes; the CLI times, writes and renders.
 //
+// Any op of the catalog: its tensors, outputs and their kinds come from its
+// schema, its reference and bounds from oracles/ (sweep_fields.h names the
+// prior art's keys for them).
+//
 // Files: sweep_grid (the grids), sweep_cases (the cases and their replays),
-// sweep_invariance, sweep_accuracy, sweep.cpp (the run).
+// sweep_invariance, sweep_accuracy, sweep.cpp (the run); the report:
+// sweep_json, sweep_operator_report (an operator report's fields),
+// sweep_schema, sweep_compare(_operator), sweep_html; sweep_timing.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +42,8 @@ struct SweepFailure {
   int64_t position = -1, row = -1;  // the compared row: its offset in the batch, its row of the case
   std::optional<BatchPlan> plan;    // the batch plan that redoes the comparison (none: accuracy, eager_exact)
   // Where: the first differing (or out-of-bound) element.
-  std::string output;          // out, grad_res, grad_y, grad_gate
-  int64_t at_row = -1, at_col = -1;  // of the case (grad_gate: the gate)
+  std::string output;          // the op's output
+  int64_t at_row = -1, at_col = -1;  // of the output (a table's: the gate; a column's: row 0)
   uint32_t bits = 0, want_bits = 0;  // the batch's bits and the reference's (full batch, row alone, oracle)
   std::string detail;          // one line a person can act on
   // The replay (sweep_cases.h): filled when it is saved.
@@ -81,7 +87,7 @@ struct OutputAccuracy {
   double max_err_over_bound = 0;   // |err| / the oracle's rigorous bound
   double max_ulps = 0;             // |err| in units in the last place of the dtype at the oracle value
   std::string verdict;             // pass, fail, finding (accuracy:<output> claimed or not)
-  int64_t eager_differ = -1;       // elements whose bits differ from the eager model (-1: not compared: grad_gate)
+  int64_t eager_differ = -1;       // elements whose bits differ from the eager model (-1: not compared, not pinned)
 };
 
 // What the CLI's timer measured for one call (microseconds; < 0: not measured).
@@ -95,6 +101,7 @@ struct CallTiming {
 };
 struct Latency {
   CallTiming fwd, fwd_bwd;
+  std::optional<CallTiming> bwd;  // the backward alone: measured for an operator report (sweep_operator_report.h)
 };
 
 struct AccuracyAt {
@@ -102,7 +109,7 @@ struct AccuracyAt {
   std::vector<OutputAccuracy> outputs;  // the op's, in its order
   std::vector<std::string> output_names;
   std::string verdict;             // accuracy over the outputs
-  std::string eager_verdict;       // eager_exact over out, grad_res, grad_y
+  std::string eager_verdict;       // eager_exact over the outputs the op's eager model pins
   std::optional<Latency> latency;
   std::string error;               // the implementation failed on this case
 };

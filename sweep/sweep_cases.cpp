@@ -13,6 +13,7 @@ namespace sweep_detail {
 
 CaseSpec sweep_spec(const SweepGrid& g, int64_t rows, int64_t dim, uint64_t seed) {
   CaseSpec s;
+  s.op = g.op;
   s.dtype = g.dtype;
   s.rows = rows;
   s.dim = dim;
@@ -31,6 +32,9 @@ CaseSpec sweep_spec(const SweepGrid& g, int64_t rows, int64_t dim, uint64_t seed
 Case sweep_case(const CaseSpec& s) {
   Case c = make_case_from_spec(s, /*max_singletons=*/2);
   c.plan.reset();
+  // The prior art runs each op at its default scalars (rmsnorm's eps 1e-6);
+  // a corpus file keeps them beside the spec.
+  for (size_t i = 0; i < c.op->scalars.size(); ++i) c.scalars[i] = c.op->scalars[i].default_value;
   return c;
 }
 

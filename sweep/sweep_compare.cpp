@@ -1,6 +1,9 @@
 #include "sweep_compare.h"
 
 #include "json_path.h"
+#include "sweep_compare_fields.h"
+#include "sweep_fields.h"
+#include "../kernels/op_schema.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -11,11 +14,9 @@
 namespace gatecheck {
 
 using nlohmann::json;
+using compare_detail::Fields;
 
 namespace {
-
-// The prior art's stand-in for an accuracy bound (PRIOR_ART.md).
-constexpr double kPriorArtThreshold = 5e-3;
 
 // What the seed's two rows are, for pairing.
 std::string seed_row_for(const std::string& spec) {
@@ -29,45 +30,7 @@ std::vector<std::string> keys_of(const json& a, const json& b, const std::vector
   return keys_in_order({json_at(a, path), json_at(b, path)});
 }
 
-struct Fields {
-  json rows = json::array();
-  int verdicts_differ = 0;
-
-  // A verdict (true/false) on both sides: marked when they differ.
-  void verdict(const std::string& name, const json* a, const json* b) {
-    json f = {{"field", name}, {"kind", "verdict"}};
-    f["ours"] = a ? *a : json(nullptr);
-    f["theirs"] = b ? *b : json(nullptr);
-    f["differs"] = a && b && *a != *b;
-    verdicts_differ += f["differs"].get<bool>();
-    rows.push_back(f);
-  }
-  // A number on both sides, with theirs / ours.
-  void value(const std::string& name, const json* a, const json* b) {
-    json f = {{"field", name}, {"kind", "number"}};
-    f["ours"] = a ? *a : json(nullptr);
-    f["theirs"] = b ? *b : json(nullptr);
-    if (a && b && a->is_number() && b->is_number() && a->get<double>() != 0)
-      f["theirs_over_ours"] = b->get<double>() / a->get<double>();
-    rows.push_back(f);
-  }
-  // A count, and the verdict it implies (zero differences or not).
-  void count(const std::string& name, const json* a, const json* b) {
-    value(name, a, b);
-    if (!(a && b && a->is_number() && b->is_number())) return;
-    const json za = a->get<double>() == 0, zb = b->get<double>() == 0;
-    verdict(name + " == 0", &za, &zb);
-  }
-  // An error, and whether it is under the prior art's 5e-3.
-  void error(const std::string& name, const json* a, const json* b) {
-    value(name, a, b);
-    if (!(a && b && a->is_number() && b->is_number())) return;
-    const json ua = a->get<double>() < kPriorArtThreshold, ub = b->get<double>() < kPriorArtThreshold;
-    verdict(name + " < 5e-3 (the prior art's threshold)", &ua, &ub);
-  }
-};
-
-json compare_pair(const json& a, const json& b) {
+json compare_pair(const json& a, const json& b, const OpSchema& op) {
   Fields f;
   auto both = [&](const std::vector<std::string>& p) { return std::make_pair(json_at(a, p), json_at(b, p)); };
   for (const std::string& n : keys_of(a, b, {"batch_invariance", "all_rows"}))
@@ -96,9 +59,9 @@ json compare_pair(const json& a, const json& b) {
       const std::string p = "accuracy_latency." + rows;
       const auto [x, y] = both({"accuracy_latency", rows, "fwd_rel_err"});
       f.error(p + ".fwd_rel_err", x, y);
-      for (const char* g : {"res", "y", "gate"}) {
-        const auto [u, v] = both({"accuracy_latency", rows, "grad_rel_err", g});
-        f.error(p + ".grad_rel_err." + g, u, v);
+      for (const SeedField& g : seed_grad_fields(op)) {
+        const auto [u, v] = both({"accuracy_latency", rows, "grad_rel_err", g.key});
+        f.error(p + ".grad_rel_err." + g.key, u, v);
       }
       for (const char* t : {"fwd_us", "fwd_bwd_us"}) {
         const auto [u, v] = both({"accuracy_latency", rows, t});
@@ -111,6 +74,9 @@ json compare_pair(const json& a, const json& b) {
 }  // namespace
 
 json compare_reports(const json& ours, const json& theirs, const std::string& their_path) {
+  const OpSchema* op = find_op_schema(ours.value("op", std::string(gate_residual_schema().name)));
+  if (!op) op = &gate_residual_schema();
+  if (theirs.value("kind", "") == kOperatorReportKind) return compare_operator_report(ours, theirs, their_path, *op);
   json c;
   c["against"] = their_path;
   c["their_kind"] = theirs.value("kind", "");
@@ -143,7 +109,7 @@ json compare_reports(const json& ours, const json& theirs, const std::string& th
         continue;
       }
       used.insert(name);
-      json p = compare_pair(e, other->at(name));
+      json p = compare_pair(e, other->at(name), *op);
       p["ours"] = label;
       p["theirs"] = name;
       p["paired_as"] = why;

@@ -4,13 +4,29 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
 
 namespace gatecheck {
 
-SweepGrid full_grid() { return SweepGrid{}; }
-
-SweepGrid quick_grid() {
+SweepGrid full_grid(const OpSchema& op) {
   SweepGrid g;
+  g.op = &op;
+  g.accuracy_rows = op.prior_art_rows;
+  return g;
+}
+
+namespace {
+// "4097 -> 257, 32768 -> 2048" for the quick grid's words.
+std::string scaled_rows(const std::vector<int64_t>& full, const std::vector<int64_t>& quick) {
+  std::string s;
+  for (size_t i = 0; i < full.size() && i < quick.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(full[i]) + " -> " + std::to_string(quick[i]);
+  return s;
+}
+}  // namespace
+
+SweepGrid quick_grid(const OpSchema& op) {
+  SweepGrid g = full_grid(op);
   g.quick = true;
   // The prior art's own --quick for batch invariance: full batches of 17 and
   // 64 rows (the sweep over 64), and a 256-row batch against sub-batches of
@@ -23,13 +39,16 @@ SweepGrid quick_grid() {
   // implementations finish in seconds. Seeds, gates and dtype are the full grid's.
   g.dim = 5376 / 16;
   g.accuracy_dim = 5376 / 16;
-  g.accuracy_rows = {(4097 + 15) / 16, 32768 / 16};
+  std::vector<int64_t> rows;
+  for (int64_t r : g.accuracy_rows) rows.push_back((r + 15) / 16);
+  const std::string scaled = scaled_rows(g.accuracy_rows, rows);
+  g.accuracy_rows = rows;
   g.warmup = 5;
   g.reps = 25;
   g.quick_scaling =
       "batch invariance: the prior art's own --quick (full batches of 17 and 64 rows, the batch-size sweep over "
       "64; a 256-row batch against every contiguous sub-batch of 1, 7 and 64 rows); accuracy and latency at "
-      "rows/16 rounded up (4097 -> 257, 32768 -> 2048); dim/16 (5376 -> 336) everywhere; latency medians of 25 "
+      "rows/16 rounded up (" + scaled + "); dim/16 (5376 -> 336) everywhere; latency medians of 25 "
       "timed runs after 5 warm-ups (the full grid: 100 after 20); seeds, 9 gates and bf16 as in the full grid";
   return g;
 }

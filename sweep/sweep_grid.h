@@ -11,10 +11,12 @@
 #include <vector>
 
 #include "../kernels/gate_residual.h"
+#include "../kernels/op_schema.h"
 
 namespace gatecheck {
 
 struct SweepGrid {
+  const OpSchema* op = &gate_residual_schema();  // its tensors and outputs come from the op catalog
   bool quick = false;
   DType dtype = DType::bf16;
   int64_t dim = 5376, gates = 9;
@@ -23,16 +25,18 @@ struct SweepGrid {
   int64_t big_batch = 131072;                    // full_vs_sub_batches, with the first two seeds
   std::vector<int64_t> sub_batch_sizes{1, 7, 4097, 32768, 65536};
   size_t sub_batch_seeds = 2;
-  std::vector<int64_t> accuracy_rows{4097, 32768};
+  std::vector<int64_t> accuracy_rows{4097, 32768};  // the op's prior_art_rows
   int64_t accuracy_dim = 5376;
   uint64_t accuracy_seed = 11;
   int warmup = 20, reps = 100;                   // latency: medians of reps after warmup
   std::string quick_scaling;                     // how --quick differs, in words ("" when full)
 };
 
-// The prior art's grid, and --quick's (quick_scaling says what changed).
-SweepGrid full_grid();
-SweepGrid quick_grid();
+// The prior art's grid for an op, and --quick's (quick_scaling says what
+// changed). Every op shares the batch-invariance grid; accuracy and latency
+// are at the sizes of the op's own prior-art report.
+SweepGrid full_grid(const OpSchema& op = gate_residual_schema());
+SweepGrid quick_grid(const OpSchema& op = gate_residual_schema());
 
 // A contiguous sub-batch [start, start + rows) of the big batch.
 struct RowRange {

@@ -1,6 +1,7 @@
 #include "sweep_html.h"
 
 #include "json_path.h"
+#include "sweep_fields.h"
 
 #include <algorithm>
 #include <cmath>
@@ -165,14 +166,22 @@ std::string sweep_html(const json& r) {
   std::vector<std::string> impls;
   for (const auto& [k, v] : plain.items()) impls.push_back(k);
   const json& env = value_at(r, {"environment"});
-  o << "<!doctype html><html><head><meta charset='utf-8'><title>gatecheck sweep: gate_residual</title><style>"
+  // The op's outputs, from the catalog (a report of an op this build does not know: gate_residual's form).
+  const OpSchema* found = find_op_schema(text_of(r, "op"));
+  const OpSchema& op = found ? *found : gate_residual_schema();
+  const std::string op_name = text_of(r, "op").empty() ? std::string(op.name) : text_of(r, "op");
+  std::string summed;  // the outputs summed over rows, which params_repeatable compares
+  for (const OpOutput& out : op.outputs)
+    if (out.kind != OutputKind::rowwise) summed += (summed.empty() ? "" : ", ") + std::string(out.name);
+  const std::string repeat_label = "params_repeatable: " + summed + " run to run";
+  o << "<!doctype html><html><head><meta charset='utf-8'><title>gatecheck sweep: " << esc(op_name) << "</title><style>"
        "body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}"
        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;"
        "vertical-align:top}th{background:#f4f4f4}td.pass{background:#e3f5e1}td.fail{background:#f9d6d5}"
        "td.finding{background:#fdf0c8}small{color:#555}code{font-size:90%;word-break:break-all}"
        ".mark{color:#c00;font-weight:bold}figure{display:inline-block;margin:0 1em 1em 0}"
        "figcaption{font-weight:600;margin-bottom:4px}.meta{color:#444}</style></head><body>";
-  o << "<h1>gatecheck sweep: gate_residual</h1>";
+  o << "<h1>gatecheck sweep: " << esc(op_name) << "</h1>";
   o << "<p class='meta'>GPU " << show(value_at(env, {"gpu"})) << ", driver "
     << show(value_at(env, {"driver"})) << ", CUDA " << show(value_at(env, {"cuda"})) << ", LibTorch "
     << show(value_at(env, {"torch"})) << ", CPU " << show(value_at(env, {"cpu"})) << "<br>commit "
@@ -212,7 +221,7 @@ std::string sweep_html(const json& r) {
   };
   const Row rows[] = {{"batch_invariant", "batch_invariant (the prior art's AND)", "batch_invariance.batch_invariant"},
                       {"all_rows", "all_rows: each row alone vs in full batches", nullptr},
-                      {"params_repeatable", "params_repeatable: grad_gate run to run", "batch_invariance.params_repeatable"},
+                      {"params_repeatable", repeat_label.c_str(), "batch_invariance.params_repeatable"},
                       {"full_vs_sub_batches", "full_vs_sub_batches", nullptr},
                       {"batch_size_sweep", "batch_size_sweep", nullptr},
                       {"segment_invariance", "segment_invariance (ours)", nullptr},
@@ -276,9 +285,23 @@ std::string sweep_html(const json& r) {
     for (const auto& n : keys(acc)) {
       const json& a = acc->at(n);
       put("accuracy_latency." + n + ".fwd_rel_err", json_at(a, {"fwd_rel_err"}));
-      for (const char* k : {"res", "y", "gate"}) put("accuracy_latency." + n + ".grad_rel_err." + k, json_at(a, {"grad_rel_err", k}));
+      for (const SeedField& k : seed_grad_fields(op))
+        put("accuracy_latency." + n + ".grad_rel_err." + k.key, json_at(a, {"grad_rel_err", k.key}));
       put("accuracy_latency." + n + ".fwd_us", json_at(a, {"fwd_us"}));
       put("accuracy_latency." + n + ".fwd_bwd_us", json_at(a, {"fwd_bwd_us"}));
+    }
+    // An operator report's fields (sweep_operator_report.h), named as the comparison names them.
+    if (const json* rep = json_at(e, {"operator_report"})) {
+      for (const char* k : {"rows_batch_invariant", "repeat_bitwise_equal"})
+        put(std::string("operator_report.") + k, json_at(*rep, {k}));
+      if (const json* eq = json_at(*rep, {"bitwise_vs_eager_model"}))
+        for (const auto& [k, v] : eq->items()) put("operator_report.bitwise_vs_eager_model." + k, &v);
+      if (const json* rel = json_at(*rep, {"rel_error"}))
+        for (const auto& [k, v] : rel->items()) put("rel_error." + k, &v);
+      if (const json* perf = json_at(*rep, {"perf"}))
+        for (const json& p : *perf)
+          for (const char* k : {"fwd_us", "fwd_gbps", "backward_us", "backward_gbps"})
+            put("operator_report.perf." + text_of(p, "case") + "." + k, json_at(p, {k}));
     }
     std::string their;
     if (const json* p = theirs_for(r, i, &their))
@@ -336,17 +359,25 @@ std::string sweep_html(const json& r) {
       return v && v->is_number() ? v->get<double>() : -1.0;
     };
   };
-  auto gate_err = [](const json& e, const std::string& n) {
-    const json* v = json_at(e, {"accuracy_latency", n, "grad_rel_err", "gate"});
-    return v && v->is_number() ? v->get<double>() : -1.0;
+  auto grad_err = [](const std::string& key) {
+    return [key](const json& e, const std::string& n) {
+      const json* v = json_at(e, {"accuracy_latency", n, "grad_rel_err", key});
+      return v && v->is_number() ? v->get<double>() : -1.0;
+    };
   };
   o << "<h2>Latency and error against rows</h2><p>Latency: the prior art's method (CUDA events around each call; "
        "on the CPU the wall clock), medians; dashed, hollow: the compared report. The copy of the same bytes and the "
        "other two timings are in the table below.</p>";
   o << chart("forward + backward, us", "microseconds", series_of(seed_num("fwd_bwd_us"), seed_num("fwd_bwd_us")));
   o << chart("forward, us", "microseconds", series_of(seed_num("fwd_us"), seed_num("fwd_us")));
-  o << chart("grad_gate error (max |err| / max |value|)", "relative error", series_of(gate_err, gate_err));
-  o << chart("out error (max |err| / max |value|)", "relative error",
+  // The error of each output summed over rows (reductions are where orders differ).
+  for (const SeedField& k : seed_grad_fields(op))
+    if (op.outputs[k.output].kind != OutputKind::rowwise)
+      o << chart(std::string(op.outputs[k.output].name) + " error (max |err| / max |value|)", "relative error",
+                 series_of(grad_err(k.key), grad_err(k.key)));
+  const int fwd = seed_forward_output(op);
+  o << chart(std::string(fwd >= 0 ? op.outputs[size_t(fwd)].name : "forward") + " error (max |err| / max |value|)",
+             "relative error",
              series_of(seed_num("fwd_rel_err"), seed_num("fwd_rel_err")));
   o << chart("forward + backward, wall clock per call, us", "microseconds",
              series_of(ours_timing("fwd_bwd", "wall_us"), nullptr));
@@ -356,7 +387,8 @@ std::string sweep_html(const json& r) {
        "<th>event_us</th><th>gpu_us</th><th>wall_us</th><th>copy event / gpu / wall us</th><th>GPU-only method</th></tr>";
   for (const auto& i : impls)
     for (const auto& n : keys(json_at(plain[i], {"gatecheck", "latency"})))
-        for (const char* call : {"fwd", "fwd_bwd"}) {
+        for (const char* call : {"fwd", "fwd_bwd", "bwd"}) {
+          if (!plain[i]["gatecheck"]["latency"][n].contains(call)) continue;
           const json& t = plain[i]["gatecheck"]["latency"][n][call];
           o << "<tr><td>" << esc(i) << "</td><td>" << esc(n) << "</td><td>" << call << "</td><td>"
             << show(t["event_us"]) << "</td><td>" << show(t["gpu_us"]) << "</td><td>" << show(t["wall_us"])

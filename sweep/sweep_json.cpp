@@ -10,6 +10,9 @@
 #include <string>
 #include <thread>
 
+#include "sweep_fields.h"
+#include "sweep_operator_report.h"
+
 #if GATECHECK_HAVE_TORCH
 #include "../kernels/torch/torch_eager.h"
 #endif
@@ -69,13 +72,35 @@ json timing_json(const CallTiming& t) {
           {"bytes", t.bytes},                      {"gpu_method", t.gpu_method}};
 }
 
-std::string source_of(const SweepImplResult& r) {
+std::string source_of(const SweepImplResult& r, const OpSchema& op) {
   if (r.spec == "host") return "gatecheck host: the CUDA kernels' algorithm compiled for the CPU";
   if (r.spec == "cuda") return "gatecheck cuda: the project's CUDA kernels, through the plugin ABI";
-  if (r.spec == "torch-eager")
+  if (r.spec == "torch-eager" && &op == &gate_residual_schema())
     return "gatecheck torch-eager: LibTorch res + gate.index_select(0, index) * y with autograd (the prior art's "
            "diffusers formulation), through the plugin ABI";
+  if (r.spec == "torch-eager")
+    return std::string("gatecheck torch-eager: LibTorch's eager composition of ") + op.name +
+           " with autograd (the prior art's provider), through the plugin ABI";
   return r.spec;
+}
+
+// The grid's data in words, from the op's inputs and how each is filled.
+std::string data_words(const SweepGrid& g) {
+  std::string normal, small;
+  for (const OpInput& in : g.op->inputs) {
+    if (in.role == Role::index) continue;
+    std::string& list = in.fill == Fill::small_factor ? small : normal;
+    list += (list.empty() ? "" : ", ") + std::string(in.name);
+  }
+  std::string s = normal + " N(0,1)";
+  if (!small.empty()) s += ", " + small + " N(0,1) x 0.1";
+  s += ", each row a uniform gate of " + std::to_string(g.gates) + ", in the dtype";
+  for (const OpScalar& sc : g.op->scalars) {
+    char v[32];
+    std::snprintf(v, sizeof v, "%g", sc.default_value);
+    s += std::string("; ") + sc.name + " " + v;
+  }
+  return s;
 }
 
 json failure_json(const SweepFailure& f) {
@@ -125,13 +150,18 @@ json seed_invariance(const InvarianceResult& v, const SweepGrid& g, bool ran_thr
           {"batch_invariant", ran_through && v.batch_invariant()}};
 }
 
-json seed_accuracy(const std::vector<AccuracyAt>& acc, bool gpu) {
+json seed_accuracy(const std::vector<AccuracyAt>& acc, bool gpu, const OpSchema& op) {
   json j = json::object();
+  const int fwd = seed_forward_output(op);
   for (const AccuracyAt& a : acc) {
     if (a.rows == 0) continue;
     // A call that failed compared nothing: its errors are null, with "error" saying why.
-    auto rel = [&](size_t k) { return k < a.outputs.size() ? number(a.outputs[k].rel_err) : json(nullptr); };
-    json row = {{"fwd_rel_err", rel(0)}, {"grad_rel_err", {{"res", rel(1)}, {"y", rel(2)}, {"gate", rel(3)}}}};
+    auto rel = [&](int k) {
+      return k >= 0 && size_t(k) < a.outputs.size() ? number(a.outputs[size_t(k)].rel_err) : json(nullptr);
+    };
+    json grads = json::object();
+    for (const SeedField& f : seed_grad_fields(op)) grads[f.key] = rel(int(f.output));
+    json row = {{"fwd_rel_err", rel(fwd)}, {"grad_rel_err", grads}};
     // The prior art's fwd_us and fwd_bwd_us: CUDA-event medians; on the CPU the wall clock's.
     const bool timed = a.latency.has_value();
     row["fwd_us"] = !timed ? json(nullptr) : or_null(gpu ? a.latency->fwd.event_us : a.latency->fwd.wall_us);
@@ -173,9 +203,11 @@ json ours(const SweepImplResult& r, const SweepGrid& g) {
     accuracy[std::to_string(a.rows)] = {{"rows", a.rows},       {"dim", a.dim},   {"verdict", a.verdict},
                                         {"eager_exact", a.eager_verdict}, {"outputs", outs}};
     if (!a.error.empty()) accuracy[std::to_string(a.rows)]["error"] = a.error;
-    if (a.latency)
+    if (a.latency) {
       latency[std::to_string(a.rows)] = {{"fwd", timing_json(a.latency->fwd)},
                                          {"fwd_bwd", timing_json(a.latency->fwd_bwd)}};
+      if (a.latency->bwd) latency[std::to_string(a.rows)]["bwd"] = timing_json(*a.latency->bwd);
+    }
   }
   verdicts["accuracy"] = acc;
   verdicts["eager_exact"] = eager;
@@ -268,7 +300,7 @@ json sweep_report_json(const SweepRun& run, const json& environment, const std::
   json j;
   j["kind"] = "gatecheck_sweep";
   j["format_version"] = 1;
-  j["op"] = "gate_residual";
+  j["op"] = g.op->name;
   j["gatecheck_version"] = GATECHECK_VERSION;
   // The commit: $GATECHECK_COMMIT, else the source tree's git (null without either).
   const char* env_commit = std::getenv("GATECHECK_COMMIT");
@@ -295,7 +327,7 @@ json sweep_report_json(const SweepRun& run, const json& environment, const std::
                {"accuracy_seed", g.accuracy_seed},
                {"warmup", g.warmup},
                {"reps", g.reps},
-               {"data", "res, y, grad_out N(0,1), gate N(0,1) x 0.1, each row a uniform gate of 9, in the dtype"}};
+               {"data", data_words(g)}};
   j["timing"] = sweep_timing_words();
   j["seconds"] = run.seconds;
   j["interrupted"] = run.interrupted;
@@ -306,13 +338,14 @@ json sweep_report_json(const SweepRun& run, const json& environment, const std::
       plain[r.label] = {{"unavailable", r.unavailable}};
       continue;
     }
-    plain[r.label] = {{"source", source_of(r)},
+    plain[r.label] = {{"source", source_of(r, *g.op)},
                       {"has_backward", true},
                       {"spec", r.spec},
                       {"device", device_name(r.device)},
                       {"batch_invariance", seed_invariance(r.invariance, g, r.error.empty())},
-                      {"accuracy_latency", seed_accuracy(r.accuracy, r.device == Device::cuda)},
+                      {"accuracy_latency", seed_accuracy(r.accuracy, r.device == Device::cuda, *g.op)},
                       {"gatecheck", ours(r, g)}};
+    if (g.op->prior_art_operator_report) plain[r.label]["operator_report"] = operator_report_json(r);
   }
   j["results"] = {{"plain", plain}};
   return j;

@@ -1,5 +1,6 @@
 #include "sweep_schema.h"
 
+#include "sweep_fields.h"
 #include "sweep_grid.h"
 
 namespace gatecheck {
@@ -51,7 +52,28 @@ class Checker {
       say(path, "is " + v->dump() + ", more than the " + std::to_string(limit) + " " + of);
   }
 
+  // The operator report's block (sweep_operator_report.h), for an op whose prior art has one.
+  void operator_report(const json& e, const std::string& p, const SweepGrid& g) {
+    const std::string o = p + ".operator_report";
+    const json* r = object(e, p, "operator_report");
+    if (!r) return;
+    boolean(*r, o, "rows_batch_invariant");
+    boolean(*r, o, "repeat_bitwise_equal");
+    if (const json* rel = object(*r, o, "rel_error"))
+      for (const OpOutput& out : g.op->outputs) number(*rel, o + ".rel_error", out.name);
+    const json* perf = member(*r, o, "perf", json::value_t::array);
+    if (perf && perf->size() != g.accuracy_rows.size())
+      say(o + ".perf", "has " + std::to_string(perf->size()) + " sizes, the grid " +
+                           std::to_string(g.accuracy_rows.size()));
+    for (size_t i = 0; perf && i < perf->size() && i < g.accuracy_rows.size(); ++i) {
+      const std::string at = o + ".perf[" + std::to_string(i) + "]";
+      equal(count((*perf)[i], at, "rows"), at + ".rows", g.accuracy_rows[i], "the accuracy and latency sizes");
+      for (const char* k : {"fwd_us", "backward_us"}) number((*perf)[i], at, k);
+    }
+  }
+
   void implementation(const json& e, const std::string& p, const SweepGrid& g) {
+    if (g.op->prior_art_operator_report) operator_report(e, p, g);
     const SweepCounts want = expected_counts(g);
     const std::string bi = p + ".batch_invariance";
     const json* inv = object(e, p, "batch_invariance");
@@ -130,7 +152,7 @@ class Checker {
       if (!a) continue;
       number(*a, at, "fwd_rel_err");
       if (const json* gr = object(*a, at, "grad_rel_err"))
-        for (const char* x : {"res", "y", "gate"}) number(*gr, at + ".grad_rel_err", x);
+        for (const SeedField& f : seed_grad_fields(*g.op)) number(*gr, at + ".grad_rel_err", f.key.c_str());
       number(*a, at, "fwd_us");
       number(*a, at, "fwd_bwd_us");
     }
@@ -139,12 +161,46 @@ class Checker {
 
 }  // namespace
 
+// An operator report in its own form (RL-Kernel's h3_operator_report): each
+// backward row's repeatability and errors, and perf rows by size.
+std::vector<std::string> operator_report_problems(const json& report) {
+  Checker c;
+  c.member(report, "", "op", json::value_t::string);
+  const json* acc = c.object(report, "", "accuracy");
+  const json* back = acc ? c.object(*acc, "accuracy", "backward") : nullptr;
+  if (back && back->empty()) c.say("accuracy.backward", "lists no implementation");
+  if (back)
+    for (const auto& [row, e] : back->items()) {
+      const std::string p = "accuracy.backward." + row;
+      c.boolean(e, p, "repeat_bitwise_equal");
+      if (const json* rel = c.object(e, p, "rel_error"))
+        for (const auto& [k, v] : rel->items()) c.number(*rel, p + ".rel_error", k.c_str());
+    }
+  const json* perf = c.member(report, "", "perf", json::value_t::array);
+  for (size_t i = 0; perf && i < perf->size(); ++i) {
+    const std::string at = "perf[" + std::to_string(i) + "]";
+    c.member((*perf)[i], at, "case", json::value_t::string);
+    for (const auto& [k, v] : (*perf)[i].items())
+      if (k != "case" && k != "op" && k != "backend") c.number((*perf)[i], at, k.c_str());
+  }
+  return c.problems;
+}
+
 std::vector<std::string> sweep_schema_problems(const json& report) {
   Checker c;
   if (!report.is_object()) return {"(top level): not a JSON object"};
+  if (report.value("kind", "") == "h3_operator_report") return operator_report_problems(report);
   c.object(report, "", "environment");
   const json* quick = c.boolean(report, "", "quick");
-  const SweepGrid g = quick && quick->get<bool>() ? quick_grid() : full_grid();
+  // The op's grid; a report that names no op is gate_residual's (the seed's form).
+  const std::string op_name = report.contains("op") && report["op"].is_string() ? report["op"].get<std::string>()
+                                                                                   : gate_residual_schema().name;
+  const OpSchema* op = find_op_schema(op_name);
+  if (!op) {
+    c.say("op", unknown_op(op_name));
+    return c.problems;
+  }
+  const SweepGrid g = quick && quick->get<bool>() ? quick_grid(*op) : full_grid(*op);
   const json* results = c.object(report, "", "results");
   const json* plain = results ? c.object(*results, "results", "plain") : nullptr;
   if (!plain) return c.problems;

@@ -9,11 +9,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "../kernels/cuda/gate_residual_cuda.h"
 #include "../bench/bench_device.h"
-#if GATECHECK_BENCH_TORCH
-#include "../bench/torch_eager_bench.h"
-#endif
+#include "../bench/native_timing.h"
 
 namespace gatecheck {
 
@@ -44,6 +41,16 @@ double wall_median_us(const std::function<void()>& run, const std::function<void
 struct Bytes {
   double fwd, fwd_bwd;
 };
+struct Timed {
+  CallTiming* t;
+  double bytes;
+};
+// The figures of l to fill with their bytes: fwd, fwd_bwd, and bwd where measured.
+std::vector<Timed> timed(Latency* l, const Bytes& b) {
+  std::vector<Timed> v{{&l->fwd, b.fwd}, {&l->fwd_bwd, b.fwd_bwd}};
+  if (l->bwd) v.push_back({&*l->bwd, b.fwd_bwd - b.fwd});
+  return v;
+}
 // The fewest bytes a call of `pass` moves: each tensor it reads, once, and
 // each it writes.
 double pass_bytes(const Case& c, Pass pass) {
@@ -62,13 +69,6 @@ Bytes call_bytes(const Case& c) {
   return {fwd, fwd + pass_bytes(c, Pass::backward)};
 }
 
-// A buffer of the full case's call by its name in the op (gate_residual's
-// kernels and eager bench take them by position).
-void* tensor(const OpCall& call, const char* name) {
-  if (const int i = call.op->input_index(name); i >= 0) return call.inputs[size_t(i)].data;
-  return call.outputs[size_t(call.op->output_index(name))].data;
-}
-
 Latency time_on_cpu(BatchRunner& r, const SweepGrid& g) {
   const Implementation& impl = r.impl();
   auto fwd = [&] { must(impl.call(r.full_call(Pass::forward)), "forward"); };
@@ -78,7 +78,11 @@ Latency time_on_cpu(BatchRunner& r, const SweepGrid& g) {
   Latency l;
   l.fwd.wall_us = wall_median_us(fwd, none, g.warmup, g.reps);
   l.fwd_bwd.wall_us = wall_median_us([&] { fwd(); bwd(); }, none, g.warmup, g.reps);
-  for (auto [t, bytes] : {std::pair<CallTiming*, double>{&l.fwd, b.fwd}, {&l.fwd_bwd, b.fwd_bwd}}) {
+  if (g.op->prior_art_operator_report) {  // its backward alone
+    l.bwd = CallTiming{};
+    l.bwd->wall_us = wall_median_us(bwd, none, g.warmup, g.reps);
+  }
+  for (auto [t, bytes] : timed(&l, b)) {
     t->bytes = bytes;
     const size_t half = size_t(bytes / 2);  // a copy of half the bytes reads and writes them all
     std::vector<char> src(half, 1), dst(half);
@@ -101,16 +105,12 @@ Latency time_on_cuda(BatchRunner& r, const SweepGrid& g) {
   const Case& c = r.cas();
   const OpCall& f = r.full_call(Pass::forward);
   const OpCall& b = r.full_call(Pass::backward);
-  const gatecheck_problem p = f.p;
   auto fwd = [&](int) { must(impl.call(f), "forward"); };
+  auto bwd = [&](int) { must(impl.call(b), "backward"); };
   auto fwd_bwd = [&](int i) {
     fwd(i);
-    must(impl.call(b), "backward");
+    bwd(i);
   };
-  // gate_residual's own kernels and eager bench take its tensors by position.
-  const bool gate_residual = c.op == &gate_residual_schema();
-  auto in = [&](const char* name) { return tensor(b, name); };
-  const auto* index = static_cast<const int64_t*>(in("index"));
   const bench::Warmup warm{g.warmup, 0.0};
   auto sync = [] { cuda_ok(cudaDeviceSynchronize(), "synchronise after a timed call"); };
   Latency l;
@@ -118,54 +118,33 @@ Latency time_on_cuda(BatchRunner& r, const SweepGrid& g) {
   l.fwd_bwd.event_us = bench::median_us(fwd_bwd, warm, g.reps, bench::Queue::Free);
   l.fwd.wall_us = wall_median_us([&] { fwd(0); }, sync, g.warmup, g.reps);
   l.fwd_bwd.wall_us = wall_median_us([&] { fwd_bwd(0); }, sync, g.warmup, g.reps);
+  if (g.op->prior_art_operator_report) {  // its backward alone
+    l.bwd = CallTiming{};
+    l.bwd->event_us = bench::median_us(bwd, warm, g.reps, bench::Queue::Free);
+    l.bwd->wall_us = wall_median_us([&] { bwd(0); }, sync, g.warmup, g.reps);
+  }
 
-  // GPU time only.
-  if (gate_residual && impl.name == "cuda") {
-    auto kf = [&](int) {
-      must(gate_residual_fwd_cuda(p, in("res"), in("gate"), index, in("y"), tensor(f, "out")), "forward");
-    };
-    auto kfb = [&](int i) {
-      kf(i);
-      must(gate_residual_bwd_cuda(p, in("grad_out"), in("gate"), index, in("y"), in("grad_res"), in("grad_gate"),
-                                  in("grad_y")),
-           "backward");
-    };
-    l.fwd.gpu_us = bench::median_us(kf, warm, g.reps, bench::Queue::Held);
-    l.fwd_bwd.gpu_us = bench::median_us(kfb, warm, g.reps, bench::Queue::Held);
-    l.fwd.gpu_method = l.fwd_bwd.gpu_method =
-        "the kernels' entry points (gate_residual_fwd_cuda, gate_residual_bwd_cuda; not the plugin ABI's stream "
-        "synchronise), runs queued behind a hold kernel, as gatecheck bench";
-  } else if (gate_residual && impl.name == "torch-eager") {
-#if GATECHECK_BENCH_TORCH
-    const bench::EagerResult er = bench::time_torch_eager(
-        int(c.dtype), c.rows, c.dim, c.gates, {bench::EagerSet{in("res"), in("gate"), index, in("y"), in("grad_out")}},
-        warm, g.reps, tensor(f, "out"), in("grad_y"), in("grad_gate"));
-    bench::torch_release_cache();
-    if (er.ok) {
-      l.fwd.gpu_us = er.fwd_us;
-      l.fwd_bwd.gpu_us = er.fwd_bwd_us;
-      l.fwd.gpu_method = l.fwd_bwd.gpu_method =
-          "LibTorch's ops on the device (res + gate.index_select(0, index) * y, autograd), without the plugin "
-          "adapter's synchronise and index check, runs queued behind a hold kernel, as gatecheck bench's eager";
-    } else {
-      l.fwd.gpu_method = l.fwd_bwd.gpu_method = std::string("not measured: ") + er.error;
-    }
-#else
-    l.fwd.gpu_method = l.fwd_bwd.gpu_method = "not measured: this build's LibTorch has no CUDA";
-#endif
+  // GPU time only: the implementation's own entry points where bench/ knows
+  // them, else its ABI call where nothing in it waits on the GPU.
+  const bench::NativeTiming native = bench::time_native_gpu(impl.name, f, b, warm, g.reps);
+  if (native.known) {
+    l.fwd.gpu_us = native.fwd_us;
+    l.fwd_bwd.gpu_us = native.fwd_bwd_us;
+    l.fwd.gpu_method = l.fwd_bwd.gpu_method = native.method;
   } else if (abi_call_can_be_held(fwd_bwd)) {
     l.fwd.gpu_us = bench::median_us(fwd, warm, g.reps, bench::Queue::Held);
     l.fwd_bwd.gpu_us = bench::median_us(fwd_bwd, warm, g.reps, bench::Queue::Held);
+    if (l.bwd) l.bwd->gpu_us = bench::median_us(bwd, warm, g.reps, bench::Queue::Held);
     l.fwd.gpu_method = l.fwd_bwd.gpu_method = "its ABI call, runs queued behind a hold kernel, as gatecheck bench";
   } else {
     l.fwd.gpu_method = l.fwd_bwd.gpu_method =
         "not separable: the call waits for the GPU inside (a device or stream synchronise), so runs cannot be "
         "queued ahead of it; see event_us and wall_us";
   }
+  if (l.bwd) l.bwd->gpu_method = l.fwd.gpu_method;
 
   // A device-to-device copy of the same bytes, timed the same three ways.
-  const Bytes moved = call_bytes(c);
-  for (auto [t, bytes] : {std::pair<CallTiming*, double>{&l.fwd, moved.fwd}, {&l.fwd_bwd, moved.fwd_bwd}}) {
+  for (auto [t, bytes] : timed(&l, call_bytes(c))) {
     t->bytes = bytes;
     const size_t half = size_t(bytes / 2);
     t->copy_gpu_us = bench::copy_time_us(half, warm, g.reps);

@@ -5,15 +5,16 @@
 //             median of `reps` after `warmup` (the prior art's method: the
 //             seed report's fwd_us and fwd_bwd_us);
 //   gpu_us    GPU time only, as `gatecheck bench` measures it (each batch of
-//             runs queued behind a hold kernel): for `cuda` its kernels' own
-//             entry points, for torch-eager LibTorch's ops directly (neither
+//             runs queued behind a hold kernel): the implementation's own
+//             entry points where bench/native_timing.h knows them (neither
 //             with the plugin adapter's synchronisation); for any other
 //             implementation its ABI call, unless that waits on the GPU
 //             inside, when GPU time cannot be told from the host's (then -1,
 //             and gpu_method says so);
 //   wall_us   the host's clock per call until its results are ready (a
 //             device synchronise), as a training step sees it.
-// On the CPU, wall_us only.
+// On the CPU, wall_us only. For an op whose prior art is an operator report,
+// the backward alone is timed too (Latency::bwd).
 #pragma once
 
 #include "sweep.h"

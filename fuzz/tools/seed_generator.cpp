@@ -7,7 +7,7 @@
 
 #include "../../case/case_json.h"
 #include "../../case/case_snapshot.h"
-#include "../../kernels/rmsnorm_modulate.h"
+#include "../../kernels/op_schema.h"
 #include "../op_target.h"
 
 namespace gatecheck::fuzz {
@@ -28,8 +28,7 @@ std::pair<int, int> write_op_seeds(const std::string& dir, const std::string& fi
                                    int json_n) {
   const std::string gate_dir = dir + "/fuzz_" + op.name;
   std::filesystem::create_directories(gate_dir);
-  DecodeLimits lim;
-  lim.op = &op;
+  const DecodeLimits lim;
   // Random inputs from a fixed splitmix64 stream; keep one per new
   // (pattern, dtype), (value class, dtype) and (plan, dtype), small cases only.
   std::set<std::string> seen;
@@ -46,7 +45,7 @@ std::pair<int, int> write_op_seeds(const std::string& dir, const std::string& fi
     std::vector<uint8_t> bytes(size_t(24 + next() % 40));
     for (auto& b : bytes) b = uint8_t(next());
     DecodeInfo info;
-    const Case c = decode_case(bytes.data(), bytes.size(), lim, &info);
+    const Case c = decode_case(op, bytes.data(), bytes.size(), lim, &info);
     if (c.rows > 40) continue;  // seeds stay quick; the fuzzer grows them
     const std::string t = dtype_name(c.dtype);
     const std::string keys[] = {"p:" + info.spec.index_pattern + t, "v:" + info.spec.value_class + t,
@@ -71,17 +70,17 @@ std::pair<int, int> write_op_seeds(const std::string& dir, const std::string& fi
 int write_seeds(const std::string& dir) {
   const std::string file_dir = dir + "/fuzz_corpus_file";
   std::filesystem::create_directories(file_dir);
-  // Each built-in op's target, each from the same fixed stream (gate_residual
-  // first, so its corpus-file seeds come first).
+  // Each op's target in the catalog's order, each from the same fixed stream
+  // (the first op's corpus-file seeds come first).
   int n = 0, json_n = 0;
-  for (const OpSchema* op : {&gate_residual_schema(), &rmsnorm_modulate_schema()}) {
+  for (const OpSchema* op : op_schemas()) {
     const auto [seeds, files] = write_op_seeds(dir, file_dir, *op, json_n);
     n += seeds;
     json_n += files;
   }
   // A generator spec, a failure record, and corruptions that must be rejected cleanly.
   CaseFile spec;
-  spec.spec = CaseSpec{&gate_residual_schema(), DType::bf16, 300, 8, 9, "sorted_equal", "normal", "partition", 7, 8, 9};
+  spec.spec = CaseSpec{op_schemas().front(), DType::bf16, 300, 8, 9, "sorted_equal", "normal", "partition", 7, 8, 9};
   spec.c = make_case_from_spec(*spec.spec);
   write_text(file_dir + "/seed-spec", case_to_json(spec));
   CaseFile failed;

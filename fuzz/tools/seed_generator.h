@@ -9,8 +9,8 @@
 
 namespace gatecheck::fuzz {
 
-// Writes seeds into dir/fuzz_OP/ for each built-in op (fuzz_gate_residual,
-// fuzz_rmsnorm_modulate) and dir/fuzz_corpus_file/; returns how many.
+// Writes seeds into dir/fuzz_OP/ for each op of the catalog (op_schemas())
+// and dir/fuzz_corpus_file/; returns how many.
 int write_seeds(const std::string& dir);
 
 }  // namespace gatecheck::fuzz

@@ -56,6 +56,9 @@ Status gate_residual_bwd_cuda_strided_no_grad_res(const gatecheck_problem& p, co
 //   CUDA graph's later launches, whose epochs are fixed, start clean). No
 //   sync, no allocation: a call that has not yet finished on the device is
 //   reported by a later take. Success when there is no report.
+//   `op` names the op in the message of a report that these kernels left;
+//   other ops' kernels on the stream share the status word and the report
+//   (rmsnorm_modulate_cuda_run_deferred) and name their own op.
 // - gate_residual_cuda_wait_and_take_reports: waits for the current device
 //   (cudaDeviceSynchronize), then takes the report of every stream that ran
 //   these kernels on it: the first error found, or the first CUDA error.

@@ -56,14 +56,17 @@ __device__ __forceinline__ void record_bad_row(const int64_t* index, int64_t r, 
 // Called by one thread of a failed call's last kernel, with the call's final
 // status word and the index value at its row: fills the stream's report
 // (pinned host memory, see cuda_status::Report) unless the host has not yet
-// taken the one before. Null report: nothing to do.
+// taken the one before. Null report: nothing to do. `op`: the op's name
+// (a static host string) for the message, or null: the taker names it.
 __device__ __forceinline__ void report_failed_call(cuda_status::Report* report, unsigned long long word,
-                                                   long long value, int64_t gates, int32_t by) {
+                                                   long long value, int64_t gates, int32_t by,
+                                                   const char* op = nullptr) {
   if (!report || report->filled) return;
   volatile cuda_status::Report* r = report;
   r->word = word;
   r->value = value;
   r->gates = gates;
+  r->op = op;
   r->by = by;
   __threadfence_system();  // the fields before the flag, as the host sees them
   r->filled = 1;

@@ -28,6 +28,7 @@ Status take(const char* op, Workspace& w, ClearWord clear_word) {
   if (__atomic_load_n(&r.filled, __ATOMIC_ACQUIRE) == 0) return Status::success();
   const unsigned long long word = r.word;
   const long long value = r.value, gates = r.gates;
+  if (r.op) op = r.op;  // another op's kernels failed: the message names that op
   const char* by = r.by == cuda_status::kReportedByForward ? "forward" : "backward";
   if (__atomic_exchange_n(&r.filled, 0, __ATOMIC_ACQ_REL) == 0) return Status::success();  // another thread took it
   clear_word(w);

@@ -48,12 +48,16 @@ int64_t decode_row(unsigned long long word) {
 // memory mapped into the device, one per stream. The last kernel of a call
 // whose index check failed fills it (one thread; nothing if it is still
 // filled), `filled` last, after a system-wide fence; the host reads it
-// without a sync and clears `filled` once it has raised the error.
+// without a sync and clears `filled` once it has raised the error. Every
+// op's kernels on the stream share it (and the status word): `op` names the
+// op whose call failed, a static host string, or null for gate_residual's
+// kernels, which leave the name to the taker.
 enum ReportedBy : int32_t { kReportedByForward = 1, kReportedByBackward = 2 };
 struct Report {
   unsigned long long word;  // the status word: epoch and first bad row
   long long value;          // index[row] as the call read it
   long long gates;
+  const char* op;           // the failed op's name, or null (gate_residual's)
   int32_t by;               // ReportedBy
   volatile int32_t filled;  // 0: empty, 1: the fields above hold a report
 };

@@ -18,6 +18,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@ namespace {
 
 constexpr unsigned long long kNoBadRow = ~0ull;
 constexpr int kTileThreads = 128;
+constexpr int kAhead = 4;  // rows of a tile whose loads the tile kernel issues at once
 constexpr int kMaxGridRows = 65535;  // blocks of the row kernels; more rows loop (grid-stride)
 
 struct Ptrs {
@@ -133,44 +135,73 @@ __global__ void tile_counts_kernel(const int* count, int64_t gates, int* tiles, 
   }
 }
 
-// ---- forward ----------------------------------------------------------------
+// ---- the row kernels ---------------------------------------------------------
+//
+// Thread t of a row's T = rms_row_threads(dim) threads owns chunks t, t + T,
+// ... (its partial of the order). T is chosen so that a thread owns about
+// kRmsChunksPerThread chunks; where every tensor takes 16-byte loads, the
+// first KEEP of them stay in registers, as loaded, from the reduction to the
+// second pass, so that x (and g) are read from memory once. Every load of a
+// row is issued before its reduction, so a block waits on one memory latency.
 
-template <class T, bool VEC>
-__global__ void __launch_bounds__(1024) fwd_kernel(Ptrs a) {
+template <class T>
+__device__ __forceinline__ void unpack(const uint4& u, float (&v)[VecOf<T>::value]) {
+  union { uint4 u; T t[VecOf<T>::value]; } b;
+  b.u = u;
+#pragma unroll
+  for (int e = 0; e < VecOf<T>::value; ++e) v[e] = to_float(b.t[e]);
+}
+
+template <class T>
+__device__ __forceinline__ uint4 load_raw(const T* p, int64_t j0) {
+  return __ldg(reinterpret_cast<const uint4*>(p + j0));
+}
+
+// Launch bounds: with chunks kept (few threads a row, many registers each) or
+// not (up to 1,024 threads a row).
+constexpr int bounds_for(int keep) { return keep > 0 ? 256 : 1024; }
+
+template <class T, bool VEC, int KEEP>
+__global__ void __launch_bounds__(bounds_for(KEEP)) fwd_kernel(Ptrs a) {
+  static_assert(VEC || KEEP == 0, "chunks are kept only where they load as 16 bytes");
   if (*a.bad != kNoBadRow) return;
   constexpr int V = VecOf<T>::value;
   __shared__ float2 sm[33];
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
   const T *shift = static_cast<const T*>(a.shift), *scale = static_cast<const T*>(a.scale);
   T* out = static_cast<T*>(a.out);
-  const int64_t dim = a.dim, nch = (dim + V - 1) / V;
+  const int64_t dim = a.dim, nch = (dim + V - 1) / V, nt = blockDim.x, t0 = threadIdx.x;
   for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
     const int64_t row = r * dim;
-    float s = 0.0f, x0[V];  // x0: the thread's first chunk, kept (up to 8,192 bf16 columns, its only one)
-    for (int64_t c = threadIdx.x; c < nch; c += blockDim.x) {
+    const int64_t gate = a.index[r];  // needed after the reduction: loaded with x
+    uint4 kept[KEEP > 0 ? KEEP : 1];
+#pragma unroll
+    for (int i = 0; i < KEEP; ++i)
+      if (t0 + i * nt < nch) kept[i] = load_raw(x, row + (t0 + i * nt) * V);
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < KEEP; ++i)
+      if (t0 + i * nt < nch) {
+        float v[V];
+        unpack<T>(kept[i], v);
+#pragma unroll
+        for (int e = 0; e < V; ++e) s = __fadd_rn(s, __fmul_rn(v[e], v[e]));
+      }
+    for (int64_t c = t0 + KEEP * nt; c < nch; c += nt) {
       const int n = int(min64(V, dim - c * V));
       float v[V];
       load_chunk<T, VEC>(x, row + c * V, n, v);
 #pragma unroll
-      for (int e = 0; e < V; ++e) {
+      for (int e = 0; e < V; ++e)
         if (e < n) s = __fadd_rn(s, __fmul_rn(v[e], v[e]));
-        if (c == threadIdx.x) x0[e] = v[e];
-      }
     }
     const float rstd = rstd_of(block_sum2(s, 0.0f, sm).x, dim, a.eps);
-    const int64_t t = a.index[r] * dim;
-    for (int64_t c = threadIdx.x; c < nch; c += blockDim.x) {
-      const int n = int(min64(V, dim - c * V));
-      float xv[V], wv[V], sh[V], sc[V], o[V];
-      if (c == threadIdx.x) {
-#pragma unroll
-        for (int e = 0; e < V; ++e) xv[e] = x0[e];
-      } else {
-        load_chunk<T, VEC>(x, row + c * V, n, xv);
-      }
+    const int64_t tb = gate * dim;
+    auto emit = [&](int64_t c, int n, const float (&xv)[V]) {
+      float wv[V], sh[V], sc[V], o[V];
       load_chunk<T, VEC>(w, c * V, n, wv);
-      load_chunk<T, VEC>(shift, t + c * V, n, sh);
-      load_chunk<T, VEC>(scale, t + c * V, n, sc);
+      load_chunk<T, VEC>(shift, tb + c * V, n, sh);
+      load_chunk<T, VEC>(scale, tb + c * V, n, sc);
 #pragma unroll
       for (int e = 0; e < V; ++e) {
         const float nn = rn<T>(__fmul_rn(wv[e], __fmul_rn(rstd, xv[e])));
@@ -178,69 +209,104 @@ __global__ void __launch_bounds__(1024) fwd_kernel(Ptrs a) {
         o[e] = __fadd_rn(rn<T>(__fmul_rn(nn, f)), sh[e]);
       }
       store_chunk<T, VEC>(out, row + c * V, n, o);
+    };
+#pragma unroll
+    for (int i = 0; i < KEEP; ++i)
+      if (t0 + i * nt < nch) {
+        float xv[V];
+        unpack<T>(kept[i], xv);
+        emit(t0 + i * nt, V, xv);
+      }
+    for (int64_t c = t0 + KEEP * nt; c < nch; c += nt) {
+      const int n = int(min64(V, dim - c * V));
+      float xv[V];
+      load_chunk<T, VEC>(x, row + c * V, n, xv);
+      emit(c, n, xv);
     }
   }
 }
 
 // ---- backward: dx per row ---------------------------------------------------
 
-template <class T, bool VEC>
-__global__ void __launch_bounds__(1024) bwd_row_kernel(Ptrs a, float* rstd_out) {
+template <class T, bool VEC, int KEEP>
+__global__ void __launch_bounds__(bounds_for(KEEP)) bwd_row_kernel(Ptrs a, float* rstd_out) {
+  static_assert(VEC || KEEP == 0, "chunks are kept only where they load as 16 bytes");
   if (*a.bad != kNoBadRow) return;
   constexpr int V = VecOf<T>::value;
   __shared__ float2 sm[33];
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
   const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
   T* dx = static_cast<T*>(a.dx);
-  const int64_t dim = a.dim, nch = (dim + V - 1) / V;
+  const int64_t dim = a.dim, nch = (dim + V - 1) / V, nt = blockDim.x, t0 = threadIdx.x;
   for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
-    const int64_t row = r * dim, t = a.index[r] * dim;
-    float s = 0.0f, cs = 0.0f, x0[V], d0[V];  // the thread's first chunk: x and d, kept
-    for (int64_t c = threadIdx.x; c < nch; c += blockDim.x) {
-      const int n = int(min64(V, dim - c * V));
-      float xv[V], wv[V], gv[V], sc[V];
-      load_chunk<T, VEC>(x, row + c * V, n, xv);
-      load_chunk<T, VEC>(w, c * V, n, wv);
-      load_chunk<T, VEC>(g, row + c * V, n, gv);
-      load_chunk<T, VEC>(scale, t + c * V, n, sc);
+    const int64_t row = r * dim, tb = a.index[r] * dim;
+    uint4 kx[KEEP > 0 ? KEEP : 1], kg[KEEP > 0 ? KEEP : 1];
 #pragma unroll
-      for (int e = 0; e < V; ++e) {
-        const float d = __fmul_rn(gv[e], rn<T>(__fadd_rn(1.0f, sc[e])));
+    for (int i = 0; i < KEEP; ++i)
+      if (t0 + i * nt < nch) {
+        kx[i] = load_raw(x, row + (t0 + i * nt) * V);
+        kg[i] = load_raw(g, row + (t0 + i * nt) * V);
+      }
+    // d = g * rn(1 + scale): the gradient through the modulation.
+    auto d_of = [&](int64_t c, int n, const float (&gv)[V], float (&dv)[V]) {
+      float sc[V];
+      load_chunk<T, VEC>(scale, tb + c * V, n, sc);
+#pragma unroll
+      for (int e = 0; e < V; ++e) dv[e] = __fmul_rn(gv[e], rn<T>(__fadd_rn(1.0f, sc[e])));
+    };
+    float s = 0.0f, cs = 0.0f;
+    auto sums = [&](int64_t c, int n, const float (&xv)[V], const float (&gv)[V]) {
+      float wv[V], dv[V];
+      load_chunk<T, VEC>(w, c * V, n, wv);
+      d_of(c, n, gv, dv);
+#pragma unroll
+      for (int e = 0; e < V; ++e)
         if (e < n) {
           s = __fadd_rn(s, __fmul_rn(xv[e], xv[e]));
-          cs = __fadd_rn(cs, __fmul_rn(__fmul_rn(wv[e], d), xv[e]));
+          cs = __fadd_rn(cs, __fmul_rn(__fmul_rn(wv[e], dv[e]), xv[e]));
         }
-        if (c == threadIdx.x) {
-          x0[e] = xv[e];
-          d0[e] = d;
-        }
+    };
+#pragma unroll
+    for (int i = 0; i < KEEP; ++i)
+      if (t0 + i * nt < nch) {
+        float xv[V], gv[V];
+        unpack<T>(kx[i], xv);
+        unpack<T>(kg[i], gv);
+        sums(t0 + i * nt, V, xv, gv);
       }
+    for (int64_t c = t0 + KEEP * nt; c < nch; c += nt) {
+      const int n = int(min64(V, dim - c * V));
+      float xv[V], gv[V];
+      load_chunk<T, VEC>(x, row + c * V, n, xv);
+      load_chunk<T, VEC>(g, row + c * V, n, gv);
+      sums(c, n, xv, gv);
     }
     const float2 tot = block_sum2(s, cs, sm);
     const float rstd = rstd_of(tot.x, dim, a.eps);
     const float k = __fdiv_rn(__fmul_rn(__fmul_rn(__fmul_rn(rstd, rstd), rstd), tot.y), float(dim));
     if (threadIdx.x == 0) rstd_out[r] = rstd;
-    for (int64_t c = threadIdx.x; c < nch; c += blockDim.x) {
-      const int n = int(min64(V, dim - c * V));
-      float xv[V], wv[V], dv[V], o[V];
+    auto emit = [&](int64_t c, int n, const float (&xv)[V], const float (&gv)[V]) {
+      float wv[V], dv[V], o[V];
       load_chunk<T, VEC>(w, c * V, n, wv);
-      if (c == threadIdx.x) {
-#pragma unroll
-        for (int e = 0; e < V; ++e) {
-          xv[e] = x0[e];
-          dv[e] = d0[e];
-        }
-      } else {
-        float gv[V], sc[V];
-        load_chunk<T, VEC>(x, row + c * V, n, xv);
-        load_chunk<T, VEC>(g, row + c * V, n, gv);
-        load_chunk<T, VEC>(scale, t + c * V, n, sc);
-#pragma unroll
-        for (int e = 0; e < V; ++e) dv[e] = __fmul_rn(gv[e], rn<T>(__fadd_rn(1.0f, sc[e])));
-      }
+      d_of(c, n, gv, dv);
 #pragma unroll
       for (int e = 0; e < V; ++e) o[e] = __fsub_rn(__fmul_rn(__fmul_rn(rstd, wv[e]), dv[e]), __fmul_rn(xv[e], k));
       store_chunk<T, VEC>(dx, row + c * V, n, o);
+    };
+#pragma unroll
+    for (int i = 0; i < KEEP; ++i)
+      if (t0 + i * nt < nch) {
+        float xv[V], gv[V];
+        unpack<T>(kx[i], xv);
+        unpack<T>(kg[i], gv);
+        emit(t0 + i * nt, V, xv, gv);
+      }
+    for (int64_t c = t0 + KEEP * nt; c < nch; c += nt) {
+      const int n = int(min64(V, dim - c * V));
+      float xv[V], gv[V];
+      load_chunk<T, VEC>(x, row + c * V, n, xv);
+      load_chunk<T, VEC>(g, row + c * V, n, gv);
+      emit(c, n, xv, gv);
     }
   }
 }
@@ -292,32 +358,176 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
         sh[e] = 0.0f;
         sc[e] = 0.0f;
       }
-      for (int64_t pos = pos0; pos < pos1; ++pos) {
-        const int64_t r = p.rows_sorted[pos];
-        const float rstd = p.rstd[r];
-        float xv[V], gv[V];
-        load_chunk<T, VEC>(x, r * dim + c * V, n, xv);
-        load_chunk<T, VEC>(g, r * dim + c * V, n, gv);
+      // kAhead rows' loads issued together, then summed in batch order.
+      for (int64_t pos = pos0; pos < pos1; pos += kAhead) {
+        int64_t rr[kAhead];
+        float rs[kAhead], xv[kAhead][V], gv[kAhead][V];
 #pragma unroll
-        for (int e = 0; e < V; ++e) {
-          const float d = __fmul_rn(gv[e], f[e]);
-          sh[e] = __fadd_rn(sh[e], gv[e]);
-          sc[e] = __fadd_rn(sc[e], __fmul_rn(gv[e], rn<T>(__fmul_rn(wv[e], __fmul_rn(rstd, xv[e])))));
-          dw[e] = __fadd_rn(dw[e], __fmul_rn(__fmul_rn(d, xv[e]), rstd));
-        }
+        for (int q = 0; q < kAhead; ++q) rr[q] = pos + q < pos1 ? p.rows_sorted[pos + q] : -1;
+#pragma unroll
+        for (int q = 0; q < kAhead; ++q)
+          if (rr[q] >= 0) {
+            rs[q] = p.rstd[rr[q]];
+            load_chunk<T, VEC>(x, rr[q] * dim + c * V, n, xv[q]);
+            load_chunk<T, VEC>(g, rr[q] * dim + c * V, n, gv[q]);
+          }
+#pragma unroll
+        for (int q = 0; q < kAhead; ++q)
+          if (rr[q] >= 0) {
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+              const float d = __fmul_rn(gv[q][e], f[e]);
+              sh[e] = __fadd_rn(sh[e], gv[q][e]);
+              sc[e] = __fadd_rn(sc[e], __fmul_rn(gv[q][e], rn<T>(__fmul_rn(wv[e], __fmul_rn(rs[q], xv[q][e])))));
+              dw[e] = __fadd_rn(dw[e], __fmul_rn(__fmul_rn(d, xv[q][e]), rs[q]));
+            }
+          }
       }
       if (p.tiles[k] == 1) {
         store_chunk<T, VEC>(dshift, k * dim + c * V, n, sh);
         store_chunk<T, VEC>(dscale, k * dim + c * V, n, sc);
       } else {
         const int64_t slot = p.multi_start[k] + i;
-        for (int e = 0; e < n; ++e) {
-          p.seg_part[(2 * slot) * dim + c * V + e] = sh[e];
-          p.seg_part[(2 * slot + 1) * dim + c * V + e] = sc[e];
-        }
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          if (e < n) {
+            p.seg_part[(2 * slot) * dim + c * V + e] = sh[e];
+            p.seg_part[(2 * slot + 1) * dim + c * V + e] = sc[e];
+          }
       }
     }
-    for (int e = 0; e < n; ++e) p.dw_part[grp * dim + c * V + e] = dw[e];
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      if (e < n) p.dw_part[grp * dim + c * V + e] = dw[e];
+  }
+}
+
+// ---- backward, fused: dx and the column sums in one pass over x and g -------
+//
+// One block a dweight group (grid-stride): its tiles' rows, gate by gate in
+// the plan's order. Thread t owns chunks t, t + T, ... of every row (the row
+// order's partials), so the same columns in every row: their running column
+// sums (dshift, dscale for the tile; dweight for the group) sit in shared
+// memory that only thread t touches. x and g are kept in registers; w and the
+// tile's scale rows are read again where used (L1 hits). The same sums, in the same order, as bwd_row_kernel followed by
+// bwd_tile_kernel: the same bits.
+template <class T>
+__global__ void __launch_bounds__(bounds_for(kRmsChunksPerThread)) bwd_fused_kernel(Ptrs a, Plan p) {
+  if (*a.bad != kNoBadRow) return;
+  constexpr int V = VecOf<T>::value, K = kRmsChunksPerThread;
+  extern __shared__ float col[];  // dshift | dscale | dweight, dim floats each
+  __shared__ float2 sm[33];
+  const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
+  const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
+  T *dx = static_cast<T*>(a.dx), *dshift = static_cast<T*>(a.dshift), *dscale = static_cast<T*>(a.dscale);
+  const int64_t dim = a.dim, nch = dim / V, nt = blockDim.x, t0 = threadIdx.x;
+  float *csh = col, *csc = col + dim, *cdw = col + 2 * dim;
+  auto owns = [&](int i) { return t0 + i * nt < nch; };
+  auto j0 = [&](int i) { return (t0 + i * nt) * V; };
+  const int64_t ntiles = p.tile_start[a.gates];
+  for (int64_t grp = blockIdx.x; grp * p.tiles_per_group < ntiles; grp += gridDim.x) {
+    const int64_t tg0 = grp * p.tiles_per_group, tg1 = min64(ntiles, tg0 + p.tiles_per_group);
+#pragma unroll
+    for (int i = 0; i < K; ++i)
+      if (owns(i))
+#pragma unroll
+        for (int e = 0; e < V; ++e) cdw[j0(i) + e] = 0.0f;
+    int64_t k = 0, hi = a.gates;  // the gate of tile tg0: the last k with tile_start[k] <= tg0
+    while (k < hi) {
+      const int64_t mid = (k + hi + 1) / 2;
+      if (p.tile_start[mid] <= tg0) k = mid;
+      else hi = mid - 1;
+    }
+    for (int64_t t = tg0; t < tg1; ++t) {
+      while (p.tile_start[k + 1] <= t) ++k;  // past gates without rows
+      const int64_t ti = t - p.tile_start[k];
+      const int64_t pos0 = p.seg_start[k] + ti * kRmsSegTileRows;
+      const int64_t pos1 = min64(pos0 + kRmsSegTileRows, p.seg_start[k + 1]);
+#pragma unroll
+      for (int i = 0; i < K; ++i)
+        if (owns(i)) {
+#pragma unroll
+          for (int e = 0; e < V; ++e) csh[j0(i) + e] = csc[j0(i) + e] = 0.0f;
+        }
+      int64_t r_next = p.rows_sorted[pos0];
+      for (int64_t pos = pos0; pos < pos1; ++pos) {
+        const int64_t r = r_next, row = r * dim;
+        uint4 kx[K], kg[K];
+#pragma unroll
+        for (int i = 0; i < K; ++i)
+          if (owns(i)) {
+            kx[i] = load_raw(x, row + j0(i));
+            kg[i] = load_raw(g, row + j0(i));
+          }
+        if (pos + 1 < pos1) r_next = p.rows_sorted[pos + 1];
+        float s = 0.0f, cs = 0.0f;
+#pragma unroll
+        for (int i = 0; i < K; ++i)
+          if (owns(i)) {
+            float xv[V], gv[V], wv[V], sc[V];
+            unpack<T>(kx[i], xv);
+            unpack<T>(kg[i], gv);
+            unpack<T>(load_raw(w, j0(i)), wv);
+            unpack<T>(load_raw(scale, k * dim + j0(i)), sc);
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+              const float d = __fmul_rn(gv[e], rn<T>(__fadd_rn(1.0f, sc[e])));
+              s = __fadd_rn(s, __fmul_rn(xv[e], xv[e]));
+              cs = __fadd_rn(cs, __fmul_rn(__fmul_rn(wv[e], d), xv[e]));
+            }
+          }
+        const float2 tot = block_sum2(s, cs, sm);
+        const float rstd = rstd_of(tot.x, dim, a.eps);
+        const float kk = __fdiv_rn(__fmul_rn(__fmul_rn(__fmul_rn(rstd, rstd), rstd), tot.y), float(dim));
+#pragma unroll
+        for (int i = 0; i < K; ++i)
+          if (owns(i)) {
+            float xv[V], gv[V], wv[V], sc[V], o[V];
+            unpack<T>(kx[i], xv);
+            unpack<T>(kg[i], gv);
+            unpack<T>(load_raw(w, j0(i)), wv);
+            unpack<T>(load_raw(scale, k * dim + j0(i)), sc);
+            float* sh = csh + j0(i);
+            float* sq = csc + j0(i);
+            float* dw = cdw + j0(i);
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+              const float d = __fmul_rn(gv[e], rn<T>(__fadd_rn(1.0f, sc[e])));
+              o[e] = __fsub_rn(__fmul_rn(__fmul_rn(rstd, wv[e]), d), __fmul_rn(xv[e], kk));
+              sh[e] = __fadd_rn(sh[e], gv[e]);
+              sq[e] = __fadd_rn(sq[e], __fmul_rn(gv[e], rn<T>(__fmul_rn(wv[e], __fmul_rn(rstd, xv[e])))));
+              dw[e] = __fadd_rn(dw[e], __fmul_rn(__fmul_rn(d, xv[e]), rstd));
+            }
+            store_chunk<T, true>(dx, row + j0(i), V, o);
+          }
+      }
+#pragma unroll
+      for (int i = 0; i < K; ++i)
+        if (owns(i)) {
+          float sh[V], sq[V];
+#pragma unroll
+          for (int e = 0; e < V; ++e) {
+            sh[e] = csh[j0(i) + e];
+            sq[e] = csc[j0(i) + e];
+          }
+          if (p.tiles[k] == 1) {
+            store_chunk<T, true>(dshift, k * dim + j0(i), V, sh);
+            store_chunk<T, true>(dscale, k * dim + j0(i), V, sq);
+          } else {
+            const int64_t slot = p.multi_start[k] + ti;
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+              p.seg_part[(2 * slot) * dim + j0(i) + e] = sh[e];
+              p.seg_part[(2 * slot + 1) * dim + j0(i) + e] = sq[e];
+            }
+          }
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < K; ++i)
+      if (owns(i))
+#pragma unroll
+        for (int e = 0; e < V; ++e) p.dw_part[grp * dim + j0(i) + e] = cdw[j0(i) + e];
   }
 }
 
@@ -422,27 +632,70 @@ int key_bits(int64_t gates) {
   return b;
 }
 
+// The row kernels' three paths: 16-byte loads with the row kept in registers
+// (up to 256 threads a row: dim up to 2,048 chunks), 16-byte loads that read
+// the row again for the second pass (wider rows), element loads (any dim,
+// any alignment).
+enum class RowPath { kept, vector, element };
+RowPath row_path(bool vec, int threads) {
+  return !vec ? RowPath::element : threads <= bounds_for(kRmsChunksPerThread) ? RowPath::kept : RowPath::vector;
+}
+
 template <class T>
 void launch_fwd(const Ptrs& a, bool vec, cudaStream_t s) {
   const int threads = rms_row_threads(a.dim, VecOf<T>::value);
   const int blocks = int(a.rows < kMaxGridRows ? a.rows : kMaxGridRows);
-  if (vec) fwd_kernel<T, true><<<blocks, threads, 0, s>>>(a);
-  else fwd_kernel<T, false><<<blocks, threads, 0, s>>>(a);
+  switch (row_path(vec, threads)) {
+    case RowPath::kept: fwd_kernel<T, true, kRmsChunksPerThread><<<blocks, threads, 0, s>>>(a); break;
+    case RowPath::vector: fwd_kernel<T, true, 0><<<blocks, threads, 0, s>>>(a); break;
+    case RowPath::element: fwd_kernel<T, false, 0><<<blocks, threads, 0, s>>>(a); break;
+  }
+}
+
+size_t fused_smem(int64_t dim) { return size_t(3 * dim) * sizeof(float); }
+
+// The fused backward where it applies: 16-byte loads, a row kept in registers,
+// its column sums within the shared memory a block may have. A failed request
+// for more shared memory is cleared (it would otherwise surface as this call's
+// error) and the call takes the two-kernel path. GATECHECK_RMS_BWD=split
+// forces that path (A/B timing, and the tests of both).
+template <class T>
+bool use_fused(const Ptrs& a, bool vec) {
+  if (a.rows == 0 || row_path(vec, rms_row_threads(a.dim, VecOf<T>::value)) != RowPath::kept) return false;
+  const char* force = std::getenv("GATECHECK_RMS_BWD");
+  if (force && std::string(force) == "split") return false;
+  const size_t bytes = fused_smem(a.dim);
+  if (bytes <= 48 * 1024) return true;
+  int dev = 0, optin = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
+      bytes + 33 * sizeof(float2) > size_t(optin) ||
+      cudaFuncSetAttribute(bwd_fused_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)) !=
+          cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return true;
 }
 
 template <class T>
-void launch_bwd(const Ptrs& a, const Layout& l, bool vec, cudaStream_t s) {
+void launch_bwd(const Ptrs& a, const Layout& l, bool vec, bool fused, cudaStream_t s) {
   const int threads = rms_row_threads(a.dim, VecOf<T>::value);
-  if (a.rows > 0) {
-    const int blocks = int(a.rows < kMaxGridRows ? a.rows : kMaxGridRows);
-    if (vec) bwd_row_kernel<T, true><<<blocks, threads, 0, s>>>(a, l.rstd);
-    else bwd_row_kernel<T, false><<<blocks, threads, 0, s>>>(a, l.rstd);
-  }
   Plan p{l.seg_start, l.tiles, l.tile_start, l.multi_start, l.rows_sorted, l.rstd, l.seg_part, l.dw_part,
          rms_tiles_per_group(a.rows, a.gates)};
+  if (a.rows > 0 && !fused) {
+    const int blocks = int(a.rows < kMaxGridRows ? a.rows : kMaxGridRows);
+    switch (row_path(vec, threads)) {
+      case RowPath::kept: bwd_row_kernel<T, true, kRmsChunksPerThread><<<blocks, threads, 0, s>>>(a, l.rstd); break;
+      case RowPath::vector: bwd_row_kernel<T, true, 0><<<blocks, threads, 0, s>>>(a, l.rstd); break;
+      case RowPath::element: bwd_row_kernel<T, false, 0><<<blocks, threads, 0, s>>>(a, l.rstd); break;
+    }
+  }
   const int64_t nch = (a.dim + VecOf<T>::value - 1) / VecOf<T>::value;
   const int64_t groups = (rms_max_tiles(a.rows, a.gates) + p.tiles_per_group - 1) / p.tiles_per_group;
-  if (groups > 0) {
+  if (groups > 0 && fused) {
+    bwd_fused_kernel<T><<<unsigned(groups < 65535 ? groups : 65535), threads, fused_smem(a.dim), s>>>(a, p);
+  } else if (groups > 0) {
     const dim3 grid(unsigned((nch + kTileThreads - 1) / kTileThreads), unsigned(groups < 65535 ? groups : 65535));
     if (vec) bwd_tile_kernel<T, true><<<grid, kTileThreads, 0, s>>>(a, p);
     else bwd_tile_kernel<T, false><<<grid, kTileThreads, 0, s>>>(a, p);
@@ -486,8 +739,10 @@ bool vector_ok(const Ptrs& a, int elem_bytes) {
   return true;
 }
 
+// scratch: rmsnorm_modulate_cuda_bwd_scratch_bytes of the caller's, or null:
+// the stream's memory pool, given back before the call returns.
 template <class T>
-Status run_typed(const OpCall& c, unsigned long long* bad) {
+Status run_typed(const OpCall& c, unsigned long long* bad, void* scratch) {
   const char* who = c.pass == Pass::forward ? "rmsnorm_modulate_fwd" : "rmsnorm_modulate_bwd";
   cudaStream_t s = static_cast<cudaStream_t>(c.p.stream);
   const Ptrs a = ptrs_of(c, bad);
@@ -507,8 +762,9 @@ Status run_typed(const OpCall& c, unsigned long long* bad) {
   const size_t cub_bytes = cub_bytes_for(a.rows, a.gates, bits);
   Carve cv;
   carve(cv, a.rows, a.dim, a.gates, cub_bytes);
-  if ((e = cudaMallocAsync(reinterpret_cast<void**>(&cv.base), cv.bytes, s)) != cudaSuccess) return cuda_error(who, e);
-  const size_t bytes = cv.bytes;
+  if (scratch) cv.base = static_cast<char*>(scratch);
+  else if ((e = cudaMallocAsync(reinterpret_cast<void**>(&cv.base), cv.bytes, s)) != cudaSuccess)
+    return cuda_error(who, e);
   cv.bytes = 0;
   const Layout l = carve(cv, a.rows, a.dim, a.gates, cub_bytes);
   const size_t G = size_t(a.gates + 1);
@@ -524,10 +780,9 @@ Status run_typed(const OpCall& c, unsigned long long* bad) {
   cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.count, l.seg_start, int64_t(G), s);
   cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.tiles, l.tile_start, int64_t(G), s);
   cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.multi, l.multi_start, int64_t(G), s);
-  launch_bwd<T>(a, l, vec, s);
+  launch_bwd<T>(a, l, vec, use_fused<T>(a, vec), s);
   e = cudaGetLastError();
-  const cudaError_t f = cudaFreeAsync(cv.base, s);
-  (void)bytes;
+  const cudaError_t f = scratch ? cudaSuccess : cudaFreeAsync(cv.base, s);
   if (e == cudaSuccess) e = f;
   return e == cudaSuccess ? Status::success() : cuda_error(who, e);
 }
@@ -540,15 +795,15 @@ int64_t rmsnorm_modulate_cuda_bwd_scratch_bytes(int64_t rows, int64_t dim, int64
   return int64_t(cv.bytes);
 }
 
-Status rmsnorm_modulate_cuda_run(const OpCall& c, unsigned long long* bad_row) {
+Status rmsnorm_modulate_cuda_run(const OpCall& c, unsigned long long* bad_row, void* scratch) {
   if (c.p.rows > INT32_MAX || c.p.gates > INT32_MAX)
     return Status::error(ErrorKind::size_overflow,
                          std::string(c.pass == Pass::forward ? "rmsnorm_modulate_fwd" : "rmsnorm_modulate_bwd") +
                              ": rows and gates must each be below 2^31 for the cuda kernels");
   switch (DType(c.p.dtype)) {
-    case DType::f32: return run_typed<float>(c, bad_row);
-    case DType::f16: return run_typed<f16_t>(c, bad_row);
-    default: return run_typed<bf16_t>(c, bad_row);
+    case DType::f32: return run_typed<float>(c, bad_row, scratch);
+    case DType::f16: return run_typed<f16_t>(c, bad_row, scratch);
+    default: return run_typed<bf16_t>(c, bad_row, scratch);
   }
 }
 

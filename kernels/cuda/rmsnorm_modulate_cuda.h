@@ -13,13 +13,29 @@ namespace gatecheck {
 // The kernels on a checked call (check_call, index on the device). Work is
 // queued on c.p.stream; *bad_row (a device word) is set to the first row
 // whose index is out of range, or to ~0 when there is none. Nothing is
-// written to an output when there is one. The scratch (the fp32 partials
-// and the index plan) comes from the stream's memory pool and goes back to
-// it before the call returns: no host sync.
-Status rmsnorm_modulate_cuda_run(const OpCall& c, unsigned long long* bad_row);
+// written to an output when there is one. A backward's scratch (the fp32
+// partials and the index plan) is `scratch`, at least
+// rmsnorm_modulate_cuda_bwd_scratch_bytes long and 256-byte aligned, or, when
+// null, comes from the stream's memory pool and goes back to it before the
+// call returns: no host sync either way.
+Status rmsnorm_modulate_cuda_run(const OpCall& c, unsigned long long* bad_row, void* scratch = nullptr);
 
 // Bytes of scratch a backward of this problem takes at most.
 int64_t rmsnorm_modulate_cuda_bwd_scratch_bytes(int64_t rows, int64_t dim, int64_t gates);
+
+// For callers that never wait for the GPU (the LibTorch op, CUDA graphs): the
+// kernels on c.p.stream, in the caller's scratch (rmsnorm_modulate_cuda_
+// deferred_scratch_bytes long, 256-byte aligned: the bad-row word, then a
+// backward's scratch). No allocation, no sync. A bad index is recorded in the
+// stream's index status and report, the ones gate_residual's kernels keep
+// (gate_residual_cuda.h), under the name `op` (a static string): the report is
+// raised by gate_residual_cuda_take_report or gate_residual_cuda_wait_and_
+// take_reports, the status read by gate_residual_cuda_sync_status. As there,
+// the first call on a stream allocates that state, which a stream being
+// captured into a CUDA graph cannot: that call fails, saying so. The
+// contract's checks (check_call) are the caller's.
+Status rmsnorm_modulate_cuda_run_deferred(const OpCall& c, void* scratch, const char* op);
+int64_t rmsnorm_modulate_cuda_deferred_scratch_bytes(const OpCall& c);
 
 const gatecheck_op_plugin* rmsnorm_modulate_cuda_plugin();
 

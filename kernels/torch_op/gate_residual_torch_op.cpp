@@ -4,7 +4,7 @@
 //
 //   torch.ops.gatecheck.gate_residual(res, gate, index, y) -> out
 //   torch.ops.gatecheck.gate_residual_backward(grad_out, gate, index, y) -> (grad_gate, grad_y)
-//   torch.ops.gatecheck.check_errors()
+//   torch.ops.gatecheck.check_errors()   (every op's index errors: torch_op_errors.h)
 //
 // Registered: the schemas; CUDA kernels; Meta kernels (shapes only, for
 // FakeTensor and torch.compile); an Autograd kernel that calls the op below
@@ -27,35 +27,21 @@
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
 
-#include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <tuple>
 
 #include "../cuda/gate_residual_cuda.h"
+#include "torch_op_errors.h"
 
 namespace gatecheck {
 namespace {
 
-constexpr const char* kOp = "gatecheck::gate_residual";
+using torch_op::check;
+using torch_op::checked_mode;
 
-bool checked_mode() {
-  static const bool on = [] {
-    const char* v = std::getenv("GATECHECK_OP_CHECKED");
-    return v && *v && std::strcmp(v, "0") != 0;
-  }();
-  return on;
-}
+constexpr const char* kOp = torch_op::kGateResidualOp;
 
-int32_t abi_dtype(const at::Tensor& t) {
-  switch (t.scalar_type()) {
-    case at::kFloat: return GATECHECK_F32;
-    case at::kHalf: return GATECHECK_F16;
-    case at::kBFloat16: return GATECHECK_BF16;
-    default: TORCH_CHECK(false, kOp, ": dtype ", t.scalar_type(), " is not bf16, fp16 or fp32");
-  }
-  return -1;
-}
+int32_t abi_dtype(const at::Tensor& t) { return torch_op::abi_dtype(kOp, t); }
 
 // What the Meta and the CUDA kernels both check (no sizes: those may be symbolic).
 void check_kinds(const at::Tensor& x, const char* x_name, const at::Tensor& gate, const at::Tensor& index,
@@ -110,26 +96,12 @@ gatecheck_problem problem(const at::Tensor& x, const at::Tensor& gate) {
                            c10::cuda::getCurrentCUDAStream(x.device().index()).stream()};
 }
 
-// A kernel status as a c10::Error; while the stream is being captured, with
-// how to get the op's first call out of the capture.
-void check(const Status& s, const gatecheck_problem& p) {
-  if (s.ok()) return;
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  const bool capturing = cudaStreamIsCapturing(static_cast<cudaStream_t>(p.stream), &capture) == cudaSuccess &&
-                         capture != cudaStreamCaptureStatusNone;
-  TORCH_CHECK(false, s.message,
-              capturing ? " (in PyTorch: run the model once on the stream that captures it, e.g. warm up under "
-                          "torch.cuda.stream(s) and capture with torch.cuda.graph(g, stream=s))"
-                        : "");
-}
-
-// Before a call: an earlier call's index error on this stream, if the device
-// has reported one. After it, where the call cannot leave a report (dim = 0:
-// only the index check runs) or in checked mode: wait and check.
-void before_call(const gatecheck_problem& p) { check(gate_residual_cuda_take_report(kOp, p.stream), p); }
+// Before a call: an earlier call's index error on this stream (of any op),
+// if the device has reported one. After it, where the call cannot leave a
+// report (dim = 0: only the index check runs) or in checked mode: wait and check.
+void before_call(const gatecheck_problem& p) { torch_op::raise_pending(p.stream); }
 void after_call(const char* what, const gatecheck_problem& p, const at::Tensor& index) {
-  if (p.rows > 0 && (checked_mode() || p.dim == 0))
-    check(gate_residual_cuda_sync_status(what, p, index.data_ptr<int64_t>()), p);
+  if (p.rows > 0 && (checked_mode() || p.dim == 0)) torch_op::raise_own(what, p, index.data_ptr<int64_t>());
 }
 
 at::Tensor forward_cuda(const at::Tensor& res_in, const at::Tensor& gate_in, const at::Tensor& index_in,
@@ -143,7 +115,7 @@ at::Tensor forward_cuda(const at::Tensor& res_in, const at::Tensor& gate_in, con
   at::Tensor out = at::empty(res.sizes(), res.options());
   check(gate_residual_fwd_cuda_strided(p, res.data_ptr(), gate.data_ptr(), row_stride(gate),
                                        index.data_ptr<int64_t>(), y.data_ptr(), out.data_ptr()),
-        p);
+        p.stream);
   after_call("gatecheck::gate_residual (forward)", p, index);
   return out;
 }
@@ -162,7 +134,7 @@ std::tuple<at::Tensor, at::Tensor> backward_cuda(const at::Tensor& grad_out, con
   check(gate_residual_bwd_cuda_strided_no_grad_res(p, g.data_ptr(), gate.data_ptr(), row_stride(gate),
                                                    index.data_ptr<int64_t>(), y.data_ptr(), grad_gate.data_ptr(),
                                                    grad_y.data_ptr()),
-        p);
+        p.stream);
   after_call("gatecheck::gate_residual (backward)", p, index);
   return {grad_gate, grad_y};
 }
@@ -180,6 +152,7 @@ std::tuple<at::Tensor, at::Tensor> backward_meta(const at::Tensor& grad_out, con
           at::empty_symint(grad_out.sym_sizes(), grad_out.options())};
 }
 
+// Every op's pending index errors on the current device (their reports name their op).
 void check_errors() {
   const Status s = gate_residual_cuda_wait_and_take_reports(kOp);
   TORCH_CHECK(s.ok(), s.message);

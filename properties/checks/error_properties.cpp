@@ -46,6 +46,12 @@ struct Probe {
   std::function<void(Case&)> reshape = nullptr;
 };
 
+// The op's index input's name, which a message about the index must name.
+std::string index_name(const OpSchema& op) {
+  const int i = op.index_input();
+  return i >= 0 ? op.inputs[size_t(i)].name : "index";
+}
+
 // Does `msg` contain `word` as a whole identifier or number?
 bool names(const std::string& msg, const std::string& word) {
   auto ident = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
@@ -107,7 +113,7 @@ void shape_probes(const Case& c, Pass pass, std::vector<Probe>* v) {
     for (const auto& in : op.inputs)
       if (in.role == Role::row && in.pass == Pass::forward && std::string(in.name) != name)
         return std::string(" with ") + in.name + " of " + shape(c.rows, c.dim);
-    return " with index of " + std::to_string(c.rows) + " entries";
+    return " with " + index_name(op) + " of " + std::to_string(c.rows) + " entries";
   };
   bool first_row = true;
   for (const auto& in : op.inputs) {
@@ -128,8 +134,9 @@ void shape_probes(const Case& c, Pass pass, std::vector<Probe>* v) {
                   pass, {in.name}, [](Args&) {}, false,
                   [widened, k](Case& m) { widened(m.inputs[size_t(k)], m.inputs[size_t(k)].rows, m.dim + 1); }});
   }
-  v->push_back({"index of " + std::to_string(c.rows + 1) + " entries with " + std::to_string(c.rows) + " rows", pass,
-                {"index"}, [](Args&) {}, false, [](Case& m) { m.index.push_back(0); }});
+  const std::string idx = index_name(op);
+  v->push_back({idx + " of " + std::to_string(c.rows + 1) + " entries with " + std::to_string(c.rows) + " rows", pass,
+                {idx}, [](Args&) {}, false, [](Case& m) { m.index.push_back(0); }});
 }
 
 // Probes of index contents run on the case as generated (a large-batch path
@@ -140,13 +147,14 @@ std::vector<Probe> probes(const Case& c, const Implementation& impl) {
   const uint32_t devices = impl.devices();
   const std::string g = std::to_string(c.gates);
   const int64_t r = c.rows / 2;
-  const std::string at = "index[" + std::to_string(r) + "]";
+  const std::string idx = index_name(op);
+  const std::string at = idx + "[" + std::to_string(r) + "]";
   std::vector<Probe> v;
   for (Pass pass : {Pass::forward, Pass::backward}) {
     const int64_t gates = c.gates;
-    v.push_back({"index out of range (" + at + " = " + g + ", gates = " + g + ")", pass, {"index", g},
+    v.push_back({idx + " out of range (" + at + " = " + g + ", gates = " + g + ")", pass, {idx, g},
                  [r, gates](Args& a) { a.index[size_t(r)] = gates; }, true});
-    v.push_back({"negative index (" + at + " = -1)", pass, {"index", "-1"},
+    v.push_back({"negative " + idx + " (" + at + " = -1)", pass, {idx, "-1"},
                  [r](Args& a) { a.index[size_t(r)] = -1; }, true});
     v.push_back({"gates = 0 with rows > 0", pass, {"gates"}, [](Args& a) { a.call.p.gates = 0; }});
     if (op.min_dim_with_rows > 0)  // (a tensor carries it as tensors of no columns)

@@ -18,7 +18,8 @@ rmsnorm_modulate's peers (peers_rmsnorm_modulate.py) are exported here too:
     gatecheck check --op rmsnorm_modulate --impl python:gatecheck.peers:rmsnorm_modulate_diffusers
 
   rmsnorm_modulate_diffusers, rmsnorm_modulate_rms_norm (F.rms_norm, PyTorch
-  2.4 and later), rmsnorm_modulate_compiled (CUDA, PyTorch 2)
+  2.4 and later), rmsnorm_modulate_compiled (CUDA, PyTorch 2),
+  rmsnorm_modulate_gatecheck_op (torch.ops.gatecheck.rmsnorm_modulate; CUDA)
 
 Each checks its arguments first, as torch-eager does in gatecheck, with
 messages that name the argument and its value (on CUDA an unchecked index
@@ -28,15 +29,15 @@ are documented to do. Where a property is not established for a peer, it is
 not claimed, and a check shows what it does as a finding or a pass.
 """
 import contextlib
-import os
 
 import torch
 
+from . import _torch_op
 from .peers_rmsnorm_modulate import (rmsnorm_modulate_compiled, rmsnorm_modulate_diffusers,
-                                     rmsnorm_modulate_rms_norm)
+                                     rmsnorm_modulate_gatecheck_op, rmsnorm_modulate_rms_norm)
 
 __all__ = ["diffusers_eager", "eager_deterministic", "compiled", "gatecheck_op", "rmsnorm_modulate_diffusers",
-           "rmsnorm_modulate_rms_norm", "rmsnorm_modulate_compiled"]
+           "rmsnorm_modulate_rms_norm", "rmsnorm_modulate_compiled", "rmsnorm_modulate_gatecheck_op"]
 
 # What eager PyTorch is known not to keep, by device (as gatecheck's own
 # torch-eager contract in properties/contract.cpp).
@@ -167,15 +168,6 @@ class _Compiled:
 compiled = _Compiled()
 
 
-def _torch_op_library():
-    path = os.environ.get("GATECHECK_TORCH_OP") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                                "libgatecheck_torch_op.so")
-    if not os.path.isfile(path):
-        raise RuntimeError(f"no {path}: libgatecheck_torch_op.so is built only against a LibTorch with CUDA "
-                           "(kernels/torch_op); set GATECHECK_TORCH_OP to its path")
-    return path
-
-
 class _GatecheckOp:
     """torch.ops.gatecheck.gate_residual: the project's CUDA kernels as users call them,
     in the operator's checked mode (GATECHECK_OP_CHECKED=1): by default a bad index is
@@ -186,13 +178,7 @@ class _GatecheckOp:
     gatecheck_claims = {"cuda": "default"}
 
     def gatecheck_setup(self, device):
-        if device != "cuda":
-            raise RuntimeError("gatecheck_op runs on CUDA only (the LibTorch operator has CUDA kernels only)")
-        # Read at the operator's first call in this process.
-        os.environ["GATECHECK_OP_CHECKED"] = "1"
-        path = _torch_op_library()
-        if not hasattr(torch.ops, "gatecheck") or not hasattr(torch.ops.gatecheck, "gate_residual"):
-            torch.ops.load_library(path)
+        _torch_op.load_checked("gatecheck_op", device)
 
     def forward(self, res, gate, index, y):
         return torch.ops.gatecheck.gate_residual(res, gate, index, y)

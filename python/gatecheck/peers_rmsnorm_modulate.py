@@ -11,9 +11,15 @@ gatecheck.peers:
                               modulation
   rmsnorm_modulate_compiled   torch.compile of diffusers' composition (CUDA;
                               needs PyTorch 2 and an Inductor that runs here)
+  rmsnorm_modulate_gatecheck_op
+                              the project's torch.ops.gatecheck.rmsnorm_modulate,
+                              called as users call it, through autograd (CUDA;
+                              needs libgatecheck_torch_op.so: beside this file,
+                              or GATECHECK_TORCH_OP=path)
 
 Each is called as fn(x, w, shift, scale, index, eps=...) and checks its
-arguments first, with messages that name the argument and its value. Where the
+arguments first (but rmsnorm_modulate_gatecheck_op, whose checks are the
+operator's own), with messages that name the argument and its value. Where the
 installed torch lacks a feature (F.rms_norm, torch.compile), its setup says so
 and gatecheck reports that the implementation cannot run here.
 """
@@ -21,7 +27,10 @@ import math
 
 import torch
 
-__all__ = ["rmsnorm_modulate_diffusers", "rmsnorm_modulate_rms_norm", "rmsnorm_modulate_compiled"]
+from . import _torch_op
+
+__all__ = ["rmsnorm_modulate_diffusers", "rmsnorm_modulate_rms_norm", "rmsnorm_modulate_compiled",
+           "rmsnorm_modulate_gatecheck_op"]
 
 # What eager PyTorch is known not to keep for this op. diffusers' RMSNorm
 # rounds the normalised row to the dtype before the weight, and the table
@@ -161,3 +170,22 @@ class _Compiled:
 
 
 rmsnorm_modulate_compiled = _Compiled()
+
+
+class _GatecheckOp:
+    """torch.ops.gatecheck.rmsnorm_modulate: the project's CUDA kernels as users
+    call them, in the operator's checked mode (each call raises its own bad
+    index; the default mode's deferred errors are tested in
+    tests/cuda/rmsnorm_torch_op_as_called_test.py). Its own checks, not
+    _check_args: error_inputs judges the operator's messages."""
+
+    gatecheck_claims = {"cuda": "default"}
+
+    def gatecheck_setup(self, device):
+        _torch_op.load_checked("rmsnorm_modulate_gatecheck_op", device)
+
+    def forward(self, x, w, shift, scale, index, eps):
+        return torch.ops.gatecheck.rmsnorm_modulate(x, w, shift, scale, index, eps)
+
+
+rmsnorm_modulate_gatecheck_op = _GatecheckOp()

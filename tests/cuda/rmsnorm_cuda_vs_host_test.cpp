@@ -1,13 +1,16 @@
 // rmsnorm_modulate: the CUDA kernels and the host twin agree bit for bit on
-// every output, through the plugin ABI v2, over the kernels' paths: the
-// forward and backward row kernels with vector loads (aligned, dim a multiple
-// of 16 bytes) and with element loads (odd dims, unaligned views), the tile
-// kernel's one-tile gates (written at once) and many-tile gates (folded),
-// gates without rows, rows past the grid's 65,535 blocks, and a bad index.
+// every output, through the plugin ABI v2, over the kernels' paths: the row
+// kernels with a row kept in registers (aligned, dim a multiple of 16 bytes,
+// up to 2,048 chunks), with vector loads read twice (wider rows) and with
+// element loads (odd dims, unaligned views); the backward fused into one pass
+// and split into row and tile kernels (GATECHECK_RMS_BWD=split); one-tile
+// gates (written at once) and many-tile gates (folded), gates without rows,
+// rows past the grid's 65,535 blocks, and a bad index.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -206,12 +209,27 @@ TEST(rmsnorm_modulate_cuda, HostTwinTakesTheseCalls) {
   }
 }
 
-TEST(rmsnorm_modulate_cuda, RowKernelsVectorPath) {
+// The backward both ways: fused (the default where a row is kept) and split.
+void expect_same_both_backwards(const Shape& s) {
+  expect_same(s);
+  ::setenv("GATECHECK_RMS_BWD", "split", 1);
+  SCOPED_TRACE("GATECHECK_RMS_BWD=split");
+  expect_same(s);
+  ::unsetenv("GATECHECK_RMS_BWD");
+}
+
+TEST(rmsnorm_modulate_cuda, RowKernelsKeptPathFusedAndSplitBackward) {
   GATECHECK_REQUIRE_GPU();
   for (DType t : kTypes) {
-    expect_same({4097, 64, 9, t});
-    expect_same({33, 5376, 9, t});
+    expect_same_both_backwards({4097, 64, 9, t});
+    expect_same_both_backwards({33, 5376, 9, t});   // the fused backward past 48 KiB of shared memory
+    expect_same_both_backwards({300, 3072, 32, t});
   }
+}
+
+TEST(rmsnorm_modulate_cuda, RowKernelsVectorPathWideRows) {
+  GATECHECK_REQUIRE_GPU();
+  for (DType t : kTypes) expect_same({65, 16392, 9, t});  // more than 256 threads a row: read twice
 }
 
 TEST(rmsnorm_modulate_cuda, RowKernelsElementPathOddDims) {
@@ -227,22 +245,22 @@ TEST(rmsnorm_modulate_cuda, UnalignedViewsTakeTheElementPath) {
 
 TEST(rmsnorm_modulate_cuda, TileKernelOneGatePerRow) {
   GATECHECK_REQUIRE_GPU();
-  for (DType t : kTypes) expect_same({4097, 24, 4097, t, Index::one_gate_per_row});
+  for (DType t : kTypes) expect_same_both_backwards({4097, 24, 4097, t, Index::one_gate_per_row});
 }
 
 TEST(rmsnorm_modulate_cuda, TileKernelManyTilesFoldedAndEmptyGates) {
   GATECHECK_REQUIRE_GPU();
   for (DType t : kTypes) {
-    expect_same({4097, 64, 1, t, Index::all_one_gate});     // one gate, 129 tiles
-    expect_same({4097, 40, 32, t, Index::all_one_gate});    // 31 gates without rows
-    expect_same({4097, 5376 / 8, 9, t, Index::sorted_runs});
+    expect_same_both_backwards({4097, 64, 1, t, Index::all_one_gate});   // one gate, 129 tiles
+    expect_same_both_backwards({4097, 40, 32, t, Index::all_one_gate});  // 31 gates without rows
+    expect_same_both_backwards({4097, 5376 / 8, 9, t, Index::sorted_runs});
     expect_same({1, 3, 1, t});
   }
 }
 
 TEST(rmsnorm_modulate_cuda, RowsPastTheGridLimit) {
   GATECHECK_REQUIRE_GPU();
-  expect_same({70000, 8, 9, DType::bf16});  // vector path
+  expect_same_both_backwards({70000, 8, 9, DType::bf16});  // kept path
   expect_same({70000, 5, 9, DType::f32});   // element path
   expect_same({70000, 3, 70000, DType::f16, Index::one_gate_per_row});
 }

@@ -141,6 +141,30 @@ TEST(CompareAccuracy, BitwiseExpectationChecksEveryBit) {
   EXPECT_FALSE(compare_accuracy("grad_res", tensor(DType::bf16, {0x0000}), {copy}).ok());
 }
 
+// A second allowed outcome (rmsnorm_modulate's rstd = +0 rows): exactly
+// `bits` (either zero where it is a zero), NaN only with or_nan; nothing else
+// beyond the bound, and not Inf.
+TEST(CompareAccuracy, SecondOutcomeIsExactlyItsBitsOrNaN) {
+  Expected e = finite(100, 1);
+  e.or_bits = true;
+  e.bits = 0xbe00;  // bf16 -0.125: shift
+  EXPECT_TRUE(compare_accuracy("out", tensor(DType::bf16, {0x42c8}), {e}).ok());   // 100: within the bound
+  EXPECT_TRUE(compare_accuracy("out", tensor(DType::bf16, {0xbe00}), {e}).ok());   // the other outcome
+  const Comparison near = compare_accuracy("out", tensor(DType::bf16, {0xbe01}), {e});  // one ulp from it
+  ASSERT_EQ(near.failed, 1);
+  EXPECT_NE(near.first[0].why.find("nor the other allowed value -0.125"), std::string::npos) << near.first[0].why;
+  EXPECT_FALSE(compare_accuracy("out", tensor(DType::bf16, {0x0000}), {e}).ok());  // 0 is not shift
+  EXPECT_FALSE(compare_accuracy("out", tensor(DType::bf16, {0x7fc0}), {e}).ok());  // NaN needs or_nan
+  EXPECT_FALSE(compare_accuracy("out", tensor(DType::bf16, {0xff80}), {e}).ok());  // -Inf is neither
+  e.or_nan = true;
+  EXPECT_TRUE(compare_accuracy("out", tensor(DType::bf16, {0x7fc0}), {e}).ok());
+  Expected z = finite(0.5, 0.25);  // dx: +-0
+  z.or_bits = true;
+  for (uint32_t b : {0x00000000u, 0x80000000u})
+    EXPECT_TRUE(compare_accuracy("dx", tensor(DType::f32, {b}), {z}).ok()) << b;
+  EXPECT_FALSE(compare_accuracy("dx", tensor(DType::f32, {0x00000001}), {z}).ok());  // the smallest subnormal
+}
+
 TEST(CompareAccuracy, SizeMismatchFails) {
   EXPECT_FALSE(compare_accuracy("out", HostTensor(DType::f32, 2, 2), std::vector<Expected>(3)).ok());
 }

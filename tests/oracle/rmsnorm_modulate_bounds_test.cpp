@@ -64,9 +64,10 @@ TEST(RmsnormModulateOracle, HostIsWithinEveryBound) {
           }
         }
       }
-  // The oracle judges most elements (only NaN/Inf inputs and fp32-overflowing
-  // rows are left unjudged), and is not vacuous on normal values.
-  EXPECT_GT(double(judged), 0.75 * double(elements)) << judged << " of " << elements;
+  // The oracle judges most elements (what NaN/Inf inputs reach is left
+  // unjudged; rows whose squares overflow fp32 are judged), and is not
+  // vacuous on normal values.
+  EXPECT_GT(double(judged), 0.9 * double(elements)) << judged << " of " << elements;
   EXPECT_GT(worst, 0.0);
   std::printf("judged %lld of %lld elements; worst |err|/bound on normal values %.3g\n", (long long)judged,
               (long long)elements, worst);

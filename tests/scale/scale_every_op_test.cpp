@@ -33,7 +33,8 @@ ScaleSpec spec_of(const OpSchema& op, uint64_t seed, DType t, int64_t rows, int6
 
 bool same(const Expected& a, const Expected& b) {
   return std::memcmp(&a.value, &b.value, sizeof a.value) == 0 && std::memcmp(&a.bound, &b.bound, sizeof a.bound) == 0 &&
-         a.kind == b.kind && a.bitwise == b.bitwise && a.bits == b.bits;
+         a.kind == b.kind && a.bitwise == b.bitwise && a.bits == b.bits &&
+         a.or_bits == b.or_bits && a.or_nan == b.or_nan;
 }
 
 // Every sampled Expected against the whole-case reference's, bit for bit:

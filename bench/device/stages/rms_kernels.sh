@@ -1,0 +1,30 @@
+# rms_kernels: rmsnorm_modulate's CUDA kernels on the GPU: their GPU tests (each path by name),
+# the benchmark on the issue's shapes beside the copy of the same bytes, each kernel's time at
+# 32768 x 5376 bf16 (nsys, where installed), and the engine's check on cuda at seed 34.
+# Files: ctest.log, bench.md, kernels.txt, check.txt/.json. About 3 minutes on the H200.
+. "$(dirname "$0")/../stage_common.sh"
+RB="$BUILD/bench/gatecheck-rmsnorm-bench"
+need "$GC" "$RB"
+(cd "$BUILD" && timeout 200 ctest -L gpu -R "rmsnorm|Rmsnorm" -E "_check|python" --output-on-failure > "$D/ctest.log" 2>&1)
+echo "ctest rc=$?: $(grep -E 'tests passed' "$D/ctest.log")"
+grep -E "^\s*[0-9]+ - .*Failed|FAILED" "$D/ctest.log" | head -10
+timeout 120 "$RB" --rows 4097,32768,131072 --dims 3072,5376,5001 --gates 9,32,rows --dtypes bf16,f16 > "$D/bench.md" 2>&1
+echo "bench rc=$?"
+GATECHECK_RMS_BWD=split timeout 30 "$RB" --rows 32768,131072 --dims 5376 --gates 9 --dtypes bf16 2>&1 | grep '^| [fb]' | sed 's/^/split backward: /' >> "$D/bench.md"
+grep split "$D/bench.md"; grep -E "\| 32768 \| 5376 \| 9 \||\| 131072 \| 5376 \| 9 \|" "$D/bench.md"
+if command -v nsys > /dev/null; then
+  timeout 90 nsys profile -o /tmp/rms-nsys -f true "$RB" --rows 32768 --dims 5376 --gates 9 --dtypes bf16 --reps 20 > /dev/null 2>&1
+  nsys stats -r cuda_gpu_kern_sum -f csv /tmp/rms-nsys.nsys-rep 2>/dev/null | python3 -c "
+import csv,sys
+rows=[r for r in csv.reader(sys.stdin) if len(r)>8]
+h=rows[0]; i_avg=h.index('Avg (ns)'); i_n=h.index('Name'); i_c=h.index('Instances')
+for r in rows[1:]: print(f'{float(r[i_avg])/1000:9.1f} us  x{r[i_c]:>5}  {r[i_n][:110]}')" > "$D/kernels.txt" 2>&1
+  cat "$D/kernels.txt"
+fi
+timeout 90 "$GC" check --op rmsnorm_modulate --impl cuda --device cuda --seconds 40 --jobs 16 --seed 34 --corpus "$D/corpus" --json "$D/check.json" > "$D/check.txt" 2>&1
+echo "check rc=$?"; grep -E "@cuda|^seed|over its" "$D/check.txt" | head -20
+# As called from PyTorch (the device's torch), beside eager, torch.compile and the copy; the
+# LibTorch op where it was built.
+LIB=$(ls "$BUILD"/kernels/torch_op/libgatecheck_torch_op.so 2>/dev/null)
+timeout 240 python3 bench/rmsnorm_as_called.py ${LIB:+--lib "$LIB"} --out "$D" > "$D/as_called.md" 2>&1
+echo "as called rc=$?"; cat "$D/as_called.md" | tail -22

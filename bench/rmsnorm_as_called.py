@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""rmsnorm_modulate as users call it, beside its peers and the copy of its bytes (one run).
+
+For each shape (bf16 unless --dtype), in one process:
+  - a device-to-device copy of the bytes the forward moves (x -> out) and of
+    the forward+backward's (x, g -> out, dx: 5 row tensors);
+  - torch eager: diffusers' composition (RMSNorm with fp32 statistics, then
+    n * (1 + scale[index]) + shift[index]), gradients by autograd;
+  - torch.compile of the same function (left out with --no-compile);
+  - torch.ops.gatecheck.rmsnorm_modulate, when --lib names its library.
+Each figure: CUDA events around one call, an L2 flush (256 MiB written)
+before each, the median of --reps. Forward+backward is
+torch.autograd.grad(out, (x, w, shift, scale), g). Beside the times: the peak
+device memory a forward+backward allocates beyond its inputs
+(torch.cuda.max_memory_allocated), and whether dshift and dscale are bitwise
+the same over three calls.
+
+Writes OUT/rmsnorm_as_called.json (after each shape) and prints a table.
+Usage: python3 bench/rmsnorm_as_called.py [--lib build/kernels/torch_op/libgatecheck_torch_op.so]
+           [--shapes 4097x5376x9,32768x5376x9] [--reps 20] [--dtype bf16] [--no-compile] [--out DIR]
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+
+import torch
+
+
+def parse_shapes(text):
+    shapes = []
+    for item in text.split(","):
+        parts = item.strip().split("x")
+        if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+            sys.exit(f"rmsnorm_as_called.py: --shapes item '{item}' is not ROWSxDIMxGATES of positive numbers")
+        shapes.append(tuple(int(p) for p in parts))
+    return shapes
+
+
+def eager(x, w, shift, scale, index, eps=1e-6):
+    var = x.float().pow(2).mean(-1, keepdim=True)
+    n = (x.float() * torch.rsqrt(var + eps)).to(x.dtype) * w
+    return n * (1 + scale.index_select(0, index)) + shift.index_select(0, index)
+
+
+class Timer:
+    def __init__(self, reps):
+        self.reps = reps
+        self.flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+
+    def median_us(self, fn):
+        fn()
+        times = []
+        for _ in range(self.reps):
+            self.flush.fill_(1)
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            fn()
+            b.record()
+            torch.cuda.synchronize()
+            times.append(a.elapsed_time(b) * 1000.0)
+        return statistics.median(times)
+
+
+def measure(name, fn, args, g, timer):
+    x, w, shift, scale, index = args
+    leaves = [t.detach().requires_grad_(True) for t in (x, w, shift, scale)]
+
+    def fwd():
+        with torch.no_grad():
+            fn(*leaves, index)
+
+    def fb():
+        out = fn(*leaves, index)
+        return torch.autograd.grad(out, leaves, g)
+
+    row = {"impl": name}
+    try:
+        row["fwd_us"] = timer.median_us(fwd)
+        row["fwd_bwd_us"] = timer.median_us(fb)
+        torch.cuda.synchronize()
+        base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        grads = [fb() for _ in range(3)]
+        torch.cuda.synchronize()
+        row["peak_extra_mib"] = (torch.cuda.max_memory_allocated() - base) / 2**20
+        row["dshift_dscale_repeatable"] = all(
+            torch.equal(grads[0][i].view(torch.int16 if grads[0][i].element_size() == 2 else torch.int32),
+                        grads[k][i].view(torch.int16 if grads[k][i].element_size() == 2 else torch.int32))
+            for k in (1, 2) for i in (2, 3))
+    except Exception as e:  # a peer that cannot run here: say why, keep the others
+        row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--lib", default="", help="libgatecheck_torch_op.so (torch.ops.gatecheck.rmsnorm_modulate)")
+    ap.add_argument("--shapes", default="4097x5376x9,32768x5376x9,32768x3072x32,131072x5376x9")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--dtype", default="bf16", choices=["bf16", "f16", "f32"])
+    ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/out"))
+    a = ap.parse_args()
+    if a.reps < 1:
+        sys.exit("rmsnorm_as_called.py: --reps must be at least 1")
+    if not torch.cuda.is_available():
+        sys.exit("rmsnorm_as_called.py: no CUDA device")
+    impls = [("torch eager", eager)]
+    if not a.no_compile:
+        impls.append(("torch.compile", torch.compile(eager)))
+    if a.lib:
+        torch.ops.load_library(a.lib)
+        op = torch.ops.gatecheck.rmsnorm_modulate
+        impls.insert(0, ("torch.ops.gatecheck.rmsnorm_modulate", lambda x, w, sh, sc, i: op(x, w, sh, sc, i, 1e-6)))
+    dt = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}[a.dtype]
+    timer = Timer(a.reps)
+    os.makedirs(a.out, exist_ok=True)
+    doc = {"torch": torch.__version__, "gpu": torch.cuda.get_device_name(), "dtype": a.dtype, "reps": a.reps,
+           "command": " ".join(sys.argv), "shapes": []}
+    print(f"| rows | dim | gates | impl | fwd us | fwd+bwd us | peak extra MiB | dshift, dscale repeatable |")
+    print("|---|---|---|---|---|---|---|---|")
+    for rows, dim, gates in parse_shapes(a.shapes):
+        gen = torch.Generator(device="cuda").manual_seed(34)
+        x = torch.randn(rows, dim, device="cuda", dtype=dt, generator=gen)
+        w = torch.randn(dim, device="cuda", dtype=dt, generator=gen)
+        shift = torch.randn(gates, dim, device="cuda", dtype=dt, generator=gen)
+        scale = torch.randn(gates, dim, device="cuda", dtype=dt, generator=gen) * 0.1
+        index = torch.randint(0, gates, (rows,), device="cuda", generator=gen)
+        g = torch.randn(rows, dim, device="cuda", dtype=dt, generator=gen)
+        sz = x.element_size() * rows * dim
+        copy_f = torch.empty(sz, dtype=torch.uint8, device="cuda")
+        copy_fb = torch.empty(5 * sz // 2, dtype=torch.uint8, device="cuda")
+        src_f, src_fb = torch.empty_like(copy_f), torch.empty_like(copy_fb)
+        shape = {"rows": rows, "dim": dim, "gates": gates,
+                 "copy_fwd_us": timer.median_us(lambda: copy_f.copy_(src_f)),
+                 "copy_fwd_bwd_us": timer.median_us(lambda: copy_fb.copy_(src_fb)), "impls": []}
+        del copy_f, copy_fb, src_f, src_fb
+        print(f"| {rows} | {dim} | {gates} | copy of the bytes | {shape['copy_fwd_us']:.1f} | "
+              f"{shape['copy_fwd_bwd_us']:.1f} | | |")
+        for name, fn in impls:
+            r = measure(name, fn, (x, w, shift, scale, index), g, timer)
+            shape["impls"].append(r)
+            if "error" in r:
+                print(f"| {rows} | {dim} | {gates} | {name} | could not run: {r['error']} | | | |")
+            else:
+                print(f"| {rows} | {dim} | {gates} | {name} | {r['fwd_us']:.1f} | {r['fwd_bwd_us']:.1f} | "
+                      f"{r['peak_extra_mib']:.0f} | {'yes' if r['dshift_dscale_repeatable'] else 'no'} |")
+            sys.stdout.flush()
+        doc["shapes"].append(shape)
+        with open(os.path.join(a.out, "rmsnorm_as_called.json"), "w") as f:
+            json.dump(doc, f, indent=1)
+        del x, g
+        torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+// --compare against an operator report (RL-Kernel's rmsnorm report): a pair
+// whose every figure is theirs marks nothing, and a planted wrong value (a
+// verdict flipped) is marked as differing, so a broken comparator fails here.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "sweep/sweep_compare.h"
+
+namespace gatecheck {
+namespace {
+
+using nlohmann::json;
+
+json their_report() {
+  std::ifstream f(GC_RMSNORM_REFERENCE);
+  return json::parse(f);
+}
+
+// Our entry for `spec` holding exactly their row's figures.
+json ours_as(const json& theirs, const std::string& spec, const std::string& row) {
+  const json& back = theirs["accuracy"]["backward"][row];
+  json rep = {{"rows_batch_invariant", theirs["accuracy"]["rows_batch_invariant"]},
+              {"repeat_bitwise_equal", back["repeat_bitwise_equal"]},
+              {"bitwise_vs_eager_model", {{"out", theirs["accuracy"]["modulated_bitwise_vs_diffusers"]}}},
+              {"rel_error", back["rel_error"]}};
+  json perf = json::array();
+  const std::string pre = row == "cuda" ? "candidate_" : "provider_";
+  for (const json& p : theirs["perf"])
+    perf.push_back({{"case", p["case"]}, {"fwd_us", p[pre + "us"]}, {"backward_us", p[pre + "backward_us"]}});
+  rep["perf"] = perf;
+  return {{"op", "rmsnorm_modulate"},
+          {"quick", false},
+          {"results", {{"plain", {{spec + "@x", {{"spec", spec}, {"operator_report", rep}}}}}}}};
+}
+
+const json* field(const json& pair, const std::string& name) {
+  for (const json& f : pair["fields"])
+    if (f["field"] == name) return &f;
+  return nullptr;
+}
+
+TEST(SweepCompareOperator, TheirOwnFiguresMarkNothing) {
+  const json theirs = their_report();
+  for (auto [spec, row] : {std::pair<std::string, std::string>{"cuda", "cuda"}, {"torch-eager", "provider"}}) {
+    const json c = compare_reports(ours_as(theirs, spec, row), theirs, "theirs.json");
+    ASSERT_EQ(c["pairs"].size(), 1u) << spec;
+    const json& p = c["pairs"][0];
+    EXPECT_EQ(p["theirs"], row);
+    EXPECT_EQ(c["verdicts_differ"], 0) << c.dump(1);
+    const json* dx = field(p, "rel_error.dx");
+    ASSERT_NE(dx, nullptr);
+    EXPECT_EQ((*dx)["ours"], theirs["accuracy"]["backward"][row]["rel_error"]["dx"]);
+    EXPECT_DOUBLE_EQ((*dx)["theirs_over_ours"].get<double>(), 1.0);
+    const json* us = field(p, "perf.S=32768.backward_us");
+    ASSERT_NE(us, nullptr);
+    EXPECT_DOUBLE_EQ((*us)["theirs_over_ours"].get<double>(), 1.0);
+  }
+}
+
+TEST(SweepCompareOperator, APlantedWrongVerdictIsMarked) {
+  const json theirs = their_report();
+  json ours = ours_as(theirs, "cuda", "cuda");
+  json& rep = ours["results"]["plain"]["cuda@x"]["operator_report"];
+  rep["repeat_bitwise_equal"] = false;       // theirs: true
+  rep["rows_batch_invariant"] = false;       // theirs: true
+  rep["bitwise_vs_eager_model"]["out"] = false;
+  const json c = compare_reports(ours, theirs, "theirs.json");
+  ASSERT_EQ(c["pairs"].size(), 1u);
+  const json& p = c["pairs"][0];
+  EXPECT_EQ(c["verdicts_differ"], 3);
+  for (const char* f : {"accuracy.backward.cuda.repeat_bitwise_equal", "accuracy.rows_batch_invariant",
+                        "accuracy.modulated_bitwise_vs_diffusers"}) {
+    const json* x = field(p, f);
+    ASSERT_NE(x, nullptr) << f;
+    EXPECT_TRUE((*x)["differs"].get<bool>()) << f;
+  }
+  // A wrong number is beside theirs with its ratio.
+  rep["rel_error"]["dscale"] = 0.028;
+  const json d = compare_reports(ours, theirs, "theirs.json");
+  const json* ds = field(d["pairs"][0], "rel_error.dscale");
+  ASSERT_NE(ds, nullptr);
+  EXPECT_NEAR((*ds)["theirs_over_ours"].get<double>(), 0.1011, 1e-3);
+}
+
+TEST(SweepCompareOperator, AnImplementationWithoutARowIsUnpaired) {
+  const json theirs = their_report();
+  json ours = ours_as(theirs, "host", "cuda");
+  const json c = compare_reports(ours, theirs, "theirs.json");
+  EXPECT_TRUE(c["pairs"].empty());
+  EXPECT_EQ(c["ours_unpaired"], json::array({"host@x"}));
+  EXPECT_EQ(c["theirs_unpaired"], json::array({"cuda", "provider"}));
+}
+
+}  // namespace
+}  // namespace gatecheck
