@@ -124,15 +124,38 @@ bool is_valid_utf8(const std::string& s) {
   }
 }
 
+namespace {
+// The op's scalars, each at its default unless the file sets it (a version-2
+// file of an op with scalars must have the field).
+std::vector<double> read_scalars(const json& j, const OpSchema& op, int version, const std::string& origin) {
+  std::vector<double> scalars;
+  for (const auto& s : op.scalars) scalars.push_back(s.default_value);
+  if (j.contains("scalars")) {
+    const json& s = j.at("scalars");
+    if (!s.is_object()) fail(origin, "'scalars' must be an object");
+    for (const auto& kv : s.items()) {
+      const int k = op.scalar_index(kv.key());
+      if (k < 0) fail(origin, "'scalars' names '" + kv.key() + "', which " + op.name + " does not have");
+      if (!kv.value().is_number()) fail(origin, "scalar '" + kv.key() + "' is not a number");
+      scalars[size_t(k)] = kv.value().get<double>();  // its domain is the contract's business: files may hold bad input
+    }
+  } else if (!op.scalars.empty() && version >= 2) {
+    fail(origin, std::string("missing field 'scalars' (") + op.name + " has " + std::to_string(op.scalars.size()) + ")");
+  }
+  return scalars;
+}
+}  // namespace
+
 std::string case_to_json(const CaseFile& f) {
   const Case& c = f.c;
   json j;
   j["format"] = "gatecheck-case";
   // Version 1 is gate_residual's, naming no op; every other op's file is
   // version 2 and names its op (a version-1 file reads as gate_residual).
-  const bool names_op = c.op != &gate_residual_schema();
+  const OpSchema* op = f.scale ? f.scale->spec.op : c.op;
+  const bool names_op = op != &gate_residual_schema();
   j["version"] = names_op ? kCaseFormatVersion : 1;
-  if (names_op) j["op"] = c.op->name;
+  if (names_op) j["op"] = op->name;
   j["dtype"] = dtype_name(f.scale ? f.scale->spec.dtype : c.dtype);
   if (f.scale) {  // a scale-tier case: its spec and view, never values (scale_json.h)
     const ScaleShape v = view_shape(f.scale->spec, f.scale->view);
@@ -160,9 +183,10 @@ std::string case_to_json(const CaseFile& f) {
     for (const auto& in : c.op->inputs)
       if (in.role != Role::index) j[in.name] = tensor_json(c.inputs[k++]);
   }
-  if (!c.op->scalars.empty()) {
+  const std::vector<double>& scalars = f.scale ? f.scale->spec.scalars : c.scalars;
+  if (!op->scalars.empty() && scalars.size() == op->scalars.size()) {
     json s = json::object();
-    for (size_t i = 0; i < c.op->scalars.size(); ++i) s[c.op->scalars[i].name] = c.scalars[i];
+    for (size_t i = 0; i < op->scalars.size(); ++i) s[op->scalars[i].name] = scalars[i];
     j["scalars"] = s;
   }
   if (c.plan) j["plan"] = {{"kind", c.plan->kind}, {"batches", c.plan->batches}, {"repeats", c.plan->repeats}};
@@ -207,8 +231,8 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
   // A scale-tier case: its own limits, no values (scale_json.h). Its "scale"
   // is an object; an op's tensor of that name (rmsnorm_modulate's) is an array.
   if (j.contains("scale") && j.at("scale").is_object()) {
-    if (op != &gate_residual_schema()) fail(origin, std::string("a scale case of ") + op->name + " (only gate_residual has scale files)");
-    f.scale = scale_from_json(j.at("scale"), t, rows, dim, gates, origin);
+    f.c.op = op;
+    f.scale = scale_from_json(j.at("scale"), *op, read_scalars(j, *op, version, origin), t, rows, dim, gates, origin);
     read_provenance(j, &f, origin);
     return f;
   }
@@ -221,21 +245,7 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
                      std::to_string(gates) + " exceeds the " + std::to_string(kMaxCaseElements) +
                      "-element limit per tensor");
   if (const std::string why = case_shape_problem(*op, rows, dim, gates); !why.empty()) fail(origin, why);
-  std::vector<double> scalars;
-  for (const auto& s : op->scalars) scalars.push_back(s.default_value);
-  if (j.contains("scalars")) {
-    const json& s = j.at("scalars");
-    if (!s.is_object()) fail(origin, "'scalars' must be an object");
-    for (const auto& kv : s.items()) {
-      const int k = op->scalar_index(kv.key());
-      if (k < 0) fail(origin, "'scalars' names '" + kv.key() + "', which " + op->name + " does not have");
-      if (!kv.value().is_number()) fail(origin, "scalar '" + kv.key() + "' is not a number");
-      scalars[size_t(k)] = kv.value().get<double>();  // its domain is the contract's business: files may hold bad input
-    }
-  } else if (!op->scalars.empty() && version >= 2) {
-    fail(origin, std::string("missing field 'scalars' (") + op->name + " has " + std::to_string(op->scalars.size()) +
-                     ")");
-  }
+  const std::vector<double> scalars = read_scalars(j, *op, version, origin);
 
   if (j.contains("generator")) {
     const json& g = j.at("generator");

@@ -56,8 +56,46 @@ bool parse_scale_values(const std::string& s, ScaleValues* out) {
   return false;
 }
 
+ValueRule ScaleSpec::rule() const {
+  ValueRule r{value_seed, int32_t(values), value_bound, frac_bits};
+  size_t k = 0;
+  for (const auto& in : op->inputs) {
+    if (in.role == Role::index) continue;
+    if (in.role == Role::row && in.fill == Fill::factor) {
+      r.cancel_tensor = scale_tensor_of_input(k);
+      break;
+    }
+    ++k;
+  }
+  return r;
+}
+
+namespace {
+// The float inputs of op, in Case::inputs order.
+std::vector<const OpInput*> float_inputs(const OpSchema& op) {
+  std::vector<const OpInput*> v;
+  for (const auto& in : op.inputs)
+    if (in.role != Role::index) v.push_back(&in);
+  return v;
+}
+}  // namespace
+
+Role ScaleCase::input_role(size_t k) const { return float_inputs(op()).at(k)->role; }
+
+uint64_t ScaleCase::input_pos(size_t k, int64_t row, int64_t col) const {
+  switch (input_role(k)) {
+    case Role::table: return gate_pos(row, col);
+    case Role::column: return uint64_t(orig_col(col));
+    default: return row_pos(row, col);
+  }
+}
+
+double ScaleCase::input_value(size_t k, int64_t row, int64_t col) const {
+  return double(bits_to_float(dtype, input_bits(k, row, col)));
+}
+
 bool ScaleSpec::operator==(const ScaleSpec& o) const {
-  return dtype == o.dtype && rows == o.rows && dim == o.dim && gates == o.gates && index_pattern == o.index_pattern &&
+  return op == o.op && scalars == o.scalars && dtype == o.dtype && rows == o.rows && dim == o.dim && gates == o.gates && index_pattern == o.index_pattern &&
          segment == o.segment && index_seed == o.index_seed && values == o.values && value_bound == o.value_bound &&
          frac_bits == o.frac_bits && value_seed == o.value_seed && plan_kind == o.plan_kind && plan_seed == o.plan_seed &&
          rung == o.rung;
@@ -69,7 +107,8 @@ bool ScaleView::operator==(const ScaleView& o) const {
 }
 
 Case ScaleCase::shadow() const {
-  Case s = make_case(dtype, rows, 0, gates);
+  Case s = make_case(op(), dtype, rows, 0, gates);
+  if (!spec.scalars.empty()) s.scalars = spec.scalars;
   s.index = index;
   s.plan = plan;
   s.index_pattern = spec.index_pattern;
@@ -105,7 +144,10 @@ std::string scale_spec_problem(const ScaleSpec& s, const ScaleView& v) {
   const int64_t n = checked_elements(s.rows, s.dim), ng = checked_elements(s.gates, s.dim);
   if (n < 0 || ng < 0 || n > kMaxScaleElements || ng > kMaxScaleElements)
     return "more than " + num(kMaxScaleElements) + " elements a tensor";
-  if (const std::string why = case_shape_problem(gate_residual_schema(), s.rows, s.dim, s.gates); !why.empty()) return why;
+  if (!s.op) return "no op";
+  if (const std::string why = case_shape_problem(*s.op, s.rows, s.dim, s.gates); !why.empty()) return why;
+  if (!s.scalars.empty() && s.scalars.size() != s.op->scalars.size())
+    return std::to_string(s.scalars.size()) + " scalars for " + s.op->name + "'s " + std::to_string(s.op->scalars.size());
   if (!is_scale_index_pattern(s.index_pattern)) return "unknown index pattern '" + s.index_pattern + "'";
   if (s.index_pattern == "long_segment" && (s.segment < 1 || s.segment > s.rows))
     return "long_segment needs 1 <= segment <= rows (segment " + num(s.segment) + ", rows " + num(s.rows) + ")";
@@ -139,7 +181,7 @@ ScaleCase make_scale_case(const ScaleSpec& s, const ScaleView& v, int64_t max_si
   c.rows = v.rows.empty() ? s.rows : int64_t(v.rows.size());
   c.dim = v.cols.empty() ? s.dim : int64_t(v.cols.size());
   c.gates = v.gates.empty() ? s.gates : int64_t(v.gates.size());
-  if (const std::string why = case_shape_problem(gate_residual_schema(), c.rows, c.dim, c.gates); !why.empty())
+  if (const std::string why = case_shape_problem(*s.op, c.rows, c.dim, c.gates); !why.empty())
     throw std::invalid_argument("scale case view: " + why);
   const std::vector<int64_t> orig = make_scale_index(s);
   c.index.resize(size_t(c.rows));
@@ -214,26 +256,29 @@ std::string exact_values_problem(const ScaleCase& c) {
 Case materialise(const ScaleCase& c) {
   if (c.elements() > kMaxMaterialiseElements || c.gates * c.dim > kMaxMaterialiseElements)
     throw std::invalid_argument("materialise: " + describe(c) + " is too large for explicit values");
-  Case m = make_case(c.dtype, c.rows, c.dim, c.gates);
+  Case m = make_case(c.op(), c.dtype, c.rows, c.dim, c.gates);
+  if (!c.spec.scalars.empty()) m.scalars = c.spec.scalars;
   m.index = c.index;
   m.plan = c.plan;
-  size_t k = 0;
-  for (const auto& in : m.op->inputs) {
-    if (in.role == Role::index) continue;
-    const auto t = ScaleTensor(scale_tensor_of_input(k));
-    HostTensor& h = m.inputs[k++];
+  for (size_t k = 0; k < m.inputs.size(); ++k) {
+    HostTensor& h = m.inputs[k];
     for (int64_t r = 0; r < h.rows; ++r)
-      for (int64_t j = 0; j < c.dim; ++j) h.set_bits(r * c.dim + j, c.bits(t, r, j));
+      for (int64_t j = 0; j < c.dim; ++j) h.set_bits(r * c.dim + j, c.input_bits(k, r, j));
   }
   m.index_pattern = c.spec.index_pattern;
   m.value_class = std::string("scale:") + scale_values_name(c.spec.values);
   return m;
 }
 
-uint64_t scale_case_bytes(DType t, int64_t rows, int64_t dim, int64_t gates, int output_sets) {
+uint64_t scale_case_bytes(const OpSchema& op, DType t, int64_t rows, int64_t dim, int64_t gates, int output_sets) {
   const uint64_t es = uint64_t(dtype_size(t));
-  const uint64_t row_t = uint64_t(rows) * uint64_t(dim) * es, gate_t = uint64_t(gates) * uint64_t(dim) * es;
-  return 3 * row_t + gate_t + uint64_t(rows) * 8 + uint64_t(output_sets) * (3 * row_t + gate_t);
+  auto bytes = [&](Role r) {
+    return r == Role::index ? uint64_t(rows) * 8 : uint64_t(role_rows(r, rows, gates)) * uint64_t(role_cols(r, dim)) * es;
+  };
+  uint64_t in = 0, out = 0;
+  for (const auto& i : op.inputs) in += bytes(i.role);
+  for (const auto& o : op.outputs) out += bytes(o.role);
+  return in + uint64_t(output_sets) * out;
 }
 
 std::string describe(const ScaleCase& c) {
@@ -245,6 +290,7 @@ std::string describe(const ScaleCase& c) {
   if (c.spec.values == ScaleValues::exact)
     s << "(|k|<=" << c.spec.value_bound << (c.spec.frac_bits ? ", 2^-" + std::to_string(c.spec.frac_bits) : "") << ")";
   if (c.plan) s << " plan=" << c.plan->kind << "(" << c.plan->batches.size() << " batches)";
+  for (size_t i = 0; i < c.spec.scalars.size(); ++i) s << " " << c.op().scalars[i].name << "=" << c.spec.scalars[i];
   if (!c.view.rows.empty() || !c.view.cols.empty() || !c.view.gates.empty())
     s << " (of generated rows=" << c.spec.rows << " dim=" << c.spec.dim << " gates=" << c.spec.gates << ")";
   const bool narrowed = !c.view.rows.empty() || !c.view.cols.empty() || !c.view.gates.empty();
@@ -277,6 +323,10 @@ std::string scale_digest(const ScaleSpec& s, const ScaleView& view) {
   mix(seeds, sizeof seeds);
   h = fnv1a(s.index_pattern, h);
   h = fnv1a(s.plan_kind, h);
+  if (s.op != &gate_residual_schema()) {  // (gate_residual's digests are those of the files it has saved)
+    h = fnv1a(std::string(s.op->name), h);
+    mix(s.scalars.data(), s.scalars.size() * sizeof(double));
+  }
   for (const auto* v : {&view.rows, &view.cols, &view.gates, &view.remap, &view.batches})
     mix(v->data(), v->size() * sizeof(int64_t));
   const uint8_t flags[] = {uint8_t(view.all_batches), uint8_t(view.no_plan)};

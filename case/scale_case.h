@@ -1,4 +1,4 @@
-// A scale-tier case: a gate_residual problem too large to hold as host
+// A scale-tier case: a problem of any op (op_schema.h) too large to hold as host
 // tensors (up to past 2^31 elements), described by a small spec. Its index
 // and batch plan are materialised on the host (8 bytes a row); its values
 // never are: each element is scale_values.h's function of its position in the
@@ -32,6 +32,8 @@ const char* scale_values_name(ScaleValues v);               // "exact", "roundin
 bool parse_scale_values(const std::string& s, ScaleValues* out);
 
 struct ScaleSpec {
+  const OpSchema* op = &gate_residual_schema();  // whose tensors the values fill, by role
+  std::vector<double> scalars;                    // the op's scalars in its order (empty: none)
   DType dtype = DType::bf16;
   int64_t rows = 0, dim = 0, gates = 0;
   std::string index_pattern = "uniform";
@@ -43,7 +45,8 @@ struct ScaleSpec {
   std::string plan_kind = "partition";
   uint64_t plan_seed = 0;
   std::string rung;  // the edge of the scale ladder it was drawn for (reports and coverage only)
-  ValueRule rule() const { return ValueRule{value_seed, int32_t(values), value_bound, frac_bits}; }
+  // The cancelling values' large terms go to the op's first row factor (y; x).
+  ValueRule rule() const;
   bool operator==(const ScaleSpec& o) const;
 };
 
@@ -73,15 +76,29 @@ struct ScaleCase {
   // Positions in the generated case, which the values are a function of.
   uint64_t row_pos(int64_t r, int64_t c) const { return uint64_t(orig_row(r)) * uint64_t(spec.dim) + uint64_t(orig_col(c)); }
   uint64_t gate_pos(int64_t k, int64_t c) const { return uint64_t(orig_gate(k)) * uint64_t(spec.dim) + uint64_t(orig_col(c)); }
-  // Element bits of an input: res, y, grad_out by (row, col); gate by (gate, col).
-  uint32_t bits(ScaleTensor t, int64_t row_or_gate, int64_t col) const {
-    return scale_bits(dtype, spec.rule(), t, t == kScaleGate ? gate_pos(row_or_gate, col) : row_pos(row_or_gate, col));
+  const OpSchema& op() const { return *spec.op; }
+  // Where element (row, col) of float input k (Case::inputs order) was
+  // generated: row tensors by (row, col), table tensors by (gate, col),
+  // column tensors by col alone (`row` ignored).
+  uint64_t input_pos(size_t k, int64_t row, int64_t col) const;
+  Role input_role(size_t k) const;
+  // Element bits of float input k.
+  uint32_t input_bits(size_t k, int64_t row, int64_t col) const {
+    return scale_bits(dtype, spec.rule(), scale_tensor_of_input(k), input_pos(k, row, col));
   }
+  double input_value(size_t k, int64_t row, int64_t col) const;
+  // Element bits by generated tensor (t = scale_tensor_of_input(k)).
+  uint32_t bits(ScaleTensor t, int64_t row_or_gate, int64_t col) const { return input_bits(size_t(t) - 1, row_or_gate, col); }
   int64_t elements() const { return rows * dim; }
   // A Case with the same rows, gates and index but no columns (the plan and
   // movement functions need only those).
   Case shadow() const;
 };
+
+class Prng;
+// Draws s's scalars for its op (its rows, dim, dtype and values set):
+// scale_scalars.cpp. An op without scalars leaves them empty.
+void draw_scale_scalars(ScaleSpec* s, Prng& rng);
 
 // The index of the generated case (standard and scale-only patterns).
 std::vector<int64_t> make_scale_index(const ScaleSpec& s);
@@ -113,9 +130,12 @@ std::string exact_values_problem(const ScaleCase& c);
 constexpr int64_t kMaxMaterialiseElements = int64_t(1) << 24;
 Case materialise(const ScaleCase& c);
 
-// Bytes a run holds where the implementation runs: the four inputs and the
-// index, and `output_sets` sets of the four outputs.
-uint64_t scale_case_bytes(DType t, int64_t rows, int64_t dim, int64_t gates, int output_sets);
+// Bytes a run holds where the implementation runs: the op's inputs (the
+// index among them), and `output_sets` sets of its outputs.
+uint64_t scale_case_bytes(const OpSchema& op, DType t, int64_t rows, int64_t dim, int64_t gates, int output_sets);
+inline uint64_t scale_case_bytes(DType t, int64_t rows, int64_t dim, int64_t gates, int output_sets) {
+  return scale_case_bytes(gate_residual_schema(), t, rows, dim, gates, output_sets);
+}
 
 // "bf16 rows=699100 dim=3072 gates=9 pattern=uniform values=exact(|k|<=4) plan=probe [rung]"; a
 // narrowed (shrunk) case is tagged by its own size (scale_size_tag), naming the rung it was drawn for.
@@ -123,7 +143,8 @@ std::string describe(const ScaleCase& c);
 // The size class of rows x dim, by the scale ladder's edges: "past 2^31
 // elements", "past 65,535 rows", "at least 65,535 x 256 elements", "under ...".
 std::string scale_size_tag(int64_t rows, int64_t dim);
-// A stable content hash (hex) of spec + view, for file names.
+// A stable content hash (hex) of spec + view, for file names (an op other
+// than gate_residual, and its scalars, are part of it).
 std::string scale_digest(const ScaleSpec& s, const ScaleView& v);
 inline std::string scale_digest(const ScaleCase& c) { return scale_digest(c.spec, c.view); }
 

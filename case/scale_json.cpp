@@ -86,11 +86,13 @@ json scale_to_json(const ScaleSpec& s, const ScaleView& v) {
   return j;
 }
 
-ScaleFileCase scale_from_json(const json& j, DType t, int64_t rows, int64_t dim, int64_t gates,
-                              const std::string& origin) {
+ScaleFileCase scale_from_json(const json& j, const OpSchema& op, const std::vector<double>& scalars, DType t,
+                              int64_t rows, int64_t dim, int64_t gates, const std::string& origin) {
   if (!j.is_object()) fail(origin, "'scale' must be an object");
   ScaleFileCase f;
   ScaleSpec& s = f.spec;
+  s.op = &op;
+  s.scalars = scalars;
   s.dtype = t;
   s.rows = shape_field(j, "rows", origin);
   s.dim = shape_field(j, "dim", origin);
@@ -141,7 +143,7 @@ ScaleFileCase scale_from_json(const json& j, DType t, int64_t rows, int64_t dim,
     fail(origin, "rows, dim and gates (" + std::to_string(rows) + ", " + std::to_string(dim) + ", " +
                      std::to_string(gates) + ") are not the scale view's (" + std::to_string(shape.rows) + ", " +
                      std::to_string(shape.dim) + ", " + std::to_string(shape.gates) + ")");
-  if (const std::string why = case_shape_problem(gate_residual_schema(), rows, dim, gates); !why.empty()) fail(origin, why);
+  if (const std::string why = case_shape_problem(op, rows, dim, gates); !why.empty()) fail(origin, why);
   return f;
 }
 

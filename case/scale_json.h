@@ -11,13 +11,16 @@
 // remap maps each generated gate to the kept gate its rows use (-1: none):
 // remap_default for every gate not listed in the [generated, kept] pairs.
 //
-// The top-level rows, dim and gates are the view's, and must agree. Internal
+// The top-level rows, dim and gates are the view's, and must agree; the
+// top-level "op" (version 2; version 1 is gate_residual's) and "scalars" are
+// the spec's op and scalars. Internal
 // to the corpus-file readers (it includes nlohmann/json).
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 #include "case_json.h"
 
@@ -31,7 +34,7 @@ ScaleShape view_shape(const ScaleSpec& s, const ScaleView& v);
 nlohmann::json scale_to_json(const ScaleSpec& s, const ScaleView& v);
 // Throws CaseFileError naming origin and field; checks scale_spec_problem and
 // that the view has the file's rows, dim and gates.
-ScaleFileCase scale_from_json(const nlohmann::json& j, DType t, int64_t rows, int64_t dim, int64_t gates,
-                              const std::string& origin);
+ScaleFileCase scale_from_json(const nlohmann::json& j, const OpSchema& op, const std::vector<double>& scalars, DType t,
+                              int64_t rows, int64_t dim, int64_t gates, const std::string& origin);
 
 }  // namespace gatecheck

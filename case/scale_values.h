@@ -12,9 +12,10 @@
 //  - rounding: full-mantissa values in +-[2^-6, 4): every sum rounds, so an
 //    order of accumulation shows in the bits (what repeatability and the
 //    invariance properties need; exact values would hide every order bug).
-//  - cancelling: like rounding, but a third of y is +-2^12: large terms cancel
-//    in grad_gate and the small ones decide the result, so an order change of
-//    the fp32 sum survives even bf16's final rounding.
+//  - cancelling: like rounding, but a third of the op's row factor (y; x) is
+//    +-2^12: large terms cancel in the sums over rows and the small ones
+//    decide the result, so an order change of the fp32 sum survives even
+//    bf16's final rounding.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +28,7 @@ enum class ScaleValues : int32_t { exact = 0, rounding = 1, cancelling = 2 };
 
 // The tensors whose values are generated (the salt of their hash): float
 // input k of the op (Case::inputs) is tensor k + 1. gate_residual's names
-// are kept for its own code (the sampled oracle, the device generator).
+// are kept for its own code (its exact values, oracles/exact_expected.h).
 enum ScaleTensor : uint32_t { kScaleRes = 1, kScaleGate = 2, kScaleY = 3, kScaleGradOut = 4 };
 inline constexpr uint32_t scale_tensor_of_input(size_t float_input) { return uint32_t(float_input + 1); }
 
@@ -37,6 +38,7 @@ struct ValueRule {
   int32_t kind = int32_t(ScaleValues::rounding);
   int32_t bound = 0;      // exact: |k| <= bound
   int32_t frac_bits = 0;  // exact: values are k * 2^-frac_bits
+  uint32_t cancel_tensor = kScaleY;  // cancelling: the tensor whose third is +-2^12 (the op's row factor)
 };
 
 // splitmix64's finaliser: neighbouring positions get unrelated values.
@@ -64,7 +66,7 @@ GC_HD float scale_value(const ValueRule& r, uint32_t tensor, uint64_t pos) {
   if (r.kind == int32_t(ScaleValues::exact))
     return float(scale_exact_k(r, tensor, pos)) * scale_pow2_neg(r.frac_bits);
   const uint64_t h = scale_hash(r.seed, tensor, pos);
-  if (r.kind == int32_t(ScaleValues::cancelling) && tensor == kScaleY && (h >> 60) % 3 == 0)
+  if (r.kind == int32_t(ScaleValues::cancelling) && tensor == r.cancel_tensor && (h >> 60) % 3 == 0)
     return (h & 1) ? 4096.0f : -4096.0f;
   // sign, an exponent in [-6, 1] and 23 random mantissa bits
   const uint32_t sign = uint32_t(h >> 63) << 31;

@@ -26,8 +26,8 @@ namespace gatecheck {
 
 namespace {
 
-// The op of a file's case (a scale file's is gate_residual's).
-const OpSchema& op_of(const CaseFile& f) { return f.scale ? gate_residual_schema() : *f.c.op; }
+// The op of a file's case (a scale file's: its spec's).
+const OpSchema& op_of(const CaseFile& f) { return f.scale ? *f.scale->spec.op : *f.c.op; }
 
 // The implementations of the file's op to replay against: --impl if given,
 // else the one the file records, else host.

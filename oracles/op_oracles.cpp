@@ -12,6 +12,7 @@ namespace gatecheck {
 // rmsnorm_modulate_reference.cpp, rmsnorm_modulate_eager.cpp
 Reference rmsnorm_modulate_reference(const Case& c);
 Outputs rmsnorm_modulate_eager_model(const Case& c);
+SampledReference rmsnorm_modulate_sampled(const ScaleCase& c, const ScaleSample& s);
 
 namespace {
 
@@ -27,14 +28,16 @@ std::map<const OpSchema*, OpOracle>& catalog() {
       // whose order is the device's (atomics on CUDA): not pinned.
       {&gate_residual_schema(),
        {gate_residual_reference, gate_residual_eager_model, {"out", "grad_res", "grad_y"},
-        "out, grad_res, grad_y: elementwise roundings, on any device", /*judges_scale_cases=*/true}},
+        "out, grad_res, grad_y: elementwise roundings, on any device", gate_residual_sampled,
+        /*exact_at_scale=*/true}},
       // eager_exact pins out only: its statistics in LibTorch's CPU order
       // (rmsnorm_modulate_eager.cpp says which); the gradients are
       // autograd's chains and index_add's sums, not modelled.
       {&rmsnorm_modulate_schema(),
        {rmsnorm_modulate_reference, rmsnorm_modulate_eager_model, {"out"},
         "out only, as LibTorch 1.13 computes it on the CPU: the sum of squares in its cascade order with 8-lane "
-        "(AVX2) vectors, one thread a row, rstd = 1/sqrt; not CUDA's (rsqrtf, another order)"}},
+        "(AVX2) vectors, one thread a row, rstd = 1/sqrt; not CUDA's (rsqrtf, another order)",
+        rmsnorm_modulate_sampled}},
   };
   return c;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "oracle.h"
+#include "oracle_sampled.h"
 
 namespace gatecheck {
 
@@ -21,10 +22,14 @@ struct OpOracle {
   // What eager_exact promises, in a line (`gatecheck ops` prints it): the
   // outputs pinned and where the model holds.
   const char* eager_scope = "";
-  // Does it judge the scale tier's cases (oracle_sampled.h: values from
-  // their positions, a sample of rows and segments)? Only such an op's
-  // checks draw scale cases.
-  bool judges_scale_cases = false;
+  // Its oracle on a sample of a scale-tier case (oracle_sampled.h: values
+  // from their positions); null where it has none. Only an op with one
+  // draws scale cases.
+  SampledReference (*sampled)(const ScaleCase& c, const ScaleSample& s) = nullptr;
+  // Are its scale cases' exact values (case/scale_values.h) exact by
+  // construction for every output (exact_expected.h)? Else they draw
+  // rounding values only.
+  bool exact_at_scale = false;
 };
 
 // The op's entry; throws std::invalid_argument naming the op when it has none.
@@ -36,9 +41,10 @@ bool register_op_oracle(const OpSchema& op, const OpOracle& oracle);
 // The built-in ops' entries.
 Reference gate_residual_reference(const Case& c);
 Outputs gate_residual_eager_model(const Case& c);
+SampledReference gate_residual_sampled(const ScaleCase& c, const ScaleSample& s);
 
 // rmsnorm_modulate: where row r's fp32 sum of squares stands against fp32's
-// overflow (derived in rmsnorm_modulate_reference.cpp). may: in some order,
+// overflow (derived in rmsnorm_modulate_rows.cpp). may: in some order,
 // or the mean square plus eps may (rstd^ may then be +0, and the oracle
 // accepts that outcome for the row); must: the sum overflows in every order.
 struct RmsRowOverflow {

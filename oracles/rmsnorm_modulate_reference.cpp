@@ -1,241 +1,24 @@
-// rmsnorm_modulate's float64 reference: every element's exact value and a
-// rigorous bound for a correct fp32 implementation in the case's dtype T
-// (derivation: docs/oracle.md, "rmsnorm_modulate"). Written apart from the
-// kernels: only the dtype's rounding (RN_T of 1 + scale, which the op's
-// formula rounds on purpose) comes from the contract's dtype header.
-//
-// Notation as in gate_residual_reference.cpp: u = 2^-24, RN_T, ulp_T,
-// gamma_n = n u / (1 - n u), thr = overflow_threshold. Every fp32 rounding of
-// an exact v errs by at most u|v| + 2^-150 (the second term covers fp32's
-// subnormals), and an error of 2^-150 made early in a chain of products is
-// multiplied by at most the product of (1 + |factor|)(1 + u) of the factors
-// after it; `tiny_chain` bounds that for any order of the factors.
-//
-// Model of a correct implementation (what the bounds admit):
-//   rstd^: sum of squares in fp32 in any order; divided by dim (or
-//          multiplied by a rounded 1/dim); plus eps, rounded; an rsqrt
-//          within kRsqrtUlps fp32 ulps (CUDA's rsqrtf is within 2; 1/sqrtf
-//          is within 2u relative, less). So rstd^ = rstd (1 + theta),
-//          |theta| <= Theta, per row.
-//   n^ = RN_T(w * rstd^ * x) with two fp32 products in any order;
-//   out = RN_T(RN_T(n^ * f) + shift), f = RN_T(fl32(1 + scale)) (exact:
-//          the oracle computes f itself, as the formula rounds it);
-//   d = fl32(g * f); dx = RN_T(A^ - B^) with A = rstd w d (at most 5 fp32
-//          roundings) and B = x rstd^3 c / dim (at most 8 roundings), where
-//          c = sum_j w d x is an fp32 sum in any order; any factoring of
-//          rstd is covered, as each term's bound carries its factors' error;
-//   dweight, dscale: fp32 sums in any order of fp32 terms (d x rstd^;
-//          g n^, with n^ rounded to T or not), rounded once to T;
-//   dshift: an fp32 sum of g, judged by grad_gate's bound (GateColumn).
-// Each bound is (the terms' errors) + gamma_{n-1} (sum of |terms| + their
-// errors) + the last rounding at the result's magnitude: an absolute bound
-// from the sum of absolute terms, so it holds where terms cancel (dx).
-// Float64's own roundings are added explicitly (slack64) and then
-// kBoundMargin as everywhere.
-//
-// A row whose fp32 sum of squares, or mean square plus eps, may overflow
-// (Row::may_zero: the huge class) is judged with two outcomes, as the
-// contract allows: rstd^ = +0 (an unscaled implementation whose sum
-// overflowed; rsqrt(Inf) = +0), or the bounds above (its sum did not
-// overflow, or the implementation scaled the row). With rstd^ = +0,
-// out = shift exactly (a zero of either sign where shift is one), dx = +-0,
-// and the row's terms of dweight and dscale are +-0; each of these is NaN
-// instead where a partial product of its other factors may overflow first
-// (Inf * 0) or c^ may. dweight and dscale then take the hull of both choices
-// of every such term (InexactSum). dshift (a sum of g) does not see rstd.
-//
-// Not judged (honestly loose): an element whose inputs hold a NaN or an Inf
-// (or whose f = RN_T(1 + scale) is Inf), or whose row's rstd error is not
-// small (eps and the mean square both near fp32's underflow), is accepted
-// whatever it is (kind finite_or_overflow, infinite bound). An element whose
-// intermediate may overflow fp32 or T accepts Inf and NaN, and a finite
-// result must still be within its bound (or be the rstd^ = +0 outcome); the
-// intermediates of a product of several factors are its partial products in
-// any order (chain_peak), so a huge w times a zero gradient may give NaN.
-#include <algorithm>
-#include <cmath>
-#include <initializer_list>
-#include <limits>
+// rmsnorm_modulate's float64 reference on a whole case: every row through
+// the row reference (rmsnorm_modulate_rows.h, which holds the derivation),
+// every column of every sum.
 #include <vector>
 
 #include "../kernels/rmsnorm_modulate.h"
 #include "op_oracles.h"
-#include "oracle_elements.h"
+#include "rmsnorm_modulate_rows.h"
 
 namespace gatecheck {
 
-namespace {
-
-constexpr double u = 0x1p-24, tiny = 0x1p-150, e64 = 0x1p-52;
-constexpr int kRsqrtUlps = 2;
-
-double pw(double b, int n) {
-  double r = 1;
-  for (int i = 0; i < n; ++i) r *= b;
-  return r;
-}
-
-// A bound on every partial product of these factors' magnitudes, in any
-// order (and on the whole product): a product of k fp32 factors computed in
-// any order may overflow at a partial product even where the whole is small
-// (rstd * w past fp32's largest, times a zero gradient, is NaN).
-double chain_peak(std::initializer_list<double> mags) {
-  double p = 1;
-  for (double m : mags) p *= std::max(1.0, m);
-  return p;
-}
-
-// Propagated underflow of `steps` fp32 roundings among factors whose
-// magnitudes' (1 + |f|) product is `prod1p`.
-double tiny_chain(int steps, double prod1p) { return steps * tiny * prod1p * pw(1 + u, steps); }
-
-// An fp32 operation of exact result magnitude <= mag, then RN_T.
-double step_to_t(DType t, double mag) {
-  const double e32 = u * mag + tiny;
-  return t == DType::f32 ? e32 : e32 + ulp(t, mag + e32) / 2;
-}
-
-Expected unsettled() {
-  Expected e;
-  e.kind = Expected::finite_or_overflow;
-  e.bound = std::numeric_limits<double>::infinity();
-  return e;
-}
-
-// value +- err (err: the implementation's error, slack: float64's), with
-// overflow of an intermediate admitting Inf and NaN: peak bounds the fp32
-// intermediates, peak_t those rounded to the dtype (n^ and RN_T(n^ f)).
-Expected settled(DType t, double value, double err, double slack, double peak, double peak_t = 0) {
-  if (!std::isfinite(value) || !std::isfinite(err) || !std::isfinite(slack) || !std::isfinite(peak) ||
-      !std::isfinite(peak_t))
-    return unsettled();
-  Expected e;
-  e.value = value;
-  e.bound = (err + slack) * kBoundMargin;
-  if (peak >= 0x1p127 || peak_t >= overflow_threshold(t) || std::fabs(value) + e.bound >= overflow_threshold(t))
-    e.kind = Expected::finite_or_overflow;
-  return e;
-}
-
-// A partial product of factors this large may overflow fp32 (a factor 2 of
-// margin, as settled() takes, also covers a correct implementation's exact
-// doubling, such as autograd's 2 x in the derivative of x^2).
-bool may_overflow32(double peak) { return !(peak < 0x1p127); }
-
-// An fp32 sum, in any order, of terms t_i known up to e_i each. A term added
-// `either` comes from a row whose rstd^ may be +0: it is then +-0, or NaN
-// where `may_nan`, instead of t_i +- e_i. The sum's exact part lies in the
-// hull of the two choices of every such term: its midpoint (s) +- W.
-struct InexactSum {
-  int64_t n = 0;
-  double s = 0, S = 0, E = 0, slack = 0, peak = 0, peak_t = 0, W = 0;
-  bool poisoned = false, nan_ok = false;
-  void add(double term, double err, double slack64, double term_peak, double term_peak_t = 0, bool either = false,
-           bool may_nan = false) {
-    if (!std::isfinite(term) || !std::isfinite(err) || !std::isfinite(slack64)) poisoned = true;
-    ++n;
-    if (either) {
-      s += term / 2;
-      W += std::fabs(term) / 2;
-      nan_ok = nan_ok || may_nan;
-    } else {
-      s += term;
-    }
-    S += std::fabs(term);
-    E += err;
-    slack += slack64;
-    peak = std::max(peak, term_peak);
-    peak_t = std::max(peak_t, term_peak_t);
-  }
-  // The fp32 sum's own error (before any rounding to T). The terms that may
-  // be +-0 instead count in S and E at their full size: a bound for either.
-  double acc_err() const { return E + gamma_n(std::max<int64_t>(n - 1, 0)) * (S + E); }
-  double slack64() const { return slack + double(n + 4) * e64 * S; }
-  Expected expected(DType t) const {
-    if (poisoned) return unsettled();
-    if (n == 0) return Expected{};  // the empty sum: +0, bound 0
-    const double acc = acc_err() + W, sl = slack64();
-    const double last = t == DType::f32 ? 0 : ulp(t, std::fabs(s) + acc + sl) / 2;
-    Expected e = settled(t, s, acc + last, sl, total_peak(), peak_t);
-    e.or_nan = nan_ok;
-    return e;
-  }
-  // A bound on every partial sum (and the sum) of the exact terms and errors.
-  double total_peak() const { return std::max(peak, (S + E) * (1 + gamma_n(n))); }
-};
-
-struct Row {
-  bool ok = false;       // its rstd is judged (else every element of the row is unsettled)
-  // The fp32 sum of squares, or the mean square plus eps, may overflow in
-  // some order: rstd^ is then +0 (rsqrt(Inf)), and the row's outputs may take
-  // that outcome (out = shift, dx = +-0, ...) instead of their bounds.
-  bool may_zero = false;
-  bool must_overflow = false;  // the fp32 sum of squares overflows in every order
-  double rho = 0;        // 1/sqrt(mean square + eps), float64
-  double theta = 0;      // |rstd^/rho - 1| <= theta
-  double rho_rel64 = 0;  // float64's relative error in rho
-};
-
-// rstd^ = fl(rsqrt(fl(fl(ss^ / dim) + eps))) against rho.
-Row row_stats(const HostTensor& x, int64_t r, int64_t dim, double eps) {
-  Row row;
-  double ss = 0, e_prod = 0, ss_low = 0;  // ss_low: sum_j min(x_j^2, fl(x_j^2))
-  bool square_inf = false;                // some fl(x_j^2) is Inf
-  for (int64_t j = 0; j < dim; ++j) {
-    const double v = x.value(r * dim + j), sq = v * v;  // exact (F1)
-    if (!std::isfinite(v)) return row;
-    ss += sq;
-    if (!representable(DType::f32, sq)) e_prod += u * sq + tiny;
-    const double fl_sq = double(float(sq));  // RN to fp32, Inf at or past thr
-    square_inf = square_inf || std::isinf(fl_sq);
-    ss_low += std::min(sq, fl_sq);
-  }
-  const double D = double(dim);
-  const double err64 = D * e64 * ss;  // the float64 sum of non-negative terms
-  const double e_ss = e_prod + gamma_n(dim - 1) * (ss + err64 + e_prod) + err64;
-  const double ss_hi = ss + e_ss;
-  // Without overflow, every partial sum and its exact value before rounding
-  // are at most ss_hi (1 + 2u), and the mean square plus eps before its last
-  // rounding at most (ss_hi / D)(1 + u)^2 + eps; an fp32 operation overflows
-  // only where that exact value reaches thr. (eps is an fp32 value, exact;
-  // 4u and 2^-50 cover float64's roundings.)
-  const double thr = overflow_threshold(DType::f32);
-  row.may_zero = !(ss_hi * (1 + 4 * u) < thr && (ss_hi / D * (1 + 4 * u) + eps) * (1 + 0x1p-50) < thr);
-  // Every order: a square that rounds to Inf makes the sum Inf (its terms
-  // are non-negative and rounding is monotone; a fused x*x + acc too). Else,
-  // were no operation to overflow, each of at most dim roundings (dim - 1
-  // additions, or dim fused ones) would shrink a non-negative partial sum by
-  // at most a factor (1 - u): the sum would be at least ss_lo =
-  // (1 - dim u) sum_j min(x_j^2, fl(x_j^2)), and at or past thr it cannot be
-  // finite. ((D + 4) e64 covers float64's roundings of ss_low and this line.)
-  const double ss_lo = ss_low * (1 - D * u) * (1 - (D + 4) * e64);
-  row.must_overflow = square_inf || ss_lo >= thr;
-  const double em = e_ss / D * (1 + 3 * u) + 3 * u * ss_hi / D + tiny;
-  const double a = ss / D + eps;
-  const double ea = em + u * (a + em) + tiny;
-  const double alpha = ea / a;
-  if (!(alpha < 0.25)) return row;
-  const double r_a = 1 / std::sqrt(1 - alpha) - 1;
-  row.theta = ((1 + r_a) * (1 + 2 * kRsqrtUlps * u) - 1) * (1 + 0x1p-30);
-  row.rho = 1 / std::sqrt(a);
-  row.rho_rel64 = (D + 8) * e64;
-  row.ok = std::isfinite(row.rho);
-  return row;
-}
-
-double rn_t(DType t, double v) {
-  const float f = float(v);
-  return t == DType::f32 ? double(f) : double(bits_to_float(t, float_to_bits_rn(t, f)));
-}
-
-}  // namespace
-
 RmsRowOverflow rmsnorm_modulate_row_overflow(const Case& c, int64_t r) {
-  const Row row = row_stats(c.input("x"), r, c.dim, c.scalar("eps"));
-  return {row.may_zero, row.must_overflow};
+  const HostTensor& x = c.input("x");
+  std::vector<double> xr(static_cast<size_t>(c.dim));
+  for (int64_t j = 0; j < c.dim; ++j) xr[size_t(j)] = x.value(r * c.dim + j);
+  const rms_oracle::RowOverflow o = rms_oracle::row_overflow(xr.data(), c.dim, c.scalar("eps"));
+  return {o.may, o.must};
 }
 
 Reference rmsnorm_modulate_reference(const Case& c) {
+  using namespace rms_oracle;
   const DType t = c.dtype;
   const int64_t rows = c.rows, dim = c.dim;
   const HostTensor &x = c.input("x"), &w = c.input("w"), &shift = c.input("shift"), &scale = c.input("scale"),
@@ -247,102 +30,26 @@ Reference rmsnorm_modulate_reference(const Case& c) {
   const size_t ncols = static_cast<size_t>(dim), ntable = static_cast<size_t>(c.gates * dim);
   std::vector<InexactSum> dweight(ncols), dscale(ntable);
   std::vector<GateColumn> dshift(ntable);
-  std::vector<double> A(ncols), eA(ncols), A_chain(ncols), f(ncols), n(ncols), en(ncols);
+  auto row_of = [&](const HostTensor& h, int64_t r, std::vector<double>& v) {
+    v.resize(ncols);
+    for (int64_t j = 0; j < dim; ++j) v[size_t(j)] = h.value(r * dim + j);
+  };
+  std::vector<double> xr, gr, wr, hr, sr;
+  row_of(w, 0, wr);
+  RowScratch scratch;
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t k = c.index[size_t(r)], tb = k * dim;
-    const Row row = row_stats(x, r, dim, eps);
-    for (int64_t j = 0; j < dim; ++j) dshift[size_t(tb + j)].add(g.value(r * dim + j));
-    if (!row.ok) {
-      for (int64_t j = 0; j < dim; ++j) {
-        out[size_t(r * dim + j)] = dx[size_t(r * dim + j)] = unsettled();
-        dweight[size_t(j)].poisoned = dscale[size_t(tb + j)].poisoned = true;
-      }
-      continue;
-    }
-    const double rho = row.rho, th = row.theta, rho_hi = rho * (1 + th);
-    const bool zero = row.may_zero;  // rstd^ may be +0 (Row::may_zero)
-    // c = sum_j w d x: its exact value, the implementation's error, float64's.
-    InexactSum csum;
-    bool wd_nan = false;  // some w d, formed first, may overflow
-    for (int64_t j = 0; j < dim; ++j) {
-      const int64_t i = r * dim + j;
-      const double xv = x.value(i), wv = w.value(j), gv = g.value(i), hv = shift.value(tb + j);
-      f[size_t(j)] = rn_t(t, 1.0 + double(scale.value(tb + j)));
-      const double fv = f[size_t(j)], d = gv * fv;  // d exact (F1)
-      // n = w rho x; n^ = RN_T(fl(fl(rstd^ x) w)) in any order.
-      n[size_t(j)] = wv * rho * xv;
-      const double an = std::fabs(n[size_t(j)]);
-      const double en32 = an * ((1 + th) * pw(1 + u, 2) - 1) + tiny_chain(2, (1 + std::fabs(wv)) * (1 + std::fabs(xv)) * (1 + rho_hi));
-      en[size_t(j)] = en32 + (t == DType::f32 ? 0 : ulp(t, an + en32) / 2);
-      // out = RN_T(fl(RN_T(fl(n^ f)) + shift)).
-      const double nf = n[size_t(j)] * fv, anf = std::fabs(nf);
-      const double eq = std::fabs(fv) * en[size_t(j)] + step_to_t(t, anf + std::fabs(fv) * en[size_t(j)]);
-      const double v = nf + hv;
-      const double slack_out = (row.rho_rel64 + 0x1p-49) * (anf + std::fabs(hv));
-      const double n_chain = chain_peak({std::fabs(wv), rho_hi, std::fabs(xv)}) * (1 + u);
-      out[size_t(i)] = settled(t, v, eq + step_to_t(t, std::fabs(v) + eq + slack_out), slack_out,
-                               std::max((an + en32) * (1 + std::fabs(fv)), n_chain), std::max(an + en32, anf + eq));
-      // rstd^ = +0: n^ = +-0 (f is finite), so out = shift exactly (a zero of
-      // either sign where shift is one), or NaN where w x, formed first, may
-      // overflow (Inf * 0).
-      const bool n_nan = zero && may_overflow32(chain_peak({std::fabs(wv), std::fabs(xv)}));
-      if (zero) {
-        out[size_t(i)].or_bits = true;
-        out[size_t(i)].bits = shift.bits(tb + j);
-        out[size_t(i)].or_nan = n_nan;
-      }
-      // A = rho w d, with up to 5 roundings (d's among them).
-      A[size_t(j)] = rho * wv * d;
-      A_chain[size_t(j)] = chain_peak({rho_hi, std::fabs(wv), std::fabs(gv), std::fabs(fv)}) * pw(1 + u, 5);
-      const double aA = std::fabs(A[size_t(j)]);
-      eA[size_t(j)] = aA * ((1 + th) * pw(1 + u, 5) - 1) +
-                      tiny_chain(5, (1 + rho_hi) * (1 + std::fabs(wv)) * (1 + std::fabs(gv)) * (1 + std::fabs(fv)));
-      // c's term w d x: up to 3 roundings.
-      const double tc = wv * d * xv;
-      wd_nan = wd_nan || may_overflow32(chain_peak({std::fabs(wv), std::fabs(gv), std::fabs(fv)}));
-      csum.add(tc, std::fabs(tc) * (pw(1 + u, 3) - 1) +
-                       tiny_chain(3, (1 + std::fabs(wv)) * (1 + std::fabs(gv)) * (1 + std::fabs(fv)) * (1 + std::fabs(xv))),
-               2 * e64 * std::fabs(tc), chain_peak({std::fabs(wv), std::fabs(gv), std::fabs(fv), std::fabs(xv)}) * pw(1 + u, 3));
-      // dweight's term d x rho: up to 4 roundings (d's among them).
-      const double tw = d * xv * rho;
-      dweight[size_t(j)].add(tw, std::fabs(tw) * ((1 + th) * pw(1 + u, 4) - 1) +
-                                     tiny_chain(4, (1 + std::fabs(gv)) * (1 + std::fabs(fv)) * (1 + std::fabs(xv)) * (1 + rho_hi)),
-                             (row.rho_rel64 + 3 * e64) * std::fabs(tw),
-                             chain_peak({std::fabs(gv), std::fabs(fv), std::fabs(xv), rho_hi}) * pw(1 + u, 4), 0,
-                             zero, may_overflow32(chain_peak({std::fabs(gv), std::fabs(fv), std::fabs(xv)})));
-      // dscale's term g n, from n^ (rounded to T or not) and one fp32 product.
-      const double ts = gv * n[size_t(j)], ags = std::fabs(gv) * en[size_t(j)];
-      dscale[size_t(tb + j)].add(ts, ags + u * (std::fabs(ts) + ags) + tiny, (row.rho_rel64 + 3 * e64) * std::fabs(ts),
-                                 std::max(std::fabs(ts) + ags, n_chain * std::max(1.0, std::fabs(gv))) * (1 + u), an + en32,
-                                 zero, n_nan);
-    }
-    // dx = RN_T(fl(A^ - B^)), B = x rho^3 c / dim with up to 8 roundings.
-    const double cv = csum.s, Ec = csum.poisoned ? INFINITY : csum.acc_err(), Cabs = csum.S + csum.slack64();
-    const double r3 = rho * rho * rho, r3_hi = pw(1 + th, 3) * r3, D = double(dim);
-    // rstd^ = +0: A^ and B^ are products with a zero factor, +-0 unless c^
-    // may overflow or a partial product of A's other factors (w d) may (then
-    // a term of c may too), or a doubled x (autograd's 2 x): then Inf * 0 is
-    // NaN. dx is +-0 or NaN. (x meets c only through rstd^3 c, as B's peak
-    // above assumes.)
-    const bool row_nan = zero && (csum.poisoned || may_overflow32(csum.total_peak()) || wd_nan);
-    for (int64_t j = 0; j < dim; ++j) {
-      const int64_t i = r * dim + j;
-      const double xv = x.value(i), ax = std::fabs(xv);
-      const double B = xv * r3 * cv / D, aB = std::fabs(B), B_abs = ax * r3 * Cabs / D;
-      const double eB = ax * r3_hi / D * (std::fabs(cv) + Ec) * pw(1 + u, 8) - aB +
-                        tiny_chain(8, (1 + ax) * pw(1 + rho_hi, 3) * (1 + std::fabs(cv) + Ec) * (1 + 1 / D));
-      const double v = A[size_t(j)] - B;
-      const double slack = (3 * row.rho_rel64 + double(dim + 16) * e64) * (std::fabs(A[size_t(j)]) + B_abs) +
-                           ax * r3 / D * double(dim + 4) * e64 * Cabs;
-      const double err = eA[size_t(j)] + eB;
-      const double peak = std::max({pw(rho_hi, 3) * std::max(1.0, ax) * std::max(1.0, std::fabs(cv) + Ec),
-                                    std::fabs(A[size_t(j)]) + eA[size_t(j)], A_chain[size_t(j)], csum.peak});
-      dx[size_t(i)] = settled(t, v, err + step_to_t(t, std::fabs(v) + err + slack), slack, peak);
-      if (zero) {  // bits 0: a zero of either sign
-        dx[size_t(i)].or_bits = true;
-        dx[size_t(i)].or_nan = row_nan || may_overflow32(ax);
-      }
-    }
+    row_of(x, r, xr);
+    row_of(g, r, gr);
+    row_of(shift, k, hr);
+    row_of(scale, k, sr);
+    RowSinks s;
+    s.out = out.data() + r * dim;
+    s.dx = dx.data() + r * dim;
+    s.dweight = dweight.data();
+    s.dscale = dscale.data() + tb;
+    s.dshift = dshift.data() + tb;
+    reference_row(t, dim, eps, RowIn{xr.data(), gr.data(), wr.data(), hr.data(), sr.data()}, s, scratch);
   }
   std::vector<Expected>& dw = ref["dweight"];
   std::vector<Expected>& dsh = ref["dshift"];

@@ -11,8 +11,6 @@ namespace gatecheck {
 
 namespace {
 
-const char* const kOutNames[4] = {"out", "grad_res", "grad_y", "grad_gate"};
-
 std::string gib(uint64_t bytes) {
   std::ostringstream s;
   s.precision(1);
@@ -31,7 +29,7 @@ uint64_t headroom(Device d, uint64_t need) { return (d == Device::cuda ? uint64_
 
 }  // namespace
 
-std::string scale_output_name(ScaleOutput o) { return kOutNames[int(o)]; }
+std::string scale_output_name(const ScaleCase& c, ScaleOutput o) { return c.op().outputs.at(size_t(o)).name; }
 
 ScaleSession::ScaleSession(const Implementation& impl, const ScaleCase& c, int output_sets, uint64_t memory_budget)
     : impl_(impl), c_(c) {
@@ -40,7 +38,8 @@ ScaleSession::ScaleSession(const Implementation& impl, const ScaleCase& c, int o
   if (c.plan)
     for (const auto& b : c.plan->batches) max_rows_ = std::max<int64_t>(max_rows_, int64_t(b.size()));
   es_ = size_t(dtype_size(c.dtype));
-  const uint64_t need = scale_case_bytes(c.dtype, max_rows_, c.dim, c.gates, output_sets) + 16 * 2 * kGuardBytes;
+  const size_t buffers = c.op().inputs.size() + size_t(output_sets) * c.op().outputs.size();
+  const uint64_t need = scale_case_bytes(c.op(), c.dtype, max_rows_, c.dim, c.gates, output_sets) + (buffers + 3) * 2 * kGuardBytes;
   if (memory_budget > 0 && need > memory_budget)
     throw ScaleNoMemory("needs " + gib(need) + ", over the scale tier's memory budget of " + gib(memory_budget));
   const uint64_t free_b = scale_free_bytes(impl.device);
@@ -49,16 +48,17 @@ ScaleSession::ScaleSession(const Implementation& impl, const ScaleCase& c, int o
                         " free on the " + device_name(impl.device));
   backend_ = impl.device == Device::cuda ? make_device_scale_backend() : make_host_scale_backend();
   try {
-    const size_t row_t = size_t(max_rows_) * size_t(c.dim) * es_, gate_t = size_t(c.gates) * size_t(c.dim) * es_;
-    res_ = make_buffer("res", row_t);
-    gate_ = make_buffer("gate", gate_t);
-    index_ = make_buffer("index", size_t(max_rows_) * 8);
-    y_ = make_buffer("y", row_t);
-    grad_out_ = make_buffer("grad_out", row_t);
+    auto bytes = [&](Role r) {
+      return r == Role::index ? size_t(max_rows_) * 8
+                              : size_t(role_rows(r, max_rows_, c.gates)) * size_t(role_cols(r, c.dim)) * es_;
+    };
+    for (const auto& in : c.op().inputs) {
+      if (in.role == Role::index) index_at_ = inputs_.size();
+      inputs_.push_back(make_buffer(in.name, bytes(in.role)));
+    }
     outputs_.resize(size_t(output_sets));
     for (auto& set : outputs_)
-      set = {make_buffer("out", row_t), make_buffer("grad_res", row_t), make_buffer("grad_y", row_t),
-             make_buffer("grad_gate", gate_t)};
+      for (const auto& out : c.op().outputs) set.push_back(make_buffer(out.name, bytes(out.role)));
     std::vector<int64_t> cols(size_t(c.dim)), gates(size_t(c.gates));
     for (int64_t j = 0; j < c.dim; ++j) cols[size_t(j)] = c.orig_col(j);
     for (int64_t k = 0; k < c.gates; ++k) gates[size_t(k)] = c.orig_gate(k);
@@ -66,6 +66,8 @@ ScaleSession::ScaleSession(const Implementation& impl, const ScaleCase& c, int o
     gate_map_ = backend_->alloc(std::max<size_t>(gates.size(), 1) * 8);
     upload_i64(col_map_, cols);
     upload_i64(gate_map_, gates);
+    zero_map_ = backend_->alloc(8);
+    upload_i64(zero_map_, {0});
   } catch (...) {
     release_all();
     throw;
@@ -78,12 +80,12 @@ ScaleSession::~ScaleSession() { release_all(); }
 
 void ScaleSession::release_all() {
   if (!backend_) return;
-  for (Buffer* b : {&res_, &gate_, &index_, &y_, &grad_out_})
-    if (b->base) backend_->release(b->base), b->base = nullptr;
+  for (auto& b : inputs_)
+    if (b.base) backend_->release(b.base), b.base = nullptr;
   for (auto& set : outputs_)
     for (auto& b : set)
       if (b.base) backend_->release(b.base), b.base = nullptr;
-  for (void** p : {&col_map_, &gate_map_, &scratch_[0], &scratch_[1], &scratch_[2], &scratch_[3]})
+  for (void** p : {&col_map_, &gate_map_, &zero_map_, &scratch_[0], &scratch_[1], &scratch_[2], &scratch_[3]})
     if (*p) backend_->release(*p), *p = nullptr;
   backend_.reset();
 }
@@ -130,8 +132,21 @@ ScaleGeom ScaleSession::geom(int64_t rows, const void* row_map, const void* gate
   return g;
 }
 
+ScaleGeom ScaleSession::input_geom(size_t i, int64_t n, const void* row_map) const {
+  switch (c_.op().inputs[i].role) {
+    case Role::table: return geom(c_.gates, gate_map_, nullptr);
+    case Role::column: return geom(1, zero_map_, nullptr);  // position 0 * orig_dim + col
+    default: return geom(n, row_map, nullptr);
+  }
+}
+
 const ScaleSession::Buffer& ScaleSession::output_buffer(int set, ScaleOutput o) const {
-  return outputs_.at(size_t(set))[size_t(o)];
+  return outputs_.at(size_t(set)).at(size_t(o));
+}
+
+int64_t ScaleSession::output_rows(int set, ScaleOutput o) const {
+  const Role r = output_role(o);
+  return r == Role::row ? set_rows_.at(size_t(set)) : role_rows(r, 0, c_.gates);
 }
 
 Status ScaleSession::run(int set, const std::vector<int64_t>* batch, int poison, const StressSetting& stress) {
@@ -164,40 +179,37 @@ Status ScaleSession::run_unguarded(int set, const std::vector<int64_t>* batch, i
   }
   void* map_dev = scratch_i64(rows.size(), 0);
   upload_i64(map_dev, row_map);
-  set_used(index_, size_t(n) * 8);
-  upload_i64(index_.ptr(), index);
-  const size_t row_bytes = size_t(n) * size_t(c_.dim) * es_, gate_bytes = size_t(c_.gates) * size_t(c_.dim) * es_;
+  const OpSchema& op = c_.op();
   const ValueRule rule = c_.spec.rule();
-  const ScaleGeom rg = geom(n, map_dev, nullptr);
-  ScaleGeom gg = geom(c_.gates, gate_map_, nullptr);
-  for (auto [b, which] : {std::pair<Buffer*, ScaleTensor>{&res_, kScaleRes}, {&y_, kScaleY}, {&grad_out_, kScaleGradOut}}) {
-    set_used(*b, row_bytes);
-    backend_->generate(b->ptr(), c_.dtype, rule, which, rg);
+  for (size_t i = 0, k = 0; i < op.inputs.size(); ++i) {  // k: the float input (its generated tensor)
+    Buffer& b = inputs_[i];
+    if (i == index_at_) {
+      set_used(b, size_t(n) * 8);
+      upload_i64(b.ptr(), index);
+      continue;
+    }
+    const ScaleGeom g = input_geom(i, n, map_dev);
+    set_used(b, size_t(g.rows) * size_t(c_.dim) * es_);
+    backend_->generate(b.ptr(), c_.dtype, rule, ScaleTensor(scale_tensor_of_input(k++)), g);
   }
-  set_used(gate_, gate_bytes);
-  backend_->generate(gate_.ptr(), c_.dtype, rule, kScaleGate, gg);
   auto& out = outputs_.at(size_t(set));
   const uint32_t pb = poison_bits(c_.dtype, poison);
-  for (int o = 0; o < 4; ++o) {
-    const int64_t elems = o == kOutGradGate ? c_.gates * c_.dim : n * c_.dim;
-    set_used(out[size_t(o)], size_t(elems) * es_);
-    backend_->fill_elements(out[size_t(o)].ptr(), elems, c_.dtype, pb);
+  set_rows_[size_t(set)] = n;
+  for (size_t o = 0; o < out.size(); ++o) {
+    const int64_t elems = output_rows(set, int(o)) * c_.dim;
+    set_used(out[o], size_t(elems) * es_);
+    backend_->fill_elements(out[o].ptr(), elems, c_.dtype, pb);
   }
   Status st = backend_->sync();
   if (!st.ok()) throw std::runtime_error("scale session: preparing the inputs: " + st.message);
   const gatecheck_problem p{n, c_.dim, c_.gates, int32_t(c_.dtype), int32_t(impl_.device), nullptr};
-  // The op's inputs by position (float input k is scale tensor k + 1) and
-  // its outputs in its order (ScaleOutput).
+  // The op's inputs and outputs in its order (ScaleOutput), its scalars the spec's.
   auto call_of = [&](Pass pass, void* stream) {
-    OpCall call = OpCall::shaped(*impl_.op, pass, p);
+    OpCall call = OpCall::shaped(op, pass, p);
     call.p.stream = stream;
-    Buffer* by_tensor[] = {nullptr, &res_, &gate_, &y_, &grad_out_};
-    size_t k = 0;
-    for (size_t i = 0; i < call.inputs.size(); ++i) {
-      const bool is_index = impl_.op->inputs[i].role == Role::index;
-      void* ptr = is_index ? index_.ptr() : by_tensor[scale_tensor_of_input(k++)]->ptr();
-      if (call.takes(i)) call.inputs[i].data = ptr;
-    }
+    if (!c_.spec.scalars.empty()) call.scalars = c_.spec.scalars;
+    for (size_t i = 0; i < call.inputs.size(); ++i)
+      if (call.takes(i)) call.inputs[i].data = inputs_[i].ptr();
     for (size_t i = 0; i < call.outputs.size(); ++i)
       if (call.makes(i)) call.outputs[i].data = out[i].ptr();
     return call;
@@ -222,7 +234,7 @@ Status ScaleSession::run_unguarded(int set, const std::vector<int64_t>* batch, i
 }
 
 std::vector<uint64_t> ScaleSession::prints(int set, ScaleOutput o) {
-  const int64_t rows = o == kOutGradGate ? c_.gates : set_rows_.at(size_t(set));
+  const int64_t rows = output_rows(set, o);
   std::vector<uint64_t> v(static_cast<size_t>(rows));
   backend_->row_prints(output_buffer(set, o).ptr(), rows, c_.dim, c_.dtype, v.data());
   return v;
@@ -271,9 +283,9 @@ Comparison comparison_of(const std::string& name, DType t, int64_t dim, int64_t 
 }  // namespace
 
 Comparison ScaleSession::compare(int set_a, int set_b, ScaleOutput o) {
-  const bool gates = o == kOutGradGate;
-  const int64_t rows = gates ? c_.gates : set_rows_.at(size_t(set_a));
-  if (!gates && rows != set_rows_.at(size_t(set_b))) throw std::invalid_argument("ScaleSession::compare: sets ran different batches");
+  const bool gates = output_role(o) != Role::row;  // rows that are not batch rows
+  const int64_t rows = output_rows(set_a, o);
+  if (rows != output_rows(set_b, o)) throw std::invalid_argument("ScaleSession::compare: sets ran different batches");
   const Buffer &a = output_buffer(set_a, o), &b = output_buffer(set_b, o);
   const DiffCount d = backend_->compare(a.ptr(), b.ptr(), rows * c_.dim, c_.dtype);
   std::vector<uint8_t> ga(es_), gb(es_);
@@ -284,7 +296,7 @@ Comparison ScaleSession::compare(int set_a, int set_b, ScaleOutput o) {
   };
   const auto& batch = set_batch_.at(size_t(set_a));
   auto row_of = [&](int64_t r) { return gates ? r : batch[size_t(r)]; };
-  return comparison_of(kOutNames[o], c_.dtype, c_.dim, rows * c_.dim, d, bits, row_of, "bits differ");
+  return comparison_of(scale_output_name(c_, o), c_.dtype, c_.dim, rows * c_.dim, d, bits, row_of, "bits differ");
 }
 
 Comparison ScaleSession::exact(int set, ScaleOutput o) {
@@ -303,7 +315,7 @@ Comparison ScaleSession::exact(int set, ScaleOutput o) {
   const ScaleGeom g = geom(n, map_dev, gor_dev);
   const ValueRule rule = c_.spec.rule();
   const Buffer& got = output_buffer(set, o);
-  const bool gates = o == kOutGradGate;
+  const bool gates = output_role(o) == Role::table;  // (exact values: gate_residual's outputs, by position)
   // grad_gate: each gate's rows of this batch, gate by gate (a CSR)
   std::vector<int64_t> offsets(size_t(c_.gates) + 1, 0), members;
   if (gates) {
@@ -341,31 +353,33 @@ Comparison ScaleSession::exact(int set, ScaleOutput o) {
     } else {
       const uint64_t pos = c_.row_pos(batch[size_t(r)], col);
       const uint64_t gpos = c_.gate_pos(c_.index[size_t(batch[size_t(r)])], col);
-      want = o == kOutOut ? exact_out_bits(c_.dtype, rule, pos, gpos)
-             : o == kOutGradRes ? exact_grad_res_bits(c_.dtype, rule, pos)
-                                : exact_grad_y_bits(c_.dtype, rule, pos, gpos);
+      want = o == 0 ? exact_out_bits(c_.dtype, rule, pos, gpos)
+             : o == 1 ? exact_grad_res_bits(c_.dtype, rule, pos)
+                      : exact_grad_y_bits(c_.dtype, rule, pos, gpos);
     }
     return std::pair<uint32_t, uint32_t>(element_bits(gb, es_), want);
   };
   auto row_of = [&](int64_t r) { return gates ? r : batch[size_t(r)]; };
   const int64_t elems = (gates ? c_.gates : n) * c_.dim;
-  return comparison_of(kOutNames[o], c_.dtype, c_.dim, elems, d, bits, row_of, "want: the exact value, exact by construction");
+  return comparison_of(scale_output_name(c_, o), c_.dtype, c_.dim, elems, d, bits, row_of,
+                       "want: the exact value, exact by construction");
 }
 
 MemoryFinding ScaleSession::unwritten(int set_p0, int set_p1, ScaleOutput o, int64_t* checked) {
-  const bool gates = o == kOutGradGate;
-  const int64_t rows = gates ? c_.gates : set_rows_.at(size_t(set_p0));
+  const bool gates = output_role(o) != Role::row;
+  const int64_t rows = output_rows(set_p0, o);
   const int64_t n = rows * c_.dim;
   *checked = n;
   const DiffCount d = backend_->both_poisoned(output_buffer(set_p0, o).ptr(), poison_bits(c_.dtype, 0),
                                               output_buffer(set_p1, o).ptr(), poison_bits(c_.dtype, 1), n, c_.dtype);
-  MemoryFinding f{MemoryFinding::unwritten, kOutNames[o], -1, 0, ""};
+  const std::string name = scale_output_name(c_, o);
+  MemoryFinding f{MemoryFinding::unwritten, name, -1, 0, ""};
   if (d.count == 0) return f;
   const int64_t cols = c_.dim ? c_.dim : 1;
   const int64_t row = gates ? d.first / cols : set_batch_.at(size_t(set_p0))[size_t(d.first / cols)];
   f.first = row * cols + d.first % cols;
   f.count = d.count;
-  f.detail = std::to_string(d.count) + " of " + std::to_string(n) + " elements of " + kOutNames[o] +
+  f.detail = std::to_string(d.count) + " of " + std::to_string(n) + " elements of " + name +
              " were never written (they kept both poisons), first at [" + std::to_string(row) + ", " +
              std::to_string(d.first % cols) + "]";
   return f;
@@ -386,7 +400,7 @@ std::vector<MemoryFinding> ScaleSession::guards() {
                          std::to_string(first) + ".." + std::to_string(last) + " relative to its start (size " +
                          std::to_string(b.used) + " bytes)"});
   };
-  for (const Buffer* b : {&res_, &gate_, &index_, &y_, &grad_out_}) scan(*b);
+  for (const auto& b : inputs_) scan(b);
   for (const auto& set : outputs_)
     for (const auto& b : set) scan(b);
   return found;
@@ -409,13 +423,18 @@ std::vector<MemoryFinding> ScaleSession::inputs_changed() {
                          " elements differ from their generated values, first at [" + std::to_string(row) + ", " +
                          std::to_string(d.first % cols) + "]"});
   };
-  const ScaleGeom rg = geom(n, map_dev, nullptr);
-  report("res", backend_->verify(res_.ptr(), c_.dtype, rule, kScaleRes, rg), &last_batch_);
-  report("gate", backend_->verify(gate_.ptr(), c_.dtype, rule, kScaleGate, geom(c_.gates, gate_map_, nullptr)), nullptr);
-  report("y", backend_->verify(y_.ptr(), c_.dtype, rule, kScaleY, rg), &last_batch_);
-  report("grad_out", backend_->verify(grad_out_.ptr(), c_.dtype, rule, kScaleGradOut, rg), &last_batch_);
+  const OpSchema& op = c_.op();
+  for (size_t i = 0, k = 0; i < op.inputs.size(); ++i) {
+    if (i == index_at_) continue;
+    const ScaleGeom g = input_geom(i, n, map_dev);
+    const bool batch_rows = op.inputs[i].role == Role::row;
+    report(op.inputs[i].name,
+           backend_->verify(inputs_[i].ptr(), c_.dtype, rule, ScaleTensor(scale_tensor_of_input(k++)), g),
+           batch_rows ? &last_batch_ : nullptr);
+  }
+  const char* index_name = op.inputs[index_at_].name;
   std::vector<int64_t> index(last_index_.size());
-  backend_->download(index.data(), index_.ptr(), index.size() * 8);
+  backend_->download(index.data(), inputs_[index_at_].ptr(), index.size() * 8);
   int64_t first = -1, count = 0;
   for (size_t j = 0; j < index.size(); ++j)
     if (index[j] != last_index_[j]) {
@@ -423,9 +442,9 @@ std::vector<MemoryFinding> ScaleSession::inputs_changed() {
       ++count;
     }
   if (count)
-    found.push_back({MemoryFinding::input_changed, "index", first, count,
-                     "input index was modified: " + std::to_string(count) + " entries changed, first index[" +
-                         std::to_string(first) + "] (batch row)"});
+    found.push_back({MemoryFinding::input_changed, index_name, first, count,
+                     std::string("input ") + index_name + " was modified: " + std::to_string(count) +
+                         " entries changed, first " + index_name + "[" + std::to_string(first) + "] (batch row)"});
   return found;
 }
 
@@ -433,7 +452,7 @@ HostTensor ScaleSession::fetch(int set, ScaleOutput o, const std::vector<int64_t
   HostTensor t(c_.dtype, int64_t(rows.size()), c_.dim);
   const Buffer& b = output_buffer(set, o);
   const size_t rb = size_t(c_.dim) * es_;
-  const int64_t limit = o == kOutGradGate ? c_.gates : set_rows_.at(size_t(set));
+  const int64_t limit = output_rows(set, o);
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i] < 0 || rows[i] >= limit) throw std::invalid_argument("ScaleSession::fetch: row out of range");
     backend_->download(t.bytes.data() + i * rb, static_cast<const uint8_t*>(b.ptr()) + size_t(rows[i]) * rb, rb);

@@ -1,5 +1,6 @@
-// One scale-tier case (case/scale_case.h) on one implementation, with its
-// buffers where the implementation runs: host memory on the CPU, device
+// One scale-tier case (case/scale_case.h) of any op on one implementation,
+// with one buffer per tensor of the op's schema (op_schema.h), each sized by
+// its role, where the implementation runs: host memory on the CPU, device
 // memory only on CUDA, so a case past 2^31 elements never touches the host.
 // Inputs are generated in place from their positions; outputs are checked in
 // place (row fingerprints, bitwise comparison of two output sets, the
@@ -27,7 +28,8 @@
 
 namespace gatecheck {
 
-enum ScaleOutput { kOutOut = 0, kOutGradRes = 1, kOutGradY = 2, kOutGradGate = 3 };
+// An output of the case's op: its position in OpSchema::outputs.
+using ScaleOutput = int;
 
 class ScaleSession {
  public:
@@ -53,13 +55,14 @@ class ScaleSession {
   bool usable() { return backend_->usable(); }
 
   // Checks on what the last runs left.
-  // Per-row fingerprints (scale_fingerprint.h) of an output of `set`: rows of
-  // out, grad_res, grad_y; gates of grad_gate.
+  // Per-row fingerprints (scale_fingerprint.h) of an output of `set`: one a
+  // row of the output (a batch row, a gate, or the one row of a column output).
   std::vector<uint64_t> prints(int set, ScaleOutput o);
   // Bitwise comparison of one output of two sets that ran the same batch.
   Comparison compare(int set_a, int set_b, ScaleOutput o);
-  // Exact values only (exact_values_problem() must be ""): every element of
-  // one output of `set` against the exact-by-construction result.
+  // Exact values only (exact_values_problem() must be "", and the op's oracle
+  // exact_at_scale): every element of one output of `set` against the
+  // exact-by-construction result.
   Comparison exact(int set, ScaleOutput o);
   // Elements holding poison 0 in `set_p0` and poison 1 in `set_p1`: never written.
   MemoryFinding unwritten(int set_p0, int set_p1, ScaleOutput o, int64_t* checked);
@@ -67,7 +70,9 @@ class ScaleSession {
   std::vector<MemoryFinding> guards();
   // The inputs of the last run against their generated values, and the index.
   std::vector<MemoryFinding> inputs_changed();
-  // Rows (gates for grad_gate) of one output of `set`, as a tensor [rows.size() x dim].
+  // Rows of one output of `set` (batch rows, gates, or {0}), as a tensor [rows.size() x dim].
+  // Rows of an output: the set's batch, the gates, or 1.
+  int64_t output_rows(int set, ScaleOutput o) const;
   HostTensor fetch(int set, ScaleOutput o, const std::vector<int64_t>& rows);
 
  private:
@@ -85,27 +90,32 @@ class ScaleSession {
   void upload_i64(void* dst, const std::vector<int64_t>& v);
   void* scratch_i64(size_t n, int which);
   ScaleGeom geom(int64_t rows, const void* row_map, const void* gate_of_row) const;
+  // Where input i (op->inputs order) is generated from, for a run of n batch rows.
+  ScaleGeom input_geom(size_t i, int64_t n, const void* row_map) const;
   const Buffer& output_buffer(int set, ScaleOutput o) const;
+  Role output_role(ScaleOutput o) const { return c_.op().outputs[size_t(o)].role; }
 
   Implementation impl_;
   ScaleCase c_;
   std::unique_ptr<ScaleBackend> backend_;
   int64_t max_rows_ = 0;
   size_t es_ = 2;
-  Buffer res_, gate_, index_, y_, grad_out_;
-  std::vector<std::vector<Buffer>> outputs_;  // [set][out, grad_res, grad_y, grad_gate]
+  std::vector<Buffer> inputs_;                // op->inputs order (the index among them)
+  size_t index_at_ = 0;                       // the index's position in inputs_
+  std::vector<std::vector<Buffer>> outputs_;  // [set][op->outputs order]
   std::vector<int64_t> set_rows_;
   std::vector<std::vector<int64_t>> set_batch_;  // each set's batch (case rows)
   // backend copies: the column and gate maps, and the last run's row map, gate-of-row and index
   void* col_map_ = nullptr;
   void* gate_map_ = nullptr;
+  void* zero_map_ = nullptr;  // {0}: a column tensor's one row
   void* scratch_[4] = {nullptr, nullptr, nullptr, nullptr};
   size_t scratch_n_[4] = {0, 0, 0, 0};
   std::vector<int64_t> last_batch_;  // case rows of the last run
   std::vector<int64_t> last_index_;  // its index (what the implementation was given)
 };
 
-// A problem's name for error messages: "forward" / "backward".
-std::string scale_output_name(ScaleOutput o);
+// The name of output o of c's op.
+std::string scale_output_name(const ScaleCase& c, ScaleOutput o);
 
 }  // namespace gatecheck

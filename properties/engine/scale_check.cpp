@@ -28,8 +28,8 @@ ScaleTierPair::ScaleTierPair(const CheckOptions& opt, ScaleLimitsCache& limits, 
                              const Subject& impl, const std::string& property, ScaleCoverage& cov)
     : opt_(opt), cost_(cost), impl_(impl), property_(property) {
   if (!opt.scale.enabled) return;
-  if (const OpOracle* o = find_op_oracle(*impl.op); !o || !o->judges_scale_cases) {
-    cov.notes[impl.op->name] = "no scale cases: the oracle judges none of this op's";
+  if (const OpOracle* o = find_op_oracle(*impl.op); !o || !o->sampled) {
+    cov.notes[impl.op->name] = "no scale cases: the oracle has no sampled reference for this op";
     return;
   }
   const double share = scale_share_for(opt.scale, impl.device);
@@ -110,7 +110,7 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
     double estimate = 0;
     std::string source;
     try {
-      ScaleSpec spec = draw_scale_case(opt_.seed, property_, r.draw, *limits_);
+      ScaleSpec spec = draw_scale_case(*impl_.op, opt_.seed, property_, r.draw, *limits_);
       if (allowance >= 0) {
         ++tried;
         const bool in_time = since(slot_t0) < allowance;

@@ -7,159 +7,20 @@
 
 #include "../../case/case_spec.h"
 #include "../../case/plan_movement.h"
-#include "../../case/prng.h"
 #include "../../harness/scale/scale_session.h"
-#include "../../oracles/oracle_sampled.h"
 #include "../checks/property_impls.h"
+#include "scale_check_detail.h"
 #include "scale_tier.h"
 #include "../catalog/property_checks.h"
 
 namespace gatecheck {
 
 namespace {
-
 using detail::add_failure;
+using namespace scale_detail;
 
-// Terms the sampled oracle may sum for grad_gate (host float64 work).
-constexpr int64_t kSampledGateTerms = int64_t(1) << 22;
-constexpr int kRandomSampleRows = 48;
 // Differing rows whose elements are fetched as evidence.
 constexpr size_t kEvidenceRows = 16;
-
-const ScaleOutput kRowOutputs[3] = {kOutOut, kOutGradRes, kOutGradY};
-
-bool out_of_memory(const std::string& msg) {
-  std::string m = msg;
-  std::transform(m.begin(), m.end(), m.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
-  return m.find("out of memory") != std::string::npos || m.find("memoryallocation") != std::string::npos;
-}
-
-// A failed run: the implementation's error on valid input; or, when it ran
-// out of memory on a case this large, a skip.
-Verdict failed_run(const Implementation& impl, ScaleSession& s, const ScaleCase& c, const std::string& what,
-                   const Status& st) {
-  if (out_of_memory(st.message))
-    throw ScaleNoMemory("the implementation ran out of memory on " + describe(c) + ": " + st.message);
-  Verdict v;
-  v.passed = false;
-  v.message = impl.label() + " " + what + " returned an error on valid input (" + describe(c) + "): [" +
-              error_kind_name(st.kind) + "] " + st.message;
-  if (impl.device == Device::cuda && !s.usable())
-    v.message += " (the CUDA context is lost: this process cannot use the device any more)";
-  return v;
-}
-
-std::string head(const Implementation& impl, const ScaleCase& c) { return impl.label() + " on " + describe(c) + ": "; }
-
-void sort_unique(std::vector<int64_t>& v) {
-  std::sort(v.begin(), v.end());
-  v.erase(std::unique(v.begin(), v.end()), v.end());
-}
-
-// ---- accuracy -------------------------------------------------------------
-
-Verdict accuracy_exact(const Implementation& impl, const ScaleCase& c, ScaleSession& s) {
-  Verdict v;
-  std::ostringstream msg;
-  for (ScaleOutput o : {kOutOut, kOutGradRes, kOutGradY, kOutGradGate}) {
-    const Comparison cmp = s.exact(0, o);
-    v.compared += cmp.checked;
-    if (cmp.ok()) continue;
-    add_failure(v, cmp);
-    const Mismatch& m = cmp.first.front();
-    msg << (msg.tellp() > 0 ? "; " : "") << cmp.tensor << ": " << cmp.failed << " of " << cmp.checked
-        << " elements differ from their exact value, first [" << m.row << ", " << m.col << "] got " << m.got
-        << " want " << m.want;
-  }
-  if (!v.passed) v.message = head(impl, c) + msg.str() + " (exact values: every element checked)";
-  return v;
-}
-
-// The sampled rows: first and last, those at the grid and offset edges, and random ones.
-std::vector<int64_t> sample_rows(const ScaleCase& c) {
-  std::vector<int64_t> rows = {0, 1, 2, c.rows - 3, c.rows - 2, c.rows - 1, 65534, 65535, 65536};
-  if (c.dim > 0) {
-    const int64_t es = dtype_size(c.dtype);
-    for (int64_t e : {int64_t(65535) * 256, int64_t(1) << 31, (int64_t(1) << 32) / es})
-      for (int64_t d : {-1, 0, 1}) rows.push_back(e / c.dim + d);
-  }
-  Prng rng(c.spec.value_seed ^ 0x5a3f1e0dull);
-  for (int i = 0; i < kRandomSampleRows; ++i) rows.push_back(rng.below(std::max<int64_t>(c.rows, 1)));
-  rows.erase(std::remove_if(rows.begin(), rows.end(), [&](int64_t r) { return r < 0 || r >= c.rows; }), rows.end());
-  sort_unique(rows);
-  return rows;
-}
-
-// Rows back to case rows, columns to case columns, in a comparison made on a sample.
-void relabel(Comparison& cmp, const std::vector<int64_t>& rows, const std::vector<int64_t>* cols, int64_t dim) {
-  const int64_t w = cmp.cols ? cmp.cols : 1;
-  auto col = [&](int64_t j) { return cols ? (*cols)[size_t(j)] : j; };
-  for (auto& m : cmp.first)
-    if (m.row >= 0) {
-      m.col = col(m.col);
-      m.row = rows[size_t(m.row)];
-    }
-  auto flat = [&](int64_t f) { return f < 0 ? f : rows[size_t(f / w)] * dim + col(f % w); };
-  cmp.first_bad = flat(cmp.first_bad);
-  cmp.last_bad = flat(cmp.last_bad);
-  cmp.cols = dim;
-}
-
-Verdict accuracy_sampled(const Implementation& impl, const ScaleCase& c, ScaleSession& s) {
-  Verdict v;
-  const std::vector<int64_t> rows = sample_rows(c);
-  // The gates those rows touch, the first and last gate and a few unused ones.
-  std::vector<int64_t> count(size_t(c.gates), 0);
-  for (int64_t k : c.index) ++count[size_t(k)];
-  std::vector<int64_t> gates = {0, c.gates - 1};
-  for (int64_t r : rows) gates.push_back(c.index[size_t(r)]);
-  for (int64_t k = 0, unused = 0; k < c.gates && unused < 8; ++k)
-    if (count[size_t(k)] == 0) gates.push_back(k), ++unused;
-  gates.erase(std::remove_if(gates.begin(), gates.end(), [&](int64_t k) { return k < 0 || k >= c.gates; }), gates.end());
-  sort_unique(gates);
-  int64_t terms = 0;
-  for (int64_t k : gates) terms += count[size_t(k)];
-  std::vector<int64_t> cols;
-  const int64_t ncols = terms == 0 ? c.dim : std::min(c.dim, std::max<int64_t>(2, kSampledGateTerms / terms));
-  if (ncols >= c.dim) {
-    for (int64_t j = 0; j < c.dim; ++j) cols.push_back(j);
-  } else {
-    cols = {0, c.dim - 1};
-    Prng rng(c.spec.value_seed ^ 0xc01ull);
-    while (int64_t(cols.size()) < ncols) cols.push_back(rng.below(c.dim)), sort_unique(cols);
-  }
-  const SampledReference ref = oracle_sampled(c, rows, gates, cols);
-  std::ostringstream msg;
-  auto judge = [&](Comparison cmp) {
-    v.compared += cmp.checked;
-    if (cmp.ok()) return;
-    add_failure(v, cmp);
-    const Mismatch& m = cmp.first.front();
-    msg << (msg.tellp() > 0 ? "; " : "") << cmp.tensor << ": " << cmp.failed << " of " << cmp.checked
-        << " sampled elements outside the oracle bound, first [" << m.row << ", " << m.col << "] got " << m.got
-        << " want " << m.want << " bound " << m.bound;
-  };
-  const std::vector<Expected>* want[3] = {&ref.out, &ref.grad_res, &ref.grad_y};
-  for (int i = 0; i < 3; ++i) {
-    Comparison cmp = compare_accuracy(scale_output_name(kRowOutputs[i]), s.fetch(0, kRowOutputs[i], rows), *want[i]);
-    relabel(cmp, rows, nullptr, c.dim);
-    judge(cmp);
-  }
-  const HostTensor gate_rows = s.fetch(0, kOutGradGate, gates);
-  HostTensor got(c.dtype, int64_t(gates.size()), int64_t(cols.size()));
-  for (size_t k = 0; k < gates.size(); ++k)
-    for (size_t j = 0; j < cols.size(); ++j)
-      got.set_bits(int64_t(k * cols.size() + j), gate_rows.bits(int64_t(k) * c.dim + cols[j]));
-  Comparison cmp = compare_accuracy("grad_gate", got, ref.grad_gate);
-  relabel(cmp, gates, &cols, c.dim);
-  judge(cmp);
-  if (!v.passed)
-    v.message = head(impl, c) + msg.str() + " (float64 oracle on a sample: every element of " +
-                std::to_string(rows.size()) + " of " + std::to_string(c.rows) + " rows; grad_gate of " +
-                std::to_string(gates.size()) + " gates on " + std::to_string(cols.size()) + " of " +
-                std::to_string(c.dim) + " columns, each summed over all its rows)";
-  return v;
-}
 
 // ---- repeatability and invariance ----------------------------------------------
 
@@ -170,7 +31,7 @@ Comparison compare_rows(ScaleSession& s, ScaleOutput o, int set, const std::vect
   const std::vector<uint64_t> got = s.prints(set, o);
   const int64_t dim = s.scale_case().dim;
   Comparison cmp;
-  cmp.tensor = scale_output_name(o);
+  cmp.tensor = scale_output_name(s.scale_case(), o);
   cmp.dtype = s.scale_case().dtype;
   cmp.cols = dim;
   cmp.bitwise = true;
@@ -233,7 +94,7 @@ Verdict repeatable_at_scale(const Implementation& impl, const ScaleCase& c, cons
   for (int k = 1; k < runs && v.passed; ++k) {
     st = s.run(1, nullptr, 0, plan[size_t(k)]);
     if (!st.ok()) return failed_run(impl, s, c, "(run " + std::to_string(k + 1) + ")", st);
-    for (ScaleOutput out : {kOutOut, kOutGradRes, kOutGradY, kOutGradGate}) {
+    for (ScaleOutput out : every_output(c)) {
       Comparison cmp = s.compare(1, 0, out);
       cmp.got_side = "run " + std::to_string(k + 1);
       cmp.want_side = "run 1";
@@ -269,27 +130,29 @@ Verdict row_invariance_at_scale(const Implementation& impl, const ScaleCase& c, 
   const auto stress = schedule(c, o, int(plan.batches.size()) + 1, impl.device);
   Status st = s.run(0, nullptr, 0, stress[0]);
   if (!st.ok()) return failed_run(impl, s, c, "(full batch)", st);
-  std::vector<uint64_t> full[3];
-  for (int i = 0; i < 3; ++i) full[i] = s.prints(0, kRowOutputs[i]);
-  Comparison total[3];
-  int64_t rows_differ[3] = {0, 0, 0};
+  const std::vector<int> rowwise = c.op().outputs_of_kind(OutputKind::rowwise);
+  const size_t nr = rowwise.size();
+  std::vector<std::vector<uint64_t>> full(nr);
+  for (size_t i = 0; i < nr; ++i) full[i] = s.prints(0, rowwise[i]);
+  std::vector<Comparison> total(nr);
+  std::vector<int64_t> rows_differ(nr, 0);
   for (size_t bi = 0; bi < plan.batches.size(); ++bi) {
     const auto& b = plan.batches[bi];
     if (b.empty()) continue;
     st = s.run(1, &b, 0, stress[bi + 1]);
     if (!st.ok()) return failed_run(impl, s, c, "(batch " + std::to_string(bi) + ")", st);
-    for (int i = 0; i < 3; ++i) {
+    for (size_t i = 0; i < nr; ++i) {
       int64_t n = 0;
       const std::string where = "batch " + std::to_string(bi) + " (" + std::to_string(b.size()) + " rows, " +
                                 stress[bi + 1].describe() + ") vs full batch";
-      detail::merge_into(total[i], compare_rows(s, kRowOutputs[i], 1, full[i], b, where, &n));
+      detail::merge_into(total[i], compare_rows(s, rowwise[i], 1, full[i], b, where, &n));
       rows_differ[i] += n;
     }
   }
   const Movement mv = row_movement(shadow, plan);
   v.compared = mv.compared;
   std::ostringstream msg;
-  for (int i = 0; i < 3; ++i) {
+  for (size_t i = 0; i < nr; ++i) {
     if (total[i].ok()) continue;
     add_failure(v, total[i]);
     const Mismatch& m = total[i].first.front();
@@ -300,6 +163,57 @@ Verdict row_invariance_at_scale(const Implementation& impl, const ScaleCase& c, 
   if (!v.passed) v.message = head(impl, c) + "plan " + plan.kind + " with " + std::to_string(plan.batches.size()) + " batches: " + msg.str();
   vacuity(v, mv, plan, c, "rows");
   return v;
+}
+
+// One segment-sum output of a sub-batch against the full batch's, on the
+// gates whose rows all ran in it (`gates`), by fingerprint; evidence from the
+// first differing gates.
+Comparison compare_segments(ScaleSession& s, ScaleOutput o, const std::vector<uint64_t>& full,
+                            const std::vector<int64_t>& gates, const std::vector<std::vector<int64_t>>& by_gate,
+                            size_t bi, size_t batch_rows, const StressSetting& stress, int64_t* gates_differ) {
+  const ScaleCase& c = s.scale_case();
+  const std::string name = scale_output_name(c, o);
+  const std::vector<uint64_t> part = s.prints(1, o);
+  std::vector<int64_t> bad;
+  for (int64_t k : gates)
+    if (part[size_t(k)] != full[size_t(k)]) bad.push_back(k);
+  *gates_differ += int64_t(bad.size());
+  Comparison cmp;
+  cmp.tensor = name;
+  cmp.dtype = c.dtype;
+  cmp.cols = c.dim;
+  cmp.bitwise = true;
+  cmp.got_side = "sub-batch";
+  cmp.want_side = "full batch";
+  cmp.checked = int64_t(gates.size()) * c.dim;
+  if (bad.empty()) return cmp;
+  bad.resize(std::min(bad.size(), kEvidenceRows));
+  const HostTensor mine = s.fetch(1, o, bad), theirs = s.fetch(0, o, bad);
+  for (size_t i = 0; i < bad.size(); ++i)
+    for (int64_t col = 0; col < c.dim; ++col) {
+      const int64_t e = int64_t(i) * c.dim + col;
+      if (mine.bits(e) == theirs.bits(e)) continue;
+      ++cmp.failed;
+      const int64_t flat = bad[i] * c.dim + col;  // gates in the batch's order: keep the extent
+      cmp.first_bad = cmp.first_bad < 0 ? flat : std::min(cmp.first_bad, flat);
+      cmp.last_bad = std::max(cmp.last_bad, flat);
+      if (cmp.first.size() < kMaxMismatches) {
+        const size_t n = by_gate[size_t(bad[i])].size();
+        Mismatch m;
+        m.tensor = name;
+        m.row = bad[i];
+        m.col = col;
+        m.got_bits = mine.bits(e);
+        m.want_bits = theirs.bits(e);
+        m.got = mine.value(e);
+        m.want = theirs.value(e);
+        m.why = "gate " + std::to_string(bad[i]) + (n ? " (all its " + std::to_string(n) + " rows" : " (unused") +
+                " in batch " + std::to_string(bi) + " of " + std::to_string(batch_rows) + " rows, " + stress.describe() +
+                ") vs full batch";
+        cmp.first.push_back(m);
+      }
+    }
+  return cmp;
 }
 
 Verdict segment_invariance_at_scale(const Implementation& impl, const ScaleCase& c, const ScaleCheckOptions& o) {
@@ -314,9 +228,11 @@ Verdict segment_invariance_at_scale(const Implementation& impl, const ScaleCase&
   const auto stress = schedule(c, o, int(plan.batches.size()) + 1, impl.device);
   Status st = s.run(0, nullptr, 0, stress[0]);
   if (!st.ok()) return failed_run(impl, s, c, "(full batch)", st);
-  const std::vector<uint64_t> full = s.prints(0, kOutGradGate);
-  Comparison total;
-  int64_t gates_differ = 0;
+  const std::vector<int> sums = c.op().outputs_of_kind(OutputKind::segment_sum);
+  std::vector<std::vector<uint64_t>> full;
+  for (int out : sums) full.push_back(s.prints(0, out));
+  std::vector<Comparison> total(sums.size());
+  std::vector<int64_t> gates_differ(sums.size(), 0);
   for (size_t bi = 0; bi < plan.batches.size(); ++bi) {
     const auto& b = plan.batches[bi];
     std::vector<int64_t> gates = whole_segments(by_gate, shadow, b);
@@ -324,61 +240,23 @@ Verdict segment_invariance_at_scale(const Implementation& impl, const ScaleCase&
     gates.insert(gates.end(), unused.begin(), unused.end());  // +0 in both
     st = s.run(1, &b, 0, stress[bi + 1]);
     if (!st.ok()) return failed_run(impl, s, c, "(batch " + std::to_string(bi) + ")", st);
-    // grad_gate rows are gates: compare the whole-segment gates' fingerprints
-    const std::vector<uint64_t> part = s.prints(1, kOutGradGate);
-    std::vector<int64_t> bad;
-    for (int64_t k : gates)
-      if (part[size_t(k)] != full[size_t(k)]) bad.push_back(k);
-    gates_differ += int64_t(bad.size());
-    Comparison cmp;
-    cmp.tensor = "grad_gate";
-    cmp.dtype = c.dtype;
-    cmp.cols = c.dim;
-    cmp.bitwise = true;
-    cmp.got_side = "sub-batch";
-    cmp.want_side = "full batch";
-    cmp.checked = int64_t(gates.size()) * c.dim;
-    if (!bad.empty()) {
-      bad.resize(std::min(bad.size(), kEvidenceRows));
-      const HostTensor mine = s.fetch(1, kOutGradGate, bad), theirs = s.fetch(0, kOutGradGate, bad);
-      for (size_t i = 0; i < bad.size(); ++i)
-        for (int64_t col = 0; col < c.dim; ++col) {
-          const int64_t e = int64_t(i) * c.dim + col;
-          if (mine.bits(e) == theirs.bits(e)) continue;
-          ++cmp.failed;
-          const int64_t flat = bad[i] * c.dim + col;  // gates in the batch's order: keep the extent
-          cmp.first_bad = cmp.first_bad < 0 ? flat : std::min(cmp.first_bad, flat);
-          cmp.last_bad = std::max(cmp.last_bad, flat);
-          if (cmp.first.size() < kMaxMismatches) {
-            const size_t n = by_gate[size_t(bad[i])].size();
-            Mismatch m;
-            m.tensor = "grad_gate";
-            m.row = bad[i];
-            m.col = col;
-            m.got_bits = mine.bits(e);
-            m.want_bits = theirs.bits(e);
-            m.got = mine.value(e);
-            m.want = theirs.value(e);
-            m.why = "gate " + std::to_string(bad[i]) + (n ? " (all its " + std::to_string(n) + " rows" : " (unused") +
-                    " in batch " + std::to_string(bi) + " of " + std::to_string(b.size()) + " rows, " +
-                    stress[bi + 1].describe() + ") vs full batch";
-            cmp.first.push_back(m);
-          }
-        }
-    }
-    detail::merge_into(total, cmp);
+    // a segment sum's rows are gates: compare the whole-segment gates' fingerprints
+    for (size_t i = 0; i < sums.size(); ++i)
+      detail::merge_into(total[i], compare_segments(s, sums[i], full[i], gates, by_gate, bi, b.size(), stress[bi + 1],
+                                                    &gates_differ[i]));
   }
   const Movement mv = segment_movement(shadow, plan);
   v.compared = mv.compared;
-  if (!total.ok()) {
-    add_failure(v, total);
-    const Mismatch& m = total.first.front();
-    std::ostringstream msg;
-    msg << "grad_gate: " << gates_differ << " whole-segment gates differ from the full batch's, one at [" << m.row
-        << ", " << m.col << "]: sub-batch 0x" << std::hex << m.got_bits << " vs full batch 0x" << m.want_bits << std::dec
-        << " (" << m.why << ")";
-    v.message = head(impl, c) + "plan " + plan.kind + " with " + std::to_string(plan.batches.size()) + " batches: " + msg.str();
+  std::ostringstream msg;
+  for (size_t i = 0; i < sums.size(); ++i) {
+    if (total[i].ok()) continue;
+    add_failure(v, total[i]);
+    const Mismatch& m = total[i].first.front();
+    msg << (msg.tellp() > 0 ? "; " : "") << total[i].tensor << ": " << gates_differ[i]
+        << " whole-segment gates differ from the full batch's, one at [" << m.row << ", " << m.col << "]: sub-batch 0x"
+        << std::hex << m.got_bits << " vs full batch 0x" << m.want_bits << std::dec << " (" << m.why << ")";
   }
+  if (!v.passed) v.message = head(impl, c) + "plan " + plan.kind + " with " + std::to_string(plan.batches.size()) + " batches: " + msg.str();
   vacuity(v, mv, plan, c, "whole gate segments");
   return v;
 }
@@ -403,14 +281,14 @@ Verdict memory(MemoryCheck what, const Implementation& impl, const ScaleCase& c,
       for (auto& f : s.guards()) found.push_back(f);
   }
   if (two_sets)
-    for (ScaleOutput out : {kOutOut, kOutGradRes, kOutGradY, kOutGradGate}) {
+    for (ScaleOutput out : every_output(c)) {
       int64_t checked = 0;
       MemoryFinding f = s.unwritten(0, 1, out, &checked);
       v.compared += checked;
       if (f.count) found.push_back(f);
     }
   else
-    v.compared = 18;  // 5 inputs and 4 outputs, twice (as the small case counts)
+    v.compared = 2 * int64_t(c.op().inputs.size() + c.op().outputs.size());  // every tensor, twice (as the small case counts)
   for (const auto& f : found) {
     bool dup = false;
     for (const auto& g : v.memory) dup = dup || g.tensor == f.tensor;
@@ -430,17 +308,6 @@ Verdict memory(MemoryCheck what, const Implementation& impl, const ScaleCase& c,
 }  // namespace
 
 namespace checks {
-
-Verdict scale_accuracy(const Implementation& impl, const ScaleCase& c, const ScaleCheckOptions& o) {
-  const bool exact = c.spec.values == ScaleValues::exact;
-  if (exact)
-    if (const std::string why = exact_values_problem(c); !why.empty())
-      throw std::invalid_argument("accuracy at scale: " + why);
-  ScaleSession s(impl, c, 1, o.memory_bytes);
-  const Status st = s.run(0, nullptr);
-  if (!st.ok()) return failed_run(impl, s, c, "", st);
-  return exact ? accuracy_exact(impl, c, s) : accuracy_sampled(impl, c, s);
-}
 
 Verdict scale_repeatable(const Implementation& impl, const ScaleCase& c, const ScaleCheckOptions& o) {
   return repeatable_at_scale(impl, c, o);
@@ -473,6 +340,9 @@ Verdict check_scale_property(const std::string& property, const Implementation& 
   const PropertyInfo& p = property_info(property);
   if (!p.scale)
     throw std::invalid_argument("property '" + property + "' has no scale version (it runs on small cases only)");
+  if (impl.op != &c.op())
+    throw std::invalid_argument("property '" + property + "': a scale case of " + c.op().name + " given to " +
+                                impl.label() + ", an implementation of " + impl.op->name);
   if (const std::string why = case_shape_problem(*impl.op, c.rows, c.dim, c.gates); !why.empty())
     throw std::invalid_argument("property '" + property + "' needs valid input (" + describe(c) + "): " + why);
   Verdict v = p.scale(impl, c, o);

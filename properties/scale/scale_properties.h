@@ -1,16 +1,19 @@
-// The properties at scale, on a scale-tier case (case/scale_case.h) run in a
-// ScaleSession (harness/scale_session.h), so that nothing of the size of a
-// tensor is copied to the host:
-//  - accuracy: exact values are checked element for element, every element
-//    of every output, against the exact-by-construction result; rounding
-//    values against the float64 oracle on a stated sample (oracle_sampled.h):
-//    every element of the sampled rows (the first and last, those at the grid
-//    and offset edges, and random ones) and grad_gate of every gate they
-//    touch, summed over all of its rows, on all columns or a stated sample;
+// The properties at scale, on a scale-tier case of any op (case/scale_case.h)
+// run in a ScaleSession (harness/scale_session.h), so that nothing of the size
+// of a tensor is copied to the host. Each reads the op's outputs by kind, as
+// its small-case version does:
+//  - accuracy (scale_accuracy.cpp): exact values, where the op's oracle has
+//    them (gate_residual), element for element against the exact-by-
+//    construction result; rounding values against the op's sampled float64
+//    oracle (oracle_sampled.h): every element of the sampled rows' row outputs
+//    (the first and last, those at the grid and offset edges, and random
+//    ones), each segment sum of the gates they touch over all of its rows,
+//    and each sum over every row, on all columns or a stated sample;
 //  - repeatable: runs under scheduling stress (harness/scale_stress.h), each
 //    compared bit for bit with an unperturbed first run;
-//  - row_invariance, segment_invariance: the plan's batches, each run under a
-//    perturbation, compared with the whole batch by row fingerprints, with the
+//  - row_invariance (row-wise outputs), segment_invariance (segment sums):
+//    the plan's batches, each run under a perturbation, compared with the
+//    whole batch by row fingerprints, with the
 //    differing elements of the first differing rows as evidence;
 //  - inputs_untouched, full_write, no_oob_write: two runs under the two
 //    poisons, inputs checked against their generated values, canaries.

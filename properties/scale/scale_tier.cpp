@@ -9,6 +9,7 @@
 #include "../../case/fnv1a.h"
 #include "../../case/prng.h"
 #include "../../harness/scale/scale_backend.h"
+#include "../../oracles/op_oracles.h"
 #include "../generate/generators.h"
 
 namespace gatecheck {
@@ -78,10 +79,13 @@ int64_t gates_for(Prng& rng, const std::string& pattern, int64_t rows) {
   return std::max<int64_t>(1, std::min(g, std::max<int64_t>(rows, 1)));
 }
 
-ScaleValues values_for(Prng& rng, const PropertyInfo& p) {
+// (Exact values only where the op's oracle knows every output of them bit
+// for bit; the draw is made either way, so that the stream stays the same.)
+ScaleValues values_for(Prng& rng, const PropertyInfo& p, const OpSchema& op) {
   switch (p.scale_values) {
     case ScaleValuesWanted::exact_first: {
       const size_t i = pick_weighted(rng, {5, 3, 2});
+      if (i == 0 && !op_oracle(op).exact_at_scale) return ScaleValues::rounding;
       return i == 0 ? ScaleValues::exact : i == 1 ? ScaleValues::rounding : ScaleValues::cancelling;
     }
     case ScaleValuesWanted::rounding_sums:  // exact values would hide every order bug
@@ -102,13 +106,14 @@ std::string plan_for(Prng& rng, const PropertyInfo& p) {
 bool fits(const ScaleSpec& s, const ScaleLimits& l, int sets) {
   if (s.rows * s.dim > l.max_elements) return false;
   // the plan's largest batch may hold a few rows more than the case (repeat plans)
-  return scale_case_bytes(s.dtype, s.rows + 64, s.dim, s.gates, sets) <= l.memory_bytes;
+  return scale_case_bytes(*s.op, s.dtype, s.rows + 64, s.dim, s.gates, sets) <= l.memory_bytes;
 }
 
 // One draw of a rung; may not fit the limits (the caller draws again).
-ScaleSpec draw_rung(Prng& rng, int rung, const PropertyInfo& prop, const ScaleLimits& l) {
+ScaleSpec draw_rung(Prng& rng, int rung, const PropertyInfo& prop, const OpSchema& op, const ScaleLimits& l) {
   const bool gpu = l.device == Device::cuda;
   ScaleSpec s;
+  s.op = &op;
   static const std::vector<DType> dtypes = {DType::bf16, DType::f16, DType::f32};
   s.dtype = pick(rng, dtypes);
   std::vector<std::string> patterns = all_index_patterns();
@@ -213,6 +218,11 @@ ScaleLimits scale_limits(Device d, const ScaleOptions& o) {
 }
 
 ScaleSpec draw_scale_case(uint64_t seed, const std::string& property, int64_t index, const ScaleLimits& l) {
+  return draw_scale_case(gate_residual_schema(), seed, property, index, l);
+}
+
+ScaleSpec draw_scale_case(const OpSchema& op, uint64_t seed, const std::string& property, int64_t index,
+                          const ScaleLimits& l) {
   const PropertyInfo& p = property_info(property);
   Prng rng(seed ^ fnv1a("scale/" + property) ^ scale_mix(uint64_t(index) * 0x9e3779b97f4a7c15ull + 1));
   const bool gpu = l.device == Device::cuda;
@@ -231,11 +241,12 @@ ScaleSpec draw_scale_case(uint64_t seed, const std::string& property, int64_t in
   bool ok = false;
   for (int attempt = 0; attempt < 8 && !ok; ++attempt) {
     const bool open = index < int64_t(opening.size()) && attempt == 0;
-    s = draw_rung(rng, open ? opening[size_t(index)] : int(pick_weighted(rng, weights)), p, l);
+    s = draw_rung(rng, open ? opening[size_t(index)] : int(pick_weighted(rng, weights)), p, op, l);
     ok = fits(s, l, sets) || (s.dtype != DType::bf16 && (s.dtype = DType::bf16, fits(s, l, sets)));
   }
   if (!ok) {  // the smallest rung: 65,537 rows of one column
     s = ScaleSpec{};
+    s.op = &op;
     s.rows = 65537;
     s.dim = 1;
     s.gates = 3;
@@ -244,7 +255,7 @@ ScaleSpec draw_scale_case(uint64_t seed, const std::string& property, int64_t in
   }
   s.index_seed = rng.next();
   s.value_seed = rng.next();
-  s.values = values_for(rng, p);
+  s.values = values_for(rng, p, op);
   // A plan that moves rows (whole segments where the property compares
   // segment sums), as the small tier's generator guarantees: a vacuous case
   // would fail as one.
@@ -287,6 +298,10 @@ ScaleSpec draw_scale_case(uint64_t seed, const std::string& property, int64_t in
     s.frac_bits = pick(rng, frac);
     s.value_bound = exact_value_bound(s.dtype, s.frac_bits, longest_segment(make_scale_index(s), s.gates));
     if (s.value_bound == 0) s.values = ScaleValues::rounding;  // no exact values fit: round instead
+  }
+  if (!op.scalars.empty()) {  // a stream of their own: the draws above are the same for every op
+    Prng sr(rng.next() ^ 0x5ca1a75ull);
+    draw_scale_scalars(&s, sr);
   }
   return s;
 }

@@ -63,6 +63,10 @@ ScaleLimits scale_limits(Device d, const ScaleOptions& o);
 // elements (on a GPU with the memory; else the 65,535 x 256 edge) and a long
 // segment (on the CPU, cases 0 to 3: the grid's rows, wide rows, a long
 // segment, many gates); later ones take a rung by weight.
+// Cases of op (its tensors sized by role, its scalars drawn, exact values only
+// where its oracle has them); the first form is gate_residual's.
+ScaleSpec draw_scale_case(const OpSchema& op, uint64_t seed, const std::string& property, int64_t index,
+                          const ScaleLimits& l);
 ScaleSpec draw_scale_case(uint64_t seed, const std::string& property, int64_t index, const ScaleLimits& l);
 
 // The share rule for one implementation x property pair.

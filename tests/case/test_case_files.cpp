@@ -85,14 +85,15 @@ TEST(CaseFile, RmsnormModulateFilesWithTheirScaleTensorRoundTrip) {
     EXPECT_TRUE(g.c == f.c) << dtype_name(t);
     EXPECT_TRUE(case_from_snapshot(case_to_snapshot(f), "rms.snap").c == f.c) << dtype_name(t);
   }
-  // A scale spec (an object) names its op's scale files, which only gate_residual has.
+  // A scale spec (an object) makes it a scale file of rmsnorm_modulate: an
+  // empty one is refused, naming the spec's first missing field.
   nlohmann::json j = nlohmann::json::parse(case_to_json(CaseFile{make_case(op, DType::f32, 1, 1, 1)}));
   j["scale"] = nlohmann::json::object();
   try {
     case_from_json(j.dump(), "s.json");
-    ADD_FAILURE() << "a scale spec of rmsnorm_modulate was read";
+    ADD_FAILURE() << "an empty scale spec of rmsnorm_modulate was read";
   } catch (const CaseFileError& e) {
-    EXPECT_NE(std::string(e.what()).find("only gate_residual has scale files"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("s.json: missing field 'rows'"), std::string::npos) << e.what();
   }
 }
 
