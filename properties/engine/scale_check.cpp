@@ -125,13 +125,13 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
           spec = smallest->second;
           smallest.reset();  // should it not run (out of memory), the next ones are probed afresh
           tried = 0;
-        } else if (double(spec.rows * spec.dim) / cost_.rate(who, property_) > allowance - since(slot_t0)) {
+        } else if (double(scale_cost_units(spec.rows, spec.dim)) / cost_.rate(who, property_) > allowance - since(slot_t0)) {
           skip("estimated to take more than the share left");  // it would eat the next share
           if (tried < kScaleDrawsToFit && in_time) continue;
           r.nothing_fits = true;
           return r;
         }
-        estimate = double(spec.rows * spec.dim) / cost_.rate(who, property_, &source);
+        estimate = double(scale_cost_units(spec.rows, spec.dim)) / cost_.rate(who, property_, &source);
       }
       c = make_scale_case(spec);
     } catch (const std::invalid_argument& e) {  // a draw the ladder should never make
@@ -154,7 +154,7 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
     }
     if (stop()) return r;  // its call may have been cut short
     r.seconds = since(t0);
-    cost_.record(who, property_, c.elements(), r.seconds);
+    cost_.record(who, property_, scale_cost_units(c.rows, c.dim), r.seconds);
     r.estimate = estimate;
     r.rate_source = source;
     r.ran = true;

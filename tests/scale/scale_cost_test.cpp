@@ -55,3 +55,19 @@ TEST(ScaleAllowance, TheShareLeftAndNeverPastTheSlice) {
 
 }  // namespace
 }  // namespace gatecheck
+
+namespace gatecheck {
+namespace {
+// A tall, narrow case costs more than its elements alone say: a rate learned
+// from wide cases must not admit 16 million one-column rows as cheap.
+TEST(ScaleCost, RowsWeighOnTheirOwn) {
+  ScaleCostModel m;
+  m.record("cuda@cuda", "full_write", scale_cost_units(32768, 5376), 0.5);
+  const double wide = m.estimate_seconds("cuda@cuda", "full_write", scale_cost_units(32768, 5376));
+  const double tall = m.estimate_seconds("cuda@cuda", "full_write", scale_cost_units(16776960, 1));
+  EXPECT_NEAR(wide, 0.5, 1e-9);
+  EXPECT_GT(tall, 16776960.0 * 17 / (32768.0 * (5376 + 16)) * 0.5 * 0.99);
+  EXPECT_GT(tall, 16776960.0 / (32768.0 * 5376) * 0.5 * 10);  // ten times what elements alone predict
+}
+}  // namespace
+}  // namespace gatecheck
