@@ -30,7 +30,8 @@ namespace {
 
 constexpr unsigned long long kNoBadRow = ~0ull;
 constexpr int kTileThreads = 128;
-constexpr int kAhead = 4;  // rows of a tile whose loads the tile kernel issues at once
+constexpr int kAhead = 4;
+constexpr int kFoldAhead = 8;  // partials the fold loads at once  // rows of a tile whose loads the tile kernel issues at once
 constexpr int kMaxGridRows = 65535;  // blocks of the row kernels; more rows loop (grid-stride)
 
 struct Ptrs {
@@ -357,30 +358,53 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
         sh[e] = 0.0f;
         sc[e] = 0.0f;
       }
-      // kAhead rows' loads issued together, then summed in batch order.
-      for (int64_t pos = pos0; pos < pos1; pos += kAhead) {
-        int64_t rr[kAhead];
-        float rs[kAhead], xv[kAhead][V], gv[kAhead][V];
+      // A tile's rows kAhead at a time (twice that as raw 16-byte loads): every
+      // load of a step issued, then the rows summed in batch order.
+      constexpr int A = VEC ? 2 * kAhead : kAhead;
+      auto sum_row = [&](float rs, const float (&xv)[V], const float (&gv)[V]) {
 #pragma unroll
-        for (int q = 0; q < kAhead; ++q) rr[q] = pos + q < pos1 ? p.rows_sorted[pos + q] : -1;
+        for (int e = 0; e < V; ++e) {
+          const float d = __fmul_rn(gv[e], f[e]);
+          sh[e] = __fadd_rn(sh[e], gv[e]);
+          sc[e] = __fadd_rn(sc[e], __fmul_rn(gv[e], rn<T>(__fmul_rn(wv[e], __fmul_rn(rs, xv[e])))));
+          dw[e] = __fadd_rn(dw[e], __fmul_rn(__fmul_rn(d, xv[e]), rs));
+        }
+      };
+      for (int64_t pos = pos0; pos < pos1; pos += A) {
+        int64_t rr[A];
+        float rs[A];
 #pragma unroll
-        for (int q = 0; q < kAhead; ++q)
-          if (rr[q] >= 0) {
-            rs[q] = p.rstd[rr[q]];
-            load_chunk<T, VEC>(x, rr[q] * dim + c * V, n, xv[q]);
-            load_chunk<T, VEC>(g, rr[q] * dim + c * V, n, gv[q]);
-          }
+        for (int q = 0; q < A; ++q) rr[q] = pos + q < pos1 ? p.rows_sorted[pos + q] : -1;
+        if constexpr (VEC) {
+          uint4 kx[A], kg[A];
 #pragma unroll
-        for (int q = 0; q < kAhead; ++q)
-          if (rr[q] >= 0) {
-#pragma unroll
-            for (int e = 0; e < V; ++e) {
-              const float d = __fmul_rn(gv[q][e], f[e]);
-              sh[e] = __fadd_rn(sh[e], gv[q][e]);
-              sc[e] = __fadd_rn(sc[e], __fmul_rn(gv[q][e], rn<T>(__fmul_rn(wv[e], __fmul_rn(rs[q], xv[q][e])))));
-              dw[e] = __fadd_rn(dw[e], __fmul_rn(__fmul_rn(d, xv[q][e]), rs[q]));
+          for (int q = 0; q < A; ++q)
+            if (rr[q] >= 0) {
+              rs[q] = p.rstd[rr[q]];
+              kx[q] = load_raw(x, rr[q] * dim + c * V);
+              kg[q] = load_raw(g, rr[q] * dim + c * V);
             }
-          }
+#pragma unroll
+          for (int q = 0; q < A; ++q)
+            if (rr[q] >= 0) {
+              float xv[V], gv[V];
+              unpack<T>(kx[q], xv);
+              unpack<T>(kg[q], gv);
+              sum_row(rs[q], xv, gv);
+            }
+        } else {
+          float xv[A][V], gv[A][V];
+#pragma unroll
+          for (int q = 0; q < A; ++q)
+            if (rr[q] >= 0) {
+              rs[q] = p.rstd[rr[q]];
+              load_chunk<T, VEC>(x, rr[q] * dim + c * V, n, xv[q]);
+              load_chunk<T, VEC>(g, rr[q] * dim + c * V, n, gv[q]);
+            }
+#pragma unroll
+          for (int q = 0; q < A; ++q)
+            if (rr[q] >= 0) sum_row(rs[q], xv[q], gv[q]);
+        }
       }
       if (p.tiles[k] == 1) {
         store_chunk<T, VEC>(dshift, k * dim + c * V, n, sh);
@@ -401,7 +425,8 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
   }
 }
 
-// The partials folded in order: gates with several tiles, gates without rows
+// The partials folded in order (kFoldAhead loads issued at once, then added
+// in order): gates with several tiles, gates without rows
 // (zeros), and dweight (the last row of the grid).
 template <class T>
 __global__ void bwd_fold_kernel(Ptrs a, Plan p) {
@@ -414,17 +439,36 @@ __global__ void bwd_fold_kernel(Ptrs a, Plan p) {
     const int64_t k = e / dim, j = e - k * dim;
     if (k == gates) {
       float acc = 0.0f;
-      for (int64_t b = 0; b < groups; ++b) acc = __fadd_rn(acc, p.dw_part[b * dim + j]);
+      for (int64_t b0 = 0; b0 < groups; b0 += kFoldAhead) {
+        float v[kFoldAhead];
+#pragma unroll
+        for (int q = 0; q < kFoldAhead; ++q)
+          if (b0 + q < groups) v[q] = p.dw_part[(b0 + q) * dim + j];
+#pragma unroll
+        for (int q = 0; q < kFoldAhead; ++q)
+          if (b0 + q < groups) acc = __fadd_rn(acc, v[q]);
+      }
       dweight[j] = round_to<T>(acc);
       continue;
     }
     const int nt = p.tiles[k];
     if (nt == 1) continue;  // written by its tile
     float sh = 0.0f, sc = 0.0f;
-    for (int i = 0; i < nt; ++i) {
-      const int64_t slot = p.multi_start[k] + i;
-      sh = __fadd_rn(sh, p.seg_part[(2 * slot) * dim + j]);
-      sc = __fadd_rn(sc, p.seg_part[(2 * slot + 1) * dim + j]);
+    const float* part = p.seg_part + 2 * int64_t(p.multi_start[k]) * dim + j;
+    for (int i0 = 0; i0 < nt; i0 += kFoldAhead) {
+      float vh[kFoldAhead], vc[kFoldAhead];
+#pragma unroll
+      for (int q = 0; q < kFoldAhead; ++q)
+        if (i0 + q < nt) {
+          vh[q] = part[2 * int64_t(i0 + q) * dim];
+          vc[q] = part[(2 * int64_t(i0 + q) + 1) * dim];
+        }
+#pragma unroll
+      for (int q = 0; q < kFoldAhead; ++q)
+        if (i0 + q < nt) {
+          sh = __fadd_rn(sh, vh[q]);
+          sc = __fadd_rn(sc, vc[q]);
+        }
     }
     dshift[e] = round_to<T>(sh);
     dscale[e] = round_to<T>(sc);
