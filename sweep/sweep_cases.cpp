@@ -2,6 +2,7 @@
 // failed comparison. The prior art's data come from torch's generators; ours
 // from gatecheck's, with the same distributions and the same seed numbers,
 // so that every case is a spec a corpus file can hold and replay anywhere.
+#include "../properties/catalog/property_roles.h"
 #include "sweep_detail.h"
 
 #include "../case/case_json.h"
@@ -43,7 +44,7 @@ Case sweep_case(const CaseSpec& s) {
 using namespace sweep_detail;
 
 SweepReplay make_replay(const Subject& s, const SweepGrid& g, const SweepFailure& f) {
-  const bool acc = f.check == "accuracy" || f.check == "eager_exact";
+  const bool acc = judged_against_reference(f.check);
   CaseSpec spec = sweep_spec(g, f.full_rows, acc ? g.accuracy_dim : g.dim, f.seed);
   SweepReplay r;
   if (f.full_rows * spec.dim > kMaxCaseElements) {

@@ -10,6 +10,7 @@
 
 #include "../case/plan_movement.h"
 #include "../case/prng.h"
+#include "../properties/catalog/property_roles.h"
 #include "../properties/checks/properties.h"
 #include "sweep_detail.h"
 
@@ -86,7 +87,7 @@ SweepFailure row_failure(const char* check, const BatchRunner& r, const Rows& a,
                          int64_t row, const std::string& against, bool claimed, BatchPlan plan) {
   SweepFailure f;
   f.check = check;
-  f.property = "row_invariance";
+  f.property = invariance_property(OutputKind::rowwise).name;
   f.claimed = claimed;
   f.seed = seed;
   f.full_rows = r.cas().rows;
@@ -176,7 +177,7 @@ void all_rows(BatchRunner& r, const Subject& s, uint64_t seed, InvarianceResult*
       if (sink->count("params_repeatable")) {
         SweepFailure f;
         f.check = "params_repeatable";
-        f.property = "repeatable";
+        f.property = repeat_property().name;
         f.claimed = claimed;
         f.seed = seed;
         f.full_rows = c.rows;
@@ -315,10 +316,11 @@ void segments(const Case& c, const Subject& s, uint64_t seed, InvarianceResult* 
   if (v.passed) return;
   const bool claimed = breaks_claim(v, s.contract, c.dtype);
   note(&out->segments, claimed);
-  if (!sink->count("segment_invariance")) return;
+  const char* segments = invariance_property(OutputKind::segment_sum).name;
+  if (!sink->count(segments)) return;
   SweepFailure f;
-  f.check = "segment_invariance";
-  f.property = "segment_invariance";
+  f.check = segments;
+  f.property = segments;
   f.claimed = claimed;
   f.seed = seed;
   f.full_rows = c.rows;
