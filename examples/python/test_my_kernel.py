@@ -41,7 +41,9 @@ class GateResidual(torch.autograd.Function):
 
 
 def test_gate_residual(tmp_path):
-    report = gatecheck.check(GateResidual, seconds=5, corpus=tmp_path)
+    # 40 cases a property, whatever the machine's load: a short time budget on a busy
+    # machine can leave a property under the floor of cases, which is inconclusive, not a pass.
+    report = gatecheck.check(GateResidual, seconds=0, cases=40, corpus=tmp_path)
     print(report)  # the table; pytest shows it with -s, or when the test fails
     report.raise_on_failure()
     assert all(row.cases > 0 for row in report.rows)
