@@ -247,6 +247,25 @@ __global__ void __launch_bounds__(bounds_for(KEEP)) bwd_row_kernel(Ptrs a, float
         kx[i] = load_raw(x, row + (t0 + i * nt) * V);
         kg[i] = load_raw(g, row + (t0 + i * nt) * V);
       }
+    // f(c, n, x, g) on each of the thread's chunks in order: the kept ones from
+    // registers, the rest read again.
+    auto each_chunk = [&](auto&& f) {
+#pragma unroll
+      for (int i = 0; i < KEEP; ++i)
+        if (t0 + i * nt < nch) {
+          float xv[V], gv[V];
+          unpack<T>(kx[i], xv);
+          unpack<T>(kg[i], gv);
+          f(t0 + i * nt, V, xv, gv);
+        }
+      for (int64_t c = t0 + KEEP * nt; c < nch; c += nt) {
+        const int n = int(min64(V, dim - c * V));
+        float xv[V], gv[V];
+        load_chunk<T, VEC>(x, row + c * V, n, xv);
+        load_chunk<T, VEC>(g, row + c * V, n, gv);
+        f(c, n, xv, gv);
+      }
+    };
     // d = g * rn(1 + scale): the gradient through the modulation.
     auto d_of = [&](int64_t c, int n, const float (&gv)[V], float (&dv)[V]) {
       float sc[V];
@@ -266,21 +285,7 @@ __global__ void __launch_bounds__(bounds_for(KEEP)) bwd_row_kernel(Ptrs a, float
           cs = __fadd_rn(cs, __fmul_rn(__fmul_rn(wv[e], dv[e]), xv[e]));
         }
     };
-#pragma unroll
-    for (int i = 0; i < KEEP; ++i)
-      if (t0 + i * nt < nch) {
-        float xv[V], gv[V];
-        unpack<T>(kx[i], xv);
-        unpack<T>(kg[i], gv);
-        sums(t0 + i * nt, V, xv, gv);
-      }
-    for (int64_t c = t0 + KEEP * nt; c < nch; c += nt) {
-      const int n = int(min64(V, dim - c * V));
-      float xv[V], gv[V];
-      load_chunk<T, VEC>(x, row + c * V, n, xv);
-      load_chunk<T, VEC>(g, row + c * V, n, gv);
-      sums(c, n, xv, gv);
-    }
+    each_chunk(sums);
     const float2 tot = block_sum2(s, cs, sm);
     const float rstd = rstd_of(tot.x, dim, a.eps);
     const float k = __fdiv_rn(__fmul_rn(__fmul_rn(__fmul_rn(rstd, rstd), rstd), tot.y), float(dim));
@@ -293,21 +298,7 @@ __global__ void __launch_bounds__(bounds_for(KEEP)) bwd_row_kernel(Ptrs a, float
       for (int e = 0; e < V; ++e) o[e] = __fsub_rn(__fmul_rn(__fmul_rn(rstd, wv[e]), dv[e]), __fmul_rn(xv[e], k));
       store_chunk<T, VEC>(dx, row + c * V, n, o);
     };
-#pragma unroll
-    for (int i = 0; i < KEEP; ++i)
-      if (t0 + i * nt < nch) {
-        float xv[V], gv[V];
-        unpack<T>(kx[i], xv);
-        unpack<T>(kg[i], gv);
-        emit(t0 + i * nt, V, xv, gv);
-      }
-    for (int64_t c = t0 + KEEP * nt; c < nch; c += nt) {
-      const int n = int(min64(V, dim - c * V));
-      float xv[V], gv[V];
-      load_chunk<T, VEC>(x, row + c * V, n, xv);
-      load_chunk<T, VEC>(g, row + c * V, n, gv);
-      emit(c, n, xv, gv);
-    }
+    each_chunk(emit);
   }
 }
 
