@@ -5,13 +5,19 @@
 # $LIBFUZZER_A and -fsanitize-coverage=trace-cmp (features then come from
 # trace-cmp and the extra counters). nvcc objects are never instrumented.
 #   fuzz/build-libfuzzer.sh BUILD_DIR [TARGET...]
-# (default targets: fuzz_gate_residual fuzz_rmsnorm_modulate fuzz_corpus_file gatecheck-fuzz-tools)
+# (default targets: fuzz_gate_residual fuzz_rmsnorm_modulate fuzz_corpus_file gatecheck-fuzz-tools;
+# GATECHECK_JOBS build jobs, default all cores)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:?usage: fuzz/build-libfuzzer.sh BUILD_DIR [TARGET...]}
 shift
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(fuzz_gate_residual fuzz_rmsnorm_modulate fuzz_corpus_file gatecheck-fuzz-tools)
+# One build of BUILD_DIR at a time: tests and campaigns that share it may ask
+# at once (the second then finds it up to date).
+mkdir -p "$build"
+exec 9>"$build/.build-libfuzzer.lock"
+flock 9
 if [ ! -f "$build/CMakeCache.txt" ]; then
   common=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGATECHECK_TESTS=OFF -DGATECHECK_WITH_TORCH=OFF)
   if command -v clang++-14 >/dev/null; then
@@ -29,4 +35,4 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   fi
 fi
 cmake "$build" >/dev/null  # re-run the configure step: a copied tree may carry older timestamps
-cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >&2
+cmake --build "$build" -j "${GATECHECK_JOBS:-$(nproc)}" --target "${targets[@]}" >&2
