@@ -178,9 +178,9 @@ void prepare_parallel_calls(int jobs) {
   // results do not depend on that pool's size: torch-eager's ops are
   // elementwise, index_select and a serial index_add_. So each worker gets
   // its share of the cores, one thread at least.
-  static const int initial = torch_eager_intra_op_threads();
+  // (0: LibTorch's own count. Before LibTorch is loaded this loads nothing.)
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  torch_eager_set_intra_op_threads(jobs <= 1 ? initial : std::max(1, int(cores) / jobs));
+  torch_eager_set_intra_op_threads(jobs <= 1 ? 0 : std::max(1, int(cores) / jobs));
 #else
   (void)jobs;
 #endif

@@ -139,13 +139,6 @@ constexpr uint32_t kCpu = 1u << GATECHECK_CPU, kCuda = 1u << GATECHECK_CUDA;
 
 }  // namespace
 
-std::string libtorch_version() { return TORCH_VERSION; }
-
-int torch_eager_intra_op_threads() { return at::get_num_threads(); }
-void torch_eager_set_intra_op_threads(int n) {
-  if (n > 0 && n != at::get_num_threads()) at::set_num_threads(n);
-}
-
 const gatecheck_plugin* torch_eager_plugin(Device d) {
   static const gatecheck_plugin cpu = {GATECHECK_ABI_VERSION, "torch-eager", kCpu,
                                        abi_forward<kCpu>, abi_backward<kCpu>, Abi::last_error};

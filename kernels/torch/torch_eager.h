@@ -2,7 +2,9 @@
 //   out = res + gate.index_select(0, idx) * y, gradients by autograd.
 // It is the baseline the prior art measured (diffusers' formulation). This
 // header does not include torch: only torch_eager.cpp does, so LibTorch's
-// compile cost stays in one translation unit.
+// compile cost stays in one translation unit. A process reaches these
+// functions through torch_eager_loader.cpp, which loads the LibTorch module
+// (libgatecheck_torch_eager.so) at the first call, and throws when it cannot.
 #pragma once
 
 #include <string>
@@ -24,9 +26,10 @@ namespace gatecheck {
 // no c10::cuda stream API).
 const gatecheck_plugin* torch_eager_plugin(Device d);
 
-// LibTorch's intra-op thread count (at::get_num_threads / set_num_threads):
-// process-wide; every thread that runs an op afterwards uses it.
-int torch_eager_intra_op_threads();
+// Sets LibTorch's intra-op thread count (at::set_num_threads; n <= 0: the
+// count LibTorch started with): process-wide; every thread that runs an op
+// afterwards uses it. Before LibTorch is loaded it is kept for the load, and
+// loads nothing.
 void torch_eager_set_intra_op_threads(int n);
 
 // The LibTorch this was built against, e.g. "1.13.0". Its numerics differ
