@@ -50,8 +50,8 @@ run host4 0 --impl host --seed 5 --seconds 0 --cases 20 --max-rows 200 --max-dim
 grep -q "4 jobs" "$work/host4.log" || fail "the header does not say 4 jobs"
 same "$work/host1.json" "$work/host4.json"
 
-run broken1 1 --impl "plugin:$plugin" --seed 5 --seconds 0 --cases 60 --max-rows 200 --max-dim 40 --jobs 1
-run broken4 1 --impl "plugin:$plugin" --seed 5 --seconds 0 --cases 60 --max-rows 200 --max-dim 40 --jobs 4
+run broken1 1 --impl "plugin:$plugin" --seed 5 --seconds 0 --cases 30 --max-rows 200 --max-dim 40 --jobs 1
+run broken4 1 --impl "plugin:$plugin" --seed 5 --seconds 0 --cases 30 --max-rows 200 --max-dim 40 --jobs 4
 same "$work/broken1.json" "$work/broken4.json"
 python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results']; sys.exit(0 if any('failure' in x for x in r) else 1)" \
   "$work/broken4.json" || fail "the broken plugin's failure is not in the JSON: this proves nothing"
