@@ -119,8 +119,8 @@ Status run_in_child(const std::function<void(int)>& child, double timeout_second
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
                                            std::chrono::duration<double>(timeout_seconds));
-  auto ms_left = [&] {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+  auto ms_left = [&] {  // rounded up: poll must not give up before the deadline
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now()).count();
     return left > 0 ? int(std::min<long long>(left, 1 << 30)) : 0;
   };
   bool timed_out = false, eof = false;
