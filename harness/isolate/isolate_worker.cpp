@@ -66,7 +66,8 @@ bool send_all(int fd, const void* p, size_t n) {
 int recv_all(int fd, void* p, size_t n, std::chrono::steady_clock::time_point deadline) {
   auto* b = static_cast<uint8_t*>(p);
   while (n > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    // (rounded up: poll must not give up before the deadline)
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) return -1;
     pollfd pfd{fd, POLLIN, 0};
     const int pr = ::poll(&pfd, 1, int(std::min<long long>(left, 1 << 30)));
