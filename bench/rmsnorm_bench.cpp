@@ -49,11 +49,7 @@ int run(int argc, char** argv) {
   app.add_option("--gates", gates_s, "comma list of gate counts, or 'rows' for one gate per row");
   app.add_option("--dtypes", dtypes_s, "comma list of bf16, f16, f32");
   app.add_option("--reps", reps, "timed runs per figure (median)")->check(CLI::PositiveNumber);
-  int fwd_batch = kRmsFwdBatchDefault;
-  app.add_option("--fwd-batch", fwd_batch, "chunks whose w, shift and scale the forward loads at once (0, 2, 4)")
-      ->check(CLI::IsMember({0, 2, 4}));
   CLI11_PARSE(app, argc, argv);
-  rmsnorm_modulate_cuda_set_fwd_batch(fwd_batch);
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::fprintf(stderr, "gatecheck-rmsnorm-bench: no CUDA device\n");

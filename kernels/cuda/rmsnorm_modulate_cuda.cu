@@ -162,7 +162,7 @@ __device__ __forceinline__ uint4 load_raw(const T* p, int64_t j0) {
 // not (up to 1,024 threads a row).
 constexpr int bounds_for(int keep) { return keep > 0 ? 256 : 1024; }
 
-template <class T, bool VEC, int KEEP, int BATCH>
+template <class T, bool VEC, int KEEP>
 __global__ void __launch_bounds__(bounds_for(KEEP)) fwd_kernel(Ptrs a) {
   static_assert(VEC || KEEP == 0, "chunks are kept only where they load as 16 bytes");
   if (*a.bad != kNoBadRow) return;
@@ -196,69 +196,28 @@ __global__ void __launch_bounds__(bounds_for(KEEP)) fwd_kernel(Ptrs a) {
       for (int e = 0; e < V; ++e)
         if (e < n) s = __fadd_rn(s, __fmul_rn(v[e], v[e]));
     }
-    const int64_t tb = gate * dim;
-    // The kept chunks' w, shift and scale, BATCH chunks at a time, every load
-    // of a batch issued before its first store (a store in between keeps the
-    // compiler from hoisting them); the first batch's before the reduction,
-    // whose barriers it then overlaps. BATCH 0: each chunk's as it is written.
-    constexpr int B = KEEP < BATCH ? KEEP : BATCH;
-    uint4 bw[B > 0 ? B : 1], bsh[B > 0 ? B : 1], bsc[B > 0 ? B : 1];
-    auto fetch = [&](int i0) {
-#pragma unroll
-      for (int b = 0; b < B; ++b) {
-        const int64_t c = t0 + (i0 + b) * nt;
-        if (i0 + b < KEEP && c < nch) {
-          bw[b] = load_raw(w, c * V);
-          bsh[b] = load_raw(shift, tb + c * V);
-          bsc[b] = load_raw(scale, tb + c * V);
-        }
-      }
-    };
-    if (B > 0) fetch(0);
     const float rstd = rstd_of(block_sum2(s, 0.0f, sm).x, dim, a.eps);
-    auto out_of = [&](const float (&xv)[V], const float (&wv)[V], const float (&sh)[V], const float (&sc)[V],
-                      float (&o)[V]) {
+    const int64_t tb = gate * dim;
+    auto emit = [&](int64_t c, int n, const float (&xv)[V]) {
+      float wv[V], sh[V], sc[V], o[V];
+      load_chunk<T, VEC>(w, c * V, n, wv);
+      load_chunk<T, VEC>(shift, tb + c * V, n, sh);
+      load_chunk<T, VEC>(scale, tb + c * V, n, sc);
 #pragma unroll
       for (int e = 0; e < V; ++e) {
         const float nn = rn<T>(__fmul_rn(wv[e], __fmul_rn(rstd, xv[e])));
         const float f = rn<T>(__fadd_rn(1.0f, sc[e]));
         o[e] = __fadd_rn(rn<T>(__fmul_rn(nn, f)), sh[e]);
       }
-    };
-#pragma unroll
-    for (int i0 = 0; B > 0 && i0 < KEEP; i0 += (B > 0 ? B : 1)) {
-      if (i0 > 0) fetch(i0);
-#pragma unroll
-      for (int b = 0; b < B; ++b) {
-        const int64_t c = t0 + (i0 + b) * nt;
-        if (i0 + b < KEEP && c < nch) {
-          float xv[V], wv[V], sh[V], sc[V], o[V];
-          unpack<T>(kept[i0 + b], xv);
-          unpack<T>(bw[b], wv);
-          unpack<T>(bsh[b], sh);
-          unpack<T>(bsc[b], sc);
-          out_of(xv, wv, sh, sc, o);
-          store_chunk<T, VEC>(out, row + c * V, V, o);
-        }
-      }
-    }
-    auto emit = [&](int64_t c, int n, const float (&xv)[V]) {
-      float wv[V], sh[V], sc[V], o[V];
-      load_chunk<T, VEC>(w, c * V, n, wv);
-      load_chunk<T, VEC>(shift, tb + c * V, n, sh);
-      load_chunk<T, VEC>(scale, tb + c * V, n, sc);
-      out_of(xv, wv, sh, sc, o);
       store_chunk<T, VEC>(out, row + c * V, n, o);
     };
-    if constexpr (B == 0) {
 #pragma unroll
-      for (int i = 0; i < KEEP; ++i)
-        if (t0 + i * nt < nch) {
-          float xv[V];
-          unpack<T>(kept[i], xv);
-          emit(t0 + i * nt, V, xv);
-        }
-    }
+    for (int i = 0; i < KEEP; ++i)
+      if (t0 + i * nt < nch) {
+        float xv[V];
+        unpack<T>(kept[i], xv);
+        emit(t0 + i * nt, V, xv);
+      }
     for (int64_t c = t0 + KEEP * nt; c < nch; c += nt) {
       const int n = int(min64(V, dim - c * V));
       float xv[V];
@@ -727,22 +686,14 @@ RowPath row_path(bool vec, int threads) {
   return !vec ? RowPath::element : threads <= bounds_for(kRmsChunksPerThread) ? RowPath::kept : RowPath::vector;
 }
 
-std::atomic<int> fwd_batch{kRmsFwdBatchDefault};
-
 template <class T>
 void launch_fwd(const Ptrs& a, bool vec, cudaStream_t s) {
   const int threads = rms_row_threads(a.dim, VecOf<T>::value);
   const int blocks = int(a.rows < kMaxGridRows ? a.rows : kMaxGridRows);
   switch (row_path(vec, threads)) {
-    case RowPath::kept:
-      switch (fwd_batch.load()) {
-        case 0: fwd_kernel<T, true, kRmsChunksPerThread, 0><<<blocks, threads, 0, s>>>(a); break;
-        case 2: fwd_kernel<T, true, kRmsChunksPerThread, 2><<<blocks, threads, 0, s>>>(a); break;
-        default: fwd_kernel<T, true, kRmsChunksPerThread, 4><<<blocks, threads, 0, s>>>(a); break;
-      }
-      break;
-    case RowPath::vector: fwd_kernel<T, true, 0, 0><<<blocks, threads, 0, s>>>(a); break;
-    case RowPath::element: fwd_kernel<T, false, 0, 0><<<blocks, threads, 0, s>>>(a); break;
+    case RowPath::kept: fwd_kernel<T, true, kRmsChunksPerThread><<<blocks, threads, 0, s>>>(a); break;
+    case RowPath::vector: fwd_kernel<T, true, 0><<<blocks, threads, 0, s>>>(a); break;
+    case RowPath::element: fwd_kernel<T, false, 0><<<blocks, threads, 0, s>>>(a); break;
   }
 }
 
@@ -879,10 +830,6 @@ Status run_typed(const OpCall& c, unsigned long long* bad, void* scratch) {
 }  // namespace
 
 void rmsnorm_modulate_cuda_set_bwd_kernels(RmsBwdKernels k) { bwd_kernels.store(k); }
-
-void rmsnorm_modulate_cuda_set_fwd_batch(int chunks) {
-  fwd_batch.store(chunks <= 0 ? 0 : chunks <= 2 ? 2 : 4);
-}
 
 int64_t rmsnorm_modulate_cuda_bwd_scratch_bytes(int64_t rows, int64_t dim, int64_t gates) {
   Carve cv;

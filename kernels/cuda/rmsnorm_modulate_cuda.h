@@ -27,12 +27,6 @@ Status rmsnorm_modulate_cuda_run(const OpCall& c, unsigned long long* bad_row, v
 enum class RmsBwdKernels { automatic, two_pass };
 void rmsnorm_modulate_cuda_set_bwd_kernels(RmsBwdKernels k);
 
-// The forward's kept-row path loads each chunk's w, shift and scale in
-// batches of this many chunks before writing them (0: each as it is written;
-// 2 or 4): a knob for the benchmark, the same bits either way. Process-wide.
-constexpr int kRmsFwdBatchDefault = 4;
-void rmsnorm_modulate_cuda_set_fwd_batch(int chunks);
-
 // Bytes of scratch a backward of this problem takes at most.
 int64_t rmsnorm_modulate_cuda_bwd_scratch_bytes(int64_t rows, int64_t dim, int64_t gates);
 
