@@ -430,6 +430,8 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
 // flight meanwhile. Same sums in the same order as the two-pass kernels: the
 // same bits.
 
+constexpr int kMetaRows = 256;  // rows of the plan the one-pass kernel holds in shared memory
+
 __device__ __forceinline__ int64_t tile_first_pos(const Plan& p, int64_t gates, int64_t t) {
   int64_t lo = 0, hi = gates;  // gate k: the last with tile_start[k] <= t
   while (lo < hi) {
@@ -446,6 +448,7 @@ __global__ void __launch_bounds__(MAXT) bwd_fused_kernel(Ptrs a, Plan p) {
   constexpr int V = VecOf<T>::value;
   __shared__ uint4 sx[MAXT], sg[MAXT];
   __shared__ float2 red[32];
+  __shared__ int srow[kMetaRows], skey[kMetaRows], stile[kMetaRows];
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
   const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
   T *dx = static_cast<T*>(a.dx), *dshift = static_cast<T*>(a.dshift), *dscale = static_cast<T*>(a.dscale);
@@ -457,16 +460,6 @@ __global__ void __launch_bounds__(MAXT) bwd_fused_kernel(Ptrs a, Plan p) {
   for (int64_t grp = blockIdx.x; grp * p.tiles_per_group < ntiles; grp += gridDim.x) {
     const int64_t t0 = grp * p.tiles_per_group, t1 = min64(ntiles, t0 + p.tiles_per_group);
     const int64_t P0 = tile_first_pos(p, a.gates, t0), P1 = t1 < ntiles ? tile_first_pos(p, a.gates, t1) : a.rows;
-    uint4 cx = make_uint4(0, 0, 0, 0), cg = cx, nx = cx, ng = cx;
-    auto load_row = [&](int64_t pos, uint4& lx, uint4& lg) {
-      if (pos < P1 && mine) {
-        const int64_t at = int64_t(p.rows_sorted[pos]) * dim + int64_t(c) * V;
-        lx = load_raw(x, at);
-        lg = load_raw(g, at);
-      }
-    };
-    load_row(P0, cx, cg);
-    load_row(P0 + 1, nx, ng);
     float f[V], sh[V], sc[V], dw[V];
 #pragma unroll
     for (int e = 0; e < V; ++e) dw[e] = sh[e] = sc[e] = f[e] = 0.0f;
@@ -485,69 +478,93 @@ __global__ void __launch_bounds__(MAXT) bwd_fused_kernel(Ptrs a, Plan p) {
         }
       }
     };
-    for (int64_t pos = P0; pos < P1; ++pos) {
-      const int64_t kk = p.keys_sorted[pos], tt = (pos - p.seg_start[kk]) / kRmsSegTileRows;
-      if (kk != k || tt != ti) {  // a new tile
-        flush();
-        k = kk;
-        ti = tt;
+    // The plan's rows kMetaRows at a time in shared memory: each row's
+    // address, gate and tile are then at hand when its loads are issued two
+    // rows ahead (read from global memory, they chained three latencies a row).
+    for (int64_t base = P0; base < P1; base += kMetaRows) {
+      const int m = int(min64(kMetaRows, P1 - base));
+      __syncthreads();  // the previous rows are done with the plan's slice
+      for (int i = c; i < m; i += blockDim.x) {
+        const int key = p.keys_sorted[base + i];
+        srow[i] = p.rows_sorted[base + i];
+        skey[i] = key;
+        stile[i] = int((base + i - p.seg_start[key]) / kRmsSegTileRows);
+      }
+      __syncthreads();
+      uint4 cx = make_uint4(0, 0, 0, 0), cg = cx, nx = cx, ng = cx;
+      auto load_row = [&](int i, uint4& lx, uint4& lg) {
+        if (i < m && mine) {
+          const int64_t at = int64_t(srow[i]) * dim + int64_t(c) * V;
+          lx = load_raw(x, at);
+          lg = load_raw(g, at);
+        }
+      };
+      load_row(0, cx, cg);
+      load_row(1, nx, ng);
+      for (int i = 0; i < m; ++i) {
+        const int64_t kk = skey[i], tt = stile[i];
+        if (kk != k || tt != ti) {  // a new tile
+          flush();
+          k = kk;
+          ti = tt;
+          if (mine) {
+            load_chunk<T, true>(scale, k * dim + int64_t(c) * V, V, f);
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+              f[e] = rn<T>(__fadd_rn(1.0f, f[e]));
+              sh[e] = 0.0f;
+              sc[e] = 0.0f;
+            }
+          }
+        }
         if (mine) {
-          load_chunk<T, true>(scale, k * dim + int64_t(c) * V, V, f);
+          sx[c] = cx;
+          sg[c] = cg;
+        }
+        __syncthreads();
+        if (c < nt) {  // partial c: chunks c, c + nt, ... (the row kernel's thread c)
+          float s = 0.0f, cs = 0.0f;
+          for (int64_t q = c; q < nch; q += nt) {
+            float xv[V], gv[V], wq[V], fq[V];
+            unpack<T>(sx[q], xv);
+            unpack<T>(sg[q], gv);
+            load_chunk<T, true>(w, q * V, V, wq);
+            load_chunk<T, true>(scale, k * dim + q * V, V, fq);
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+              const float d = __fmul_rn(gv[e], rn<T>(__fadd_rn(1.0f, fq[e])));
+              s = __fadd_rn(s, __fmul_rn(xv[e], xv[e]));
+              cs = __fadd_rn(cs, __fmul_rn(__fmul_rn(wq[e], d), xv[e]));
+            }
+          }
+          s = warp_tree(s);
+          cs = warp_tree(cs);
+          if (lane == 0) red[warp] = make_float2(s, cs);
+        }
+        __syncthreads();
+        const float2 v = lane < (nt >> 5) ? red[lane] : make_float2(0.0f, 0.0f);
+        const float tx = warp_tree(v.x), ty = warp_tree(v.y);
+        const float rstd = rstd_of(tx, dim, a.eps);
+        const float kq = __fdiv_rn(__fmul_rn(__fmul_rn(__fmul_rn(rstd, rstd), rstd), ty), float(dim));
+        if (mine) {
+          float xv[V], gv[V], wv[V], o[V];
+          unpack<T>(cx, xv);
+          unpack<T>(cg, gv);
+          unpack<T>(wraw, wv);
 #pragma unroll
           for (int e = 0; e < V; ++e) {
-            f[e] = rn<T>(__fadd_rn(1.0f, f[e]));
-            sh[e] = 0.0f;
-            sc[e] = 0.0f;
+            const float d = __fmul_rn(gv[e], f[e]);
+            o[e] = __fsub_rn(__fmul_rn(__fmul_rn(rstd, wv[e]), d), __fmul_rn(xv[e], kq));
+            sh[e] = __fadd_rn(sh[e], gv[e]);
+            sc[e] = __fadd_rn(sc[e], __fmul_rn(gv[e], rn<T>(__fmul_rn(wv[e], __fmul_rn(rstd, xv[e])))));
+            dw[e] = __fadd_rn(dw[e], __fmul_rn(__fmul_rn(d, xv[e]), rstd));
           }
+          store_chunk<T, true>(dx, int64_t(srow[i]) * dim + int64_t(c) * V, V, o);
         }
+        cx = nx;
+        cg = ng;
+        load_row(i + 2, nx, ng);
       }
-      if (mine) {
-        sx[c] = cx;
-        sg[c] = cg;
-      }
-      __syncthreads();
-      if (c < nt) {  // partial c: chunks c, c + nt, ... (the row kernel's thread c)
-        float s = 0.0f, cs = 0.0f;
-        for (int64_t q = c; q < nch; q += nt) {
-          float xv[V], gv[V], wq[V], fq[V];
-          unpack<T>(sx[q], xv);
-          unpack<T>(sg[q], gv);
-          load_chunk<T, true>(w, q * V, V, wq);
-          load_chunk<T, true>(scale, k * dim + q * V, V, fq);
-#pragma unroll
-          for (int e = 0; e < V; ++e) {
-            const float d = __fmul_rn(gv[e], rn<T>(__fadd_rn(1.0f, fq[e])));
-            s = __fadd_rn(s, __fmul_rn(xv[e], xv[e]));
-            cs = __fadd_rn(cs, __fmul_rn(__fmul_rn(wq[e], d), xv[e]));
-          }
-        }
-        s = warp_tree(s);
-        cs = warp_tree(cs);
-        if (lane == 0) red[warp] = make_float2(s, cs);
-      }
-      __syncthreads();
-      const float2 v = lane < (nt >> 5) ? red[lane] : make_float2(0.0f, 0.0f);
-      const float tx = warp_tree(v.x), ty = warp_tree(v.y);
-      const float rstd = rstd_of(tx, dim, a.eps);
-      const float kq = __fdiv_rn(__fmul_rn(__fmul_rn(__fmul_rn(rstd, rstd), rstd), ty), float(dim));
-      if (mine) {
-        float xv[V], gv[V], wv[V], o[V];
-        unpack<T>(cx, xv);
-        unpack<T>(cg, gv);
-        unpack<T>(wraw, wv);
-#pragma unroll
-        for (int e = 0; e < V; ++e) {
-          const float d = __fmul_rn(gv[e], f[e]);
-          o[e] = __fsub_rn(__fmul_rn(__fmul_rn(rstd, wv[e]), d), __fmul_rn(xv[e], kq));
-          sh[e] = __fadd_rn(sh[e], gv[e]);
-          sc[e] = __fadd_rn(sc[e], __fmul_rn(gv[e], rn<T>(__fmul_rn(wv[e], __fmul_rn(rstd, xv[e])))));
-          dw[e] = __fadd_rn(dw[e], __fmul_rn(__fmul_rn(d, xv[e]), rstd));
-        }
-        store_chunk<T, true>(dx, int64_t(p.rows_sorted[pos]) * dim + int64_t(c) * V, V, o);
-      }
-      cx = nx;
-      cg = ng;
-      load_row(pos + 2, nx, ng);
     }
     flush();
     if (mine)
