@@ -39,7 +39,9 @@
 // infinities occur, else the infinity that occurs; a zero sum is +0.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "exact_sum.h"
 #include "gate_residual_dtype.h"
@@ -140,6 +142,104 @@ struct BinnedSum {
       const uint64_t n = (w[3] >> (16 + 16 * f)) & 0xffffu;
       special |= uint32_t(n < kBinnedMaxCount ? n : kBinnedMaxCount) << (8 * f);
     }
+  }
+};
+
+
+// x + y rounded toward zero (the device's __dadd_rz; on the host from the
+// round-to-nearest sum and its exact error, TwoSum).
+GC_HD double binned_dadd_rz(double x, double y) {
+#ifdef __CUDA_ARCH__
+  return __dadd_rz(x, y);
+#else
+  const double s = x + y, bb = s - x, err = (x - (s - bb)) + (y - bb);
+  if ((s > 0 && err < 0) || (s < 0 && err > 0)) return std::nextafter(s, 0.0);
+  return s;
+#endif
+}
+
+// 2^e as a double, for normal e.
+GC_HD double binned_pow2(int e) {
+  const uint64_t b = uint64_t(e + 1023) << 52;
+#ifdef __CUDA_ARCH__
+  return __longlong_as_double((long long)b);
+#else
+  double d;
+  std::memcpy(&d, &b, sizeof d);
+  return d;
+#endif
+}
+
+// The same state, accumulated in fp64 for a GPU's hot loop: the fp64 pipe
+// does the work (about 13 fp64 operations a term) beside the integer one
+// (about 6), where BinnedSum::add_bits takes about 40 integer operations.
+// A term's three shares are taken from |t| exactly: q = RZ(r + C) - C with
+// C = 2^52 * (the bin's unit) is r's part at or above that unit (r is below
+// 2^32 units, so r + C stays in C's binade, where the spacing is one unit),
+// and r - q passes on exactly. Each digit is kept as a value, the signed sum
+// of its shares: exact while it stays below 2^53 units, that is for up to
+// 2^21 terms (a tile has at most 256). to_words gives BinnedSum's words for
+// the same terms (binned_sum_test checks the two on the host, where
+// binned_dadd_rz emulates the device's rounding).
+struct BinnedFp64Sum {
+  static constexpr int kMaxTerms = 1 << 21;
+  double s0, s1, s2;  // bins I, I-1, I-2: signed sums of shares, as values
+  double c0;          // 2^52 units of bin I
+  uint32_t top, special;
+
+  GC_HD static double c_of(uint32_t top) { return binned_pow2(52 + kBinBits * int(top) - 149); }
+  GC_HD void clear() {
+    s0 = s1 = s2 = 0.0;
+    top = 0;
+    special = 0;
+    c0 = c_of(0);
+  }
+  GC_HD void raise_top(uint32_t t) {
+    const uint32_t s = t - top;
+    s2 = s == 1 ? s1 : s == 2 ? s0 : 0.0;
+    s1 = s == 1 ? s0 : 0.0;
+    s0 = 0.0;
+    top = t;
+    c0 = c_of(t);
+  }
+  GC_HD void add_special(uint32_t u) {
+    const int field = (u & 0x7fffffu) ? 0 : (u >> 31) ? 16 : 8;
+    if (((special >> field) & 0xffu) < kBinnedMaxCount) special += 1u << field;
+  }
+  GC_HD void add(float t) {
+    const uint32_t u = float_bits(t);
+    const uint32_t e = (u >> 23) & 0xffu;
+    const uint32_t hb = ((e ? e - 1 : 0) >> 5) + 1;  // the term's top bin, as BinnedSum
+    if (e == 0xffu || hb > top) {
+      if (e == 0xffu) {
+        add_special(u);
+        return;
+      }
+      raise_top(hb);
+    }
+    const double a = std::fabs(double(t));  // exact
+    const double c1 = c0 * 0x1p-32, c2 = c0 * 0x1p-64;
+    const double q0 = binned_dadd_rz(a, c0) - c0, r1 = a - q0;
+    const double q1 = binned_dadd_rz(r1, c1) - c1, r2 = r1 - q1;
+    const double q2 = binned_dadd_rz(r2, c2) - c2;
+    const double sg = (u >> 31) ? -1.0 : 1.0;
+    s0 = std::fma(sg, q0, s0);  // exact: multiples of the bin's unit, below 2^53 of them
+    s1 = std::fma(sg, q1, s1);
+    s2 = std::fma(sg, q2, s2);
+  }
+  // BinnedSum's words: each digit in units of its bin (an exact integer).
+  GC_HD void to_words(uint64_t* w) const {
+    BinnedSum b;
+    b.top = top;
+    b.special = special;
+    b.d0 = digit(s0, 0);
+    b.d1 = digit(s1, 1);
+    b.d2 = digit(s2, 2);
+    b.to_words(w);
+  }
+  GC_HD int64_t digit(double s, int k) const {
+    const int bin = int(top) - k;
+    return bin < -1 ? 0 : int64_t(s * binned_pow2(149 - kBinBits * bin));
   }
 };
 

@@ -495,14 +495,20 @@ struct BinnedOut {
 };
 
 // The reproducible mode's tile kernel: today's per-thread tile kernel with
-// binned sums, 4 rows of loads in flight (its 7 registers a column leave no
-// room for 8 at 16 bytes).
+// binned sums (10 registers a column). At most 8 bytes of columns a thread
+// unless the tuning asks for 16 (8 bf16 columns would take 80 registers of
+// sums), with 8 rows of loads in flight (4 at 16 bytes).
 template <class T, int N>
 void launch_binned_tiles(const gatecheck_problem& p, const BwdArgs<T>& a, int64_t tiles, cudaStream_t s) {
+  constexpr int U = N * int(sizeof(T)) <= 8 ? 8 : 4;
   const int64_t vecs = p.dim / N;
   const int threads = threads_for(vecs);
   const dim3 grid(unsigned(tiles), grid_y_for(vecs, threads));
-  launch_after(bwd_tile_kernel<T, N, 4, BinnedTileSum<T, N>>, grid, dim3(threads), 0, s, a);
+  launch_after(bwd_tile_kernel<T, N, U, BinnedTileSum<T, N>>, grid, dim3(threads), 0, s, a);
+}
+int binned_width(int elem, const gatecheck_problem& p, int max_bytes, int sm_count) {
+  const int w = bwd_width(elem, p, max_bytes, sm_count);
+  return gate_residual_cuda_tuning().bwd_vector_bytes ? w : std::max(elem, std::min(w, 8));
 }
 
 template <class T>
@@ -611,7 +617,8 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
 
   const int bytes = bwd_width(elem, p, max_bytes, w.sm_count);
   if (binned) {  // the plan's tiles, binned sums, and their fold per gate
-    dispatch_width<T>(bytes, [&](auto n) { launch_binned_tiles<T, decltype(n)::value>(p, a, L.tile_bound, s); });
+    dispatch_width<T>(binned_width(elem, p, max_bytes, w.sm_count),
+                      [&](auto n) { launch_binned_tiles<T, decltype(n)::value>(p, a, L.tile_bound, s); });
     BinnedFoldArgs<T> f{tiles,   plan + p.gates, a.tile_states, binned->state, static_cast<T*>(binned->grad_gate),
                         p.dim,   w.status,       w.epoch,       index,         p.gates,
                         w.report_dev};

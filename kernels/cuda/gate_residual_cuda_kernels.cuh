@@ -139,10 +139,12 @@ __device__ __forceinline__ void store_tile_sum(const BwdArgs<T>& a, const TileDe
 // same kernel, with the same loads and stores):
 // - Fp32TileSum: today's fp32 sums in row order from +0, stored as the tile's
 //   partial (or grad_gate for a gate's only tile);
-// - BinnedTileSum: binned_sum.h's exact register state per column, stored as
-//   the tile's state (every tile, by tile index), folded per gate by
-//   binned_fold_kernel. It may run without grad_y (a partial for the split
-//   exchange): then neither the gate nor grad_y is touched.
+// - BinnedTileSum: binned_sum.h's exact state per column in registers
+//   (BinnedFp64Sum: the shares taken and summed on the fp64 pipe, no
+//   atomics, no run-time register index), stored as the tile's state (every
+//   tile, by tile index), folded per gate by binned_fold_kernel. It may run
+//   without grad_y (a partial for the split exchange): then neither the gate
+//   nor grad_y is touched.
 template <class T, int N>
 struct Fp32TileSum {
   static constexpr bool kMayOmitGradY = false;
@@ -159,8 +161,9 @@ struct Fp32TileSum {
 
 template <class T, int N>
 struct BinnedTileSum {
+  static_assert(kGradGateTileRows <= BinnedFp64Sum::kMaxTerms, "a tile's digits stay exact in fp64");
   static constexpr bool kMayOmitGradY = true;
-  BinnedSum acc[N];
+  BinnedFp64Sum acc[N];
   __device__ __forceinline__ void clear() {
 #pragma unroll
     for (int j = 0; j < N; ++j) acc[j].clear();

@@ -264,6 +264,45 @@ TEST(BinnedSum, SpecialTerms) {
   EXPECT_EQ(binned_f32(raw), 0x7fc00000u);
 }
 
+// The GPU tile's fp64 accumulator gives the integer accumulator's words: for
+// tiles of up to 256 terms (wide, subnormal, extreme and special terms, tops
+// rising mid-tile), and for the tiles' states combined.
+TEST(BinnedSum, Fp64TileAccumulatorGivesTheSameWords) {
+  std::mt19937_64 rng(31);
+  const float specials[] = {INFINITY, -INFINITY, NAN, 0.0f, -0.0f, std::ldexp(1.0f, -149), -std::ldexp(1.5f, -140),
+                            std::ldexp(1.99f, 127), -std::ldexp(1.0f, 127), std::ldexp(1.0f, -126)};
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::vector<float> t;
+    const int n = 1 + int(rng() % 256);
+    const int lo = -149 + int(rng() % 200), hi = std::min(127, lo + int(rng() % 120));
+    for (int i = 0; i < n; ++i)
+      t.push_back(rng() % 16 == 0 ? specials[rng() % 10] : std::ldexp(random_term(rng, 0, 0), lo + int(rng() % size_t(hi - lo + 1))));
+    BinnedFp64Sum f;
+    f.clear();
+    for (float x : t) f.add(x);
+    State w(kBinnedWords);
+    f.to_words(w.data());
+    ASSERT_EQ(w, binned_partial(t)) << "trial " << trial;
+  }
+  // a planted mistake: rounding to nearest instead of toward zero must differ
+  int differ = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    BinnedFp64Sum f;
+    f.clear();
+    std::vector<float> t;
+    for (int i = 0; i < 50; ++i) t.push_back(random_term(rng, -60, 20));
+    for (float x : t) f.add(x);
+    // the nearest-rounding split of the top digit's shares
+    double s0 = 0;
+    for (float x : t) {
+      const double a = std::fabs(double(x)), q = (a + f.c0) - f.c0;
+      s0 += x < 0 ? -q : q;
+    }
+    differ += s0 != f.s0;
+  }
+  EXPECT_GT(differ, 0);
+}
+
 // The all-reduce's steps on words: MAX of the top bins, each state aligned to
 // it (binned_align), then an integer SUM of every word but the top bin's:
 // the same words as the combine.
