@@ -256,11 +256,24 @@ TEST(SplitCuda, CostAgainstTodaysBackward) {
                 "state alone (the exchange's partial) %.3f ms\n",
                 (long long)rows, (long long)dim, (long long)gates, today, repro, repro / today,
                 rows > 32768 ? 1.15 : 1.10, copy, today / copy, repro / copy, partial);
-    // The timed calls computed: the reproducible grad_gate is host-repro's.
-    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     std::vector<uint8_t> want(size_t(gates * dim * 2));
     gate_residual_repro_finalize(c.problem(Device::cpu), host_state(c).data(), want.data());
+    // The timed calls computed: the reproducible grad_gate is host-repro's.
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     EXPECT_EQ(down<uint8_t>(grad_gate_repro, want.size()), want);
+    // The tile kernel's other column widths (the automatic choice takes 8
+    // bytes), for the record, each checked too.
+    for (int vec : {4, 16}) {
+      gate_residual_cuda_tuning().bwd_vector_bytes = vec;
+      cudaMemsetAsync(grad_gate_repro, 0, want.size(), s);
+      const float t = time_ms(s, 20, [&] {
+        gate_residual_bwd_cuda_binned(p, g, gate, index, y, grad_res, grad_gate_repro, grad_y, nullptr);
+      });
+      gate_residual_cuda_tuning().bwd_vector_bytes = 0;
+      std::printf("  reproducible backward with %d-byte columns a thread: %.3f ms = %.3fx today's\n", vec, t, t / today);
+      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+      EXPECT_EQ(down<uint8_t>(grad_gate_repro, want.size()), want) << vec << "-byte columns";
+    }
     // The combine of 64 ranks' states on the device.
     auto* states = static_cast<uint64_t*>(d.zeros(words * 8 * 64));
     for (int k = 0; k < 64; ++k) cudaMemcpyAsync(states + k * words, state, words * 8, cudaMemcpyDeviceToDevice, s);
