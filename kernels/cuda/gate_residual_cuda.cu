@@ -495,20 +495,65 @@ struct BinnedOut {
 };
 
 // The reproducible mode's tile kernel: today's per-thread tile kernel with
-// binned sums (10 registers a column). At most 8 bytes of columns a thread
-// unless the tuning asks for 16 (8 bf16 columns would take 80 registers of
-// sums), with 8 rows of loads in flight (4 at 16 bytes).
+// binned sums (10 registers a column), 8 rows of loads in flight at up to 8
+// bytes of columns a thread, 4 at 16 bytes.
+template <class T, int N>
+constexpr auto binned_tile_kernel = bwd_tile_kernel<T, N, (N * int(sizeof(T)) <= 8 ? 8 : 4), BinnedTileSum<T, N>>;
+
 template <class T, int N>
 void launch_binned_tiles(const gatecheck_problem& p, const BwdArgs<T>& a, int64_t tiles, cudaStream_t s) {
-  constexpr int U = N * int(sizeof(T)) <= 8 ? 8 : 4;
   const int64_t vecs = p.dim / N;
   const int threads = threads_for(vecs);
   const dim3 grid(unsigned(tiles), grid_y_for(vecs, threads));
-  launch_after(bwd_tile_kernel<T, N, U, BinnedTileSum<T, N>>, grid, dim3(threads), 0, s, a);
+  launch_after(binned_tile_kernel<T, N>, grid, dim3(threads), 0, s, a);
 }
-int binned_width(int elem, const gatecheck_problem& p, int max_bytes, int sm_count) {
-  const int w = bwd_width(elem, p, max_bytes, sm_count);
-  return gate_residual_cuda_tuning().bwd_vector_bytes ? w : std::max(elem, std::min(w, 8));
+
+// Blocks of the binned tile kernel of `threads` threads resident on an SM of
+// the current device, asked once per device, width and block size.
+template <class T, int N>
+int binned_blocks_per_sm(int threads) {
+  static std::mutex m;
+  static std::map<std::pair<int, int>, int> known;
+  int dev = 0, n = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return 1;
+  std::lock_guard<std::mutex> lock(m);
+  const auto it = known.find({dev, threads});
+  if (it != known.end()) return it->second;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, binned_tile_kernel<T, N>, threads, 0) != cudaSuccess || n < 1)
+    n = 1;
+  known[{dev, threads}] = n;
+  return n;
+}
+
+// The binned tile kernel's width: 8 bytes of columns a thread (its sums take
+// 10 registers a column: 8 bf16 columns need 150 registers), or 16 where
+// that is aligned and its grid ends in fewer waves of resident blocks for
+// the same bytes: with few, long tiles the 8-byte grid's last wave can leave
+// most SMs idle (bf16 32768 x 3072, 32 gates: 384 blocks for 264 slots at 8
+// bytes, 256 for 264 at 16). A wave moves about (blocks an SM holds) x
+// threads x width bytes of each row; the estimate takes rows / gates rows a
+// gate. The tuning's vec= overrides it.
+template <class T>
+int binned_width(const gatecheck_problem& p, int max_bytes, int sm_count) {
+  const int elem = int(sizeof(T));
+  if (gate_residual_cuda_tuning().bwd_vector_bytes)
+    return std::max(elem, std::min(gate_residual_cuda_tuning().bwd_vector_bytes, max_bytes));
+  const int narrow = std::max(elem, std::min(max_bytes, 8));
+  if (max_bytes < 16) return narrow;
+  const int64_t per_gate = std::max<int64_t>(p.rows / std::max<int64_t>(p.gates, 1), 1);
+  const int64_t tiles = p.gates * ((per_gate + kGradGateTileRows - 1) / kGradGateTileRows);
+  auto cost = [&](auto n) {
+    constexpr int N = decltype(n)::value;
+    const int64_t vecs = p.dim / N;
+    const int threads = threads_for(vecs);
+    const int64_t blocks = tiles * ((vecs + threads - 1) / threads);
+    const int64_t per_sm = binned_blocks_per_sm<T, N>(threads);
+    const int64_t waves = (blocks + per_sm * sm_count - 1) / (per_sm * sm_count);
+    return double(waves) * double(per_sm) * threads * N;
+  };
+  const double c8 = cost(std::integral_constant<int, 8 / int(sizeof(T))>{});
+  const double c16 = cost(std::integral_constant<int, 16 / int(sizeof(T))>{});
+  return c16 < c8 ? 16 : narrow;
 }
 
 template <class T>
@@ -617,7 +662,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
 
   const int bytes = bwd_width(elem, p, max_bytes, w.sm_count);
   if (binned) {  // the plan's tiles, binned sums, and their fold per gate
-    dispatch_width<T>(binned_width(elem, p, max_bytes, w.sm_count),
+    dispatch_width<T>(binned_width<T>(p, max_bytes, w.sm_count),
                       [&](auto n) { launch_binned_tiles<T, decltype(n)::value>(p, a, L.tile_bound, s); });
     BinnedFoldArgs<T> f{tiles,   plan + p.gates, a.tile_states, binned->state, static_cast<T*>(binned->grad_gate),
                         p.dim,   w.status,       w.epoch,       index,         p.gates,
