@@ -668,7 +668,8 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
                         p.dim,   w.status,       w.epoch,       index,         p.gates,
                         w.report_dev};
     const int ft = threads_for(p.dim);
-    launch_after(binned_fold_kernel<T>, dim3(unsigned(p.gates), grid_y_for(p.dim, ft)), dim3(ft), 0, s, f);
+    launch_after(binned_fold_kernel<T>, dim3(unsigned(std::max<int64_t>(p.gates, 1)), grid_y_for(p.dim, ft)), dim3(ft),
+                 0, s, f);
     return cudaGetLastError();
   }
   // Long tiles (few gates) on a short problem: the copy pipeline where rows

@@ -477,6 +477,7 @@ __global__ void __launch_bounds__(256) binned_fold_kernel(BinnedFoldArgs<T> a) {
     return;
   }
   const int64_t k = blockIdx.x, total = a.totals->tiles;
+  if (k >= a.gates) return;  // (a grid of one block where there are no gates)
   int64_t lo = 0, hi = total;  // the gate's first tile: the first whose gate is >= k
   while (lo < hi) {
     const int64_t mid = (lo + hi) / 2;
