@@ -171,8 +171,9 @@ GC_HD double binned_pow2(int e) {
 }
 
 // The same state, accumulated in fp64 for a GPU's hot loop: the fp64 pipe
-// does the work (about 13 fp64 operations a term) beside the integer one
-// (about 6), where BinnedSum::add_bits takes about 40 integer operations.
+// does the work (11 fp64 operations and a conversion a term) beside the
+// integer one (about 8), where BinnedSum::add_bits takes about 40 integer
+// operations.
 // A term's three shares are taken from |t| exactly: q = RZ(r + C) - C with
 // C = 2^52 * (the bin's unit) is r's part at or above that unit (r is below
 // 2^32 units, so r + C stays in C's binade, where the spacing is one unit),
@@ -218,7 +219,12 @@ struct BinnedFp64Sum {
       raise_top(hb);
     }
     const double a = std::fabs(double(t));  // exact
+#ifdef __CUDA_ARCH__  // c0 / 2^32 and / 2^64 by the exponent field (the integer pipe has room)
+    const int h0 = __double2hiint(c0);
+    const double c1 = __hiloint2double(h0 - (kBinBits << 20), 0), c2 = __hiloint2double(h0 - (2 * kBinBits << 20), 0);
+#else
     const double c1 = c0 * 0x1p-32, c2 = c0 * 0x1p-64;
+#endif
     const double q0 = binned_dadd_rz(a, c0) - c0, r1 = a - q0;
     const double q1 = binned_dadd_rz(r1, c1) - c1, r2 = r1 - q1;
     const double q2 = binned_dadd_rz(r2, c2) - c2;
