@@ -85,7 +85,7 @@ TEST(SplitCuda, PartialStateEqualsTheHosts) {
     int64_t rows, dim, gates;
   };
   for (Shape sh : {Shape{1000, 37, 5}, Shape{3000, 64, 3}, Shape{700, 24, 700}, Shape{9000, 40, 2000},
-                   Shape{20000, 16, 9}, Shape{5, 3, 8}})
+                   Shape{20000, 16, 9}, Shape{12000, 8, 3000}, Shape{5, 3, 8}})
     for (DType t : {DType::bf16, DType::f16, DType::f32})
       for (const char* values : {"normal", "order_sensitive", "subnormal", "near_overflow", "nan_inf", "mixed_magnitude"}) {
         Case c = drawn(t, sh.rows, sh.dim, sh.gates, values, 3);
@@ -97,6 +97,24 @@ TEST(SplitCuda, PartialStateEqualsTheHosts) {
                                                      d.put(c.input("y")), state).ok());
         EXPECT_EQ(down<uint64_t>(state, host.size()), host) << describe(c);
       }
+}
+
+// Each plan path forced (the CUB sort, the counting plan): the same words.
+TEST(SplitCuda, EveryPlanPathGivesTheSameState) {
+  GATECHECK_REQUIRE_GPU();
+  for (int plan : {1, 2})
+    for (DType t : {DType::bf16, DType::f32}) {
+      Case c = drawn(t, 3000, 64, 3, "mixed_magnitude", 4);
+      const std::vector<uint64_t> host = host_state(c);
+      OnDevice d;
+      uint64_t* state = static_cast<uint64_t*>(d.zeros(host.size() * 8));
+      gate_residual_cuda_tuning().bwd_plan = plan;
+      const Status st = gate_residual_repro_partial_cuda(c.problem(Device::cuda), d.put(c.input("grad_out")),
+                                                         d.put(c.index), d.put(c.input("y")), state);
+      gate_residual_cuda_tuning().bwd_plan = 0;
+      ASSERT_TRUE(st.ok()) << st.message;
+      EXPECT_EQ(down<uint64_t>(state, host.size()), host) << "plan=" << plan << " " << describe(c);
+    }
 }
 
 // Every index pattern: the one-call backward's grad_gate equals host-repro's
