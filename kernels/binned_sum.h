@@ -34,8 +34,8 @@
 // n * 2^-32 * max|term| of the exact sum before its one rounding to nearest
 // even (inside Higham's fp32 bound gamma_(n-1) * sum|terms| for n >= 2, and
 // exact for one term). Not correctly rounded in general: it is the correctly
-// rounded sum of the kept shares, which is the exact sum's whenever no term
-// lies more than 32 bits below the top bin. NaN if any term is NaN or both
+// rounded sum of the kept shares, which is the exact sum's whenever every
+// term keeps all its bits (e.g. no |term| below 2^-40 of the largest). NaN if any term is NaN or both
 // infinities occur, else the infinity that occurs; a zero sum is +0.
 #pragma once
 
