@@ -217,6 +217,27 @@ TEST(BinnedSum, CorrectlyRoundedWhenNothingFallsOutOfTheWindow) {
   }
 }
 
+// ... and whenever no |term| is below 2^-40 of the largest, however the sum
+// cancels: the exact sum (exact_sum.h) rounded once, in every format.
+TEST(BinnedSum, CorrectlyRoundedWithin40BitsOfTheLargest) {
+  std::mt19937_64 rng(13);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int top = -100 + int(rng() % 220);
+    std::vector<float> t;
+    State exact(kExactSumWords, 0);
+    for (int i = 0, n = 1 + int(rng() % 300); i < n; ++i) {
+      t.push_back(random_term(rng, top - 39, top));
+      exact_sum_add(exact.data(), t.back());
+      exact_sum_normalise(exact.data());
+    }
+    if (rng() % 2) t.push_back(-t[0]), exact_sum_add(exact.data(), -t[0]), exact_sum_normalise(exact.data());
+    const State w = binned_partial(t);
+    ASSERT_EQ(binned_f32(w), float_bits(exact_sum_finish<float>(exact.data()))) << "trial " << trial;
+    ASSERT_EQ(float_bits(to_float(binned_finish_words<bf16_t>(w.data()))),
+              float_bits(to_float(exact_sum_finish<bf16_t>(exact.data()))));
+  }
+}
+
 // Within the oracle's bound (Higham's gamma_(n-1) * sum|t| plus half an ulp)
 // however wide the terms.
 TEST(BinnedSum, WithinHighamsBound) {
