@@ -28,7 +28,12 @@ int float_input_of(const OpSchema& op, const char* name) {
 
 // The plain output as the op lays it out for c's shape.
 HostTensor plain_output_for(const Case& c) {
-  const OpOutput& o = c.op->outputs[size_t(c.op->output_index(plain_part(*c.op).output))];
+  const char* name = plain_part(*c.op).output;
+  const int k = c.op->output_index(name ? name : "");
+  if (k < 0)
+    throw std::invalid_argument(std::string(c.op->name) + "'s plain part names output '" + (name ? name : "") +
+                                "', not one of its outputs (" + c.op->output_list() + ")");
+  const OpOutput& o = c.op->outputs[size_t(k)];
   return HostTensor(c.dtype, role_rows(o.role, c.rows, c.gates), role_cols(o.role, c.dim));
 }
 

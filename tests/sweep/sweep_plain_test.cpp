@@ -37,6 +37,25 @@ TEST(SweepPlain, ThePlainCaseSetsShiftToMinusZeroAndScaleToZero) {
   }
 }
 
+// Each op's plain part names its own tensors and scalars, which it sets and
+// passes to its library op (rmsnorm_modulate has one; gate_residual none).
+TEST(SweepPlain, EveryPlainPartNamesItsOwnTensors) {
+  int parts = 0;
+  for (const OpSchema* op : op_schemas()) {
+    const PlainPart& pp = op->plain;
+    if (!pp.field) continue;
+    ++parts;
+    EXPECT_TRUE(pp.library_op && pp.library_name && pp.exact && *pp.exact) << op->name;
+    for (const auto& [name, v] : pp.set) EXPECT_GE(op->float_input(name), 0) << op->name << " sets " << name;
+    for (const char* name : pp.args) EXPECT_GE(op->float_input(name), 0) << op->name << " passes " << name;
+    for (const char* name : pp.scalar_args) EXPECT_GE(op->scalar_index(name), 0) << op->name << " passes " << name;
+    ASSERT_GE(op->output_index(pp.output ? pp.output : ""), 0) << op->name;
+    EXPECT_EQ(op->outputs[size_t(op->output_index(pp.output))].pass, Pass::forward) << op->name;
+  }
+  EXPECT_GE(parts, 1);
+  EXPECT_EQ(std::string(rmsnorm_modulate_schema().plain.field), "plain_bitwise_vs_nn_rmsnorm");
+}
+
 TEST(SweepPlain, TheComparatorCountsEveryElementWhoseBitsDiffer) {
   const HostTensor want = exact_plain(exact_case(DType::bf16, 4, 9, 2));
   PlainAt same = compare_plain(want, want);
