@@ -1,7 +1,7 @@
 // The library ops that ops' plain parts are compared with (OpSchema::plain:
 // rmsnorm_modulate's RMSNorm against nn.RMSNorm, as RL-Kernel's operator
 // report does), run by the LibTorch this build links. This header does not
-// include torch: only torch_plain_op.cpp does.
+// include torch: only its op's unit does (rms_norm: rmsnorm_modulate_torch_eager.cpp).
 #pragma once
 
 #include <cstdint>

@@ -11,8 +11,12 @@
 #include "properties/catalog/contract.h"
 #include "sweep/sweep_plain.h"
 
+// The CUDA build of this file (GC_PLAIN_DEVICE=cuda) names its suite apart.
 #ifndef GC_PLAIN_DEVICE
 #define GC_PLAIN_DEVICE cpu
+#define GC_PLAIN_SUITE SweepPlainRmsNorm
+#else
+#define GC_PLAIN_SUITE SweepPlainRmsNormCuda
 #endif
 
 namespace gatecheck {
@@ -29,7 +33,7 @@ constexpr Device kDevice = Device::GC_PLAIN_DEVICE;
   const PlainReference ref = libtorch_plain_reference(plain, kDevice);                             \
   if (!ref.unavailable.empty()) GTEST_SKIP() << "no reference: " << ref.unavailable
 
-TEST(SweepPlainRmsNorm, TheLibraryGivesTheExactPlainPart) {
+TEST(GC_PLAIN_SUITE, TheLibraryGivesTheExactPlainPart) {
   for (DType t : {DType::f32, DType::f16, DType::bf16})
     for (int64_t dim : {1, 37, 1031, 5376}) {
       const Case p = plain_case(exact_case(t, 7, dim, uint64_t(dim) + 1));
@@ -40,7 +44,7 @@ TEST(SweepPlainRmsNorm, TheLibraryGivesTheExactPlainPart) {
     }
 }
 
-TEST(SweepPlainRmsNorm, OneBitOffIsCaught) {
+TEST(GC_PLAIN_SUITE, OneBitOffIsCaught) {
   const Case p = plain_case(exact_case(DType::bf16, 3, 64, 9));
   REFERENCE_OR_SKIP(ref, p);
   HostTensor got = ref.out;
@@ -51,7 +55,7 @@ TEST(SweepPlainRmsNorm, OneBitOffIsCaught) {
   EXPECT_EQ(a.at_col, 6);
 }
 
-TEST(SweepPlainRmsNorm, AnImplementationsPlainPartMatchesIt) {
+TEST(GC_PLAIN_SUITE, AnImplementationsPlainPartMatchesIt) {
   const char* impl = kDevice == Device::cuda ? "cuda" : "host";
   for (DType t : {DType::f32, DType::bf16}) {
     const Case p = plain_case(exact_case(t, 9, 1031, 4));
