@@ -189,6 +189,8 @@ void print_summary(std::ostream& os, const json& r, const OpSchema& op) {
   if (op.prior_art_operator_report)
     for (const char* v : {"rows_batch_invariant", "repeat_bitwise_equal"})
       row(v, [&](const json& e) { return value_at(e, {"operator_report", v}).dump(); });
+  if (op.prior_art_operator_report && op.plain.field)
+    row(op.plain.field, [&](const json& e) { return value_at(e, {"operator_report", op.plain.field}).dump(); });
   // Errors: the summed outputs' (rows the seed report's key), or with an
   // operator report every gradient's, and their largest error in ulps.
   std::vector<SeedField> shown;
@@ -223,6 +225,27 @@ void print_summary(std::ostream& os, const json& r, const OpSchema& op) {
     if (const json& err = value_at(plain[i], {"gatecheck", "error"}); err.is_string())
       os << "\n" << i << ": stopped by an error on valid input (every check it did not finish fails): "
          << err.get<std::string>() << "\n";
+  // The plain part against its library op: why not computed, or where it differs.
+  if (op.prior_art_operator_report && op.plain.field) {
+    const std::string f = op.plain.field;
+    for (const auto& i : impls) {
+      const json& v = value_at(plain[i], {"operator_report", f});
+      const json& note = value_at(plain[i], {"operator_report", f + "_note"});
+      if (v.is_null() && note.is_string()) os << "\n" << i << ": " << f << " not computed: " << note.get<std::string>() << "\n";
+      if (!v.is_boolean()) continue;
+      os << "\n" << i << ": " << f << " " << v.dump() << ": " << (note.is_string() ? note.get<std::string>() : "")
+         << "\n";
+      for (const json& at : value_at(plain[i], {"operator_report", f + "_by_size"})) {
+        os << "  " << at.value("case", "") << ": " << value_at(at, {"differ"}).dump() << " of "
+           << value_at(at, {"elements"}).dump() << " elements differ";
+        const json& d = value_at(at, {"first_differ"});
+        if (d.is_object())
+          os << ", first [" << d.value("row", -1) << ", " << d.value("col", -1) << "] bits " << d.value("bits", "")
+             << " vs the library's " << d.value("library_bits", "") << " (" << d.value("why", "") << ")";
+        os << "\n";
+      }
+    }
+  }
   for (const auto& i : impls) {
     const json& fs = value_at(plain[i], {"gatecheck", "failures"});
     if (!fs.is_array() || fs.empty()) continue;

@@ -78,6 +78,41 @@ GC_HD uint32_t fp32_bits_of(uint64_t kept, int q) {
   const uint64_t m = hb > 23 ? kept >> (hb - 23) : kept << (23 - hb);
   return (uint32_t(e + 127) << 23) | uint32_t(m & 0x7fffffu);
 }
+// L (five limbs, two's complement, units of 2^-149; its magnitude below
+// 2^319) rounded once to nearest even to a format (see
+// exact_sum_round_fp32_bits), as fp32 bits. L is overwritten.
+GC_HD uint32_t round_limbs_fp32_bits(uint64_t* L, int precision, int emin, int emax) {
+  const bool neg = (L[4] >> 63) != 0;
+  if (neg) {  // magnitude: two's complement negation
+    uint64_t carry = 1;
+    for (int i = 0; i < 5; ++i) {
+      L[i] = ~L[i] + carry;
+      carry = carry && L[i] == 0;
+    }
+  }
+  int h = -1;  // the highest set bit of the magnitude (units of 2^-149)
+  for (int i = 4; i >= 0 && h < 0; --i)
+    if (L[i]) h = 64 * i + highest_bit(L[i]);
+  if (h < 0) return 0;  // an exact zero is +0
+  const int e = h - 149;  // the value is in [2^e, 2^(e+1))
+  const int q = (e > emin ? e : emin) - (precision - 1);  // the quantum at that exponent
+  const int shift = q + 149;                              // bits below the quantum
+  // shift >= 0: q is at least fp32's subnormal quantum 2^-149 for every format here.
+  auto bit = [&](int b) { return (L[b / 64] >> (b % 64)) & 1u; };
+  uint64_t kept = 0;  // at most precision + 1 bits
+  for (int b = h; b >= shift; --b) kept = (kept << 1) | bit(b);
+  if (shift > 0) {
+    const int r = shift - 1;  // the round bit; bits below it are sticky
+    bool sticky = false;
+    for (int i = 0; i < r / 64; ++i) sticky = sticky || L[i] != 0;
+    if (r % 64) sticky = sticky || (L[r / 64] & ((uint64_t(1) << (r % 64)) - 1)) != 0;
+    if (bit(r) && (sticky || (kept & 1u))) ++kept;
+  }
+  const int top = highest_bit(kept) + q;
+  const uint32_t sign = neg ? 0x80000000u : 0u;
+  if (top > emax) return sign | 0x7f800000u;
+  return sign | fp32_bits_of(kept, q);
+}
 }  // namespace exact_sum_detail
 
 GC_HD void exact_sum_clear(uint64_t* w) {
@@ -177,36 +212,7 @@ GC_HD uint32_t exact_sum_round_fp32_bits(const uint64_t* state, int precision, i
   uint64_t L[5] = {0, 0, 0, 0, 0};
   for (int i = 0; i < 4; ++i) add_at(L, w[i], kExactSumDigitBits * i, false);  // now in [0, 2^56)
   add_at(L, w[4], 4 * kExactSumDigitBits, true);
-  const bool neg = (L[4] >> 63) != 0;
-  if (neg) {  // magnitude: two's complement negation
-    uint64_t carry = 1;
-    for (int i = 0; i < 5; ++i) {
-      L[i] = ~L[i] + carry;
-      carry = carry && L[i] == 0;
-    }
-  }
-  int h = -1;  // the highest set bit of the magnitude (units of 2^-149)
-  for (int i = 4; i >= 0 && h < 0; --i)
-    if (L[i]) h = 64 * i + highest_bit(L[i]);
-  if (h < 0) return 0;  // an exact zero is +0
-  const int e = h - 149;  // the value is in [2^e, 2^(e+1))
-  const int q = (e > emin ? e : emin) - (precision - 1);  // the quantum at that exponent
-  const int shift = q + 149;                              // bits below the quantum
-  // shift >= 0: q is at least fp32's subnormal quantum 2^-149 for every format here.
-  auto bit = [&](int b) { return (L[b / 64] >> (b % 64)) & 1u; };
-  uint64_t kept = 0;  // at most precision + 1 bits
-  for (int b = h; b >= shift; --b) kept = (kept << 1) | bit(b);
-  if (shift > 0) {
-    const int r = shift - 1;  // the round bit; bits below it are sticky
-    bool sticky = false;
-    for (int i = 0; i < r / 64; ++i) sticky = sticky || L[i] != 0;
-    if (r % 64) sticky = sticky || (L[r / 64] & ((uint64_t(1) << (r % 64)) - 1)) != 0;
-    if (bit(r) && (sticky || (kept & 1u))) ++kept;
-  }
-  const int top = highest_bit(kept) + q;
-  const uint32_t sign = neg ? 0x80000000u : 0u;
-  if (top > emax) return sign | 0x7f800000u;
-  return sign | fp32_bits_of(kept, q);
+  return round_limbs_fp32_bits(L, precision, emin, emax);
 }
 
 // The finish for a dtype T (float, f16_t, bf16_t): one rounding.

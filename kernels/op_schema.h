@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "op_contract.h"
@@ -87,6 +88,23 @@ struct OpScalar {
   const char* relative_to = nullptr;
 };
 
+// An op's plain part, which its prior art compares bit for bit with a
+// library op (RL-Kernel's plain_bitwise_vs_nn_rmsnorm: its kernel without the
+// modulation against nn.RMSNorm). Setting each input of `set` to its value
+// makes `output` exactly the library op of `args` and `scalar_args` (`exact`
+// says why, and when), so any implementation's plain part shows through its
+// ordinary forward call.
+struct PlainPart {
+  const char* field = nullptr;         // the operator report's field; null: the op has no plain part
+  const char* library_op = nullptr;    // the op a library runs (kernels/torch/torch_plain_op.h)
+  const char* library_name = nullptr;  // how people know it
+  std::vector<std::pair<const char*, double>> set = {};  // every element of the input set to the value
+  const char* output = nullptr;        // then equal to the library op's result
+  std::vector<const char*> args = {};         // the library op's tensors, in its order (float inputs)
+  std::vector<const char*> scalar_args = {};  // then its scalars, in its order
+  const char* exact = "";              // why output is then exactly the plain op, and when
+};
+
 struct OpSchema {
   const char* name;
   const char* summary;              // the formula, one line
@@ -106,6 +124,8 @@ struct OpSchema {
   // rather than the per-provider report of gate_residual (h3_prior_art).
   std::vector<int64_t> prior_art_rows = {4097, 32768};
   bool prior_art_operator_report = false;
+  // Its plain part, where the prior art compares one with a library op.
+  PlainPart plain = {};
 
   // Positions by name, -1 when there is none. `float_input` counts the inputs
   // without the index: the position of a tensor in Case::inputs.

@@ -38,6 +38,21 @@ const OpSchema& rmsnorm_modulate_schema() {
       // RL-Kernel's operator report (h3_rmsnorm): S = 4097, 32768 and 131072 rows.
       /*prior_art_rows=*/{4097, 32768, 131072},
       /*prior_art_operator_report=*/true,
+      // Its plain part is RMSNorm, which RL-Kernel's report compares with
+      // nn.RMSNorm (F.rms_norm) bit for bit. shift is -0, not +0: n + (+0)
+      // turns a -0 n into +0, where n + (-0) is n for every n.
+      /*plain=*/
+      {"plain_bitwise_vs_nn_rmsnorm",
+       "rms_norm",
+       "torch.nn.functional.rms_norm (nn.RMSNorm)",
+       {{"shift", -0.0}, {"scale", 0.0}},
+       "out",
+       {"x", "w"},
+       {"eps"},
+       "shift = -0 and scale = +0 make out = rnd(rnd(n * rnd(1 + 0)) + (-0)) = n exactly: 1 + 0 is 1, n * 1 is n, "
+       "and n + (-0) is n for every n, -0 and Inf included, whether n was rounded to the dtype or kept in fp32; "
+       "it holds where subnormals are not flushed to zero, and a NaN n stays a NaN whose payload may change "
+       "(so any NaN matches any NaN)"},
   };
   return s;
 }

@@ -3,6 +3,7 @@
 #include "sweep.h"
 
 #include <chrono>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -44,6 +45,37 @@ std::string seconds_since(std::chrono::steady_clock::time_point t0) {
   s.precision(1);
   s << std::fixed << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s";
   return s.str();
+}
+
+// The op's plain part at accuracy size `a`: every implementation's plain
+// output against the library op's on its device (made once a device).
+template <class Say, class Guarded>
+void plain_phase(const Case& c, const std::vector<Subject>& subjects, const SweepOptions& opt, size_t a,
+                 std::vector<SweepImplResult>* res, const Say& say, const Guarded& guarded) {
+  const Case p = plain_case(c);
+  std::map<Device, PlainReference> refs;
+  for (size_t i = 0; i < subjects.size(); ++i) {
+    const Subject& s = subjects[i];
+    const std::string where = "plain part at " + std::to_string(c.rows) + " rows";
+    say(where + ": " + s.label());
+    guarded(i, where, [&] {
+      PlainAt& at = (*res)[i].accuracy[a].plain.emplace();
+      at.rows = c.rows;
+      auto ref = refs.find(s.device);
+      if (ref == refs.end()) {
+        PlainReference made;
+        if (opt.plain_reference) made = opt.plain_reference(p, s.device);
+        else made.unavailable = "no library op to compare with was given";
+        ref = refs.emplace(s.device, std::move(made)).first;
+      }
+      if (!ref->second.unavailable.empty()) {
+        at.note = ref->second.unavailable;
+        return;
+      }
+      at = compare_plain(plain_output(s, p), ref->second.out);
+      at.note = ref->second.by;
+    });
+  }
 }
 
 }  // namespace
@@ -158,6 +190,7 @@ SweepRun run_sweep(const std::vector<Subject>& subjects, const std::vector<Sweep
         if (opt.time_calls) at.latency = opt.time_calls(r, g);
       });
     }
+    if (c.op->plain.field) plain_phase(c, subjects, opt, a, &res, say, guarded);
   }
   checkpoint();
   // The replays of the failures kept.

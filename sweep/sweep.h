@@ -10,7 +10,7 @@
 // prior art's keys for them).
 //
 // Files: sweep_grid (the grids), sweep_cases (the cases and their replays),
-// sweep_invariance, sweep_accuracy, sweep.cpp (the run); the report:
+// sweep_invariance, sweep_accuracy, sweep_plain, sweep.cpp (the run); the report:
 // sweep_json, sweep_operator_report (an operator report's fields),
 // sweep_schema, sweep_compare(_operator), sweep_html; sweep_timing.
 #pragma once
@@ -26,6 +26,7 @@
 #include "../harness/run/batch_runner.h"
 #include "../properties/catalog/contract.h"
 #include "sweep_grid.h"
+#include "sweep_plain.h"
 #include "../properties/catalog/verdict_word.h"
 
 namespace gatecheck {
@@ -112,6 +113,9 @@ struct AccuracyAt {
   std::string eager_verdict;       // eager_exact over the outputs the op's eager model pins
   std::optional<Latency> latency;
   std::string error;               // the implementation failed on this case
+  // The op's plain part against its library op (sweep_plain.h), for an op
+  // that has one; unset where the size was not reached.
+  std::optional<PlainAt> plain;
 };
 
 struct SweepImplResult {
@@ -141,6 +145,9 @@ struct SweepOptions {
   // Called after each phase with the results so far (the CLI writes them, so
   // that a crash or a kill loses at most the phase in hand).
   std::function<void(const SweepRun&)> checkpoint;
+  // The library op an op's plain part is compared with (OpSchema::plain),
+  // made once a size and device; unset: not compared, and the report says so.
+  PlainReferenceFn plain_reference = libtorch_plain_reference;
 };
 
 struct SweepRun {

@@ -39,7 +39,9 @@ json compare_one(const json& e, const json& theirs, const TheirRow& row, const O
   auto mine = [&](const std::vector<std::string>& p) { return ours ? json_at(*ours, p) : nullptr; };
   // Their accuracy verdicts are the candidate's: rows_batch_invariant, and
   // each bitwise comparison (ours: the forward output against the eager
-  // model; a field we do not compute shows as null).
+  // model; the plain part against its library op, where the op has one, one
+  // comparison beside each of their per-weight ones). A field we do not
+  // compute, or could not here (null), shows as not computed.
   if (&row == &kCandidate)
     if (const json* acc = json_at(theirs, {"accuracy"}))
       for (const auto& [k, v] : acc->items()) {
@@ -48,10 +50,12 @@ json compare_one(const json& e, const json& theirs, const TheirRow& row, const O
         const json* our = k == "rows_batch_invariant" ? mine({"rows_batch_invariant"})
                           : k.find("bitwise_vs_diffusers") != std::string::npos && fwd >= 0
                               ? mine({"bitwise_vs_eager_model", op.outputs[size_t(fwd)].name})
-                              : nullptr;
+                          : op.plain.field && k == op.plain.field ? mine({k})
+                                                                  : nullptr;
+        if (our && our->is_null()) our = nullptr;
         if (v.is_object())
           for (const auto& [kk, vv] : v.items())
-            f.verdict("accuracy." + k + "." + kk + " (ours: not computed)", our, &vv);
+            f.verdict("accuracy." + k + "." + kk + (our ? "" : " (ours: not computed)"), our, &vv);
         else
           f.verdict("accuracy." + k, our, &v);
       }

@@ -296,6 +296,12 @@ std::string sweep_html(const json& r) {
         put(std::string("operator_report.") + k, json_at(*rep, {k}));
       if (const json* eq = json_at(*rep, {"bitwise_vs_eager_model"}))
         for (const auto& [k, v] : eq->items()) put("operator_report.bitwise_vs_eager_model." + k, &v);
+      if (op.plain.field) {
+        const std::string f = op.plain.field;
+        put("operator_report." + f, json_at(*rep, {f}));
+        if (const json* sizes = json_at(*rep, {f + "_by_size"}))
+          for (const json& p : *sizes) put("operator_report." + f + "." + text_of(p, "case") + ".differ", json_at(p, {"differ"}));
+      }
       if (const json* rel = json_at(*rep, {"rel_error"}))
         for (const auto& [k, v] : rel->items()) put("rel_error." + k, &v);
       if (const json* perf = json_at(*rep, {"perf"}))

@@ -345,7 +345,7 @@ json sweep_report_json(const SweepRun& run, const json& environment, const std::
                       {"batch_invariance", seed_invariance(r.invariance, g, r.error.empty())},
                       {"accuracy_latency", seed_accuracy(r.accuracy, r.device == Device::cuda, *g.op)},
                       {"gatecheck", ours(r, g)}};
-    if (g.op->prior_art_operator_report) plain[r.label]["operator_report"] = operator_report_json(r);
+    if (g.op->prior_art_operator_report) plain[r.label]["operator_report"] = operator_report_json(r, *g.op);
   }
   j["results"] = {{"plain", plain}};
   return j;

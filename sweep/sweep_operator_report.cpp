@@ -1,6 +1,7 @@
 #include "sweep_operator_report.h"
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 namespace gatecheck {
@@ -8,6 +9,11 @@ namespace gatecheck {
 using nlohmann::json;
 
 namespace {
+
+// Why no size was compared at all.
+std::string ran_words(const SweepImplResult& r) {
+  return r.error.empty() ? "not reached" : "not compared: the implementation stopped on an error";
+}
 
 json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
@@ -43,9 +49,73 @@ json perf_entry(const AccuracyAt& a, bool gpu) {
   return p;
 }
 
+std::string hex(uint32_t bits) {
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%x", unsigned(bits));
+  return b;
+}
+
+// "shift = -0, scale = 0": the inputs the plain part sets (the sign of a zero shown).
+std::string set_words(const PlainPart& pp) {
+  std::string s;
+  for (const auto& [name, v] : pp.set) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", v);
+    s += (s.empty() ? "" : ", ") + std::string(name) + " = " + (v == 0 && std::signbit(v) ? "-0" : b);
+  }
+  return s;
+}
+
+// The op's plain part against its library op at every size (sweep_plain.h):
+// true only when every size was compared and no element's bits differ,
+// false when any element's do, null (with the reason) when it was not
+// compared. `<field>_by_size` holds each size's counts.
+void plain_fields(const SweepImplResult& r, const OpSchema& op, json* j) {
+  const PlainPart& pp = op.plain;
+  const std::string field = pp.field;
+  json sizes = json::array();
+  bool every = true, any_differ = false;
+  std::string why_not, by;
+  for (const AccuracyAt& a : r.accuracy) {
+    if (a.rows <= 0) {  // a size the run did not reach
+      every = false;
+      if (why_not.empty()) why_not = ran_words(r);
+      continue;
+    }
+    json e = {{"case", "S=" + std::to_string(a.rows)}, {"rows", a.rows}};
+    const bool compared = a.plain && a.plain->differ >= 0;
+    e["elements"] = compared ? json(a.plain->elements) : json(nullptr);
+    e["differ"] = compared ? json(a.plain->differ) : json(nullptr);
+    e["first_differ"] = nullptr;
+    if (compared && a.plain->differ > 0)
+      e["first_differ"] = {{"row", a.plain->at_row}, {"col", a.plain->at_col}, {"bits", hex(a.plain->bits)},
+                           {"library_bits", hex(a.plain->want_bits)}, {"why", a.plain->why}};
+    const std::string note = compared || (a.plain && !a.plain->note.empty()) ? a.plain->note : ran_words(r);
+    e["note"] = note;
+    sizes.push_back(e);
+    every = every && compared;
+    any_differ = any_differ || (compared && a.plain->differ > 0);
+    if (!compared && why_not.empty()) why_not = note;
+    if (compared && by.empty()) by = note;
+  }
+  if (sizes.empty()) {
+    every = false;
+    why_not = ran_words(r);
+  }
+  (*j)[field] = any_differ ? json(false) : every ? json(true) : json(nullptr);
+  (*j)[field + "_note"] =
+      any_differ || every
+          ? std::string(pp.output) + " of the ordinary forward call with " + set_words(pp) +
+                " (exactly the plain part then), against " + by + ", which " + pp.library_name +
+                " runs, bit for bit (any NaN matching any NaN) at each size" +
+                (every ? "" : "; some sizes not compared: " + why_not)
+          : why_not;
+  (*j)[field + "_by_size"] = sizes;
+}
+
 }  // namespace
 
-json operator_report_json(const SweepImplResult& r) {
+json operator_report_json(const SweepImplResult& r, const OpSchema& op) {
   const InvarianceResult& v = r.invariance;
   const bool ran = r.error.empty();
   const bool gpu = r.device == Device::cuda;
@@ -65,6 +135,7 @@ json operator_report_json(const SweepImplResult& r) {
       e = e.is_null() ? json(same) : json(e.get<bool>() && same);
     }
   j["bitwise_vs_eager_model"] = eager;
+  if (op.plain.field) plain_fields(r, op, &j);
   // Each output's max |err| / max |float64 value|, at the largest size that ran.
   const AccuracyAt* at = nullptr;
   for (const AccuracyAt& a : r.accuracy)

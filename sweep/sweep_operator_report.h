@@ -2,8 +2,8 @@
 // rmsnorm report has them: ../shared/reference/h3_rmsnorm_b200.json; a copy
 // in bench/reference/) for one implementation, from what the sweep measured:
 // rows batch-invariant, the backward repeatable, the outputs bitwise equal to
-// the eager composition, each output's error against float64, and latency by
-// size. Written for an op whose prior art is an operator report
+// the eager composition, the op's plain part bitwise equal to its library op
+// (sweep_plain.h), each output's error against float64, and latency by size. Written for an op whose prior art is an operator report
 // (OpSchema::prior_art_operator_report), beside the seed report's fields.
 #pragma once
 
@@ -13,6 +13,6 @@
 
 namespace gatecheck {
 
-nlohmann::json operator_report_json(const SweepImplResult& r);
+nlohmann::json operator_report_json(const SweepImplResult& r, const OpSchema& op);
 
 }  // namespace gatecheck

@@ -70,6 +70,39 @@ class Checker {
       equal(count((*perf)[i], at, "rows"), at + ".rows", g.accuracy_rows[i], "the accuracy and latency sizes");
       for (const char* k : {"fwd_us", "backward_us"}) number((*perf)[i], at, k);
     }
+    if (g.op->plain.field) plain_part(*r, o, g);
+  }
+
+  // The plain part against its library op (sweep_plain.h): true or false, or
+  // null with its reason; each size's counts, and the verdict their AND.
+  void plain_part(const json& r, const std::string& o, const SweepGrid& g) {
+    const std::string f = g.op->plain.field;
+    const std::string note = f + "_note", by = f + "_by_size";
+    const json* v = r.is_object() && r.contains(f) && r.at(f).is_null() ? &r.at(f) : boolean(r, o, f.c_str());
+    member(r, o, note.c_str(), json::value_t::string);
+    const json* sizes = member(r, o, by.c_str(), json::value_t::array);
+    if (!sizes) return;
+    if (sizes->size() != g.accuracy_rows.size())
+      say(o + "." + by, "has " + std::to_string(sizes->size()) + " sizes, the grid " +
+                            std::to_string(g.accuracy_rows.size()));
+    bool all_equal = sizes->size() == g.accuracy_rows.size(), any_differ = false;
+    for (size_t i = 0; i < sizes->size(); ++i) {
+      const std::string at = o + "." + by + "[" + std::to_string(i) + "]";
+      const json& e = (*sizes)[i];
+      if (i < g.accuracy_rows.size())
+        equal(count(e, at, "rows"), at + ".rows", g.accuracy_rows[i], "the accuracy and latency sizes");
+      const bool compared = e.is_object() && e.contains("differ") && !e.at("differ").is_null();
+      const json* d = compared ? count(e, at, "differ") : nullptr;
+      const json* n = compared ? count(e, at, "elements") : nullptr;
+      if (d && n) at_most(d, at + ".differ", n->get<int64_t>(), "elements");
+      all_equal = all_equal && d && d->get<int64_t>() == 0;
+      any_differ = any_differ || (d && d->get<int64_t>() > 0);
+    }
+    if (!v) return;
+    const json want = any_differ ? json(false) : all_equal ? json(true) : json(nullptr);
+    if (*v != want)
+      say(o + "." + f, "is " + v->dump() + ", but its sizes' counts give " + want.dump() +
+                           " (true: every size compared and none differs)");
   }
 
   void implementation(const json& e, const std::string& p, const SweepGrid& g) {

@@ -35,7 +35,8 @@ Implementation gate_residual_host(Device) {
   return impl;
 }
 
-// The reproducible mode: grad_gate exact, whatever the split of the batch.
+// The reproducible mode: grad_gate a binned sum (kernels/binned_sum.h: within the
+// oracle's bound, not correctly rounded in general), the same whatever the split of the batch.
 Implementation gate_residual_host_repro(Device) {
   Implementation impl;
   impl.api = gate_residual_repro_host_plugin();

@@ -84,6 +84,18 @@ Status BatchRunner::run_full() {
   }
 }
 
+Status BatchRunner::run_full_forward() {
+  try {
+    for (auto& o : full_) o.fill(0xa5);
+    Status s = impl_.call(full_fwd_);
+    if (s.ok()) s = device_sync(impl_.device);
+    if (!s.ok()) s.message = "forward: " + s.message;
+    return s;
+  } catch (const std::exception& e) {
+    return Status::error(ErrorKind::implementation, std::string("harness: ") + e.what());
+  }
+}
+
 Status BatchRunner::run_rows(const std::vector<int64_t>& rows) {
   try {
     const int64_t n = int64_t(rows.size());

@@ -26,6 +26,9 @@ class BatchRunner {
   // Forward then backward of the whole case, into the full outputs (filled
   // with 0xa5 bytes first, so an element left unwritten shows as a difference).
   Status run_full();
+  // The forward alone of the whole case, into the full outputs (filled first
+  // as run_full's): what a forward output needs, without the backward's time.
+  Status run_full_forward();
   // Forward then backward of c's rows `rows`, in that order, as one batch,
   // into the batch outputs (filled with 0x5a bytes first).
   Status run_rows(const std::vector<int64_t>& rows);

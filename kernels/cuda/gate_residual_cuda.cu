@@ -139,9 +139,9 @@ Status common_limits(const char* op, const gatecheck_problem& p) {
 // fresh epoch (so the status never reports an earlier call). Null, with the
 // reason in *err, when the call cannot go on.
 Workspace* begin_cuda_call(const char* op, const gatecheck_problem& p, Status checked, const void* gate,
-                           int64_t gate_row_stride, Status* err) {
+                           int64_t gate_row_stride, Status* err, bool gate_optional = false) {
   Status st = std::move(checked);
-  if (st.ok())
+  if (st.ok() && (gate || !gate_optional))
     st = check_tensor(op, p, TensorArg{"gate", gate, DType(p.dtype), p.gates, p.dim, gate_row_stride}, p.gates,
                       p.dim);
   if (st.ok()) st = common_limits(op, p);
@@ -487,14 +487,87 @@ cudaError_t cub_plan(const gatecheck_problem& p, const BwdLayout& L, char* base,
   return cudaSuccess;
 }
 
+// The reproducible mode's outputs (binned_sum.h): grad_gate's state and/or
+// grad_gate itself (either may be null).
+struct BinnedOut {
+  uint64_t* state;
+  void* grad_gate;
+};
+
+// The reproducible mode's tile kernel: today's per-thread tile kernel with
+// binned sums (10 registers a column), 8 rows of loads in flight at up to 8
+// bytes of columns a thread, 4 at 16 bytes.
+template <class T, int N>
+constexpr auto binned_tile_kernel = bwd_tile_kernel<T, N, (N * int(sizeof(T)) <= 8 ? 8 : 4), BinnedTileSum<T, N>>;
+
+template <class T, int N>
+void launch_binned_tiles(const gatecheck_problem& p, const BwdArgs<T>& a, int64_t tiles, cudaStream_t s) {
+  const int64_t vecs = p.dim / N;
+  const int threads = threads_for(vecs);
+  const dim3 grid(unsigned(tiles), grid_y_for(vecs, threads));
+  launch_after(binned_tile_kernel<T, N>, grid, dim3(threads), 0, s, a);
+}
+
+// Blocks of the binned tile kernel of `threads` threads resident on an SM of
+// the current device, asked once per device, width and block size.
+template <class T, int N>
+int binned_blocks_per_sm(int threads) {
+  static std::mutex m;
+  static std::map<std::pair<int, int>, int> known;
+  int dev = 0, n = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return 1;
+  std::lock_guard<std::mutex> lock(m);
+  const auto it = known.find({dev, threads});
+  if (it != known.end()) return it->second;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, binned_tile_kernel<T, N>, threads, 0) != cudaSuccess || n < 1)
+    n = 1;
+  known[{dev, threads}] = n;
+  return n;
+}
+
+// The binned tile kernel's width: 8 bytes of columns a thread (its sums take
+// 10 registers a column: 8 bf16 columns need 150 registers), or 16 where
+// that is aligned and its grid ends in fewer waves of resident blocks for
+// the same bytes: with few, long tiles the 8-byte grid's last wave can leave
+// most SMs idle (bf16 32768 x 3072, 32 gates: 384 blocks for 264 slots at 8
+// bytes, 256 for 264 at 16). A wave moves about (blocks an SM holds) x
+// threads x width bytes of each row; the estimate takes rows / gates rows a
+// gate. The tuning's vec= overrides it.
+template <class T>
+int binned_width(const gatecheck_problem& p, int max_bytes, int sm_count) {
+  const int elem = int(sizeof(T));
+  if (gate_residual_cuda_tuning().bwd_vector_bytes)
+    return std::max(elem, std::min(gate_residual_cuda_tuning().bwd_vector_bytes, max_bytes));
+  const int narrow = std::max(elem, std::min(max_bytes, 8));
+  if (max_bytes < 16) return narrow;
+  const int64_t per_gate = std::max<int64_t>(p.rows / std::max<int64_t>(p.gates, 1), 1);
+  const int64_t tiles = p.gates * ((per_gate + kGradGateTileRows - 1) / kGradGateTileRows);
+  auto cost = [&](auto n) {
+    constexpr int N = decltype(n)::value;
+    const int64_t vecs = p.dim / N;
+    const int threads = threads_for(vecs);
+    const int64_t blocks = tiles * ((vecs + threads - 1) / threads);
+    const int64_t per_sm = binned_blocks_per_sm<T, N>(threads);
+    const int64_t waves = (blocks + per_sm * sm_count - 1) / (per_sm * sm_count);
+    return double(waves) * double(per_sm) * threads * N;
+  };
+  const double c8 = cost(std::integral_constant<int, 8 / int(sizeof(T))>{});
+  const double c16 = cost(std::integral_constant<int, 16 / int(sizeof(T))>{});
+  return c16 < c8 ? 16 : narrow;
+}
+
 template <class T>
 cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const void* gate,
                        int64_t gate_stride, const int64_t* index, const void* y, void* grad_res, void* grad_gate,
-                       void* grad_y, Workspace& w, cudaStream_t s) {
+                       void* grad_y, Workspace& w, cudaStream_t s, const BinnedOut* binned = nullptr) {
   BwdLayout L;
   cudaError_t e = cached_layout(p, w, &L);
   if (e != cudaSuccess) return e;
-  e = reserve_blob(w, L.total, s);
+  // The reproducible mode's tile states lie past the plan's scratch.
+  const size_t tile_states_at = align_up(L.total);
+  const size_t blob_bytes =
+      binned ? tile_states_at + size_t(L.tile_bound) * size_t(p.dim) * kBinnedWords * sizeof(uint64_t) : L.total;
+  e = reserve_blob(w, blob_bytes, s);
   if (e != cudaSuccess) return e;
   // The blob starts with counters (the CUB path's per-gate counts, the fused
   // path's tile counts); the first w.zeroed_counts of them are known to be
@@ -517,7 +590,8 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
                                  vector_bytes(elem, gate_stride, {gate}, 0));
   BwdArgs<T> a{static_cast<const T*>(grad_out), static_cast<const T*>(gate), static_cast<const T*>(y),
                static_cast<T*>(grad_res), static_cast<T*>(grad_gate), static_cast<T*>(grad_y),
-               order, tiles, plan + p.gates, partials, p.dim, gate_stride, w.status, w.epoch};
+               order, tiles, plan + p.gates, partials, p.dim, gate_stride, w.status, w.epoch,
+               binned ? reinterpret_cast<uint64_t*>(base + tile_states_at) : nullptr};
   // Short problems with few gates: one kernel, no plan in memory, up to
   // kFusedAutoMaxRows rows where its grid takes at most kFusedMaxWaves waves
   // of resident blocks (blocks past the last tile, the last in the grid, only
@@ -525,7 +599,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   // against 112.2 for the counting plan and the copy pipeline
   // (docs/kernel-design.md; before the store fix it lost, 121.2 against
   // 119.6). plan=3 forces it where it applies.
-  if (fused_applies(p, max_bytes) && (plan_choice == 3 || (plan_choice == 0 && tile_choice == 0))) {
+  if (!binned && fused_applies(p, max_bytes) && (plan_choice == 3 || (plan_choice == 0 && tile_choice == 0))) {
     bool launched = false;
     dispatch_row_bytes(fused_row_bytes(p, elem, w.sm_count), [&](auto rb) { dispatch_fused_shape([&](auto threads, auto cols) {
       constexpr int RB = decltype(rb)::value, kThreads = decltype(threads)::value;
@@ -587,6 +661,17 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   if (gate_residual_cuda_tuning().stop_after_plan) return cudaSuccess;
 
   const int bytes = bwd_width(elem, p, max_bytes, w.sm_count);
+  if (binned) {  // the plan's tiles, binned sums, and their fold per gate
+    dispatch_width<T>(binned_width<T>(p, max_bytes, w.sm_count),
+                      [&](auto n) { launch_binned_tiles<T, decltype(n)::value>(p, a, L.tile_bound, s); });
+    BinnedFoldArgs<T> f{tiles,   plan + p.gates, a.tile_states, binned->state, static_cast<T*>(binned->grad_gate),
+                        p.dim,   w.status,       w.epoch,       index,         p.gates,
+                        w.report_dev};
+    const int ft = threads_for(p.dim);
+    launch_after(binned_fold_kernel<T>, dim3(unsigned(std::max<int64_t>(p.gates, 1)), grid_y_for(p.dim, ft)), dim3(ft),
+                 0, s, f);
+    return cudaGetLastError();
+  }
   // Long tiles (few gates) on a short problem: the copy pipeline where rows
   // are 16-byte aligned, else staged through registers. Otherwise one thread
   // per column vector, which keeps enough threads busy; more rows in flight
@@ -750,21 +835,33 @@ Status gate_residual_bwd_cuda(const gatecheck_problem& p, const void* grad_out, 
 
 namespace {
 // The backward; grad_res null: not written (the contract's check of grad_res
-// is then made on grad_out, whose shape it would have).
+// is then made on grad_out, whose shape it would have). `binned`: the
+// reproducible mode, whose grad_gate (and/or state) comes from binned sums;
+// with grad_y null too (a partial: binned->state only), gate is not read.
 Status bwd_cuda(const gatecheck_problem& p, const void* grad_out, const void* gate, int64_t gate_row_stride,
-                const int64_t* index, const void* y, void* grad_res, void* grad_gate, void* grad_y, bool skip_grad_res) {
+                const int64_t* index, const void* y, void* grad_res, void* grad_gate, void* grad_y, bool skip_grad_res,
+                const BinnedOut* binned = nullptr) {
   const char* op = "gate_residual_bwd";
+  const bool partial_only = binned && !grad_y;
+  Status checked;
+  if (partial_only) {  // grad_out, y and the index; the state (the caller's) is checked by the caller
+    checked = check_tensor(op, p, TensorArg{"grad_out", grad_out, DType(p.dtype), p.rows, p.dim, p.dim}, p.rows, p.dim);
+    if (checked.ok()) checked = check_tensor(op, p, TensorArg{"y", y, DType(p.dtype), p.rows, p.dim, p.dim}, p.rows, p.dim);
+    if (checked.ok()) checked = check_index_pointer(op, p, index);
+  } else {
+    checked = check_bwd_args(p, grad_out, gate, index, y, skip_grad_res ? grad_out : grad_res, grad_gate, grad_y,
+                             kCudaDevices, /*index_on_host=*/false);
+  }
   Status st;
-  Workspace* w = begin_cuda_call(op, p,
-                                 check_bwd_args(p, grad_out, gate, index, y, skip_grad_res ? grad_out : grad_res,
-                                                grad_gate, grad_y, kCudaDevices, /*index_on_host=*/false),
-                                 gate, gate_row_stride, &st);
+  Workspace* w = begin_cuda_call(op, p, checked, gate, gate_row_stride, &st, partial_only);
   if (!w) return st;
   const auto s = static_cast<cudaStream_t>(p.stream);
   const size_t elem = p.dtype == GATECHECK_F32 ? 4 : 2;
   cudaError_t e = cudaSuccess;
-  if (p.rows == 0) {  // every gate unused: grad_gate is +0 (all-zero bits in every dtype)
-    if (p.gates > 0 && p.dim > 0) e = cudaMemsetAsync(grad_gate, 0, size_t(p.gates * p.dim) * elem, s);
+  if (p.rows == 0) {  // every gate unused: grad_gate is +0 (all-zero bits in every dtype), the state empty (zeros)
+    if (p.gates > 0 && p.dim > 0 && grad_gate) e = cudaMemsetAsync(grad_gate, 0, size_t(p.gates * p.dim) * elem, s);
+    if (e == cudaSuccess && binned && binned->state && p.gates > 0 && p.dim > 0)
+      e = cudaMemsetAsync(binned->state, 0, size_t(p.gates * p.dim) * kBinnedWords * sizeof(uint64_t), s);
     return e == cudaSuccess ? Status::success() : cuda_failure(op, "memset", e);
   }
   if (p.dim == 0) {  // nothing to write, but a bad index is still reported
@@ -773,7 +870,7 @@ Status bwd_cuda(const gatecheck_problem& p, const void* grad_out, const void* ga
   } else {
     dispatch_dtype(p.dtype, [&](auto tag) {
       e = launch_bwd<decltype(tag)>(p, grad_out, gate, gate_row_stride, index, y, skip_grad_res ? nullptr : grad_res,
-                                    grad_gate, grad_y, *w, s);
+                                    binned ? nullptr : grad_gate, grad_y, *w, s, binned);
     });
   }
   if (e == cudaErrorStreamCaptureUnsupported)  // reserve_blob, while capturing
@@ -781,6 +878,21 @@ Status bwd_cuda(const gatecheck_problem& p, const void* grad_out, const void* ga
   return e == cudaSuccess ? Status::success() : cuda_failure(op, "launch", e);
 }
 }  // namespace
+
+Status gate_residual_bwd_cuda_binned(const gatecheck_problem& p, const void* grad_out, const void* gate,
+                                     const int64_t* index, const void* y, void* grad_res, void* grad_gate,
+                                     void* grad_y, uint64_t* state) {
+  const BinnedOut out{state, grad_gate};
+  return bwd_cuda(p, grad_out, gate, p.dim, index, y, grad_res, grad_gate, grad_y, false, &out);
+}
+
+Status gate_residual_binned_partial_cuda(const gatecheck_problem& p, const void* grad_out, const int64_t* index,
+                                         const void* y, uint64_t* state) {
+  if (!state && p.rows >= 0 && p.gates > 0 && p.dim > 0)
+    return Status::error(ErrorKind::null_pointer, "gate_residual_bwd: the state is null");
+  const BinnedOut out{state, nullptr};
+  return bwd_cuda(p, grad_out, nullptr, p.dim, index, y, nullptr, nullptr, nullptr, true, &out);
+}
 
 Status gate_residual_bwd_cuda_strided(const gatecheck_problem& p, const void* grad_out, const void* gate,
                                       int64_t gate_row_stride, const int64_t* index, const void* y,

@@ -44,6 +44,21 @@ Status gate_residual_bwd_cuda_strided_no_grad_res(const gatecheck_problem& p, co
                                                   const int64_t* index, const void* y, void* grad_gate,
                                                   void* grad_y);
 
+// The reproducible mode (implementation "cuda-repro", binned_sum.h): the same
+// plan, tile kernel and memory traffic as the backward above, with each
+// tile's grad_gate sums kept as exact binned states in registers (no
+// atomics), written per tile and folded per gate (integers: any order gives
+// the same words). grad_res and grad_y as the backward writes them; grad_gate
+// rounded once from the state; `state` (gates x dim x kBinnedWords words on
+// the device, may be null) gets the gate's state for the split exchange.
+Status gate_residual_bwd_cuda_binned(const gatecheck_problem& p, const void* grad_out, const void* gate,
+                                     const int64_t* index, const void* y, void* grad_res, void* grad_gate,
+                                     void* grad_y, uint64_t* state);
+// Only the state (the split exchange's partial): reads grad_out, y and the
+// index; writes no gradient.
+Status gate_residual_binned_partial_cuda(const gatecheck_problem& p, const void* grad_out, const int64_t* index,
+                                         const void* y, uint64_t* state);
+
 // Index errors without a host sync, for callers that must not wait for the GPU
 // (the LibTorch op, CUDA graphs). The last kernel of a call whose index check
 // failed fills the stream's report (pinned host memory the device writes; the

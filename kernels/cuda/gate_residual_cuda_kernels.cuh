@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "../binned_sum.h"
 #include "../gate_residual_math.h"
 #include "gate_residual_cuda_pack.cuh"
 #include "gate_residual_cuda_plan.cuh"
@@ -98,6 +99,7 @@ struct BwdArgs {
   int64_t gate_stride;       // elements between gate rows; grad_gate is dense
   const unsigned long long* status;
   unsigned long long epoch;
+  uint64_t* tile_states;     // the reproducible mode: [tiles, dim, kBinnedWords], every tile's binned sums
 };
 
 // The start of both tile kernels: waits for the plan; false when this block
@@ -132,9 +134,68 @@ __device__ __forceinline__ void store_tile_sum(const BwdArgs<T>& a, const TileDe
   }
 }
 
+// A tile's grad_gate sums for a thread's N columns, the tile kernel's
+// accumulator (a template parameter, so that the reproducible mode is the
+// same kernel, with the same loads and stores):
+// - Fp32TileSum: today's fp32 sums in row order from +0, stored as the tile's
+//   partial (or grad_gate for a gate's only tile);
+// - BinnedTileSum: binned_sum.h's exact state per column in registers
+//   (BinnedFp64Sum: the shares taken and summed on the fp64 pipe, no
+//   atomics, no run-time register index), stored as the tile's state (every
+//   tile, by tile index), folded per gate by binned_fold_kernel. It may run
+//   without grad_y (a partial for the split exchange): then neither the gate
+//   nor grad_y is touched.
+template <class T, int N>
+struct Fp32TileSum {
+  static constexpr bool kMayOmitGradY = false;
+  float acc[N];
+  __device__ __forceinline__ void clear() {
+#pragma unroll
+    for (int j = 0; j < N; ++j) acc[j] = 0.0f;
+  }
+  __device__ __forceinline__ void add(int j, float t) { acc[j] = gate_residual_accumulate(acc[j], t); }
+  __device__ __forceinline__ void store(const BwdArgs<T>& a, const TileDesc& d, int64_t c) const {
+    store_tile_sum<T, N>(a, d, c, acc);
+  }
+};
+
+template <class T, int N>
+struct BinnedTileSum {
+  static_assert(kGradGateTileRows <= BinnedFp64Sum::kMaxTerms, "a tile's digits stay exact in fp64");
+  static constexpr bool kMayOmitGradY = true;
+  BinnedFp64Sum acc[N];
+  __device__ __forceinline__ void clear() {
+#pragma unroll
+    for (int j = 0; j < N; ++j) acc[j].clear();
+  }
+  __device__ __forceinline__ void add(int j, float t) { acc[j].add(t); }
+  __device__ __forceinline__ void store(const BwdArgs<T>& a, const TileDesc&, int64_t c) const {
+    uint64_t* w = a.tile_states + (int64_t(blockIdx.x) * a.dim + c) * kBinnedWords;
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      uint64_t v[kBinnedWords];
+      acc[j].to_words(v);
+      *reinterpret_cast<ulonglong2*>(w + j * kBinnedWords) = make_ulonglong2(v[0], v[1]);
+      *reinterpret_cast<ulonglong2*>(w + j * kBinnedWords + 2) = make_ulonglong2(v[2], v[3]);
+    }
+  }
+};
+
 // One row of a tile for a thread's N columns, as every tile kernel takes it:
 // grad_res (a copy of g, unless the caller takes none) and grad_y written, g*y
-// added to the fp32 sums in row order.
+// added to the tile's sums in row order.
+template <class T, int N, class Sum = Fp32TileSum<T, N>>
+__device__ __forceinline__ void bwd_row(const BwdArgs<T>& a, int64_t o, const Pack<T, N>& gv, const Pack<T, N>& yv,
+                                        const Pack<T, N>& gk, Sum& sum) {
+#pragma unroll
+  for (int j = 0; j < N; ++j) sum.add(j, gate_residual_grad_gate_term(gv.e[j], yv.e[j]));
+  if (Sum::kMayOmitGradY && !a.grad_y) return;
+  Pack<T, N> gy;
+#pragma unroll
+  for (int j = 0; j < N; ++j) gy.e[j] = gate_residual_grad_y(gv.e[j], gk.e[j]);
+  if (a.grad_res) store_pack<T, N>(a.grad_res + o, gv);
+  store_pack<T, N>(a.grad_y + o, gy);
+}
 template <class T, int N>
 __device__ __forceinline__ void bwd_row(const BwdArgs<T>& a, int64_t o, const Pack<T, N>& gv, const Pack<T, N>& yv,
                                         const Pack<T, N>& gk, float (&acc)[N]) {
@@ -149,20 +210,21 @@ __device__ __forceinline__ void bwd_row(const BwdArgs<T>& a, int64_t o, const Pa
 }
 
 // One block per (tile, column chunk). Each thread owns N columns and walks the
-// tile's rows in order: writes grad_res and grad_y of each row, and sums g*y
-// in fp32 from +0, one row after the other (the host twin's order).
-template <class T, int N, int U>
+// tile's rows in order: writes grad_res and grad_y of each row, and adds g*y
+// to its Sum one row after the other (fp32 from +0: the host twin's order).
+template <class T, int N, int U, class Sum = Fp32TileSum<T, N>>
 __device__ __forceinline__ void bwd_tile(const BwdArgs<T>& a) {
   __shared__ int64_t tile_rows[kGradGateTileRows];
   TileDesc d;
   if (!begin_tile(a, tile_rows, d)) return;
   const int n = int(d.end - d.begin);
   const int64_t step = int64_t(gridDim.y) * blockDim.x * N;
+  const bool with_grad_y = !Sum::kMayOmitGradY || a.grad_y;
   for (int64_t c = (int64_t(blockIdx.y) * blockDim.x + threadIdx.x) * N; c < a.dim; c += step) {
-    const Pack<T, N> gk = load_pack<T, N>(a.gate + d.gate * a.gate_stride + c);
-    float acc[N];
-#pragma unroll
-    for (int j = 0; j < N; ++j) acc[j] = 0.0f;
+    Pack<T, N> gk;
+    if (with_grad_y) gk = load_pack<T, N>(a.gate + d.gate * a.gate_stride + c);
+    Sum sum;
+    sum.clear();
     for (int i = 0; i < n; i += U) {
       Pack<T, N> gv[U], yv[U];
 #pragma unroll
@@ -175,16 +237,16 @@ __device__ __forceinline__ void bwd_tile(const BwdArgs<T>& a) {
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         if (i + u >= n) break;
-        bwd_row<T, N>(a, tile_rows[i + u] * a.dim + c, gv[u], yv[u], gk, acc);
+        bwd_row<T, N, Sum>(a, tile_rows[i + u] * a.dim + c, gv[u], yv[u], gk, sum);
       }
     }
-    store_tile_sum<T, N>(a, d, c, acc);
+    sum.store(a, d, c);
   }
 }
 
-template <class T, int N, int U>
+template <class T, int N, int U, class Sum = Fp32TileSum<T, N>>
 __global__ void __launch_bounds__(256) bwd_tile_kernel(BwdArgs<T> a) {
-  bwd_tile<T, N, U>(a);
+  bwd_tile<T, N, U, Sum>(a);
 }
 
 // The same under a register cap, for 16-byte vectors and 4 rows in flight:
@@ -384,6 +446,63 @@ __global__ void __launch_bounds__(256) fold_kernel(FoldArgs<T> a) {
 #pragma unroll 8
     for (int64_t t = 0; t < nt; ++t) total = gate_residual_accumulate(total, p[t * a.dim]);
     a.grad_gate[k * a.dim + c] = gate_residual_grad_gate_finish<T>(total);
+  }
+}
+
+template <class T>
+struct BinnedFoldArgs {
+  const TileDesc* tiles;    // sorted by gate
+  const PlanCount* totals;  // plan[gates]: totals of the scan
+  const uint64_t* tile_states;
+  uint64_t* state;  // [gates, dim, kBinnedWords], or null
+  T* grad_gate;     // or null
+  int64_t dim;
+  const unsigned long long* status;
+  unsigned long long epoch;
+  const int64_t* index;  // for the report of a failed call
+  int64_t gates;
+  cuda_status::Report* report;
+};
+
+// The reproducible mode's fold: a block per (gate, column chunk) combines the
+// gate's tile states (binned: exact integers, so any order gives the same
+// words), then writes the state and/or grad_gate rounded once. The last
+// kernel of such a backward: block (0, 0) reports a failed call.
+template <class T>
+__global__ void __launch_bounds__(256) binned_fold_kernel(BinnedFoldArgs<T> a) {
+  wait_for_previous_kernel();
+  if (call_failed(a.status, a.epoch)) {
+    if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
+      report_failed_call(a.report, a.status, a.index, a.gates, cuda_status::kReportedByBackward);
+    return;
+  }
+  const int64_t k = blockIdx.x, total = a.totals->tiles;
+  if (k >= a.gates) return;  // (a grid of one block where there are no gates)
+  int64_t lo = 0, hi = total;  // the gate's first tile: the first whose gate is >= k
+  while (lo < hi) {
+    const int64_t mid = (lo + hi) / 2;
+    if (a.tiles[mid].gate < k) lo = mid + 1;
+    else hi = mid;
+  }
+  int64_t t1 = lo;
+  while (t1 < total && a.tiles[t1].gate == k) ++t1;
+  const int64_t step = int64_t(gridDim.y) * blockDim.x;
+  for (int64_t c = int64_t(blockIdx.y) * blockDim.x + threadIdx.x; c < a.dim; c += step) {
+    BinnedSum s;
+    s.clear();
+    for (int64_t t = lo; t < t1; ++t) {
+      BinnedSum b;
+      b.from_words(a.tile_states + (t * a.dim + c) * kBinnedWords);
+      s.merge(b);
+    }
+    if (a.state) {
+      uint64_t v[kBinnedWords];
+      s.to_words(v);
+      uint64_t* w = a.state + (k * a.dim + c) * kBinnedWords;
+      *reinterpret_cast<ulonglong2*>(w) = make_ulonglong2(v[0], v[1]);
+      *reinterpret_cast<ulonglong2*>(w + 2) = make_ulonglong2(v[2], v[3]);
+    }
+    if (a.grad_gate) a.grad_gate[k * a.dim + c] = binned_finish<T>(s);
   }
 }
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "../exact_sum.h"
+#include "../binned_sum.h"
 #include "../gate_residual_math.h"
 #include "../host/gate_residual_repro_host.h"
 #include "../op_call_abi.h"
@@ -19,72 +19,51 @@ namespace gatecheck {
 namespace {
 
 constexpr int kThreads = 128;
-constexpr int64_t kTileRows = 64;
-
-using ull = unsigned long long;
 
 Status cuda_status(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return Status::success();
   return Status::error(ErrorKind::implementation, std::string("cuda-repro: ") + what + ": " + cudaGetErrorString(e));
 }
 
-// Adds a local state, normalised, to the global one with integer atomics.
-__device__ void flush(uint64_t* g, uint64_t* w) {
-  exact_sum_normalise(w);
-  exact_sum_add_carrying(g, w, [](uint64_t* base, int k, uint64_t v) -> uint64_t {
-    return atomicAdd(reinterpret_cast<ull*>(base + k), ull(v));
-  });
-}
-
-template <class T>
-__global__ void partial_kernel(const T* grad_out, const int64_t* index, const T* y, int64_t rows, int64_t dim,
-                               int64_t gates, int64_t tile_rows, uint64_t* state) {
-  const int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (j >= dim) return;
-  const int64_t r0 = int64_t(blockIdx.y) * tile_rows;
-  const int64_t r1 = r0 + tile_rows < rows ? r0 + tile_rows : rows;
-  uint64_t w[kExactSumWords];
-  exact_sum_clear(w);
-  int64_t cur = -1;
-  int n = 0;
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t k = index[r];
-    if (k < 0 || k >= gates) continue;  // (checked before: never here)
-    if (k != cur) {
-      if (cur >= 0) flush(state + (cur * dim + j) * kExactSumWords, w);
-      exact_sum_clear(w);
-      cur = k;
-      n = 0;
-    }
-    exact_sum_add(w, gate_residual_grad_gate_term(grad_out[r * dim + j], y[r * dim + j]));
-    if (++n == kExactSumNormaliseEvery) {
-      exact_sum_normalise(w);
-      n = 0;
-    }
-  }
-  if (cur >= 0) flush(state + (cur * dim + j) * kExactSumWords, w);
-}
-
-__global__ void normalise_kernel(uint64_t* state, int64_t elements) {
-  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (e < elements) exact_sum_normalise_unsigned(state + e * kExactSumWords);
-}
-
+// n states (consecutive) combined per element; any order gives the same
+// words. Memory bound (64 states at 32 x 3072 are 201 MB): each thread keeps
+// kInFlight states' loads in flight before it merges them.
+constexpr int kInFlight = 8;
 __global__ void combine_kernel(const uint64_t* states, int32_t n, int64_t elements, uint64_t* out) {
   const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (e >= elements) return;
-  uint64_t w[kExactSumWords];
-  exact_sum_clear(w);
-  const int64_t words = elements * kExactSumWords;
-  for (int32_t k = 0; k < n; ++k) exact_sum_combine(w, states + k * words + e * kExactSumWords);
-  exact_sum_normalise(w);
-  for (int i = 0; i < kExactSumWords; ++i) out[e * kExactSumWords + i] = w[i];
+  const int64_t words = elements * kBinnedWords;
+  BinnedSum acc;
+  acc.clear();
+  for (int32_t k0 = 0; k0 < n; k0 += kInFlight) {
+    ulonglong2 v[kInFlight][2];
+#pragma unroll
+    for (int i = 0; i < kInFlight; ++i) {
+      if (k0 + i >= n) break;
+      const ulonglong2* w = reinterpret_cast<const ulonglong2*>(states + (k0 + i) * words + e * kBinnedWords);
+      v[i][0] = __ldg(w);
+      v[i][1] = __ldg(w + 1);
+    }
+#pragma unroll
+    for (int i = 0; i < kInFlight; ++i) {
+      if (k0 + i >= n) break;
+      const uint64_t ws[kBinnedWords] = {v[i][0].x, v[i][0].y, v[i][1].x, v[i][1].y};
+      BinnedSum b;
+      b.from_words(ws);
+      acc.merge(b);
+    }
+  }
+  uint64_t r[kBinnedWords];
+  acc.to_words(r);
+  ulonglong2* o = reinterpret_cast<ulonglong2*>(out + e * kBinnedWords);
+  o[0] = make_ulonglong2(r[0], r[1]);
+  o[1] = make_ulonglong2(r[2], r[3]);
 }
 
 template <class T>
 __global__ void finalize_kernel(const uint64_t* state, int64_t elements, T* grad_gate) {
   const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (e < elements) grad_gate[e] = exact_sum_finish<T>(state + e * kExactSumWords);
+  if (e < elements) grad_gate[e] = binned_finish_words<T>(state + e * kBinnedWords);
 }
 
 unsigned blocks_for(int64_t n) { return unsigned((n + kThreads - 1) / kThreads); }
@@ -102,38 +81,19 @@ void dispatch(DType t, F&& f) {
 
 Status gate_residual_repro_partial_cuda(const gatecheck_problem& p, const void* grad_out, const int64_t* index,
                                         const void* y, uint64_t* state) {
-  const auto stream = static_cast<cudaStream_t>(p.stream);
-  const int64_t words = gate_residual_repro_state_words(p), elements = words / kExactSumWords;
-  if (words == 0) return Status::success();
-  Status s = cuda_status(cudaMemsetAsync(state, 0, size_t(words) * sizeof(uint64_t), stream), "cudaMemsetAsync");
-  if (!s.ok()) return s;
-  if (p.rows > 0) {
-    // At most 65535 tiles down the grid: longer tiles past 4 million rows.
-    const int64_t tile = std::max<int64_t>(kTileRows, (p.rows + 65534) / 65535);
-    const dim3 grid(blocks_for(p.dim), unsigned((p.rows + tile - 1) / tile));
-    dispatch(DType(p.dtype), [&](auto tag) {
-      using T = decltype(tag);
-      partial_kernel<T><<<grid, kThreads, 0, stream>>>(static_cast<const T*>(grad_out), index,
-                                                        static_cast<const T*>(y), p.rows, p.dim, p.gates, tile,
-                                                        state);
-    });
-  }
-  normalise_kernel<<<blocks_for(elements), kThreads, 0, stream>>>(state, elements);
-  return cuda_status(cudaGetLastError(), "partial");
+  return gate_residual_binned_partial_cuda(p, grad_out, index, y, state);
 }
 
 Status gate_residual_repro_combine_cuda(const gatecheck_problem& p, const uint64_t* states, int32_t n, uint64_t* out) {
-  if (n < 0 || n > kExactSumMaxStates)
-    return Status::error(ErrorKind::shape_mismatch, "combine: n=" + std::to_string(n) + " states, outside [0, " +
-                                                        std::to_string(kExactSumMaxStates) + "]");
-  const int64_t elements = gate_residual_repro_state_words(p) / kExactSumWords;
+  if (n < 0) return Status::error(ErrorKind::shape_mismatch, "combine: n=" + std::to_string(n) + " states, below 0");
+  const int64_t elements = gate_residual_repro_state_words(p) / kBinnedWords;
   if (elements == 0) return Status::success();
   combine_kernel<<<blocks_for(elements), kThreads, 0, static_cast<cudaStream_t>(p.stream)>>>(states, n, elements, out);
   return cuda_status(cudaGetLastError(), "combine");
 }
 
 Status gate_residual_repro_finalize_cuda(const gatecheck_problem& p, const uint64_t* state, void* grad_gate) {
-  const int64_t elements = gate_residual_repro_state_words(p) / kExactSumWords;
+  const int64_t elements = gate_residual_repro_state_words(p) / kBinnedWords;
   if (elements == 0) return Status::success();
   dispatch(DType(p.dtype), [&](auto tag) {
     using T = decltype(tag);
@@ -165,16 +125,10 @@ struct DeviceState {
 Status gate_residual_bwd_cuda_repro(const gatecheck_problem& p, const void* grad_out, const void* gate,
                                     const int64_t* index, const void* y, void* grad_res, void* grad_gate,
                                     void* grad_y) {
-  // The "cuda" backward checks the arguments and the index (writing nothing
-  // on a bad one) and makes grad_res and grad_y; grad_gate is then remade.
-  Status s = gate_residual_bwd_cuda(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y);
+  // One call: the "cuda" backward's plan and tile kernel with binned sums,
+  // then their fold per gate; a bad index is reported by name (nothing written).
+  Status s = gate_residual_bwd_cuda_binned(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y, nullptr);
   if (s.ok() && p.rows > 0) s = gate_residual_cuda_sync_status("gate_residual_bwd", p, index);
-  if (!s.ok()) return s;
-  DeviceState st(p);
-  s = st.alloc(gate_residual_repro_state_words(p));
-  if (s.ok()) s = gate_residual_repro_partial_cuda(p, grad_out, index, y, st.ptr);
-  if (s.ok()) s = gate_residual_repro_finalize_cuda(p, st.ptr, grad_gate);
-  if (s.ok()) s = cuda_status(cudaStreamSynchronize(st.stream), "cudaStreamSynchronize");
   return s;
 }
 
@@ -269,8 +223,7 @@ const gatecheck_plugin* gate_residual_repro_cuda_plugin() {
 const gatecheck_split_exchange* gate_residual_repro_cuda_exchange() {
   static const gatecheck_split_exchange ex = {
       GATECHECK_ABI_VERSION_2, "gate_residual",
-      "grad_gate exact: gates x dim x 6 int64 words (fixed point from 2^-149, radix 2^56, special-value counts); "
-      "combine = integer sum",
+      kGateResidualReproStateText,
       ex_state_words, ex_partial, ex_combine, ex_finalize, ExAbi::last_error};
   return &ex;
 }

@@ -1,14 +1,12 @@
 // gate_residual's reproducible mode on CUDA (implementation "cuda-repro"):
-// the "cuda" kernels for grad_res and grad_y (and for the index check), and
-// grad_gate as host-repro makes it (exact_sum.h): the same state words and the
-// same bits, for every order of the rows and every split of the batch.
-//
-// The partial: one thread per (tile of rows, column) keeps an exact local sum
-// for the current gate and, when the gate changes or the tile ends, adds its
-// normalised words to the global state with integer atomics (a carry out of
-// a lower word's 64 bits moves up as 2^8 of the next). Integer addition does
-// not depend on the order of the atomics; a final normalisation gives the
-// canonical words. Pointers are device pointers; work goes on p.stream.
+// grad_gate as host-repro makes it (binned_sum.h: the same state words and
+// the same bits, for every order of the rows and every split of the batch),
+// in one backward call that is the "cuda" backward with its accumulator
+// swapped (gate_residual_bwd_cuda_binned): the gate-sorted plan, one pass
+// over g and y that writes grad_res and grad_y and keeps each tile's
+// per-column binned sums in registers, a state per tile, then a fold per gate
+// (integer, order-free) that rounds once. Pointers are device pointers; work
+// goes on p.stream.
 #pragma once
 
 #include <cstdint>
@@ -18,14 +16,13 @@
 
 namespace gatecheck {
 
-// state: gate_residual_repro_state_words(p) words on the device, normalised on return.
+// state: gate_residual_repro_state_words(p) words on the device (the rows' binned sums).
 Status gate_residual_repro_partial_cuda(const gatecheck_problem& p, const void* grad_out, const int64_t* index,
                                         const void* y, uint64_t* state);
 // out = the n states at `states` (n consecutive device states, in rank
-// order) summed word by word and normalised: the combine on the device.
-// n <= kExactSumMaxStates.
+// order) combined: the combine on the device (any order gives the same words).
 Status gate_residual_repro_combine_cuda(const gatecheck_problem& p, const uint64_t* states, int32_t n, uint64_t* out);
-// grad_gate from a device state (any sum of at most kExactSumMaxStates normalised states).
+// grad_gate from a device state, rounded once.
 Status gate_residual_repro_finalize_cuda(const gatecheck_problem& p, const uint64_t* state, void* grad_gate);
 // The whole backward (grad_gate exact); synchronises p.stream, reporting a bad index by name.
 Status gate_residual_bwd_cuda_repro(const gatecheck_problem& p, const void* grad_out, const void* gate,

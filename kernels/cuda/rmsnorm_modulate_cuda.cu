@@ -15,6 +15,7 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cstdint>
@@ -305,7 +306,7 @@ __global__ void __launch_bounds__(bounds_for(KEEP)) bwd_row_kernel(Ptrs a, float
 // ---- backward: dshift, dscale, dweight partials --------------------------------
 
 struct Plan {
-  const int *seg_start, *tiles, *tile_start, *multi_start, *rows_sorted;
+  const int *seg_start, *tiles, *tile_start, *multi_start, *rows_sorted, *keys_sorted;
   const float* rstd;
   float *seg_part, *dw_part;
   int64_t tiles_per_group;
@@ -413,6 +414,162 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
 #pragma unroll
     for (int e = 0; e < V; ++e)
       if (e < n) p.dw_part[grp * dim + c * V + e] = dw[e];
+  }
+}
+
+// ---- backward in one pass ------------------------------------------------------
+//
+// Where a row's chunks load as 16 bytes and fit one block (one thread a chunk,
+// at most 1,024 chunks), one kernel does both passes' work, reading x and g
+// once: a block walks a dweight group's rows in their tile order (gate order,
+// then the rows of a gate in batch order, as the tile kernel does), stages
+// each row in shared memory, where the row statistics' T partials are summed
+// by the first T threads in the order's chunk order (the row kernel's), and
+// then each thread finishes its own chunk: dx, and the tile's dshift and
+// dscale and the group's dweight in registers. The next row's loads are in
+// flight meanwhile. Same sums in the same order as the two-pass kernels: the
+// same bits.
+
+constexpr int kMetaRows = 256;  // rows of the plan the one-pass kernel holds in shared memory
+
+__device__ __forceinline__ int64_t tile_first_pos(const Plan& p, int64_t gates, int64_t t) {
+  int64_t lo = 0, hi = gates;  // gate k: the last with tile_start[k] <= t
+  while (lo < hi) {
+    const int64_t mid = (lo + hi + 1) / 2;
+    if (p.tile_start[mid] <= t) lo = mid;
+    else hi = mid - 1;
+  }
+  return p.seg_start[lo] + (t - p.tile_start[lo]) * kRmsSegTileRows;
+}
+
+template <class T, int MAXT>
+__global__ void __launch_bounds__(MAXT) bwd_fused_kernel(Ptrs a, Plan p) {
+  if (*a.bad != kNoBadRow) return;
+  constexpr int V = VecOf<T>::value;
+  __shared__ uint4 sx[MAXT], sg[MAXT];
+  __shared__ float2 red[32];
+  __shared__ int srow[kMetaRows], skey[kMetaRows], stile[kMetaRows];
+  const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
+  const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
+  T *dx = static_cast<T*>(a.dx), *dshift = static_cast<T*>(a.dshift), *dscale = static_cast<T*>(a.dscale);
+  const int64_t dim = a.dim, nch = dim / V, ntiles = p.tile_start[a.gates];
+  const int nt = rms_row_threads(dim, V);  // the statistics' partials
+  const int c = threadIdx.x, lane = c & 31, warp = c >> 5;
+  const bool mine = c < nch;
+  const uint4 wraw = mine ? load_raw(w, int64_t(c) * V) : make_uint4(0, 0, 0, 0);  // unpacked where used
+  for (int64_t grp = blockIdx.x; grp * p.tiles_per_group < ntiles; grp += gridDim.x) {
+    const int64_t t0 = grp * p.tiles_per_group, t1 = min64(ntiles, t0 + p.tiles_per_group);
+    const int64_t P0 = tile_first_pos(p, a.gates, t0), P1 = t1 < ntiles ? tile_first_pos(p, a.gates, t1) : a.rows;
+    float f[V], sh[V], sc[V], dw[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) dw[e] = sh[e] = sc[e] = f[e] = 0.0f;
+    int64_t k = -1, ti = -1;
+    auto flush = [&] {
+      if (k < 0 || !mine) return;
+      if (p.tiles[k] == 1) {
+        store_chunk<T, true>(dshift, k * dim + int64_t(c) * V, V, sh);
+        store_chunk<T, true>(dscale, k * dim + int64_t(c) * V, V, sc);
+      } else {
+        const int64_t slot = p.multi_start[k] + ti;
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          p.seg_part[(2 * slot) * dim + int64_t(c) * V + e] = sh[e];
+          p.seg_part[(2 * slot + 1) * dim + int64_t(c) * V + e] = sc[e];
+        }
+      }
+    };
+    // The plan's rows kMetaRows at a time in shared memory: each row's
+    // address, gate and tile are then at hand when its loads are issued two
+    // rows ahead (read from global memory, they chained three latencies a row).
+    for (int64_t base = P0; base < P1; base += kMetaRows) {
+      const int m = int(min64(kMetaRows, P1 - base));
+      __syncthreads();  // the previous rows are done with the plan's slice
+      for (int i = c; i < m; i += blockDim.x) {
+        const int key = p.keys_sorted[base + i];
+        srow[i] = p.rows_sorted[base + i];
+        skey[i] = key;
+        stile[i] = int((base + i - p.seg_start[key]) / kRmsSegTileRows);
+      }
+      __syncthreads();
+      uint4 cx = make_uint4(0, 0, 0, 0), cg = cx, nx = cx, ng = cx;
+      auto load_row = [&](int i, uint4& lx, uint4& lg) {
+        if (i < m && mine) {
+          const int64_t at = int64_t(srow[i]) * dim + int64_t(c) * V;
+          lx = load_raw(x, at);
+          lg = load_raw(g, at);
+        }
+      };
+      load_row(0, cx, cg);
+      load_row(1, nx, ng);
+      for (int i = 0; i < m; ++i) {
+        const int64_t kk = skey[i], tt = stile[i];
+        if (kk != k || tt != ti) {  // a new tile
+          flush();
+          k = kk;
+          ti = tt;
+          if (mine) {
+            load_chunk<T, true>(scale, k * dim + int64_t(c) * V, V, f);
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+              f[e] = rn<T>(__fadd_rn(1.0f, f[e]));
+              sh[e] = 0.0f;
+              sc[e] = 0.0f;
+            }
+          }
+        }
+        if (mine) {
+          sx[c] = cx;
+          sg[c] = cg;
+        }
+        __syncthreads();
+        if (c < nt) {  // partial c: chunks c, c + nt, ... (the row kernel's thread c)
+          float s = 0.0f, cs = 0.0f;
+          for (int64_t q = c; q < nch; q += nt) {
+            float xv[V], gv[V], wq[V], fq[V];
+            unpack<T>(sx[q], xv);
+            unpack<T>(sg[q], gv);
+            load_chunk<T, true>(w, q * V, V, wq);
+            load_chunk<T, true>(scale, k * dim + q * V, V, fq);
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+              const float d = __fmul_rn(gv[e], rn<T>(__fadd_rn(1.0f, fq[e])));
+              s = __fadd_rn(s, __fmul_rn(xv[e], xv[e]));
+              cs = __fadd_rn(cs, __fmul_rn(__fmul_rn(wq[e], d), xv[e]));
+            }
+          }
+          s = warp_tree(s);
+          cs = warp_tree(cs);
+          if (lane == 0) red[warp] = make_float2(s, cs);
+        }
+        __syncthreads();
+        const float2 v = lane < (nt >> 5) ? red[lane] : make_float2(0.0f, 0.0f);
+        const float tx = warp_tree(v.x), ty = warp_tree(v.y);
+        const float rstd = rstd_of(tx, dim, a.eps);
+        const float kq = __fdiv_rn(__fmul_rn(__fmul_rn(__fmul_rn(rstd, rstd), rstd), ty), float(dim));
+        if (mine) {
+          float xv[V], gv[V], wv[V], o[V];
+          unpack<T>(cx, xv);
+          unpack<T>(cg, gv);
+          unpack<T>(wraw, wv);
+#pragma unroll
+          for (int e = 0; e < V; ++e) {
+            const float d = __fmul_rn(gv[e], f[e]);
+            o[e] = __fsub_rn(__fmul_rn(__fmul_rn(rstd, wv[e]), d), __fmul_rn(xv[e], kq));
+            sh[e] = __fadd_rn(sh[e], gv[e]);
+            sc[e] = __fadd_rn(sc[e], __fmul_rn(gv[e], rn<T>(__fmul_rn(wv[e], __fmul_rn(rstd, xv[e])))));
+            dw[e] = __fadd_rn(dw[e], __fmul_rn(__fmul_rn(d, xv[e]), rstd));
+          }
+          store_chunk<T, true>(dx, int64_t(srow[i]) * dim + int64_t(c) * V, V, o);
+        }
+        cx = nx;
+        cg = ng;
+        load_row(i + 2, nx, ng);
+      }
+    }
+    flush();
+    if (mine)
+#pragma unroll
+      for (int e = 0; e < V; ++e) p.dw_part[grp * dim + int64_t(c) * V + e] = dw[e];
   }
 }
 
@@ -558,28 +715,51 @@ void launch_fwd(const Ptrs& a, bool vec, cudaStream_t s) {
 }
 
 template <class T>
+void launch_two_pass(const Ptrs& a, const Plan& p, bool vec, int64_t nch, int64_t groups, cudaStream_t s);
+
+std::atomic<RmsBwdKernels> bwd_kernels{RmsBwdKernels::automatic};
+
+template <class T>
 void launch_bwd(const Ptrs& a, const Layout& l, bool vec, cudaStream_t s) {
   const int threads = rms_row_threads(a.dim, VecOf<T>::value);
-  Plan p{l.seg_start, l.tiles, l.tile_start, l.multi_start, l.rows_sorted, l.rstd, l.seg_part, l.dw_part,
+  Plan p{l.seg_start, l.tiles, l.tile_start, l.multi_start, l.rows_sorted, l.keys_sorted, l.rstd, l.seg_part, l.dw_part,
          rms_tiles_per_group(a.rows, a.gates)};
+  const int64_t nch = (a.dim + VecOf<T>::value - 1) / VecOf<T>::value;
+  const int64_t groups = (rms_max_tiles(a.rows, a.gates) + p.tiles_per_group - 1) / p.tiles_per_group;
+  if (vec && nch <= 1024 && bwd_kernels.load() == RmsBwdKernels::automatic) {  // one pass
+    if (a.rows > 0) {
+      const int threads = int((nch + 31) / 32 * 32);
+      const unsigned grid = unsigned(groups < 65535 ? groups : 65535);
+      if (nch <= 512) bwd_fused_kernel<T, 512><<<grid, threads, 0, s>>>(a, p);
+      else if (nch <= 768) bwd_fused_kernel<T, 768><<<grid, threads, 0, s>>>(a, p);
+      else bwd_fused_kernel<T, 1024><<<grid, threads, 0, s>>>(a, p);
+    }
+  } else {
+    launch_two_pass<T>(a, p, vec, nch, groups, s);
+  }
+  const int64_t total = (a.gates + 1) * a.dim;
+  const int64_t fb = (total + 255) / 256;
+  bwd_fold_kernel<T><<<unsigned(fb < 4096 ? fb : 4096), 256, 0, s>>>(a, p);
+}
+
+// The row kernel (dx, rstd), then the tile kernel (dshift, dscale and dweight
+// partials), reading x and g again.
+template <class T>
+void launch_two_pass(const Ptrs& a, const Plan& p, bool vec, int64_t nch, int64_t groups, cudaStream_t s) {
+  const int threads = rms_row_threads(a.dim, VecOf<T>::value);
   if (a.rows > 0) {
     const int blocks = int(a.rows < kMaxGridRows ? a.rows : kMaxGridRows);
     switch (row_path(vec, threads)) {
-      case RowPath::kept: bwd_row_kernel<T, true, kRmsChunksPerThread><<<blocks, threads, 0, s>>>(a, l.rstd); break;
-      case RowPath::vector: bwd_row_kernel<T, true, 0><<<blocks, threads, 0, s>>>(a, l.rstd); break;
-      case RowPath::element: bwd_row_kernel<T, false, 0><<<blocks, threads, 0, s>>>(a, l.rstd); break;
+      case RowPath::kept: bwd_row_kernel<T, true, kRmsChunksPerThread><<<blocks, threads, 0, s>>>(a, const_cast<float*>(p.rstd)); break;
+      case RowPath::vector: bwd_row_kernel<T, true, 0><<<blocks, threads, 0, s>>>(a, const_cast<float*>(p.rstd)); break;
+      case RowPath::element: bwd_row_kernel<T, false, 0><<<blocks, threads, 0, s>>>(a, const_cast<float*>(p.rstd)); break;
     }
   }
-  const int64_t nch = (a.dim + VecOf<T>::value - 1) / VecOf<T>::value;
-  const int64_t groups = (rms_max_tiles(a.rows, a.gates) + p.tiles_per_group - 1) / p.tiles_per_group;
   if (groups > 0) {
     const dim3 grid(unsigned((nch + kTileThreads - 1) / kTileThreads), unsigned(groups < 65535 ? groups : 65535));
     if (vec) bwd_tile_kernel<T, true><<<grid, kTileThreads, 0, s>>>(a, p);
     else bwd_tile_kernel<T, false><<<grid, kTileThreads, 0, s>>>(a, p);
   }
-  const int64_t total = (a.gates + 1) * a.dim;
-  const int64_t fb = (total + 255) / 256;
-  bwd_fold_kernel<T><<<unsigned(fb < 4096 ? fb : 4096), 256, 0, s>>>(a, p);
 }
 
 Ptrs ptrs_of(const OpCall& c, const unsigned long long* bad) {
@@ -665,6 +845,8 @@ Status run_typed(const OpCall& c, unsigned long long* bad, void* scratch) {
 }
 
 }  // namespace
+
+void rmsnorm_modulate_cuda_set_bwd_kernels(RmsBwdKernels k) { bwd_kernels.store(k); }
 
 int64_t rmsnorm_modulate_cuda_bwd_scratch_bytes(int64_t rows, int64_t dim, int64_t gates) {
   Carve cv;

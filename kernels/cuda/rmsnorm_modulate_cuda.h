@@ -20,6 +20,13 @@ namespace gatecheck {
 // call returns: no host sync either way.
 Status rmsnorm_modulate_cuda_run(const OpCall& c, unsigned long long* bad_row, void* scratch = nullptr);
 
+// The backward's kernels: automatic (one pass over x and g where a row's
+// chunks load as 16 bytes and fit one block, else the row kernel and then the
+// tile kernel), or the two passes everywhere: for the tests that name each
+// path, and the benchmark's comparison. The same bits either way. Process-wide.
+enum class RmsBwdKernels { automatic, two_pass };
+void rmsnorm_modulate_cuda_set_bwd_kernels(RmsBwdKernels k);
+
 // Bytes of scratch a backward of this problem takes at most.
 int64_t rmsnorm_modulate_cuda_bwd_scratch_bytes(int64_t rows, int64_t dim, int64_t gates);
 

@@ -1,11 +1,11 @@
-// host-repro: gate_residual with grad_gate summed exactly (exact_sum.h).
+// host-repro: gate_residual with grad_gate summed reproducibly (binned_sum.h).
 #include "gate_residual_repro_host.h"
 
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "../exact_sum.h"
+#include "../binned_sum.h"
 #include "../gate_residual_math.h"
 #include "../op_call_abi.h"
 #include "../plugin_adapter.h"
@@ -19,27 +19,19 @@ constexpr uint32_t kHostDevices = 1u << GATECHECK_CPU;
 
 template <class T>
 void partial_typed(const gatecheck_problem& p, const T* grad_out, const int64_t* index, const T* y, uint64_t* state) {
-  // Terms added to an element since it was last normalised, per gate (each
-  // row adds one to every element of its gate).
-  std::vector<int32_t> pending(size_t(p.gates), 0);
+  std::vector<BinnedSum> acc(size_t(p.gates * p.dim), binned_empty());
   for (int64_t r = 0; r < p.rows; ++r) {
-    const int64_t k = index[r], o = r * p.dim;
-    uint64_t* row = state + k * p.dim * kExactSumWords;
-    for (int64_t j = 0; j < p.dim; ++j)
-      exact_sum_add(row + j * kExactSumWords, gate_residual_grad_gate_term(grad_out[o + j], y[o + j]));
-    if (++pending[size_t(k)] == kExactSumNormaliseEvery) {
-      for (int64_t j = 0; j < p.dim; ++j) exact_sum_normalise(row + j * kExactSumWords);
-      pending[size_t(k)] = 0;
-    }
+    const int64_t o = r * p.dim;
+    BinnedSum* row = acc.data() + index[r] * p.dim;
+    for (int64_t j = 0; j < p.dim; ++j) row[j].add(gate_residual_grad_gate_term(grad_out[o + j], y[o + j]));
   }
-  const int64_t n = p.gates * p.dim;
-  for (int64_t e = 0; e < n; ++e) exact_sum_normalise(state + e * kExactSumWords);
+  for (size_t e = 0; e < acc.size(); ++e) acc[e].to_words(state + e * kBinnedWords);
 }
 
 template <class T>
 void finalize_typed(const gatecheck_problem& p, const uint64_t* state, T* grad_gate) {
   const int64_t n = p.gates * p.dim;
-  for (int64_t e = 0; e < n; ++e) grad_gate[e] = exact_sum_finish<T>(state + e * kExactSumWords);
+  for (int64_t e = 0; e < n; ++e) grad_gate[e] = binned_finish_words<T>(state + e * kBinnedWords);
 }
 
 template <class F>
@@ -64,7 +56,7 @@ Status check_problem_for_state(const gatecheck_problem& p, const char* who) {
 Status bwd_repro(const gatecheck_problem& p, const void* grad_out, const void* gate, const int64_t* index,
                  const void* y, void* grad_res, void* grad_gate, void* grad_y) {
   // grad_res and grad_y (and every check of the arguments) as "host"; then
-  // grad_gate again, exactly. (host writes it first: its value is replaced.)
+  // grad_gate again, binned. (host writes it first: its value is replaced.)
   Status s = gate_residual_bwd_host(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y);
   if (!s.ok()) return s;
   std::vector<uint64_t> state(size_t(gate_residual_repro_state_words(p)), 0);
@@ -107,10 +99,8 @@ int ex_combine(const gatecheck_problem* p, const uint64_t* const* states, int32_
   if (!p) return ExAbi::null_problem("combine");
   if (!out || (n > 0 && !states))
     return ExAbi::report(Status::error(ErrorKind::null_pointer, "combine: states or out is null"));
-  if (n < 0 || n > kExactSumMaxStates)
-    return ExAbi::report(Status::error(ErrorKind::shape_mismatch, "combine: n=" + std::to_string(n) +
-                                                                 " states, outside [0, " +
-                                                                 std::to_string(kExactSumMaxStates) + "]"));
+  if (n < 0)
+    return ExAbi::report(Status::error(ErrorKind::shape_mismatch, "combine: n=" + std::to_string(n) + " states, below 0"));
   for (int32_t i = 0; i < n; ++i)
     if (!states[i])
       return ExAbi::report(Status::error(ErrorKind::null_pointer, "combine: state " + std::to_string(i) + " is null"));
@@ -134,7 +124,7 @@ int ex_finalize(const gatecheck_call* c, const uint64_t* state) {
 }  // namespace
 
 int64_t gate_residual_repro_state_words(const gatecheck_problem& p) {
-  return p.gates > 0 && p.dim > 0 ? p.gates * p.dim * kExactSumWords : 0;
+  return p.gates > 0 && p.dim > 0 ? p.gates * p.dim * kBinnedWords : 0;
 }
 
 Status gate_residual_repro_partial(const gatecheck_problem& p, const void* grad_out, const int64_t* index,
@@ -161,10 +151,9 @@ Status gate_residual_repro_partial(const gatecheck_problem& p, const void* grad_
 void gate_residual_repro_combine(const gatecheck_problem& p, const uint64_t* const* states, int32_t n,
                                  uint64_t* out) {
   const int64_t words = gate_residual_repro_state_words(p);
-  std::vector<uint64_t> acc(size_t(words), 0);  // (out may be one of the states)
+  std::vector<uint64_t> acc(size_t(words), 0);  // (out may be one of the states); all zero: the empty state
   for (int32_t i = 0; i < n; ++i)
-    for (int64_t e = 0; e < words; e += kExactSumWords) exact_sum_combine(acc.data() + e, states[i] + e);
-  for (int64_t e = 0; e < words; e += kExactSumWords) exact_sum_normalise(acc.data() + e);
+    for (int64_t e = 0; e < words; e += kBinnedWords) binned_combine(acc.data() + e, states[i] + e);
   if (words) std::memcpy(out, acc.data(), size_t(words) * sizeof(uint64_t));
 }
 
@@ -184,8 +173,7 @@ const gatecheck_plugin* gate_residual_repro_host_plugin() {
 const gatecheck_split_exchange* gate_residual_repro_host_exchange() {
   static const gatecheck_split_exchange ex = {
       GATECHECK_ABI_VERSION_2, "gate_residual",
-      "grad_gate exact: gates x dim x 6 int64 words (fixed point from 2^-149, radix 2^56, special-value counts); "
-      "combine = integer sum",
+      kGateResidualReproStateText,
       ex_state_words, ex_partial, ex_combine, ex_finalize, ExAbi::last_error};
   return &ex;
 }

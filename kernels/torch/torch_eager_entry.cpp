@@ -7,6 +7,7 @@
 #include "rmsnorm_modulate_torch_eager.h"
 #include "torch_eager.h"
 #include "torch_eager_module.h"
+#include "torch_plain_op.h"
 
 namespace gatecheck {
 namespace {
@@ -25,6 +26,8 @@ void set_threads(int n) {
 extern "C" __attribute__((visibility("default"))) const gatecheck::TorchEagerModule* gatecheck_torch_eager_module() {
   static const gatecheck::TorchEagerModule m = {gatecheck::torch_eager_plugin,
                                                 gatecheck::rmsnorm_modulate_torch_eager_plugin,
-                                                gatecheck::version, gatecheck::set_threads};
+                                                gatecheck::version, gatecheck::set_threads,
+                                                gatecheck::torch_plain_op_missing, gatecheck::torch_plain_op_name,
+                                                gatecheck::torch_plain_op};
   return &m;
 }

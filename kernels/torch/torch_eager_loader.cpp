@@ -1,5 +1,5 @@
-// torch-eager, loaded on first use: the functions of torch_eager.h and
-// rmsnorm_modulate_torch_eager.h as a process calls them. The implementations
+// torch-eager, loaded on first use: the functions of torch_eager.h,
+// rmsnorm_modulate_torch_eager.h and torch_plain_op.h as a process calls them. The implementations
 // themselves live in libgatecheck_torch_eager.so (torch_eager_entry.cpp and
 // the two .cpp files beside it), the only gatecheck code that links LibTorch:
 // loading LibTorch costs about 0.4 s of CPU (its relocations and static
@@ -14,6 +14,7 @@
 #include "rmsnorm_modulate_torch_eager.h"
 #include "torch_eager.h"
 #include "torch_eager_module.h"
+#include "torch_plain_op.h"
 
 namespace gatecheck {
 namespace {
@@ -55,6 +56,32 @@ const gatecheck_plugin* torch_eager_plugin(Device d) { return module().gate_resi
 const gatecheck_op_plugin* rmsnorm_modulate_torch_eager_plugin(Device d) { return module().rmsnorm_modulate(d); }
 
 std::string libtorch_version() { return module().libtorch_version(); }
+
+// torch_plain_op.h promises no exception: a module that cannot load is the reason.
+std::string torch_plain_op_missing(const char* library_op) {
+  try {
+    return module().plain_op_missing(library_op);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+std::string torch_plain_op_name(const char* library_op) {
+  try {
+    return module().plain_op_name(library_op);
+  } catch (const std::exception&) {
+    return std::string("at::") + (library_op ? library_op : "?") + " (LibTorch not loaded)";
+  }
+}
+
+Status torch_plain_op(const char* library_op, DType t, Device d, const std::vector<PlainTensor>& args,
+                      const std::vector<double>& scalars, void* out) {
+  try {
+    return module().plain_op(library_op, t, d, args, scalars, out);
+  } catch (const std::exception& e) {
+    return Status::error(ErrorKind::implementation, e.what());
+  }
+}
 
 void torch_eager_set_intra_op_threads(int n) {
   std::lock_guard<std::mutex> g(lock());

@@ -5,10 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "../gatecheck_plugin.h"
 #include "../gatecheck_plugin_v2.h"
 #include "../op_contract.h"
+#include "torch_plain_op.h"
 
 namespace gatecheck {
 
@@ -17,6 +20,11 @@ struct TorchEagerModule {
   const gatecheck_op_plugin* (*rmsnorm_modulate)(Device);   // (the same)
   const char* (*libtorch_version)();
   void (*set_intra_op_threads)(int n);  // n <= 0: LibTorch's own count, as it started
+  // torch_plain_op.h's three
+  std::string (*plain_op_missing)(const char* library_op);
+  std::string (*plain_op_name)(const char* library_op);
+  Status (*plain_op)(const char* library_op, DType t, Device d, const std::vector<PlainTensor>& args,
+                     const std::vector<double>& scalars, void* out);
 };
 
 }  // namespace gatecheck

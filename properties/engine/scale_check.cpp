@@ -110,30 +110,42 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
     double estimate = 0;
     std::string source;
     try {
-      ScaleSpec spec = draw_scale_case(*impl_.op, opt_.seed, property_, r.draw, *limits_);
-      if (allowance >= 0) {
+      std::optional<ScaleSpec> spec;
+      if (allowance < 0) {
+        spec = draw_scale_case(*impl_.op, opt_.seed, property_, r.draw, *limits_);
+      } else {
         ++tried;
         const bool in_time = since(slot_t0) < allowance;
+        // The shape decides; only a draw that runs is finished (its plan and
+        // index cost seconds at millions of rows).
+        auto units = [](const ScaleSpec& s) { return scale_cost_units(s.rows, s.dim); };
         if (probing) {
-          if (!smallest || spec.rows * spec.dim < smallest->second.rows * smallest->second.dim)
-            smallest.emplace(r.draw, spec);
+          spec = draw_scale_case_if(*impl_.op, opt_.seed, property_, r.draw, *limits_, [&](const ScaleSpec& s) {
+            if (!smallest || units(s) < units(smallest->second)) smallest.emplace(r.draw, s);
+            return false;
+          });
           if (tried < kScaleProbeDraws && in_time) {
             r.skipped_seconds += since(t0);  // not counted as skipped: a later slot draws it again
             continue;
           }
           r.draw = smallest->first;
-          spec = smallest->second;
           smallest.reset();  // should it not run (out of memory), the next ones are probed afresh
           tried = 0;
-        } else if (double(scale_cost_units(spec.rows, spec.dim)) / cost_.rate(who, property_) > allowance - since(slot_t0)) {
-          skip("estimated to take more than the share left");  // it would eat the next share
-          if (tried < kScaleDrawsToFit && in_time) continue;
-          r.nothing_fits = true;
-          return r;
+          spec = draw_scale_case(*impl_.op, opt_.seed, property_, r.draw, *limits_);
+        } else {
+          spec = draw_scale_case_if(*impl_.op, opt_.seed, property_, r.draw, *limits_, [&](const ScaleSpec& s) {
+            return double(units(s)) / cost_.rate(who, property_) <= allowance - since(slot_t0);
+          });
+          if (!spec) {
+            skip("estimated to take more than the share left");  // it would eat the next share
+            if (tried < kScaleDrawsToFit && in_time) continue;
+            r.nothing_fits = true;
+            return r;
+          }
         }
-        estimate = double(scale_cost_units(spec.rows, spec.dim)) / cost_.rate(who, property_, &source);
+        estimate = double(scale_cost_units(spec->rows, spec->dim)) / cost_.rate(who, property_, &source);
       }
-      c = make_scale_case(spec);
+      c = make_scale_case(*spec);
     } catch (const std::invalid_argument& e) {  // a draw the ladder should never make
       skip(std::string("bad draw: ") + e.what());
       continue;

@@ -17,9 +17,10 @@ namespace gatecheck {
 
 // A case's cost in element-equivalents: its elements plus kScaleRowWeight a
 // row, as a row carries work of its own (the index, the plans, the sampled
-// oracle's row statistics). On the H200 a 16,776,960 x 1 case took 2.4 s where
-// a rate learned from wide cases predicted 0.2 s: rows cost about 14 elements.
-constexpr int64_t kScaleRowWeight = 16;
+// oracle's row statistics). On the H200 three cases of 16,776,960 x 1 took
+// 2.0 to 3.0 s where a rate learned from wide cases, at 17 units a row,
+// predicted 0.14 to 0.40 s: a row costs about 250 elements there.
+constexpr int64_t kScaleRowWeight = 256;
 inline int64_t scale_cost_units(int64_t rows, int64_t dim) { return rows * dim + kScaleRowWeight * rows; }
 
 // Elements a second assumed before anything was measured: slower than any

@@ -223,6 +223,12 @@ ScaleSpec draw_scale_case(uint64_t seed, const std::string& property, int64_t in
 
 ScaleSpec draw_scale_case(const OpSchema& op, uint64_t seed, const std::string& property, int64_t index,
                           const ScaleLimits& l) {
+  return *draw_scale_case_if(op, seed, property, index, l, nullptr);
+}
+
+std::optional<ScaleSpec> draw_scale_case_if(const OpSchema& op, uint64_t seed, const std::string& property,
+                                            int64_t index, const ScaleLimits& l,
+                                            const std::function<bool(const ScaleSpec&)>& keep) {
   const PropertyInfo& p = property_info(property);
   Prng rng(seed ^ fnv1a("scale/" + property) ^ scale_mix(uint64_t(index) * 0x9e3779b97f4a7c15ull + 1));
   const bool gpu = l.device == Device::cuda;
@@ -253,6 +259,7 @@ ScaleSpec draw_scale_case(const OpSchema& op, uint64_t seed, const std::string& 
     s.index_pattern = "uniform";
     s.rung = rung_name(kGridRung);
   }
+  if (keep && !keep(s)) return std::nullopt;
   s.index_seed = rng.next();
   s.value_seed = rng.next();
   s.values = values_for(rng, p, op);

@@ -21,7 +21,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +69,14 @@ ScaleLimits scale_limits(Device d, const ScaleOptions& o);
 // where its oracle has them); the first form is gate_residual's.
 ScaleSpec draw_scale_case(const OpSchema& op, uint64_t seed, const std::string& property, int64_t index,
                           const ScaleLimits& l);
+// The same draw, stopped once its shape (dtype, rows, dim, gates, pattern)
+// is known when `keep(shape)` says no: nullopt. The rest of a draw (an
+// invariance property's plan, checked on the index it builds) costs seconds
+// at millions of rows, so a budget judges the shape first. When keep says
+// yes the result is draw_scale_case's, bit for bit.
+std::optional<ScaleSpec> draw_scale_case_if(const OpSchema& op, uint64_t seed, const std::string& property,
+                                            int64_t index, const ScaleLimits& l,
+                                            const std::function<bool(const ScaleSpec&)>& keep);
 ScaleSpec draw_scale_case(uint64_t seed, const std::string& property, int64_t index, const ScaleLimits& l);
 
 // The share rule for one implementation x property pair.

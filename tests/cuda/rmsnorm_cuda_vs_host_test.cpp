@@ -1,5 +1,8 @@
 // rmsnorm_modulate: the CUDA kernels and the host twin agree bit for bit on
-// every output, through the plugin ABI v2, over the kernels' paths: the row
+// every output, through the plugin ABI v2, over the kernels' paths: the
+// one-pass backward (16-byte rows of up to 1,024 chunks: each of its three
+// launch shapes, one gate per row, many tiles, rows past the grid), and with
+// the two passes forced (RmsBwdKernels::two_pass) the row
 // kernels with a row kept in registers (aligned, dim a multiple of 16 bytes,
 // up to 2,048 chunks), with vector loads read twice (wider rows) and with
 // element loads (odd dims, unaligned views); the tile kernel's one-tile
@@ -194,6 +197,13 @@ void expect_same(const Shape& s, uint64_t seed = 34) {
 
 const DType kTypes[] = {DType::bf16, DType::f16, DType::f32};
 
+// The backward's two passes (row kernel, tile kernel) where the one-pass
+// kernel would otherwise take the call: the tests that name those paths.
+struct TwoPass {
+  TwoPass() { rmsnorm_modulate_cuda_set_bwd_kernels(RmsBwdKernels::two_pass); }
+  ~TwoPass() { rmsnorm_modulate_cuda_set_bwd_kernels(RmsBwdKernels::automatic); }
+};
+
 // The host side of every comparison runs anywhere: the calls this file builds
 // are ones the host twin takes, and it writes every output.
 TEST(rmsnorm_modulate_cuda, HostTwinTakesTheseCalls) {
@@ -209,9 +219,10 @@ TEST(rmsnorm_modulate_cuda, HostTwinTakesTheseCalls) {
 
 TEST(rmsnorm_modulate_cuda, RowKernelsKeptPath) {
   GATECHECK_REQUIRE_GPU();
+  const TwoPass two_pass;
   for (DType t : kTypes) {
     expect_same({4097, 64, 9, t});
-    expect_same({33, 5376, 9, t}); 
+    expect_same({33, 5376, 9, t});
     expect_same({300, 3072, 32, t});
   }
 }
@@ -234,11 +245,13 @@ TEST(rmsnorm_modulate_cuda, UnalignedViewsTakeTheElementPath) {
 
 TEST(rmsnorm_modulate_cuda, TileKernelOneGatePerRow) {
   GATECHECK_REQUIRE_GPU();
+  const TwoPass two_pass;
   for (DType t : kTypes) expect_same({4097, 24, 4097, t, Index::one_gate_per_row});
 }
 
 TEST(rmsnorm_modulate_cuda, TileKernelManyTilesFoldedAndEmptyGates) {
   GATECHECK_REQUIRE_GPU();
+  const TwoPass two_pass;
   for (DType t : kTypes) {
     expect_same({4097, 64, 1, t, Index::all_one_gate});   // one gate, 129 tiles
     expect_same({4097, 40, 32, t, Index::all_one_gate});  // 31 gates without rows
@@ -249,9 +262,30 @@ TEST(rmsnorm_modulate_cuda, TileKernelManyTilesFoldedAndEmptyGates) {
 
 TEST(rmsnorm_modulate_cuda, RowsPastTheGridLimit) {
   GATECHECK_REQUIRE_GPU();
+  const TwoPass two_pass;
   expect_same({70000, 8, 9, DType::bf16});  // kept path
   expect_same({70000, 5, 9, DType::f32});   // element path
   expect_same({70000, 3, 70000, DType::f16, Index::one_gate_per_row});
+}
+
+// The one-pass backward: 512-, 768- and 1,024-thread shapes (64 to 1,024
+// chunks), one gate per row (a tile a row), one gate of many tiles (folded),
+// gates without rows, sorted runs, tiles that cross gates within a dweight
+// group, and rows past the grid's 65,535 blocks.
+TEST(rmsnorm_modulate_cuda, OnePassBackward) {
+  GATECHECK_REQUIRE_GPU();
+  for (DType t : kTypes) {
+    expect_same({4097, 64, 9, t});
+    expect_same({33, 5376, 9, t});
+    expect_same({300, 3072, 32, t});
+    expect_same({129, 6144, 5, t});
+    expect_same({65, 8192, 3, t});
+    expect_same({4097, 24, 4097, t, Index::one_gate_per_row});
+    expect_same({4097, 64, 1, t, Index::all_one_gate});
+    expect_same({4097, 40, 32, t, Index::all_one_gate});
+    expect_same({4097, 5376 / 8, 9, t, Index::sorted_runs});
+  }
+  expect_same({70000, 8, 9, DType::bf16});
 }
 
 TEST(rmsnorm_modulate_cuda, BadIndexIsNamedAndWritesNothing) {

@@ -66,8 +66,8 @@ TEST(ScaleCost, RowsWeighOnTheirOwn) {
   const double wide = m.estimate_seconds("cuda@cuda", "full_write", scale_cost_units(32768, 5376));
   const double tall = m.estimate_seconds("cuda@cuda", "full_write", scale_cost_units(16776960, 1));
   EXPECT_NEAR(wide, 0.5, 1e-9);
-  EXPECT_GT(tall, 16776960.0 * 17 / (32768.0 * (5376 + 16)) * 0.5 * 0.99);
-  EXPECT_GT(tall, 16776960.0 / (32768.0 * 5376) * 0.5 * 10);  // ten times what elements alone predict
+  // what the H200 measured: 2.0 to 3.0 s where elements alone said 0.01 s
+  EXPECT_GT(tall, 16776960.0 / (32768.0 * 5376) * 0.5 * 200);
 }
 }  // namespace
 }  // namespace gatecheck

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <set>
 
 #include "case/case_spec.h"
@@ -339,6 +340,42 @@ TEST(ScaleTier, DrawingOnTheGpuLadderIsCheap) {
   std::printf("%s: %.2f s\n", op->name, total - before);
   }
   EXPECT_LT(total, 22.0) << "forty-five draws took " << total << " s";
+}
+
+// A budget judges a draw by its shape before the draw builds anything: the
+// shape draw_scale_case_if shows `keep` is the finished draw's, a draw kept
+// is draw_scale_case's bit for bit, and one refused stops there.
+TEST(ScaleTier, ADrawIsJudgedByItsShapeFirst) {
+  ScaleLimits gpu;
+  gpu.device = Device::cuda;
+  gpu.max_elements = int64_t(1) << 34;
+  gpu.memory_bytes = uint64_t(80) << 30;
+  const ScaleLimits cpu = scale_limits(Device::cpu, ScaleOptions{});
+  int compared = 0, refused = 0;
+  for (const OpSchema* op : {&gate_residual_schema(), &rmsnorm_modulate_schema()})
+    for (const ScaleLimits* l : std::vector<const ScaleLimits*>{&cpu, &gpu})
+      for (const char* property : {"segment_invariance", "row_invariance", "accuracy"})
+        for (int64_t i = 0; i < 12; ++i) {
+          std::optional<ScaleSpec> seen;
+          auto refuse = draw_scale_case_if(*op, 1054733551882ull, property, i, *l, [&](const ScaleSpec& s) {
+            seen = s;
+            return false;
+          });
+          EXPECT_FALSE(refuse.has_value());
+          ++refused;
+          ASSERT_TRUE(seen.has_value());
+          if (seen->rows * seen->dim > (int64_t(1) << 20)) continue;  // finishing it would cost seconds
+          const auto kept = draw_scale_case_if(*op, 1054733551882ull, property, i, *l, [](const ScaleSpec&) { return true; });
+          ASSERT_TRUE(kept.has_value());
+          const ScaleSpec full = draw_scale_case(*op, 1054733551882ull, property, i, *l);
+          EXPECT_EQ(*kept, full);
+          EXPECT_EQ(seen->dtype, full.dtype);
+          EXPECT_EQ(seen->rows, full.rows);
+          EXPECT_EQ(seen->dim, full.dim);
+          ++compared;
+        }
+  EXPECT_GT(compared, 40);
+  EXPECT_EQ(refused, 144);
 }
 
 }  // namespace

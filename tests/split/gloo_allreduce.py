@@ -1,10 +1,13 @@
 """torch.distributed (gloo, CPU) with host-repro's split exchange, reached
 through its plugin's C ABI (gatecheck_split_exchange_v2): each rank takes the
-state of its shard of the batch, an ordinary integer all_reduce(SUM) combines
-the states, and the finalized grad_gate equals the single-process full batch's
-bit for bit, for 2 and 4 ranks and contiguous or strided shards; so does
-gradient accumulation over micro-batches of different sizes. The control:
-all-reducing each rank's grad_gate itself (in fp32, as DDP would) differs.
+state of its shard of the batch (binned: 4 int64 words an element, the last
+holding the top bin in its low byte), the states are all-reduced in two
+integer steps (MAX of the top bins; each state aligned to them by the
+exchange's combine; SUM), and the finalized grad_gate equals the
+single-process full batch's bit for bit, for 2 and 4 ranks and contiguous or
+strided shards; so does gradient accumulation over micro-batches of
+different sizes (the exchange's combine). The control: all-reducing each
+rank's grad_gate itself (in fp32, as DDP would) differs.
 
 usage: gloo_allreduce.py PLUGIN.so WORKDIR
 """
@@ -91,6 +94,30 @@ class ReproHost:
         assert rc == 0, self.ex.last_error()
         return state
 
+    def combine(self, states, rows, dtype):
+        """The exchange's combine of int64 states (rank order)."""
+        out = torch.zeros_like(states[0])
+        ptrs = (U64P * len(states))(*[ctypes.cast(x.data_ptr(), U64P) for x in states])
+        rc = self.ex.combine(ctypes.byref(self._problem(rows, dtype)), ptrs, len(states),
+                             ctypes.cast(out.data_ptr(), U64P))
+        assert rc == 0, self.ex.last_error()
+        return out
+
+    def all_reduce(self, state, rows, dtype):
+        """The all-reduce of binned states: MAX of the top bins (the low byte of every
+        fourth word), each state aligned to them (combined with an empty state of that
+        top bin), then SUM of the words with the top bin taken out, which is put back."""
+        words = state.view(-1, 4)
+        top = words[:, 3] & 0xff
+        dist.all_reduce(top, op=dist.ReduceOp.MAX)
+        empty = torch.zeros_like(state)
+        empty.view(-1, 4)[:, 3] = top
+        aligned = self.combine([state, empty], rows, dtype)
+        aligned.view(-1, 4)[:, 3] -= top
+        dist.all_reduce(aligned, op=dist.ReduceOp.SUM)  # ordinary integer all-reduces, both
+        aligned.view(-1, 4)[:, 3] += top
+        return aligned
+
     def finalize(self, state, grad_out, gate, index, y):
         grad_gate = torch.empty(GATES, DIM, dtype=gate.dtype)
         rc = self.ex.finalize(ctypes.byref(self._call(grad_out, gate, index, y, grad_gate)),
@@ -140,8 +167,7 @@ def worker(rank, world, plugin, store, failures):
             grad_out, gate, index, y = batch(dtype, 7)
             rows = shard(rank, world, how, 11)
             part = (grad_out[rows].contiguous(), gate, index[rows].contiguous(), y[rows].contiguous())
-            state = ex.partial(*part)
-            dist.all_reduce(state, op=dist.ReduceOp.SUM)  # an ordinary integer all-reduce
+            state = ex.all_reduce(ex.partial(*part), rows.numel(), dtype)
             got = ex.finalize(state, grad_out, gate, index, y)
             full = ex.backward_grad_gate(grad_out, gate, index, y)
             same = torch.equal(bits(got), bits(full))
@@ -170,7 +196,7 @@ def accumulation(plugin):
         acc = None
         for a, b in zip(edges, edges[1:]):
             s = ex.partial(grad_out[a:b].contiguous(), gate, index[a:b].contiguous(), y[a:b].contiguous())
-            acc = s if acc is None else acc + s  # the accumulator: an integer sum
+            acc = s if acc is None else ex.combine([acc, s], b - a, dtype)  # the accumulator
         same = torch.equal(bits(ex.finalize(acc, grad_out, gate, index, y)),
                            bits(ex.backward_grad_gate(grad_out, gate, index, y)))
         print(f"accumulation over micro-batches {[b - a for a, b in zip(edges, edges[1:])]}, {dtype}: "

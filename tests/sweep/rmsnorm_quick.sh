@@ -5,6 +5,9 @@
 # that follows its schema with --quick's counts and holds the operator
 # report's fields for each output, our fields beside theirs, and a page. A
 # copy with one of those fields taken out must fail the schema check.
+# plain_bitwise_vs_nn_rmsnorm is a verdict with each size's counts where this
+# build's LibTorch has rms_norm (GC_HAS_RMS_NORM=1), else null with the
+# reason; a copy whose verdict disagrees with its counts must fail the check.
 set -u
 gc=$1 work=$2 theirs=$3
 shift 3
@@ -18,10 +21,12 @@ for i in "$@"; do args+=(--impl "$i"); done
 rc=$?
 [ $rc -eq 0 ] || { fail "exit $rc (want 0)"; tail -20 "$work/err.txt"; }
 "$gc" sweep --validate "$work/r.json" || fail "the report does not follow its schema"
-python3 - "$work/r.json" "$work/broken.json" "$@" <<'PY' || fail "the report's content (above)"
+grep -q "^plain_bitwise_vs_nn_rmsnorm " "$work/out.txt" "$work/err.txt" || fail "the summary has no plain_bitwise_vs_nn_rmsnorm row"
+python3 - "$work/r.json" "$work/broken.json" "$work/broken_plain.json" "${GC_HAS_RMS_NORM:-0}" "$@" <<'PY' ||
 import json, sys
 r = json.load(open(sys.argv[1]))
-impls = sys.argv[3:]
+has_rms_norm = sys.argv[4] == "1"
+impls = sys.argv[5:]
 bad = []
 def need(cond, what):
     if not cond: bad.append(what)
@@ -44,6 +49,19 @@ for i in impls:
         need(set(e["gatecheck"]["accuracy"][n]["outputs"]) == outs, i + ": our accuracy of each output at " + n)
         need(e["gatecheck"]["latency"][n]["bwd"]["wall_us"] > 0, i + ": the backward alone timed at " + n)
     need(e["gatecheck"]["segment_invariance"]["gate_segments_compared"] > 0, i + ": segment_invariance compared")
+    # the plain part against nn.RMSNorm's at::rms_norm, or why not
+    pf, note, sizes = op.get("plain_bitwise_vs_nn_rmsnorm", "absent"), op.get("plain_bitwise_vs_nn_rmsnorm_note", ""), \
+        op.get("plain_bitwise_vs_nn_rmsnorm_by_size", [])
+    need([s["rows"] for s in sizes] == [257, 2048, 8192], i + ": the plain part at each size")
+    if has_rms_norm:
+        need(isinstance(pf, bool) and "at::rms_norm" in note, i + ": plain_bitwise_vs_nn_rmsnorm computed: " + repr(pf))
+        need(all(s["elements"] == s["rows"] * 5376 and 0 <= s["differ"] <= s["elements"] for s in sizes),
+             i + ": the plain part's counts")
+        need(pf == all(s["differ"] == 0 for s in sizes), i + ": the plain verdict is its counts' AND")
+    else:
+        need(pf is None and ("has no rms_norm" in note or "without LibTorch" in note),
+             i + ": plain_bitwise_vs_nn_rmsnorm null with the reason: " + repr(pf) + " " + note)
+        need(all(s["differ"] is None and s["note"] == note for s in sizes), i + ": no counts without a reference")
 if "host" in impls:
     h = plain["host@cpu"]
     # host reduces in CUDA's order; the eager model pins LibTorch's CPU order (unclaimed)
@@ -70,13 +88,22 @@ if "torch-eager" in impls:
 b = json.loads(json.dumps(r))
 del b["results"]["plain"][impls[0] + "@cpu"]["operator_report"]["rel_error"]["dx"]
 json.dump(b, open(sys.argv[2], "w"))
+# ... and a plain verdict its counts do not give
+b = json.loads(json.dumps(r))
+o = b["results"]["plain"][impls[0] + "@cpu"]["operator_report"]
+o["plain_bitwise_vs_nn_rmsnorm"] = o["plain_bitwise_vs_nn_rmsnorm"] is not True
+json.dump(b, open(sys.argv[3], "w"))
 if bad:
     print("\n".join("  " + x for x in bad)); sys.exit(1)
 print("ok: the operator report's fields, ours and theirs")
 PY
+  fail "the report's content (above)"
 "$gc" sweep --validate "$work/broken.json" >"$work/broken.txt" 2>&1
 [ $? -eq 1 ] && grep -q "operator_report.rel_error.dx: missing" "$work/broken.txt" ||
   { fail "a report without rel_error.dx passes the schema check"; cat "$work/broken.txt"; }
+"$gc" sweep --validate "$work/broken_plain.json" >"$work/broken_plain.txt" 2>&1
+[ $? -eq 1 ] && grep -q "operator_report.plain_bitwise_vs_nn_rmsnorm: is .*, but its sizes' counts give" "$work/broken_plain.txt" ||
+  { fail "a plain verdict its counts do not give passes the schema check"; cat "$work/broken_plain.txt"; }
 html=$work/r.html
 grep -q "<h1>gatecheck sweep: rmsnorm_modulate</h1>" "$html" || fail "the page does not name the op"
 grep -q "rel_error.dscale" "$html" || fail "the page has no rel_error rows"

@@ -23,6 +23,8 @@ json ours_as(const json& theirs, const std::string& spec, const std::string& row
   json rep = {{"rows_batch_invariant", theirs["accuracy"]["rows_batch_invariant"]},
               {"repeat_bitwise_equal", back["repeat_bitwise_equal"]},
               {"bitwise_vs_eager_model", {{"out", theirs["accuracy"]["modulated_bitwise_vs_diffusers"]}}},
+              // their four norms are each plain-bitwise; ours is one comparison
+              {"plain_bitwise_vs_nn_rmsnorm", true},
               {"rel_error", back["rel_error"]}};
   json perf = json::array();
   const std::string pre = row == "cuda" ? "candidate_" : "provider_";
@@ -65,12 +67,15 @@ TEST(SweepCompareOperator, APlantedWrongVerdictIsMarked) {
   rep["repeat_bitwise_equal"] = false;       // theirs: true
   rep["rows_batch_invariant"] = false;       // theirs: true
   rep["bitwise_vs_eager_model"]["out"] = false;
+  rep["plain_bitwise_vs_nn_rmsnorm"] = false;  // beside each of their four norms' true
   const json c = compare_reports(ours, theirs, "theirs.json");
   ASSERT_EQ(c["pairs"].size(), 1u);
   const json& p = c["pairs"][0];
-  EXPECT_EQ(c["verdicts_differ"], 3);
+  EXPECT_EQ(c["verdicts_differ"], 3 + 4);
   for (const char* f : {"accuracy.backward.cuda.repeat_bitwise_equal", "accuracy.rows_batch_invariant",
-                        "accuracy.modulated_bitwise_vs_diffusers"}) {
+                        "accuracy.modulated_bitwise_vs_diffusers",
+                        "accuracy.plain_bitwise_vs_nn_rmsnorm.transformer_blocks.0.norm1.weight",
+                        "accuracy.plain_bitwise_vs_nn_rmsnorm.norm_out.norm.weight"}) {
     const json* x = field(p, f);
     ASSERT_NE(x, nullptr) << f;
     EXPECT_TRUE((*x)["differs"].get<bool>()) << f;
@@ -81,6 +86,20 @@ TEST(SweepCompareOperator, APlantedWrongVerdictIsMarked) {
   const json* ds = field(d["pairs"][0], "rel_error.dscale");
   ASSERT_NE(ds, nullptr);
   EXPECT_NEAR((*ds)["theirs_over_ours"].get<double>(), 0.1011, 1e-3);
+}
+
+// Our plain field is null where this LibTorch has no rms_norm: not computed,
+// which is no verdict differing from theirs.
+TEST(SweepCompareOperator, APlainFieldNotComputedMarksNothing) {
+  const json theirs = their_report();
+  json ours = ours_as(theirs, "cuda", "cuda");
+  ours["results"]["plain"]["cuda@x"]["operator_report"]["plain_bitwise_vs_nn_rmsnorm"] = nullptr;
+  const json c = compare_reports(ours, theirs, "theirs.json");
+  EXPECT_EQ(c["verdicts_differ"], 0);
+  const json* x = field(c["pairs"][0], "accuracy.plain_bitwise_vs_nn_rmsnorm.norm_out.norm.weight (ours: not computed)");
+  ASSERT_NE(x, nullptr) << c.dump(1);
+  EXPECT_TRUE((*x)["ours"].is_null());
+  EXPECT_EQ((*x)["theirs"], true);
 }
 
 TEST(SweepCompareOperator, AnImplementationWithoutARowIsUnpaired) {
