@@ -272,7 +272,7 @@ std::optional<ScaleSpec> draw_scale_case_if(const OpSchema& op, uint64_t seed, c
   Case shadow;
   std::string shadow_key;
   auto moves_rows = [&] {
-    const std::string key = s.index_pattern + "/" + std::to_string(s.gates);
+    const std::string key = s.index_pattern + "/" + std::to_string(s.gates) + "/" + std::to_string(s.rows);
     if (key != shadow_key) {
       shadow = make_case(s.dtype, s.rows, 0, s.gates);
       shadow.index = make_scale_index(s);
@@ -291,13 +291,29 @@ std::optional<ScaleSpec> draw_scale_case_if(const OpSchema& op, uint64_t seed, c
   // Past a million rows each candidate's check costs seconds: start from the
   // plan that moves rows by construction (whole gate groups over >= 3 gates).
   const int first = s.rows > (int64_t(1) << 20) ? 6 : 0;
-  for (int attempt = first; attempt < 16; ++attempt) {
+  bool moved = !invariance;
+  for (int attempt = first; attempt < 16 && !moved; ++attempt) {
     s.plan_seed = rng.next();
     s.plan_kind = attempt < 6 ? plan_for(rng, p) : p.plans == PlanNeed::segments_move ? "gate_groups" : "reversal";
-    if (!invariance || moves_rows()) break;
-    if (attempt == 6) {  // one used gate leaves no whole segment to move: spread the rows over three
+    if (moves_rows()) moved = true;
+    else if (attempt == 6) {  // one used gate leaves no whole segment to move: spread the rows over three
       s.gates = std::max<int64_t>(s.gates, 3);
       if (s.index_pattern != "long_segment") s.index_pattern = "uniform";
+    }
+  }
+  // A few rows (the CPU's wide rungs draw two or three) may all fall in one
+  // gate, whatever the plan: more rows, spread over three gates or more.
+  for (int64_t grow = std::max<int64_t>(16, s.rows * 4); !moved && grow <= 4096; grow *= 4) {
+    ScaleSpec more = s;
+    more.rows = grow;
+    more.gates = std::max<int64_t>(s.gates, 3);
+    if (more.index_pattern != "long_segment") more.index_pattern = "uniform";
+    if (!fits(more, l, sets)) break;
+    s = more;
+    for (int attempt = 0; attempt < 4 && !moved; ++attempt) {
+      s.plan_seed = rng.next();
+      s.plan_kind = p.plans == PlanNeed::segments_move ? "gate_groups" : "reversal";
+      moved = moves_rows();
     }
   }
   if (s.values == ScaleValues::exact) {

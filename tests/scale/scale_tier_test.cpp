@@ -378,5 +378,21 @@ TEST(ScaleTier, ADrawIsJudgedByItsShapeFirst) {
   EXPECT_EQ(refused, 144);
 }
 
+// Every draw of an invariance property moves rows, on the CPU's ladder too,
+// whose wide rungs draw two or three rows (seed 12 once drew two rows of one
+// gate for segment_invariance: a vacuous case, reported as a failure).
+TEST(ScaleTier, EveryInvarianceDrawMovesRowsOnTheCpu) {
+  const ScaleLimits l = scale_limits(Device::cpu, ScaleOptions{});
+  int drawn = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed)
+    for (const char* p : {"row_invariance", "segment_invariance"})
+      for (int64_t j = 0; j < 6; ++j) {
+        const ScaleCase c = make_scale_case(draw_scale_case(seed, p, j, l));
+        EXPECT_TRUE(plan_moves_rows(p, c.shadow())) << "seed " << seed << " " << p << " draw " << j << ": " << describe(c);
+        ++drawn;
+      }
+  EXPECT_EQ(drawn, 240);
+}
+
 }  // namespace
 }  // namespace gatecheck
