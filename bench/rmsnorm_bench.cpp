@@ -5,8 +5,8 @@
 //   backward  s*(3*rows*dim + 2*dim + 3*gates*dim) + 8*rows
 // Shapes: --rows, --dims, --gates (a number, or "rows": one gate per row),
 // --dtypes, each a comma list; every combination is timed. The backward is
-// timed as it runs (one pass where it can) and with its two passes forced
-// (row kernel, then tile kernel), beside each other.
+// timed with its default kernels and with the other ones (one pass or two
+// passes: rmsnorm_modulate_cuda.h), beside each other.
 #include <CLI/CLI.hpp>
 #include <cuda_runtime.h>
 
@@ -40,6 +40,10 @@ struct Buffers {
   }
 };
 
+// The backward's kernels other than the default, timed beside it.
+constexpr RmsBwdKernels kOther =
+    kRmsBwdKernelsDefault == RmsBwdKernels::two_pass ? RmsBwdKernels::one_pass : RmsBwdKernels::two_pass;
+
 int run(int argc, char** argv) {
   CLI::App app{"rmsnorm_modulate's CUDA kernels beside a copy of the same bytes"};
   std::string rows_s = "32768", dims_s = "5376", gates_s = "9", dtypes_s = "bf16";
@@ -57,7 +61,8 @@ int run(int argc, char** argv) {
   }
   const bench::Warmup warmup;
   std::printf("| dtype | rows | dim | gates | fwd us | copy us | fwd/copy | fwd+bwd us | copy us | (fwd+bwd)/copy | "
-              "fwd+bwd two-pass us | bwd scratch MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+              "fwd+bwd %s us | bwd scratch MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+              kOther == RmsBwdKernels::one_pass ? "one-pass" : "two-pass");
   for (const auto& dt : bench::split_commas(dtypes_s))
     for (const auto& rs : bench::split_commas(rows_s))
       for (const auto& ds : bench::split_commas(dims_s))
@@ -108,16 +113,16 @@ int run(int argc, char** argv) {
           if (bad_row != ~0ull) throw std::runtime_error("the kernels report a bad index in the benchmark's own");
           const double fwd_us = bench::median_us([&](int) { call(fwd); }, warmup, reps);
           const double both_us = bench::median_us([&](int) { call(fwd); call(bwd); }, warmup, reps);
-          rmsnorm_modulate_cuda_set_bwd_kernels(RmsBwdKernels::two_pass);
-          const double two_pass_us = bench::median_us([&](int) { call(fwd); call(bwd); }, warmup, reps);
-          rmsnorm_modulate_cuda_set_bwd_kernels(RmsBwdKernels::automatic);
+          rmsnorm_modulate_cuda_set_bwd_kernels(kOther);
+          const double other_us = bench::median_us([&](int) { call(fwd); call(bwd); }, warmup, reps);
+          rmsnorm_modulate_cuda_set_bwd_kernels(kRmsBwdKernelsDefault);
           const double fb = double(s) * double(2 * rows * dim + dim + 2 * gates * dim) + 8.0 * rows;
           const double bb = double(s) * double(3 * rows * dim + 2 * dim + 3 * gates * dim) + 8.0 * rows;
           const double copy_f = bench::copy_time_us(size_t(fb / 2), warmup, reps);
           const double copy_fb = bench::copy_time_us(size_t((fb + bb) / 2), warmup, reps);
           std::printf("| %s | %lld | %lld | %lld | %.1f | %.1f | %.0f%% | %.1f | %.1f | %.0f%% | %.1f | %.1f |\n",
                       dt.c_str(), (long long)rows, (long long)dim, (long long)gates, fwd_us, copy_f,
-                      100.0 * copy_f / fwd_us, both_us, copy_fb, 100.0 * copy_fb / both_us, two_pass_us,
+                      100.0 * copy_f / fwd_us, both_us, copy_fb, 100.0 * copy_fb / both_us, other_us,
                       double(rmsnorm_modulate_cuda_bwd_scratch_bytes(rows, dim, gates)) / (1 << 20));
           std::fflush(stdout);
         }

@@ -717,7 +717,7 @@ void launch_fwd(const Ptrs& a, bool vec, cudaStream_t s) {
 template <class T>
 void launch_two_pass(const Ptrs& a, const Plan& p, bool vec, int64_t nch, int64_t groups, cudaStream_t s);
 
-std::atomic<RmsBwdKernels> bwd_kernels{RmsBwdKernels::automatic};
+std::atomic<RmsBwdKernels> bwd_kernels{kRmsBwdKernelsDefault};
 
 template <class T>
 void launch_bwd(const Ptrs& a, const Layout& l, bool vec, cudaStream_t s) {
@@ -726,7 +726,7 @@ void launch_bwd(const Ptrs& a, const Layout& l, bool vec, cudaStream_t s) {
          rms_tiles_per_group(a.rows, a.gates)};
   const int64_t nch = (a.dim + VecOf<T>::value - 1) / VecOf<T>::value;
   const int64_t groups = (rms_max_tiles(a.rows, a.gates) + p.tiles_per_group - 1) / p.tiles_per_group;
-  if (vec && nch <= 1024 && bwd_kernels.load() == RmsBwdKernels::automatic) {  // one pass
+  if (vec && nch <= 1024 && bwd_kernels.load() == RmsBwdKernels::one_pass) {
     if (a.rows > 0) {
       const int threads = int((nch + 31) / 32 * 32);
       const unsigned grid = unsigned(groups < 65535 ? groups : 65535);

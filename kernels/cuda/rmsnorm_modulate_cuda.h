@@ -20,11 +20,13 @@ namespace gatecheck {
 // call returns: no host sync either way.
 Status rmsnorm_modulate_cuda_run(const OpCall& c, unsigned long long* bad_row, void* scratch = nullptr);
 
-// The backward's kernels: automatic (one pass over x and g where a row's
-// chunks load as 16 bytes and fit one block, else the row kernel and then the
-// tile kernel), or the two passes everywhere: for the tests that name each
-// path, and the benchmark's comparison. The same bits either way. Process-wide.
-enum class RmsBwdKernels { automatic, two_pass };
+// The backward's kernels: two passes (the row kernel for dx, then the tile
+// kernel for the column sums, reading x and g again), or one pass where a
+// row's chunks load as 16 bytes and fit one block (bwd_fused_kernel; the two
+// passes elsewhere). The same bits either way. Process-wide; for the tests
+// that name each path and the benchmark, which times both.
+enum class RmsBwdKernels { two_pass, one_pass };
+constexpr RmsBwdKernels kRmsBwdKernelsDefault = RmsBwdKernels::two_pass;
 void rmsnorm_modulate_cuda_set_bwd_kernels(RmsBwdKernels k);
 
 // Bytes of scratch a backward of this problem takes at most.

@@ -2,7 +2,7 @@
 // every output, through the plugin ABI v2, over the kernels' paths: the
 // one-pass backward (16-byte rows of up to 1,024 chunks: each of its three
 // launch shapes, one gate per row, many tiles, rows past the grid), and with
-// the two passes forced (RmsBwdKernels::two_pass) the row
+// the two passes (RmsBwdKernels::two_pass) the row
 // kernels with a row kept in registers (aligned, dim a multiple of 16 bytes,
 // up to 2,048 chunks), with vector loads read twice (wider rows) and with
 // element loads (odd dims, unaligned views); the tile kernel's one-tile
@@ -197,11 +197,10 @@ void expect_same(const Shape& s, uint64_t seed = 34) {
 
 const DType kTypes[] = {DType::bf16, DType::f16, DType::f32};
 
-// The backward's two passes (row kernel, tile kernel) where the one-pass
-// kernel would otherwise take the call: the tests that name those paths.
-struct TwoPass {
-  TwoPass() { rmsnorm_modulate_cuda_set_bwd_kernels(RmsBwdKernels::two_pass); }
-  ~TwoPass() { rmsnorm_modulate_cuda_set_bwd_kernels(RmsBwdKernels::automatic); }
+// The backward's kernels a test names, for its scope.
+struct BwdKernels {
+  explicit BwdKernels(RmsBwdKernels k) { rmsnorm_modulate_cuda_set_bwd_kernels(k); }
+  ~BwdKernels() { rmsnorm_modulate_cuda_set_bwd_kernels(kRmsBwdKernelsDefault); }
 };
 
 // The host side of every comparison runs anywhere: the calls this file builds
@@ -219,7 +218,7 @@ TEST(rmsnorm_modulate_cuda, HostTwinTakesTheseCalls) {
 
 TEST(rmsnorm_modulate_cuda, RowKernelsKeptPath) {
   GATECHECK_REQUIRE_GPU();
-  const TwoPass two_pass;
+  const BwdKernels two_pass(RmsBwdKernels::two_pass);
   for (DType t : kTypes) {
     expect_same({4097, 64, 9, t});
     expect_same({33, 5376, 9, t});
@@ -245,13 +244,13 @@ TEST(rmsnorm_modulate_cuda, UnalignedViewsTakeTheElementPath) {
 
 TEST(rmsnorm_modulate_cuda, TileKernelOneGatePerRow) {
   GATECHECK_REQUIRE_GPU();
-  const TwoPass two_pass;
+  const BwdKernels two_pass(RmsBwdKernels::two_pass);
   for (DType t : kTypes) expect_same({4097, 24, 4097, t, Index::one_gate_per_row});
 }
 
 TEST(rmsnorm_modulate_cuda, TileKernelManyTilesFoldedAndEmptyGates) {
   GATECHECK_REQUIRE_GPU();
-  const TwoPass two_pass;
+  const BwdKernels two_pass(RmsBwdKernels::two_pass);
   for (DType t : kTypes) {
     expect_same({4097, 64, 1, t, Index::all_one_gate});   // one gate, 129 tiles
     expect_same({4097, 40, 32, t, Index::all_one_gate});  // 31 gates without rows
@@ -262,7 +261,7 @@ TEST(rmsnorm_modulate_cuda, TileKernelManyTilesFoldedAndEmptyGates) {
 
 TEST(rmsnorm_modulate_cuda, RowsPastTheGridLimit) {
   GATECHECK_REQUIRE_GPU();
-  const TwoPass two_pass;
+  const BwdKernels two_pass(RmsBwdKernels::two_pass);
   expect_same({70000, 8, 9, DType::bf16});  // kept path
   expect_same({70000, 5, 9, DType::f32});   // element path
   expect_same({70000, 3, 70000, DType::f16, Index::one_gate_per_row});
@@ -274,6 +273,7 @@ TEST(rmsnorm_modulate_cuda, RowsPastTheGridLimit) {
 // group, and rows past the grid's 65,535 blocks.
 TEST(rmsnorm_modulate_cuda, OnePassBackward) {
   GATECHECK_REQUIRE_GPU();
+  const BwdKernels one_pass(RmsBwdKernels::one_pass);
   for (DType t : kTypes) {
     expect_same({4097, 64, 9, t});
     expect_same({33, 5376, 9, t});
