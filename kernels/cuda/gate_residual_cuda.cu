@@ -508,52 +508,17 @@ void launch_binned_tiles(const gatecheck_problem& p, const BwdArgs<T>& a, int64_
   launch_after(binned_tile_kernel<T, N>, grid, dim3(threads), 0, s, a);
 }
 
-// Blocks of the binned tile kernel of `threads` threads resident on an SM of
-// the current device, asked once per device, width and block size.
-template <class T, int N>
-int binned_blocks_per_sm(int threads) {
-  static std::mutex m;
-  static std::map<std::pair<int, int>, int> known;
-  int dev = 0, n = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return 1;
-  std::lock_guard<std::mutex> lock(m);
-  const auto it = known.find({dev, threads});
-  if (it != known.end()) return it->second;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, binned_tile_kernel<T, N>, threads, 0) != cudaSuccess || n < 1)
-    n = 1;
-  known[{dev, threads}] = n;
-  return n;
-}
-
-// The binned tile kernel's width: 8 bytes of columns a thread (its sums take
-// 10 registers a column: 8 bf16 columns need 150 registers), or 16 where
-// that is aligned and its grid ends in fewer waves of resident blocks for
-// the same bytes: with few, long tiles the 8-byte grid's last wave can leave
-// most SMs idle (bf16 32768 x 3072, 32 gates: 384 blocks for 264 slots at 8
-// bytes, 256 for 264 at 16). A wave moves about (blocks an SM holds) x
-// threads x width bytes of each row; the estimate takes rows / gates rows a
-// gate. The tuning's vec= overrides it.
+// The binned tile kernel's width: 4 bytes of columns a thread (its sums take
+// 10 registers a column, so narrow threads keep more blocks resident). On the
+// H200, bf16, 3072 columns, 32 gates (bench/results/split/repro-cost.log):
+// 4 bytes 0.346 and 1.211 ms at 32768 and 131072 rows, 8 bytes 0.417 and
+// 1.252, 16 bytes 0.626 and 1.371. The tuning's vec= overrides it.
 template <class T>
-int binned_width(const gatecheck_problem& p, int max_bytes, int sm_count) {
+int binned_width(int max_bytes) {
   const int elem = int(sizeof(T));
   if (gate_residual_cuda_tuning().bwd_vector_bytes)
     return std::max(elem, std::min(gate_residual_cuda_tuning().bwd_vector_bytes, max_bytes));
-  const int narrow = std::max(elem, std::min(max_bytes, 8));
-  if (max_bytes < 16) return narrow;
-  const int64_t per_gate = std::max<int64_t>(p.rows / std::max<int64_t>(p.gates, 1), 1);
-  const int64_t tiles = p.gates * ((per_gate + kGradGateTileRows - 1) / kGradGateTileRows);
-  auto cost = [&](auto n) {
-    constexpr int N = decltype(n)::value;
-    const int64_t vecs = p.dim / N;
-    const int threads = threads_for(vecs);
-    const int64_t blocks = tiles * ((vecs + threads - 1) / threads);
-    const int64_t per_sm = binned_blocks_per_sm<T, N>(threads);
-    const int64_t waves = (blocks + per_sm * sm_count - 1) / (per_sm * sm_count);
-    return double(waves) * double(per_sm) * threads * N;
-  };
-  const double c8 = cost(std::integral_constant<int, 8 / int(sizeof(T))>{});
-  const double c16 = cost(std::integral_constant<int, 16 / int(sizeof(T))>{});
-  return c16 < c8 ? 16 : narrow;
+  return std::max(elem, std::min(max_bytes, 4));
 }
 
 template <class T>
@@ -662,7 +627,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
 
   const int bytes = bwd_width(elem, p, max_bytes, w.sm_count);
   if (binned) {  // the plan's tiles, binned sums, and their fold per gate
-    dispatch_width<T>(binned_width<T>(p, max_bytes, w.sm_count),
+    dispatch_width<T>(binned_width<T>(max_bytes),
                       [&](auto n) { launch_binned_tiles<T, decltype(n)::value>(p, a, L.tile_bound, s); });
     BinnedFoldArgs<T> f{tiles,   plan + p.gates, a.tile_states, binned->state, static_cast<T*>(binned->grad_gate),
                         p.dim,   w.status,       w.epoch,       index,         p.gates,

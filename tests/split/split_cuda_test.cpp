@@ -279,7 +279,7 @@ TEST(SplitCuda, CostAgainstTodaysBackward) {
     // The timed calls computed: the reproducible grad_gate is host-repro's.
     ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     EXPECT_EQ(down<uint8_t>(grad_gate_repro, want.size()), want);
-    // The tile kernel at each column width (binned_width chooses 8 or 16
+    // The tile kernel at each column width (binned_width chooses 4
     // bytes), for the record, each checked too.
     for (int vec : {4, 8, 16}) {
       gate_residual_cuda_tuning().bwd_vector_bytes = vec;
