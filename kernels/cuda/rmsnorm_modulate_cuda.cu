@@ -227,6 +227,59 @@ __global__ void __launch_bounds__(bounds_for(KEEP)) fwd_kernel(Ptrs a) {
   }
 }
 
+// ---- backward: the per-element formulas ---------------------------------------
+// One copy of each, for the two-pass kernels and the one-pass kernel alike:
+// the same expressions, so the same bits.
+
+// f = rn(1 + scale): the modulation's factor.
+template <class T, int V>
+__device__ __forceinline__ void modulation_factor(const float (&sc)[V], float (&f)[V]) {
+#pragma unroll
+  for (int e = 0; e < V; ++e) f[e] = rn<T>(__fadd_rn(1.0f, sc[e]));
+}
+
+// A chunk's terms of the row statistics, its first n elements in order:
+// s += x^2, cs += (w * d) * x, with d = g * f.
+template <int V>
+__device__ __forceinline__ void add_row_terms(int n, const float (&xv)[V], const float (&gv)[V], const float (&wv)[V],
+                                              const float (&f)[V], float& s, float& cs) {
+#pragma unroll
+  for (int e = 0; e < V; ++e)
+    if (e < n) {
+      s = __fadd_rn(s, __fmul_rn(xv[e], xv[e]));
+      cs = __fadd_rn(cs, __fmul_rn(__fmul_rn(wv[e], __fmul_rn(gv[e], f[e])), xv[e]));
+    }
+}
+
+// dx's second term's factor: rstd^3 * sum(w * d * x) / dim.
+__device__ __forceinline__ float dx_factor(float rstd, float cs, int64_t dim) {
+  return __fdiv_rn(__fmul_rn(__fmul_rn(__fmul_rn(rstd, rstd), rstd), cs), float(dim));
+}
+
+// A chunk of dx: rstd * w * d - x * kq.
+template <int V>
+__device__ __forceinline__ void dx_chunk(float rstd, float kq, const float (&xv)[V], const float (&gv)[V],
+                                         const float (&wv)[V], const float (&f)[V], float (&o)[V]) {
+#pragma unroll
+  for (int e = 0; e < V; ++e)
+    o[e] = __fsub_rn(__fmul_rn(__fmul_rn(rstd, wv[e]), __fmul_rn(gv[e], f[e])), __fmul_rn(xv[e], kq));
+}
+
+// One row's terms of the column sums: dshift += g, dscale += g * n,
+// dweight += d * x * rstd.
+template <class T, int V>
+__device__ __forceinline__ void add_col_terms(float rs, const float (&xv)[V], const float (&gv)[V],
+                                              const float (&wv)[V], const float (&f)[V], float (&sh)[V],
+                                              float (&sc)[V], float (&dw)[V]) {
+#pragma unroll
+  for (int e = 0; e < V; ++e) {
+    const float d = __fmul_rn(gv[e], f[e]);
+    sh[e] = __fadd_rn(sh[e], gv[e]);
+    sc[e] = __fadd_rn(sc[e], __fmul_rn(gv[e], rn<T>(__fmul_rn(wv[e], __fmul_rn(rs, xv[e])))));
+    dw[e] = __fadd_rn(dw[e], __fmul_rn(__fmul_rn(d, xv[e]), rs));
+  }
+}
+
 // ---- backward: dx per row ---------------------------------------------------
 
 template <class T, bool VEC, int KEEP>
@@ -267,36 +320,28 @@ __global__ void __launch_bounds__(bounds_for(KEEP)) bwd_row_kernel(Ptrs a, float
         f(c, n, xv, gv);
       }
     };
-    // d = g * rn(1 + scale): the gradient through the modulation.
-    auto d_of = [&](int64_t c, int n, const float (&gv)[V], float (&dv)[V]) {
+    // A chunk's w and modulation factor (read from L1 in both passes).
+    auto w_and_f = [&](int64_t c, int n, float (&wv)[V], float (&f)[V]) {
       float sc[V];
+      load_chunk<T, VEC>(w, c * V, n, wv);
       load_chunk<T, VEC>(scale, tb + c * V, n, sc);
-#pragma unroll
-      for (int e = 0; e < V; ++e) dv[e] = __fmul_rn(gv[e], rn<T>(__fadd_rn(1.0f, sc[e])));
+      modulation_factor<T>(sc, f);
     };
     float s = 0.0f, cs = 0.0f;
     auto sums = [&](int64_t c, int n, const float (&xv)[V], const float (&gv)[V]) {
-      float wv[V], dv[V];
-      load_chunk<T, VEC>(w, c * V, n, wv);
-      d_of(c, n, gv, dv);
-#pragma unroll
-      for (int e = 0; e < V; ++e)
-        if (e < n) {
-          s = __fadd_rn(s, __fmul_rn(xv[e], xv[e]));
-          cs = __fadd_rn(cs, __fmul_rn(__fmul_rn(wv[e], dv[e]), xv[e]));
-        }
+      float wv[V], f[V];
+      w_and_f(c, n, wv, f);
+      add_row_terms(n, xv, gv, wv, f, s, cs);
     };
     each_chunk(sums);
     const float2 tot = block_sum2(s, cs, sm);
     const float rstd = rstd_of(tot.x, dim, a.eps);
-    const float k = __fdiv_rn(__fmul_rn(__fmul_rn(__fmul_rn(rstd, rstd), rstd), tot.y), float(dim));
+    const float k = dx_factor(rstd, tot.y, dim);
     if (threadIdx.x == 0) rstd_out[r] = rstd;
     auto emit = [&](int64_t c, int n, const float (&xv)[V], const float (&gv)[V]) {
-      float wv[V], dv[V], o[V];
-      load_chunk<T, VEC>(w, c * V, n, wv);
-      d_of(c, n, gv, dv);
-#pragma unroll
-      for (int e = 0; e < V; ++e) o[e] = __fsub_rn(__fmul_rn(__fmul_rn(rstd, wv[e]), dv[e]), __fmul_rn(xv[e], k));
+      float wv[V], f[V], o[V];
+      w_and_f(c, n, wv, f);
+      dx_chunk(rstd, k, xv, gv, wv, f, o);
       store_chunk<T, VEC>(dx, row + c * V, n, o);
     };
     each_chunk(emit);
@@ -312,13 +357,32 @@ struct Plan {
   int64_t tiles_per_group;
 };
 
+// Gate k's tile i, chunk c (its first n columns): dshift and dscale written at
+// once where the gate has one tile, else its partials' slot for the fold.
+template <class T, bool VEC, int V>
+__device__ __forceinline__ void store_tile_sums(const Ptrs& a, const Plan& p, int64_t k, int64_t i, int64_t c, int n,
+                                                const float (&sh)[V], const float (&sc)[V]) {
+  const int64_t at = k * a.dim + c * V;
+  if (p.tiles[k] == 1) {
+    store_chunk<T, VEC>(static_cast<T*>(a.dshift), at, n, sh);
+    store_chunk<T, VEC>(static_cast<T*>(a.dscale), at, n, sc);
+    return;
+  }
+  const int64_t slot = p.multi_start[k] + i;
+#pragma unroll
+  for (int e = 0; e < V; ++e)
+    if (e < n) {
+      p.seg_part[(2 * slot) * a.dim + c * V + e] = sh[e];
+      p.seg_part[(2 * slot + 1) * a.dim + c * V + e] = sc[e];
+    }
+}
+
 template <class T, bool VEC>
 __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) {
   if (*a.bad != kNoBadRow) return;
   constexpr int V = VecOf<T>::value;
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
   const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
-  T *dshift = static_cast<T*>(a.dshift), *dscale = static_cast<T*>(a.dscale);
   const int64_t dim = a.dim, nch = (dim + V - 1) / V;
   const int64_t c = blockIdx.x * int64_t(kTileThreads) + threadIdx.x;
   if (c >= nch) return;
@@ -343,24 +407,15 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
       const int64_t pos0 = p.seg_start[k] + i * kRmsSegTileRows;
       const int64_t pos1 = min64(pos0 + kRmsSegTileRows, p.seg_start[k + 1]);
       float f[V], sh[V], sc[V];
-      load_chunk<T, VEC>(scale, k * dim + c * V, n, f);
+      load_chunk<T, VEC>(scale, k * dim + c * V, n, sh);
+      modulation_factor<T>(sh, f);
 #pragma unroll
-      for (int e = 0; e < V; ++e) {
-        f[e] = rn<T>(__fadd_rn(1.0f, f[e]));
-        sh[e] = 0.0f;
-        sc[e] = 0.0f;
-      }
+      for (int e = 0; e < V; ++e) sh[e] = sc[e] = 0.0f;
       // A tile's rows kAhead at a time (twice that as raw 16-byte loads): every
       // load of a step issued, then the rows summed in batch order.
       constexpr int A = VEC ? 2 * kAhead : kAhead;
       auto sum_row = [&](float rs, const float (&xv)[V], const float (&gv)[V]) {
-#pragma unroll
-        for (int e = 0; e < V; ++e) {
-          const float d = __fmul_rn(gv[e], f[e]);
-          sh[e] = __fadd_rn(sh[e], gv[e]);
-          sc[e] = __fadd_rn(sc[e], __fmul_rn(gv[e], rn<T>(__fmul_rn(wv[e], __fmul_rn(rs, xv[e])))));
-          dw[e] = __fadd_rn(dw[e], __fmul_rn(__fmul_rn(d, xv[e]), rs));
-        }
+        add_col_terms<T>(rs, xv, gv, wv, f, sh, sc, dw);
       };
       for (int64_t pos = pos0; pos < pos1; pos += A) {
         int64_t rr[A];
@@ -398,18 +453,7 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
             if (rr[q] >= 0) sum_row(rs[q], xv[q], gv[q]);
         }
       }
-      if (p.tiles[k] == 1) {
-        store_chunk<T, VEC>(dshift, k * dim + c * V, n, sh);
-        store_chunk<T, VEC>(dscale, k * dim + c * V, n, sc);
-      } else {
-        const int64_t slot = p.multi_start[k] + i;
-#pragma unroll
-        for (int e = 0; e < V; ++e)
-          if (e < n) {
-            p.seg_part[(2 * slot) * dim + c * V + e] = sh[e];
-            p.seg_part[(2 * slot + 1) * dim + c * V + e] = sc[e];
-          }
-      }
+      store_tile_sums<T, VEC>(a, p, k, i, c, n, sh, sc);
     }
 #pragma unroll
     for (int e = 0; e < V; ++e)
@@ -451,7 +495,7 @@ __global__ void __launch_bounds__(MAXT) bwd_fused_kernel(Ptrs a, Plan p) {
   __shared__ int srow[kMetaRows], skey[kMetaRows], stile[kMetaRows];
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
   const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
-  T *dx = static_cast<T*>(a.dx), *dshift = static_cast<T*>(a.dshift), *dscale = static_cast<T*>(a.dscale);
+  T* dx = static_cast<T*>(a.dx);
   const int64_t dim = a.dim, nch = dim / V, ntiles = p.tile_start[a.gates];
   const int nt = rms_row_threads(dim, V);  // the statistics' partials
   const int c = threadIdx.x, lane = c & 31, warp = c >> 5;
@@ -465,18 +509,7 @@ __global__ void __launch_bounds__(MAXT) bwd_fused_kernel(Ptrs a, Plan p) {
     for (int e = 0; e < V; ++e) dw[e] = sh[e] = sc[e] = f[e] = 0.0f;
     int64_t k = -1, ti = -1;
     auto flush = [&] {
-      if (k < 0 || !mine) return;
-      if (p.tiles[k] == 1) {
-        store_chunk<T, true>(dshift, k * dim + int64_t(c) * V, V, sh);
-        store_chunk<T, true>(dscale, k * dim + int64_t(c) * V, V, sc);
-      } else {
-        const int64_t slot = p.multi_start[k] + ti;
-#pragma unroll
-        for (int e = 0; e < V; ++e) {
-          p.seg_part[(2 * slot) * dim + int64_t(c) * V + e] = sh[e];
-          p.seg_part[(2 * slot + 1) * dim + int64_t(c) * V + e] = sc[e];
-        }
-      }
+      if (k >= 0 && mine) store_tile_sums<T, true>(a, p, k, ti, c, V, sh, sc);
     };
     // The plan's rows kMetaRows at a time in shared memory: each row's
     // address, gate and tile are then at hand when its loads are issued two
@@ -508,13 +541,10 @@ __global__ void __launch_bounds__(MAXT) bwd_fused_kernel(Ptrs a, Plan p) {
           k = kk;
           ti = tt;
           if (mine) {
-            load_chunk<T, true>(scale, k * dim + int64_t(c) * V, V, f);
+            load_chunk<T, true>(scale, k * dim + int64_t(c) * V, V, sh);
+            modulation_factor<T>(sh, f);
 #pragma unroll
-            for (int e = 0; e < V; ++e) {
-              f[e] = rn<T>(__fadd_rn(1.0f, f[e]));
-              sh[e] = 0.0f;
-              sc[e] = 0.0f;
-            }
+            for (int e = 0; e < V; ++e) sh[e] = sc[e] = 0.0f;
           }
         }
         if (mine) {
@@ -525,17 +555,13 @@ __global__ void __launch_bounds__(MAXT) bwd_fused_kernel(Ptrs a, Plan p) {
         if (c < nt) {  // partial c: chunks c, c + nt, ... (the row kernel's thread c)
           float s = 0.0f, cs = 0.0f;
           for (int64_t q = c; q < nch; q += nt) {
-            float xv[V], gv[V], wq[V], fq[V];
+            float xv[V], gv[V], wq[V], sq[V], fq[V];
             unpack<T>(sx[q], xv);
             unpack<T>(sg[q], gv);
             load_chunk<T, true>(w, q * V, V, wq);
-            load_chunk<T, true>(scale, k * dim + q * V, V, fq);
-#pragma unroll
-            for (int e = 0; e < V; ++e) {
-              const float d = __fmul_rn(gv[e], rn<T>(__fadd_rn(1.0f, fq[e])));
-              s = __fadd_rn(s, __fmul_rn(xv[e], xv[e]));
-              cs = __fadd_rn(cs, __fmul_rn(__fmul_rn(wq[e], d), xv[e]));
-            }
+            load_chunk<T, true>(scale, k * dim + q * V, V, sq);
+            modulation_factor<T>(sq, fq);
+            add_row_terms(V, xv, gv, wq, fq, s, cs);
           }
           s = warp_tree(s);
           cs = warp_tree(cs);
@@ -545,20 +571,14 @@ __global__ void __launch_bounds__(MAXT) bwd_fused_kernel(Ptrs a, Plan p) {
         const float2 v = lane < (nt >> 5) ? red[lane] : make_float2(0.0f, 0.0f);
         const float tx = warp_tree(v.x), ty = warp_tree(v.y);
         const float rstd = rstd_of(tx, dim, a.eps);
-        const float kq = __fdiv_rn(__fmul_rn(__fmul_rn(__fmul_rn(rstd, rstd), rstd), ty), float(dim));
+        const float kq = dx_factor(rstd, ty, dim);
         if (mine) {
           float xv[V], gv[V], wv[V], o[V];
           unpack<T>(cx, xv);
           unpack<T>(cg, gv);
           unpack<T>(wraw, wv);
-#pragma unroll
-          for (int e = 0; e < V; ++e) {
-            const float d = __fmul_rn(gv[e], f[e]);
-            o[e] = __fsub_rn(__fmul_rn(__fmul_rn(rstd, wv[e]), d), __fmul_rn(xv[e], kq));
-            sh[e] = __fadd_rn(sh[e], gv[e]);
-            sc[e] = __fadd_rn(sc[e], __fmul_rn(gv[e], rn<T>(__fmul_rn(wv[e], __fmul_rn(rstd, xv[e])))));
-            dw[e] = __fadd_rn(dw[e], __fmul_rn(__fmul_rn(d, xv[e]), rstd));
-          }
+          dx_chunk(rstd, kq, xv, gv, wv, f, o);
+          add_col_terms<T>(rstd, xv, gv, wv, f, sh, sc, dw);
           store_chunk<T, true>(dx, int64_t(srow[i]) * dim + int64_t(c) * V, V, o);
         }
         cx = nx;
