@@ -80,5 +80,15 @@ __device__ __forceinline__ void report_failed_call(cuda_status::Report* report, 
   report_failed_call(report, word, index[cuda_status::decode_row(word)], gates, by);
 }
 
+// A call's last kernel: true when an earlier kernel of the call failed
+// (every thread then returns), block (0, 0) having reported it. `a` holds the
+// call's status, epoch, report, index and gates.
+template <class Args>
+__device__ __forceinline__ bool last_kernel_found_failure(const Args& a, int32_t by) {
+  if (!call_failed(a.status, a.epoch)) return false;
+  if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) report_failed_call(a.report, a.status, a.index, a.gates, by);
+  return true;
+}
+
 }  // namespace cuda_detail
 }  // namespace gatecheck

@@ -66,11 +66,7 @@ __global__ void __launch_bounds__(256) fwd_kernel(FwdArgs<T> a) {
       if (k[u] >= 0 && k[u] < a.gates) gv[u] = load_pack<T, N>(a.gate + k[u] * a.gate_stride + c);
     }
     wait_for_previous_kernel();  // returns at once after the first time
-    if (call_failed(a.status, a.epoch)) {  // the last kernel of the forward: block (0, 0) reports
-      if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
-        report_failed_call(a.report, a.status, a.index, a.gates, cuda_status::kReportedByForward);
-      return;
-    }
+    if (last_kernel_found_failure(a, cuda_status::kReportedByForward)) return;  // the forward's last kernel
 #pragma unroll
     for (int u = 0; u < R; ++u) {
       if (r0 + u >= a.rows) continue;
@@ -431,11 +427,7 @@ struct FoldArgs {
 template <class T>
 __global__ void __launch_bounds__(256) fold_kernel(FoldArgs<T> a) {
   wait_for_previous_kernel();
-  if (call_failed(a.status, a.epoch)) {
-    if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
-      report_failed_call(a.report, a.status, a.index, a.gates, cuda_status::kReportedByBackward);
-    return;
-  }
+  if (last_kernel_found_failure(a, cuda_status::kReportedByBackward)) return;
   if (int64_t(blockIdx.x) >= a.totals->multi) return;
   const FoldDesc fd = a.folds[blockIdx.x];
   const int64_t k = fd.gate, slot0 = fd.slot0, nt = fd.tiles;
@@ -471,11 +463,7 @@ struct BinnedFoldArgs {
 template <class T>
 __global__ void __launch_bounds__(256) binned_fold_kernel(BinnedFoldArgs<T> a) {
   wait_for_previous_kernel();
-  if (call_failed(a.status, a.epoch)) {
-    if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
-      report_failed_call(a.report, a.status, a.index, a.gates, cuda_status::kReportedByBackward);
-    return;
-  }
+  if (last_kernel_found_failure(a, cuda_status::kReportedByBackward)) return;
   const int64_t k = blockIdx.x, total = a.totals->tiles;
   if (k >= a.gates) return;  // (a grid of one block where there are no gates)
   int64_t lo = 0, hi = total;  // the gate's first tile: the first whose gate is >= k
