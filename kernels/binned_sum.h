@@ -52,6 +52,22 @@ constexpr int kBinnedWords = 4;
 constexpr int kBinBits = 32;
 constexpr uint32_t kBinnedMaxCount = 255;  // per kind of special term, in a state
 
+// The three bins I, I-1, I-2 after I rises by s (>= 1): digits move down;
+// those leaving the window drop.
+template <class D>
+GC_HD void binned_shift_window(uint32_t s, D& b0, D& b1, D& b2) {
+  b2 = s == 1 ? b1 : s == 2 ? b0 : D(0);
+  b1 = s == 1 ? b0 : D(0);
+  b0 = D(0);
+}
+
+// A NaN or infinity term counted in its field of `special` (NaN | +Inf << 8 |
+// -Inf << 16), each count held at kBinnedMaxCount.
+GC_HD void binned_count_special(uint32_t& special, uint32_t u) {
+  const int field = (u & 0x7fffffu) ? 0 : (u >> 31) ? 16 : 8;
+  if (((special >> field) & 0xffu) < kBinnedMaxCount) special += 1u << field;
+}
+
 // A state in registers. Words: to_words / from_words.
 struct BinnedSum {
   int64_t d0, d1, d2;  // bins I, I-1, I-2
@@ -66,17 +82,11 @@ struct BinnedSum {
 
   // Raises I to t (> I): digits move down; those leaving the window drop.
   GC_HD void raise_top(uint32_t t) {
-    const uint32_t s = t - top;
-    d2 = s == 1 ? d1 : s == 2 ? d0 : 0;
-    d1 = s == 1 ? d0 : 0;
-    d0 = 0;
+    binned_shift_window(t - top, d0, d1, d2);
     top = t;
   }
 
-  GC_HD void add_special(uint32_t u) {
-    const int field = (u & 0x7fffffu) ? 0 : (u >> 31) ? 16 : 8;
-    if (((special >> field) & 0xffu) < kBinnedMaxCount) special += 1u << field;
-  }
+  GC_HD void add_special(uint32_t u) { binned_count_special(special, u); }
 
   // Adds one fp32 term (its bits u).
   GC_HD void add_bits(uint32_t u) {
@@ -196,17 +206,11 @@ struct BinnedFp64Sum {
     c0 = c_of(0);
   }
   GC_HD void raise_top(uint32_t t) {
-    const uint32_t s = t - top;
-    s2 = s == 1 ? s1 : s == 2 ? s0 : 0.0;
-    s1 = s == 1 ? s0 : 0.0;
-    s0 = 0.0;
+    binned_shift_window(t - top, s0, s1, s2);
     top = t;
     c0 = c_of(t);
   }
-  GC_HD void add_special(uint32_t u) {
-    const int field = (u & 0x7fffffu) ? 0 : (u >> 31) ? 16 : 8;
-    if (((special >> field) & 0xffu) < kBinnedMaxCount) special += 1u << field;
-  }
+  GC_HD void add_special(uint32_t u) { binned_count_special(special, u); }
   GC_HD void add(float t) {
     const uint32_t u = float_bits(t);
     const uint32_t e = (u >> 23) & 0xffu;
