@@ -143,7 +143,7 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
             return r;
           }
         }
-        estimate = double(scale_cost_units(spec->rows, spec->dim)) / cost_.rate(who, property_, &source);
+        estimate = double(units(*spec)) / cost_.rate(who, property_, &source);
       }
       c = make_scale_case(*spec);
     } catch (const std::invalid_argument& e) {  // a draw the ladder should never make
