@@ -158,6 +158,17 @@ __device__ __forceinline__ uint4 load_raw(const T* p, int64_t j0) {
   return __ldg(reinterpret_cast<const uint4*>(p + j0));
 }
 
+// A load of data read once (x in the forward): not kept in L1, which is left
+// to w, shift and scale, read by every row.
+template <class T>
+__device__ __forceinline__ uint4 load_once(const T* p, int64_t j0) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p + j0));
+  return v;
+}
+
 // Launch bounds: with chunks kept (few threads a row, many registers each) or
 // not (up to 1,024 threads a row).
 constexpr int bounds_for(int keep) { return keep > 0 ? 256 : 1024; }
@@ -178,7 +189,7 @@ __global__ void __launch_bounds__(bounds_for(KEEP)) fwd_kernel(Ptrs a) {
     uint4 kept[KEEP > 0 ? KEEP : 1];
 #pragma unroll
     for (int i = 0; i < KEEP; ++i)
-      if (t0 + i * nt < nch) kept[i] = load_raw(x, row + (t0 + i * nt) * V);
+      if (t0 + i * nt < nch) kept[i] = load_once(x, row + (t0 + i * nt) * V);
     float s = 0.0f;
 #pragma unroll
     for (int i = 0; i < KEEP; ++i)
@@ -463,18 +474,24 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
 
 // ---- backward in one pass ------------------------------------------------------
 //
-// Where a row's chunks load as 16 bytes and fit one block (one thread a chunk,
-// at most 1,024 chunks), one kernel does both passes' work, reading x and g
-// once: a block walks a dweight group's rows in their tile order (gate order,
-// then the rows of a gate in batch order, as the tile kernel does), stages
-// each row in shared memory, where the row statistics' T partials are summed
-// by the first T threads in the order's chunk order (the row kernel's), and
-// then each thread finishes its own chunk: dx, and the tile's dshift and
-// dscale and the group's dweight in registers. The next row's loads are in
-// flight meanwhile. Same sums in the same order as the two-pass kernels: the
-// same bits.
+// Where the row kernels keep a row in registers (16-byte loads, at most 256
+// threads a row), one kernel does both passes' work and reads x and g once.
+// A block of the row kernel's T threads walks a dweight group's rows in tile
+// order (gate order, then a gate's rows in batch order, as the tile kernel
+// does). For each row, thread t does what the row kernel's thread t does (its
+// chunks' statistics partial, the block's fold, dx), then adds the row's terms
+// to its chunks' column sums: dweight in registers, the tile's dshift and
+// dscale in shared memory (its own columns: no barrier). The next row's x and
+// g are copied into shared memory (cp.async) while a row is summed, so a
+// block waits on memory only where a copy takes longer than a row's work.
+// The same sums in the same order as the two-pass kernels: the same bits.
 
-constexpr int kMetaRows = 256;  // rows of the plan the one-pass kernel holds in shared memory
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const unsigned s = unsigned(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 
 __device__ __forceinline__ int64_t tile_first_pos(const Plan& p, int64_t gates, int64_t t) {
   int64_t lo = 0, hi = gates;  // gate k: the last with tile_start[k] <= t
@@ -486,110 +503,138 @@ __device__ __forceinline__ int64_t tile_first_pos(const Plan& p, int64_t gates, 
   return p.seg_start[lo] + (t - p.tile_start[lo]) * kRmsSegTileRows;
 }
 
-template <class T, int MAXT>
-__global__ void __launch_bounds__(MAXT) bwd_fused_kernel(Ptrs a, Plan p) {
+// Shared memory of the one-pass kernel: the staged row (x, then g: cpt
+// chunks a thread), then the tile's dshift and dscale sums (dim floats each).
+int64_t fused_smem_bytes(int64_t dim, int vec, int threads) {
+  const int64_t nch = dim / vec, cpt = (nch + threads - 1) / threads;
+  return 2 * cpt * threads * 16 + 2 * dim * int64_t(sizeof(float));
+}
+
+// 168 registers a thread: three blocks of 96 threads (dim 5,376 in 16 bits)
+// an SM, as many as their shared memory allows; the compiler would take 226
+// and leave room for two.
+template <class T, int KEEP>
+__global__ void __maxnreg__(168) bwd_fused_kernel(Ptrs a, Plan p) {
   if (*a.bad != kNoBadRow) return;
   constexpr int V = VecOf<T>::value;
-  __shared__ uint4 sx[MAXT], sg[MAXT];
-  __shared__ float2 red[32];
-  __shared__ int srow[kMetaRows], skey[kMetaRows], stile[kMetaRows];
+  extern __shared__ uint4 staged[];
+  __shared__ float2 sm[33];
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
   const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
   T* dx = static_cast<T*>(a.dx);
-  const int64_t dim = a.dim, nch = dim / V, ntiles = p.tile_start[a.gates];
-  const int nt = rms_row_threads(dim, V);  // the statistics' partials
-  const int c = threadIdx.x, lane = c & 31, warp = c >> 5;
-  const bool mine = c < nch;
-  const uint4 wraw = mine ? load_raw(w, int64_t(c) * V) : make_uint4(0, 0, 0, 0);  // unpacked where used
-  for (int64_t grp = blockIdx.x; grp * p.tiles_per_group < ntiles; grp += gridDim.x) {
-    const int64_t t0 = grp * p.tiles_per_group, t1 = min64(ntiles, t0 + p.tiles_per_group);
-    const int64_t P0 = tile_first_pos(p, a.gates, t0), P1 = t1 < ntiles ? tile_first_pos(p, a.gates, t1) : a.rows;
-    float f[V], sh[V], sc[V], dw[V];
+  const int64_t dim = a.dim, nch = dim / V, nt = blockDim.x, t0 = threadIdx.x;
+  const int64_t cpt = (nch + nt - 1) / nt;
+  uint4 *sx = staged, *sg = staged + cpt * nt;  // chunk i of thread t at [i * nt + t]
+  float* col = reinterpret_cast<float*>(staged + 2 * cpt * nt);  // dshift sums, then dscale's
+  const int64_t ntiles = p.tile_start[a.gates];
+  auto mine = [&](int i) { return i < KEEP && t0 + i * nt < nch; };
+  // The tile's sums of chunk c, as registers, and back.
+  auto col_get = [&](int64_t c, float (&sh)[V], float (&sc)[V]) {
 #pragma unroll
-    for (int e = 0; e < V; ++e) dw[e] = sh[e] = sc[e] = f[e] = 0.0f;
+    for (int e = 0; e < V; ++e) {
+      sh[e] = col[c * V + e];
+      sc[e] = col[dim + c * V + e];
+    }
+  };
+  auto col_put = [&](int64_t c, const float (&sh)[V], const float (&sc)[V]) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      col[c * V + e] = sh[e];
+      col[dim + c * V + e] = sc[e];
+    }
+  };
+  for (int64_t grp = blockIdx.x; grp * p.tiles_per_group < ntiles; grp += gridDim.x) {
+    const int64_t g0 = grp * p.tiles_per_group, g1 = min64(ntiles, g0 + p.tiles_per_group);
+    const int64_t P0 = tile_first_pos(p, a.gates, g0), P1 = g1 < ntiles ? tile_first_pos(p, a.gates, g1) : a.rows;
+    float dw[KEEP][V];
+#pragma unroll
+    for (int i = 0; i < KEEP; ++i)
+#pragma unroll
+      for (int e = 0; e < V; ++e) dw[i][e] = 0.0f;
     int64_t k = -1, ti = -1;
     auto flush = [&] {
-      if (k >= 0 && mine) store_tile_sums<T, true>(a, p, k, ti, c, V, sh, sc);
-    };
-    // The plan's rows kMetaRows at a time in shared memory: each row's
-    // address, gate and tile are then at hand when its loads are issued two
-    // rows ahead (read from global memory, they chained three latencies a row).
-    for (int64_t base = P0; base < P1; base += kMetaRows) {
-      const int m = int(min64(kMetaRows, P1 - base));
-      __syncthreads();  // the previous rows are done with the plan's slice
-      for (int i = c; i < m; i += blockDim.x) {
-        const int key = p.keys_sorted[base + i];
-        srow[i] = p.rows_sorted[base + i];
-        skey[i] = key;
-        stile[i] = int((base + i - p.seg_start[key]) / kRmsSegTileRows);
-      }
-      __syncthreads();
-      uint4 cx = make_uint4(0, 0, 0, 0), cg = cx, nx = cx, ng = cx;
-      auto load_row = [&](int i, uint4& lx, uint4& lg) {
-        if (i < m && mine) {
-          const int64_t at = int64_t(srow[i]) * dim + int64_t(c) * V;
-          lx = load_raw(x, at);
-          lg = load_raw(g, at);
-        }
-      };
-      load_row(0, cx, cg);
-      load_row(1, nx, ng);
-      for (int i = 0; i < m; ++i) {
-        const int64_t kk = skey[i], tt = stile[i];
-        if (kk != k || tt != ti) {  // a new tile
-          flush();
-          k = kk;
-          ti = tt;
-          if (mine) {
-            load_chunk<T, true>(scale, k * dim + int64_t(c) * V, V, sh);
-            modulation_factor<T>(sh, f);
 #pragma unroll
-            for (int e = 0; e < V; ++e) sh[e] = sc[e] = 0.0f;
+      for (int i = 0; i < KEEP; ++i)
+        if (k >= 0 && mine(i)) {
+          float sh[V], sc[V];
+          col_get(t0 + i * nt, sh, sc);
+          store_tile_sums<T, true>(a, p, k, ti, t0 + i * nt, V, sh, sc);
+        }
+    };
+    auto stage = [&](int64_t pos) {
+      if (pos < P1) {
+        const int64_t row = p.rows_sorted[pos];
+#pragma unroll
+        for (int i = 0; i < KEEP; ++i)
+          if (mine(i)) {
+            const int64_t at = row * dim + (t0 + i * nt) * V;
+            cp_async16(sx + i * nt + t0, x + at);
+            cp_async16(sg + i * nt + t0, g + at);
           }
-        }
-        if (mine) {
-          sx[c] = cx;
-          sg[c] = cg;
-        }
-        __syncthreads();
-        if (c < nt) {  // partial c: chunks c, c + nt, ... (the row kernel's thread c)
-          float s = 0.0f, cs = 0.0f;
-          for (int64_t q = c; q < nch; q += nt) {
-            float xv[V], gv[V], wq[V], sq[V], fq[V];
-            unpack<T>(sx[q], xv);
-            unpack<T>(sg[q], gv);
-            load_chunk<T, true>(w, q * V, V, wq);
-            load_chunk<T, true>(scale, k * dim + q * V, V, sq);
-            modulation_factor<T>(sq, fq);
-            add_row_terms(V, xv, gv, wq, fq, s, cs);
-          }
-          s = warp_tree(s);
-          cs = warp_tree(cs);
-          if (lane == 0) red[warp] = make_float2(s, cs);
-        }
-        __syncthreads();
-        const float2 v = lane < (nt >> 5) ? red[lane] : make_float2(0.0f, 0.0f);
-        const float tx = warp_tree(v.x), ty = warp_tree(v.y);
-        const float rstd = rstd_of(tx, dim, a.eps);
-        const float kq = dx_factor(rstd, ty, dim);
-        if (mine) {
-          float xv[V], gv[V], wv[V], o[V];
-          unpack<T>(cx, xv);
-          unpack<T>(cg, gv);
-          unpack<T>(wraw, wv);
-          dx_chunk(rstd, kq, xv, gv, wv, f, o);
-          add_col_terms<T>(rstd, xv, gv, wv, f, sh, sc, dw);
-          store_chunk<T, true>(dx, int64_t(srow[i]) * dim + int64_t(c) * V, V, o);
-        }
-        cx = nx;
-        cg = ng;
-        load_row(i + 2, nx, ng);
       }
+      cp_async_commit();
+    };
+    stage(P0);
+    for (int64_t pos = P0; pos < P1; ++pos) {
+      const int64_t row = p.rows_sorted[pos], kk = p.keys_sorted[pos];
+      const int64_t tt = (pos - p.seg_start[kk]) / kRmsSegTileRows;
+      if (kk != k || tt != ti) {  // a new tile: the last one's sums out, zeros in
+        flush();
+        k = kk;
+        ti = tt;
+        float z[V];
+#pragma unroll
+        for (int e = 0; e < V; ++e) z[e] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < KEEP; ++i)
+          if (mine(i)) col_put(t0 + i * nt, z, z);
+      }
+      const int64_t tb = k * dim;
+      auto w_and_f = [&](int64_t c, float (&wv)[V], float (&f)[V]) {
+        float sc[V];
+        load_chunk<T, true>(w, c * V, V, wv);
+        load_chunk<T, true>(scale, tb + c * V, V, sc);
+        modulation_factor<T>(sc, f);
+      };
+      cp_async_wait_all();
+      uint4 kx[KEEP], kg[KEEP];
+      float s = 0.0f, cs = 0.0f;
+#pragma unroll
+      for (int i = 0; i < KEEP; ++i)
+        if (mine(i)) {
+          kx[i] = sx[i * nt + t0];
+          kg[i] = sg[i * nt + t0];
+          float xv[V], gv[V], wv[V], f[V];
+          unpack<T>(kx[i], xv);
+          unpack<T>(kg[i], gv);
+          w_and_f(t0 + i * nt, wv, f);
+          add_row_terms(V, xv, gv, wv, f, s, cs);
+        }
+      stage(pos + 1);  // this thread's slots were read above ("memory" orders the copy after)
+      const float2 tot = block_sum2(s, cs, sm);
+      const float rstd = rstd_of(tot.x, dim, a.eps);
+      const float kq = dx_factor(rstd, tot.y, dim);
+#pragma unroll
+      for (int i = 0; i < KEEP; ++i)
+        if (mine(i)) {
+          const int64_t c = t0 + i * nt;
+          float xv[V], gv[V], wv[V], f[V], o[V], sh[V], sc[V];
+          unpack<T>(kx[i], xv);
+          unpack<T>(kg[i], gv);
+          w_and_f(c, wv, f);
+          dx_chunk(rstd, kq, xv, gv, wv, f, o);
+          store_chunk<T, true>(dx, row * dim + c * V, V, o);
+          col_get(c, sh, sc);
+          add_col_terms<T>(rstd, xv, gv, wv, f, sh, sc, dw[i]);
+          col_put(c, sh, sc);
+        }
     }
     flush();
-    if (mine)
 #pragma unroll
-      for (int e = 0; e < V; ++e) p.dw_part[grp * dim + int64_t(c) * V + e] = dw[e];
+    for (int i = 0; i < KEEP; ++i)
+      if (mine(i))
+#pragma unroll
+        for (int e = 0; e < V; ++e) p.dw_part[grp * dim + (t0 + i * nt) * V + e] = dw[i][e];
   }
 }
 
@@ -734,6 +779,21 @@ void launch_fwd(const Ptrs& a, bool vec, cudaStream_t s) {
   }
 }
 
+// The one-pass kernel: a block a dweight group, as many resident as the
+// shared memory allows.
+template <class T>
+void launch_fused(const Ptrs& a, const Plan& p, int threads, int64_t groups, cudaStream_t s) {
+  const int64_t smem = fused_smem_bytes(a.dim, VecOf<T>::value, threads);
+  static std::atomic<int64_t> granted{0};  // the kernel's dynamic shared memory limit, raised once as needed
+  if (smem > granted.load()) {
+    cudaFuncSetAttribute(bwd_fused_kernel<T, kRmsChunksPerThread>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         int(smem));
+    granted.store(smem);
+  }
+  const unsigned grid = unsigned(groups < 65535 ? groups : 65535);
+  bwd_fused_kernel<T, kRmsChunksPerThread><<<grid, threads, size_t(smem), s>>>(a, p);
+}
+
 template <class T>
 void launch_two_pass(const Ptrs& a, const Plan& p, bool vec, int64_t nch, int64_t groups, cudaStream_t s);
 
@@ -746,14 +806,8 @@ void launch_bwd(const Ptrs& a, const Layout& l, bool vec, cudaStream_t s) {
          rms_tiles_per_group(a.rows, a.gates)};
   const int64_t nch = (a.dim + VecOf<T>::value - 1) / VecOf<T>::value;
   const int64_t groups = (rms_max_tiles(a.rows, a.gates) + p.tiles_per_group - 1) / p.tiles_per_group;
-  if (vec && nch <= 1024 && bwd_kernels.load() == RmsBwdKernels::one_pass) {
-    if (a.rows > 0) {
-      const int threads = int((nch + 31) / 32 * 32);
-      const unsigned grid = unsigned(groups < 65535 ? groups : 65535);
-      if (nch <= 512) bwd_fused_kernel<T, 512><<<grid, threads, 0, s>>>(a, p);
-      else if (nch <= 768) bwd_fused_kernel<T, 768><<<grid, threads, 0, s>>>(a, p);
-      else bwd_fused_kernel<T, 1024><<<grid, threads, 0, s>>>(a, p);
-    }
+  if (vec && row_path(vec, threads) == RowPath::kept && bwd_kernels.load() == RmsBwdKernels::one_pass) {
+    if (a.rows > 0) launch_fused<T>(a, p, threads, groups, s);
   } else {
     launch_two_pass<T>(a, p, vec, nch, groups, s);
   }

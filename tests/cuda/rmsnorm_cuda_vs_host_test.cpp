@@ -267,10 +267,11 @@ TEST(rmsnorm_modulate_cuda, RowsPastTheGridLimit) {
   expect_same({70000, 3, 70000, DType::f16, Index::one_gate_per_row});
 }
 
-// The one-pass backward: 512-, 768- and 1,024-thread shapes (64 to 1,024
-// chunks), one gate per row (a tile a row), one gate of many tiles (folded),
-// gates without rows, sorted runs, tiles that cross gates within a dweight
-// group, and rows past the grid's 65,535 blocks.
+// The one-pass backward: 32- to 256-thread rows (up to 2,048 chunks: the
+// most shared memory it takes), one gate per row (a tile a row), one gate of
+// many tiles (folded), gates without rows, sorted runs, tiles that cross
+// gates within a dweight group, rows past the grid's 65,535 blocks, and
+// shapes it leaves to the two passes (element loads).
 TEST(rmsnorm_modulate_cuda, OnePassBackward) {
   GATECHECK_REQUIRE_GPU();
   const BwdKernels one_pass(RmsBwdKernels::one_pass);
@@ -280,6 +281,8 @@ TEST(rmsnorm_modulate_cuda, OnePassBackward) {
     expect_same({300, 3072, 32, t});
     expect_same({129, 6144, 5, t});
     expect_same({65, 8192, 3, t});
+    expect_same({700, 16384, 9, t});
+    expect_same({100, 5001, 9, t});
     expect_same({4097, 24, 4097, t, Index::one_gate_per_row});
     expect_same({4097, 64, 1, t, Index::all_one_gate});
     expect_same({4097, 40, 32, t, Index::all_one_gate});
