@@ -217,6 +217,13 @@ at::Tensor finalize_meta(const at::Tensor& state, at::ScalarType dtype) {
   return at::empty_symint({state.sym_size(0), state.sym_size(1)}, state.options().dtype(dtype));
 }
 
+// No tensor to dispatch on (an empty list) or a device without kernels: the error.
+at::Tensor combine_other(at::TensorList states) {
+  check_states(states);
+  TORCH_CHECK(false, kCombineOp, ": states are on ", states[0].device(), "; CPU and CUDA only");
+  return {};
+}
+
 }  // namespace
 }  // namespace gatecheck
 
@@ -239,4 +246,14 @@ TORCH_LIBRARY_IMPL(gatecheck, Meta, m) {
   m.impl("gate_residual_grad_gate_state", &gatecheck::state_meta);
   m.impl("gate_residual_state_combine", &gatecheck::combine_meta);
   m.impl("gate_residual_state_finalize", &gatecheck::finalize_meta);
+}
+TORCH_LIBRARY_IMPL(gatecheck, CompositeExplicitAutograd, m) {
+  m.impl("gate_residual_state_combine", &gatecheck::combine_other);
+}
+// Integer states: nothing to differentiate (and the Meta kernels serve
+// tensors that require grad, e.g. under FakeTensor).
+TORCH_LIBRARY_IMPL(gatecheck, Autograd, m) {
+  m.impl("gate_residual_grad_gate_state", torch::CppFunction::makeFallthrough());
+  m.impl("gate_residual_state_combine", torch::CppFunction::makeFallthrough());
+  m.impl("gate_residual_state_finalize", torch::CppFunction::makeFallthrough());
 }
