@@ -90,6 +90,21 @@ void check_state(const char* op, const std::string& what, const at::Tensor& s) {
               kBinnedWords, "] (from gate_residual_grad_gate_state), got shape ", s.sym_sizes());
 }
 
+// A CPU state's top bins: a finite fp32 term's top bin is at most
+// kMaxTopBin, and bits 8-15 of the last word are zero. (A state summed
+// without the all-reduce's MAX and align steps often fails this.) CUDA
+// states are not read on the host: no sync.
+constexpr uint64_t kMaxTopBin = (253 >> 5) + 1;  // the largest finite fp32 exponent's bin
+void check_top_bins(const char* op, const std::string& what, const at::Tensor& contiguous_state) {
+  const int64_t* w = contiguous_state.data_ptr<int64_t>();
+  const int64_t elements = contiguous_state.numel() / kBinnedWords;
+  for (int64_t e = 0; e < elements; ++e) {
+    const uint64_t top = uint64_t(w[e * kBinnedWords + 3]) & 0xffffu;
+    TORCH_CHECK(top <= kMaxTopBin, op, ": ", what, " is not a state: element ", e, " has top bin ", top, " (at most ",
+                kMaxTopBin, "); an all-reduce must take the MAX of the top bins and align the states before its SUM");
+  }
+}
+
 void check_states(const at::TensorList states) {
   TORCH_CHECK(!states.empty(), kCombineOp, ": states is empty (combine takes one state or more)");
   for (size_t i = 0; i < states.size(); ++i) {
@@ -118,7 +133,6 @@ int32_t finalize_dtype(at::ScalarType dtype) {
 at::Tensor state_cpu(const at::Tensor& grad_out_in, const at::Tensor& gate, const at::Tensor& index_in,
                      const at::Tensor& y_in) {
   check_state_args(grad_out_in, gate, index_in, y_in);
-  TORCH_CHECK(grad_out_in.is_cpu(), kStateOp, ": grad_out must be a CPU or CUDA tensor, got ", grad_out_in.device());
   const at::Tensor g = grad_out_in.contiguous(), y = y_in.contiguous();
   const gatecheck_problem p =
       problem(g.size(0), g.size(1), gate.size(0), torch_op::abi_dtype(kStateOp, g), g.device());
@@ -136,8 +150,10 @@ at::Tensor combine_cpu(at::TensorList states_in) {
   std::vector<const uint64_t*> ptrs;
   for (const at::Tensor& s : states_in) {
     states.push_back(s.contiguous());
+    check_top_bins(kCombineOp, "states[" + std::to_string(states.size() - 1) + "]", states.back());
     ptrs.push_back(reinterpret_cast<const uint64_t*>(states.back().data_ptr<int64_t>()));
   }
+  // (the combine reads gates and dim only: no rows, any dtype)
   const gatecheck_problem p = problem(0, states[0].size(1), states[0].size(0), GATECHECK_F32, states[0].device());
   at::Tensor out = at::empty(states[0].sizes(), states[0].options());
   gate_residual_repro_combine(p, ptrs.data(), int32_t(ptrs.size()), reinterpret_cast<uint64_t*>(out.data_ptr<int64_t>()));
@@ -147,6 +163,7 @@ at::Tensor combine_cpu(at::TensorList states_in) {
 at::Tensor finalize_cpu(const at::Tensor& state_in, at::ScalarType dtype) {
   check_state(kFinalizeOp, "state", state_in);
   const at::Tensor state = state_in.contiguous();
+  check_top_bins(kFinalizeOp, "state", state);
   const gatecheck_problem p = problem(0, state.size(1), state.size(0), finalize_dtype(dtype), state.device());
   at::Tensor grad_gate = at::empty({p.gates, p.dim}, state.options().dtype(dtype));
   gate_residual_repro_finalize(p, reinterpret_cast<const uint64_t*>(state.data_ptr<int64_t>()), grad_gate.data_ptr());

@@ -219,6 +219,10 @@ def check_errors(ops, device, chk):
     e(lambda: finalize(s.reshape(4, 32), torch.float32), f"{F}: state must be a state [gates, dim, 4]")
     e(lambda: finalize(s, torch.float64), f"{F}: dtype Double is not bf16, fp16 or fp32")
     if device == "cpu":
+        summed = s.clone()
+        summed[..., 3] += s[..., 3]  # a raw SUM of two states: top bins added
+        e(lambda: finalize(summed, torch.float32), f"{F}: state is not a state: element ")
+        e(lambda: combine([s, summed]), f"{C}: states[1] is not a state: element ")
         bad = idx.clone()
         bad[17] = 4
         e(lambda: state(go, gate, bad, y), f"{S}: partial: index[17]=4 outside [0, 4)")
