@@ -1,0 +1,124 @@
+"""torch.distributed (gloo, CPU, 4 processes, and 2 of them as a group) with gate_residual's split
+exchange as LibTorch ops: each rank takes the state of its shard of the batch
+(torch.ops.gatecheck.gate_residual_grad_gate_state), the states are
+all-reduced with two ordinary integer all-reduces (all_reduce_state below),
+and the finalized grad_gate (gate_residual_state_finalize) equals the
+single-process full batch's bit for bit, for contiguous and strided shards,
+bf16, fp16 and fp32. The control, which must differ: each rank's own
+grad_gate all-reduced in fp32 and rounded, as DDP combines gradients.
+
+usage: torch_op_gloo_test.py LIBGATECHECK_TORCH_OP.so WORKDIR
+"""
+import ctypes
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+ROWS, DIM, GATES = 1000, 24, 5
+
+
+def load(path):
+    if torch.cuda.is_available():
+        torch.ops.load_library(path)
+    else:  # a LibTorch without CUDA: its c10::cuda functions bound lazily (kernels/torch_op/README.md)
+        ctypes.CDLL(path, mode=os.RTLD_LAZY | os.RTLD_GLOBAL)
+
+
+def all_reduce_state(state, group=None):
+    """The all-reduce of a binned state [gates, dim, 4]: MAX of the top bins (the low
+    byte of each element's last word), each rank's state aligned to them (combined
+    with an empty state of that top bin), then SUM of the words with the top bin
+    taken out; it is put back."""
+    top = state[..., 3] & 0xff
+    dist.all_reduce(top, op=dist.ReduceOp.MAX, group=group)
+    empty = torch.zeros_like(state)
+    empty[..., 3] = top
+    aligned = torch.ops.gatecheck.gate_residual_state_combine([state, empty])
+    aligned[..., 3] -= top
+    dist.all_reduce(aligned, op=dist.ReduceOp.SUM, group=group)
+    aligned[..., 3] += top
+    return aligned
+
+
+def batch(dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    y = torch.randn(ROWS, DIM, generator=g).to(dtype)
+    grad_out = (torch.randn(ROWS, DIM, generator=g) * torch.exp(4 * torch.randn(ROWS, 1, generator=g))).to(dtype)
+    gate = (0.1 * torch.randn(GATES, DIM, generator=g)).to(dtype)
+    index = torch.randint(0, GATES, (ROWS,), generator=g)
+    return grad_out, gate, index, y
+
+
+def bits(t):
+    return t.view(torch.int32 if t.dtype == torch.float32 else torch.int16)
+
+
+def shard(rank, world, how, seed):
+    if how == "strided":
+        return torch.arange(rank, ROWS, world)
+    g = torch.Generator().manual_seed(seed)
+    cuts = sorted(torch.randperm(ROWS - 1, generator=g)[:world - 1].add(1).tolist())
+    edges = [0] + cuts + [ROWS]
+    return torch.arange(edges[rank], edges[rank + 1])
+
+
+def worker(rank, lib, store, failures):
+    """Rank `rank` of 4; ranks 0 and 1 also form a world of 2."""
+    load(lib)
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=4)
+    pair = dist.new_group([0, 1])  # every rank takes part in creating it
+    check(rank, 4, None, failures)
+    if rank < 2:
+        check(rank, 2, pair, failures)
+    dist.destroy_process_group()
+
+
+def check(rank, world, group, failures):
+    ops = torch.ops.gatecheck
+    for dtype in (torch.bfloat16, torch.float16, torch.float32):
+        for how in ("contiguous", "strided"):
+            grad_out, gate, index, y = batch(dtype, 7)
+            rows = shard(rank, world, how, 11 + world)
+            part = (grad_out[rows], gate, index[rows], y[rows])
+            state = all_reduce_state(ops.gate_residual_grad_gate_state(*part), group)
+            got = ops.gate_residual_state_finalize(state, dtype)
+            full_state = ops.gate_residual_grad_gate_state(grad_out, gate, index, y)  # one process, whole batch
+            full = ops.gate_residual_state_finalize(full_state, dtype)
+            same = torch.equal(state, full_state) and torch.equal(bits(got), bits(full))
+            # The control: each rank's own grad_gate, all-reduced in fp32 and rounded (what DDP does).
+            mine = ops.gate_residual_state_finalize(ops.gate_residual_grad_gate_state(*part), dtype).float()
+            dist.all_reduce(mine, op=dist.ReduceOp.SUM, group=group)
+            framework_same = torch.equal(bits(mine.to(dtype)), bits(full))
+            if rank == 0:
+                print(f"world {world}, {how} shards, {dtype}: all-reduced state finalized "
+                      f"{'==' if same else '!='} full batch; fp32 all-reduce of the gradients "
+                      f"{'==' if framework_same else '!='} full batch", flush=True)
+            if not same:
+                failures.put(f"world {world} {how} {dtype}: the all-reduced state differs from the full batch's")
+            if framework_same:
+                failures.put(f"world {world} {how} {dtype}: the control (fp32 all-reduce) did not differ")
+
+
+def main():
+    lib, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    store = os.path.join(work, "store")
+    if os.path.exists(store):
+        os.remove(store)
+    failures = mp.get_context("fork").Queue()
+    # fork: the ranks start without importing torch again (a CPU-only test)
+    mp.start_processes(worker, args=(lib, store, failures), nprocs=4, join=True, start_method="fork")
+    bad = []
+    while not failures.empty():
+        bad.append(failures.get())
+    if bad:
+        print("FAIL: " + "; ".join(bad))
+        sys.exit(1)
+    print("OK")
+
+
+if __name__ == "__main__":
+    main()
