@@ -31,8 +31,8 @@ namespace {
 
 constexpr unsigned long long kNoBadRow = ~0ull;
 constexpr int kTileThreads = 128;
-constexpr int kAhead = 4;
-constexpr int kFoldAhead = 8;  // partials the fold loads at once  // rows of a tile whose loads the tile kernel issues at once
+constexpr int kAhead = 4;  // rows of a tile whose loads the tile kernel issues at once (twice that for 16-byte loads)
+constexpr int kFoldAhead = 32;  // partials the fold loads at once: its sums are chains of hundreds of loads
 constexpr int kMaxGridRows = 65535;  // blocks of the row kernels; more rows loop (grid-stride)
 
 struct Ptrs {
