@@ -9,6 +9,7 @@
 #include "sweep_compare.h"
 #include "sweep_compare_fields.h"
 #include "sweep_fields.h"
+#include "sweep_peer_role.h"
 
 namespace gatecheck {
 
@@ -28,8 +29,11 @@ const TheirRow kCandidate{"cuda", "candidate_", "a CUDA kernel made for this op,
 const TheirRow kProvider{"provider", "provider_", "torch eager, as the operator report's provider"};
 
 const TheirRow* their_row_for(const std::string& spec) {
-  if (spec == "torch-eager" || spec == "python:gatecheck.peers:diffusers_eager") return &kProvider;
-  if (spec == "cuda" || spec == "python:gatecheck.peers:gatecheck_op") return &kCandidate;
+  switch (peer_role(spec)) {
+    case PeerRole::eager: return &kProvider;
+    case PeerRole::kernels: return &kCandidate;
+    case PeerRole::none: break;
+  }
   return nullptr;
 }
 

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "sweep/sweep_compare.h"
 
@@ -109,6 +112,34 @@ TEST(SweepCompareOperator, AnImplementationWithoutARowIsUnpaired) {
   EXPECT_TRUE(c["pairs"].empty());
   EXPECT_EQ(c["ours_unpaired"], json::array({"host@x"}));
   EXPECT_EQ(c["theirs_unpaired"], json::array({"cuda", "provider"}));
+}
+
+// The Python peers stand beside their row whichever module names them: the
+// project's op as called beside their kernel, diffusers' composition beside
+// their eager provider. torch.compile, and a look-alike name outside
+// gatecheck's peers, have no row of theirs.
+TEST(SweepCompareOperator, PythonPeersPairByWhatTheyAre) {
+  const json theirs = their_report();
+  const std::vector<std::pair<std::string, std::string>> paired{
+      {"python:gatecheck.peers:rmsnorm_modulate_gatecheck_op", "cuda"},
+      {"python:gatecheck.peers_rmsnorm_modulate:rmsnorm_modulate_gatecheck_op", "cuda"},
+      {"python:gatecheck.peers:gatecheck_op", "cuda"},
+      {"python:gatecheck.peers:rmsnorm_modulate_diffusers", "provider"},
+      {"python:gatecheck.peers_rmsnorm_modulate:rmsnorm_modulate_diffusers", "provider"},
+      {"python:gatecheck.peers:diffusers_eager", "provider"}};
+  for (const auto& [spec, row] : paired) {
+    const json c = compare_reports(ours_as(theirs, spec, row), theirs, "theirs.json");
+    ASSERT_EQ(c["pairs"].size(), 1u) << spec;
+    EXPECT_EQ(c["pairs"][0]["theirs"], row) << spec;
+    EXPECT_EQ(c["verdicts_differ"], 0) << spec;
+  }
+  for (const std::string spec :
+       {"python:gatecheck.peers_rmsnorm_modulate:rmsnorm_modulate_compiled", "python:gatecheck.peers:compiled",
+        "python:mine:rmsnorm_modulate_gatecheck_op", "python:gatecheck.peersx:gatecheck_op", "plugin:gatecheck_op"}) {
+    const json c = compare_reports(ours_as(theirs, spec, "cuda"), theirs, "theirs.json");
+    EXPECT_TRUE(c["pairs"].empty()) << spec;
+    EXPECT_EQ(c["ours_unpaired"], json::array({spec + "@x"})) << spec;
+  }
 }
 
 }  // namespace
