@@ -86,5 +86,6 @@ PY
 [ -s "$D/problems.txt" ] && sed 's/^/rms_sweep: /' "$D/problems.txt" | cut -c1-300
 status=ok
 [ $rc -eq 0 ] && [ $vrc -eq 0 ] && [ ! -s "$D/problems.txt" ] || status=FAILED
-echo "rms_sweep: $status; sweep exit $rc in ${sweep_s}s, validate exit $vrc; stage wall $(( $(date +%s) - t0 ))s"
+first=$(head -1 "$D/problems.txt" | cut -c1-120)
+echo "rms_sweep: $status${first:+ ($first)}; sweep exit $rc in ${sweep_s}s, validate exit $vrc; stage wall $(( $(date +%s) - t0 ))s"
 [ $status = ok ]
