@@ -9,7 +9,7 @@
 # cmd.txt (the command as run), validate.txt, problems.txt (what failed the stage), build.log,
 # corpus/ (replays of failed comparisons).
 # Settings:
-#   RMS_SWEEP_SECONDS  the sweep's cap (default 470): past it the sweep stops as on Ctrl-C and
+#   RMS_SWEEP_SECONDS  the sweep's cap (default 480): past it the sweep stops as on Ctrl-C and
 #                      writes what it has, marked interrupted (the stage then fails)
 #   RMS_SWEEP_ARGS     replaces the grid options (default "--reps 50 --keep-failures 2": latency
 #                      medians of 50 runs, not the prior art's 100, and 2 replays kept per check,
@@ -43,7 +43,7 @@ args+=(--device "$device" $grid --skip-unavailable --timeout 300 --json "$D/rms-
        --corpus "$D/corpus" --compare "$reference")
 echo "gatecheck ${args[*]}" > "$D/cmd.txt"
 s0=$(date +%s)
-env -u PYTHONPATH timeout -k 30 -s TERM "${RMS_SWEEP_SECONDS:-470}" "$GC" "${args[@]}" > "$D/rms-sweep.log" 2>&1
+env -u PYTHONPATH timeout -k 30 -s TERM "${RMS_SWEEP_SECONDS:-480}" "$GC" "${args[@]}" > "$D/rms-sweep.log" 2>&1
 rc=$?
 sweep_s=$(( $(date +%s) - s0 ))
 grep -E "unavailable here|no progress|schema|^wrote" "$D/rms-sweep.log" | cut -c1-240
