@@ -147,6 +147,16 @@ std::string command_line(const SweepArgs& a) {
   if (!a.device.empty()) c += " --device " + a.device;
   if (a.quick) c += " --quick";
   if (a.reps >= 0) c += " --reps " + std::to_string(a.reps);
+  // What else shapes the report or its replays (the defaults left out).
+  const SweepArgs defaults;
+  if (a.keep_failures != defaults.keep_failures) c += " --keep-failures " + std::to_string(a.keep_failures);
+  if (a.skip_unavailable) c += " --skip-unavailable";
+  if (a.timeout != defaults.timeout) {
+    std::ostringstream t;
+    t << a.timeout;
+    c += " --timeout " + t.str();
+  }
+  if (a.corpus != defaults.corpus) c += " --corpus " + a.corpus;
   c += " --json " + a.json;
   if (!a.html.empty()) c += " --html " + a.html;
   if (!a.compare.empty()) c += " --compare " + a.compare;

@@ -191,8 +191,8 @@ SweepRun run_sweep(const std::vector<Subject>& subjects, const std::vector<Sweep
       });
     }
     if (c.op->plain.field) plain_phase(c, subjects, opt, a, &res, say, guarded);
+    checkpoint();  // each size: the largest take minutes (the oracle), and a kill loses only the one in hand
   }
-  checkpoint();
   // The replays of the failures kept.
   if (opt.save_failure)
     for (size_t i = 0; i < subjects.size(); ++i)

@@ -3,6 +3,7 @@
 #include "json_path.h"
 #include "sweep_compare_fields.h"
 #include "sweep_fields.h"
+#include "sweep_peer_role.h"
 #include "../kernels/op_schema.h"
 
 #include <algorithm>
@@ -20,8 +21,11 @@ namespace {
 
 // What the seed's two rows are, for pairing.
 std::string seed_row_for(const std::string& spec) {
-  if (spec == "torch-eager" || spec == "python:gatecheck.peers:diffusers_eager") return "diffusers";
-  if (spec == "cuda" || spec == "python:gatecheck.peers:gatecheck_op") return "rl_kernel";
+  switch (peer_role(spec)) {
+    case PeerRole::eager: return "diffusers";
+    case PeerRole::kernels: return "rl_kernel";
+    case PeerRole::none: break;
+  }
   return "";
 }
 

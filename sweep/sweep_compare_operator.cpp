@@ -4,11 +4,14 @@
 // rows by size, beside ours (sweep_operator_report.h). Output names are read
 // from their report's keys and the op catalog, never spelled here.
 #include <set>
+#include <string>
+#include <utility>
 
 #include "json_path.h"
 #include "sweep_compare.h"
 #include "sweep_compare_fields.h"
 #include "sweep_fields.h"
+#include "sweep_peer_role.h"
 
 namespace gatecheck {
 
@@ -28,8 +31,11 @@ const TheirRow kCandidate{"cuda", "candidate_", "a CUDA kernel made for this op,
 const TheirRow kProvider{"provider", "provider_", "torch eager, as the operator report's provider"};
 
 const TheirRow* their_row_for(const std::string& spec) {
-  if (spec == "torch-eager" || spec == "python:gatecheck.peers:diffusers_eager") return &kProvider;
-  if (spec == "cuda" || spec == "python:gatecheck.peers:gatecheck_op") return &kCandidate;
+  switch (peer_role(spec)) {
+    case PeerRole::eager: return &kProvider;
+    case PeerRole::kernels: return &kCandidate;
+    case PeerRole::none: break;
+  }
   return nullptr;
 }
 
@@ -87,12 +93,19 @@ json compare_one(const json& e, const json& theirs, const TheirRow& row, const O
     const std::string at = "perf." + cs + (ours_case != cs ? " (ours: " + ours_case + ")" : "");
     const std::string pre = row.perf_prefix;
     auto ours_at = [&](const char* k) { return o ? json_at(*o, {k}) : nullptr; };
+    f.value(at + ".bytes", ours_at("bytes"), json_at(t, {"bytes"}));
     f.value(at + ".us", ours_at("fwd_us"), json_at(t, {pre + "us"}));
     f.value(at + ".gbps", ours_at("fwd_gbps"), json_at(t, {pre + "gbps"}));
     f.value(at + ".backward_us", ours_at("backward_us"), json_at(t, {pre + "backward_us"}));
     f.value(at + ".backward_gbps", ours_at("backward_gbps"), json_at(t, {pre + "backward_gbps"}));
-    f.value(at + ".peak_mib", ours_at("fwd_peak_mib"), json_at(t, {pre + "peak_mib"}));
-    f.value(at + ".backward_peak_mib", ours_at("backward_peak_mib"), json_at(t, {pre + "backward_peak_mib"}));
+    // Peak memory we do not measure shows so by name (the report's peak_mib says why).
+    for (const auto& [k, theirs_k] : {std::pair<const char*, std::string>{"fwd_peak_mib", pre + "peak_mib"},
+                                      {"backward_peak_mib", pre + "backward_peak_mib"}}) {
+      const json* v = ours_at(k);
+      const std::string name = at + "." + (theirs_k.c_str() + pre.size());
+      f.value(v && !v->is_null() ? name : name + " (ours: not measured)", v && !v->is_null() ? v : nullptr,
+              json_at(t, {theirs_k}));
+    }
   }
   return {{"fields", f.rows}, {"verdicts_differ", f.verdicts_differ}};
 }
@@ -108,9 +121,14 @@ json compare_operator_report(const json& ours, const json& theirs, const std::st
   c["their_quick"] = false;
   // Their sizes are the op's full grid's (prior_art_rows).
   const bool same_grid = !ours.value("quick", false);
+  // Their backward_gbps divides the case's one `bytes` (the forward's) by the backward's time;
+  // ours divides the backward's own bytes (backward_bytes), so the two differ by that ratio too.
+  std::string note = "their backward_gbps is their bytes (the forward's) over the backward's time; ours is the "
+                     "backward's own bytes (backward_bytes in our report) over it";
   if (!same_grid)
-    c["note"] = "the grids differ (ours --quick, theirs full): each of their sizes is beside our size in the same "
-                "place, and only the verdicts compare";
+    note = "the grids differ (ours --quick, theirs full): each of their sizes is beside our size in the same "
+           "place, and only the verdicts compare; " + note;
+  c["note"] = note;
   const json* mine = json_at(ours, {"results", "plain"});
   json pairs = json::array(), unpaired = json::array();
   std::set<std::string> used;

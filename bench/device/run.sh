@@ -13,6 +13,8 @@
 #          (Release, sm_90 real + virtual, CMAKE_PREFIX_PATH from remote-setup),
 #          then only rebuilt
 #   STAGE_TIMEOUT  seconds one stage may take (default 540)
+#   BUILD_TARGETS  build only these targets (space-separated; default: every target),
+#          for a fresh machine whose stages need few (rms_sweep: gatecheck)
 #
 # A stage runs with BUILD and OUT exported (plus JOBS), writes its files under
 # $OUT/STAGE/ and prints a short summary last. Exit 0 is a pass, 77 a skip
@@ -53,9 +55,9 @@ export COMMIT; COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo
   nvcc --version 2>/dev/null | tail -1 | sed 's/^/nvcc: /'
 } | tee "$OUT/build/machine.txt"
 
-# The build: configure once, then build every target (-k: keep going, so that
-# one broken target leaves the others to the stages).
-echo "=== build ($BUILD) $(now)"
+# The build: configure once, then build every target, or BUILD_TARGETS (-k:
+# keep going, so that one broken target leaves the others to the stages).
+echo "=== build ($BUILD${BUILD_TARGETS:+, targets: $BUILD_TARGETS}) $(now)"
 t0=$(date +%s)
 {
   if [ ! -f "$BUILD/CMakeCache.txt" ]; then
@@ -63,7 +65,7 @@ t0=$(date +%s)
       ${CMAKE_PREFIX_PATH:+"-DCMAKE_PREFIX_PATH=$CMAKE_PREFIX_PATH"}
   else
     cmake "$BUILD"  # a copied tree may carry older timestamps: configure again
-  fi && cmake --build "$BUILD" -j "$JOBS" -- -k
+  fi && cmake --build "$BUILD" -j "$JOBS" ${BUILD_TARGETS:+--target $BUILD_TARGETS} -- -k
 } > "$OUT/build/build.log" 2>&1
 build_rc=$?
 build_s=$(( $(date +%s) - t0 ))

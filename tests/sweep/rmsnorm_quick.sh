@@ -16,8 +16,8 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 args=()
 for i in "$@"; do args+=(--impl "$i"); done
-"$gc" sweep --op rmsnorm_modulate "${args[@]}" --quick --reps 1 --json "$work/r.json" --html "$work/r.html" \
-  --corpus "$work/corpus" --compare "$theirs" >"$work/out.txt" 2>"$work/err.txt"
+"$gc" sweep --op rmsnorm_modulate "${args[@]}" --quick --reps 1 --keep-failures 3 --timeout 120 --json "$work/r.json" \
+  --html "$work/r.html" --corpus "$work/corpus" --compare "$theirs" >"$work/out.txt" 2>"$work/err.txt"
 rc=$?
 [ $rc -eq 0 ] || { fail "exit $rc (want 0)"; tail -20 "$work/err.txt"; }
 "$gc" sweep --validate "$work/r.json" || fail "the report does not follow its schema"
@@ -32,6 +32,10 @@ def need(cond, what):
     if not cond: bad.append(what)
 outs = {"out", "dx", "dweight", "dshift", "dscale"}
 need(r["op"] == "rmsnorm_modulate" and r["quick"] is True, "op, quick")
+# the report's command is the one that made it, every option that shapes it
+need(r["command"].startswith("gatecheck sweep --op rmsnorm_modulate --impl ") and
+     " --quick --reps 1 --keep-failures 3 --timeout 120 --corpus %s/corpus --json %s --html " % (
+         sys.argv[1].rsplit("/", 1)[0], sys.argv[1]) in r["command"], "the command as run: " + r["command"])
 need(r["grid"]["accuracy_rows"] == [257, 2048, 8192] and r["grid"]["reps"] == 1, "the quick grid at the op's sizes")
 need("eps 1e-06" in r["grid"]["data"] and "scale N(0,1) x 0.1" in r["grid"]["data"], "the data's words")
 plain = r["results"]["plain"]

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "sweep/sweep_compare.h"
 
@@ -109,6 +112,62 @@ TEST(SweepCompareOperator, AnImplementationWithoutARowIsUnpaired) {
   EXPECT_TRUE(c["pairs"].empty());
   EXPECT_EQ(c["ours_unpaired"], json::array({"host@x"}));
   EXPECT_EQ(c["theirs_unpaired"], json::array({"cuda", "provider"}));
+}
+
+// The Python peers stand beside their row whichever module names them: the
+// project's op as called beside their kernel, diffusers' composition beside
+// their eager provider. torch.compile, and a look-alike name outside
+// gatecheck's peers, have no row of theirs.
+TEST(SweepCompareOperator, PythonPeersPairByWhatTheyAre) {
+  const json theirs = their_report();
+  const std::vector<std::pair<std::string, std::string>> paired{
+      {"python:gatecheck.peers:rmsnorm_modulate_gatecheck_op", "cuda"},
+      {"python:gatecheck.peers_rmsnorm_modulate:rmsnorm_modulate_gatecheck_op", "cuda"},
+      {"python:gatecheck.peers:gatecheck_op", "cuda"},
+      {"python:gatecheck.peers:rmsnorm_modulate_diffusers", "provider"},
+      {"python:gatecheck.peers_rmsnorm_modulate:rmsnorm_modulate_diffusers", "provider"},
+      {"python:gatecheck.peers:diffusers_eager", "provider"}};
+  for (const auto& [spec, row] : paired) {
+    const json c = compare_reports(ours_as(theirs, spec, row), theirs, "theirs.json");
+    ASSERT_EQ(c["pairs"].size(), 1u) << spec;
+    EXPECT_EQ(c["pairs"][0]["theirs"], row) << spec;
+    EXPECT_EQ(c["verdicts_differ"], 0) << spec;
+  }
+  for (const std::string spec :
+       {"python:gatecheck.peers_rmsnorm_modulate:rmsnorm_modulate_compiled", "python:gatecheck.peers:compiled",
+        "python:mine:rmsnorm_modulate_gatecheck_op", "python:gatecheck.peersx:gatecheck_op", "plugin:gatecheck_op"}) {
+    const json c = compare_reports(ours_as(theirs, spec, "cuda"), theirs, "theirs.json");
+    EXPECT_TRUE(c["pairs"].empty()) << spec;
+    EXPECT_EQ(c["ours_unpaired"], json::array({spec + "@x"})) << spec;
+  }
+}
+
+// Each size's bytes beside theirs; peak memory we did not measure is named so
+// (and our figure shows where we have one); the note says how their
+// backward_gbps counts bytes.
+TEST(SweepCompareOperator, BytesBesideTheirsAndPeakNotMeasuredByName) {
+  const json theirs = their_report();
+  json ours = ours_as(theirs, "cuda", "cuda");
+  json& perf = ours["results"]["plain"]["cuda@x"]["operator_report"]["perf"];
+  for (size_t i = 0; i < perf.size(); ++i) perf[i]["bytes"] = theirs["perf"][i]["bytes"];
+  perf[0]["fwd_peak_mib"] = 40.0;
+  perf[0]["backward_peak_mib"] = nullptr;
+  const json c = compare_reports(ours, theirs, "theirs.json");
+  ASSERT_EQ(c["pairs"].size(), 1u);
+  const json& p = c["pairs"][0];
+  const json* bytes = field(p, "perf.S=4097.bytes");
+  ASSERT_NE(bytes, nullptr) << p.dump(1);
+  EXPECT_DOUBLE_EQ((*bytes)["theirs_over_ours"].get<double>(), 1.0);
+  const json* peak = field(p, "perf.S=4097.peak_mib");
+  ASSERT_NE(peak, nullptr) << p.dump(1);
+  EXPECT_EQ((*peak)["ours"], 40.0);
+  EXPECT_EQ(field(p, "perf.S=4097.peak_mib (ours: not measured)"), nullptr);
+  const json* bwd_peak = field(p, "perf.S=4097.backward_peak_mib (ours: not measured)");
+  ASSERT_NE(bwd_peak, nullptr) << p.dump(1);
+  EXPECT_TRUE((*bwd_peak)["ours"].is_null());
+  EXPECT_EQ((*bwd_peak)["theirs"], theirs["perf"][0]["candidate_backward_peak_mib"]);
+  EXPECT_NE(field(p, "perf.S=32768.peak_mib (ours: not measured)"), nullptr);
+  EXPECT_NE(c.value("note", "").find("backward_bytes"), std::string::npos) << c.dump(1);
 }
 
 }  // namespace

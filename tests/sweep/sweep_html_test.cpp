@@ -44,5 +44,26 @@ TEST(SweepHtml, KnownDirtyTreeIsSaidAndACleanOneIsNot) {
   EXPECT_EQ(clean.find("tracked files"), std::string::npos);
 }
 
+// A compared field named the comparison's own way (an operator report's
+// perf.S=4097.us, accuracy.backward.cuda.repeat_bitwise_equal) shows our value
+// from the comparison beside theirs, not a dash.
+TEST(SweepHtml, AComparedFieldShowsOursBesideTheirs) {
+  json r = report_with_git("abc123", false);
+  r["compare"] = {{"against", "theirs.json"},
+                  {"pairs", json::array({{{"ours", "host"},
+                                          {"theirs", "cuda"},
+                                          {"fields", json::array({{{"field", "perf.S=4097.us"},
+                                                                   {"kind", "number"},
+                                                                   {"ours", 123.5},
+                                                                   {"theirs", 57.25}},
+                                                                  {{"field", "perf.S=4097.peak_mib (ours: not measured)"},
+                                                                   {"kind", "number"},
+                                                                   {"ours", nullptr},
+                                                                   {"theirs", 42.5}}})}}})}};
+  const std::string page = sweep_html(r);
+  EXPECT_NE(page.find("<td>123.5 <small>/ 57.25</small></td>"), std::string::npos) << page;
+  EXPECT_NE(page.find("<td>&ndash; <small>/ 42.5</small></td>"), std::string::npos) << page;
+}
+
 }  // namespace
 }  // namespace gatecheck
