@@ -100,7 +100,13 @@ std::string plan_for(Prng& rng, const PropertyInfo& p) {
     static const std::vector<std::string> k = {"gate_groups", "gate_groups", "singletons", "partition", "probe", "prior_art"};
     return pick(rng, k);
   }
+  if (p.plans == PlanNeed::split) return pick(rng, split_plan_kinds());  // 2 to 64 parts, contiguous or not
   return pick(rng, all_plan_kinds());
+}
+
+// A plan kind that moves rows by construction (given rows over >= 3 gates).
+const char* moving_plan(const PropertyInfo& p) {
+  return p.plans == PlanNeed::segments_move ? "gate_groups" : p.plans == PlanNeed::split ? "micro_batches" : "reversal";
 }
 
 bool fits(const ScaleSpec& s, const ScaleLimits& l, int sets) {
@@ -177,6 +183,12 @@ ScaleSpec draw_rung(Prng& rng, int rung, const PropertyInfo& prop, const OpSchem
       break;
     }
   }
+  // A split's check holds the case on the host (scale_split.cpp): as many
+  // rows as fit its elements, the rung's dim kept.
+  if (prop.plans == PlanNeed::split && s.rows * s.dim > kMaxMaterialiseElements) {
+    s.rows = std::max<int64_t>(2, kMaxMaterialiseElements / s.dim);
+    s.segment = std::min(s.segment, s.rows);
+  }
   if (s.index_pattern == "long_segment" && s.segment == 0) s.segment = std::max<int64_t>(1, s.rows * rng.range(1, 7) / 8);
   if (s.gates == 0) s.gates = gates_for(rng, s.index_pattern, s.rows);
   s.rung = rung_name(rung);
@@ -232,7 +244,8 @@ std::optional<ScaleSpec> draw_scale_case_if(const OpSchema& op, uint64_t seed, c
   const PropertyInfo& p = property_info(property);
   Prng rng(seed ^ fnv1a("scale/" + property) ^ scale_mix(uint64_t(index) * 0x9e3779b97f4a7c15ull + 1));
   const bool gpu = l.device == Device::cuda;
-  const bool big_ok = gpu && l.past_2_31_note.empty();
+  // (a split's cases stay within what its check holds on the host: none past 2^31)
+  const bool big_ok = gpu && l.past_2_31_note.empty() && p.plans != PlanNeed::split;
   // grid, threads, model, segment, many gates, past 2^31, any pattern
   const std::vector<int> weights = gpu ? std::vector<int>{20, 10, 15, 20, 10, big_ok ? 15 : 0, 10}
                                        : std::vector<int>{30, 0, 20, 30, 20, 0, 20};
@@ -284,6 +297,8 @@ std::optional<ScaleSpec> draw_scale_case_if(const OpSchema& op, uint64_t seed, c
     kept.repeats = full.repeats;
     for (auto& b : full.batches)
       if (!b.empty()) kept.batches.push_back(std::move(b));
+    // a split moves rows when it has two parts (the shadow has no columns, which plan_moves_rows would count)
+    if (p.plans == PlanNeed::split) return is_split_kind(kept.kind) && kept.batches.size() >= 2;
     shadow.plan.reset();
     if (!kept.batches.empty() || full.batches.empty()) shadow.plan = std::move(kept);
     return plan_moves_rows(property, shadow);
@@ -294,7 +309,7 @@ std::optional<ScaleSpec> draw_scale_case_if(const OpSchema& op, uint64_t seed, c
   bool moved = !invariance;
   for (int attempt = first; attempt < 16 && !moved; ++attempt) {
     s.plan_seed = rng.next();
-    s.plan_kind = attempt < 6 ? plan_for(rng, p) : p.plans == PlanNeed::segments_move ? "gate_groups" : "reversal";
+    s.plan_kind = attempt < 6 ? plan_for(rng, p) : moving_plan(p);
     if (moves_rows()) moved = true;
     else if (attempt == 6) {  // one used gate leaves no whole segment to move: spread the rows over three
       s.gates = std::max<int64_t>(s.gates, 3);
@@ -312,7 +327,7 @@ std::optional<ScaleSpec> draw_scale_case_if(const OpSchema& op, uint64_t seed, c
     s = more;
     for (int attempt = 0; attempt < 4 && !moved; ++attempt) {
       s.plan_seed = rng.next();
-      s.plan_kind = p.plans == PlanNeed::segments_move ? "gate_groups" : "reversal";
+      s.plan_kind = moving_plan(p);
       moved = moves_rows();
     }
   }

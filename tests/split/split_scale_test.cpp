@@ -1,0 +1,87 @@
+// split_invariance at scale (properties/scale/scale_split.cpp): the scale
+// tier draws it large cases split into up to 64 parts, contiguous and not;
+// an implementation without an exchange (host: the framework's fp32 sum)
+// fails it past 65,535 rows, naming the split and the element, and so does
+// an exchange that loses a part; host-repro's exchange passes.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "case/case_spec.h"
+#include "properties/scale/scale_properties.h"
+#include "properties/scale/scale_tier.h"
+
+namespace gatecheck {
+namespace {
+
+ScaleCase big_split(const std::string& kind, int64_t rows, int64_t dim, uint64_t seed) {
+  ScaleSpec s;
+  s.dtype = DType::bf16;
+  s.rows = rows;
+  s.dim = dim;
+  s.gates = 9;
+  s.index_seed = seed;
+  s.values = ScaleValues::rounding;
+  s.value_seed = seed + 1;
+  s.plan_kind = kind;
+  s.plan_seed = seed + 2;
+  return make_scale_case(s);
+}
+
+TEST(SplitAtScale, TheTierDrawsLargeSplitsOfUpTo64Parts) {
+  ASSERT_TRUE(has_scale_version("split_invariance"));
+  // a GPU's limits (no device needed to draw) and the CPU's
+  ScaleLimits gpu;
+  gpu.device = Device::cuda;
+  gpu.max_elements = int64_t(1) << 34;
+  gpu.memory_bytes = uint64_t(80) << 30;
+  std::set<std::string> kinds;
+  int64_t max_parts = 0, max_rows = 0, max_dim = 0;
+  for (const ScaleLimits& l : {gpu, scale_limits(Device::cpu, ScaleOptions{})})
+    for (int j = 0; j < 14; ++j) {
+      const ScaleSpec s = draw_scale_case(7, "split_invariance", j, l);
+      const ScaleCase c = make_scale_case(s);
+      ASSERT_TRUE(is_split_kind(s.plan_kind)) << describe(c);
+      ASSERT_TRUE(c.plan) << describe(c);
+      EXPECT_LE(c.elements(), kMaxMaterialiseElements) << describe(c);
+      EXPECT_GE(c.plan->batches.size(), 2u) << describe(c);
+      EXPECT_LE(c.plan->batches.size(), size_t(kMaxSplitParts)) << describe(c);
+      EXPECT_NE(s.values, ScaleValues::exact) << "exact sums would hide every combine";
+      kinds.insert(s.plan_kind);
+      max_parts = std::max<int64_t>(max_parts, int64_t(c.plan->batches.size()));
+      max_rows = std::max(max_rows, c.rows);
+      if (l.device == Device::cuda) max_dim = std::max(max_dim, c.dim);
+    }
+  EXPECT_EQ(kinds, (std::set<std::string>{"micro_batches", "ranks", "strided"}));
+  EXPECT_GE(max_parts, 32);
+  EXPECT_GT(max_rows, 65535);
+  EXPECT_GE(max_dim, 3072);  // the models' dims on a GPU, rows cut to fit
+}
+
+TEST(SplitAtScale, NoExchangeFailsPast65535RowsAndHostReproPasses) {
+  const ScaleCase c = big_split("ranks", 65537, 8, 11);
+  ASSERT_GE(c.plan->batches.size(), 2u);
+  const Verdict host = check_scale_property("split_invariance", make_implementation("host", Device::cpu), c);
+  ASSERT_FALSE(host.passed);
+  EXPECT_FALSE(host.vacuous);
+  EXPECT_NE(host.message.find("ranks split into " + std::to_string(c.plan->batches.size()) + " parts"),
+            std::string::npos) << host.message;
+  EXPECT_NE(host.message.find("the first at ["), std::string::npos) << host.message;
+  EXPECT_NE(host.message.find("rows=65537"), std::string::npos) << host.message;  // the scale case's head
+  const Verdict repro = check_scale_property("split_invariance", make_implementation("host-repro", Device::cpu), c);
+  EXPECT_TRUE(repro.passed) << repro.message;
+  EXPECT_GT(repro.compared, 0);
+}
+
+TEST(SplitAtScale, AnExchangeThatLosesAPartFailsAtScale) {
+  const ScaleCase c = big_split("micro_batches", 65537, 4, 21);
+  const Subject good = make_subject(std::string("plugin:") + GC_REPRO_PLUGIN, Device::cpu);
+  const Subject lossy = make_subject(std::string("plugin:") + GC_REPRO_LOSSY_PLUGIN, Device::cpu);
+  EXPECT_TRUE(check_scale_property("split_invariance", good, c).passed);
+  const Verdict v = check_scale_property("split_invariance", lossy, c);
+  EXPECT_FALSE(v.passed);
+  EXPECT_TRUE(breaks_claim(v, lossy.contract, c.dtype)) << v.message;
+}
+
+}  // namespace
+}  // namespace gatecheck
