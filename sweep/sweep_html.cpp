@@ -165,7 +165,7 @@ std::string verdict_cell(const std::string& word, const std::string& detail) {
 std::string split_detail(const json& e) {
   const json* b = json_at(e, {"gatecheck", "split_invariance"});
   if (!b) return "";
-  std::string d = "<br><small>combined by " + esc(text_of(*b, "combine"));
+  std::string d = "combined by " + esc(text_of(*b, "combine"));
   const json& f = field_of(*b, "first_failure");
   if (f.is_object()) {
     const json& sp = field_of(f, "split");
@@ -176,7 +176,7 @@ std::string split_detail(const json& e) {
     d += "; first: " + esc(text_of(sp, "kind")) + " in " + show(field_of(sp, "parts")) + " parts, seed " +
          show(field_of(f, "seed")) + ", " + esc(text_of(f, "output")) + show(at) + " " + bits + " (full batch)";
   }
-  return d + "</small>";
+  return d;
 }
 
 }  // namespace
@@ -273,7 +273,10 @@ std::string sweep_html(const json& r) {
               detail += (detail.empty() ? "" : "; ") + std::string("ours ") + show(field_of(f, "ours")) + ", theirs " +
                         show(field_of(f, "theirs")) + (flag_of(f, "differs") ? " <span class='mark'>*</span>" : "");
       }
-      if (std::string(row.check) == "split_invariance") detail += split_detail(e);
+      if (std::string(row.check) == "split_invariance") {
+        const std::string how = split_detail(e);
+        detail += (detail.empty() || how.empty() ? "" : "; ") + how;
+      }
       o << verdict_cell(word, detail);
     }
     o << "</tr>";

@@ -200,7 +200,8 @@ json split_json(const InvarianceResult& v) {
           {"combine", v.split_combine},
           {"plan",
            "each full batch in 2 and 8 contiguous micro-batches, dealt to 4 ranks in turn, and each row in a random "
-           "one of 64 ranks; the parts' row reductions combined and compared bit for bit with the full batch's"},
+           "one of 64 ranks (no more ranks than rows; empty ones dropped); the parts' row reductions combined in "
+           "rank order and compared bit for bit with the full batch's"},
           {"first_failure", first}};
 }
 

@@ -30,7 +30,7 @@ BatchPlan split_of(const char* kind, int64_t rows, int64_t k, PartOf part_of) {
 std::vector<BatchPlan> sweep_splits(const Case& c, uint64_t seed) {
   const int64_t n = c.rows;
   auto contiguous = [n](int64_t k) {
-    return split_of("micro_batches", n, k, [n](int64_t r, int64_t parts) { return r / ((n + parts - 1) / parts); });
+    return split_of("micro_batches", n, k, [n](int64_t r, int64_t parts) { return r * parts / n; });
   };
   Prng rng(seed ^ 0x5b117ull);
   return {contiguous(2), contiguous(8),
