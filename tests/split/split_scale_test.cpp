@@ -7,9 +7,11 @@
 
 #include <set>
 
+#include "case/case_json.h"
 #include "case/case_spec.h"
 #include "properties/scale/scale_properties.h"
 #include "properties/scale/scale_tier.h"
+#include "properties/scale/shrink_scale.h"
 
 namespace gatecheck {
 namespace {
@@ -81,6 +83,40 @@ TEST(SplitAtScale, AnExchangeThatLosesAPartFailsAtScale) {
   const Verdict v = check_scale_property("split_invariance", lossy, c);
   EXPECT_FALSE(v.passed);
   EXPECT_TRUE(breaks_claim(v, lossy.contract, c.dtype)) << v.message;
+}
+
+// The shrinker carries it: host's failure at 65,537 rows in 40-odd ranks
+// shrinks to a small case, still a split (of fewer rows and parts), still
+// failing on its explicit values.
+TEST(SplitAtScale, TheFailureShrinksToASmallSplit) {
+  const ScaleCase c = big_split("ranks", 65537, 4, 41);
+  const Subject host = make_subject("host", Device::cpu);
+  const Verdict v = check_scale_property("split_invariance", host, c);
+  ASSERT_FALSE(v.passed);
+  const ScaleShrinkResult r = shrink_scale_case(host, "split_invariance", c, v, ScaleCheckOptions{}, nullptr, 20);
+  ASSERT_TRUE(r.small) << describe(r.minimal);
+  EXPECT_LE(r.small->rows * r.small->dim, kSmallScaleElements);
+  EXPECT_FALSE(check_property("split_invariance", host, *r.small).passed);
+  ASSERT_TRUE(r.small->plan);
+  EXPECT_TRUE(is_split_kind(r.small->plan->kind)) << r.small->plan->kind;
+  EXPECT_LT(r.small->plan->batches.size(), c.plan->batches.size());
+}
+
+// The corpus carries a split at scale: a file of the spec (no values) reads
+// back to the same split, which fails host again and passes host-repro.
+TEST(SplitAtScale, AScaleFileKeepsItsSplit) {
+  const ScaleCase c = big_split("strided", 65537, 2, 31);
+  CaseFile f;
+  f.scale = ScaleFileCase{c.spec, c.view};
+  f.failure = FailureRecord{"host", "cpu", "split_invariance", "m", "r", false};
+  const CaseFile back = case_from_json(case_to_json(f), "<test>");
+  ASSERT_TRUE(back.scale);
+  EXPECT_EQ(back.scale->spec.plan_kind, "strided");
+  const ScaleCase again = back.scale->make();
+  ASSERT_TRUE(again.plan);
+  EXPECT_EQ(again.plan->batches, c.plan->batches);
+  EXPECT_FALSE(check_scale_property("split_invariance", make_implementation("host", Device::cpu), again).passed);
+  EXPECT_TRUE(check_scale_property("split_invariance", make_implementation("host-repro", Device::cpu), again).passed);
 }
 
 }  // namespace
