@@ -1,6 +1,7 @@
 #include "sweep_html.h"
 
 #include "../harness/run/split_runner.h"
+#include "../properties/catalog/property_roles.h"
 #include "json_path.h"
 #include "sweep_fields.h"
 
@@ -273,7 +274,7 @@ std::string sweep_html(const json& r) {
               detail += (detail.empty() ? "" : "; ") + std::string("ours ") + show(field_of(f, "ours")) + ", theirs " +
                         show(field_of(f, "theirs")) + (flag_of(f, "differs") ? " <span class='mark'>*</span>" : "");
       }
-      if (std::string(row.check) == "split_invariance") {
+      if (row.check == std::string(split_property().name)) {
         const std::string how = split_detail(e);
         detail += (detail.empty() || how.empty() ? "" : "; ") + how;
       }

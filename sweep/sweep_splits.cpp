@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "../case/prng.h"
-#include "../properties/catalog/property_catalog.h"
+#include "../properties/catalog/property_roles.h"
 #include "../properties/checks/properties.h"
 #include "sweep_detail.h"
 
@@ -39,8 +39,8 @@ std::vector<BatchPlan> sweep_splits(const Case& c, uint64_t seed) {
 }
 
 void splits(const Case& c, const Subject& s, uint64_t seed, InvarianceResult* out, FailureSink* sink) {
-  const char* property = "split_invariance";
-  if (!applies_to(property_info(property), *c.op)) return;  // no output reduces over rows
+  const char* property = split_property().name;
+  if (!applies_to(split_property(), *c.op)) return;  // no output reduces over rows
   out->split_combine = s.has_exchange() ? "its declared exchange (" + s.exchange_state() + ")"
                                         : "none declared: the parts' fp32 sum in rank order, then rounded to the dtype";
   for (const BatchPlan& split : sweep_splits(c, seed)) {
