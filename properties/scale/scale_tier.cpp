@@ -184,9 +184,13 @@ ScaleSpec draw_rung(Prng& rng, int rung, const PropertyInfo& prop, const OpSchem
     }
   }
   // A split's check holds the case on the host (scale_split.cpp): as many
-  // rows as fit its elements, the rung's dim kept.
-  if (prop.plans == PlanNeed::split && s.rows * s.dim > kMaxMaterialiseElements) {
-    s.rows = std::max<int64_t>(2, kMaxMaterialiseElements / s.dim);
+  // rows (and gates) as fit its elements, the rung's dim kept, gates in the
+  // same proportion to rows.
+  const int64_t fit = std::min(kMaxMaterialiseElements, l.max_elements) / s.dim;
+  if (prop.plans == PlanNeed::split && (s.rows > fit - 1 || s.gates > fit)) {
+    const int64_t drawn = s.rows;
+    s.rows = std::max<int64_t>(2, std::min(s.rows, fit - 1));
+    if (s.gates > 0) s.gates = std::max<int64_t>(1, std::min(fit, s.gates == drawn + 1 ? s.rows + 1 : s.gates * s.rows / drawn));
     s.segment = std::min(s.segment, s.rows);
   }
   if (s.index_pattern == "long_segment" && s.segment == 0) s.segment = std::max<int64_t>(1, s.rows * rng.range(1, 7) / 8);

@@ -39,13 +39,16 @@ TEST(SplitAtScale, TheTierDrawsLargeSplitsOfUpTo64Parts) {
   gpu.memory_bytes = uint64_t(80) << 30;
   std::set<std::string> kinds;
   int64_t max_parts = 0, max_rows = 0, max_dim = 0;
+  std::set<std::string> rungs;
   for (const ScaleLimits& l : {gpu, scale_limits(Device::cpu, ScaleOptions{})})
-    for (int j = 0; j < 14; ++j) {
+    for (int j = 0; j < 24; ++j) {
       const ScaleSpec s = draw_scale_case(7, "split_invariance", j, l);
       const ScaleCase c = make_scale_case(s);
       ASSERT_TRUE(is_split_kind(s.plan_kind)) << describe(c);
       ASSERT_TRUE(c.plan) << describe(c);
       EXPECT_LE(c.elements(), kMaxMaterialiseElements) << describe(c);
+      EXPECT_LE(c.gates * c.dim, kMaxMaterialiseElements) << describe(c);  // the table too: materialise holds it
+      rungs.insert(s.rung);
       EXPECT_GE(c.plan->batches.size(), 2u) << describe(c);
       EXPECT_LE(c.plan->batches.size(), size_t(kMaxSplitParts)) << describe(c);
       EXPECT_NE(s.values, ScaleValues::exact) << "exact sums would hide every combine";
@@ -58,6 +61,23 @@ TEST(SplitAtScale, TheTierDrawsLargeSplitsOfUpTo64Parts) {
   EXPECT_GE(max_parts, 32);
   EXPECT_GT(max_rows, 65535);
   EXPECT_GE(max_dim, 3072);  // the models' dims on a GPU, rows cut to fit
+}
+
+// The many-gates rung draws a gate a row (or a third of them) at 65,536
+// rows and more; cut to fit, its gates are cut with its rows, so that the
+// table fits what the check holds too (seed 2's draws 20 and 36 on a GPU
+// drew 65,536 and 131,072 gates of 257 columns over 65,280 rows before).
+TEST(SplitAtScale, ManyGatesAreCutWithTheRows) {
+  ScaleLimits gpu;
+  gpu.device = Device::cuda;
+  gpu.max_elements = int64_t(1) << 34;
+  gpu.memory_bytes = uint64_t(80) << 30;
+  for (int j : {20, 36}) {
+    const ScaleSpec s = draw_scale_case(2, "split_invariance", j, gpu);
+    EXPECT_EQ(s.rung, "many gates");
+    EXPECT_LE(s.gates * s.dim, kMaxMaterialiseElements) << s.rows << " rows, " << s.gates << " gates, dim " << s.dim;
+    EXPECT_GE(s.gates, s.rows / 3) << "still many gates";
+  }
 }
 
 TEST(SplitAtScale, NoExchangeFailsPast65535RowsAndHostReproPasses) {
