@@ -183,18 +183,12 @@ ScaleSpec draw_rung(Prng& rng, int rung, const PropertyInfo& prop, const OpSchem
       break;
     }
   }
-  // A split's check holds the case on the host (scale_split.cpp): as many
-  // rows (and gates) as fit its elements, the rung's dim kept, gates in the
-  // same proportion to rows.
-  const int64_t fit = std::min(kMaxMaterialiseElements, l.max_elements) / s.dim;
-  if (prop.plans == PlanNeed::split && (s.rows > fit - 1 || s.gates > fit)) {
-    const int64_t drawn = s.rows;
-    s.rows = std::max<int64_t>(2, std::min(s.rows, fit - 1));
-    if (s.gates > 0) s.gates = std::max<int64_t>(1, std::min(fit, s.gates == drawn + 1 ? s.rows + 1 : s.gates * s.rows / drawn));
-    s.segment = std::min(s.segment, s.rows);
-  }
   if (s.index_pattern == "long_segment" && s.segment == 0) s.segment = std::max<int64_t>(1, s.rows * rng.range(1, 7) / 8);
   if (s.gates == 0) s.gates = gates_for(rng, s.index_pattern, s.rows);
+  // A split's check brings the row reductions and a state of them a part to
+  // the host (scale_split.cpp): its gates cut to fit, its rows kept.
+  if (prop.plans == PlanNeed::split && s.gates * s.dim > kScaleSplitTableElements)
+    s.gates = std::max<int64_t>(1, kScaleSplitTableElements / s.dim);
   s.rung = rung_name(rung);
   return s;
 }
@@ -248,8 +242,7 @@ std::optional<ScaleSpec> draw_scale_case_if(const OpSchema& op, uint64_t seed, c
   const PropertyInfo& p = property_info(property);
   Prng rng(seed ^ fnv1a("scale/" + property) ^ scale_mix(uint64_t(index) * 0x9e3779b97f4a7c15ull + 1));
   const bool gpu = l.device == Device::cuda;
-  // (a split's cases stay within what its check holds on the host: none past 2^31)
-  const bool big_ok = gpu && l.past_2_31_note.empty() && p.plans != PlanNeed::split;
+  const bool big_ok = gpu && l.past_2_31_note.empty();
   // grid, threads, model, segment, many gates, past 2^31, any pattern
   const std::vector<int> weights = gpu ? std::vector<int>{20, 10, 15, 20, 10, big_ok ? 15 : 0, 10}
                                        : std::vector<int>{30, 0, 20, 30, 20, 0, 20};

@@ -1,14 +1,17 @@
 // split_invariance at scale (properties/scale/scale_split.cpp): the scale
-// tier draws it large cases split into up to 64 parts, contiguous and not;
+// tier draws it large cases split into up to 64 parts, contiguous and not,
+// run in a scale session where the implementation runs;
 // an implementation without an exchange (host: the framework's fp32 sum)
 // fails it past 65,535 rows, naming the split and the element, and so does
 // an exchange that loses a part; host-repro's exchange passes.
 #include <gtest/gtest.h>
 
 #include <set>
+#include <tuple>
 
 #include "case/case_json.h"
 #include "case/case_spec.h"
+#include "properties/checks/properties.h"
 #include "properties/scale/scale_properties.h"
 #include "properties/scale/scale_tier.h"
 #include "properties/scale/shrink_scale.h"
@@ -39,16 +42,15 @@ TEST(SplitAtScale, TheTierDrawsLargeSplitsOfUpTo64Parts) {
   gpu.memory_bytes = uint64_t(80) << 30;
   std::set<std::string> kinds;
   int64_t max_parts = 0, max_rows = 0, max_dim = 0;
-  std::set<std::string> rungs;
+  int64_t max_elements = 0;
   for (const ScaleLimits& l : {gpu, scale_limits(Device::cpu, ScaleOptions{})})
     for (int j = 0; j < 24; ++j) {
       const ScaleSpec s = draw_scale_case(7, "split_invariance", j, l);
       const ScaleCase c = make_scale_case(s);
       ASSERT_TRUE(is_split_kind(s.plan_kind)) << describe(c);
       ASSERT_TRUE(c.plan) << describe(c);
-      EXPECT_LE(c.elements(), kMaxMaterialiseElements) << describe(c);
-      EXPECT_LE(c.gates * c.dim, kMaxMaterialiseElements) << describe(c);  // the table too: materialise holds it
-      rungs.insert(s.rung);
+      EXPECT_LE(c.gates * c.dim, kScaleSplitTableElements) << describe(c);  // what comes to the host
+      if (l.device == Device::cuda) max_elements = std::max(max_elements, c.elements());
       EXPECT_GE(c.plan->batches.size(), 2u) << describe(c);
       EXPECT_LE(c.plan->batches.size(), size_t(kMaxSplitParts)) << describe(c);
       EXPECT_NE(s.values, ScaleValues::exact) << "exact sums would hide every combine";
@@ -60,24 +62,28 @@ TEST(SplitAtScale, TheTierDrawsLargeSplitsOfUpTo64Parts) {
   EXPECT_EQ(kinds, (std::set<std::string>{"micro_batches", "ranks", "strided"}));
   EXPECT_GE(max_parts, 32);
   EXPECT_GT(max_rows, 65535);
-  EXPECT_GE(max_dim, 3072);  // the models' dims on a GPU, rows cut to fit
+  EXPECT_GE(max_dim, 3072);  // the models' dims on a GPU
+  EXPECT_GT(max_elements, int64_t(1) << 31) << "a GPU with the memory draws splits past 2^31 elements";
 }
 
 // The many-gates rung draws a gate a row (or a third of them) at 65,536
-// rows and more; cut to fit, its gates are cut with its rows, so that the
-// table fits what the check holds too (seed 2's draws 20 and 36 on a GPU
-// drew 65,536 and 131,072 gates of 257 columns over 65,280 rows before).
-TEST(SplitAtScale, ManyGatesAreCutWithTheRows) {
+// rows and more: for a split its gates are cut so that the row reductions
+// and their states fit the host, its rows kept (seed 2's draws 24, 28 and 36
+// on a GPU are such draws).
+TEST(SplitAtScale, ManyGatesAreCutToWhatTheHostHolds) {
   ScaleLimits gpu;
   gpu.device = Device::cuda;
   gpu.max_elements = int64_t(1) << 34;
   gpu.memory_bytes = uint64_t(80) << 30;
-  for (int j : {20, 36}) {
+  int cut = 0;
+  for (int j : {24, 28, 36}) {
     const ScaleSpec s = draw_scale_case(2, "split_invariance", j, gpu);
-    EXPECT_EQ(s.rung, "many gates");
-    EXPECT_LE(s.gates * s.dim, kMaxMaterialiseElements) << s.rows << " rows, " << s.gates << " gates, dim " << s.dim;
-    EXPECT_GE(s.gates, s.rows / 3) << "still many gates";
+    EXPECT_LE(s.gates * s.dim, kScaleSplitTableElements) << s.rows << " rows, " << s.gates << " gates, dim " << s.dim;
+    if (s.rung != "many gates" || s.gates * s.dim <= kScaleSplitTableElements - s.dim) continue;
+    ++cut;  // as many gates as fit, over all of its rows
+    EXPECT_GE(s.rows, 65280) << "its rows kept";
   }
+  EXPECT_GE(cut, 1) << "no many-gates draw had its gates cut";
 }
 
 TEST(SplitAtScale, NoExchangeFailsPast65535RowsAndHostReproPasses) {
@@ -120,6 +126,32 @@ TEST(SplitAtScale, TheFailureShrinksToASmallSplit) {
   ASSERT_TRUE(r.small->plan);
   EXPECT_TRUE(is_split_kind(r.small->plan->kind)) << r.small->plan->kind;
   EXPECT_LT(r.small->plan->batches.size(), c.plan->batches.size());
+}
+
+// At scale the values are generated where the implementation runs and only
+// the row reductions come back; on the same values, made explicit, the
+// small-case property gives the same verdict and the same first element.
+TEST(SplitAtScale, AgreesWithThePropertyOnTheSameValues) {
+  const Implementation host = make_implementation("host", Device::cpu);
+  const Implementation repro = make_implementation("host-repro", Device::cpu);
+  for (const std::string& kind : split_plan_kinds()) {
+    const ScaleCase c = big_split(kind, 300, 5, 61);
+    const Case m = materialise(c);
+    const Verdict a = check_scale_property("split_invariance", host, c);
+    const Verdict b = check_property("split_invariance", host, m);
+    ASSERT_FALSE(a.passed) << kind;
+    ASSERT_FALSE(b.passed) << kind;
+    EXPECT_EQ(a.compared, b.compared) << kind;
+    ASSERT_EQ(a.comparisons.size(), b.comparisons.size()) << kind;
+    for (size_t i = 0; i < a.comparisons.size(); ++i) {
+      EXPECT_EQ(a.comparisons[i].failed, b.comparisons[i].failed) << kind;
+      const Mismatch &x = a.comparisons[i].first.front(), &y = b.comparisons[i].first.front();
+      EXPECT_EQ(std::make_tuple(x.row, x.col, x.got_bits, x.want_bits), std::make_tuple(y.row, y.col, y.got_bits, y.want_bits))
+          << kind;
+    }
+    EXPECT_TRUE(check_scale_property("split_invariance", repro, c).passed) << kind;
+    EXPECT_TRUE(check_property("split_invariance", repro, m).passed) << kind;
+  }
 }
 
 // The corpus carries a split at scale: a file of the spec (no values) reads
