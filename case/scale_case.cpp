@@ -151,7 +151,8 @@ std::string scale_spec_problem(const ScaleSpec& s, const ScaleView& v) {
   if (!is_scale_index_pattern(s.index_pattern)) return "unknown index pattern '" + s.index_pattern + "'";
   if (s.index_pattern == "long_segment" && (s.segment < 1 || s.segment > s.rows))
     return "long_segment needs 1 <= segment <= rows (segment " + num(s.segment) + ", rows " + num(s.rows) + ")";
-  if (std::find(all_plan_kinds().begin(), all_plan_kinds().end(), s.plan_kind) == all_plan_kinds().end())
+  if (std::find(all_plan_kinds().begin(), all_plan_kinds().end(), s.plan_kind) == all_plan_kinds().end() &&
+      !is_split_kind(s.plan_kind))  // a split: split_invariance's
     return "unknown plan kind '" + s.plan_kind + "'";
   if (s.values == ScaleValues::exact && (s.value_bound < 0 || s.value_bound > (1 << 15)))
     return "value_bound " + num(s.value_bound) + " outside [0, 32768]";

@@ -181,7 +181,7 @@ void print_summary(std::ostream& os, const json& r, const OpSchema& op) {
     os << "\n";
   };
   for (const char* v : {"batch_invariant", "all_rows", "params_repeatable", "full_vs_sub_batches", "batch_size_sweep",
-                        "segment_invariance", "accuracy", "eager_exact"})
+                        "segment_invariance", "split_invariance", "accuracy", "eager_exact"})
     row(v, [&](const json& e) {
       const json& word = value_at(e, {"gatecheck", "verdicts", v});
       std::string s = word.is_string() ? word.get<std::string>() : "?";

@@ -31,7 +31,7 @@ std::string InvarianceResult::verdict() const {
 bool SweepImplResult::any_claimed_failure() const {
   if (!error.empty()) return true;
   const InvarianceResult& v = invariance;
-  for (const Tally* t : {&v.all_rows_tally, &v.repeat_tally, &v.sub_tally, &v.sweep_tally, &v.segments})
+  for (const Tally* t : {&v.all_rows_tally, &v.repeat_tally, &v.sub_tally, &v.sweep_tally, &v.segments, &v.splits})
     if (t->claimed_failed) return true;
   for (const AccuracyAt& a : accuracy)
     if (a.verdict == "fail" || a.eager_verdict == "fail" || !a.error.empty()) return true;
@@ -119,7 +119,7 @@ SweepRun run_sweep(const std::vector<Subject>& subjects, const std::vector<Sweep
     if (opt.checkpoint) opt.checkpoint(run);
   };
 
-  // all_rows and params_repeatable, segment_invariance, and on the largest
+  // all_rows and params_repeatable, segment_invariance, split_invariance, and on the largest
   // full batch the batch-size sweep (the prior art makes the same case for both).
   for (int64_t n : g.full_batches) {
     for (uint64_t seed : g.seeds) {
@@ -140,6 +140,8 @@ SweepRun run_sweep(const std::vector<Subject>& subjects, const std::vector<Sweep
           }
         });
         guarded(i, "segment_invariance " + where, [&] { segments(c, s, seed, &res[i].invariance, &sinks[i]); });
+        say("split_invariance " + where + ": " + s.label());
+        guarded(i, "split_invariance " + where, [&] { splits(c, s, seed, &res[i].invariance, &sinks[i]); });
       }
     }
   }

@@ -34,7 +34,7 @@ namespace gatecheck {
 // One failed comparison, and where it differs.
 struct SweepFailure {
   std::string check;           // all_rows, params_repeatable, full_vs_sub_batches, batch_size_sweep,
-                               // segment_invariance, accuracy, eager_exact
+                               // segment_invariance, split_invariance, accuracy, eager_exact
   std::string property;        // the gatecheck property that replays it
   bool claimed = false;        // breaks the implementation's contract
   uint64_t seed = 0;           // the prior art's seed of the batch
@@ -76,6 +76,18 @@ struct InvarianceResult {
   Tally sweep_tally;
   Tally segments;                            // segment_invariance: whole gate segments compared
   int64_t segment_cases = 0;
+  // split_invariance (the property) on the same full batches, each split
+  // into parts (ranks, micro-batches) by sweep_splits(); the row reductions'
+  // elements compared (splits.compared), a split that differs one failure.
+  Tally splits;
+  int64_t split_cases = 0;                   // splits checked
+  std::string split_combine;                 // how the parts' partials were combined
+  std::optional<SweepFailure> split_first;   // the first split that differed: the split and the element
+  // true or false once a split was compared; unset when none was (the op has no row reductions)
+  std::optional<bool> split_invariant() const {
+    if (split_cases == 0) return std::nullopt;
+    return splits.failed == 0;
+  }
   bool batch_invariant() const {
     return all_rows_tally.failed == 0 && params_repeatable && sub_tally.failed == 0 && sweep_tally.failed == 0;
   }

@@ -45,6 +45,8 @@ json compare_pair(const json& a, const json& b, const OpSchema& op) {
   {
     const auto [x, y] = both({"batch_invariance", "params_repeatable"});
     f.verdict("batch_invariance.params_repeatable", x, y);
+    const auto [u, w] = both({"batch_invariance", "split_invariant"});
+    f.verdict("batch_invariance.split_invariant", u, w);
   }
   for (const char* k : {"sub_batches", "fwd_differ", "rowgrad_differ"}) {
     const auto [x, y] = both({"batch_invariance", "full_vs_sub_batches", k});

@@ -49,6 +49,15 @@ void batch_size_sweep(BatchRunner& r, const Subject& s, uint64_t seed, Invarianc
 // segment_invariance (the property) on the case, each gate's rows as a batch
 // of their own and the used gates split in two batches.
 void segments(const Case& c, const Subject& s, uint64_t seed, InvarianceResult* out, FailureSink* sink);
+// The splits split_invariance is checked on for a case of the sweep: two
+// contiguous halves and 8 micro-batches (gradient accumulation, a sharded
+// batch), rows dealt to 4 ranks in turn (a distributed sampler), and each
+// row in a random one of 64 ranks (from `seed`); no more parts than rows.
+std::vector<BatchPlan> sweep_splits(const Case& c, uint64_t seed);
+// split_invariance (the property) on the case under each of sweep_splits(),
+// the parts combined by the implementation's declared exchange, else the
+// framework's fp32 sum in rank order.
+void splits(const Case& c, const Subject& s, uint64_t seed, InvarianceResult* out, FailureSink* sink);
 
 // Accuracy of the full outputs against the oracle (shared by implementations).
 void accuracy(const Outputs& got, const Reference& ref, const Outputs& eager, const Subject& s, const Case& c,

@@ -1,10 +1,13 @@
 #include "sweep_html.h"
 
+#include "../harness/run/split_runner.h"
+#include "../properties/catalog/property_roles.h"
 #include "json_path.h"
 #include "sweep_fields.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -158,6 +161,25 @@ std::string verdict_cell(const std::string& word, const std::string& detail) {
          "</td>";
 }
 
+// How the parts were combined and, where a split differed, which split and
+// the first element that differs.
+std::string split_detail(const json& e) {
+  const json* b = json_at(e, {"gatecheck", "split_invariance"});
+  if (!b) return "";
+  std::string d = "combined by " + esc(text_of(*b, "combine"));
+  const json& f = field_of(*b, "first_failure");
+  if (f.is_object()) {
+    const json& sp = field_of(f, "split");
+    const json& at = field_of(f, "element");
+    char bits[64];
+    std::snprintf(bits, sizeof bits, "0x%x vs 0x%x", unsigned(number_of(f, "bits", 0.0)),
+                  unsigned(number_of(f, "full_batch_bits", 0.0)));
+    d += "; first: " + esc(text_of(sp, "kind")) + " in " + show(field_of(sp, "parts")) + " parts, seed " +
+         show(field_of(f, "seed")) + ", " + esc(text_of(f, "output")) + show(at) + " " + bits + " (full batch)";
+  }
+  return d;
+}
+
 }  // namespace
 
 std::string sweep_html(const json& r) {
@@ -174,6 +196,9 @@ std::string sweep_html(const json& r) {
   for (const OpOutput& out : op.outputs)
     if (out.kind != OutputKind::rowwise) summed += (summed.empty() ? "" : ", ") + std::string(out.name);
   const std::string repeat_label = "params_repeatable: " + summed + " run to run";
+  std::string reduced;  // the outputs reduced over rows, which split_invariance compares
+  for (int k : row_reduction_outputs(op)) reduced += (reduced.empty() ? "" : ", ") + std::string(op.outputs[size_t(k)].name);
+  const std::string split_label = "split_invariance (ours): " + reduced + " over ranks and micro-batches";
   o << "<!doctype html><html><head><meta charset='utf-8'><title>gatecheck sweep: " << esc(op_name) << "</title><style>"
        "body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}"
        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;"
@@ -225,6 +250,7 @@ std::string sweep_html(const json& r) {
                       {"full_vs_sub_batches", "full_vs_sub_batches", nullptr},
                       {"batch_size_sweep", "batch_size_sweep", nullptr},
                       {"segment_invariance", "segment_invariance (ours)", nullptr},
+                      {"split_invariance", split_label.c_str(), "batch_invariance.split_invariant"},
                       {"accuracy", "accuracy against the oracle's bounds (ours)", nullptr},
                       {"eager_exact", "eager_exact (ours)", nullptr}};
   for (const Row& row : rows) {
@@ -247,6 +273,10 @@ std::string sweep_html(const json& r) {
             if (text_of(f, "field") == row.seed_field)
               detail += (detail.empty() ? "" : "; ") + std::string("ours ") + show(field_of(f, "ours")) + ", theirs " +
                         show(field_of(f, "theirs")) + (flag_of(f, "differs") ? " <span class='mark'>*</span>" : "");
+      }
+      if (row.check == std::string(split_property().name)) {
+        const std::string how = split_detail(e);
+        detail += (detail.empty() || how.empty() ? "" : "; ") + how;
       }
       o << verdict_cell(word, detail);
     }
@@ -276,6 +306,7 @@ std::string sweep_html(const json& r) {
       for (const char* k : {"rows", "fwd_differ", "rowgrad_differ"})
         put("batch_invariance.all_rows." + n + "." + k, json_at(*all, {n, k}));
     put("batch_invariance.params_repeatable", json_at(e, {"batch_invariance", "params_repeatable"}));
+    put("batch_invariance.split_invariant", json_at(e, {"batch_invariance", "split_invariant"}));
     for (const char* k : {"sub_batches", "fwd_differ", "rowgrad_differ"})
       put(std::string("batch_invariance.full_vs_sub_batches.") + k, json_at(e, {"batch_invariance", "full_vs_sub_batches", k}));
     for (const char* k : {"comparisons", "differ"})

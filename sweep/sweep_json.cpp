@@ -135,6 +135,9 @@ json seed_invariance(const InvarianceResult& v, const SweepGrid& g, bool ran_thr
   const int64_t n = g.full_batches.empty() ? 0 : g.full_batches.back();
   return {{"all_rows", all},
           {"params_repeatable", v.params_repeatable},
+          // gatecheck's, beside it: the row reductions the same however the
+          // batch is split over ranks or micro-batches (gatecheck.split_invariance)
+          {"split_invariant", v.split_invariant() ? json(*v.split_invariant()) : json(nullptr)},
           {"full_vs_sub_batches",
            {{"full_batch", g.big_batch},
             {"sub_batch_sizes", g.sub_batch_sizes},
@@ -172,6 +175,36 @@ json seed_accuracy(const std::vector<AccuracyAt>& acc, bool gpu, const OpSchema&
   return j;
 }
 
+// gatecheck.split_invariance: the splits, how the parts were combined, and
+// the first split that differed, with its first differing element.
+json split_json(const InvarianceResult& v) {
+  json first = nullptr;
+  if (const auto& f = v.split_first) {
+    const BatchPlan& p = *f->plan;
+    std::vector<size_t> sizes;
+    for (const auto& b : p.batches) sizes.push_back(b.size());
+    first = {{"seed", f->seed},
+             {"rows", f->full_rows},
+             {"split", {{"kind", p.kind}, {"parts", p.batches.size()}, {"part_rows", sizes}}},
+             {"output", f->output},
+             {"element", {f->at_row, f->at_col}},
+             {"bits", f->bits},
+             {"full_batch_bits", f->want_bits},
+             {"claimed", f->claimed},
+             {"detail", f->detail}};
+  }
+  return {{"invariant", v.split_invariant() ? json(*v.split_invariant()) : json(nullptr)},
+          {"splits", v.split_cases},
+          {"splits_failed", v.splits.failed},
+          {"elements_compared", v.splits.compared},
+          {"combine", v.split_combine},
+          {"plan",
+           "each full batch in 2 and 8 contiguous micro-batches, dealt to 4 ranks in turn, and each row in a random "
+           "one of 64 ranks (no more ranks than rows; empty ones dropped); the parts' row reductions combined in "
+           "rank order and compared bit for bit with the full batch's"},
+          {"first_failure", first}};
+}
+
 json ours(const SweepImplResult& r, const SweepGrid& g) {
   const InvarianceResult& v = r.invariance;
   json verdicts = {{"batch_invariant", v.verdict()},
@@ -179,7 +212,8 @@ json ours(const SweepImplResult& r, const SweepGrid& g) {
                    {"params_repeatable", v.repeat_tally.verdict()},
                    {"full_vs_sub_batches", v.sub_tally.verdict()},
                    {"batch_size_sweep", v.sweep_tally.verdict()},
-                   {"segment_invariance", v.segments.verdict()}};
+                   {"segment_invariance", v.segments.verdict()},
+                   {"split_invariance", v.splits.verdict()}};
   std::string acc = "pass", eager = "pass";
   auto worse = [](std::string& a, const std::string& b) {
     if (b == "fail" || (b == "finding" && a == "pass")) a = b;
@@ -225,6 +259,7 @@ json ours(const SweepImplResult& r, const SweepGrid& g) {
               {"gate_segments_compared", v.segments.compared},
               {"cases_failed", v.segments.failed},
               {"plan", "each used gate's rows alone, in row order, and the used gates split in two batches"}}},
+            {"split_invariance", split_json(v)},
             {"accuracy", accuracy},
             {"latency", latency},
             {"seeds",
@@ -233,6 +268,7 @@ json ours(const SweepImplResult& r, const SweepGrid& g) {
               {"batch_size_sweep", g.seeds},
               {"full_vs_sub_batches", sub_seeds},
               {"segment_invariance", g.seeds},
+              {"split_invariance", g.seeds},
               {"accuracy_latency", g.accuracy_seed},
               {"case_streams", "index_seed = seed*1000+1, value_seed = seed*1000+2 (gatecheck's generator)"},
               {"batch_size_sweep_other_rows", "a permutation a size and probe from gatecheck's Prng(seed)"}}},

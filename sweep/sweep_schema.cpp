@@ -105,6 +105,51 @@ class Checker {
                            " (true: every size compared and none differs)");
   }
 
+  // gatecheck's split_invariant beside params_repeatable (a report of ours
+  // has it; the prior art's has not): true, false, or null where nothing was
+  // split; when false, gatecheck.split_invariance names the split and the
+  // first differing element.
+  void split_invariance(const json& e, const std::string& p, const json* inv) {
+    const bool ours = e.is_object() && e.contains("gatecheck");
+    if (!inv || (!ours && !inv->contains("split_invariant"))) return;
+    const std::string bi = p + ".batch_invariance";
+    const json* si = inv->contains("split_invariant") && inv->at("split_invariant").is_null()
+                         ? &inv->at("split_invariant")
+                         : boolean(*inv, bi, "split_invariant");
+    if (!ours || !si) return;
+    const std::string gp = p + ".gatecheck", sp = gp + ".split_invariance";
+    const json* g = object(e, p, "gatecheck");
+    const json* b = g ? object(*g, gp, "split_invariance") : nullptr;
+    if (!b) return;
+    if (!b->contains("invariant") || b->at("invariant") != *si)
+      say(sp + ".invariant", "is " + (b->contains("invariant") ? b->at("invariant").dump() : std::string("missing")) +
+                                 ", but batch_invariance.split_invariant is " + si->dump());
+    const json* n = count(*b, sp, "splits");
+    const json* failed = count(*b, sp, "splits_failed");
+    if (n) at_most(failed, sp + ".splits_failed", n->get<int64_t>(), "splits");
+    if (failed && si->is_boolean() && si->get<bool>() != (failed->get<int64_t>() == 0))
+      say(bi + ".split_invariant", "is " + si->dump() + ", but " + failed->dump() + " splits failed");
+    const bool clean = !si->is_boolean() || si->get<bool>();
+    if (!b->contains("first_failure")) return say(sp + ".first_failure", "missing");
+    const json& f = b->at("first_failure");
+    if (clean) {
+      if (!f.is_null()) say(sp + ".first_failure", "is set, but no split failed");
+      return;
+    }
+    if (!f.is_object()) return say(sp + ".first_failure", "is " + std::string(f.type_name()) + ", not the failed split");
+    const std::string fp = sp + ".first_failure";
+    if (const json* split = object(f, fp, "split")) {
+      member(*split, fp + ".split", "kind", json::value_t::string);
+      count(*split, fp + ".split", "parts");
+      member(*split, fp + ".split", "part_rows", json::value_t::array);
+    }
+    member(f, fp, "output", json::value_t::string);
+    const json* at = member(f, fp, "element", json::value_t::array);
+    if (at && at->size() != 2) say(fp + ".element", "is " + at->dump() + ", not [row, column]");
+    count(f, fp, "bits");
+    count(f, fp, "full_batch_bits");
+  }
+
   void implementation(const json& e, const std::string& p, const SweepGrid& g) {
     if (g.op->prior_art_operator_report) operator_report(e, p, g);
     const SweepCounts want = expected_counts(g);
@@ -176,6 +221,7 @@ class Checker {
                                            ", but the AND of the checks above is " + (clean ? "true" : "false"));
       }
     }
+    split_invariance(e, p, inv);
     const std::string al = p + ".accuracy_latency";
     const json* acc = object(e, p, "accuracy_latency");
     if (!acc) return;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "../../oracles/exact_expected.h"
+#include "../run/split_runner.h"
 
 namespace gatecheck {
 
@@ -149,9 +150,13 @@ int64_t ScaleSession::output_rows(int set, ScaleOutput o) const {
   return r == Role::row ? set_rows_.at(size_t(set)) : role_rows(r, 0, c_.gates);
 }
 
-Status ScaleSession::run(int set, const std::vector<int64_t>* batch, int poison, const StressSetting& stress) {
+namespace {
+
+// Runs body, a harness error (not the implementation's) becoming a Status.
+template <class Body>
+Status guarded(Body body) {
   try {
-    return run_unguarded(set, batch, poison, stress);
+    return body();
   } catch (const ScaleNoMemory&) {
     throw;
   } catch (const std::invalid_argument&) {
@@ -161,7 +166,13 @@ Status ScaleSession::run(int set, const std::vector<int64_t>* batch, int poison,
   }
 }
 
-Status ScaleSession::run_unguarded(int set, const std::vector<int64_t>* batch, int poison, const StressSetting& stress) {
+}  // namespace
+
+Status ScaleSession::run(int set, const std::vector<int64_t>* batch, int poison, const StressSetting& stress) {
+  return guarded([&] { return run_unguarded(set, batch, poison, stress); });
+}
+
+int64_t ScaleSession::prepare(int set, const std::vector<int64_t>* batch, int poison) {
   std::vector<int64_t> rows;
   if (batch) {
     rows = *batch;
@@ -200,37 +211,72 @@ Status ScaleSession::run_unguarded(int set, const std::vector<int64_t>* batch, i
     set_used(out[o], size_t(elems) * es_);
     backend_->fill_elements(out[o].ptr(), elems, c_.dtype, pb);
   }
-  Status st = backend_->sync();
+  const Status st = backend_->sync();
   if (!st.ok()) throw std::runtime_error("scale session: preparing the inputs: " + st.message);
+  set_batch_[size_t(set)] = rows;
+  last_batch_ = std::move(rows);
+  last_index_ = std::move(index);
+  return n;
+}
+
+// The op's inputs and outputs in its order (ScaleOutput), its scalars the spec's.
+OpCall ScaleSession::call_of(Pass pass, int set, int64_t n, void* stream) const {
   const gatecheck_problem p{n, c_.dim, c_.gates, int32_t(c_.dtype), int32_t(impl_.device), nullptr};
-  // The op's inputs and outputs in its order (ScaleOutput), its scalars the spec's.
-  auto call_of = [&](Pass pass, void* stream) {
-    OpCall call = OpCall::shaped(op, pass, p);
-    call.p.stream = stream;
-    if (!c_.spec.scalars.empty()) call.scalars = c_.spec.scalars;
-    for (size_t i = 0; i < call.inputs.size(); ++i)
-      if (call.takes(i)) call.inputs[i].data = inputs_[i].ptr();
-    for (size_t i = 0; i < call.outputs.size(); ++i)
-      if (call.makes(i)) call.outputs[i].data = out[i].ptr();
-    return call;
-  };
+  OpCall call = OpCall::shaped(c_.op(), pass, p);
+  call.p.stream = stream;
+  if (!c_.spec.scalars.empty()) call.scalars = c_.spec.scalars;
+  for (size_t i = 0; i < call.inputs.size(); ++i)
+    if (call.takes(i)) call.inputs[i].data = inputs_[i].ptr();
+  const auto& out = outputs_.at(size_t(set));
+  for (size_t i = 0; i < call.outputs.size(); ++i)
+    if (call.makes(i)) call.outputs[i].data = out[i].ptr();
+  return call;
+}
+
+Status ScaleSession::run_unguarded(int set, const std::vector<int64_t>* batch, int poison, const StressSetting& stress) {
+  const int64_t n = prepare(set, batch, poison);
+  Status st;
   {
     StressScope scope(impl_.device, stress);
-    st = impl_.call(call_of(Pass::forward, scope.stream()));
+    st = impl_.call(call_of(Pass::forward, set, n, scope.stream()));
     if (st.ok()) st = backend_->sync();
     if (!st.ok()) st.message = "forward: " + st.message;
   }
   if (st.ok()) {
     StressScope scope(impl_.device, stress);
-    st = impl_.call(call_of(Pass::backward, scope.stream()));
+    st = impl_.call(call_of(Pass::backward, set, n, scope.stream()));
     if (st.ok()) st = backend_->sync();
     if (!st.ok()) st.message = "backward: " + st.message;
   }
-  set_rows_[size_t(set)] = n;
-  set_batch_[size_t(set)] = rows;
-  last_batch_ = std::move(rows);
-  last_index_ = std::move(index);
   return st;
+}
+
+Status ScaleSession::exchange_partial(const std::vector<int64_t>& batch, std::vector<uint64_t>* state) {
+  return guarded([&] {
+    const int64_t n = prepare(1, &batch, 0);
+    StressScope scope(impl_.device, StressSetting{});
+    OpCall call = call_of(Pass::backward, 1, n, scope.stream());
+    for (auto& t : call.outputs) t.data = nullptr;  // a partial writes no output
+    Status st = impl_.exchange_partial(call, state);
+    if (st.ok()) st = backend_->sync();
+    if (!st.ok()) st.message = "the exchange's partial: " + st.message;
+    return st;
+  });
+}
+
+Status ScaleSession::exchange_finalize(int set, const std::vector<int64_t>* batch, const std::vector<uint64_t>& state) {
+  return guarded([&] {
+    const int64_t n = prepare(set, batch, 0);
+    StressScope scope(impl_.device, StressSetting{});
+    OpCall call = call_of(Pass::backward, set, n, scope.stream());
+    const std::vector<int> sums = row_reduction_outputs(c_.op());
+    for (size_t i = 0; i < call.outputs.size(); ++i)
+      if (std::find(sums.begin(), sums.end(), int(i)) == sums.end()) call.outputs[i].data = nullptr;
+    Status st = impl_.exchange_finalize(call, state);
+    if (st.ok()) st = backend_->sync();
+    if (!st.ok()) st.message = "the exchange's finalize: " + st.message;
+    return st;
+  });
 }
 
 std::vector<uint64_t> ScaleSession::prints(int set, ScaleOutput o) {

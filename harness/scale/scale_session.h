@@ -47,6 +47,14 @@ class ScaleSession {
   // (runner.h's two poisons), each call under `stress`.
   Status run(int set, const std::vector<int64_t>* batch, int poison = 0, const StressSetting& stress = {});
 
+  // The implementation's split exchange (impl.exchange must be declared) on
+  // these buffers: the state of `batch`'s rows (its inputs generated as run()
+  // generates them; nothing written, set 1's outputs poisoned), and the row
+  // reductions of `batch` (null: the whole case) finished from a state into
+  // `set` (its other outputs left poisoned).
+  Status exchange_partial(const std::vector<int64_t>& batch, std::vector<uint64_t>* state);
+  Status exchange_finalize(int set, const std::vector<int64_t>* batch, const std::vector<uint64_t>& state);
+
   int64_t rows_of(int set) const { return set_rows_[size_t(set)]; }
   const ScaleCase& scale_case() const { return c_; }
   Device device() const { return impl_.device; }
@@ -84,6 +92,9 @@ class ScaleSession {
     void* ptr() const { return base + kGuardBytes; }
   };
   Status run_unguarded(int set, const std::vector<int64_t>* batch, int poison, const StressSetting& stress);
+  // Inputs generated for `batch` (null: every row), `set`'s outputs poisoned: its rows.
+  int64_t prepare(int set, const std::vector<int64_t>* batch, int poison);
+  OpCall call_of(Pass pass, int set, int64_t n, void* stream) const;
   void release_all();
   Buffer make_buffer(const char* name, size_t bytes);
   void set_used(Buffer& b, size_t used);

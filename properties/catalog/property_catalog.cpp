@@ -36,7 +36,8 @@ const std::vector<PropertyInfo>& property_catalog() {
       {"split_invariance",
        "row reductions bit-identical however the rows are split into parts (ranks, micro-batches) whose partials "
        "are combined in rank order: by the implementation's declared exchange, else summed in fp32 as frameworks do",
-       split_invariance, nullptr, Reads::kinds, {K::segment_sum, K::all_rows_sum}, PlanNeed::split, false},
+       split_invariance, scale_split_invariance, Reads::kinds, {K::segment_sum, K::all_rows_sum}, PlanNeed::split, false, 2,
+       ScaleValuesWanted::rounding_sums},
       {"eager_exact", "outputs bitwise equal to a model of torch eager's roundings, where the op has one", eager_exact,
        nullptr, Reads::eager_outputs, {}, PlanNeed::none, false},
   };

@@ -26,5 +26,6 @@ Verdict scale_segment_invariance(const Implementation& impl, const ScaleCase& c,
 Verdict scale_inputs_untouched(const Implementation& impl, const ScaleCase& c, const ScaleCheckOptions& o);
 Verdict scale_full_write(const Implementation& impl, const ScaleCase& c, const ScaleCheckOptions& o);
 Verdict scale_no_oob_write(const Implementation& impl, const ScaleCase& c, const ScaleCheckOptions& o);
+Verdict scale_split_invariance(const Implementation& impl, const ScaleCase& c, const ScaleCheckOptions& o);
 
 }  // namespace gatecheck::checks

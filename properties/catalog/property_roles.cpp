@@ -18,6 +18,12 @@ const PropertyInfo& repeat_property() {
   throw std::logic_error("no property compares repeated runs");
 }
 
+const PropertyInfo& split_property() {
+  for (const auto& p : property_catalog())
+    if (p.plans == PlanNeed::split) return p;
+  throw std::logic_error("no property compares row reductions combined over a split");
+}
+
 bool judged_against_reference(const std::string& property) {
   const PropertyInfo* p = find_property(property);
   return p && (p->reads == Reads::eager_outputs || p->check == checks::accuracy);

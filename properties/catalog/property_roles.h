@@ -15,6 +15,9 @@ namespace gatecheck {
 const PropertyInfo& invariance_property(OutputKind k);
 // The property that compares repeated runs of one call.
 const PropertyInfo& repeat_property();
+// The property that splits a batch's rows into parts (ranks, micro-batches)
+// and compares the parts' row reductions, combined, with the whole batch's.
+const PropertyInfo& split_property();
 // Is the property (by name) judged against a reference value, the float64
 // oracle or the eager model, rather than against the implementation itself?
 bool judged_against_reference(const std::string& property);

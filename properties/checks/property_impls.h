@@ -17,5 +17,8 @@ Verdict run_failed(const Case& c, const std::string& what, const Status& s);
 void add_failure(Verdict& v, const Comparison& cmp);
 // Appends b's counts and (up to kMaxMismatches) mismatches to a.
 void merge_into(Comparison& a, const Comparison& b);
+// "micro_batches split into 3 parts of 4, 4, 2 rows" (and the rows of each
+// part of a small arbitrary split): split_invariance's evidence.
+std::string split_text(const BatchPlan& p);
 
 }  // namespace gatecheck::detail

@@ -13,14 +13,8 @@
 #include "../../harness/run/stage_clock.h"
 #include "property_impls.h"
 
-namespace gatecheck::checks {
+namespace gatecheck::detail {
 
-using namespace detail;
-
-namespace {
-
-// "micro_batches split into 3 parts of 4, 4, 2 rows" (and the rows of each
-// part of a small arbitrary one, so the evidence can be read back).
 std::string split_text(const BatchPlan& p) {
   std::ostringstream s;
   s << p.kind << " split into " << p.batches.size() << " parts of ";
@@ -38,6 +32,14 @@ std::string split_text(const BatchPlan& p) {
   }
   return s.str();
 }
+
+}  // namespace gatecheck::detail
+
+namespace gatecheck::checks {
+
+using namespace detail;
+
+namespace {
 
 // Why p is not a split of c's rows ("" if it is): every row in range and in
 // one part at most.

@@ -16,7 +16,10 @@
 //    whole batch by row fingerprints, with the
 //    differing elements of the first differing rows as evidence;
 //  - inputs_untouched, full_write, no_oob_write: two runs under the two
-//    poisons, inputs checked against their generated values, canaries.
+//    poisons, inputs checked against their generated values, canaries;
+//  - split_invariance (scale_split.cpp): the plan's split, each part's
+//    partial through the declared exchange on the session's buffers (else
+//    its row reductions summed in fp32 on the host), against the full batch.
 // Each returns the same Verdict as its small-case version.
 #pragma once
 

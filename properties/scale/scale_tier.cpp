@@ -100,7 +100,13 @@ std::string plan_for(Prng& rng, const PropertyInfo& p) {
     static const std::vector<std::string> k = {"gate_groups", "gate_groups", "singletons", "partition", "probe", "prior_art"};
     return pick(rng, k);
   }
+  if (p.plans == PlanNeed::split) return pick(rng, split_plan_kinds());  // 2 to 64 parts, contiguous or not
   return pick(rng, all_plan_kinds());
+}
+
+// A plan kind that moves rows by construction (given rows over >= 3 gates).
+const char* moving_plan(const PropertyInfo& p) {
+  return p.plans == PlanNeed::segments_move ? "gate_groups" : p.plans == PlanNeed::split ? "micro_batches" : "reversal";
 }
 
 bool fits(const ScaleSpec& s, const ScaleLimits& l, int sets) {
@@ -179,6 +185,10 @@ ScaleSpec draw_rung(Prng& rng, int rung, const PropertyInfo& prop, const OpSchem
   }
   if (s.index_pattern == "long_segment" && s.segment == 0) s.segment = std::max<int64_t>(1, s.rows * rng.range(1, 7) / 8);
   if (s.gates == 0) s.gates = gates_for(rng, s.index_pattern, s.rows);
+  // A split's check brings the row reductions and a state of them a part to
+  // the host (scale_split.cpp): its gates cut to fit, its rows kept.
+  if (prop.plans == PlanNeed::split && s.gates * s.dim > kScaleSplitTableElements)
+    s.gates = std::max<int64_t>(1, kScaleSplitTableElements / s.dim);
   s.rung = rung_name(rung);
   return s;
 }
@@ -284,6 +294,8 @@ std::optional<ScaleSpec> draw_scale_case_if(const OpSchema& op, uint64_t seed, c
     kept.repeats = full.repeats;
     for (auto& b : full.batches)
       if (!b.empty()) kept.batches.push_back(std::move(b));
+    // a split moves rows when it has two parts (the shadow has no columns, which plan_moves_rows would count)
+    if (p.plans == PlanNeed::split) return is_split_kind(kept.kind) && kept.batches.size() >= 2;
     shadow.plan.reset();
     if (!kept.batches.empty() || full.batches.empty()) shadow.plan = std::move(kept);
     return plan_moves_rows(property, shadow);
@@ -294,7 +306,7 @@ std::optional<ScaleSpec> draw_scale_case_if(const OpSchema& op, uint64_t seed, c
   bool moved = !invariance;
   for (int attempt = first; attempt < 16 && !moved; ++attempt) {
     s.plan_seed = rng.next();
-    s.plan_kind = attempt < 6 ? plan_for(rng, p) : p.plans == PlanNeed::segments_move ? "gate_groups" : "reversal";
+    s.plan_kind = attempt < 6 ? plan_for(rng, p) : moving_plan(p);
     if (moves_rows()) moved = true;
     else if (attempt == 6) {  // one used gate leaves no whole segment to move: spread the rows over three
       s.gates = std::max<int64_t>(s.gates, 3);
@@ -312,7 +324,7 @@ std::optional<ScaleSpec> draw_scale_case_if(const OpSchema& op, uint64_t seed, c
     s = more;
     for (int attempt = 0; attempt < 4 && !moved; ++attempt) {
       s.plan_seed = rng.next();
-      s.plan_kind = p.plans == PlanNeed::segments_move ? "gate_groups" : "reversal";
+      s.plan_kind = moving_plan(p);
       moved = moves_rows();
     }
   }

@@ -45,6 +45,11 @@ struct ScaleOptions {
 };
 double scale_share_for(const ScaleOptions& o, Device d);
 
+// split_invariance at scale brings each row reduction (gates x dim
+// elements) and, through a declared exchange, a state of it for each of up
+// to 64 parts to the host: its draws keep gates x dim within this.
+constexpr int64_t kScaleSplitTableElements = int64_t(1) << 20;
+
 // Properties with a scale version (properties/scale_properties.h); the others
 // (error_inputs, eager_exact) run small cases only.
 bool has_scale_version(const std::string& property);

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "../../case/case_spec.h"
 #include "../../harness/scale/scale_backend.h"
 
 namespace gatecheck {
@@ -245,16 +246,18 @@ class ScaleShrinker {
 
   bool pass_plan() {
     if (!cur_.plan || cur_.view.no_plan) return false;
-    ScaleView v = cur_.view;
-    v.no_plan = true;
-    if (try_view(v, "dropped the batch plan")) return true;
-    if (cur_.plan->batches.size() < 2) return false;
-    // one batch of the drawn plan at a time (numbers are the spec plan's)
+    // numbers of the drawn plan's batches kept (the spec plan's)
     std::vector<int64_t> numbers = cur_.view.batches;
     if (cur_.view.all_batches) {
       const ScaleCase drawn = make_scale_case(cur_.spec);  // the plan as drawn
       numbers = iota(0, drawn.plan ? int64_t(drawn.plan->batches.size()) : 0);
     }
+    if (is_split_kind(cur_.plan->kind)) return fewer_parts(numbers);
+    ScaleView v = cur_.view;
+    v.no_plan = true;
+    if (try_view(v, "dropped the batch plan")) return true;
+    if (cur_.plan->batches.size() < 2) return false;
+    // one batch of the drawn plan at a time
     int tries = 0;
     for (int64_t b : numbers) {
       if (tries++ >= kMaxMerges || stopped()) break;
@@ -262,6 +265,31 @@ class ScaleShrinker {
       one.all_batches = false;
       one.batches = {b};
       if (try_view(one, "kept only batch " + std::to_string(b) + " of the plan")) return true;
+    }
+    return false;
+  }
+
+  // A split (split_invariance) is kept, so that the file shows it, with fewer
+  // parts: each half of them, then all but one (the batch is the rows the
+  // parts name; one part alone is vacuous).
+  bool fewer_parts(const std::vector<int64_t>& parts) {
+    const size_t n = parts.size();
+    if (n <= 2) return false;
+    auto keep = [&](std::vector<int64_t> kept, const std::string& what) {
+      ScaleView v = cur_.view;
+      v.all_batches = false;
+      v.batches = std::move(kept);
+      return try_view(v, what);
+    };
+    const std::vector<int64_t> first(parts.begin(), parts.begin() + long(n / 2)), second(parts.begin() + long(n / 2), parts.end());
+    if (first.size() >= 2 && keep(first, "kept the first " + std::to_string(first.size()) + " of " + std::to_string(n) + " parts"))
+      return true;
+    if (keep(second, "kept the last " + std::to_string(second.size()) + " of " + std::to_string(n) + " parts")) return true;
+    int tries = 0;
+    for (size_t i = 0; i < n && tries++ < kMaxMerges && !stopped(); ++i) {
+      std::vector<int64_t> rest = parts;
+      rest.erase(rest.begin() + long(i));
+      if (keep(rest, "dropped part " + std::to_string(parts[i]) + " of the split")) return true;
     }
     return false;
   }

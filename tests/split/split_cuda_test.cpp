@@ -19,6 +19,8 @@
 #include "kernels/cuda/gate_residual_repro_cuda.h"
 #include "kernels/host/gate_residual_repro_host.h"
 #include "properties/checks/properties.h"
+#include "properties/scale/scale_properties.h"
+#include "properties/scale/scale_tier.h"
 #include "tests/gpu.h"
 
 namespace gatecheck {
@@ -202,6 +204,39 @@ TEST(SplitCuda, CudaReproKeepsItsClaims) {
       EXPECT_TRUE(v.passed) << prop << " on " << describe(c) << ": " << v.message;
     }
   }
+}
+
+// The scale tier's split cases on this GPU (its first four draws: the grid's
+// rows, past 2^31 elements where the memory allows, a long segment, ...; up
+// to 64 parts): cuda-repro passes every one; today's cuda, whose parts are
+// summed the framework way, fails at H3's 32768 x 3072 in 64 ranks and on
+// some drawn case.
+TEST(SplitCuda, ScaleTierSplits) {
+  GATECHECK_REQUIRE_GPU();
+  const Implementation repro = make_implementation("cuda-repro", Device::cuda);
+  const Implementation today = make_implementation("cuda", Device::cuda);
+  ScaleSpec s;
+  s.rows = 32768;
+  s.dim = 3072;
+  s.gates = 32;
+  s.index_seed = 51;
+  s.value_seed = 52;
+  s.plan_kind = "ranks";
+  s.plan_seed = 53;
+  const ScaleCase wide = make_scale_case(s);
+  const Verdict w = check_scale_property("split_invariance", today, wide);
+  EXPECT_FALSE(w.passed) << describe(wide);
+  EXPECT_FALSE(w.vacuous) << w.message;
+  EXPECT_TRUE(check_scale_property("split_invariance", repro, wide).passed) << describe(wide);
+  const ScaleLimits l = scale_limits(Device::cuda, ScaleOptions{});
+  int today_failed = 0;
+  for (int j = 0; j < 4; ++j) {
+    const ScaleCase c = make_scale_case(draw_scale_case(5, "split_invariance", j, l));
+    const Verdict v = check_scale_property("split_invariance", repro, c);
+    EXPECT_TRUE(v.passed) << describe(c) << ": " << v.message;
+    today_failed += !check_scale_property("split_invariance", today, c).passed;
+  }
+  EXPECT_GE(today_failed, 1);
 }
 
 // At H3's width: 32768 x 3072, 32 gates, bf16; grad_gate equals host-repro's bit for bit.

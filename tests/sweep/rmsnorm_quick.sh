@@ -69,7 +69,17 @@ for i in impls:
 if "host" in impls:
     h = plain["host@cpu"]
     # host reduces in CUDA's order; the eager model pins LibTorch's CPU order (unclaimed)
-    need({k for k, w in h["gatecheck"]["verdicts"].items() if w != "pass"} <= {"eager_exact"}, "host passes its claims")
+    need({k for k, w in h["gatecheck"]["verdicts"].items() if w != "pass"} <= {"eager_exact", "split_invariance"},
+         "host passes its claims")
+# No implementation of rmsnorm_modulate declares an exchange: the parts' dweight,
+# dshift and dscale summed the framework way differ from the full batch's, as
+# split_invariance finds them (unclaimed), named with their split.
+for i in impls:
+    e = plain[i + "@cpu"]
+    need(e["batch_invariance"]["split_invariant"] is False, i + ": split_invariant false")
+    need(e["gatecheck"]["verdicts"]["split_invariance"] == "finding", i + ": split_invariance a finding")
+    f = e["gatecheck"]["split_invariance"]["first_failure"]
+    need(f and f["output"] in ("dweight", "dshift", "dscale") and f["split"]["parts"] >= 2, i + ": the split named")
     need(h["operator_report"]["rows_batch_invariant"] and h["operator_report"]["repeat_bitwise_equal"], "host invariant")
 if "torch-eager" in impls:
     t = plain["torch-eager@cpu"]
