@@ -40,11 +40,21 @@ static void chatter(const char* where) {
   if (write(1, line, (size_t)n) != n) abort();
 }
 /* A thread of the plugin's own, printing between gatecheck's calls for about
- * a second from the load on. */
+ * a second from the load on. The load waits for its first lines, so that a
+ * run shorter than the thread's first time slice still has them to keep. */
+static pthread_mutex_t chatter_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t chatter_started = PTHREAD_COND_INITIALIZER;
+static int chatter_first_done = 0;
 static void* chatter_thread(void* arg) {
   (void)arg;
   for (int i = 0; i < 100; ++i) {
     chatter("thread");
+    if (i == 0) {
+      pthread_mutex_lock(&chatter_mutex);
+      chatter_first_done = 1;
+      pthread_cond_signal(&chatter_started);
+      pthread_mutex_unlock(&chatter_mutex);
+    }
     usleep(10000);
   }
   return NULL;
@@ -52,7 +62,12 @@ static void* chatter_thread(void* arg) {
 __attribute__((constructor)) static void on_load(void) {
   chatter("load");
   pthread_t t;
-  if (MISBEHAVIOUR == STDOUT_PRINT && pthread_create(&t, NULL, chatter_thread, NULL) == 0) pthread_detach(t);
+  if (MISBEHAVIOUR == STDOUT_PRINT && pthread_create(&t, NULL, chatter_thread, NULL) == 0) {
+    pthread_detach(t);
+    pthread_mutex_lock(&chatter_mutex);
+    while (!chatter_first_done) pthread_cond_wait(&chatter_started, &chatter_mutex);
+    pthread_mutex_unlock(&chatter_mutex);
+  }
 }
 __attribute__((destructor)) static void on_unload(void) { chatter("unload"); }
 
