@@ -31,7 +31,7 @@ Case rms_case(DType t, int64_t rows, int64_t dim, int64_t gates, const char* val
 
 // k parts of rows [0, n): contiguous, strided (row r in part r mod k) or random.
 std::vector<std::vector<int64_t>> split_rows(const std::string& how, int64_t n, int k, uint64_t seed) {
-  std::vector<std::vector<int64_t>> parts(size_t(k));
+  std::vector<std::vector<int64_t>> parts(static_cast<size_t>(k));
   std::mt19937_64 rng(seed);
   for (int64_t r = 0; r < n; ++r) {
     const size_t p = how == "contiguous" ? size_t(r * k / n) : how == "strided" ? size_t(r % k) : size_t(rng() % k);
