@@ -10,6 +10,7 @@
 #include "../../kernels/host/gate_residual_host.h"
 #include "../../kernels/host/gate_residual_repro_host.h"
 #include "../../kernels/host/rmsnorm_modulate_host.h"
+#include "../../kernels/host/rmsnorm_modulate_repro_host.h"
 #include "../../kernels/rmsnorm_modulate.h"
 #include "implementation.h"
 #if GATECHECK_HAVE_TORCH
@@ -61,6 +62,19 @@ Implementation rmsnorm_modulate_host(Device) {
   Implementation impl;
   impl.api2 = rmsnorm_modulate_host_plugin();
   impl.thread_safe = true;  // no state between calls; last_error() is per thread
+  return impl;
+}
+
+// The reproducible mode: out and dx the twin's bits; dweight, dshift and
+// dscale binned sums of the twin's fp32 terms (kernels/binned_sum.h: within
+// the oracle's bound, not correctly rounded in general), the same whatever
+// the split of the batch.
+Implementation rmsnorm_modulate_host_repro(Device) {
+  Implementation impl;
+  impl.api2 = rmsnorm_modulate_repro_host_plugin();
+  impl.exchange = rmsnorm_modulate_repro_host_exchange();
+  impl.thread_safe = true;  // no state between calls; last_error() is per thread
+  impl.declared_claims = "default, split_invariance";
   return impl;
 }
 
@@ -187,6 +201,7 @@ std::map<const OpSchema*, std::vector<BuiltinImplementation>>& registry() {
         {"cuda-repro", kCuda, gate_residual_cuda_repro}}},
       {&rmsnorm_modulate_schema(),
        {{"host", kCpu, rmsnorm_modulate_host},
+        {"host-repro", kCpu, rmsnorm_modulate_host_repro},
         {"cuda", kCuda, rmsnorm_modulate_cuda},
         {"torch-eager", kCpu | kCuda, rmsnorm_modulate_torch_eager}}},
   };

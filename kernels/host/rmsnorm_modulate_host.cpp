@@ -125,6 +125,15 @@ std::vector<float> backward_rows(const Views& v, DType d, int64_t rows, int64_t 
   return rstds;
 }
 
+// Element (r, j)'s terms of dweight, dshift and dscale.
+RmsColumnTerms column_terms(const Views& v, DType d, int64_t r, int64_t j, float rstd) {
+  const int64_t dim = v.c.p.dim, k = v.c.index()[r];
+  const float g = load(v.in("grad_out"), d, r * dim + j);
+  const float x = load(v.in("x"), d, r * dim + j), w = load(v.in("w"), d, j);
+  const float dd = g * rn(d, 1.0f + load(v.in("scale"), d, k * dim + j));
+  return {dd * x * rstd, g, g * rn(d, w * (rstd * x))};
+}
+
 // dshift, dscale and dweight: each gate's rows in batch order, in tiles of
 // kRmsSegTileRows; the tiles of every gate, in order, in groups for dweight.
 void backward_columns(const Views& v, DType d, int64_t rows, int64_t dim, int64_t gates,
@@ -155,12 +164,10 @@ void backward_columns(const Views& v, DType d, int64_t rows, int64_t dim, int64_
         const int64_t r = rs[size_t(p)];
         const float rstd = rstds[size_t(r)];
         for (int64_t j = 0; j < dim; ++j) {
-          const float g = load(v.in("grad_out"), d, r * dim + j);
-          const float x = load(v.in("x"), d, r * dim + j), w = load(v.in("w"), d, j);
-          const float dd = g * rn(d, 1.0f + load(v.in("scale"), d, k * dim + j));
-          sh[size_t(j)] = sh[size_t(j)] + g;
-          sc[size_t(j)] = sc[size_t(j)] + g * rn(d, w * (rstd * x));
-          dw_group[size_t(j)] = dw_group[size_t(j)] + dd * x * rstd;
+          const RmsColumnTerms t = column_terms(v, d, r, j, rstd);
+          sh[size_t(j)] = sh[size_t(j)] + t.dshift;
+          sc[size_t(j)] = sc[size_t(j)] + t.dscale;
+          dw_group[size_t(j)] = dw_group[size_t(j)] + t.dweight;
         }
       }
       for (int64_t j = 0; j < dim; ++j) {
@@ -209,5 +216,14 @@ const gatecheck_op_plugin kHost{2,           "rmsnorm_modulate host", "rmsnorm_m
 }  // namespace
 
 const gatecheck_op_plugin* rmsnorm_modulate_host_plugin() { return &kHost; }
+
+float rmsnorm_modulate_host_row_rstd(const OpCall& c, int64_t r) {
+  const Views v{rmsnorm_modulate_schema(), c};
+  return row_rstd(v.in("x"), DType(c.p.dtype), r, c.p.dim, float(c.scalars[size_t(v.op.scalar_index("eps"))]));
+}
+
+RmsColumnTerms rmsnorm_modulate_host_column_terms(const OpCall& c, int64_t r, int64_t j, float rstd) {
+  return column_terms(Views{rmsnorm_modulate_schema(), c}, DType(c.p.dtype), r, j, rstd);
+}
 
 }  // namespace gatecheck
