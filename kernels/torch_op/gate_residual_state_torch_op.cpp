@@ -16,7 +16,6 @@
 // integers: no autograd.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/stack.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
@@ -28,6 +27,7 @@
 #include "../cuda/gate_residual_cuda.h"
 #include "../cuda/gate_residual_repro_cuda.h"
 #include "../host/gate_residual_repro_host.h"
+#include "binned_state_ops.h"
 #include "torch_op_errors.h"
 
 namespace gatecheck {
@@ -81,52 +81,8 @@ gatecheck_problem problem(int64_t rows, int64_t dim, int64_t gates, int32_t dtyp
   return gatecheck_problem{rows, dim, gates, dtype, device.is_cuda() ? GATECHECK_CUDA : GATECHECK_CPU, stream};
 }
 
-// A state: int64 [gates, dim, kBinnedWords]. Checked where the combine and
-// finalize take one (`what` names the argument).
-void check_state(const char* op, const std::string& what, const at::Tensor& s) {
-  TORCH_CHECK(s.scalar_type() == at::kLong, op, ": ", what, " must be an int64 state [gates, dim, ", kBinnedWords,
-              "] (from gate_residual_grad_gate_state), got dtype ", s.scalar_type());
-  TORCH_CHECK(s.dim() == 3 && s.sym_size(2) == kBinnedWords, op, ": ", what, " must be a state [gates, dim, ",
-              kBinnedWords, "] (from gate_residual_grad_gate_state), got shape ", s.sym_sizes());
-}
-
-// A CPU state's top bins: a finite fp32 term's top bin is at most
-// kMaxTopBin, and bits 8-15 of the last word are zero. (A state summed
-// without the all-reduce's MAX and align steps often fails this.) CUDA
-// states are not read on the host: no sync.
-constexpr uint64_t kMaxTopBin = (253 >> 5) + 1;  // the largest finite fp32 exponent's bin
-void check_top_bins(const char* op, const std::string& what, const at::Tensor& contiguous_state) {
-  const int64_t* w = contiguous_state.data_ptr<int64_t>();
-  const int64_t elements = contiguous_state.numel() / kBinnedWords;
-  for (int64_t e = 0; e < elements; ++e) {
-    const uint64_t top = uint64_t(w[e * kBinnedWords + 3]) & 0xffffu;
-    TORCH_CHECK(top <= kMaxTopBin, op, ": ", what, " is not a state: element ", e, " has top bin ", top, " (at most ",
-                kMaxTopBin, "); an all-reduce must take the MAX of the top bins and align the states before its SUM");
-  }
-}
-
-void check_states(const at::TensorList states) {
-  TORCH_CHECK(!states.empty(), kCombineOp, ": states is empty (combine takes one state or more)");
-  for (size_t i = 0; i < states.size(); ++i) {
-    const std::string what = "states[" + std::to_string(i) + "]";
-    check_state(kCombineOp, what, states[i]);
-    TORCH_CHECK(states[i].sym_sizes() == states[0].sym_sizes(), kCombineOp, ": ", what, " has shape ",
-                states[i].sym_sizes(), ", states[0] ", states[0].sym_sizes(),
-                " (every part's state has the batch's gates and dim)");
-    TORCH_CHECK(states[i].device() == states[0].device(), kCombineOp, ": ", what, " is on ", states[i].device(),
-                ", states[0] on ", states[0].device());
-  }
-}
-
-int32_t finalize_dtype(at::ScalarType dtype) {
-  switch (dtype) {
-    case at::kFloat: return GATECHECK_F32;
-    case at::kHalf: return GATECHECK_F16;
-    case at::kBFloat16: return GATECHECK_BF16;
-    default: TORCH_CHECK(false, kFinalizeOp, ": dtype ", dtype, " is not bf16, fp16 or fp32");
-  }
-  return -1;
-}
+// A state: int64 [gates, dim, kBinnedWords] (binned_state_ops.h checks and combines it).
+const torch_op::StateKind kState{kStateOp, "[gates, dim, 4]"};
 
 // ---- CPU (host-repro) ----
 
@@ -144,27 +100,13 @@ at::Tensor state_cpu(const at::Tensor& grad_out_in, const at::Tensor& gate, cons
   return state;
 }
 
-at::Tensor combine_cpu(at::TensorList states_in) {
-  check_states(states_in);
-  std::vector<at::Tensor> states;  // contiguous, alive for the call
-  std::vector<const uint64_t*> ptrs;
-  for (const at::Tensor& s : states_in) {
-    states.push_back(s.contiguous());
-    check_top_bins(kCombineOp, "states[" + std::to_string(states.size() - 1) + "]", states.back());
-    ptrs.push_back(reinterpret_cast<const uint64_t*>(states.back().data_ptr<int64_t>()));
-  }
-  // (the combine reads gates and dim only: no rows, any dtype)
-  const gatecheck_problem p = problem(0, states[0].size(1), states[0].size(0), GATECHECK_F32, states[0].device());
-  at::Tensor out = at::empty(states[0].sizes(), states[0].options());
-  gate_residual_repro_combine(p, ptrs.data(), int32_t(ptrs.size()), reinterpret_cast<uint64_t*>(out.data_ptr<int64_t>()));
-  return out;
-}
+at::Tensor combine_cpu(at::TensorList states) { return torch_op::combine_states_cpu(kCombineOp, kState, states); }
 
 at::Tensor finalize_cpu(const at::Tensor& state_in, at::ScalarType dtype) {
-  check_state(kFinalizeOp, "state", state_in);
+  torch_op::check_state(kFinalizeOp, kState, "state", state_in);
   const at::Tensor state = state_in.contiguous();
-  check_top_bins(kFinalizeOp, "state", state);
-  const gatecheck_problem p = problem(0, state.size(1), state.size(0), finalize_dtype(dtype), state.device());
+  torch_op::check_top_bins(kFinalizeOp, "state", state);
+  const gatecheck_problem p = problem(0, state.size(1), state.size(0), torch_op::finalize_dtype(kFinalizeOp, dtype), state.device());
   at::Tensor grad_gate = at::empty({p.gates, p.dim}, state.options().dtype(dtype));
   gate_residual_repro_finalize(p, reinterpret_cast<const uint64_t*>(state.data_ptr<int64_t>()), grad_gate.data_ptr());
   return grad_gate;
@@ -191,24 +133,13 @@ at::Tensor state_cuda(const at::Tensor& grad_out_in, const at::Tensor& gate, con
   return state;
 }
 
-at::Tensor combine_cuda(at::TensorList states_in) {
-  check_states(states_in);
-  const c10::DeviceGuard guard(states_in[0].device());
-  const at::Tensor states = at::stack(states_in).contiguous();  // n consecutive states, the kernel's input
-  const gatecheck_problem p = problem(0, states.size(2), states.size(1), GATECHECK_F32, states.device());
-  at::Tensor out = at::empty(states_in[0].sizes(), states.options());
-  torch_op::check(gate_residual_repro_combine_cuda(p, reinterpret_cast<const uint64_t*>(states.data_ptr<int64_t>()),
-                                                   int32_t(states.size(0)),
-                                                   reinterpret_cast<uint64_t*>(out.data_ptr<int64_t>())),
-                  p.stream);
-  return out;
-}
+at::Tensor combine_cuda(at::TensorList states) { return torch_op::combine_states_cuda(kCombineOp, kState, states); }
 
 at::Tensor finalize_cuda(const at::Tensor& state_in, at::ScalarType dtype) {
-  check_state(kFinalizeOp, "state", state_in);
+  torch_op::check_state(kFinalizeOp, kState, "state", state_in);
   const c10::DeviceGuard guard(state_in.device());
   const at::Tensor state = state_in.contiguous();
-  const gatecheck_problem p = problem(0, state.size(1), state.size(0), finalize_dtype(dtype), state.device());
+  const gatecheck_problem p = problem(0, state.size(1), state.size(0), torch_op::finalize_dtype(kFinalizeOp, dtype), state.device());
   at::Tensor grad_gate = at::empty({p.gates, p.dim}, state.options().dtype(dtype));
   torch_op::check(gate_residual_repro_finalize_cuda(p, reinterpret_cast<const uint64_t*>(state.data_ptr<int64_t>()),
                                                     grad_gate.data_ptr()),
@@ -224,22 +155,15 @@ at::Tensor state_meta(const at::Tensor& grad_out, const at::Tensor& gate, const 
   return at::empty_symint({gate.sym_size(0), grad_out.sym_size(1), c10::SymInt(kBinnedWords)},
                           grad_out.options().dtype(at::kLong));
 }
-at::Tensor combine_meta(at::TensorList states) {
-  check_states(states);
-  return at::empty_symint(states[0].sym_sizes(), states[0].options());
-}
+at::Tensor combine_meta(at::TensorList states) { return torch_op::combine_states_meta(kCombineOp, kState, states); }
 at::Tensor finalize_meta(const at::Tensor& state, at::ScalarType dtype) {
-  check_state(kFinalizeOp, "state", state);
-  finalize_dtype(dtype);
+  torch_op::check_state(kFinalizeOp, kState, "state", state);
+  torch_op::finalize_dtype(kFinalizeOp, dtype);
   return at::empty_symint({state.sym_size(0), state.sym_size(1)}, state.options().dtype(dtype));
 }
 
 // No tensor to dispatch on (an empty list) or a device without kernels: the error.
-at::Tensor combine_other(at::TensorList states) {
-  check_states(states);
-  TORCH_CHECK(false, kCombineOp, ": states are on ", states[0].device(), "; CPU and CUDA only");
-  return {};
-}
+at::Tensor combine_other(at::TensorList states) { return torch_op::combine_states_other(kCombineOp, kState, states); }
 
 }  // namespace
 }  // namespace gatecheck

@@ -5,7 +5,8 @@ all-reduced with two ordinary integer all-reduces (all_reduce_state below),
 and the finalized grad_gate (gate_residual_state_finalize) equals the
 single-process full batch's bit for bit, for contiguous and strided shards,
 bf16, fp16 and fp32. The control, which must differ: each rank's own
-grad_gate all-reduced in fp32 and rounded, as DDP combines gradients.
+grad_gate all-reduced in fp32 and rounded, as DDP combines gradients. The same
+for rmsnorm_modulate's dweight, dshift and dscale through its state ops.
 
 usage: torch_op_gloo_test.py LIBGATECHECK_TORCH_OP.so WORKDIR
 """
@@ -27,16 +28,17 @@ def load(path):
         ctypes.CDLL(path, mode=os.RTLD_LAZY | os.RTLD_GLOBAL)
 
 
-def all_reduce_state(state, group=None):
-    """The all-reduce of a binned state [gates, dim, 4]: MAX of the top bins (the low
+def all_reduce_state(state, group=None, combine=None):
+    """The all-reduce of a binned state [rows, dim, 4]: MAX of the top bins (the low
     byte of each element's last word), each rank's state aligned to them (combined
     with an empty state of that top bin), then SUM of the words with the top bin
     taken out; it is put back."""
+    combine = combine or torch.ops.gatecheck.gate_residual_state_combine
     top = state[..., 3] & 0xff
     dist.all_reduce(top, op=dist.ReduceOp.MAX, group=group)
     empty = torch.zeros_like(state)
     empty[..., 3] = top
-    aligned = torch.ops.gatecheck.gate_residual_state_combine([state, empty])
+    aligned = combine([state, empty])
     aligned[..., 3] -= top
     dist.all_reduce(aligned, op=dist.ReduceOp.SUM, group=group)
     aligned[..., 3] += top
@@ -71,8 +73,10 @@ def worker(rank, lib, store, failures):
     dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=4)
     pair = dist.new_group([0, 1])  # every rank takes part in creating it
     check(rank, 4, None, failures)
+    check_rmsnorm(rank, 4, None, failures)
     if rank < 2:
         check(rank, 2, pair, failures)
+        check_rmsnorm(rank, 2, pair, failures)
     dist.destroy_process_group()
 
 
@@ -100,6 +104,44 @@ def check(rank, world, group, failures):
                 failures.put(f"world {world} {how} {dtype}: the all-reduced state differs from the full batch's")
             if framework_same:
                 failures.put(f"world {world} {how} {dtype}: the control (fp32 all-reduce) did not differ")
+
+
+def rms_batch(dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    x = (torch.randn(ROWS, DIM, generator=g) * torch.exp(2 * torch.randn(ROWS, 1, generator=g))).to(dtype)
+    w = (1 + 0.1 * torch.randn(DIM, generator=g)).to(dtype)
+    scale = (0.1 * torch.randn(GATES, DIM, generator=g)).to(dtype)
+    index = torch.randint(0, GATES, (ROWS,), generator=g)
+    grad_out = (torch.randn(ROWS, DIM, generator=g) * torch.exp(4 * torch.randn(ROWS, 1, generator=g))).to(dtype)
+    return grad_out, x, w, scale, index
+
+
+def check_rmsnorm(rank, world, group, failures):
+    ops = torch.ops.gatecheck
+    state_of, finalize = ops.rmsnorm_modulate_param_grad_state, ops.rmsnorm_modulate_state_finalize
+    for dtype in (torch.bfloat16, torch.float16, torch.float32):
+        for how in ("contiguous", "strided"):
+            grad_out, x, w, scale, index = rms_batch(dtype, 17)
+            rows = shard(rank, world, how, 23 + world)
+            part = (grad_out[rows], x[rows], w, scale, index[rows], 1e-6)
+            state = all_reduce_state(state_of(*part), group, ops.rmsnorm_modulate_state_combine)
+            got = finalize(state, dtype)
+            full_state = state_of(grad_out, x, w, scale, index, 1e-6)  # one process, whole batch
+            full = finalize(full_state, dtype)
+            same = torch.equal(state, full_state) and all(torch.equal(bits(a), bits(b)) for a, b in zip(got, full))
+            # The control: each rank's own gradients, all-reduced in fp32 and rounded (what DDP does).
+            mine = [t.float() for t in finalize(state_of(*part), dtype)]
+            for t in mine:
+                dist.all_reduce(t, op=dist.ReduceOp.SUM, group=group)
+            framework_same = all(torch.equal(bits(a.to(dtype)), bits(b)) for a, b in zip(mine, full))
+            if rank == 0:
+                print(f"rmsnorm_modulate, world {world}, {how} shards, {dtype}: all-reduced state finalized "
+                      f"{'==' if same else '!='} full batch; fp32 all-reduce of the gradients "
+                      f"{'==' if framework_same else '!='} full batch", flush=True)
+            if not same:
+                failures.put(f"rmsnorm_modulate world {world} {how} {dtype}: the all-reduced state differs")
+            if framework_same:
+                failures.put(f"rmsnorm_modulate world {world} {how} {dtype}: the control (fp32 all-reduce) did not differ")
 
 
 def main():
