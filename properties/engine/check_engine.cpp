@@ -371,7 +371,7 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
       const GenLimits limits = generation_limits(impl, opt.limits);  // within its contract's valid inputs
       pr.claimed = claimed_for_some_dtype(impl.contract, property, limits.dtypes);
       // The scale tier (scale_check.h, pair_schedule.h): a share of the pair's
-      // cases (with a case budget) or time (with a time budget) goes to cases
+      // cases (with a case budget) or else time (with a time budget) goes to cases
       // drawn at scale; scale draw j is draw_scale_case(seed, property, j),
       // from its own stream, so small case k is the same with the tier on or
       // off. Scale cases count towards the case budget.

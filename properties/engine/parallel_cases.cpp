@@ -2,6 +2,7 @@
 
 #include <rapidcheck/GenerationFailure.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <map>
@@ -73,7 +74,11 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
                          const GenLimits& limits, ScaleTierPair& scale, const CheckOptions& opt, int64_t max_cases,
                          double slice_seconds, Clock::time_point start, const std::function<void(int64_t)>& tick) {
   CaseSlots small(opt.seed, property, opt.tier_of);
-  PairSchedule slots(small, scale.share(), slice_seconds >= 0);
+  // With a case budget the scale tier's share is one of cases, even under a
+  // time budget too: which slots are scale cases, and that each runs, must not
+  // hang on the machine's speed (else --cases N --seed S ran N cases on an idle
+  // machine and fewer on a busy one).
+  PairSchedule slots(small, scale.share(), slice_seconds >= 0 && max_cases <= 0);
   PropertyOptions popt;
   popt.isolate = opt.isolate;
   popt.isolate_timeout_seconds = opt.isolate_timeout_seconds;
@@ -83,6 +88,13 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
   std::vector<StageTimes> stages(static_cast<size_t>(n));
   std::vector<double> busy(size_t(n), 0.0);
   std::atomic<int64_t> completed{0};
+  // Under a case budget, a draw that found no usable case (the vacuity
+  // filter) is not a case: another slot takes its place, up to a bound, so
+  // that --cases N runs N cases where the generator can make them.
+  std::atomic<int64_t> unusable{0};
+  const auto case_budget = [&]() -> int64_t {
+    return max_cases > 0 ? max_cases + std::min<int64_t>(unusable.load(), 4 * max_cases + 16) : 0;
+  };
   std::mutex m;  // guards the four below
   std::optional<FoundFailure> claimed, unclaimed;
   std::vector<std::string> overruns;
@@ -149,7 +161,7 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
         stop();
         break;
       }
-      std::optional<PairSlot> slot = slots.next(max_cases, slice_seconds, start);
+      std::optional<PairSlot> slot = slots.next(case_budget(), slice_seconds, start);
       if (!slot) break;
       if (slot->scale) {
         if (!scale_slot(w, *slot)) break;
@@ -166,6 +178,7 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
         try {
           gs = g->second(cs.random, cs.size);
         } catch (const rc::GenerationFailure&) {  // the vacuity filter found no usable case at this size
+          ++unusable;
           const double took = since(case_t0), past = since(start) - slice_seconds;
           if (slice_seconds >= 0 && took > kOverrunNoted && past > kOverrunNoted) {
             char buf[160];

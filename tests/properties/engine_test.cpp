@@ -47,6 +47,31 @@ TEST(CheckEngine, HostPassesTheDefaultSetAndReportsCoverage) {
   EXPECT_FALSE(r.coverage.plans.empty());
 }
 
+// A case budget counts cases, and the same ones on a busy machine as on an
+// idle one: with a time budget as well (the CLI's --cases N under its default
+// --seconds), the scale tier's share is still one of cases, and a draw that
+// made no usable case gives its place to another. Scale cases here take 0.2 s
+// more each, as on a loaded machine (the time share skipped them then, and
+// the property came out inconclusive).
+TEST(CheckEngine, ACaseBudgetRunsItsCasesOnASlowMachine) {
+  CheckOptions o = small({"accuracy", "row_invariance", "segment_invariance"}, 8);
+  o.seconds = 6;
+  o.limits = GenLimits{};
+  o.scale.enabled = true;
+  o.scale.share = 0.25;  // 2 of each 8 cases
+  int64_t scale_runs = 0;
+  o.before_scale_run = [&](const Subject&, const std::string&, const ScaleCase&) {
+    ++scale_runs;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  };
+  const CheckReport r = run_check({make_subject("host", Device::cpu)}, o);
+  EXPECT_EQ(scale_runs, 6);
+  for (const auto& pr : r.results) {
+    EXPECT_EQ(pr.cases, 8) << pr.property;
+    EXPECT_FALSE(pr.inconclusive()) << pr.property;
+  }
+}
+
 // The coverage counts the wide dims the small tier drew, by value, and the
 // dim classes split at 4,096 (a run of few rows, where they are drawn).
 TEST(CheckEngine, CoverageCountsWideDims) {
