@@ -7,8 +7,21 @@
 
 namespace gatecheck::fuzz {
 
+namespace {
+const std::vector<std::string>& plan_kind_choices() {
+  static const std::vector<std::string> v = [] {
+    std::vector<std::string> k = all_plan_kinds();
+    k.insert(k.end(), split_plan_kinds().begin(), split_plan_kinds().end());
+    return k;
+  }();
+  return v;
+}
+}  // namespace
+
+int plan_choices() { return int(plan_kind_choices().size()) + 1; }
+
 std::string plan_choice_name(int plan) {
-  const auto& kinds = all_plan_kinds();
+  const auto& kinds = plan_kind_choices();
   return plan >= 0 && plan < int(kinds.size()) ? kinds[size_t(plan)] : "none";
 }
 
@@ -114,8 +127,8 @@ Case decode_case(const OpSchema& op, const uint8_t* data, size_t size, const Dec
   s.gates = pick_gates(fdp, lim, s.rows);
   s.index_pattern = patterns[size_t(d.pattern)];
   s.value_class = values[size_t(d.values)];
-  const bool has_plan = d.plan < int(all_plan_kinds().size());
-  s.plan_kind = has_plan ? all_plan_kinds()[size_t(d.plan)] : "partition";
+  const bool has_plan = d.plan < plan_choices() - 1;
+  s.plan_kind = has_plan ? plan_choice_name(d.plan) : "partition";
   s.index_seed = fdp.ConsumeIntegral<uint64_t>();
   s.value_seed = fdp.ConsumeIntegral<uint64_t>();
   s.plan_seed = fdp.ConsumeIntegral<uint64_t>();

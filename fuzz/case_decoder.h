@@ -30,16 +30,18 @@ struct DecodeLimits {
 };
 
 // What the decoder chose, for statistics and fuzzer features. Indices into
-// all_index_patterns(), all_value_classes(), and all_plan_kinds() (plan ==
-// that list's size means no plan: the properties use default_plan()).
+// all_index_patterns(), all_value_classes(), and the plan choices: the kinds
+// of all_plan_kinds(), then split_plan_kinds() (ranks and micro-batches, which
+// split_invariance reads and the invariance properties take as any plan), then
+// none (the properties use default_plan() and default_split()).
 struct DecodeInfo {
   CaseSpec spec;
   int pattern = 0, values = 0, plan = 0;
   int shape_class = 0;  // see shape_class()
   int patches = 0;
 };
-inline int plan_choices() { return int(all_plan_kinds().size()) + 1; }
-std::string plan_choice_name(int plan);  // a plan kind, or "none"
+int plan_choices();
+std::string plan_choice_name(int plan);  // a plan or split kind, or "none"
 
 // A case of `op`. Never throws and never allocates beyond the limits; every
 // Case it returns is valid input for the op (indices in range, gates >= 1

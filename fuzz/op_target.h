@@ -5,7 +5,8 @@
 //   GATECHECK_FUZZ_OP          the op (`gatecheck ops` lists them)
 //   GATECHECK_FUZZ_IMPL        comma-separated specs, SPEC[@cpu|@cuda]: host (default),
 //                              cuda, torch-eager, torch-eager@cuda, plugin:PATH[@cuda]
-//   GATECHECK_FUZZ_PROPERTIES  comma-separated properties (default: the default set)
+//   GATECHECK_FUZZ_PROPERTIES  comma-separated properties (default: every one an implementation
+//                              claims, opt-in ones included; error_inputs is check's)
 //   GATECHECK_FUZZ_IGNORE      comma-separated failure signatures already known
 //                              (a campaign keeps going past them)
 //   GATECHECK_FUZZ_FAILURES    folder for failing cases as JSON (default fuzz-failures)
