@@ -42,6 +42,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "exact_sum.h"
 #include "gate_residual_dtype.h"
@@ -266,6 +267,15 @@ GC_HD void binned_combine(uint64_t* acc, const uint64_t* s) {
   b.from_words(s);
   a.merge(b);
   a.to_words(acc);
+}
+
+// out = n states of `words` words each, combined element by element (any
+// order gives the same words; out may be one of the states). On the host.
+inline void binned_combine_states(int64_t words, const uint64_t* const* states, int32_t n, uint64_t* out) {
+  std::vector<uint64_t> acc(size_t(words), 0);  // all zero: the empty state
+  for (int32_t i = 0; i < n; ++i)
+    for (int64_t e = 0; e < words; e += kBinnedWords) binned_combine(acc.data() + e, states[i] + e);
+  if (words) std::memcpy(out, acc.data(), size_t(words) * sizeof(uint64_t));
 }
 
 // A state aligned to a larger I (the all-reduce's step between MAX and SUM).

@@ -150,11 +150,7 @@ Status gate_residual_repro_partial(const gatecheck_problem& p, const void* grad_
 
 void gate_residual_repro_combine(const gatecheck_problem& p, const uint64_t* const* states, int32_t n,
                                  uint64_t* out) {
-  const int64_t words = gate_residual_repro_state_words(p);
-  std::vector<uint64_t> acc(size_t(words), 0);  // (out may be one of the states); all zero: the empty state
-  for (int32_t i = 0; i < n; ++i)
-    for (int64_t e = 0; e < words; e += kBinnedWords) binned_combine(acc.data() + e, states[i] + e);
-  if (words) std::memcpy(out, acc.data(), size_t(words) * sizeof(uint64_t));
+  binned_combine_states(gate_residual_repro_state_words(p), states, n, out);
 }
 
 void gate_residual_repro_finalize(const gatecheck_problem& p, const uint64_t* state, void* grad_gate) {

@@ -19,7 +19,7 @@ import sys
 
 import torch
 
-from torch_op_state_test import Checker, Problem, accumulate, expect_error, load, same_bits, splits
+from torch_op_state_test import Checker, Problem, check_combine_orders, expect_error, load, same_bits, splits
 
 DTYPES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2}
 I64 = 3
@@ -109,15 +109,7 @@ def check_splits(ops, plugin, chk):
                     chk.expect(torch.equal(combined, full), f"{what}: combined state != full batch's")
                     chk.expect(all(same_bits(a, b) for a, b in zip(finalize(combined, dtype), full_grads)),
                                f"{what}: gradients != full batch's")
-                    perm = torch.randperm(k, generator=torch.Generator().manual_seed(k)).tolist()
-                    h = k // 2
-                    for order, c in (("reversed", combine(states[::-1])),
-                                     ("shuffled", combine([states[i] for i in perm])),
-                                     ("tree", combine([combine(states[h:]), combine(states[:h])])),
-                                     ("accumulated", accumulate(combine, states))):
-                        chk.expect(torch.equal(c, full), f"{what}: combine in {order} order differs")
-                    if how == "contiguous":  # the state comparator's control: its last part (not empty) left out
-                        chk.expect(not torch.equal(combine(states[:-1]), full), f"{what}: a lost part went unseen")
+                    check_combine_orders(chk, combine, states, full, what, control=how == "contiguous")
                     # The control: each part's gradients, summed in fp32 in rank order and rounded.
                     mine = [finalize(s, dtype) for s in states]
                     fp32 = [sum(m[i].float() for m in mine).to(dtype) for i in range(3)]

@@ -18,6 +18,8 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+from rmsnorm_torch_op_state_test import batch as rmsnorm_batch
+
 ROWS, DIM, GATES = 1000, 24, 5
 
 
@@ -107,13 +109,7 @@ def check(rank, world, group, failures):
 
 
 def rms_batch(dtype, seed):
-    g = torch.Generator().manual_seed(seed)
-    x = (torch.randn(ROWS, DIM, generator=g) * torch.exp(2 * torch.randn(ROWS, 1, generator=g))).to(dtype)
-    w = (1 + 0.1 * torch.randn(DIM, generator=g)).to(dtype)
-    scale = (0.1 * torch.randn(GATES, DIM, generator=g)).to(dtype)
-    index = torch.randint(0, GATES, (ROWS,), generator=g)
-    grad_out = (torch.randn(ROWS, DIM, generator=g) * torch.exp(4 * torch.randn(ROWS, 1, generator=g))).to(dtype)
-    return grad_out, x, w, scale, index
+    return rmsnorm_batch(ROWS, DIM, GATES, dtype, seed)
 
 
 def check_rmsnorm(rank, world, group, failures):

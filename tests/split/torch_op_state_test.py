@@ -130,20 +130,26 @@ def check_splits(ops, plugin, device, shapes, chk):
                     combined = combine(states)
                     chk.expect(torch.equal(combined, full), f"{what}: combined state != full batch's")
                     chk.expect(same_bits(finalize(combined, dtype), full_gg), f"{what}: grad_gate != full batch's")
-                    perm = torch.randperm(k, generator=torch.Generator().manual_seed(k)).tolist()
-                    h = k // 2
-                    for order, c in (("reversed", combine(states[::-1])),
-                                     ("shuffled", combine([states[i] for i in perm])),
-                                     ("tree", combine([combine(states[h:]), combine(states[:h])])),
-                                     ("accumulated", accumulate(combine, states))):
-                        chk.expect(torch.equal(c, full), f"{what}: combine in {order} order differs")
-                    if how == "contiguous":  # the state comparator's control: its last part (not empty) left out
-                        chk.expect(not torch.equal(combine(states[:-1]), full), f"{what}: a lost part went unseen")
+                    check_combine_orders(chk, combine, states, full, what, control=how == "contiguous")
                     # The control: the parts' own grad_gate summed in fp32 in rank order, rounded.
                     fp32 = sum(finalize(s, dtype).float() for s in states).to(dtype)
                     if not same_bits(fp32, full_gg):
                         control_differs += 1
     return control_differs, cases
+
+
+def check_combine_orders(chk, combine, states, full, what, control):
+    """The states combined in reversed, shuffled, tree and accumulation order give the
+    full batch's state; with `control`, leaving the last part (not empty) out does not."""
+    k, h = len(states), len(states) // 2
+    perm = torch.randperm(k, generator=torch.Generator().manual_seed(k)).tolist()
+    for order, c in (("reversed", combine(states[::-1])),
+                     ("shuffled", combine([states[i] for i in perm])),
+                     ("tree", combine([combine(states[h:]), combine(states[:h])])),
+                     ("accumulated", accumulate(combine, states))):
+        chk.expect(torch.equal(c, full), f"{what}: combine in {order} order differs")
+    if control:  # the state comparator's control
+        chk.expect(not torch.equal(combine(states[:-1]), full), f"{what}: a lost part went unseen")
 
 
 def accumulate(combine, states):
