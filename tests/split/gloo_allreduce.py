@@ -159,6 +159,18 @@ def shard(rank, world, how, seed):
     return torch.arange(edges[rank], edges[rank + 1])
 
 
+def report_shards(rank, what, same, framework_same, failures):
+    """Rank 0 prints the shards' verdict; any rank queues a failure: the all-reduced
+    state not the full batch's, or the fp32 control not differing from it."""
+    if rank == 0:
+        print(f"{what}: all-reduced state finalized {'==' if same else '!='} full batch; fp32 all-reduce of the "
+              f"gradients {'==' if framework_same else '!='} full batch", flush=True)
+    if not same:
+        failures.put(f"{what}: the all-reduced state differs from the full batch's")
+    if framework_same:
+        failures.put(f"{what}: the control (fp32 all-reduce) did not differ")
+
+
 def worker(rank, world, plugin, store, failures):
     dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world)
     ex = ReproHost(plugin)
@@ -175,14 +187,7 @@ def worker(rank, world, plugin, store, failures):
             mine = ex.backward_grad_gate(*part).float()
             dist.all_reduce(mine, op=dist.ReduceOp.SUM)
             framework_same = torch.equal(bits(mine.to(dtype)), bits(full))
-            if rank == 0:
-                print(f"world {world}, {how} shards, {dtype}: all-reduced state finalized "
-                      f"{'==' if same else '!='} full batch; fp32 all-reduce of the gradients "
-                      f"{'==' if framework_same else '!='} full batch", flush=True)
-            if not same:
-                failures.put(f"world {world} {how} {dtype}: the all-reduced state differs from the full batch")
-            if framework_same:
-                failures.put(f"world {world} {how} {dtype}: the control (fp32 all-reduce) did not differ")
+            report_shards(rank, f"world {world}, {how} shards, {dtype}", same, framework_same, failures)
     dist.destroy_process_group()
 
 

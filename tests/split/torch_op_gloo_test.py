@@ -10,7 +10,6 @@ for rmsnorm_modulate's dweight, dshift and dscale through its state ops.
 
 usage: torch_op_gloo_test.py LIBGATECHECK_TORCH_OP.so WORKDIR
 """
-import ctypes
 import os
 import sys
 
@@ -18,16 +17,9 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+from gloo_allreduce import DIM, GATES, ROWS, batch, bits, report_shards, shard
 from rmsnorm_torch_op_state_test import batch as rmsnorm_batch
-
-ROWS, DIM, GATES = 1000, 24, 5
-
-
-def load(path):
-    if torch.cuda.is_available():
-        torch.ops.load_library(path)
-    else:  # a LibTorch without CUDA: its c10::cuda functions bound lazily (kernels/torch_op/README.md)
-        ctypes.CDLL(path, mode=os.RTLD_LAZY | os.RTLD_GLOBAL)
+from torch_op_state_test import load
 
 
 def all_reduce_state(state, group=None, combine=None):
@@ -45,28 +37,6 @@ def all_reduce_state(state, group=None, combine=None):
     dist.all_reduce(aligned, op=dist.ReduceOp.SUM, group=group)
     aligned[..., 3] += top
     return aligned
-
-
-def batch(dtype, seed):
-    g = torch.Generator().manual_seed(seed)
-    y = torch.randn(ROWS, DIM, generator=g).to(dtype)
-    grad_out = (torch.randn(ROWS, DIM, generator=g) * torch.exp(4 * torch.randn(ROWS, 1, generator=g))).to(dtype)
-    gate = (0.1 * torch.randn(GATES, DIM, generator=g)).to(dtype)
-    index = torch.randint(0, GATES, (ROWS,), generator=g)
-    return grad_out, gate, index, y
-
-
-def bits(t):
-    return t.view(torch.int32 if t.dtype == torch.float32 else torch.int16)
-
-
-def shard(rank, world, how, seed):
-    if how == "strided":
-        return torch.arange(rank, ROWS, world)
-    g = torch.Generator().manual_seed(seed)
-    cuts = sorted(torch.randperm(ROWS - 1, generator=g)[:world - 1].add(1).tolist())
-    edges = [0] + cuts + [ROWS]
-    return torch.arange(edges[rank], edges[rank + 1])
 
 
 def worker(rank, lib, store, failures):
@@ -98,14 +68,7 @@ def check(rank, world, group, failures):
             mine = ops.gate_residual_state_finalize(ops.gate_residual_grad_gate_state(*part), dtype).float()
             dist.all_reduce(mine, op=dist.ReduceOp.SUM, group=group)
             framework_same = torch.equal(bits(mine.to(dtype)), bits(full))
-            if rank == 0:
-                print(f"world {world}, {how} shards, {dtype}: all-reduced state finalized "
-                      f"{'==' if same else '!='} full batch; fp32 all-reduce of the gradients "
-                      f"{'==' if framework_same else '!='} full batch", flush=True)
-            if not same:
-                failures.put(f"world {world} {how} {dtype}: the all-reduced state differs from the full batch's")
-            if framework_same:
-                failures.put(f"world {world} {how} {dtype}: the control (fp32 all-reduce) did not differ")
+            report_shards(rank, f"world {world}, {how} shards, {dtype}", same, framework_same, failures)
 
 
 def rms_batch(dtype, seed):
@@ -130,14 +93,8 @@ def check_rmsnorm(rank, world, group, failures):
             for t in mine:
                 dist.all_reduce(t, op=dist.ReduceOp.SUM, group=group)
             framework_same = all(torch.equal(bits(a.to(dtype)), bits(b)) for a, b in zip(mine, full))
-            if rank == 0:
-                print(f"rmsnorm_modulate, world {world}, {how} shards, {dtype}: all-reduced state finalized "
-                      f"{'==' if same else '!='} full batch; fp32 all-reduce of the gradients "
-                      f"{'==' if framework_same else '!='} full batch", flush=True)
-            if not same:
-                failures.put(f"rmsnorm_modulate world {world} {how} {dtype}: the all-reduced state differs")
-            if framework_same:
-                failures.put(f"rmsnorm_modulate world {world} {how} {dtype}: the control (fp32 all-reduce) did not differ")
+            report_shards(rank, f"rmsnorm_modulate, world {world}, {how} shards, {dtype}", same, framework_same,
+                          failures)
 
 
 def main():
