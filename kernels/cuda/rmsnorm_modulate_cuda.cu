@@ -25,6 +25,7 @@
 #include "../gate_residual_dtype.h"
 #include "../rmsnorm_modulate.h"
 #include "../rmsnorm_modulate_order.h"
+#include "rmsnorm_modulate_cuda_pair.cuh"
 
 namespace gatecheck {
 namespace {
@@ -86,11 +87,13 @@ __device__ __forceinline__ float warp_tree(float v) {
   return v;
 }
 
-// Two row statistics folded by the order's tree; every thread gets both.
-__device__ __forceinline__ float2 block_sum2(float a, float b, float2* sm) {
+// Two row statistics folded by the order's tree; every thread of the row's
+// nt threads gets both (t: the thread's place among them). Every thread of the
+// block calls it: its barriers are the block's.
+__device__ __forceinline__ float2 block_sum2(float a, float b, float2* sm, int t, int nt) {
   a = warp_tree(a);
   b = warp_tree(b);
-  const int w = threadIdx.x >> 5, l = threadIdx.x & 31, nw = blockDim.x >> 5;
+  const int w = t >> 5, l = t & 31, nw = nt >> 5;
   if (l == 0) sm[w] = make_float2(a, b);
   __syncthreads();
   if (w == 0) {
@@ -101,6 +104,9 @@ __device__ __forceinline__ float2 block_sum2(float a, float b, float2* sm) {
   }
   __syncthreads();
   return sm[32];
+}
+__device__ __forceinline__ float2 block_sum2(float a, float b, float2* sm) {
+  return block_sum2(a, b, sm, int(threadIdx.x), int(blockDim.x));
 }
 
 __device__ __forceinline__ float rstd_of(float ss, int64_t dim, float eps) {
@@ -169,6 +175,36 @@ __device__ __forceinline__ uint4 load_once(const T* p, int64_t j0) {
   return v;
 }
 
+// A forward chunk of 16-bit values from its raw 16-byte loads, with the
+// pairs' roundings packed (rmsnorm_modulate_cuda_pair.cuh): the float path's
+// bits in fewer instructions (the forward is issue-bound on the H200).
+template <class T>
+__device__ __forceinline__ uint4 fwd_chunk_packed(float rstd, const uint4& xr, const uint4& wr, const uint4& shr,
+                                                  const uint4& scr) {
+  using P = Pair<T>;
+  const uint4 f = factor_chunk<T>(scr);
+  float o[8];
+  uint32_t r[4];
+  bool nan = false;
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    const uint32_t xw = word(xr, q), ww = word(wr, q), sw = word(shr, q);
+    const float a0 = __fmul_rn(P::lo(ww), __fmul_rn(rstd, P::lo(xw)));
+    const float a1 = __fmul_rn(P::hi(ww), __fmul_rn(rstd, P::hi(xw)));
+    const uint32_t nf = P::mul(P::rn(a0, a1), word(f, q));  // rn(rn(w * rstd * x) * f)
+    o[2 * q] = __fadd_rn(P::lo(nf), P::lo(sw));
+    o[2 * q + 1] = __fadd_rn(P::hi(nf), P::hi(sw));
+    nan |= (o[2 * q] != o[2 * q]) | (o[2 * q + 1] != o[2 * q + 1]);
+    r[q] = P::rn(o[2 * q], o[2 * q + 1]);
+  }
+  if (nan) {  // round_to's canonical NaN
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      r[q] = uint32_t(round_to<T>(o[2 * q]).bits) | uint32_t(round_to<T>(o[2 * q + 1]).bits) << 16;
+  }
+  return make_uint4(r[0], r[1], r[2], r[3]);
+}
+
 // Launch bounds: with chunks kept (few threads a row, many registers each) or
 // not (up to 1,024 threads a row).
 constexpr int bounds_for(int keep) { return keep > 0 ? 256 : 1024; }
@@ -209,31 +245,42 @@ __global__ void __launch_bounds__(bounds_for(KEEP)) fwd_kernel(Ptrs a) {
     }
     const float rstd = rstd_of(block_sum2(s, 0.0f, sm).x, dim, a.eps);
     const int64_t tb = gate * dim;
-    auto emit = [&](int64_t c, int n, const float (&xv)[V]) {
-      float wv[V], sh[V], sc[V], o[V];
-      load_chunk<T, VEC>(w, c * V, n, wv);
-      load_chunk<T, VEC>(shift, tb + c * V, n, sh);
-      load_chunk<T, VEC>(scale, tb + c * V, n, sc);
+    if constexpr (VEC && kPacked<T>) {
+      auto emit = [&](int64_t c, const uint4& xr) {
+        *reinterpret_cast<uint4*>(out + row + c * V) = fwd_chunk_packed<T>(
+            rstd, xr, load_raw(w, c * V), load_raw(shift, tb + c * V), load_raw(scale, tb + c * V));
+      };
 #pragma unroll
-      for (int e = 0; e < V; ++e) {
-        const float nn = rn<T>(__fmul_rn(wv[e], __fmul_rn(rstd, xv[e])));
-        const float f = rn<T>(__fadd_rn(1.0f, sc[e]));
-        o[e] = __fadd_rn(rn<T>(__fmul_rn(nn, f)), sh[e]);
-      }
-      store_chunk<T, VEC>(out, row + c * V, n, o);
-    };
+      for (int i = 0; i < KEEP; ++i)
+        if (t0 + i * nt < nch) emit(t0 + i * nt, kept[i]);
+      for (int64_t c = t0 + KEEP * nt; c < nch; c += nt) emit(c, load_raw(x, row + c * V));
+    } else {
+      auto emit = [&](int64_t c, int n, const float (&xv)[V]) {
+        float wv[V], sh[V], sc[V], o[V];
+        load_chunk<T, VEC>(w, c * V, n, wv);
+        load_chunk<T, VEC>(shift, tb + c * V, n, sh);
+        load_chunk<T, VEC>(scale, tb + c * V, n, sc);
 #pragma unroll
-    for (int i = 0; i < KEEP; ++i)
-      if (t0 + i * nt < nch) {
+        for (int e = 0; e < V; ++e) {
+          const float nn = rn<T>(__fmul_rn(wv[e], __fmul_rn(rstd, xv[e])));
+          const float f = rn<T>(__fadd_rn(1.0f, sc[e]));
+          o[e] = __fadd_rn(rn<T>(__fmul_rn(nn, f)), sh[e]);
+        }
+        store_chunk<T, VEC>(out, row + c * V, n, o);
+      };
+#pragma unroll
+      for (int i = 0; i < KEEP; ++i)
+        if (t0 + i * nt < nch) {
+          float xv[V];
+          unpack<T>(kept[i], xv);
+          emit(t0 + i * nt, V, xv);
+        }
+      for (int64_t c = t0 + KEEP * nt; c < nch; c += nt) {
+        const int n = int(min64(V, dim - c * V));
         float xv[V];
-        unpack<T>(kept[i], xv);
-        emit(t0 + i * nt, V, xv);
+        load_chunk<T, VEC>(x, row + c * V, n, xv);
+        emit(c, n, xv);
       }
-    for (int64_t c = t0 + KEEP * nt; c < nch; c += nt) {
-      const int n = int(min64(V, dim - c * V));
-      float xv[V];
-      load_chunk<T, VEC>(x, row + c * V, n, xv);
-      emit(c, n, xv);
     }
   }
 }
@@ -474,16 +521,17 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
 
 // ---- backward in one pass ------------------------------------------------------
 //
-// Where the row kernels keep a row in registers (16-byte loads, at most 256
-// threads a row), one kernel does both passes' work and reads x and g once.
-// A block of the row kernel's T threads walks a dweight group's rows in tile
-// order (gate order, then a gate's rows in batch order, as the tile kernel
-// does). For each row, thread t does what the row kernel's thread t does (its
-// chunks' statistics partial, the block's fold, dx), then adds the row's terms
-// to its chunks' column sums: dweight in registers, the tile's dshift and
-// dscale in shared memory (its own columns: no barrier). The next row's x and
-// g are copied into shared memory (cp.async) while a row is summed, so a
-// block waits on memory only where a copy takes longer than a row's work.
+// Where a row's chunks load as 16 bytes and kFusedRows rows of x and g fit in
+// shared memory twice, one kernel does both passes' work and reads x and g
+// once. A block walks a dweight group's rows in tile order (gate order, then
+// a gate's rows in batch order, as the tile kernel does), kFusedRows rows a
+// step, the next step's rows copied in (cp.async) while a step is worked:
+//   - rows: sub-block j (T = rms_row_threads(dim) threads) does row j as the
+//     row kernel's threads do (its chunks' statistics, the fold, dx), reading
+//     the copy;
+//   - columns: then thread u of the block takes column chunks u, u + R*T, ...
+//     and adds the step's rows' terms in row order to its sums: dweight, and
+//     the tile's dshift and dscale, in registers.
 // The same sums in the same order as the two-pass kernels: the same bits.
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
@@ -491,7 +539,8 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+// Every copy but the last committed group's done (this thread's copies).
+__device__ __forceinline__ void cp_async_wait_prior() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
 
 __device__ __forceinline__ int64_t tile_first_pos(const Plan& p, int64_t gates, int64_t t) {
   int64_t lo = 0, hi = gates;  // gate k: the last with tile_start[k] <= t
@@ -503,138 +552,151 @@ __device__ __forceinline__ int64_t tile_first_pos(const Plan& p, int64_t gates, 
   return p.seg_start[lo] + (t - p.tile_start[lo]) * kRmsSegTileRows;
 }
 
-// Shared memory of the one-pass kernel: the staged row (x, then g: cpt
-// chunks a thread), then the tile's dshift and dscale sums (dim floats each).
-int64_t fused_smem_bytes(int64_t dim, int vec, int threads) {
-  const int64_t nch = dim / vec, cpt = (nch + threads - 1) / threads;
-  return 2 * cpt * threads * 16 + 2 * dim * int64_t(sizeof(float));
+constexpr int kFusedRows = 4;                 // rows a step
+constexpr int kFusedMaxThreads = 512;         // a block's threads: up to 128 registers each
+constexpr int64_t kFusedSmemMax = 200 << 10;  // two steps' x and g at most (of the H200's 227 KiB a block)
+
+// Shared memory of the one-pass kernel: two steps of kFusedRows rows of x and g.
+int64_t fused_smem_bytes(int64_t dim, int vec) { return 2 * 2 * kFusedRows * (dim / vec) * 16; }
+
+// Column chunks a thread of the one-pass kernel sums (0: it does not fit).
+int fused_cols_per_thread(int64_t dim, int vec, int threads) {
+  const int64_t nch = dim / vec, bt = int64_t(threads) * kFusedRows;
+  if (bt > kFusedMaxThreads || fused_smem_bytes(dim, vec) > kFusedSmemMax) return 0;
+  const int64_t cpt = (nch + bt - 1) / bt;
+  return cpt <= 1 ? 1 : cpt <= 2 ? 2 : 0;
 }
 
-// 168 registers a thread: three blocks of 96 threads (dim 5,376 in 16 bits)
-// an SM, as many as their shared memory allows; the compiler would take 226
-// and leave room for two.
-template <class T, int KEEP>
-__global__ void __maxnreg__(168) bwd_fused_kernel(Ptrs a, Plan p) {
+template <class T, int CPT>
+__global__ void __launch_bounds__(kFusedMaxThreads) bwd_fused_kernel(Ptrs a, Plan p) {
   if (*a.bad != kNoBadRow) return;
-  constexpr int V = VecOf<T>::value;
-  extern __shared__ uint4 staged[];
-  __shared__ float2 sm[33];
+  constexpr int V = VecOf<T>::value, R = kFusedRows;
+  extern __shared__ uint4 staged[];  // [step & 1][x, g][row j][chunk c]
+  __shared__ float2 sm[R][33];
+  __shared__ float rs_s[R];
+  __shared__ int key_s[R], tile_s[R];
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
   const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
   T* dx = static_cast<T*>(a.dx);
-  const int64_t dim = a.dim, nch = dim / V, nt = blockDim.x, t0 = threadIdx.x;
-  const int64_t cpt = (nch + nt - 1) / nt;
-  uint4 *sx = staged, *sg = staged + cpt * nt;  // chunk i of thread t at [i * nt + t]
-  float* col = reinterpret_cast<float*>(staged + 2 * cpt * nt);  // dshift sums, then dscale's
+  const int64_t dim = a.dim, nch = dim / V;
+  const int nt = int(blockDim.x) / R, j = int(threadIdx.x) / nt, t0 = int(threadIdx.x) - j * nt;
+  const int64_t bt = blockDim.x;
+  auto buf_x = [&](int64_t step, int row) { return staged + ((step & 1) * 2 * R + row) * nch; };
+  auto buf_g = [&](int64_t step, int row) { return staged + ((step & 1) * 2 * R + R + row) * nch; };
   const int64_t ntiles = p.tile_start[a.gates];
-  auto mine = [&](int i) { return i < KEEP && t0 + i * nt < nch; };
-  // The tile's sums of chunk c, as registers, and back.
-  auto col_get = [&](int64_t c, float (&sh)[V], float (&sc)[V]) {
+  float wc[CPT][V];  // this thread's column chunks' w
 #pragma unroll
-    for (int e = 0; e < V; ++e) {
-      sh[e] = col[c * V + e];
-      sc[e] = col[dim + c * V + e];
-    }
-  };
-  auto col_put = [&](int64_t c, const float (&sh)[V], const float (&sc)[V]) {
-#pragma unroll
-    for (int e = 0; e < V; ++e) {
-      col[c * V + e] = sh[e];
-      col[dim + c * V + e] = sc[e];
-    }
-  };
+  for (int m = 0; m < CPT; ++m)
+    if (threadIdx.x + m * bt < nch) load_chunk<T, true>(w, (threadIdx.x + m * bt) * V, V, wc[m]);
   for (int64_t grp = blockIdx.x; grp * p.tiles_per_group < ntiles; grp += gridDim.x) {
     const int64_t g0 = grp * p.tiles_per_group, g1 = min64(ntiles, g0 + p.tiles_per_group);
     const int64_t P0 = tile_first_pos(p, a.gates, g0), P1 = g1 < ntiles ? tile_first_pos(p, a.gates, g1) : a.rows;
-    float dw[KEEP][V];
-#pragma unroll
-    for (int i = 0; i < KEEP; ++i)
-#pragma unroll
-      for (int e = 0; e < V; ++e) dw[i][e] = 0.0f;
-    int64_t k = -1, ti = -1;
-    auto flush = [&] {
-#pragma unroll
-      for (int i = 0; i < KEEP; ++i)
-        if (k >= 0 && mine(i)) {
-          float sh[V], sc[V];
-          col_get(t0 + i * nt, sh, sc);
-          store_tile_sums<T, true>(a, p, k, ti, t0 + i * nt, V, sh, sc);
-        }
-    };
-    auto stage = [&](int64_t pos) {
-      if (pos < P1) {
+    const int64_t steps = (P1 - P0 + R - 1) / R;
+    // Row j of step st: its chunks of x and g copied by sub-block j's threads,
+    // each the chunks it reads in the row phase.
+    auto stage = [&](int64_t st) {
+      const int64_t pos = P0 + st * R + j;
+      if (st < steps && pos < P1) {
         const int64_t row = p.rows_sorted[pos];
-#pragma unroll
-        for (int i = 0; i < KEEP; ++i)
-          if (mine(i)) {
-            const int64_t at = row * dim + (t0 + i * nt) * V;
-            cp_async16(sx + i * nt + t0, x + at);
-            cp_async16(sg + i * nt + t0, g + at);
-          }
+        uint4 *sx = buf_x(st, j), *sg = buf_g(st, j);
+        for (int64_t c = t0; c < nch; c += nt) {
+          cp_async16(sx + c, x + row * dim + c * V);
+          cp_async16(sg + c, g + row * dim + c * V);
+        }
       }
       cp_async_commit();
     };
-    stage(P0);
-    for (int64_t pos = P0; pos < P1; ++pos) {
-      const int64_t row = p.rows_sorted[pos], kk = p.keys_sorted[pos];
-      const int64_t tt = (pos - p.seg_start[kk]) / kRmsSegTileRows;
-      if (kk != k || tt != ti) {  // a new tile: the last one's sums out, zeros in
-        flush();
-        k = kk;
-        ti = tt;
-        float z[V];
+    float dw[CPT][V], sh[CPT][V], sc[CPT][V], f[CPT][V];
 #pragma unroll
-        for (int e = 0; e < V; ++e) z[e] = 0.0f;
+    for (int m = 0; m < CPT; ++m)
 #pragma unroll
-        for (int i = 0; i < KEEP; ++i)
-          if (mine(i)) col_put(t0 + i * nt, z, z);
-      }
-      const int64_t tb = k * dim;
-      auto w_and_f = [&](int64_t c, float (&wv)[V], float (&f)[V]) {
-        float sc[V];
+      for (int e = 0; e < V; ++e) dw[m][e] = sh[m][e] = sc[m][e] = f[m][e] = 0.0f;
+    int64_t k = -1, ti = -1;
+    auto flush = [&] {
+#pragma unroll
+      for (int m = 0; m < CPT; ++m)
+        if (k >= 0 && threadIdx.x + m * bt < nch) store_tile_sums<T, true>(a, p, k, ti, threadIdx.x + m * bt, V, sh[m], sc[m]);
+    };
+    stage(0);
+    for (int64_t st = 0; st < steps; ++st) {
+      stage(st + 1);  // its buffer's last reader finished before the last step's closing barrier
+      const int64_t pos = P0 + st * R + j;
+      const bool live = pos < P1;
+      const int64_t kk = live ? p.keys_sorted[pos] : 0, row = live ? p.rows_sorted[pos] : 0;
+      cp_async_wait_prior();
+      const uint4 *sx = buf_x(st, j), *sg = buf_g(st, j);
+      const int64_t tb = kk * dim;
+      auto w_and_f = [&](int64_t c, float (&wv)[V], float (&fv)[V]) {
+        float scv[V];
         load_chunk<T, true>(w, c * V, V, wv);
-        load_chunk<T, true>(scale, tb + c * V, V, sc);
-        modulation_factor<T>(sc, f);
+        load_chunk<T, true>(scale, tb + c * V, V, scv);
+        modulation_factor<T>(scv, fv);
       };
-      cp_async_wait_all();
-      uint4 kx[KEEP], kg[KEEP];
       float s = 0.0f, cs = 0.0f;
-#pragma unroll
-      for (int i = 0; i < KEEP; ++i)
-        if (mine(i)) {
-          kx[i] = sx[i * nt + t0];
-          kg[i] = sg[i * nt + t0];
-          float xv[V], gv[V], wv[V], f[V];
-          unpack<T>(kx[i], xv);
-          unpack<T>(kg[i], gv);
-          w_and_f(t0 + i * nt, wv, f);
-          add_row_terms(V, xv, gv, wv, f, s, cs);
+      if (live)
+        for (int64_t c = t0; c < nch; c += nt) {
+          float xv[V], gv[V], wv[V], fv[V];
+          unpack<T>(sx[c], xv);
+          unpack<T>(sg[c], gv);
+          w_and_f(c, wv, fv);
+          add_row_terms(V, xv, gv, wv, fv, s, cs);
         }
-      stage(pos + 1);  // this thread's slots were read above ("memory" orders the copy after)
-      const float2 tot = block_sum2(s, cs, sm);
-      const float rstd = rstd_of(tot.x, dim, a.eps);
-      const float kq = dx_factor(rstd, tot.y, dim);
-#pragma unroll
-      for (int i = 0; i < KEEP; ++i)
-        if (mine(i)) {
-          const int64_t c = t0 + i * nt;
-          float xv[V], gv[V], wv[V], f[V], o[V], sh[V], sc[V];
-          unpack<T>(kx[i], xv);
-          unpack<T>(kg[i], gv);
-          w_and_f(c, wv, f);
-          dx_chunk(rstd, kq, xv, gv, wv, f, o);
+      const float2 tot = block_sum2(s, cs, sm[j], t0, nt);
+      if (live) {
+        const float rstd = rstd_of(tot.x, dim, a.eps);
+        const float kq = dx_factor(rstd, tot.y, dim);
+        for (int64_t c = t0; c < nch; c += nt) {
+          float xv[V], gv[V], wv[V], fv[V], o[V];
+          unpack<T>(sx[c], xv);
+          unpack<T>(sg[c], gv);
+          w_and_f(c, wv, fv);
+          dx_chunk(rstd, kq, xv, gv, wv, fv, o);
           store_chunk<T, true>(dx, row * dim + c * V, V, o);
-          col_get(c, sh, sc);
-          add_col_terms<T>(rstd, xv, gv, wv, f, sh, sc, dw[i]);
-          col_put(c, sh, sc);
         }
+        if (t0 == 0) {
+          rs_s[j] = rstd;
+          key_s[j] = int(kk);
+          tile_s[j] = int((pos - p.seg_start[kk]) / kRmsSegTileRows);
+        }
+      }
+      __syncthreads();  // the step's rows (copies, rstd, tile) to every thread
+      const int nr = int(min64(R, P1 - (P0 + st * R)));
+      for (int q = 0; q < nr; ++q) {
+        const int64_t kq2 = key_s[q], tq = tile_s[q];
+        if (kq2 != k || tq != ti) {  // a new tile: the last one's sums out, zeros in
+          flush();
+          k = kq2;
+          ti = tq;
+#pragma unroll
+          for (int m = 0; m < CPT; ++m) {
+#pragma unroll
+            for (int e = 0; e < V; ++e) sh[m][e] = sc[m][e] = 0.0f;
+            if (threadIdx.x + m * bt < nch) {
+              float scv[V];
+              load_chunk<T, true>(scale, k * dim + (threadIdx.x + m * bt) * V, V, scv);
+              modulation_factor<T>(scv, f[m]);
+            }
+          }
+        }
+        const float rs = rs_s[q];
+        const uint4 *qx = buf_x(st, q), *qg = buf_g(st, q);
+#pragma unroll
+        for (int m = 0; m < CPT; ++m)
+          if (threadIdx.x + m * bt < nch) {
+            float xv[V], gv[V];
+            unpack<T>(qx[threadIdx.x + m * bt], xv);
+            unpack<T>(qg[threadIdx.x + m * bt], gv);
+            add_col_terms<T>(rs, xv, gv, wc[m], f[m], sh[m], sc[m], dw[m]);
+          }
+      }
+      __syncthreads();  // the step's buffer free for the copy two steps on
     }
     flush();
 #pragma unroll
-    for (int i = 0; i < KEEP; ++i)
-      if (mine(i))
+    for (int m = 0; m < CPT; ++m)
+      if (threadIdx.x + m * bt < nch)
 #pragma unroll
-        for (int e = 0; e < V; ++e) p.dw_part[grp * dim + (t0 + i * nt) * V + e] = dw[i][e];
+        for (int e = 0; e < V; ++e) p.dw_part[grp * dim + (threadIdx.x + m * bt) * V + e] = dw[m][e];
   }
 }
 
@@ -781,17 +843,16 @@ void launch_fwd(const Ptrs& a, bool vec, cudaStream_t s) {
 
 // The one-pass kernel: a block a dweight group, as many resident as the
 // shared memory allows.
-template <class T>
+template <class T, int CPT>
 void launch_fused(const Ptrs& a, const Plan& p, int threads, int64_t groups, cudaStream_t s) {
-  const int64_t smem = fused_smem_bytes(a.dim, VecOf<T>::value, threads);
+  const int64_t smem = fused_smem_bytes(a.dim, VecOf<T>::value);
   static std::atomic<int64_t> granted{0};  // the kernel's dynamic shared memory limit, raised once as needed
   if (smem > granted.load()) {
-    cudaFuncSetAttribute(bwd_fused_kernel<T, kRmsChunksPerThread>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                         int(smem));
-    granted.store(smem);
+    cudaFuncSetAttribute(bwd_fused_kernel<T, CPT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kFusedSmemMax));
+    granted.store(kFusedSmemMax);
   }
   const unsigned grid = unsigned(groups < 65535 ? groups : 65535);
-  bwd_fused_kernel<T, kRmsChunksPerThread><<<grid, threads, size_t(smem), s>>>(a, p);
+  bwd_fused_kernel<T, CPT><<<grid, threads * kFusedRows, size_t(smem), s>>>(a, p);
 }
 
 template <class T>
@@ -806,8 +867,12 @@ void launch_bwd(const Ptrs& a, const Layout& l, bool vec, cudaStream_t s) {
          rms_tiles_per_group(a.rows, a.gates)};
   const int64_t nch = (a.dim + VecOf<T>::value - 1) / VecOf<T>::value;
   const int64_t groups = (rms_max_tiles(a.rows, a.gates) + p.tiles_per_group - 1) / p.tiles_per_group;
-  if (vec && row_path(vec, threads) == RowPath::kept && bwd_kernels.load() == RmsBwdKernels::one_pass) {
-    if (a.rows > 0) launch_fused<T>(a, p, threads, groups, s);
+  const int cpt = vec ? fused_cols_per_thread(a.dim, VecOf<T>::value, threads) : 0;
+  if (cpt > 0 && bwd_kernels.load() == RmsBwdKernels::one_pass) {
+    if (a.rows > 0) {
+      if (cpt == 1) launch_fused<T, 1>(a, p, threads, groups, s);
+      else launch_fused<T, 2>(a, p, threads, groups, s);
+    }
   } else {
     launch_two_pass<T>(a, p, vec, nch, groups, s);
   }

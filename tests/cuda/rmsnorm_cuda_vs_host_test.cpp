@@ -29,17 +29,38 @@ namespace testing_cuda {
 namespace {
 
 enum class Index { random, one_gate_per_row, all_one_gate, sorted_runs };
+// normal: N(1, 1) for w, N(0, 1) else; special: those mixed with zeros of
+// both signs, subnormals, the largest finite values, infinities, NaNs and
+// scales about -1 (a factor 1 + scale of zero or a few ulps).
+enum class Values { normal, special };
 
 struct Shape {
   int64_t rows, dim, gates;
   DType dtype;
   Index index = Index::random;
   size_t misalign = 0;  // bytes past a 256-byte boundary for every float tensor on the device
+  Values values = Values::normal;
 };
 
 std::string name_of(const Shape& s) {
   return std::string(dtype_name(s.dtype)) + " rows=" + std::to_string(s.rows) + " dim=" + std::to_string(s.dim) +
-         " gates=" + std::to_string(s.gates) + " misalign=" + std::to_string(s.misalign);
+         " gates=" + std::to_string(s.gates) + " misalign=" + std::to_string(s.misalign) +
+         (s.values == Values::special ? " special values" : "");
+}
+
+// The bits of a value the normal fill never draws, in t: signed zeros, the
+// smallest and largest subnormals, the largest finite, infinities, NaN, and
+// -1 and its neighbours (for a scale).
+std::vector<uint32_t> special_bits(DType t) {
+  switch (t) {
+    case DType::f16:
+      return {0x0000, 0x8000, 0x0001, 0x83ff, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e00, 0xbc00, 0xbc01, 0xbbff};
+    case DType::bf16:
+      return {0x0000, 0x8000, 0x0001, 0x807f, 0x7f7f, 0xff7f, 0x7f80, 0xff80, 0x7fc0, 0xbf80, 0xbf81, 0xbf7f};
+    default:
+      return {0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x7f7fffffu, 0xff7fffffu,
+              0x7f800000u, 0xff800000u, 0x7fc00000u, 0xbf800000u, 0xbf800001u, 0xbf7fffffu};
+  }
 }
 
 // One tensor's host bytes.
@@ -77,8 +98,12 @@ Problem make_problem(const Shape& s, uint64_t seed) {
     } else {
       const float mean = in.name == std::string("w") ? 1.0f : 0.0f;
       const float sd = in.fill == Fill::small_factor ? 0.1f : 1.0f;
+      const std::vector<uint32_t> special = special_bits(s.dtype);
+      // Sparse in rows (one special value poisons its row's statistics), dense in the tables.
+      const uint64_t one_in = in.role == Role::row ? 200 : 4;
       for (int64_t i = 0; i < t.rows * t.cols; ++i) {
-        const uint32_t b = float_to_bits_rn(s.dtype, mean + sd * normal(rng));
+        uint32_t b = float_to_bits_rn(s.dtype, mean + sd * normal(rng));
+        if (s.values == Values::special && rng() % one_in == 0) b = special[rng() % special.size()];
         std::memcpy(t.bytes.data() + size_t(i) * esz, &b, esz);  // little-endian: the low bytes
       }
     }
@@ -289,6 +314,22 @@ TEST(rmsnorm_modulate_cuda, OnePassBackward) {
     expect_same({4097, 5376 / 8, 9, t, Index::sorted_runs});
   }
   expect_same({70000, 8, 9, DType::bf16});
+}
+
+// Zeros, subnormals, the largest finite values, infinities, NaNs and factors
+// of zero, on every path of both backwards: the packed 16-bit arithmetic of
+// the forward and the NaN canonicalisation of every store among them.
+TEST(rmsnorm_modulate_cuda, SpecialValuesEveryPath) {
+  GATECHECK_REQUIRE_GPU();
+  for (RmsBwdKernels k : {RmsBwdKernels::one_pass, RmsBwdKernels::two_pass}) {
+    const BwdKernels bwd(k);
+    for (DType t : kTypes) {
+      expect_same({300, 3072, 9, t, Index::random, 0, Values::special});
+      expect_same({33, 5376, 9, t, Index::random, 0, Values::special});
+      expect_same({65, 16392, 3, t, Index::random, 0, Values::special});
+      expect_same({97, 5, 3, t, Index::random, 0, Values::special});
+    }
+  }
 }
 
 TEST(rmsnorm_modulate_cuda, BadIndexIsNamedAndWritesNothing) {
