@@ -181,9 +181,18 @@ Status check_call(const OpCall& c, uint32_t supported_devices, bool index_on_hos
   auto check_buf = [&](const char* name, Role role, const TensorBuf& b) {
     const int64_t rows = role_rows(role, p.rows, p.gates), cols = role_cols(role, p.dim);
     if (role == Role::index) {
-      if (b.rows != rows)
-        return Status::error(ErrorKind::shape_mismatch,
-                             fmt("%s: index has %" PRId64 " entries, expected %" PRId64, w, b.rows, rows));
+      if (b.rows != rows) {
+        // Which of the two is wrong is the caller's to say: name the rows' tensor too.
+        const char* by = "the batch";
+        for (const auto& in : op.inputs)
+          if (in.role == Role::row) {
+            by = in.name;
+            break;
+          }
+        return Status::error(ErrorKind::shape_mismatch, fmt("%s: index has %" PRId64 " entries, expected %" PRId64
+                                                            ": one per row of %s",
+                                                            w, b.rows, rows, by));
+      }
       return check_index_pointer(w, p, static_cast<const int64_t*>(b.data));
     }
     return check_tensor(w, p, TensorArg{name, b.data, DType(p.dtype), b.rows, b.cols, b.cols}, rows, cols);
