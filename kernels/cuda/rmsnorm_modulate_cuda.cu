@@ -553,25 +553,11 @@ __device__ __forceinline__ int64_t tile_first_pos(const Plan& p, int64_t gates, 
 }
 
 constexpr int kFusedRows = 4;                 // rows a step
-constexpr int kFusedMaxThreads = 384;         // a block's threads: up to 168 registers each
-constexpr int64_t kFusedSmemMax = 220 << 10;  // two steps' x and g and w at most (of the H200's 227 KiB a block)
+constexpr int kFusedMaxThreads = 512;         // a block's threads: up to 128 registers each
+constexpr int64_t kFusedSmemMax = 200 << 10;  // two steps' x and g at most (of the H200's 227 KiB a block)
 
-// Shared memory of the one-pass kernel: two steps of kFusedRows rows of x and
-// g, then w.
-int64_t fused_smem_bytes(int64_t dim, int vec) { return (2 * 2 * kFusedRows + 1) * (dim / vec) * 16; }
-
-// A chunk's factors rn(1 + scale) as T's bits (exact in T), from its raw load.
-template <class T>
-__device__ __forceinline__ uint4 factor_raw(const uint4& sc) {
-  if constexpr (kPacked<T>) {
-    return factor_chunk<T>(sc);
-  } else {
-    return make_uint4(__float_as_uint(__fadd_rn(1.0f, __uint_as_float(sc.x))),
-                      __float_as_uint(__fadd_rn(1.0f, __uint_as_float(sc.y))),
-                      __float_as_uint(__fadd_rn(1.0f, __uint_as_float(sc.z))),
-                      __float_as_uint(__fadd_rn(1.0f, __uint_as_float(sc.w))));
-  }
-}
+// Shared memory of the one-pass kernel: two steps of kFusedRows rows of x and g.
+int64_t fused_smem_bytes(int64_t dim, int vec) { return 2 * 2 * kFusedRows * (dim / vec) * 16; }
 
 // Column chunks a thread of the one-pass kernel sums (0: it does not fit).
 int fused_cols_per_thread(int64_t dim, int vec, int threads) {
@@ -585,7 +571,7 @@ template <class T, int CPT>
 __global__ void __launch_bounds__(kFusedMaxThreads) bwd_fused_kernel(Ptrs a, Plan p) {
   if (*a.bad != kNoBadRow) return;
   constexpr int V = VecOf<T>::value, R = kFusedRows;
-  extern __shared__ uint4 staged[];  // [step & 1][x, g][row j][chunk c], then w
+  extern __shared__ uint4 staged[];  // [step & 1][x, g][row j][chunk c]
   __shared__ float2 sm[R][33];
   __shared__ float rs_s[R];
   __shared__ int key_s[R], tile_s[R];
@@ -598,9 +584,10 @@ __global__ void __launch_bounds__(kFusedMaxThreads) bwd_fused_kernel(Ptrs a, Pla
   auto buf_x = [&](int64_t step, int row) { return staged + ((step & 1) * 2 * R + row) * nch; };
   auto buf_g = [&](int64_t step, int row) { return staged + ((step & 1) * 2 * R + R + row) * nch; };
   const int64_t ntiles = p.tile_start[a.gates];
-  uint4* sw = staged + 4 * R * nch;  // w, read by every row
-  for (int64_t c = threadIdx.x; c < nch; c += bt) sw[c] = load_raw(w, c * V);
-  __syncthreads();
+  float wc[CPT][V];  // this thread's column chunks' w
+#pragma unroll
+  for (int m = 0; m < CPT; ++m)
+    if (threadIdx.x + m * bt < nch) load_chunk<T, true>(w, (threadIdx.x + m * bt) * V, V, wc[m]);
   for (int64_t grp = blockIdx.x; grp * p.tiles_per_group < ntiles; grp += gridDim.x) {
     const int64_t g0 = grp * p.tiles_per_group, g1 = min64(ntiles, g0 + p.tiles_per_group);
     const int64_t P0 = tile_first_pos(p, a.gates, g0), P1 = g1 < ntiles ? tile_first_pos(p, a.gates, g1) : a.rows;
@@ -619,14 +606,11 @@ __global__ void __launch_bounds__(kFusedMaxThreads) bwd_fused_kernel(Ptrs a, Pla
       }
       cp_async_commit();
     };
-    float dw[CPT][V], sh[CPT][V], sc[CPT][V];
-    uint4 fc[CPT];  // the tile's factors for this thread's column chunks, as T's bits
+    float dw[CPT][V], sh[CPT][V], sc[CPT][V], f[CPT][V];
 #pragma unroll
-    for (int m = 0; m < CPT; ++m) {
-      fc[m] = make_uint4(0, 0, 0, 0);
+    for (int m = 0; m < CPT; ++m)
 #pragma unroll
-      for (int e = 0; e < V; ++e) dw[m][e] = sh[m][e] = sc[m][e] = 0.0f;
-    }
+      for (int e = 0; e < V; ++e) dw[m][e] = sh[m][e] = sc[m][e] = f[m][e] = 0.0f;
     int64_t k = -1, ti = -1;
     auto flush = [&] {
 #pragma unroll
@@ -641,41 +625,33 @@ __global__ void __launch_bounds__(kFusedMaxThreads) bwd_fused_kernel(Ptrs a, Pla
       const int64_t kk = live ? p.keys_sorted[pos] : 0, row = live ? p.rows_sorted[pos] : 0;
       cp_async_wait_prior();
       const uint4 *sx = buf_x(st, j), *sg = buf_g(st, j);
-      // The row's factors for this thread's chunks (at most kRmsChunksPerThread:
-      // nt is rms_row_threads), loaded at once; w comes from shared memory.
-      uint4 fr[kRmsChunksPerThread];
-#pragma unroll
-      for (int i = 0; i < kRmsChunksPerThread; ++i)
-        if (live && t0 + i * nt < nch) fr[i] = factor_raw<T>(load_raw(scale, kk * dim + (t0 + i * nt) * V));
+      const int64_t tb = kk * dim;
+      auto w_and_f = [&](int64_t c, float (&wv)[V], float (&fv)[V]) {
+        float scv[V];
+        load_chunk<T, true>(w, c * V, V, wv);
+        load_chunk<T, true>(scale, tb + c * V, V, scv);
+        modulation_factor<T>(scv, fv);
+      };
       float s = 0.0f, cs = 0.0f;
-#pragma unroll
-      for (int i = 0; i < kRmsChunksPerThread; ++i) {
-        const int64_t c = t0 + i * nt;
-        if (live && c < nch) {
+      if (live)
+        for (int64_t c = t0; c < nch; c += nt) {
           float xv[V], gv[V], wv[V], fv[V];
           unpack<T>(sx[c], xv);
           unpack<T>(sg[c], gv);
-          unpack<T>(sw[c], wv);
-          unpack<T>(fr[i], fv);
+          w_and_f(c, wv, fv);
           add_row_terms(V, xv, gv, wv, fv, s, cs);
         }
-      }
       const float2 tot = block_sum2(s, cs, sm[j], t0, nt);
       if (live) {
         const float rstd = rstd_of(tot.x, dim, a.eps);
         const float kq = dx_factor(rstd, tot.y, dim);
-#pragma unroll
-        for (int i = 0; i < kRmsChunksPerThread; ++i) {
-          const int64_t c = t0 + i * nt;
-          if (c < nch) {
-            float xv[V], gv[V], wv[V], fv[V], o[V];
-            unpack<T>(sx[c], xv);
-            unpack<T>(sg[c], gv);
-            unpack<T>(sw[c], wv);
-            unpack<T>(fr[i], fv);
-            dx_chunk(rstd, kq, xv, gv, wv, fv, o);
-            store_chunk<T, true>(dx, row * dim + c * V, V, o);
-          }
+        for (int64_t c = t0; c < nch; c += nt) {
+          float xv[V], gv[V], wv[V], fv[V], o[V];
+          unpack<T>(sx[c], xv);
+          unpack<T>(sg[c], gv);
+          w_and_f(c, wv, fv);
+          dx_chunk(rstd, kq, xv, gv, wv, fv, o);
+          store_chunk<T, true>(dx, row * dim + c * V, V, o);
         }
         if (t0 == 0) {
           rs_s[j] = rstd;
@@ -695,7 +671,11 @@ __global__ void __launch_bounds__(kFusedMaxThreads) bwd_fused_kernel(Ptrs a, Pla
           for (int m = 0; m < CPT; ++m) {
 #pragma unroll
             for (int e = 0; e < V; ++e) sh[m][e] = sc[m][e] = 0.0f;
-            if (threadIdx.x + m * bt < nch) fc[m] = factor_raw<T>(load_raw(scale, k * dim + (threadIdx.x + m * bt) * V));
+            if (threadIdx.x + m * bt < nch) {
+              float scv[V];
+              load_chunk<T, true>(scale, k * dim + (threadIdx.x + m * bt) * V, V, scv);
+              modulation_factor<T>(scv, f[m]);
+            }
           }
         }
         const float rs = rs_s[q];
@@ -706,10 +686,7 @@ __global__ void __launch_bounds__(kFusedMaxThreads) bwd_fused_kernel(Ptrs a, Pla
             float xv[V], gv[V];
             unpack<T>(qx[threadIdx.x + m * bt], xv);
             unpack<T>(qg[threadIdx.x + m * bt], gv);
-            float wv[V], fv[V];
-            unpack<T>(sw[threadIdx.x + m * bt], wv);
-            unpack<T>(fc[m], fv);
-            add_col_terms<T>(rs, xv, gv, wv, fv, sh[m], sc[m], dw[m]);
+            add_col_terms<T>(rs, xv, gv, wc[m], f[m], sh[m], sc[m], dw[m]);
           }
       }
       __syncthreads();  // the step's buffer free for the copy two steps on

@@ -3,8 +3,8 @@
 #   - the kernels against the host twin, every test of test_rmsnorm_cuda_vs_host;
 #   - gatecheck-rmsnorm-bench at 32768 and 131072 rows x 5376 and 3072, bf16, 9 gates: the
 #     forward, both backwards, the copy of the same bytes;
-#   - ncu on the forward, the one-pass backward and the fold at 32768 x 5376 (time, DRAM and
-#     issue throughput, occupancy, registers);
+#   - ncu's report on the one-pass backward at 32768 x 5376 (throughput, occupancy, scheduler
+#     and warp stall statistics, memory);
 #   - RERUN (a ctest regex, optional): those GPU tests again, one at a time.
 # About 3 minutes on the H200 after the build.
 . "$(dirname "$0")/../stage_common.sh"
@@ -19,23 +19,17 @@ L="$D/iter.log"
 } > "$L" 2>&1
 timeout 90 "$RB" --rows 32768,131072 --dims 5376,3072 --gates 9 --dtypes bf16 > "$D/bench.md" 2>&1
 echo "bench exit $?" >> "$L"
-M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__block_size,launch__grid_size
 {
-  echo "== ncu (bf16 32768 x 5376, 9 gates): $M"
-  timeout 120 ncu --clock-control none --metrics "$M" --print-units base -k 'regex:fwd_kernel|bwd_fused|bwd_fold' \
-    --launch-count 6 --csv "$RB" --rows 32768 --dims 5376 --gates 9 --dtypes bf16 --reps 1 2>/dev/null |
-    grep '^"' | python3 -c "
-import csv, sys, collections
-rows = [r for r in csv.reader(sys.stdin) if len(r) > 10]
-h = rows[0]; K = collections.OrderedDict()
-for r in rows[1:]:
-    K.setdefault((r[h.index('ID')], r[h.index('Kernel Name')][:70]), {})[r[h.index('Metric Name')].split('.')[0]] = r[h.index('Metric Value')].replace(',', '')
-for (i, n), m in K.items(): print(n, ' '.join('%s=%s' % kv for kv in m.items()))
-"
+  # The one-pass backward's first launch under ncu: where its warps wait.
+  echo "== ncu, bwd_fused_kernel at bf16 32768 x 5376, 9 gates"
+  timeout 150 ncu --clock-control none -k regex:bwd_fused --launch-count 1 --section SpeedOfLight \
+    --section Occupancy --section LaunchStats --section SchedulerStats --section WarpStateStats \
+    --section MemoryWorkloadAnalysis "$RB" --rows 32768 --dims 5376 --gates 9 --dtypes bf16 --reps 1 2>&1 |
+    grep -vE "^==PROF==|^\|" | grep -E "[0-9]" | cut -c1-150
 } >> "$L" 2>&1
 if [ -n "${RERUN:-}" ]; then
   (cd "$BUILD" && timeout 240 ctest -R "$RERUN" --output-on-failure) >> "$L" 2>&1
   echo "rerun exit $?" >> "$L"
 fi
 cat "$D/bench.md"
-grep -E "exit|FAILED|bwd_fused|fwd_kernel|bwd_fold|tests passed|Failed|\*\*\*" "$L" | cut -c1-260
+grep -E "exit|FAILED|Duration|Throughput|Stall|tests passed|Failed|\*\*\*" "$L" | cut -c1-200
