@@ -10,7 +10,11 @@
 // in fp32 with one thread per chunk of columns; a last kernel folds the
 // partials in order. No float atomics: every bit is fixed by the call.
 // Vector loads (16 bytes) only where every tensor is 16-byte aligned and
-// dim is a multiple of the chunk; otherwise element loads, same order.
+// dim is a multiple of the chunk; otherwise element loads, same order. With
+// vector loads of 16-bit types the forward rounds pairs of elements in packed
+// instructions (rmsnorm_modulate_cuda_pair.cuh), the same bits. A one-pass
+// backward (bwd_fused_kernel) is opt-in: slower than the two passes on the
+// H200 (kernels/cuda/README.md).
 #include "rmsnorm_modulate_cuda.h"
 
 #include <cuda_runtime.h>
