@@ -7,6 +7,7 @@
 
 #include "../case/case_spec.h"
 #include "../oracles/oracle.h"
+#include "../properties/checks/properties.h"
 #include "sweep.h"
 
 namespace gatecheck::sweep_detail {
@@ -31,6 +32,12 @@ inline std::string hex_bits(uint32_t bits) {
   std::snprintf(b, sizeof b, "0x%x", unsigned(bits));
   return b;
 }
+
+// A failed property check on a case of `full_rows` rows under `plan`, as the
+// report keeps it: the verdict's message, its first failed output and where
+// that output first differs.
+SweepFailure plan_failure(const char* property, const Verdict& v, bool claimed, uint64_t seed, int64_t full_rows,
+                          const BatchPlan& plan);
 
 // The sweep's data as a generator spec (the prior art's N(0,1), gate x 0.1,
 // each row a uniform gate of `gates`, from gatecheck's own generator), and

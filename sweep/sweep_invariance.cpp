@@ -318,12 +318,18 @@ void segments(const Case& c, const Subject& s, uint64_t seed, InvarianceResult* 
   note(&out->segments, claimed);
   const char* segments = invariance_property(OutputKind::segment_sum).name;
   if (!sink->count(segments)) return;
+  SweepFailure f = plan_failure(segments, v, claimed, seed, c.rows, plan);
+  sink->keep(std::move(f));
+}
+
+SweepFailure plan_failure(const char* property, const Verdict& v, bool claimed, uint64_t seed, int64_t full_rows,
+                          const BatchPlan& plan) {
   SweepFailure f;
-  f.check = segments;
-  f.property = segments;
+  f.check = property;
+  f.property = property;
   f.claimed = claimed;
   f.seed = seed;
-  f.full_rows = c.rows;
+  f.full_rows = full_rows;
   f.detail = v.message;
   f.output = v.failed_outputs.empty() ? std::string() : v.failed_outputs.front();
   if (!v.comparisons.empty() && !v.comparisons.front().first.empty()) {
@@ -334,7 +340,7 @@ void segments(const Case& c, const Subject& s, uint64_t seed, InvarianceResult* 
     f.want_bits = m.want_bits;
   }
   f.plan = plan;
-  sink->keep(std::move(f));
+  return f;
 }
 
 }  // namespace gatecheck::sweep_detail

@@ -54,22 +54,7 @@ void splits(const Case& c, const Subject& s, uint64_t seed, InvarianceResult* ou
     const bool claimed = breaks_claim(v, s.contract, c.dtype);
     ++out->splits.failed;
     (claimed ? out->splits.claimed_failed : out->splits.unclaimed_failed) = true;
-    SweepFailure f;
-    f.check = property;
-    f.property = property;
-    f.claimed = claimed;
-    f.seed = seed;
-    f.full_rows = c.rows;
-    f.detail = v.message;  // names the split, the combine and the first differing element
-    f.output = v.failed_outputs.empty() ? std::string() : v.failed_outputs.front();
-    if (!v.comparisons.empty() && !v.comparisons.front().first.empty()) {
-      const Mismatch& m = v.comparisons.front().first.front();
-      f.at_row = m.row;
-      f.at_col = m.col;
-      f.bits = m.got_bits;
-      f.want_bits = m.want_bits;
-    }
-    f.plan = split;
+    SweepFailure f = plan_failure(property, v, claimed, seed, c.rows, split);  // names the split and the combine
     if (!out->split_first) out->split_first = f;
     if (sink->count(property)) sink->keep(std::move(f));
   }
