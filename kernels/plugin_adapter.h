@@ -19,6 +19,11 @@ struct PluginAdapter {
   static int null_problem(const char* op) {
     return report(Status::error(ErrorKind::null_pointer, std::string(op) + ": problem is null"));
   }
+  // Another plugin's failure passed on: its code, its message kept as ours.
+  static int relay(int rc, const char* msg) {
+    if (rc) message() = msg ? msg : "";
+    return rc;
+  }
   static const char* last_error() { return message().c_str(); }
 
  private:

@@ -8,19 +8,15 @@
 #include <vector>
 
 #include "../op_call_abi.h"
+#include "../plugin_adapter.h"
 #include "../rmsnorm_modulate.h"
 #include "rmsnorm_modulate_cuda.h"
 
 namespace gatecheck {
 namespace {
 
-thread_local std::string g_error;
-
-int report(const Status& s) {
-  if (s.ok()) return 0;
-  g_error = s.message;
-  return int(s.kind);
-}
+using Abi = PluginAdapter<struct RmsCudaTag>;
+int report(const Status& s) { return Abi::report(s); }
 
 Status cuda_status(const char* who, cudaError_t e) {
   return Status::error(ErrorKind::implementation, std::string(who) + ": CUDA error: " + cudaGetErrorString(e));
@@ -68,10 +64,9 @@ Status run(const gatecheck_call* raw, Pass pass) {
 
 int forward_call(const gatecheck_call* c) { return report(run(c, Pass::forward)); }
 int backward_call(const gatecheck_call* c) { return report(run(c, Pass::backward)); }
-const char* last_error() { return g_error.c_str(); }
 
 const gatecheck_op_plugin kCuda{2,           "rmsnorm_modulate cuda", "rmsnorm_modulate", 1u << GATECHECK_CUDA,
-                                forward_call, backward_call,           last_error};
+                                forward_call, backward_call,           Abi::last_error};
 
 }  // namespace
 

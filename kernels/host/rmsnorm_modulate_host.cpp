@@ -19,6 +19,7 @@
 
 #include "../gate_residual_dtype.h"
 #include "../op_call_abi.h"
+#include "../plugin_adapter.h"
 #include "../rmsnorm_modulate.h"
 #include "../rmsnorm_modulate_order.h"
 
@@ -26,13 +27,8 @@ namespace gatecheck {
 
 namespace {
 
-thread_local std::string g_error;
-
-int report(const Status& s) {
-  if (s.ok()) return 0;
-  g_error = s.message;
-  return int(s.kind);
-}
+using Abi = PluginAdapter<struct RmsHostTag>;
+int report(const Status& s) { return Abi::report(s); }
 
 float load(const TensorBuf& t, DType d, int64_t i) {
   if (d == DType::f32) return static_cast<const float*>(t.data)[i];
@@ -208,10 +204,9 @@ int run(const gatecheck_call* raw, Pass pass) {
 
 int forward_call(const gatecheck_call* c) { return run(c, Pass::forward); }
 int backward_call(const gatecheck_call* c) { return run(c, Pass::backward); }
-const char* last_error() { return g_error.c_str(); }
 
 const gatecheck_op_plugin kHost{2,           "rmsnorm_modulate host", "rmsnorm_modulate", 1u << GATECHECK_CPU,
-                                forward_call, backward_call,           last_error};
+                                forward_call, backward_call,           Abi::last_error};
 
 }  // namespace
 

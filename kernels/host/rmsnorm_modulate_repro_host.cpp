@@ -8,6 +8,7 @@
 
 #include "../binned_sum.h"
 #include "../op_call_abi.h"
+#include "../plugin_adapter.h"
 #include "../rmsnorm_modulate.h"
 #include "rmsnorm_modulate_host.h"
 
@@ -15,15 +16,8 @@ namespace gatecheck {
 
 namespace {
 
-thread_local std::string g_error;
-
-int report(const Status& s) {
-  if (s.ok()) return 0;
-  g_error = s.message;
-  return int(s.kind);
-}
-
-const char* last_error() { return g_error.c_str(); }
+using Abi = PluginAdapter<struct RmsReproHostTag>;
+int report(const Status& s) { return Abi::report(s); }
 
 const char* const kGradients[3] = {"dweight", "dshift", "dscale"};
 
@@ -58,19 +52,16 @@ void finalize_typed(const OpCall& bwd, const uint64_t* state) {
 
 // The twin's forward, unchanged.
 int forward_call(const gatecheck_call* c) {
-  const int rc = rmsnorm_modulate_host_plugin()->forward(c);
-  if (rc) g_error = rmsnorm_modulate_host_plugin()->last_error();
-  return rc;
+  const gatecheck_op_plugin* twin = rmsnorm_modulate_host_plugin();
+  const int rc = twin->forward(c);  // before last_error(): argument order is unspecified
+  return Abi::relay(rc, twin->last_error());
 }
 
 // The twin's backward (dx, and every check of the arguments); then its
 // parameter gradients again, binned (the twin's values are replaced).
 int backward_call(const gatecheck_call* raw) {
   const gatecheck_op_plugin* twin = rmsnorm_modulate_host_plugin();
-  if (const int rc = twin->backward(raw)) {
-    g_error = twin->last_error();
-    return rc;
-  }
+  if (const int rc = twin->backward(raw)) return Abi::relay(rc, twin->last_error());
   OpCall c;
   Status s = op_call_from_abi(rmsnorm_modulate_schema(), Pass::backward, raw, &c);
   if (!s.ok()) return report(s);
@@ -125,7 +116,7 @@ int ex_finalize(const gatecheck_call* raw, const uint64_t* state) {
 }
 
 const gatecheck_op_plugin kPlugin{2,           "rmsnorm_modulate host-repro", "rmsnorm_modulate", 1u << GATECHECK_CPU,
-                                  forward_call, backward_call,                 last_error};
+                                  forward_call, backward_call,                 Abi::last_error};
 
 }  // namespace
 
@@ -182,7 +173,7 @@ const gatecheck_split_exchange* rmsnorm_modulate_repro_host_exchange() {
                                               ex_partial,
                                               ex_combine,
                                               ex_finalize,
-                                              last_error};
+                                              Abi::last_error};
   return &ex;
 }
 
