@@ -17,28 +17,32 @@
 
 namespace gatecheck {
 
+// The packed operations of a pair type (PTX's bf16x2 or f16x2): (rn(l), rn(h))
+// from two floats in one cvt, and + and x of two pairs, each rounded once.
+#define GC_PAIR_OPS(PTX_TYPE)                                                        \
+  static __device__ __forceinline__ uint32_t rn(float l, float h) {                  \
+    uint32_t d;                                                                      \
+    asm("cvt.rn." PTX_TYPE ".f32 %0, %1, %2;" : "=r"(d) : "f"(h), "f"(l));           \
+    return d;                                                                        \
+  }                                                                                  \
+  static __device__ __forceinline__ uint32_t add(uint32_t a, uint32_t b) {           \
+    uint32_t d;                                                                      \
+    asm("add.rn." PTX_TYPE " %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));               \
+    return d;                                                                        \
+  }                                                                                  \
+  static __device__ __forceinline__ uint32_t mul(uint32_t a, uint32_t b) {           \
+    uint32_t d;                                                                      \
+    asm("mul.rn." PTX_TYPE " %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));               \
+    return d;                                                                        \
+  }
+
 template <class T> struct Pair;
 
 template <> struct Pair<bf16_t> {
   static constexpr uint32_t kOnes = 0x3f803f80u;  // (1, 1)
   static __device__ __forceinline__ float lo(uint32_t w) { return __uint_as_float(w << 16); }
   static __device__ __forceinline__ float hi(uint32_t w) { return __uint_as_float(w & 0xffff0000u); }
-  // (rn(l), rn(h)) in one cvt
-  static __device__ __forceinline__ uint32_t rn(float l, float h) {
-    uint32_t d;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(h), "f"(l));
-    return d;
-  }
-  static __device__ __forceinline__ uint32_t add(uint32_t a, uint32_t b) {
-    uint32_t d;
-    asm("add.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-    return d;
-  }
-  static __device__ __forceinline__ uint32_t mul(uint32_t a, uint32_t b) {
-    uint32_t d;
-    asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-    return d;
-  }
+  GC_PAIR_OPS("bf16x2")
 };
 
 template <> struct Pair<f16_t> {
@@ -53,22 +57,10 @@ template <> struct Pair<f16_t> {
     asm("{ .reg .b16 l, h; mov.b32 {l, h}, %1; cvt.f32.f16 %0, h; }" : "=f"(f) : "r"(w));
     return f;
   }
-  static __device__ __forceinline__ uint32_t rn(float l, float h) {
-    uint32_t d;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(h), "f"(l));
-    return d;
-  }
-  static __device__ __forceinline__ uint32_t add(uint32_t a, uint32_t b) {
-    uint32_t d;
-    asm("add.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-    return d;
-  }
-  static __device__ __forceinline__ uint32_t mul(uint32_t a, uint32_t b) {
-    uint32_t d;
-    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-    return d;
-  }
+  GC_PAIR_OPS("f16x2")
 };
+
+#undef GC_PAIR_OPS
 
 template <class T> constexpr bool kPacked = sizeof(T) == 2;
 
