@@ -300,6 +300,14 @@ __device__ __forceinline__ void modulation_factor(const float (&sc)[V], float (&
   for (int e = 0; e < V; ++e) f[e] = rn<T>(__fadd_rn(1.0f, sc[e]));
 }
 
+// The factors of the chunk of scale at element `at` (its first n elements).
+template <class T, bool VEC, int V>
+__device__ __forceinline__ void load_factor(const T* scale, int64_t at, int n, float (&f)[V]) {
+  float sc[V];
+  load_chunk<T, VEC>(scale, at, n, sc);
+  modulation_factor<T>(sc, f);
+}
+
 // A chunk's terms of the row statistics, its first n elements in order:
 // s += x^2, cs += (w * d) * x, with d = g * f.
 template <int V>
@@ -384,10 +392,8 @@ __global__ void __launch_bounds__(bounds_for(KEEP)) bwd_row_kernel(Ptrs a, float
     };
     // A chunk's w and modulation factor (read from L1 in both passes).
     auto w_and_f = [&](int64_t c, int n, float (&wv)[V], float (&f)[V]) {
-      float sc[V];
       load_chunk<T, VEC>(w, c * V, n, wv);
-      load_chunk<T, VEC>(scale, tb + c * V, n, sc);
-      modulation_factor<T>(sc, f);
+      load_factor<T, VEC>(scale, tb + c * V, n, f);
     };
     float s = 0.0f, cs = 0.0f;
     auto sums = [&](int64_t c, int n, const float (&xv)[V], const float (&gv)[V]) {
@@ -469,8 +475,7 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
       const int64_t pos0 = p.seg_start[k] + i * kRmsSegTileRows;
       const int64_t pos1 = min64(pos0 + kRmsSegTileRows, p.seg_start[k + 1]);
       float f[V], sh[V], sc[V];
-      load_chunk<T, VEC>(scale, k * dim + c * V, n, sh);
-      modulation_factor<T>(sh, f);
+      load_factor<T, VEC>(scale, k * dim + c * V, n, f);
 #pragma unroll
       for (int e = 0; e < V; ++e) sh[e] = sc[e] = 0.0f;
       // A tile's rows kAhead at a time (twice that as raw 16-byte loads): every
@@ -631,10 +636,8 @@ __global__ void __launch_bounds__(kFusedMaxThreads) bwd_fused_kernel(Ptrs a, Pla
       const uint4 *sx = buf_x(st, j), *sg = buf_g(st, j);
       const int64_t tb = kk * dim;
       auto w_and_f = [&](int64_t c, float (&wv)[V], float (&fv)[V]) {
-        float scv[V];
         load_chunk<T, true>(w, c * V, V, wv);
-        load_chunk<T, true>(scale, tb + c * V, V, scv);
-        modulation_factor<T>(scv, fv);
+        load_factor<T, true>(scale, tb + c * V, V, fv);
       };
       float s = 0.0f, cs = 0.0f;
       if (live)
@@ -675,11 +678,7 @@ __global__ void __launch_bounds__(kFusedMaxThreads) bwd_fused_kernel(Ptrs a, Pla
           for (int m = 0; m < CPT; ++m) {
 #pragma unroll
             for (int e = 0; e < V; ++e) sh[m][e] = sc[m][e] = 0.0f;
-            if (threadIdx.x + m * bt < nch) {
-              float scv[V];
-              load_chunk<T, true>(scale, k * dim + (threadIdx.x + m * bt) * V, V, scv);
-              modulation_factor<T>(scv, f[m]);
-            }
+            if (threadIdx.x + m * bt < nch) load_factor<T, true>(scale, k * dim + (threadIdx.x + m * bt) * V, V, f[m]);
           }
         }
         const float rs = rs_s[q];
