@@ -24,13 +24,17 @@
 namespace gatecheck {
 
 constexpr int kRmsSegTileRows = 32;   // rows of a dshift/dscale tile
-constexpr int kRmsGroupsTarget = 512;  // about this many dweight groups
+// About this many dweight groups: enough that the one-pass backward's blocks
+// (a group each) fill the GPU in whole waves at 32,768 rows and more.
+constexpr int kRmsGroupsTarget = 4096;
 
 GC_HD int rms_vec(int elem_bytes) { return 16 / elem_bytes; }
 
 // A row's partials: about kRmsChunksPerThread chunks each, in whole warps,
-// 32 to 1,024 (the CUDA kernels keep that many chunks of a row in registers).
-constexpr int kRmsChunksPerThread = 8;
+// 32 to 1,024. Two chunks a partial let the one-pass backward give each
+// partial's thread the same columns for the row's statistics and for the
+// column sums, which it then holds in registers (48 floats at 16 bits).
+constexpr int kRmsChunksPerThread = 2;
 GC_HD int rms_row_threads(int64_t dim, int vec) {
   const int64_t chunks = (dim + vec - 1) / vec;
   const int64_t per = (chunks + kRmsChunksPerThread - 1) / kRmsChunksPerThread;

@@ -1,20 +1,23 @@
 // rmsnorm_modulate's CUDA kernels. The orders of every reduction are
 // rmsnorm_modulate_order.h's; the host twin (kernels/host) follows them.
 //
-// Forward: one block per row (grid-stride over rows), T = rms_row_threads(dim)
-// threads; thread t sums the squares of chunks t, t + T, ... then the block
-// folds the partials by a fixed tree. Backward: the same row kernel for dx
-// (sum x^2 and sum w*d*x together) also stores rstd; an index plan (the rows
-// sorted by gate, stable, cut into tiles of kRmsSegTileRows) feeds a tile
-// kernel that sums dshift, dscale (per tile) and dweight (per group of tiles)
-// in fp32 with one thread per chunk of columns; a last kernel folds the
-// partials in order. No float atomics: every bit is fixed by the call.
+// Forward: one block per row (grid-stride over rows); the order's T partials
+// of a row (rms_row_threads(dim)) are held by T / 4 threads, four a thread
+// (Lanes); each partial sums the squares of its chunks, then the block folds
+// them by the order's trees. Backward in one pass where a row's chunks load
+// as 16 bytes and fit (bwd_onepass_kernel: a block of T threads walks a
+// dweight group's rows in the tile order, each thread the same columns for
+// the row statistics, dx and its column sums in registers), else two passes:
+// the row kernel for dx (sum x^2 and sum w*d*x together) stores rstd; the
+// tile kernel sums dshift, dscale (per tile) and dweight (per group of tiles)
+// with one thread per chunk of columns, reading x and g again. Both take an
+// index plan (the rows sorted by gate, stable, cut into tiles of
+// kRmsSegTileRows), and a last kernel folds the partials in order. No float
+// atomics: every bit is fixed by the call.
 // Vector loads (16 bytes) only where every tensor is 16-byte aligned and
 // dim is a multiple of the chunk; otherwise element loads, same order. With
 // vector loads of 16-bit types the forward rounds pairs of elements in packed
-// instructions (rmsnorm_modulate_cuda_pair.cuh), the same bits. A one-pass
-// backward (bwd_fused_kernel) is opt-in: slower than the two passes on the
-// H200 (kernels/cuda/README.md).
+// instructions (rmsnorm_modulate_cuda_pair.cuh), the same bits.
 #include "rmsnorm_modulate_cuda.h"
 
 #include <cuda_runtime.h>
@@ -209,12 +212,54 @@ __device__ __forceinline__ uint4 fwd_chunk_packed(float rstd, const uint4& xr, c
   return make_uint4(r[0], r[1], r[2], r[3]);
 }
 
-// Launch bounds: with chunks kept (few threads a row, many registers each) or
-// not (up to 1,024 threads a row).
-constexpr int bounds_for(int keep) { return keep > 0 ? 256 : 1024; }
+// The order's partials as a block's threads hold them: each warp plays M of
+// the order's T / 32 warps, so a row takes fewer threads and a thread more
+// chunks (more rows in flight an SM) with the same sums. Thread (w, l) holds
+// partials (w * M + j) * 32 + l, j < M; partial p's chunks are p, p + T, ...
+// Partials past T are +0, as the tree's padding is.
+template <int M>
+struct Lanes {
+  int T, base;
+  int64_t nch;
+  __device__ Lanes(int64_t dim, int vec)
+      : T(rms_row_threads(dim, vec)), base(int(threadIdx.x >> 5) * M * 32 + int(threadIdx.x & 31)),
+        nch((dim + vec - 1) / vec) {}
+  // Chunk i of partial j (not < nch: none).
+  __device__ int64_t chunk(int j, int64_t i) const { return base + j * 32 + i * T; }
+};
 
-template <class T, bool VEC, int KEEP>
-__global__ void __launch_bounds__(bounds_for(KEEP)) fwd_kernel(Ptrs a) {
+// The M partials of each of a row's two statistics folded by the order's
+// trees; every thread gets both sums. Every thread of the block calls it.
+template <int M>
+__device__ __forceinline__ float2 fold_lanes(const float (&a)[M], const float (&b)[M], float2* sm) {
+  const int w = int(threadIdx.x >> 5), l = int(threadIdx.x & 31), nvw = int(blockDim.x >> 5) * M;
+#pragma unroll
+  for (int j = 0; j < M; ++j) {
+    const float x = warp_tree(a[j]), y = warp_tree(b[j]);
+    if (l == 0) sm[w * M + j] = make_float2(x, y);
+  }
+  __syncthreads();
+  if (w == 0) {
+    const float2 v = l < nvw ? sm[l] : make_float2(0.0f, 0.0f);
+    const float x = warp_tree(v.x), y = warp_tree(v.y);
+    if (l == 0) sm[32] = make_float2(x, y);
+  }
+  __syncthreads();
+  return sm[32];
+}
+
+// Order warps a thread warp plays in the row kernels: four, so that a row of
+// T partials takes T / 4 threads (rounded up to a warp), each about eight
+// chunks; one where the row has one or two warps.
+constexpr int kLanesPerThread = 4;
+int row_kernel_threads(int64_t dim, int vec, int m) {
+  const int nvw = rms_row_threads(dim, vec) / 32;
+  return (nvw + m - 1) / m * 32;
+}
+int row_kernel_m(int64_t dim, int vec) { return rms_row_threads(dim, vec) > 64 ? kLanesPerThread : 1; }
+
+template <class T, bool VEC, int KEEP, int M>
+__global__ void __launch_bounds__(256) fwd_kernel(Ptrs a) {
   static_assert(VEC || KEEP == 0, "chunks are kept only where they load as 16 bytes");
   if (*a.bad != kNoBadRow) return;
   constexpr int V = VecOf<T>::value;
@@ -222,32 +267,39 @@ __global__ void __launch_bounds__(bounds_for(KEEP)) fwd_kernel(Ptrs a) {
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
   const T *shift = static_cast<const T*>(a.shift), *scale = static_cast<const T*>(a.scale);
   T* out = static_cast<T*>(a.out);
-  const int64_t dim = a.dim, nch = (dim + V - 1) / V, nt = blockDim.x, t0 = threadIdx.x;
+  const int64_t dim = a.dim;
+  const Lanes<M> ln(dim, V);
   for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
     const int64_t row = r * dim;
     const int64_t gate = a.index[r];  // needed after the reduction: loaded with x
-    uint4 kept[KEEP > 0 ? KEEP : 1];
+    uint4 kept[M][KEEP > 0 ? KEEP : 1];
 #pragma unroll
-    for (int i = 0; i < KEEP; ++i)
-      if (t0 + i * nt < nch) kept[i] = load_once(x, row + (t0 + i * nt) * V);
-    float s = 0.0f;
+    for (int j = 0; j < M; ++j)
 #pragma unroll
-    for (int i = 0; i < KEEP; ++i)
-      if (t0 + i * nt < nch) {
+      for (int i = 0; i < KEEP; ++i)
+        if (ln.chunk(j, i) < ln.nch) kept[j][i] = load_once(x, row + ln.chunk(j, i) * V);
+    float s[M], zero[M];
+#pragma unroll
+    for (int j = 0; j < M; ++j) {
+      s[j] = zero[j] = 0.0f;
+#pragma unroll
+      for (int i = 0; i < KEEP; ++i)
+        if (ln.chunk(j, i) < ln.nch) {
+          float v[V];
+          unpack<T>(kept[j][i], v);
+#pragma unroll
+          for (int e = 0; e < V; ++e) s[j] = __fadd_rn(s[j], __fmul_rn(v[e], v[e]));
+        }
+      for (int64_t c = ln.chunk(j, KEEP); c < ln.nch; c += ln.T) {
+        const int n = int(min64(V, dim - c * V));
         float v[V];
-        unpack<T>(kept[i], v);
+        load_chunk<T, VEC>(x, row + c * V, n, v);
 #pragma unroll
-        for (int e = 0; e < V; ++e) s = __fadd_rn(s, __fmul_rn(v[e], v[e]));
+        for (int e = 0; e < V; ++e)
+          if (e < n) s[j] = __fadd_rn(s[j], __fmul_rn(v[e], v[e]));
       }
-    for (int64_t c = t0 + KEEP * nt; c < nch; c += nt) {
-      const int n = int(min64(V, dim - c * V));
-      float v[V];
-      load_chunk<T, VEC>(x, row + c * V, n, v);
-#pragma unroll
-      for (int e = 0; e < V; ++e)
-        if (e < n) s = __fadd_rn(s, __fmul_rn(v[e], v[e]));
     }
-    const float rstd = rstd_of(block_sum2(s, 0.0f, sm).x, dim, a.eps);
+    const float rstd = rstd_of(fold_lanes<M>(s, zero, sm).x, dim, a.eps);
     const int64_t tb = gate * dim;
     if constexpr (VEC && kPacked<T>) {
       auto emit = [&](int64_t c, const uint4& xr) {
@@ -255,9 +307,12 @@ __global__ void __launch_bounds__(bounds_for(KEEP)) fwd_kernel(Ptrs a) {
             rstd, xr, load_raw(w, c * V), load_raw(shift, tb + c * V), load_raw(scale, tb + c * V));
       };
 #pragma unroll
-      for (int i = 0; i < KEEP; ++i)
-        if (t0 + i * nt < nch) emit(t0 + i * nt, kept[i]);
-      for (int64_t c = t0 + KEEP * nt; c < nch; c += nt) emit(c, load_raw(x, row + c * V));
+      for (int j = 0; j < M; ++j) {
+#pragma unroll
+        for (int i = 0; i < KEEP; ++i)
+          if (ln.chunk(j, i) < ln.nch) emit(ln.chunk(j, i), kept[j][i]);
+        for (int64_t c = ln.chunk(j, KEEP); c < ln.nch; c += ln.T) emit(c, load_raw(x, row + c * V));
+      }
     } else {
       auto emit = [&](int64_t c, int n, const float (&xv)[V]) {
         float wv[V], sh[V], sc[V], o[V];
@@ -273,17 +328,20 @@ __global__ void __launch_bounds__(bounds_for(KEEP)) fwd_kernel(Ptrs a) {
         store_chunk<T, VEC>(out, row + c * V, n, o);
       };
 #pragma unroll
-      for (int i = 0; i < KEEP; ++i)
-        if (t0 + i * nt < nch) {
+      for (int j = 0; j < M; ++j) {
+#pragma unroll
+        for (int i = 0; i < KEEP; ++i)
+          if (ln.chunk(j, i) < ln.nch) {
+            float xv[V];
+            unpack<T>(kept[j][i], xv);
+            emit(ln.chunk(j, i), V, xv);
+          }
+        for (int64_t c = ln.chunk(j, KEEP); c < ln.nch; c += ln.T) {
+          const int n = int(min64(V, dim - c * V));
           float xv[V];
-          unpack<T>(kept[i], xv);
-          emit(t0 + i * nt, V, xv);
+          load_chunk<T, VEC>(x, row + c * V, n, xv);
+          emit(c, n, xv);
         }
-      for (int64_t c = t0 + KEEP * nt; c < nch; c += nt) {
-        const int n = int(min64(V, dim - c * V));
-        float xv[V];
-        load_chunk<T, VEC>(x, row + c * V, n, xv);
-        emit(c, n, xv);
       }
     }
   }
@@ -306,6 +364,19 @@ __device__ __forceinline__ void load_factor(const T* scale, int64_t at, int n, f
   float sc[V];
   load_chunk<T, VEC>(scale, at, n, sc);
   modulation_factor<T>(sc, f);
+}
+
+// The factors of a 16-byte chunk of scale, as T (they are exact in T).
+template <class T>
+__device__ __forceinline__ uint4 factor_raw(const uint4& scr) {
+  constexpr int V = VecOf<T>::value;
+  float sc[V], f[V];
+  unpack<T>(scr, sc);
+  modulation_factor<T>(sc, f);
+  union { uint4 u; T t[V]; } b;
+#pragma unroll
+  for (int e = 0; e < V; ++e) b.t[e] = round_to<T>(f[e]);
+  return b.u;
 }
 
 // A chunk's terms of the row statistics, its first n elements in order:
@@ -352,8 +423,8 @@ __device__ __forceinline__ void add_col_terms(float rs, const float (&xv)[V], co
 
 // ---- backward: dx per row ---------------------------------------------------
 
-template <class T, bool VEC, int KEEP>
-__global__ void __launch_bounds__(bounds_for(KEEP)) bwd_row_kernel(Ptrs a, float* rstd_out) {
+template <class T, bool VEC, int KEEP, int M>
+__global__ void __launch_bounds__(256) bwd_row_kernel(Ptrs a, float* rstd_out) {
   static_assert(VEC || KEEP == 0, "chunks are kept only where they load as 16 bytes");
   if (*a.bad != kNoBadRow) return;
   constexpr int V = VecOf<T>::value;
@@ -361,28 +432,31 @@ __global__ void __launch_bounds__(bounds_for(KEEP)) bwd_row_kernel(Ptrs a, float
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
   const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
   T* dx = static_cast<T*>(a.dx);
-  const int64_t dim = a.dim, nch = (dim + V - 1) / V, nt = blockDim.x, t0 = threadIdx.x;
+  const int64_t dim = a.dim;
+  const Lanes<M> ln(dim, V);
   for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
     const int64_t row = r * dim, tb = a.index[r] * dim;
-    uint4 kx[KEEP > 0 ? KEEP : 1], kg[KEEP > 0 ? KEEP : 1];
+    uint4 kx[M][KEEP > 0 ? KEEP : 1], kg[M][KEEP > 0 ? KEEP : 1];
 #pragma unroll
-    for (int i = 0; i < KEEP; ++i)
-      if (t0 + i * nt < nch) {
-        kx[i] = load_raw(x, row + (t0 + i * nt) * V);
-        kg[i] = load_raw(g, row + (t0 + i * nt) * V);
-      }
-    // f(c, n, x, g) on each of the thread's chunks in order: the kept ones from
-    // registers, the rest read again.
-    auto each_chunk = [&](auto&& f) {
+    for (int j = 0; j < M; ++j)
 #pragma unroll
       for (int i = 0; i < KEEP; ++i)
-        if (t0 + i * nt < nch) {
-          float xv[V], gv[V];
-          unpack<T>(kx[i], xv);
-          unpack<T>(kg[i], gv);
-          f(t0 + i * nt, V, xv, gv);
+        if (ln.chunk(j, i) < ln.nch) {
+          kx[j][i] = load_raw(x, row + ln.chunk(j, i) * V);
+          kg[j][i] = load_raw(g, row + ln.chunk(j, i) * V);
         }
-      for (int64_t c = t0 + KEEP * nt; c < nch; c += nt) {
+    // f(j, c, n, x, g) on each of partial j's chunks in order: the kept ones
+    // from registers, the rest read again.
+    auto each_chunk = [&](int j, auto&& f) {
+#pragma unroll
+      for (int i = 0; i < KEEP; ++i)
+        if (ln.chunk(j, i) < ln.nch) {
+          float xv[V], gv[V];
+          unpack<T>(kx[j][i], xv);
+          unpack<T>(kg[j][i], gv);
+          f(ln.chunk(j, i), V, xv, gv);
+        }
+      for (int64_t c = ln.chunk(j, KEEP); c < ln.nch; c += ln.T) {
         const int n = int(min64(V, dim - c * V));
         float xv[V], gv[V];
         load_chunk<T, VEC>(x, row + c * V, n, xv);
@@ -395,24 +469,28 @@ __global__ void __launch_bounds__(bounds_for(KEEP)) bwd_row_kernel(Ptrs a, float
       load_chunk<T, VEC>(w, c * V, n, wv);
       load_factor<T, VEC>(scale, tb + c * V, n, f);
     };
-    float s = 0.0f, cs = 0.0f;
-    auto sums = [&](int64_t c, int n, const float (&xv)[V], const float (&gv)[V]) {
-      float wv[V], f[V];
-      w_and_f(c, n, wv, f);
-      add_row_terms(n, xv, gv, wv, f, s, cs);
-    };
-    each_chunk(sums);
-    const float2 tot = block_sum2(s, cs, sm);
+    float s[M], cs[M];
+#pragma unroll
+    for (int j = 0; j < M; ++j) {
+      s[j] = cs[j] = 0.0f;
+      each_chunk(j, [&](int64_t c, int n, const float (&xv)[V], const float (&gv)[V]) {
+        float wv[V], f[V];
+        w_and_f(c, n, wv, f);
+        add_row_terms(n, xv, gv, wv, f, s[j], cs[j]);
+      });
+    }
+    const float2 tot = fold_lanes<M>(s, cs, sm);
     const float rstd = rstd_of(tot.x, dim, a.eps);
     const float k = dx_factor(rstd, tot.y, dim);
     if (threadIdx.x == 0) rstd_out[r] = rstd;
-    auto emit = [&](int64_t c, int n, const float (&xv)[V], const float (&gv)[V]) {
-      float wv[V], f[V], o[V];
-      w_and_f(c, n, wv, f);
-      dx_chunk(rstd, k, xv, gv, wv, f, o);
-      store_chunk<T, VEC>(dx, row + c * V, n, o);
-    };
-    each_chunk(emit);
+#pragma unroll
+    for (int j = 0; j < M; ++j)
+      each_chunk(j, [&](int64_t c, int n, const float (&xv)[V], const float (&gv)[V]) {
+        float wv[V], f[V], o[V];
+        w_and_f(c, n, wv, f);
+        dx_chunk(rstd, k, xv, gv, wv, f, o);
+        store_chunk<T, VEC>(dx, row + c * V, n, o);
+      });
   }
 }
 
@@ -530,26 +608,29 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
 
 // ---- backward in one pass ------------------------------------------------------
 //
-// Where a row's chunks load as 16 bytes and kFusedRows rows of x and g fit in
-// shared memory twice, one kernel does both passes' work and reads x and g
-// once. A block walks a dweight group's rows in tile order (gate order, then
-// a gate's rows in batch order, as the tile kernel does), kFusedRows rows a
-// step, the next step's rows copied in (cp.async) while a step is worked:
-//   - rows: sub-block j (T = rms_row_threads(dim) threads) does row j as the
-//     row kernel's threads do (its chunks' statistics, the fold, dx), reading
-//     the copy;
-//   - columns: then thread u of the block takes column chunks u, u + R*T, ...
-//     and adds the step's rows' terms in row order to its sums: dweight, and
-//     the tile's dshift and dscale, in registers.
-// The same sums in the same order as the two-pass kernels: the same bits.
+// Where a row's chunks load as 16 bytes and each of the order's T partials
+// has at most two chunks, one kernel does both passes' work and reads x and g
+// once. A block of T threads walks a dweight group's rows in tile order (gate
+// order, then a gate's rows in batch order, as the tile kernel does), a row
+// at a time; thread t holds partial t, so the same thread owns the same
+// columns for a row's statistics and for the column sums:
+//   - its chunks of the next kOnePassAhead rows are copied into shared memory
+//     ahead (cp.async); it reads back only its own copies, so they need no
+//     barrier;
+//   - the row's statistics are folded by the order's trees, every warp
+//     folding the warp sums itself (one barrier a row);
+//   - it writes its chunks of dx and adds the row's terms to its column sums
+//     in registers: dweight for the group, dshift and dscale for the tile.
+// The row kernel's and the tile kernel's sums in their orders: the same bits.
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   const unsigned s = unsigned(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-// Every copy but the last committed group's done (this thread's copies).
-__device__ __forceinline__ void cp_async_wait_prior() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
+// Every copy of this thread's but the last N committed groups' done.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
 __device__ __forceinline__ int64_t tile_first_pos(const Plan& p, int64_t gates, int64_t t) {
   int64_t lo = 0, hi = gates;  // gate k: the last with tile_start[k] <= t
@@ -561,145 +642,135 @@ __device__ __forceinline__ int64_t tile_first_pos(const Plan& p, int64_t gates, 
   return p.seg_start[lo] + (t - p.tile_start[lo]) * kRmsSegTileRows;
 }
 
-constexpr int kFusedRows = 4;                 // rows a step
-constexpr int kFusedMaxThreads = 512;         // a block's threads: up to 128 registers each
-constexpr int64_t kFusedSmemMax = 200 << 10;  // two steps' x and g at most (of the H200's 227 KiB a block)
-
-// Shared memory of the one-pass kernel: two steps of kFusedRows rows of x and g.
-int64_t fused_smem_bytes(int64_t dim, int vec) { return 2 * 2 * kFusedRows * (dim / vec) * 16; }
-
-// Column chunks a thread of the one-pass kernel sums (0: it does not fit).
-int fused_cols_per_thread(int64_t dim, int vec, int threads) {
-  const int64_t nch = dim / vec, bt = int64_t(threads) * kFusedRows;
-  if (bt > kFusedMaxThreads || fused_smem_bytes(dim, vec) > kFusedSmemMax) return 0;
-  const int64_t cpt = (nch + bt - 1) / bt;
-  return cpt <= 1 ? 1 : cpt <= 2 ? 2 : 0;
+// v as an opaque new value: its unpacking stays at the use, so registers hold
+// the packed 16-byte chunk rather than V floats (w and the factors are the
+// same for many rows; the compiler would otherwise hoist their unpacking).
+__device__ __forceinline__ uint4 opaque(const uint4& v) {
+  uint4 o;
+  asm volatile("mov.b32 %0, %4;\n\tmov.b32 %1, %5;\n\tmov.b32 %2, %6;\n\tmov.b32 %3, %7;\n"
+               : "=r"(o.x), "=r"(o.y), "=r"(o.z), "=r"(o.w)
+               : "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
+  return o;
 }
 
-template <class T, int CPT>
-__global__ void __launch_bounds__(kFusedMaxThreads) bwd_fused_kernel(Ptrs a, Plan p) {
+constexpr int kOnePassAhead = 2;        // rows copied ahead of the one worked
+constexpr int kOnePassMaxThreads = 768;  // T at most: about 85 registers a thread
+constexpr int kOnePassSmallBlock = 384;  // T at most for two blocks an SM
+
+// Shared memory of the one-pass kernel: kOnePassAhead + 1 rows of x and g.
+int64_t onepass_smem_bytes(int64_t dim, int vec) { return int64_t(kOnePassAhead + 1) * 2 * (dim / vec) * 16; }
+
+template <class T, int CPT, int MAXT>
+__global__ void __launch_bounds__(MAXT, kOnePassMaxThreads / MAXT) bwd_onepass_kernel(Ptrs a, Plan p) {
   if (*a.bad != kNoBadRow) return;
-  constexpr int V = VecOf<T>::value, R = kFusedRows;
-  extern __shared__ uint4 staged[];  // [step & 1][x, g][row j][chunk c]
-  __shared__ float2 sm[R][33];
-  __shared__ float rs_s[R];
-  __shared__ int key_s[R], tile_s[R];
+  constexpr int V = VecOf<T>::value, D = kOnePassAhead + 1;
+  extern __shared__ uint4 staged[];  // [row % D][x, g][chunk]
+  __shared__ float2 red[2][32];      // a row's warp sums, by row parity
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
   const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
   T* dx = static_cast<T*>(a.dx);
   const int64_t dim = a.dim, nch = dim / V;
-  const int nt = int(blockDim.x) / R, j = int(threadIdx.x) / nt, t0 = int(threadIdx.x) - j * nt;
-  const int64_t bt = blockDim.x;
-  auto buf_x = [&](int64_t step, int row) { return staged + ((step & 1) * 2 * R + row) * nch; };
-  auto buf_g = [&](int64_t step, int row) { return staged + ((step & 1) * 2 * R + R + row) * nch; };
-  const int64_t ntiles = p.tile_start[a.gates];
-  float wc[CPT][V];  // this thread's column chunks' w
+  const int t = int(threadIdx.x), nt = int(blockDim.x), lane = t & 31, warp = t >> 5, nw = nt >> 5;
+  int ch[CPT];  // this thread's chunks (nch <= 2 * kOnePassMaxThreads)
+  bool own[CPT];
+  uint4 wr[CPT];  // w's chunks, as loaded
 #pragma unroll
-  for (int m = 0; m < CPT; ++m)
-    if (threadIdx.x + m * bt < nch) load_chunk<T, true>(w, (threadIdx.x + m * bt) * V, V, wc[m]);
+  for (int m = 0; m < CPT; ++m) {
+    ch[m] = t + m * nt;
+    own[m] = ch[m] < nch;
+    if (own[m]) wr[m] = load_raw(w, ch[m] * V);
+  }
+  const int64_t ntiles = p.tile_start[a.gates];
   for (int64_t grp = blockIdx.x; grp * p.tiles_per_group < ntiles; grp += gridDim.x) {
     const int64_t g0 = grp * p.tiles_per_group, g1 = min64(ntiles, g0 + p.tiles_per_group);
-    const int64_t P0 = tile_first_pos(p, a.gates, g0), P1 = g1 < ntiles ? tile_first_pos(p, a.gates, g1) : a.rows;
-    const int64_t steps = (P1 - P0 + R - 1) / R;
-    // Row j of step st: its chunks of x and g copied by sub-block j's threads,
-    // each the chunks it reads in the row phase.
-    auto stage = [&](int64_t st) {
-      const int64_t pos = P0 + st * R + j;
-      if (st < steps && pos < P1) {
-        const int64_t row = p.rows_sorted[pos];
-        uint4 *sx = buf_x(st, j), *sg = buf_g(st, j);
-        for (int64_t c = t0; c < nch; c += nt) {
-          cp_async16(sx + c, x + row * dim + c * V);
-          cp_async16(sg + c, g + row * dim + c * V);
-        }
+    // Positions and rows fit an int (rows < 2^31, checked by the entry point).
+    const int P0 = int(tile_first_pos(p, a.gates, g0)), P1 = int(g1 < ntiles ? tile_first_pos(p, a.gates, g1) : a.rows);
+    const int n = P1 - P0;
+    auto stage = [&](int i) {
+      if (i < n) {
+        const int64_t row = p.rows_sorted[P0 + i];
+        uint4* b = staged + (i % D) * 2 * int(nch);
+#pragma unroll
+        for (int m = 0; m < CPT; ++m)
+          if (own[m]) {
+            cp_async16(b + ch[m], x + row * dim + ch[m] * V);
+            cp_async16(b + nch + ch[m], g + row * dim + ch[m] * V);
+          }
       }
       cp_async_commit();
     };
-    float dw[CPT][V], sh[CPT][V], sc[CPT][V], f[CPT][V];
 #pragma unroll
-    for (int m = 0; m < CPT; ++m)
+    for (int i = 0; i < D - 1; ++i) stage(i);
+    float dw[CPT][V], sh[CPT][V], sc[CPT][V];
+    uint4 fr[CPT];  // the tile's modulation factors, exact in T: packed, for registers
 #pragma unroll
-      for (int e = 0; e < V; ++e) dw[m][e] = sh[m][e] = sc[m][e] = f[m][e] = 0.0f;
-    int64_t k = -1, ti = -1;
+    for (int m = 0; m < CPT; ++m) {
+      fr[m] = make_uint4(0, 0, 0, 0);
+#pragma unroll
+      for (int e = 0; e < V; ++e) dw[m][e] = sh[m][e] = sc[m][e] = 0.0f;
+    }
+    int k = -1, ti = -1;
     auto flush = [&] {
 #pragma unroll
       for (int m = 0; m < CPT; ++m)
-        if (k >= 0 && threadIdx.x + m * bt < nch) store_tile_sums<T, true>(a, p, k, ti, threadIdx.x + m * bt, V, sh[m], sc[m]);
+        if (k >= 0 && own[m]) store_tile_sums<T, true>(a, p, k, ti, ch[m], V, sh[m], sc[m]);
     };
-    stage(0);
-    for (int64_t st = 0; st < steps; ++st) {
-      stage(st + 1);  // its buffer's last reader finished before the last step's closing barrier
-      const int64_t pos = P0 + st * R + j;
-      const bool live = pos < P1;
-      const int64_t kk = live ? p.keys_sorted[pos] : 0, row = live ? p.rows_sorted[pos] : 0;
-      cp_async_wait_prior();
-      const uint4 *sx = buf_x(st, j), *sg = buf_g(st, j);
-      const int64_t tb = kk * dim;
-      auto w_and_f = [&](int64_t c, float (&wv)[V], float (&fv)[V]) {
-        load_chunk<T, true>(w, c * V, V, wv);
-        load_factor<T, true>(scale, tb + c * V, V, fv);
-      };
+    for (int i = 0; i < n; ++i) {
+      stage(i + D - 1);  // its buffer's last reads were this thread's own, before the last row's barrier
+      const int pos = P0 + i, kk = p.keys_sorted[pos], tile = (pos - p.seg_start[kk]) / kRmsSegTileRows;
+      const int64_t row = p.rows_sorted[pos];
+      if (kk != k || tile != ti) {  // a new tile: the last one's sums out, zeros in
+        flush();
+        k = kk;
+        ti = tile;
+#pragma unroll
+        for (int m = 0; m < CPT; ++m) {
+#pragma unroll
+          for (int e = 0; e < V; ++e) sh[m][e] = sc[m][e] = 0.0f;
+          if (own[m]) fr[m] = factor_raw<T>(load_raw(scale, int64_t(k) * dim + ch[m] * V));
+        }
+      }
+      cp_async_wait<D - 1>();
+      const uint4* b = staged + (i % D) * 2 * int(nch);
       float s = 0.0f, cs = 0.0f;
-      if (live)
-        for (int64_t c = t0; c < nch; c += nt) {
+#pragma unroll
+      for (int m = 0; m < CPT; ++m)
+        if (own[m]) {
           float xv[V], gv[V], wv[V], fv[V];
-          unpack<T>(sx[c], xv);
-          unpack<T>(sg[c], gv);
-          w_and_f(c, wv, fv);
+          unpack<T>(b[ch[m]], xv);
+          unpack<T>(b[nch + ch[m]], gv);
+          unpack<T>(opaque(wr[m]), wv);
+          unpack<T>(opaque(fr[m]), fv);
           add_row_terms(V, xv, gv, wv, fv, s, cs);
         }
-      const float2 tot = block_sum2(s, cs, sm[j], t0, nt);
-      if (live) {
-        const float rstd = rstd_of(tot.x, dim, a.eps);
-        const float kq = dx_factor(rstd, tot.y, dim);
-        for (int64_t c = t0; c < nch; c += nt) {
+      s = warp_tree(s);
+      cs = warp_tree(cs);
+      if (lane == 0) red[i & 1][warp] = make_float2(s, cs);
+      __syncthreads();
+      const float2 v = lane < nw ? red[i & 1][lane] : make_float2(0.0f, 0.0f);
+      const float rstd = rstd_of(warp_tree(v.x), dim, a.eps);
+      const float kq = dx_factor(rstd, warp_tree(v.y), dim);
+#pragma unroll
+      for (int m = 0; m < CPT; ++m)
+        if (own[m]) {
           float xv[V], gv[V], wv[V], fv[V], o[V];
-          unpack<T>(sx[c], xv);
-          unpack<T>(sg[c], gv);
-          w_and_f(c, wv, fv);
+          unpack<T>(b[ch[m]], xv);
+          unpack<T>(b[nch + ch[m]], gv);
+          unpack<T>(opaque(wr[m]), wv);
+          unpack<T>(opaque(fr[m]), fv);
           dx_chunk(rstd, kq, xv, gv, wv, fv, o);
-          store_chunk<T, true>(dx, row * dim + c * V, V, o);
+          store_chunk<T, true>(dx, row * dim + ch[m] * V, V, o);
+          add_col_terms<T>(rstd, xv, gv, wv, fv, sh[m], sc[m], dw[m]);
         }
-        if (t0 == 0) {
-          rs_s[j] = rstd;
-          key_s[j] = int(kk);
-          tile_s[j] = int((pos - p.seg_start[kk]) / kRmsSegTileRows);
-        }
-      }
-      __syncthreads();  // the step's rows (copies, rstd, tile) to every thread
-      const int nr = int(min64(R, P1 - (P0 + st * R)));
-      for (int q = 0; q < nr; ++q) {
-        const int64_t kq2 = key_s[q], tq = tile_s[q];
-        if (kq2 != k || tq != ti) {  // a new tile: the last one's sums out, zeros in
-          flush();
-          k = kq2;
-          ti = tq;
-#pragma unroll
-          for (int m = 0; m < CPT; ++m) {
-#pragma unroll
-            for (int e = 0; e < V; ++e) sh[m][e] = sc[m][e] = 0.0f;
-            if (threadIdx.x + m * bt < nch) load_factor<T, true>(scale, k * dim + (threadIdx.x + m * bt) * V, V, f[m]);
-          }
-        }
-        const float rs = rs_s[q];
-        const uint4 *qx = buf_x(st, q), *qg = buf_g(st, q);
-#pragma unroll
-        for (int m = 0; m < CPT; ++m)
-          if (threadIdx.x + m * bt < nch) {
-            float xv[V], gv[V];
-            unpack<T>(qx[threadIdx.x + m * bt], xv);
-            unpack<T>(qg[threadIdx.x + m * bt], gv);
-            add_col_terms<T>(rs, xv, gv, wc[m], f[m], sh[m], sc[m], dw[m]);
-          }
-      }
-      __syncthreads();  // the step's buffer free for the copy two steps on
     }
     flush();
 #pragma unroll
     for (int m = 0; m < CPT; ++m)
-      if (threadIdx.x + m * bt < nch)
+      if (own[m]) {
+        float4* o = reinterpret_cast<float4*>(p.dw_part + grp * dim + ch[m] * V);
 #pragma unroll
-        for (int e = 0; e < V; ++e) p.dw_part[grp * dim + (threadIdx.x + m * bt) * V + e] = dw[m][e];
+        for (int q = 0; q < V / 4; ++q) o[q] = make_float4(dw[m][4 * q], dw[m][4 * q + 1], dw[m][4 * q + 2], dw[m][4 * q + 3]);
+      }
   }
 }
 
@@ -825,37 +896,64 @@ int key_bits(int64_t gates) {
 }
 
 // The row kernels' three paths: 16-byte loads with the row kept in registers
-// (up to 256 threads a row: dim up to 2,048 chunks), 16-byte loads that read
-// the row again for the second pass (wider rows), element loads (any dim,
-// any alignment).
+// (kRmsChunksPerThread chunks a partial: every dim up to 2,048 chunks),
+// 16-byte loads that read the rest of a wider row again for the second pass,
+// element loads (any dim, any alignment).
 enum class RowPath { kept, vector, element };
-RowPath row_path(bool vec, int threads) {
-  return !vec ? RowPath::element : threads <= bounds_for(kRmsChunksPerThread) ? RowPath::kept : RowPath::vector;
+RowPath row_path(bool vec, int64_t dim, int v) {
+  const int64_t nch = (dim + v - 1) / v;
+  return !vec ? RowPath::element : nch <= int64_t(kRmsChunksPerThread) * rms_row_threads(dim, v) ? RowPath::kept
+                                                                                                 : RowPath::vector;
+}
+
+int row_blocks(int64_t rows) { return int(rows < kMaxGridRows ? rows : kMaxGridRows); }
+
+template <class T, int M>
+void launch_fwd_m(const Ptrs& a, bool vec, cudaStream_t s) {
+  constexpr int V = VecOf<T>::value;
+  const int threads = row_kernel_threads(a.dim, V, M), blocks = row_blocks(a.rows);
+  switch (row_path(vec, a.dim, V)) {
+    case RowPath::kept: fwd_kernel<T, true, kRmsChunksPerThread, M><<<blocks, threads, 0, s>>>(a); break;
+    case RowPath::vector: fwd_kernel<T, true, 0, M><<<blocks, threads, 0, s>>>(a); break;
+    case RowPath::element: fwd_kernel<T, false, 0, M><<<blocks, threads, 0, s>>>(a); break;
+  }
 }
 
 template <class T>
 void launch_fwd(const Ptrs& a, bool vec, cudaStream_t s) {
-  const int threads = rms_row_threads(a.dim, VecOf<T>::value);
-  const int blocks = int(a.rows < kMaxGridRows ? a.rows : kMaxGridRows);
-  switch (row_path(vec, threads)) {
-    case RowPath::kept: fwd_kernel<T, true, kRmsChunksPerThread><<<blocks, threads, 0, s>>>(a); break;
-    case RowPath::vector: fwd_kernel<T, true, 0><<<blocks, threads, 0, s>>>(a); break;
-    case RowPath::element: fwd_kernel<T, false, 0><<<blocks, threads, 0, s>>>(a); break;
-  }
+  if (row_kernel_m(a.dim, VecOf<T>::value) == 1) launch_fwd_m<T, 1>(a, vec, s);
+  else launch_fwd_m<T, kLanesPerThread>(a, vec, s);
 }
 
-// The one-pass kernel: a block a dweight group, as many resident as the
-// shared memory allows.
-template <class T, int CPT>
-void launch_fused(const Ptrs& a, const Plan& p, int threads, int64_t groups, cudaStream_t s) {
-  const int64_t smem = fused_smem_bytes(a.dim, VecOf<T>::value);
-  static std::atomic<int64_t> granted{0};  // the kernel's dynamic shared memory limit, raised once as needed
-  if (smem > granted.load()) {
-    cudaFuncSetAttribute(bwd_fused_kernel<T, CPT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kFusedSmemMax));
-    granted.store(kFusedSmemMax);
-  }
+// The one-pass kernel where it applies (16-byte loads, at most two chunks a
+// partial, T <= kOnePassMaxThreads): a block a dweight group. False: it does
+// not apply.
+template <class T, int CPT, int MAXT>
+void launch_onepass_k(const Ptrs& a, const Plan& p, int threads, int64_t groups, cudaStream_t s) {
+  const int64_t smem = onepass_smem_bytes(a.dim, VecOf<T>::value);
+  // The kernel's dynamic shared memory limit, raised once to the most it takes.
+  static const cudaError_t raised =
+      cudaFuncSetAttribute(bwd_onepass_kernel<T, CPT, MAXT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           int(onepass_smem_bytes(int64_t(kRmsChunksPerThread) * kOnePassMaxThreads * VecOf<T>::value,
+                                                  VecOf<T>::value)));
+  (void)raised;  // a failure shows as the launch's error
   const unsigned grid = unsigned(groups < 65535 ? groups : 65535);
-  bwd_fused_kernel<T, CPT><<<grid, threads * kFusedRows, size_t(smem), s>>>(a, p);
+  bwd_onepass_kernel<T, CPT, MAXT><<<grid, threads, size_t(smem), s>>>(a, p);
+}
+
+template <class T>
+bool launch_onepass(const Ptrs& a, const Plan& p, bool vec, int64_t groups, cudaStream_t s) {
+  constexpr int V = VecOf<T>::value;
+  const int threads = rms_row_threads(a.dim, V);
+  const int64_t nch = a.dim / V;
+  if (!vec || threads > kOnePassMaxThreads || nch > int64_t(kRmsChunksPerThread) * threads) return false;
+  if (a.rows == 0) return true;
+  const bool one = nch <= threads, small = threads <= kOnePassSmallBlock;
+  if (one && small) launch_onepass_k<T, 1, kOnePassSmallBlock>(a, p, threads, groups, s);
+  else if (one) launch_onepass_k<T, 1, kOnePassMaxThreads>(a, p, threads, groups, s);
+  else if (small) launch_onepass_k<T, 2, kOnePassSmallBlock>(a, p, threads, groups, s);
+  else launch_onepass_k<T, 2, kOnePassMaxThreads>(a, p, threads, groups, s);
+  return true;
 }
 
 template <class T>
@@ -865,37 +963,36 @@ std::atomic<RmsBwdKernels> bwd_kernels{kRmsBwdKernelsDefault};
 
 template <class T>
 void launch_bwd(const Ptrs& a, const Layout& l, bool vec, cudaStream_t s) {
-  const int threads = rms_row_threads(a.dim, VecOf<T>::value);
   Plan p{l.seg_start, l.tiles, l.tile_start, l.multi_start, l.rows_sorted, l.keys_sorted, l.rstd, l.seg_part, l.dw_part,
          rms_tiles_per_group(a.rows, a.gates)};
   const int64_t nch = (a.dim + VecOf<T>::value - 1) / VecOf<T>::value;
   const int64_t groups = (rms_max_tiles(a.rows, a.gates) + p.tiles_per_group - 1) / p.tiles_per_group;
-  const int cpt = vec ? fused_cols_per_thread(a.dim, VecOf<T>::value, threads) : 0;
-  if (cpt > 0 && bwd_kernels.load() == RmsBwdKernels::one_pass) {
-    if (a.rows > 0) {
-      if (cpt == 1) launch_fused<T, 1>(a, p, threads, groups, s);
-      else launch_fused<T, 2>(a, p, threads, groups, s);
-    }
-  } else {
+  if (bwd_kernels.load() != RmsBwdKernels::one_pass || !launch_onepass<T>(a, p, vec, groups, s))
     launch_two_pass<T>(a, p, vec, nch, groups, s);
-  }
   const int64_t total = (a.gates + 1) * a.dim;
   const int64_t fb = (total + 255) / 256;
   bwd_fold_kernel<T><<<unsigned(fb < 4096 ? fb : 4096), 256, 0, s>>>(a, p);
+}
+
+template <class T, int M>
+void launch_rows_m(const Ptrs& a, const Plan& p, bool vec, cudaStream_t s) {
+  constexpr int V = VecOf<T>::value;
+  const int threads = row_kernel_threads(a.dim, V, M), blocks = row_blocks(a.rows);
+  float* rstd = const_cast<float*>(p.rstd);
+  switch (row_path(vec, a.dim, V)) {
+    case RowPath::kept: bwd_row_kernel<T, true, kRmsChunksPerThread, M><<<blocks, threads, 0, s>>>(a, rstd); break;
+    case RowPath::vector: bwd_row_kernel<T, true, 0, M><<<blocks, threads, 0, s>>>(a, rstd); break;
+    case RowPath::element: bwd_row_kernel<T, false, 0, M><<<blocks, threads, 0, s>>>(a, rstd); break;
+  }
 }
 
 // The row kernel (dx, rstd), then the tile kernel (dshift, dscale and dweight
 // partials), reading x and g again.
 template <class T>
 void launch_two_pass(const Ptrs& a, const Plan& p, bool vec, int64_t nch, int64_t groups, cudaStream_t s) {
-  const int threads = rms_row_threads(a.dim, VecOf<T>::value);
   if (a.rows > 0) {
-    const int blocks = int(a.rows < kMaxGridRows ? a.rows : kMaxGridRows);
-    switch (row_path(vec, threads)) {
-      case RowPath::kept: bwd_row_kernel<T, true, kRmsChunksPerThread><<<blocks, threads, 0, s>>>(a, const_cast<float*>(p.rstd)); break;
-      case RowPath::vector: bwd_row_kernel<T, true, 0><<<blocks, threads, 0, s>>>(a, const_cast<float*>(p.rstd)); break;
-      case RowPath::element: bwd_row_kernel<T, false, 0><<<blocks, threads, 0, s>>>(a, const_cast<float*>(p.rstd)); break;
-    }
+    if (row_kernel_m(a.dim, VecOf<T>::value) == 1) launch_rows_m<T, 1>(a, p, vec, s);
+    else launch_rows_m<T, kLanesPerThread>(a, p, vec, s);
   }
   if (groups > 0) {
     const dim3 grid(unsigned((nch + kTileThreads - 1) / kTileThreads), unsigned(groups < 65535 ? groups : 65535));

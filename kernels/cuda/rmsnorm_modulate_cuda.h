@@ -20,21 +20,22 @@ namespace gatecheck {
 // call returns: no host sync either way.
 Status rmsnorm_modulate_cuda_run(const OpCall& c, unsigned long long* bad_row, void* scratch = nullptr);
 
-// The backward's kernels: two passes (the row kernel for dx, then the tile
-// kernel for the column sums, reading x and g again), or one pass where a
-// row's chunks load as 16 bytes and fit one block (bwd_fused_kernel; the two
-// passes elsewhere). The same bits either way. Process-wide; for the tests
-// that name each path and the benchmark, which times both.
+// The backward's kernels: one pass where a row's chunks load as 16 bytes and
+// each of the order's partials has at most two of them (bwd_onepass_kernel:
+// x and g read once; the two passes elsewhere), or two passes everywhere (the
+// row kernel for dx, then the tile kernel for the column sums, reading x and
+// g again). The same bits either way. Process-wide; for the tests that name
+// each path and the benchmark, which times both.
 enum class RmsBwdKernels { two_pass, one_pass };
-constexpr RmsBwdKernels kRmsBwdKernelsDefault = RmsBwdKernels::two_pass;
+constexpr RmsBwdKernels kRmsBwdKernelsDefault = RmsBwdKernels::one_pass;
 void rmsnorm_modulate_cuda_set_bwd_kernels(RmsBwdKernels k);
 
 // Bytes of scratch a backward of this problem takes at most: the fp32
 // partials of its reductions (dshift and dscale per tile of gates with
 // several tiles, at most 2 * min(2 * ceil(rows / 32), tiles) rows of dim
-// floats; dweight per group, about 512 rows of dim floats), rstd (a float a
-// row), and the index plan (4 ints a row, 6 a gate, and CUB's sort space).
-// 50.1 MiB at 32768 x 5376 with 9 gates (gatecheck-rmsnorm-bench prints it).
+// floats; dweight per group, at most about 4,096 rows of dim floats), rstd
+// (a float a row), and the index plan (4 ints a row, 6 a gate, and CUB's sort
+// space). gatecheck-rmsnorm-bench prints it beside each shape.
 int64_t rmsnorm_modulate_cuda_bwd_scratch_bytes(int64_t rows, int64_t dim, int64_t gates);
 
 // For callers that never wait for the GPU (the LibTorch op, CUDA graphs): the

@@ -1,7 +1,7 @@
 # rms_iterate: one turn of kernel work on rmsnorm_modulate's CUDA kernels, in one file
 # (iter.log) beside the benchmark (bench.md):
 #   - the kernels against the host twin, every test of test_rmsnorm_cuda_vs_host;
-#   - gatecheck-rmsnorm-bench at 32768 and 131072 rows x 5376 and 3072, bf16, 9 gates: the
+#   - gatecheck-rmsnorm-bench at 4097, 32768 and 131072 rows x 5376 and 3072, bf16, 9 gates: the
 #     forward, both backwards, the copy of the same bytes;
 #   - ncu's report on the one-pass backward at 32768 x 5376 (throughput, occupancy, scheduler
 #     and warp stall statistics, memory);
@@ -20,13 +20,13 @@ L="$D/iter.log"
   echo "rms tests exit ${PIPESTATUS[0]}"
 } >> "$L" 2>&1
 if [ "${RMS_BENCH:-1}" != 0 ]; then
-  timeout 90 "$RB" --rows 32768,131072 --dims 5376,3072 --gates 9 --dtypes bf16 > "$D/bench.md" 2>&1
+  timeout 90 "$RB" --rows 4097,32768,131072 --dims 5376,3072 --gates 9 --dtypes bf16 > "$D/bench.md" 2>&1
   echo "bench exit $?" >> "$L"
 fi
 {
   # The one-pass backward's first launch under ncu: where its warps wait.
-  echo "== ncu, bwd_fused_kernel at bf16 32768 x 5376, 9 gates"
-  timeout 150 ncu --clock-control none -k regex:bwd_fused --launch-count 1 --section SpeedOfLight \
+  echo "== ncu, bwd_onepass_kernel at bf16 32768 x 5376, 9 gates"
+  timeout 150 ncu --clock-control none -k regex:bwd_onepass --launch-count 1 --section SpeedOfLight \
     --section Occupancy --section LaunchStats --section SchedulerStats --section WarpStateStats \
     --section MemoryWorkloadAnalysis "$RB" --rows 32768 --dims 5376 --gates 9 --dtypes bf16 --reps 1 2>&1 |
     grep -vE "^==PROF==|^\|" | grep -E "[0-9]" | cut -c1-150
