@@ -23,6 +23,7 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cstdint>
@@ -54,14 +55,53 @@ struct Ptrs {
 
 template <class T> struct VecOf { static constexpr int value = 16 / int(sizeof(T)); };
 
+// A 16-byte chunk's values as floats: 16-bit types a word (two values) at a
+// time, one instruction a value.
+template <class T>
+__device__ __forceinline__ void unpack(const uint4& u, float (&v)[VecOf<T>::value]) {
+  if constexpr (kPacked<T>) {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      v[2 * q] = Pair<T>::lo(word(u, q));
+      v[2 * q + 1] = Pair<T>::hi(word(u, q));
+    }
+  } else {
+    v[0] = __uint_as_float(u.x);
+    v[1] = __uint_as_float(u.y);
+    v[2] = __uint_as_float(u.z);
+    v[3] = __uint_as_float(u.w);
+  }
+}
+
+// round_to<T> of a chunk's V values, packed: 16-bit types a pair per cvt,
+// with round_to's canonical NaN wherever a value is NaN.
+template <class T>
+__device__ __forceinline__ uint4 round_chunk(const float (&v)[VecOf<T>::value]) {
+  if constexpr (kPacked<T>) {
+    uint32_t r[4];
+    bool nan = false;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      r[q] = Pair<T>::rn(v[2 * q], v[2 * q + 1]);
+      nan |= (v[2 * q] != v[2 * q]) | (v[2 * q + 1] != v[2 * q + 1]);
+    }
+    if (nan) {
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        r[q] = uint32_t(round_to<T>(v[2 * q]).bits) | uint32_t(round_to<T>(v[2 * q + 1]).bits) << 16;
+    }
+    return make_uint4(r[0], r[1], r[2], r[3]);
+  } else {
+    return make_uint4(__float_as_uint(round_to<T>(v[0])), __float_as_uint(round_to<T>(v[1])),
+                      __float_as_uint(round_to<T>(v[2])), __float_as_uint(round_to<T>(v[3])));
+  }
+}
+
 template <class T, bool VEC>
 __device__ __forceinline__ void load_chunk(const T* p, int64_t j0, int n, float (&v)[VecOf<T>::value]) {
   constexpr int V = VecOf<T>::value;
   if constexpr (VEC) {
-    union { uint4 u; T t[V]; } b;
-    b.u = __ldg(reinterpret_cast<const uint4*>(p + j0));
-#pragma unroll
-    for (int e = 0; e < V; ++e) v[e] = to_float(b.t[e]);
+    unpack<T>(__ldg(reinterpret_cast<const uint4*>(p + j0)), v);
   } else {
 #pragma unroll
     for (int e = 0; e < V; ++e) v[e] = e < n ? to_float(p[j0 + e]) : 0.0f;
@@ -72,10 +112,7 @@ template <class T, bool VEC>
 __device__ __forceinline__ void store_chunk(T* p, int64_t j0, int n, const float (&v)[VecOf<T>::value]) {
   constexpr int V = VecOf<T>::value;
   if constexpr (VEC) {
-    union { uint4 u; T t[V]; } b;
-#pragma unroll
-    for (int e = 0; e < V; ++e) b.t[e] = round_to<T>(v[e]);
-    *reinterpret_cast<uint4*>(p + j0) = b.u;
+    *reinterpret_cast<uint4*>(p + j0) = round_chunk<T>(v);
   } else {
 #pragma unroll
     for (int e = 0; e < V; ++e)
@@ -159,14 +196,6 @@ __global__ void tile_counts_kernel(const int* count, int64_t gates, int* tiles, 
 // row is issued before its reduction, so a block waits on one memory latency.
 
 template <class T>
-__device__ __forceinline__ void unpack(const uint4& u, float (&v)[VecOf<T>::value]) {
-  union { uint4 u; T t[VecOf<T>::value]; } b;
-  b.u = u;
-#pragma unroll
-  for (int e = 0; e < VecOf<T>::value; ++e) v[e] = to_float(b.t[e]);
-}
-
-template <class T>
 __device__ __forceinline__ uint4 load_raw(const T* p, int64_t j0) {
   return __ldg(reinterpret_cast<const uint4*>(p + j0));
 }
@@ -224,8 +253,10 @@ struct Lanes {
   __device__ Lanes(int64_t dim, int vec)
       : T(rms_row_threads(dim, vec)), base(int(threadIdx.x >> 5) * M * 32 + int(threadIdx.x & 31)),
         nch((dim + vec - 1) / vec) {}
-  // Chunk i of partial j (not < nch: none).
+  // Chunk i of partial j; partial j's chunks end before end(j) (0 for a
+  // partial past T, whose chunks are other partials').
   __device__ int64_t chunk(int j, int64_t i) const { return base + j * 32 + i * T; }
+  __device__ int64_t end(int j) const { return base + j * 32 < T ? nch : 0; }
 };
 
 // The M partials of each of a row's two statistics folded by the order's
@@ -277,20 +308,20 @@ __global__ void __launch_bounds__(256) fwd_kernel(Ptrs a) {
     for (int j = 0; j < M; ++j)
 #pragma unroll
       for (int i = 0; i < KEEP; ++i)
-        if (ln.chunk(j, i) < ln.nch) kept[j][i] = load_once(x, row + ln.chunk(j, i) * V);
+        if (ln.chunk(j, i) < ln.end(j)) kept[j][i] = load_once(x, row + ln.chunk(j, i) * V);
     float s[M], zero[M];
 #pragma unroll
     for (int j = 0; j < M; ++j) {
       s[j] = zero[j] = 0.0f;
 #pragma unroll
       for (int i = 0; i < KEEP; ++i)
-        if (ln.chunk(j, i) < ln.nch) {
+        if (ln.chunk(j, i) < ln.end(j)) {
           float v[V];
           unpack<T>(kept[j][i], v);
 #pragma unroll
           for (int e = 0; e < V; ++e) s[j] = __fadd_rn(s[j], __fmul_rn(v[e], v[e]));
         }
-      for (int64_t c = ln.chunk(j, KEEP); c < ln.nch; c += ln.T) {
+      for (int64_t c = ln.chunk(j, KEEP); c < ln.end(j); c += ln.T) {
         const int n = int(min64(V, dim - c * V));
         float v[V];
         load_chunk<T, VEC>(x, row + c * V, n, v);
@@ -310,8 +341,8 @@ __global__ void __launch_bounds__(256) fwd_kernel(Ptrs a) {
       for (int j = 0; j < M; ++j) {
 #pragma unroll
         for (int i = 0; i < KEEP; ++i)
-          if (ln.chunk(j, i) < ln.nch) emit(ln.chunk(j, i), kept[j][i]);
-        for (int64_t c = ln.chunk(j, KEEP); c < ln.nch; c += ln.T) emit(c, load_raw(x, row + c * V));
+          if (ln.chunk(j, i) < ln.end(j)) emit(ln.chunk(j, i), kept[j][i]);
+        for (int64_t c = ln.chunk(j, KEEP); c < ln.end(j); c += ln.T) emit(c, load_raw(x, row + c * V));
       }
     } else {
       auto emit = [&](int64_t c, int n, const float (&xv)[V]) {
@@ -331,12 +362,12 @@ __global__ void __launch_bounds__(256) fwd_kernel(Ptrs a) {
       for (int j = 0; j < M; ++j) {
 #pragma unroll
         for (int i = 0; i < KEEP; ++i)
-          if (ln.chunk(j, i) < ln.nch) {
+          if (ln.chunk(j, i) < ln.end(j)) {
             float xv[V];
             unpack<T>(kept[j][i], xv);
             emit(ln.chunk(j, i), V, xv);
           }
-        for (int64_t c = ln.chunk(j, KEEP); c < ln.nch; c += ln.T) {
+        for (int64_t c = ln.chunk(j, KEEP); c < ln.end(j); c += ln.T) {
           const int n = int(min64(V, dim - c * V));
           float xv[V];
           load_chunk<T, VEC>(x, row + c * V, n, xv);
@@ -373,10 +404,7 @@ __device__ __forceinline__ uint4 factor_raw(const uint4& scr) {
   float sc[V], f[V];
   unpack<T>(scr, sc);
   modulation_factor<T>(sc, f);
-  union { uint4 u; T t[V]; } b;
-#pragma unroll
-  for (int e = 0; e < V; ++e) b.t[e] = round_to<T>(f[e]);
-  return b.u;
+  return round_chunk<T>(f);
 }
 
 // A chunk's terms of the row statistics, its first n elements in order:
@@ -412,11 +440,23 @@ template <class T, int V>
 __device__ __forceinline__ void add_col_terms(float rs, const float (&xv)[V], const float (&gv)[V],
                                               const float (&wv)[V], const float (&f)[V], float (&sh)[V],
                                               float (&sc)[V], float (&dw)[V]) {
+  float nv[V];  // n = rn(w * (rs * x)): 16-bit types a pair per cvt (round_inner's bits)
+  if constexpr (kPacked<T>) {
+#pragma unroll
+    for (int e = 0; e < V; e += 2) {
+      const uint32_t r = Pair<T>::rn(__fmul_rn(wv[e], __fmul_rn(rs, xv[e])), __fmul_rn(wv[e + 1], __fmul_rn(rs, xv[e + 1])));
+      nv[e] = Pair<T>::lo(r);
+      nv[e + 1] = Pair<T>::hi(r);
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < V; ++e) nv[e] = rn<T>(__fmul_rn(wv[e], __fmul_rn(rs, xv[e])));
+  }
 #pragma unroll
   for (int e = 0; e < V; ++e) {
     const float d = __fmul_rn(gv[e], f[e]);
     sh[e] = __fadd_rn(sh[e], gv[e]);
-    sc[e] = __fadd_rn(sc[e], __fmul_rn(gv[e], rn<T>(__fmul_rn(wv[e], __fmul_rn(rs, xv[e])))));
+    sc[e] = __fadd_rn(sc[e], __fmul_rn(gv[e], nv[e]));
     dw[e] = __fadd_rn(dw[e], __fmul_rn(__fmul_rn(d, xv[e]), rs));
   }
 }
@@ -441,7 +481,7 @@ __global__ void __launch_bounds__(256) bwd_row_kernel(Ptrs a, float* rstd_out) {
     for (int j = 0; j < M; ++j)
 #pragma unroll
       for (int i = 0; i < KEEP; ++i)
-        if (ln.chunk(j, i) < ln.nch) {
+        if (ln.chunk(j, i) < ln.end(j)) {
           kx[j][i] = load_raw(x, row + ln.chunk(j, i) * V);
           kg[j][i] = load_raw(g, row + ln.chunk(j, i) * V);
         }
@@ -450,13 +490,13 @@ __global__ void __launch_bounds__(256) bwd_row_kernel(Ptrs a, float* rstd_out) {
     auto each_chunk = [&](int j, auto&& f) {
 #pragma unroll
       for (int i = 0; i < KEEP; ++i)
-        if (ln.chunk(j, i) < ln.nch) {
+        if (ln.chunk(j, i) < ln.end(j)) {
           float xv[V], gv[V];
           unpack<T>(kx[j][i], xv);
           unpack<T>(kg[j][i], gv);
           f(ln.chunk(j, i), V, xv, gv);
         }
-      for (int64_t c = ln.chunk(j, KEEP); c < ln.nch; c += ln.T) {
+      for (int64_t c = ln.chunk(j, KEEP); c < ln.end(j); c += ln.T) {
         const int n = int(min64(V, dim - c * V));
         float xv[V], gv[V];
         load_chunk<T, VEC>(x, row + c * V, n, xv);
@@ -660,8 +700,8 @@ constexpr int kOnePassSmallBlock = 384;  // T at most for two blocks an SM
 // Shared memory of the one-pass kernel: kOnePassAhead + 1 rows of x and g.
 int64_t onepass_smem_bytes(int64_t dim, int vec) { return int64_t(kOnePassAhead + 1) * 2 * (dim / vec) * 16; }
 
-template <class T, int CPT, int MAXT>
-__global__ void __launch_bounds__(MAXT, kOnePassMaxThreads / MAXT) bwd_onepass_kernel(Ptrs a, Plan p) {
+template <class T, int CPT, int MAXT, int MINB = kOnePassMaxThreads / MAXT>
+__global__ void __launch_bounds__(MAXT, MINB) bwd_onepass_kernel(Ptrs a, Plan p) {
   if (*a.bad != kNoBadRow) return;
   constexpr int V = VecOf<T>::value, D = kOnePassAhead + 1;
   extern __shared__ uint4 staged[];  // [row % D][x, g][chunk]
@@ -928,17 +968,17 @@ void launch_fwd(const Ptrs& a, bool vec, cudaStream_t s) {
 // The one-pass kernel where it applies (16-byte loads, at most two chunks a
 // partial, T <= kOnePassMaxThreads): a block a dweight group. False: it does
 // not apply.
-template <class T, int CPT, int MAXT>
+template <class T, int CPT, int MAXT, int MINB = kOnePassMaxThreads / MAXT>
 void launch_onepass_k(const Ptrs& a, const Plan& p, int threads, int64_t groups, cudaStream_t s) {
   const int64_t smem = onepass_smem_bytes(a.dim, VecOf<T>::value);
   // The kernel's dynamic shared memory limit, raised once to the most it takes.
   static const cudaError_t raised =
-      cudaFuncSetAttribute(bwd_onepass_kernel<T, CPT, MAXT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      cudaFuncSetAttribute(bwd_onepass_kernel<T, CPT, MAXT, MINB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            int(onepass_smem_bytes(int64_t(kRmsChunksPerThread) * kOnePassMaxThreads * VecOf<T>::value,
                                                   VecOf<T>::value)));
   (void)raised;  // a failure shows as the launch's error
   const unsigned grid = unsigned(groups < 65535 ? groups : 65535);
-  bwd_onepass_kernel<T, CPT, MAXT><<<grid, threads, size_t(smem), s>>>(a, p);
+  bwd_onepass_kernel<T, CPT, MAXT, MINB><<<grid, threads, size_t(smem), s>>>(a, p);
 }
 
 template <class T>
@@ -951,6 +991,7 @@ bool launch_onepass(const Ptrs& a, const Plan& p, bool vec, int64_t groups, cuda
   const bool one = nch <= threads, small = threads <= kOnePassSmallBlock;
   if (one && small) launch_onepass_k<T, 1, kOnePassSmallBlock>(a, p, threads, groups, s);
   else if (one) launch_onepass_k<T, 1, kOnePassMaxThreads>(a, p, threads, groups, s);
+  else if (small && getenv("GC_EXP_MINB1")) launch_onepass_k<T, 2, kOnePassSmallBlock, 1>(a, p, threads, groups, s);
   else if (small) launch_onepass_k<T, 2, kOnePassSmallBlock>(a, p, threads, groups, s);
   else launch_onepass_k<T, 2, kOnePassMaxThreads>(a, p, threads, groups, s);
   return true;

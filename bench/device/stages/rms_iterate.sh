@@ -22,13 +22,19 @@ L="$D/iter.log"
 if [ "${RMS_BENCH:-1}" != 0 ]; then
   timeout 90 "$RB" --rows 4097,32768,131072 --dims 5376,3072 --gates 9 --dtypes bf16 > "$D/bench.md" 2>&1
   echo "bench exit $?" >> "$L"
+  if [ -n "${RMS_EXP:-}" ]; then  # an experiment's switch (an environment variable the kernels read), benchmarked beside
+    env "$RMS_EXP=1" timeout 90 "$RB" --rows 32768,131072 --dims 5376,3072 --gates 9 --dtypes bf16 > "$D/bench-exp.md" 2>&1
+    echo "bench $RMS_EXP exit $?" >> "$L"
+  fi
 fi
 {
   # The one-pass backward's first launch under ncu: where its warps wait.
   echo "== ncu, bwd_onepass_kernel at bf16 32768 x 5376, 9 gates"
   timeout 150 ncu --clock-control none -k regex:bwd_onepass --launch-count 1 --section SpeedOfLight \
     --section Occupancy --section LaunchStats --section SchedulerStats --section WarpStateStats \
-    --section MemoryWorkloadAnalysis "$RB" --rows 32768 --dims 5376 --gates 9 --dtypes bf16 --reps 1 2>&1 |
+    --section MemoryWorkloadAnalysis --section InstructionStats \
+    --metrics smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio,smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio,smsp__average_warps_issue_stalled_branch_resolving_per_issue_active.ratio,smsp__inst_executed.sum \
+    "$RB" --rows 32768 --dims 5376 --gates 9 --dtypes bf16 --reps 1 2>&1 |
     grep -vE "^==PROF==|^\|" | grep -E "[0-9]" | cut -c1-150
 } >> "$L" 2>&1
 if [ -n "${RERUN:-}" ]; then
@@ -36,4 +42,5 @@ if [ -n "${RERUN:-}" ]; then
   echo "rerun exit $?" >> "$L"
 fi
 [ -f "$D/bench.md" ] && cat "$D/bench.md"
+[ -f "$D/bench-exp.md" ] && cat "$D/bench-exp.md"
 grep -E "exit|FAILED|Duration|Throughput|Stall|tests passed|Failed|\*\*\*" "$L" | cut -c1-200
