@@ -23,7 +23,6 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cstdint>
@@ -129,28 +128,6 @@ __device__ __forceinline__ float warp_tree(float v) {
 #pragma unroll
   for (int h = 16; h; h >>= 1) v = __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, h));
   return v;
-}
-
-// Two row statistics folded by the order's tree; every thread of the row's
-// nt threads gets both (t: the thread's place among them). Every thread of the
-// block calls it: its barriers are the block's.
-__device__ __forceinline__ float2 block_sum2(float a, float b, float2* sm, int t, int nt) {
-  a = warp_tree(a);
-  b = warp_tree(b);
-  const int w = t >> 5, l = t & 31, nw = nt >> 5;
-  if (l == 0) sm[w] = make_float2(a, b);
-  __syncthreads();
-  if (w == 0) {
-    const float2 v = l < nw ? sm[l] : make_float2(0.0f, 0.0f);
-    a = warp_tree(v.x);
-    b = warp_tree(v.y);
-    if (l == 0) sm[32] = make_float2(a, b);
-  }
-  __syncthreads();
-  return sm[32];
-}
-__device__ __forceinline__ float2 block_sum2(float a, float b, float2* sm) {
-  return block_sum2(a, b, sm, int(threadIdx.x), int(blockDim.x));
 }
 
 __device__ __forceinline__ float rstd_of(float ss, int64_t dim, float eps) {
@@ -651,16 +628,17 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
 // Where a row's chunks load as 16 bytes and each of the order's T partials
 // has at most two chunks, one kernel does both passes' work and reads x and g
 // once. A block of T threads walks a dweight group's rows in tile order (gate
-// order, then a gate's rows in batch order, as the tile kernel does), a row
-// at a time; thread t holds partial t, so the same thread owns the same
-// columns for a row's statistics and for the column sums:
-//   - its chunks of the next kOnePassAhead rows are copied into shared memory
-//     ahead (cp.async); it reads back only its own copies, so they need no
-//     barrier;
-//   - the row's statistics are folded by the order's trees, every warp
-//     folding the warp sums itself (one barrier a row);
-//   - it writes its chunks of dx and adds the row's terms to its column sums
-//     in registers: dweight for the group, dshift and dscale for the tile.
+// order, then a gate's rows in batch order, as the tile kernel does),
+// kOnePassRows rows a step; thread t holds partial t, so the same thread owns
+// the same columns for a row's statistics and for the column sums:
+//   - its chunks of the next step's rows are copied into shared memory while
+//     a step is worked (cp.async); it reads back only its own copies, so they
+//     need no barrier;
+//   - the step's rows' statistics are folded by the order's trees at one
+//     barrier, every warp folding the warp sums itself;
+//   - then, row by row, it writes its chunks of dx and adds the row's terms
+//     to its column sums in registers: dweight for the group, dshift and
+//     dscale for the tile.
 // The row kernel's and the tile kernel's sums in their orders: the same bits.
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
@@ -693,25 +671,26 @@ __device__ __forceinline__ uint4 opaque(const uint4& v) {
   return o;
 }
 
-constexpr int kOnePassAhead = 2;        // rows copied ahead of the one worked
-constexpr int kOnePassMaxThreads = 768;  // T at most: about 85 registers a thread
-constexpr int kOnePassSmallBlock = 384;  // T at most for two blocks an SM
+constexpr int kOnePassRows = 4;          // rows a step: their statistics folded at one barrier
+constexpr int kOnePassMaxThreads = 512;  // T at most (one block an SM, up to 128 registers a thread)
+constexpr int64_t kOnePassSmemMax = 200 << 10;
 
-// Shared memory of the one-pass kernel: kOnePassAhead + 1 rows of x and g.
-int64_t onepass_smem_bytes(int64_t dim, int vec) { return int64_t(kOnePassAhead + 1) * 2 * (dim / vec) * 16; }
+// Shared memory of the one-pass kernel: two steps of kOnePassRows rows of x and g.
+int64_t onepass_smem_bytes(int64_t dim, int vec) { return int64_t(2) * kOnePassRows * 2 * (dim / vec) * 16; }
 
-template <class T, int CPT, int MAXT, int MINB = kOnePassMaxThreads / MAXT>
-__global__ void __launch_bounds__(MAXT, MINB) bwd_onepass_kernel(Ptrs a, Plan p) {
+template <class T, int CPT>
+__global__ void __launch_bounds__(kOnePassMaxThreads, 1) bwd_onepass_kernel(Ptrs a, Plan p) {
   if (*a.bad != kNoBadRow) return;
-  constexpr int V = VecOf<T>::value, D = kOnePassAhead + 1;
-  extern __shared__ uint4 staged[];  // [row % D][x, g][chunk]
-  __shared__ float2 red[2][32];      // a row's warp sums, by row parity
+  constexpr int V = VecOf<T>::value, R = kOnePassRows;
+  extern __shared__ uint4 staged[];  // [step & 1][row j][x, g][chunk]
+  __shared__ float2 red[2][R][32];   // the step's rows' warp sums, by step parity
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
   const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
   T* dx = static_cast<T*>(a.dx);
-  const int64_t dim = a.dim, nch = dim / V;
+  const int64_t dim = a.dim;
+  const int nch = int(dim / V);  // at most 2 * kOnePassMaxThreads
   const int t = int(threadIdx.x), nt = int(blockDim.x), lane = t & 31, warp = t >> 5, nw = nt >> 5;
-  int ch[CPT];  // this thread's chunks (nch <= 2 * kOnePassMaxThreads)
+  int ch[CPT];  // this thread's chunks: partial t's
   bool own[CPT];
   uint4 wr[CPT];  // w's chunks, as loaded
 #pragma unroll
@@ -720,87 +699,120 @@ __global__ void __launch_bounds__(MAXT, MINB) bwd_onepass_kernel(Ptrs a, Plan p)
     own[m] = ch[m] < nch;
     if (own[m]) wr[m] = load_raw(w, ch[m] * V);
   }
+  auto factors = [&](int gate, uint4 (&fr)[CPT]) {
+#pragma unroll
+    for (int m = 0; m < CPT; ++m)
+      if (own[m]) fr[m] = factor_raw<T>(load_raw(scale, int64_t(gate) * dim + ch[m] * V));
+  };
   const int64_t ntiles = p.tile_start[a.gates];
   for (int64_t grp = blockIdx.x; grp * p.tiles_per_group < ntiles; grp += gridDim.x) {
     const int64_t g0 = grp * p.tiles_per_group, g1 = min64(ntiles, g0 + p.tiles_per_group);
     // Positions and rows fit an int (rows < 2^31, checked by the entry point).
     const int P0 = int(tile_first_pos(p, a.gates, g0)), P1 = int(g1 < ntiles ? tile_first_pos(p, a.gates, g1) : a.rows);
-    const int n = P1 - P0;
-    auto stage = [&](int i) {
-      if (i < n) {
-        const int64_t row = p.rows_sorted[P0 + i];
-        uint4* b = staged + (i % D) * 2 * int(nch);
+    const int n = P1 - P0, steps = (n + R - 1) / R;
+    auto buf = [&](int st, int j) { return staged + ((st & 1) * R + j) * 2 * nch; };
+    auto stage = [&](int st) {
+      if (st < steps)
 #pragma unroll
-        for (int m = 0; m < CPT; ++m)
-          if (own[m]) {
-            cp_async16(b + ch[m], x + row * dim + ch[m] * V);
-            cp_async16(b + nch + ch[m], g + row * dim + ch[m] * V);
+        for (int j = 0; j < R; ++j)
+          if (st * R + j < n) {
+            const int64_t row = p.rows_sorted[P0 + st * R + j];
+            uint4* b = buf(st, j);
+#pragma unroll
+            for (int m = 0; m < CPT; ++m)
+              if (own[m]) {
+                cp_async16(b + ch[m], x + row * dim + ch[m] * V);
+                cp_async16(b + nch + ch[m], g + row * dim + ch[m] * V);
+              }
           }
-      }
       cp_async_commit();
     };
-#pragma unroll
-    for (int i = 0; i < D - 1; ++i) stage(i);
     float dw[CPT][V], sh[CPT][V], sc[CPT][V];
-    uint4 fr[CPT];  // the tile's modulation factors, exact in T: packed, for registers
 #pragma unroll
-    for (int m = 0; m < CPT; ++m) {
-      fr[m] = make_uint4(0, 0, 0, 0);
+    for (int m = 0; m < CPT; ++m)
 #pragma unroll
       for (int e = 0; e < V; ++e) dw[m][e] = sh[m][e] = sc[m][e] = 0.0f;
-    }
-    int k = -1, ti = -1;
+    // The factors (exact in T: packed, for registers) of gate k1 for the
+    // statistics and of gate k2 for the column sums, which run a step behind.
+    uint4 f1[CPT], f2[CPT];
+    int k1 = -1, k2 = -1, k = -1, ti = -1;  // k, ti: the tile being summed
     auto flush = [&] {
 #pragma unroll
       for (int m = 0; m < CPT; ++m)
         if (k >= 0 && own[m]) store_tile_sums<T, true>(a, p, k, ti, ch[m], V, sh[m], sc[m]);
     };
-    for (int i = 0; i < n; ++i) {
-      stage(i + D - 1);  // its buffer's last reads were this thread's own, before the last row's barrier
-      const int pos = P0 + i, kk = p.keys_sorted[pos], tile = (pos - p.seg_start[kk]) / kRmsSegTileRows;
-      const int64_t row = p.rows_sorted[pos];
-      if (kk != k || tile != ti) {  // a new tile: the last one's sums out, zeros in
-        flush();
-        k = kk;
-        ti = tile;
+    stage(0);
+    for (int st = 0; st < steps; ++st) {
+      stage(st + 1);  // its buffer's last reads were this thread's own, before the last step's barrier
+      cp_async_wait<1>();
+      const int nr = n - st * R < R ? n - st * R : R;
+      float s[R], cs[R];
 #pragma unroll
-        for (int m = 0; m < CPT; ++m) {
+      for (int j = 0; j < R; ++j) {
+        s[j] = cs[j] = 0.0f;
+        if (j < nr) {
+          const int kk = p.keys_sorted[P0 + st * R + j];
+          if (kk != k1) {
+            k1 = kk;
+            factors(kk, f1);
+          }
+          const uint4* b = buf(st, j);
 #pragma unroll
-          for (int e = 0; e < V; ++e) sh[m][e] = sc[m][e] = 0.0f;
-          if (own[m]) fr[m] = factor_raw<T>(load_raw(scale, int64_t(k) * dim + ch[m] * V));
+          for (int m = 0; m < CPT; ++m)
+            if (own[m]) {
+              float xv[V], gv[V], wv[V], fv[V];
+              unpack<T>(b[ch[m]], xv);
+              unpack<T>(b[nch + ch[m]], gv);
+              unpack<T>(opaque(wr[m]), wv);
+              unpack<T>(opaque(f1[m]), fv);
+              add_row_terms(V, xv, gv, wv, fv, s[j], cs[j]);
+            }
         }
       }
-      cp_async_wait<D - 1>();
-      const uint4* b = staged + (i % D) * 2 * int(nch);
-      float s = 0.0f, cs = 0.0f;
 #pragma unroll
-      for (int m = 0; m < CPT; ++m)
-        if (own[m]) {
-          float xv[V], gv[V], wv[V], fv[V];
-          unpack<T>(b[ch[m]], xv);
-          unpack<T>(b[nch + ch[m]], gv);
-          unpack<T>(opaque(wr[m]), wv);
-          unpack<T>(opaque(fr[m]), fv);
-          add_row_terms(V, xv, gv, wv, fv, s, cs);
-        }
-      s = warp_tree(s);
-      cs = warp_tree(cs);
-      if (lane == 0) red[i & 1][warp] = make_float2(s, cs);
+      for (int j = 0; j < R; ++j) {
+        const float a0 = warp_tree(s[j]), a1 = warp_tree(cs[j]);
+        if (lane == 0) red[st & 1][j][warp] = make_float2(a0, a1);
+      }
       __syncthreads();
-      const float2 v = lane < nw ? red[i & 1][lane] : make_float2(0.0f, 0.0f);
-      const float rstd = rstd_of(warp_tree(v.x), dim, a.eps);
-      const float kq = dx_factor(rstd, warp_tree(v.y), dim);
+      float rstd[R], kq[R];
 #pragma unroll
-      for (int m = 0; m < CPT; ++m)
-        if (own[m]) {
-          float xv[V], gv[V], wv[V], fv[V], o[V];
-          unpack<T>(b[ch[m]], xv);
-          unpack<T>(b[nch + ch[m]], gv);
-          unpack<T>(opaque(wr[m]), wv);
-          unpack<T>(opaque(fr[m]), fv);
-          dx_chunk(rstd, kq, xv, gv, wv, fv, o);
-          store_chunk<T, true>(dx, row * dim + ch[m] * V, V, o);
-          add_col_terms<T>(rstd, xv, gv, wv, fv, sh[m], sc[m], dw[m]);
+      for (int j = 0; j < R; ++j) {
+        const float2 v = lane < nw ? red[st & 1][j][lane] : make_float2(0.0f, 0.0f);
+        rstd[j] = rstd_of(warp_tree(v.x), dim, a.eps);
+        kq[j] = dx_factor(rstd[j], warp_tree(v.y), dim);
+      }
+#pragma unroll
+      for (int j = 0; j < R; ++j)
+        if (j < nr) {
+          const int pos = P0 + st * R + j, kk = p.keys_sorted[pos], tile = (pos - p.seg_start[kk]) / kRmsSegTileRows;
+          const int64_t row = p.rows_sorted[pos];
+          if (kk != k || tile != ti) {  // a new tile: the last one's sums out, zeros in
+            flush();
+            k = kk;
+            ti = tile;
+#pragma unroll
+            for (int m = 0; m < CPT; ++m)
+#pragma unroll
+              for (int e = 0; e < V; ++e) sh[m][e] = sc[m][e] = 0.0f;
+            if (kk != k2) {
+              k2 = kk;
+              factors(kk, f2);
+            }
+          }
+          const uint4* b = buf(st, j);
+#pragma unroll
+          for (int m = 0; m < CPT; ++m)
+            if (own[m]) {
+              float xv[V], gv[V], wv[V], fv[V], o[V];
+              unpack<T>(b[ch[m]], xv);
+              unpack<T>(b[nch + ch[m]], gv);
+              unpack<T>(opaque(wr[m]), wv);
+              unpack<T>(opaque(f2[m]), fv);
+              dx_chunk(rstd[j], kq[j], xv, gv, wv, fv, o);
+              *reinterpret_cast<uint4*>(dx + row * dim + ch[m] * V) = round_chunk<T>(o);
+              add_col_terms<T>(rstd[j], xv, gv, wv, fv, sh[m], sc[m], dw[m]);
+            }
         }
     }
     flush();
@@ -966,19 +978,28 @@ void launch_fwd(const Ptrs& a, bool vec, cudaStream_t s) {
 }
 
 // The one-pass kernel where it applies (16-byte loads, at most two chunks a
-// partial, T <= kOnePassMaxThreads): a block a dweight group. False: it does
-// not apply.
-template <class T, int CPT, int MAXT, int MINB = kOnePassMaxThreads / MAXT>
+// partial, T <= kOnePassMaxThreads, two steps of rows in shared memory) and
+// pays (dweight groups for two waves of one block an SM at least: fewer leave
+// SMs idle, and the two passes spread the rows wider): a block a dweight
+// group. False: the two passes' problem.
+int sm_count() {
+  static const int n = [] {
+    int dev = 0, c = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&c, cudaDevAttrMultiProcessorCount, dev);
+    return c > 0 ? c : 1;
+  }();
+  return n;
+}
+
+template <class T, int CPT>
 void launch_onepass_k(const Ptrs& a, const Plan& p, int threads, int64_t groups, cudaStream_t s) {
-  const int64_t smem = onepass_smem_bytes(a.dim, VecOf<T>::value);
   // The kernel's dynamic shared memory limit, raised once to the most it takes.
-  static const cudaError_t raised =
-      cudaFuncSetAttribute(bwd_onepass_kernel<T, CPT, MAXT, MINB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           int(onepass_smem_bytes(int64_t(kRmsChunksPerThread) * kOnePassMaxThreads * VecOf<T>::value,
-                                                  VecOf<T>::value)));
+  static const cudaError_t raised = cudaFuncSetAttribute(
+      bwd_onepass_kernel<T, CPT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kOnePassSmemMax));
   (void)raised;  // a failure shows as the launch's error
   const unsigned grid = unsigned(groups < 65535 ? groups : 65535);
-  bwd_onepass_kernel<T, CPT, MAXT, MINB><<<grid, threads, size_t(smem), s>>>(a, p);
+  bwd_onepass_kernel<T, CPT><<<grid, threads, size_t(onepass_smem_bytes(a.dim, VecOf<T>::value)), s>>>(a, p);
 }
 
 template <class T>
@@ -986,14 +1007,12 @@ bool launch_onepass(const Ptrs& a, const Plan& p, bool vec, int64_t groups, cuda
   constexpr int V = VecOf<T>::value;
   const int threads = rms_row_threads(a.dim, V);
   const int64_t nch = a.dim / V;
-  if (!vec || threads > kOnePassMaxThreads || nch > int64_t(kRmsChunksPerThread) * threads) return false;
+  if (!vec || threads > kOnePassMaxThreads || nch > int64_t(kRmsChunksPerThread) * threads ||
+      onepass_smem_bytes(a.dim, V) > kOnePassSmemMax || groups < 2 * sm_count())
+    return false;
   if (a.rows == 0) return true;
-  const bool one = nch <= threads, small = threads <= kOnePassSmallBlock;
-  if (one && small) launch_onepass_k<T, 1, kOnePassSmallBlock>(a, p, threads, groups, s);
-  else if (one) launch_onepass_k<T, 1, kOnePassMaxThreads>(a, p, threads, groups, s);
-  else if (small && getenv("GC_EXP_MINB1")) launch_onepass_k<T, 2, kOnePassSmallBlock, 1>(a, p, threads, groups, s);
-  else if (small) launch_onepass_k<T, 2, kOnePassSmallBlock>(a, p, threads, groups, s);
-  else launch_onepass_k<T, 2, kOnePassMaxThreads>(a, p, threads, groups, s);
+  if (nch <= threads) launch_onepass_k<T, 1>(a, p, threads, groups, s);
+  else launch_onepass_k<T, 2>(a, p, threads, groups, s);
   return true;
 }
 
