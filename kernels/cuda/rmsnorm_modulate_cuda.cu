@@ -218,53 +218,52 @@ __device__ __forceinline__ uint4 fwd_chunk_packed(float rstd, const uint4& xr, c
   return make_uint4(r[0], r[1], r[2], r[3]);
 }
 
-// The order's partials as a block's threads hold them: each warp plays M of
-// the order's T / 32 warps, so a row takes fewer threads and a thread more
-// chunks (more rows in flight an SM) with the same sums. Thread (w, l) holds
-// partials (w * M + j) * 32 + l, j < M; partial p's chunks are p, p + T, ...
-// Partials past T are +0, as the tree's padding is.
+// The order's partials as a block's threads hold them: each of the block's
+// P warps plays up to M of the order's T / 32 warps, so a row takes fewer
+// threads and a thread more chunks (more rows in flight an SM) with the same
+// sums. Warp w plays order warps w, w + P, w + 2P, ... (balanced: they differ
+// by one at most); thread (w, l) holds partials (w + j * P) * 32 + l, j < M,
+// and partial p's chunks are p, p + T, ... Order warps past T / 32 are none.
 template <int M>
 struct Lanes {
-  int T, base;
+  int T, nvw, w, l, P;
   int64_t nch;
   __device__ Lanes(int64_t dim, int vec)
-      : T(rms_row_threads(dim, vec)), base(int(threadIdx.x >> 5) * M * 32 + int(threadIdx.x & 31)),
-        nch((dim + vec - 1) / vec) {}
-  // Chunk i of partial j; partial j's chunks end before end(j) (0 for a
-  // partial past T, whose chunks are other partials').
-  __device__ int64_t chunk(int j, int64_t i) const { return base + j * 32 + i * T; }
-  __device__ int64_t end(int j) const { return base + j * 32 < T ? nch : 0; }
+      : T(rms_row_threads(dim, vec)), nvw(T / 32), w(int(threadIdx.x >> 5)), l(int(threadIdx.x & 31)),
+        P(int(blockDim.x >> 5)), nch((dim + vec - 1) / vec) {}
+  __device__ int vw(int j) const { return w + j * P; }
+  // Chunk i of partial j; partial j's chunks end before end(j) (0 for none).
+  __device__ int64_t chunk(int j, int64_t i) const { return int64_t(vw(j)) * 32 + l + i * T; }
+  __device__ int64_t end(int j) const { return vw(j) < nvw ? nch : 0; }
 };
 
-// The M partials of each of a row's two statistics folded by the order's
+// The partials of each of a row's two statistics folded by the order's
 // trees; every thread gets both sums. Every thread of the block calls it.
 template <int M>
-__device__ __forceinline__ float2 fold_lanes(const float (&a)[M], const float (&b)[M], float2* sm) {
-  const int w = int(threadIdx.x >> 5), l = int(threadIdx.x & 31), nvw = int(blockDim.x >> 5) * M;
+__device__ __forceinline__ float2 fold_lanes(const Lanes<M>& ln, const float (&a)[M], const float (&b)[M],
+                                             float2* sm) {
 #pragma unroll
   for (int j = 0; j < M; ++j) {
     const float x = warp_tree(a[j]), y = warp_tree(b[j]);
-    if (l == 0) sm[w * M + j] = make_float2(x, y);
+    if (ln.l == 0 && ln.vw(j) < ln.nvw) sm[ln.vw(j)] = make_float2(x, y);
   }
   __syncthreads();
-  if (w == 0) {
-    const float2 v = l < nvw ? sm[l] : make_float2(0.0f, 0.0f);
+  if (ln.w == 0) {
+    const float2 v = ln.l < ln.nvw ? sm[ln.l] : make_float2(0.0f, 0.0f);
     const float x = warp_tree(v.x), y = warp_tree(v.y);
-    if (l == 0) sm[32] = make_float2(x, y);
+    if (ln.l == 0) sm[32] = make_float2(x, y);
   }
   __syncthreads();
   return sm[32];
 }
 
-// Order warps a thread warp plays in the row kernels: four, so that a row of
-// T partials takes T / 4 threads (rounded up to a warp), each about eight
-// chunks; one where the row has one or two warps.
-constexpr int kLanesPerThread = 4;
-int row_kernel_threads(int64_t dim, int vec, int m) {
+// Order warps a warp of the row kernels plays: about three (about six
+// 16-byte chunks a thread, as many rows in flight as registers allow).
+constexpr int kLanesPerThread = 3;
+int row_kernel_threads(int64_t dim, int vec) {
   const int nvw = rms_row_threads(dim, vec) / 32;
-  return (nvw + m - 1) / m * 32;
+  return (nvw + kLanesPerThread - 1) / kLanesPerThread * 32;
 }
-int row_kernel_m(int64_t dim, int vec) { return rms_row_threads(dim, vec) > 64 ? kLanesPerThread : 1; }
 
 template <class T, bool VEC, int KEEP, int M>
 __global__ void __launch_bounds__(256) fwd_kernel(Ptrs a) {
@@ -307,7 +306,7 @@ __global__ void __launch_bounds__(256) fwd_kernel(Ptrs a) {
           if (e < n) s[j] = __fadd_rn(s[j], __fmul_rn(v[e], v[e]));
       }
     }
-    const float rstd = rstd_of(fold_lanes<M>(s, zero, sm).x, dim, a.eps);
+    const float rstd = rstd_of(fold_lanes<M>(ln, s, zero, sm).x, dim, a.eps);
     const int64_t tb = gate * dim;
     if constexpr (VEC && kPacked<T>) {
       auto emit = [&](int64_t c, const uint4& xr) {
@@ -496,7 +495,7 @@ __global__ void __launch_bounds__(256) bwd_row_kernel(Ptrs a, float* rstd_out) {
         add_row_terms(n, xv, gv, wv, f, s[j], cs[j]);
       });
     }
-    const float2 tot = fold_lanes<M>(s, cs, sm);
+    const float2 tot = fold_lanes<M>(ln, s, cs, sm);
     const float rstd = rstd_of(tot.x, dim, a.eps);
     const float k = dx_factor(rstd, tot.y, dim);
     if (threadIdx.x == 0) rstd_out[r] = rstd;
@@ -628,17 +627,16 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
 // Where a row's chunks load as 16 bytes and each of the order's T partials
 // has at most two chunks, one kernel does both passes' work and reads x and g
 // once. A block of T threads walks a dweight group's rows in tile order (gate
-// order, then a gate's rows in batch order, as the tile kernel does),
-// kOnePassRows rows a step; thread t holds partial t, so the same thread owns
-// the same columns for a row's statistics and for the column sums:
-//   - its chunks of the next step's rows are copied into shared memory while
-//     a step is worked (cp.async); it reads back only its own copies, so they
-//     need no barrier;
-//   - the step's rows' statistics are folded by the order's trees at one
-//     barrier, every warp folding the warp sums itself;
-//   - then, row by row, it writes its chunks of dx and adds the row's terms
-//     to its column sums in registers: dweight for the group, dshift and
-//     dscale for the tile.
+// order, then a gate's rows in batch order, as the tile kernel does), a row
+// at a time; thread t holds partial t, so the same thread owns the same
+// columns for a row's statistics and for the column sums:
+//   - its chunks of the next kOnePassAhead rows are copied into shared memory
+//     ahead (cp.async); it reads back only its own copies, so they need no
+//     barrier;
+//   - the row's statistics are folded by the order's trees, every warp
+//     folding the warp sums itself (one barrier a row);
+//   - it writes its chunks of dx and adds the row's terms to its column sums
+//     in registers: dweight for the group, dshift and dscale for the tile.
 // The row kernel's and the tile kernel's sums in their orders: the same bits.
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
@@ -671,26 +669,25 @@ __device__ __forceinline__ uint4 opaque(const uint4& v) {
   return o;
 }
 
-constexpr int kOnePassRows = 4;          // rows a step: their statistics folded at one barrier
+constexpr int kOnePassAhead = 2;        // rows copied ahead of the one worked
 constexpr int kOnePassMaxThreads = 512;  // T at most (one block an SM, up to 128 registers a thread)
 constexpr int64_t kOnePassSmemMax = 200 << 10;
 
-// Shared memory of the one-pass kernel: two steps of kOnePassRows rows of x and g.
-int64_t onepass_smem_bytes(int64_t dim, int vec) { return int64_t(2) * kOnePassRows * 2 * (dim / vec) * 16; }
+// Shared memory of the one-pass kernel: kOnePassAhead + 1 rows of x and g.
+int64_t onepass_smem_bytes(int64_t dim, int vec) { return int64_t(kOnePassAhead + 1) * 2 * (dim / vec) * 16; }
 
 template <class T, int CPT>
 __global__ void __launch_bounds__(kOnePassMaxThreads, 1) bwd_onepass_kernel(Ptrs a, Plan p) {
   if (*a.bad != kNoBadRow) return;
-  constexpr int V = VecOf<T>::value, R = kOnePassRows;
-  extern __shared__ uint4 staged[];  // [step & 1][row j][x, g][chunk]
-  __shared__ float2 red[2][R][32];   // the step's rows' warp sums, by step parity
+  constexpr int V = VecOf<T>::value, D = kOnePassAhead + 1;
+  extern __shared__ uint4 staged[];  // [row % D][x, g][chunk]
+  __shared__ float2 red[2][32];      // a row's warp sums, by row parity
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
   const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
   T* dx = static_cast<T*>(a.dx);
-  const int64_t dim = a.dim;
-  const int nch = int(dim / V);  // at most 2 * kOnePassMaxThreads
+  const int64_t dim = a.dim, nch = dim / V;
   const int t = int(threadIdx.x), nt = int(blockDim.x), lane = t & 31, warp = t >> 5, nw = nt >> 5;
-  int ch[CPT];  // this thread's chunks: partial t's
+  int ch[CPT];  // this thread's chunks (nch <= 2 * kOnePassMaxThreads)
   bool own[CPT];
   uint4 wr[CPT];  // w's chunks, as loaded
 #pragma unroll
@@ -699,120 +696,87 @@ __global__ void __launch_bounds__(kOnePassMaxThreads, 1) bwd_onepass_kernel(Ptrs
     own[m] = ch[m] < nch;
     if (own[m]) wr[m] = load_raw(w, ch[m] * V);
   }
-  auto factors = [&](int gate, uint4 (&fr)[CPT]) {
-#pragma unroll
-    for (int m = 0; m < CPT; ++m)
-      if (own[m]) fr[m] = factor_raw<T>(load_raw(scale, int64_t(gate) * dim + ch[m] * V));
-  };
   const int64_t ntiles = p.tile_start[a.gates];
   for (int64_t grp = blockIdx.x; grp * p.tiles_per_group < ntiles; grp += gridDim.x) {
     const int64_t g0 = grp * p.tiles_per_group, g1 = min64(ntiles, g0 + p.tiles_per_group);
     // Positions and rows fit an int (rows < 2^31, checked by the entry point).
     const int P0 = int(tile_first_pos(p, a.gates, g0)), P1 = int(g1 < ntiles ? tile_first_pos(p, a.gates, g1) : a.rows);
-    const int n = P1 - P0, steps = (n + R - 1) / R;
-    auto buf = [&](int st, int j) { return staged + ((st & 1) * R + j) * 2 * nch; };
-    auto stage = [&](int st) {
-      if (st < steps)
+    const int n = P1 - P0;
+    auto stage = [&](int i) {
+      if (i < n) {
+        const int64_t row = p.rows_sorted[P0 + i];
+        uint4* b = staged + (i % D) * 2 * int(nch);
 #pragma unroll
-        for (int j = 0; j < R; ++j)
-          if (st * R + j < n) {
-            const int64_t row = p.rows_sorted[P0 + st * R + j];
-            uint4* b = buf(st, j);
-#pragma unroll
-            for (int m = 0; m < CPT; ++m)
-              if (own[m]) {
-                cp_async16(b + ch[m], x + row * dim + ch[m] * V);
-                cp_async16(b + nch + ch[m], g + row * dim + ch[m] * V);
-              }
+        for (int m = 0; m < CPT; ++m)
+          if (own[m]) {
+            cp_async16(b + ch[m], x + row * dim + ch[m] * V);
+            cp_async16(b + nch + ch[m], g + row * dim + ch[m] * V);
           }
+      }
       cp_async_commit();
     };
-    float dw[CPT][V], sh[CPT][V], sc[CPT][V];
 #pragma unroll
-    for (int m = 0; m < CPT; ++m)
+    for (int i = 0; i < D - 1; ++i) stage(i);
+    float dw[CPT][V], sh[CPT][V], sc[CPT][V];
+    uint4 fr[CPT];  // the tile's modulation factors, exact in T: packed, for registers
+#pragma unroll
+    for (int m = 0; m < CPT; ++m) {
+      fr[m] = make_uint4(0, 0, 0, 0);
 #pragma unroll
       for (int e = 0; e < V; ++e) dw[m][e] = sh[m][e] = sc[m][e] = 0.0f;
-    // The factors (exact in T: packed, for registers) of gate k1 for the
-    // statistics and of gate k2 for the column sums, which run a step behind.
-    uint4 f1[CPT], f2[CPT];
-    int k1 = -1, k2 = -1, k = -1, ti = -1;  // k, ti: the tile being summed
+    }
+    int k = -1, ti = -1;
     auto flush = [&] {
 #pragma unroll
       for (int m = 0; m < CPT; ++m)
         if (k >= 0 && own[m]) store_tile_sums<T, true>(a, p, k, ti, ch[m], V, sh[m], sc[m]);
     };
-    stage(0);
-    for (int st = 0; st < steps; ++st) {
-      stage(st + 1);  // its buffer's last reads were this thread's own, before the last step's barrier
-      cp_async_wait<1>();
-      const int nr = n - st * R < R ? n - st * R : R;
-      float s[R], cs[R];
+    for (int i = 0; i < n; ++i) {
+      stage(i + D - 1);  // its buffer's last reads were this thread's own, before the last row's barrier
+      const int pos = P0 + i, kk = p.keys_sorted[pos], tile = (pos - p.seg_start[kk]) / kRmsSegTileRows;
+      const int64_t row = p.rows_sorted[pos];
+      if (kk != k || tile != ti) {  // a new tile: the last one's sums out, zeros in
+        flush();
+        k = kk;
+        ti = tile;
 #pragma unroll
-      for (int j = 0; j < R; ++j) {
-        s[j] = cs[j] = 0.0f;
-        if (j < nr) {
-          const int kk = p.keys_sorted[P0 + st * R + j];
-          if (kk != k1) {
-            k1 = kk;
-            factors(kk, f1);
-          }
-          const uint4* b = buf(st, j);
+        for (int m = 0; m < CPT; ++m) {
 #pragma unroll
-          for (int m = 0; m < CPT; ++m)
-            if (own[m]) {
-              float xv[V], gv[V], wv[V], fv[V];
-              unpack<T>(b[ch[m]], xv);
-              unpack<T>(b[nch + ch[m]], gv);
-              unpack<T>(opaque(wr[m]), wv);
-              unpack<T>(opaque(f1[m]), fv);
-              add_row_terms(V, xv, gv, wv, fv, s[j], cs[j]);
-            }
+          for (int e = 0; e < V; ++e) sh[m][e] = sc[m][e] = 0.0f;
+          if (own[m]) fr[m] = factor_raw<T>(load_raw(scale, int64_t(k) * dim + ch[m] * V));
         }
       }
+      cp_async_wait<D - 1>();
+      const uint4* b = staged + (i % D) * 2 * int(nch);
+      float s = 0.0f, cs = 0.0f;
 #pragma unroll
-      for (int j = 0; j < R; ++j) {
-        const float a0 = warp_tree(s[j]), a1 = warp_tree(cs[j]);
-        if (lane == 0) red[st & 1][j][warp] = make_float2(a0, a1);
-      }
+      for (int m = 0; m < CPT; ++m)
+        if (own[m]) {
+          float xv[V], gv[V], wv[V], fv[V];
+          unpack<T>(b[ch[m]], xv);
+          unpack<T>(b[nch + ch[m]], gv);
+          unpack<T>(opaque(wr[m]), wv);
+          unpack<T>(opaque(fr[m]), fv);
+          add_row_terms(V, xv, gv, wv, fv, s, cs);
+        }
+      s = warp_tree(s);
+      cs = warp_tree(cs);
+      if (lane == 0) red[i & 1][warp] = make_float2(s, cs);
       __syncthreads();
-      float rstd[R], kq[R];
+      const float2 v = lane < nw ? red[i & 1][lane] : make_float2(0.0f, 0.0f);
+      const float rstd = rstd_of(warp_tree(v.x), dim, a.eps);
+      const float kq = dx_factor(rstd, warp_tree(v.y), dim);
 #pragma unroll
-      for (int j = 0; j < R; ++j) {
-        const float2 v = lane < nw ? red[st & 1][j][lane] : make_float2(0.0f, 0.0f);
-        rstd[j] = rstd_of(warp_tree(v.x), dim, a.eps);
-        kq[j] = dx_factor(rstd[j], warp_tree(v.y), dim);
-      }
-#pragma unroll
-      for (int j = 0; j < R; ++j)
-        if (j < nr) {
-          const int pos = P0 + st * R + j, kk = p.keys_sorted[pos], tile = (pos - p.seg_start[kk]) / kRmsSegTileRows;
-          const int64_t row = p.rows_sorted[pos];
-          if (kk != k || tile != ti) {  // a new tile: the last one's sums out, zeros in
-            flush();
-            k = kk;
-            ti = tile;
-#pragma unroll
-            for (int m = 0; m < CPT; ++m)
-#pragma unroll
-              for (int e = 0; e < V; ++e) sh[m][e] = sc[m][e] = 0.0f;
-            if (kk != k2) {
-              k2 = kk;
-              factors(kk, f2);
-            }
-          }
-          const uint4* b = buf(st, j);
-#pragma unroll
-          for (int m = 0; m < CPT; ++m)
-            if (own[m]) {
-              float xv[V], gv[V], wv[V], fv[V], o[V];
-              unpack<T>(b[ch[m]], xv);
-              unpack<T>(b[nch + ch[m]], gv);
-              unpack<T>(opaque(wr[m]), wv);
-              unpack<T>(opaque(f2[m]), fv);
-              dx_chunk(rstd[j], kq[j], xv, gv, wv, fv, o);
-              *reinterpret_cast<uint4*>(dx + row * dim + ch[m] * V) = round_chunk<T>(o);
-              add_col_terms<T>(rstd[j], xv, gv, wv, fv, sh[m], sc[m], dw[m]);
-            }
+      for (int m = 0; m < CPT; ++m)
+        if (own[m]) {
+          float xv[V], gv[V], wv[V], fv[V], o[V];
+          unpack<T>(b[ch[m]], xv);
+          unpack<T>(b[nch + ch[m]], gv);
+          unpack<T>(opaque(wr[m]), wv);
+          unpack<T>(opaque(fr[m]), fv);
+          dx_chunk(rstd, kq, xv, gv, wv, fv, o);
+          *reinterpret_cast<uint4*>(dx + row * dim + ch[m] * V) = round_chunk<T>(o);
+          add_col_terms<T>(rstd, xv, gv, wv, fv, sh[m], sc[m], dw[m]);
         }
     }
     flush();
@@ -960,10 +924,10 @@ RowPath row_path(bool vec, int64_t dim, int v) {
 
 int row_blocks(int64_t rows) { return int(rows < kMaxGridRows ? rows : kMaxGridRows); }
 
-template <class T, int M>
-void launch_fwd_m(const Ptrs& a, bool vec, cudaStream_t s) {
-  constexpr int V = VecOf<T>::value;
-  const int threads = row_kernel_threads(a.dim, V, M), blocks = row_blocks(a.rows);
+template <class T>
+void launch_fwd(const Ptrs& a, bool vec, cudaStream_t s) {
+  constexpr int V = VecOf<T>::value, M = kLanesPerThread;
+  const int threads = row_kernel_threads(a.dim, V), blocks = row_blocks(a.rows);
   switch (row_path(vec, a.dim, V)) {
     case RowPath::kept: fwd_kernel<T, true, kRmsChunksPerThread, M><<<blocks, threads, 0, s>>>(a); break;
     case RowPath::vector: fwd_kernel<T, true, 0, M><<<blocks, threads, 0, s>>>(a); break;
@@ -971,14 +935,8 @@ void launch_fwd_m(const Ptrs& a, bool vec, cudaStream_t s) {
   }
 }
 
-template <class T>
-void launch_fwd(const Ptrs& a, bool vec, cudaStream_t s) {
-  if (row_kernel_m(a.dim, VecOf<T>::value) == 1) launch_fwd_m<T, 1>(a, vec, s);
-  else launch_fwd_m<T, kLanesPerThread>(a, vec, s);
-}
-
 // The one-pass kernel where it applies (16-byte loads, at most two chunks a
-// partial, T <= kOnePassMaxThreads, two steps of rows in shared memory) and
+// partial, T <= kOnePassMaxThreads, its rows in shared memory) and
 // pays (dweight groups for two waves of one block an SM at least: fewer leave
 // SMs idle, and the two passes spread the rows wider): a block a dweight
 // group. False: the two passes' problem.
@@ -1034,10 +992,10 @@ void launch_bwd(const Ptrs& a, const Layout& l, bool vec, cudaStream_t s) {
   bwd_fold_kernel<T><<<unsigned(fb < 4096 ? fb : 4096), 256, 0, s>>>(a, p);
 }
 
-template <class T, int M>
-void launch_rows_m(const Ptrs& a, const Plan& p, bool vec, cudaStream_t s) {
-  constexpr int V = VecOf<T>::value;
-  const int threads = row_kernel_threads(a.dim, V, M), blocks = row_blocks(a.rows);
+template <class T>
+void launch_rows(const Ptrs& a, const Plan& p, bool vec, cudaStream_t s) {
+  constexpr int V = VecOf<T>::value, M = kLanesPerThread;
+  const int threads = row_kernel_threads(a.dim, V), blocks = row_blocks(a.rows);
   float* rstd = const_cast<float*>(p.rstd);
   switch (row_path(vec, a.dim, V)) {
     case RowPath::kept: bwd_row_kernel<T, true, kRmsChunksPerThread, M><<<blocks, threads, 0, s>>>(a, rstd); break;
@@ -1051,8 +1009,7 @@ void launch_rows_m(const Ptrs& a, const Plan& p, bool vec, cudaStream_t s) {
 template <class T>
 void launch_two_pass(const Ptrs& a, const Plan& p, bool vec, int64_t nch, int64_t groups, cudaStream_t s) {
   if (a.rows > 0) {
-    if (row_kernel_m(a.dim, VecOf<T>::value) == 1) launch_rows_m<T, 1>(a, p, vec, s);
-    else launch_rows_m<T, kLanesPerThread>(a, p, vec, s);
+    launch_rows<T>(a, p, vec, s);
   }
   if (groups > 0) {
     const dim3 grid(unsigned((nch + kTileThreads - 1) / kTileThreads), unsigned(groups < 65535 ? groups : 65535));
