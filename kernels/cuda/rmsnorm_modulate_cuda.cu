@@ -260,13 +260,14 @@ __device__ __forceinline__ float2 fold_lanes(const Lanes<M>& ln, const float (&a
 // Order warps a warp of the row kernels plays: about three (about six
 // 16-byte chunks a thread, as many rows in flight as registers allow).
 constexpr int kLanesPerThread = 3;
+constexpr int kRowKernelMaxThreads = (32 + kLanesPerThread - 1) / kLanesPerThread * 32;  // T = 1,024: 352
 int row_kernel_threads(int64_t dim, int vec) {
   const int nvw = rms_row_threads(dim, vec) / 32;
   return (nvw + kLanesPerThread - 1) / kLanesPerThread * 32;
 }
 
 template <class T, bool VEC, int KEEP, int M>
-__global__ void __launch_bounds__(256) fwd_kernel(Ptrs a) {
+__global__ void __launch_bounds__(kRowKernelMaxThreads) fwd_kernel(Ptrs a) {
   static_assert(VEC || KEEP == 0, "chunks are kept only where they load as 16 bytes");
   if (*a.bad != kNoBadRow) return;
   constexpr int V = VecOf<T>::value;
@@ -440,7 +441,7 @@ __device__ __forceinline__ void add_col_terms(float rs, const float (&xv)[V], co
 // ---- backward: dx per row ---------------------------------------------------
 
 template <class T, bool VEC, int KEEP, int M>
-__global__ void __launch_bounds__(256) bwd_row_kernel(Ptrs a, float* rstd_out) {
+__global__ void __launch_bounds__(kRowKernelMaxThreads) bwd_row_kernel(Ptrs a, float* rstd_out) {
   static_assert(VEC || KEEP == 0, "chunks are kept only where they load as 16 bytes");
   if (*a.bad != kNoBadRow) return;
   constexpr int V = VecOf<T>::value;
@@ -961,12 +962,12 @@ void launch_onepass_k(const Ptrs& a, const Plan& p, int threads, int64_t groups,
 }
 
 template <class T>
-bool launch_onepass(const Ptrs& a, const Plan& p, bool vec, int64_t groups, cudaStream_t s) {
+bool launch_onepass(const Ptrs& a, const Plan& p, bool vec, int64_t groups, bool forced, cudaStream_t s) {
   constexpr int V = VecOf<T>::value;
   const int threads = rms_row_threads(a.dim, V);
   const int64_t nch = a.dim / V;
   if (!vec || threads > kOnePassMaxThreads || nch > int64_t(kRmsChunksPerThread) * threads ||
-      onepass_smem_bytes(a.dim, V) > kOnePassSmemMax || groups < 2 * sm_count())
+      onepass_smem_bytes(a.dim, V) > kOnePassSmemMax || (!forced && groups < 2 * sm_count()))
     return false;
   if (a.rows == 0) return true;
   if (nch <= threads) launch_onepass_k<T, 1>(a, p, threads, groups, s);
@@ -985,7 +986,8 @@ void launch_bwd(const Ptrs& a, const Layout& l, bool vec, cudaStream_t s) {
          rms_tiles_per_group(a.rows, a.gates)};
   const int64_t nch = (a.dim + VecOf<T>::value - 1) / VecOf<T>::value;
   const int64_t groups = (rms_max_tiles(a.rows, a.gates) + p.tiles_per_group - 1) / p.tiles_per_group;
-  if (bwd_kernels.load() != RmsBwdKernels::one_pass || !launch_onepass<T>(a, p, vec, groups, s))
+  const RmsBwdKernels k = bwd_kernels.load();
+  if (k == RmsBwdKernels::two_pass || !launch_onepass<T>(a, p, vec, groups, k == RmsBwdKernels::one_pass, s))
     launch_two_pass<T>(a, p, vec, nch, groups, s);
   const int64_t total = (a.gates + 1) * a.dim;
   const int64_t fb = (total + 255) / 256;

@@ -20,14 +20,16 @@ namespace gatecheck {
 // call returns: no host sync either way.
 Status rmsnorm_modulate_cuda_run(const OpCall& c, unsigned long long* bad_row, void* scratch = nullptr);
 
-// The backward's kernels: one pass where a row's chunks load as 16 bytes and
-// each of the order's partials has at most two of them (bwd_onepass_kernel:
-// x and g read once; the two passes elsewhere), or two passes everywhere (the
-// row kernel for dx, then the tile kernel for the column sums, reading x and
-// g again). The same bits either way. Process-wide; for the tests that name
-// each path and the benchmark, which times both.
-enum class RmsBwdKernels { two_pass, one_pass };
-constexpr RmsBwdKernels kRmsBwdKernelsDefault = RmsBwdKernels::one_pass;
+// The backward's kernels. one_pass: one kernel where a row's chunks load as
+// 16 bytes, each of the order's partials has at most two of them and T is at
+// most 512 (bwd_onepass_kernel: x and g read once), the two passes elsewhere;
+// two_pass: the row kernel for dx, then the tile kernel for the column sums,
+// reading x and g again, everywhere; automatic (the default): one pass where
+// it applies and the call has dweight groups for two waves of its blocks (one
+// an SM), else two. The same bits every way. Process-wide; for the tests that
+// name each path and the benchmark, which times the default beside two_pass.
+enum class RmsBwdKernels { two_pass, one_pass, automatic };
+constexpr RmsBwdKernels kRmsBwdKernelsDefault = RmsBwdKernels::automatic;
 void rmsnorm_modulate_cuda_set_bwd_kernels(RmsBwdKernels k);
 
 // Bytes of scratch a backward of this problem takes at most: the fp32

@@ -1,14 +1,15 @@
 // rmsnorm_modulate: the CUDA kernels and the host twin agree bit for bit on
 // every output, through the plugin ABI v2, over the kernels' paths: the
-// one-pass backward (16-byte rows whose four rows of x and g fit twice in
-// shared memory: one and two column chunks a thread, one gate per row, many
-// tiles, rows past the grid), special values on every path, and with
-// the two passes (RmsBwdKernels::two_pass) the row
-// kernels with a row kept in registers (aligned, dim a multiple of 16 bytes,
-// up to 2,048 chunks), with vector loads read twice (wider rows) and with
-// element loads (odd dims, unaligned views); the tile kernel's one-tile
-// gates (written at once) and many-tile gates (folded), gates without rows,
-// rows past the grid's 65,535 blocks, and a bad index.
+// one-pass backward (RmsBwdKernels::one_pass: 16-byte rows of at most two
+// chunks a partial and 512 partials; one and two chunks a thread, one gate
+// per row, many tiles, rows past the grid), special values on every path,
+// and with the two passes (RmsBwdKernels::two_pass) the row kernels with a
+// row kept in registers (aligned, dim a multiple of 16 bytes, up to 2,048
+// chunks), with vector loads read twice (wider rows) and with element loads
+// (odd dims, unaligned views); the tile kernel's one-tile gates (written at
+// once) and many-tile gates (folded), gates without rows, rows past the
+// grid's 65,535 blocks, and a bad index. Tests that name no path take the
+// default (automatic).
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
@@ -293,11 +294,12 @@ TEST(rmsnorm_modulate_cuda, RowsPastTheGridLimit) {
   expect_same({70000, 3, 70000, DType::f16, Index::one_gate_per_row});
 }
 
-// The one-pass backward: rows of 8 to 768 chunks (one and two column chunks
-// a thread), one gate per row (a tile a row), one gate of many tiles
-// (folded), gates without rows, sorted runs, tiles that cross gates within a
-// dweight group and a step, rows past the grid's 65,535 blocks, and shapes it
-// leaves to the two passes (more shared memory than it takes, element loads).
+// The one-pass backward, taken whatever the dweight groups: rows of 8 to
+// 1,024 chunks (one and two chunks a thread), one gate per row (a tile a
+// row), one gate of many tiles (folded), gates without rows, sorted runs,
+// tiles that cross gates within a dweight group, rows past the grid's 65,535
+// blocks, and shapes it leaves to the two passes (more than 512 partials,
+// element loads).
 TEST(rmsnorm_modulate_cuda, OnePassBackward) {
   GATECHECK_REQUIRE_GPU();
   const BwdKernels one_pass(RmsBwdKernels::one_pass);
