@@ -37,24 +37,23 @@ constexpr const char* kStateOp = "gatecheck::gate_residual_grad_gate_state";
 constexpr const char* kCombineOp = "gatecheck::gate_residual_state_combine";
 constexpr const char* kFinalizeOp = "gatecheck::gate_residual_state_finalize";
 
-// The state op's checks that need no sizes (Meta, CPU and CUDA).
-void check_state_kinds(const at::Tensor& grad_out, const at::Tensor& gate, const at::Tensor& index,
-                       const at::Tensor& y) {
+// The state op's checks, the same on every dispatch key (CPU, CUDA, Meta),
+// each before anything reads a size or a pointer: the ranks and dtypes
+// first (so that a 1-D grad_out is named before its size(1) is read), then
+// devices, then sizes. Sizes are compared as SymInts, so that the Meta
+// kernel (FakeTensor, torch.compile) rejects what the real kernels reject
+// rather than return a state of the wrong shape.
+void check_state_args(const at::Tensor& grad_out, const at::Tensor& gate, const at::Tensor& index,
+                      const at::Tensor& y) {
   TORCH_CHECK(grad_out.dim() == 2, kStateOp, ": grad_out must be 2-D [rows, dim], got ", grad_out.dim(), "-D");
   TORCH_CHECK(y.dim() == 2, kStateOp, ": y must be 2-D [rows, dim], got ", y.dim(), "-D");
   TORCH_CHECK(gate.dim() == 2, kStateOp, ": gate must be 2-D [gates, dim], got ", gate.dim(), "-D");
+  TORCH_CHECK(index.dim() == 1, kStateOp, ": index must be 1-D, got ", index.dim(), "-D");
   torch_op::abi_dtype(kStateOp, grad_out);
   TORCH_CHECK(gate.scalar_type() == grad_out.scalar_type() && y.scalar_type() == grad_out.scalar_type(), kStateOp,
               ": grad_out, gate and y must share one dtype, got ", grad_out.scalar_type(), ", ", gate.scalar_type(),
               ", ", y.scalar_type());
   TORCH_CHECK(index.scalar_type() == at::kLong, kStateOp, ": index must be int64, got ", index.scalar_type());
-  TORCH_CHECK(index.dim() == 1, kStateOp, ": index must be 1-D, got ", index.dim(), "-D");
-}
-
-// ... and with real sizes and devices.
-void check_state_args(const at::Tensor& grad_out, const at::Tensor& gate, const at::Tensor& index,
-                      const at::Tensor& y) {
-  check_state_kinds(grad_out, gate, index, y);
   auto same_device = [&](const at::Tensor& t, const char* name) {
     TORCH_CHECK(t.device() == grad_out.device(), kStateOp, ": ", name, " is on ", t.device(), ", grad_out on ",
                 grad_out.device());
@@ -62,11 +61,11 @@ void check_state_args(const at::Tensor& grad_out, const at::Tensor& gate, const 
   same_device(gate, "gate");
   same_device(index, "index");
   same_device(y, "y");
-  TORCH_CHECK(grad_out.sizes() == y.sizes(), kStateOp, ": grad_out ", grad_out.sizes(), " and y ", y.sizes(),
-              " differ");
-  TORCH_CHECK(gate.size(1) == grad_out.size(1), kStateOp, ": gate has ", gate.size(1), " columns, grad_out has ",
-              grad_out.size(1));
-  const int64_t s = index.size(0), rows = grad_out.size(0);
+  TORCH_CHECK(grad_out.sym_sizes() == y.sym_sizes(), kStateOp, ": grad_out ", grad_out.sym_sizes(), " and y ",
+              y.sym_sizes(), " differ");
+  TORCH_CHECK(gate.sym_size(1) == grad_out.sym_size(1), kStateOp, ": gate has ", gate.sym_size(1),
+              " columns, grad_out has ", grad_out.sym_size(1));
+  const c10::SymInt s = index.sym_size(0), rows = grad_out.sym_size(0);
   TORCH_CHECK(s == rows || (s > 0 && rows % s == 0), kStateOp, ": rows = ", rows,
               " is neither the index length nor a multiple of it (the shared-index form), S = ", s);
 }
@@ -151,7 +150,7 @@ at::Tensor finalize_cuda(const at::Tensor& state_in, at::ScalarType dtype) {
 
 at::Tensor state_meta(const at::Tensor& grad_out, const at::Tensor& gate, const at::Tensor& index,
                       const at::Tensor& y) {
-  check_state_kinds(grad_out, gate, index, y);
+  check_state_args(grad_out, gate, index, y);
   return at::empty_symint({gate.sym_size(0), grad_out.sym_size(1), c10::SymInt(kBinnedWords)},
                           grad_out.options().dtype(at::kLong));
 }

@@ -43,7 +43,7 @@ class CaseFileRoundTrip : public ::testing::TestWithParam<DType> {};
 
 TEST_P(CaseFileRoundTrip, JsonIsBitExactForEverySpecialValue) {
   CaseFile f{special_case(GetParam()), std::nullopt, {}, ""};
-  f.failure = FailureRecord{"host", "cpu", "accuracy", "msg", "./gatecheck repro x --impl host", false};
+  f.failure = FailureRecord{"host", "cpu", "accuracy", "msg", "./gatecheck repro x --impl host", false, ""};
   f.note = "a note";
   const CaseFile g = case_from_json(case_to_json(f), "test");
   EXPECT_TRUE(g.c == f.c);  // compares raw bytes: -0, NaN payloads included
@@ -56,7 +56,7 @@ TEST_P(CaseFileRoundTrip, JsonIsBitExactForEverySpecialValue) {
 
 TEST_P(CaseFileRoundTrip, SnapshotIsBitExact) {
   CaseFile f{special_case(GetParam()), std::nullopt, {}, ""};
-  f.failure = FailureRecord{"plugin:x.so", "cpu", "row_invariance", "in flight", "", true};
+  f.failure = FailureRecord{"plugin:x.so", "cpu", "row_invariance", "in flight", "", true, ""};
   const CaseFile g = case_from_snapshot(case_to_snapshot(f), "test");
   EXPECT_TRUE(g.c == f.c);
   ASSERT_TRUE(g.failure.has_value());
@@ -87,7 +87,7 @@ TEST(CaseFile, RmsnormModulateFilesWithTheirScaleTensorRoundTrip) {
   }
   // A scale spec (an object) makes it a scale file of rmsnorm_modulate: an
   // empty one is refused, naming the spec's first missing field.
-  nlohmann::json j = nlohmann::json::parse(case_to_json(CaseFile{make_case(op, DType::f32, 1, 1, 1)}));
+  nlohmann::json j = nlohmann::json::parse(case_to_json(CaseFile{make_case(op, DType::f32, 1, 1, 1), std::nullopt, std::nullopt, ""}));
   j["scale"] = nlohmann::json::object();
   try {
     case_from_json(j.dump(), "s.json");

@@ -11,13 +11,15 @@ ABI v1). The combine in reversed, shuffled and tree order gives the same
 words. The shared-index form and strided inputs give the same state. The
 control, which must differ for some case: the parts' grad_gate summed in
 fp32 in rank order and rounded, as frameworks combine gradients. Then the
-Meta kernels and the argument errors.
+Meta kernels and the argument errors, on the CPU and on meta tensors (the
+Meta kernel raises for every bad rank, dtype and size the CPU kernel does).
 
 On `cuda` (cuda-repro's kernels; exit 77 without a CUDA device): the same
 equalities on the device, and each CUDA state equals the CPU op's state word
 for word; a bad index is raised by check_errors().
 
-usage: torch_op_state_test.py LIBGATECHECK_TORCH_OP.so REPRO_PLUGIN.so cpu|cuda
+usage: torch_op_state_test.py LIBGATECHECK_TORCH_OP.so REPRO_PLUGIN.so cpu|cuda [--errors-only]
+(--errors-only: the argument errors alone, without the splits before them)
 """
 import ctypes
 import os
@@ -191,13 +193,39 @@ def check_meta(ops, chk):
     chk.expect((tuple(f.shape), f.dtype) == ((3, 12), torch.bfloat16), f"meta finalize: {f}")
 
 
-def expect_error(chk, f, text):
+def expect_error(chk, f, text, where=""):
+    """f raises a RuntimeError whose message holds `text`; `where` names the case in the report."""
     try:
         f()
     except RuntimeError as e:
-        chk.expect(text in str(e), f"expected {text!r} in: {str(e).splitlines()[0]}")
+        chk.expect(text in str(e), f"{where}expected {text!r} in: {str(e).splitlines()[0]}")
         return
-    chk.expect(False, f"no error; expected {text!r}")
+    chk.expect(False, f"{where}no error; expected {text!r}")
+
+
+def check_arg_errors(ops, device, chk, go, gate, idx, y):
+    """The state op's bad ranks, dtypes and sizes: each raises naming the argument, on every
+    dispatch key (cpu, cuda and meta: the Meta kernel rejects what the real ones reject)."""
+    state = ops.gate_residual_grad_gate_state
+    S = "gatecheck::gate_residual_grad_gate_state"
+    e = lambda f, text: expect_error(chk, f, text, f"{device}: ")  # noqa: E731
+    e(lambda: state(go.double(), gate.double(), idx, y.double()), f"{S}: dtype Double is not bf16, fp16 or fp32")
+    e(lambda: state(go, gate, idx, y.half()), f"{S}: grad_out, gate and y must share one dtype")
+    e(lambda: state(go.reshape(-1), gate, idx, y), f"{S}: grad_out must be 2-D")
+    e(lambda: state(go[0], gate, idx, y), f"{S}: grad_out must be 2-D")
+    e(lambda: state(go.reshape(-1), gate, idx, y.reshape(-1)), f"{S}: grad_out must be 2-D")
+    e(lambda: state(go.reshape(1, 30, 8), gate, idx, y), f"{S}: grad_out must be 2-D")
+    e(lambda: state(go, gate, idx, y.reshape(-1)), f"{S}: y must be 2-D")
+    e(lambda: state(go, gate.reshape(-1), idx, y), f"{S}: gate must be 2-D")
+    e(lambda: state(go, gate[0], idx, y), f"{S}: gate must be 2-D")
+    e(lambda: state(go, gate, idx.int(), y), f"{S}: index must be int64")
+    e(lambda: state(go, gate, idx.reshape(5, 6), y), f"{S}: index must be 1-D")
+    e(lambda: state(go, gate, idx[0], y), f"{S}: index must be 1-D")
+    e(lambda: state(go, gate, idx, y[:29]), f"{S}: grad_out [30, 8] and y [29, 8] differ")
+    e(lambda: state(go, gate, idx, y[:, :7]), f"{S}: grad_out [30, 8] and y [30, 7] differ")
+    e(lambda: state(go, gate[:, :7], idx, y), f"{S}: gate has 7 columns, grad_out has 8")
+    e(lambda: state(go, gate, idx[:7], y), f"{S}: rows = 30 is neither the index length nor a multiple of it")
+    e(lambda: state(go, gate, idx[:0], y), f"{S}: rows = 30 is neither the index length nor a multiple of it")
 
 
 def check_errors(ops, device, chk):
@@ -207,15 +235,9 @@ def check_errors(ops, device, chk):
     S, C, F = ("gatecheck::gate_residual_grad_gate_state", "gatecheck::gate_residual_state_combine",
                "gatecheck::gate_residual_state_finalize")
     e = lambda f, text: expect_error(chk, f, text)  # noqa: E731
-    e(lambda: state(go.double(), gate.double(), idx, y.double()), f"{S}: dtype Double is not bf16, fp16 or fp32")
-    e(lambda: state(go, gate, idx, y.half()), f"{S}: grad_out, gate and y must share one dtype")
-    e(lambda: state(go.reshape(-1), gate, idx, y), f"{S}: grad_out must be 2-D")
-    e(lambda: state(go, gate.reshape(-1), idx, y), f"{S}: gate must be 2-D")
-    e(lambda: state(go, gate, idx.int(), y), f"{S}: index must be int64")
-    e(lambda: state(go, gate, idx.reshape(5, 6), y), f"{S}: index must be 1-D")
-    e(lambda: state(go, gate, idx, y[:29]), f"{S}: grad_out [30, 8] and y [29, 8] differ")
-    e(lambda: state(go, gate[:, :7], idx, y), f"{S}: gate has 7 columns, grad_out has 8")
-    e(lambda: state(go, gate, idx[:7], y), f"{S}: rows = 30 is neither the index length nor a multiple of it")
+    check_arg_errors(ops, device, chk, go, gate, idx, y)
+    if device == "cpu":  # the Meta kernel, with the same arguments as meta tensors
+        check_arg_errors(ops, "meta", chk, *[torch.empty_like(t, device="meta") for t in (go, gate, idx, y)])
     s = state(go, gate, idx, y)
     e(lambda: combine([]), f"{C}: states is empty")
     e(lambda: combine([s, s[:, :, :3]]), f"{C}: states[1] must be a state [gates, dim, 4]")
@@ -245,6 +267,7 @@ def check_errors(ops, device, chk):
 
 def main():
     lib, plugin_path, device = sys.argv[1], sys.argv[2], sys.argv[3]
+    errors_only = sys.argv[4:] == ["--errors-only"]  # the argument checks alone, in a fresh process
     if device == "cuda" and not torch.cuda.is_available():
         print("no CUDA device: skipped")
         sys.exit(77)
@@ -254,17 +277,20 @@ def main():
     lib_plugin.gatecheck_plugin_v1.restype = ctypes.POINTER(Plugin)
     plugin = lib_plugin.gatecheck_plugin_v1().contents
     chk = Checker()
-    differs, cases = check_splits(ops, plugin, device, SHAPES if device == "cpu" else CUDA_SHAPES, chk)
-    print(f"{device}: {cases} splits (k = 2..8; contiguous, strided, partition; bf16, fp16, fp32): combined states "
-          f"== the full batch's, in rank, reversed, shuffled, tree and accumulation order; finalized == "
-          f"{'host-repro' if device == 'cpu' else 'the cpu op'}'s grad_gate", flush=True)
-    print(f"control: the fp32 sum of the parts' grad_gate differs from the full batch's in {differs} of {cases} "
-          f"splits", flush=True)
-    chk.expect(differs > 0, "the control (fp32 sum of the parts' grad_gate) never differed: the comparator is untested")
-    check_forms(ops, device, chk)
-    if device == "cpu":
-        check_meta(ops, chk)
+    if not errors_only:
+        differs, cases = check_splits(ops, plugin, device, SHAPES if device == "cpu" else CUDA_SHAPES, chk)
+        print(f"{device}: {cases} splits (k = 2..8; contiguous, strided, partition; bf16, fp16, fp32): combined "
+              f"states == the full batch's, in rank, reversed, shuffled, tree and accumulation order; finalized == "
+              f"{'host-repro' if device == 'cpu' else 'the cpu op'}'s grad_gate", flush=True)
+        print(f"control: the fp32 sum of the parts' grad_gate differs from the full batch's in {differs} of {cases} "
+              f"splits", flush=True)
+        chk.expect(differs > 0,
+                   "the control (fp32 sum of the parts' grad_gate) never differed: the comparator is untested")
+        check_forms(ops, device, chk)
+        if device == "cpu":
+            check_meta(ops, chk)
     check_errors(ops, device, chk)
+    print(f"{device}: argument errors checked{' (and on meta)' if device == 'cpu' else ''}", flush=True)
     if chk.failures:
         print(f"FAIL: {len(chk.failures)} of {chk.checks} checks")
         sys.exit(1)
