@@ -6,7 +6,9 @@
 #   - ncu's report on the one-pass backward at 32768 x 5376 (throughput, occupancy, scheduler
 #     and warp stall statistics, memory);
 #   - RERUN (a ctest regex, optional): those GPU tests again, one at a time.
-# RMS_TESTS=0 and RMS_BENCH=0 leave out the tests and the benchmark.
+#   - CHECK=1: gatecheck check --op rmsnorm_modulate --impl cuda --device cuda --seed 34 (its
+#     default budget), its report in check-rms.json.
+# RMS_TESTS=0, RMS_BENCH=0 and NCU=0 leave out the tests, the benchmark and ncu.
 # About 3 minutes on the H200 after the build.
 . "$(dirname "$0")/../stage_common.sh"
 RT="$BUILD/tests/cuda/test_rmsnorm_cuda_vs_host"
@@ -27,7 +29,7 @@ if [ "${RMS_BENCH:-1}" != 0 ]; then
     echo "bench $RMS_EXP exit $?" >> "$L"
   fi
 fi
-{
+[ "${NCU:-1}" = 0 ] || {
   # The one-pass backward's first launch under ncu: where its warps wait.
   echo "== ncu, bwd_onepass_kernel at bf16 32768 x 5376, 9 gates"
   timeout 150 ncu --clock-control none -k regex:bwd_onepass --launch-count 1 --section SpeedOfLight \
@@ -37,6 +39,12 @@ fi
     "$RB" --rows 32768 --dims 5376 --gates 9 --dtypes bf16 --reps 1 2>&1 |
     grep -vE "^==PROF==|^\|" | grep -E "[0-9]" | cut -c1-150
 } >> "$L" 2>&1
+if [ "${CHECK:-0}" = 1 ]; then
+  t0=$(date +%s)
+  env -u PYTHONPATH timeout 200 "$BUILD/cli/gatecheck" check --op rmsnorm_modulate --impl cuda --device cuda --seed 34 \
+    --json "$D/check-rms.json" --corpus /tmp/corpus-rms > "$D/check-rms.log" 2>&1
+  echo "check exit $? ($(( $(date +%s) - t0 )) s)" >> "$L"
+fi
 if [ -n "${RERUN:-}" ]; then
   (cd "$BUILD" && timeout 240 ctest -R "$RERUN" --output-on-failure) >> "$L" 2>&1
   echo "rerun exit $?" >> "$L"
