@@ -34,6 +34,15 @@ Status failure(const char* op, const std::string& what) {
   return Status::error(ErrorKind::implementation, std::string(op) + ": " + what);
 }
 
+// The call's bad row, if any, into the stream's status and report, after its kernels.
+Status record_bad_row(const OpCall& c, const Workspace& w, const unsigned long long* bad, const char* op) {
+  report_bad_row_kernel<<<1, 1, 0, static_cast<cudaStream_t>(c.p.stream)>>>(
+      bad, c.index(), c.p.gates, w.status, w.epoch, w.report_dev,
+      c.pass == Pass::forward ? cuda_status::kReportedByForward : cuda_status::kReportedByBackward, op);
+  const cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? Status::success() : failure(op, std::string("CUDA error: ") + cudaGetErrorString(e));
+}
+
 }  // namespace
 
 int64_t rmsnorm_modulate_cuda_deferred_scratch_bytes(const OpCall& c) {
@@ -57,12 +66,18 @@ Status rmsnorm_modulate_cuda_run_deferred(const OpCall& c, void* scratch, const 
   auto* bad = static_cast<unsigned long long*>(scratch);
   const Status st = rmsnorm_modulate_cuda_run(c, bad, static_cast<char*>(scratch) + kBadWordBytes);
   if (!st.ok()) return st;
-  report_bad_row_kernel<<<1, 1, 0, s>>>(bad, c.index(), c.p.gates, w->status, w->epoch, w->report_dev,
-                                        c.pass == Pass::forward ? cuda_status::kReportedByForward
-                                                                : cuda_status::kReportedByBackward,
-                                        op);
-  e = cudaGetLastError();
-  return e == cudaSuccess ? Status::success() : failure(op, std::string("CUDA error: ") + cudaGetErrorString(e));
+  return record_bad_row(c, *w, bad, op);
+}
+
+Status rmsnorm_modulate_cuda_defer_bad_row(const OpCall& c, const unsigned long long* bad, const char* op) {
+  if (c.p.rows > cuda_status::kMaxRows)
+    return Status::error(ErrorKind::size_overflow, std::string(op) + ": rows exceed the index status's limit");
+  const auto s = static_cast<cudaStream_t>(c.p.stream);
+  cudaError_t e;
+  Workspace* w = workspace_for(s, &e);
+  if (!w) return failure(op, std::string("CUDA error in the stream's state: ") + cudaGetErrorString(e));
+  if ((e = begin_call(*w, s)) != cudaSuccess) return failure(op, std::string("CUDA error: ") + cudaGetErrorString(e));
+  return record_bad_row(c, *w, bad, op);
 }
 
 }  // namespace gatecheck
