@@ -22,10 +22,11 @@ namespace {
 
 constexpr unsigned long long kNoBadRow = ~0ull;
 constexpr int kThreads = binned_cuda::kThreads;  // a column a thread
-// Rows a thread walks for its column before its dweight sum goes out (a
-// gate's run flushes its dshift and dscale sooner, when the gate changes):
-// long enough that the atomics are few, short enough to fill the GPU.
-constexpr int kTileRows = 128;
+// Rows a block takes (its tile), walked in gate order so that each gate's
+// rows are one run: long enough that the atomics are few (a flush per gate
+// in the tile, and dweight's one), short enough to fill the GPU and to rank
+// the tile's rows by brute force.
+constexpr int kTileRows = 256;
 constexpr int kAhead = 4;  // rows whose loads are issued at once
 static_assert(kTileRows <= BinnedFp64Sum::kMaxTerms, "a run's digits stay exact in fp64");
 
@@ -85,41 +86,58 @@ __device__ __forceinline__ void flush(const binned_cuda::WideSums& w, int64_t e,
   binned_cuda::wide_add(w, e, v);
 }
 
-// A thread per column, a block row per tile of kTileRows rows (grid-stride):
-// the tile's rows in batch order, dweight's binned sum over the tile and
-// dshift's and dscale's over each run of rows of one gate, in registers,
-// added to the wide sums when they end. Binned sums are exact: neither the
-// tiles nor the runs change a bit of the state.
+// A thread per column, a block row per tile of kTileRows rows (grid-stride).
+// The tile's rows are ranked by gate in shared memory (stable; any order
+// gives the same bits, this one makes each gate's rows one run); each thread
+// then keeps dweight's binned sum over the tile, and dshift's and dscale's
+// over each gate's run, in registers, and adds them to the wide sums when
+// they end. Binned sums are exact: neither the tiles, nor the runs, nor
+// their order change a bit of the state.
 template <class T>
 __global__ void __launch_bounds__(kThreads) terms_kernel(TermsArgs a) {
+  __shared__ int64_t key[kTileRows];  // the tile's gates, by row
+  __shared__ int order[kTileRows];    // the tile's rows, in gate order
   if (*a.bad != kNoBadRow) return;
   const int64_t j = int64_t(blockIdx.x) * kThreads + threadIdx.x, dim = a.dim;
-  if (j >= dim) return;
+  const bool live = j < dim;  // every thread ranks; a column's thread sums
   const T *x = static_cast<const T*>(a.x), *g = static_cast<const T*>(a.g), *scale = static_cast<const T*>(a.scale);
-  const float w = to_float(static_cast<const T*>(a.w)[j]);
+  const float w = live ? to_float(static_cast<const T*>(a.w)[j]) : 0.0f;
   const int64_t shift_at = first_element(dim, a.gates, 1) + j, scale_at = first_element(dim, a.gates, 2) + j;
   for (int64_t r0 = int64_t(blockIdx.y) * kTileRows; r0 < a.rows; r0 += int64_t(gridDim.y) * kTileRows) {
-    const int64_t r1 = r0 + kTileRows < a.rows ? r0 + kTileRows : a.rows;
+    const int n = int(a.rows - r0 < kTileRows ? a.rows - r0 : kTileRows);
+    __syncthreads();  // the last tile's readers are done
+    for (int i = threadIdx.x; i < n; i += kThreads) key[i] = a.index[r0 + i];
+    __syncthreads();
+    for (int i = threadIdx.x; i < n; i += kThreads) {
+      const int64_t k = key[i];
+      int rank = 0;
+      for (int m = 0; m < n; ++m) rank += key[m] < k || (key[m] == k && m < i);
+      order[rank] = i;
+    }
+    __syncthreads();
+    if (!live) continue;
     BinnedFp64Sum dw, sh, sc;
     dw.clear();
     sh.clear();
     sc.clear();
-    int64_t k = a.index[r0];
+    int64_t k = key[order[0]];
     float f = rn<T>(__fadd_rn(1.0f, to_float(scale[k * dim + j])));
-    for (int64_t r = r0; r < r1; r += kAhead) {
+    for (int p = 0; p < n; p += kAhead) {
       int64_t kq[kAhead];
       float rs[kAhead], xv[kAhead], gv[kAhead];
 #pragma unroll
       for (int q = 0; q < kAhead; ++q)
-        if (r + q < r1) {
-          kq[q] = a.index[r + q];
-          rs[q] = a.rstd[r + q];
-          xv[q] = to_float(x[(r + q) * dim + j]);
-          gv[q] = to_float(g[(r + q) * dim + j]);
+        if (p + q < n) {
+          const int i = order[p + q];
+          const int64_t r = r0 + i;
+          kq[q] = key[i];
+          rs[q] = a.rstd[r];
+          xv[q] = to_float(x[r * dim + j]);
+          gv[q] = to_float(g[r * dim + j]);
         }
 #pragma unroll
       for (int q = 0; q < kAhead; ++q)
-        if (r + q < r1) {
+        if (p + q < n) {
           if (kq[q] != k) {  // the gate's run ends
             flush(a.wide, shift_at + k * dim, sh);
             flush(a.wide, scale_at + k * dim, sc);

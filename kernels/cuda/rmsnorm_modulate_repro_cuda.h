@@ -4,10 +4,10 @@
 // words and the same bits, binned sums (binned_sum.h) of the same fp32 terms
 // (d*x*rstd, g, g*n, with rstd in rmsnorm_modulate_order.h's order), so they
 // are the same for every order of the rows and every split of the batch.
-// On the device a thread keeps one column's binned sums over a run of rows in
-// registers and adds them to the element's wide sum (binned_wide.h) with
-// integer atomics when the run ends (a new gate, or the end of its tile of
-// rows); the wide sums are then cut to the state's window. Pointers are
+// On the device a thread keeps one column's binned sums over a tile of rows
+// (dshift's and dscale's over each gate's run of it) in registers and adds
+// them to the element's wide sum (binned_wide.h) with integer atomics when
+// they end; the wide sums are then cut to the state's window. Pointers are
 // device pointers; work goes on c.p.stream.
 #pragma once
 
