@@ -7,6 +7,7 @@
 #include "../../kernels/cuda/gate_residual_cuda.h"
 #include "../../kernels/cuda/rmsnorm_modulate_cuda.h"
 #include "../../kernels/cuda/gate_residual_repro_cuda.h"
+#include "../../kernels/cuda/rmsnorm_modulate_repro_cuda.h"
 #include "../../kernels/host/gate_residual_host.h"
 #include "../../kernels/host/gate_residual_repro_host.h"
 #include "../../kernels/host/rmsnorm_modulate_host.h"
@@ -74,6 +75,19 @@ Implementation rmsnorm_modulate_host_repro(Device) {
   impl.api2 = rmsnorm_modulate_repro_host_plugin();
   impl.exchange = rmsnorm_modulate_repro_host_exchange();
   impl.thread_safe = true;  // no state between calls; last_error() is per thread
+  impl.declared_claims = "default, split_invariance";
+  return impl;
+}
+
+// The reproducible mode on CUDA: out and dx the cuda kernels' bits; dweight,
+// dshift and dscale host-repro's (the same state words and bits).
+Implementation rmsnorm_modulate_cuda_repro(Device) {
+  need_cuda("cuda-repro");
+  Implementation impl;
+  impl.api2 = rmsnorm_modulate_repro_cuda_plugin();
+  impl.exchange = rmsnorm_modulate_repro_cuda_exchange();
+  impl.thread_safe = true;  // scratch from the stream's pool per call; last_error() is per thread
+  impl.calls_on_problem_stream = true;
   impl.declared_claims = "default, split_invariance";
   return impl;
 }
@@ -203,7 +217,8 @@ std::map<const OpSchema*, std::vector<BuiltinImplementation>>& registry() {
        {{"host", kCpu, rmsnorm_modulate_host},
         {"host-repro", kCpu, rmsnorm_modulate_host_repro},
         {"cuda", kCuda, rmsnorm_modulate_cuda},
-        {"torch-eager", kCpu | kCuda, rmsnorm_modulate_torch_eager}}},
+        {"torch-eager", kCpu | kCuda, rmsnorm_modulate_torch_eager},
+        {"cuda-repro", kCuda, rmsnorm_modulate_cuda_repro}}},
   };
   return r;
 }

@@ -12,61 +12,17 @@
 #include "../host/gate_residual_repro_host.h"
 #include "../op_call_abi.h"
 #include "../plugin_adapter.h"
+#include "binned_state_cuda.cuh"
 #include "gate_residual_cuda.h"
 
 namespace gatecheck {
 
 namespace {
 
-constexpr int kThreads = 128;
-
 Status cuda_status(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return Status::success();
   return Status::error(ErrorKind::implementation, std::string("cuda-repro: ") + what + ": " + cudaGetErrorString(e));
 }
-
-// n states (consecutive) combined per element; any order gives the same
-// words. Memory bound (64 states at 32 x 3072 are 201 MB): each thread keeps
-// kInFlight states' loads in flight before it merges them.
-constexpr int kInFlight = 8;
-__global__ void combine_kernel(const uint64_t* states, int32_t n, int64_t elements, uint64_t* out) {
-  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (e >= elements) return;
-  const int64_t words = elements * kBinnedWords;
-  BinnedSum acc;
-  acc.clear();
-  for (int32_t k0 = 0; k0 < n; k0 += kInFlight) {
-    ulonglong2 v[kInFlight][2];
-#pragma unroll
-    for (int i = 0; i < kInFlight; ++i) {
-      if (k0 + i >= n) break;
-      const ulonglong2* w = reinterpret_cast<const ulonglong2*>(states + (k0 + i) * words + e * kBinnedWords);
-      v[i][0] = __ldg(w);
-      v[i][1] = __ldg(w + 1);
-    }
-#pragma unroll
-    for (int i = 0; i < kInFlight; ++i) {
-      if (k0 + i >= n) break;
-      const uint64_t ws[kBinnedWords] = {v[i][0].x, v[i][0].y, v[i][1].x, v[i][1].y};
-      BinnedSum b;
-      b.from_words(ws);
-      acc.merge(b);
-    }
-  }
-  uint64_t r[kBinnedWords];
-  acc.to_words(r);
-  ulonglong2* o = reinterpret_cast<ulonglong2*>(out + e * kBinnedWords);
-  o[0] = make_ulonglong2(r[0], r[1]);
-  o[1] = make_ulonglong2(r[2], r[3]);
-}
-
-template <class T>
-__global__ void finalize_kernel(const uint64_t* state, int64_t elements, T* grad_gate) {
-  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (e < elements) grad_gate[e] = binned_finish_words<T>(state + e * kBinnedWords);
-}
-
-unsigned blocks_for(int64_t n) { return unsigned((n + kThreads - 1) / kThreads); }
 
 template <class F>
 void dispatch(DType t, F&& f) {
@@ -88,19 +44,19 @@ Status gate_residual_repro_combine_cuda(const gatecheck_problem& p, const uint64
   if (n < 0) return Status::error(ErrorKind::shape_mismatch, "combine: n=" + std::to_string(n) + " states, below 0");
   const int64_t elements = gate_residual_repro_state_words(p) / kBinnedWords;
   if (elements == 0) return Status::success();
-  combine_kernel<<<blocks_for(elements), kThreads, 0, static_cast<cudaStream_t>(p.stream)>>>(states, n, elements, out);
-  return cuda_status(cudaGetLastError(), "combine");
+  return cuda_status(binned_cuda::launch_combine(states, n, elements, out, static_cast<cudaStream_t>(p.stream)),
+                     "combine");
 }
 
 Status gate_residual_repro_finalize_cuda(const gatecheck_problem& p, const uint64_t* state, void* grad_gate) {
   const int64_t elements = gate_residual_repro_state_words(p) / kBinnedWords;
   if (elements == 0) return Status::success();
+  cudaError_t e = cudaSuccess;
   dispatch(DType(p.dtype), [&](auto tag) {
     using T = decltype(tag);
-    finalize_kernel<T><<<blocks_for(elements), kThreads, 0, static_cast<cudaStream_t>(p.stream)>>>(
-        state, elements, static_cast<T*>(grad_gate));
+    e = binned_cuda::launch_finalize(state, elements, static_cast<T*>(grad_gate), static_cast<cudaStream_t>(p.stream));
   });
-  return cuda_status(cudaGetLastError(), "finalize");
+  return cuda_status(e, "finalize");
 }
 
 namespace {

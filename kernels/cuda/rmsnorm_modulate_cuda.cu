@@ -33,6 +33,7 @@
 #include "../rmsnorm_modulate.h"
 #include "../rmsnorm_modulate_order.h"
 #include "rmsnorm_modulate_cuda_pair.cuh"
+#include "rmsnorm_modulate_cuda_rstd.h"
 
 namespace gatecheck {
 namespace {
@@ -841,6 +842,29 @@ __global__ void bwd_fold_kernel(Ptrs a, Plan p) {
   }
 }
 
+// ---- row statistics alone (rmsnorm_modulate_cuda_rstd.h) ---------------------
+// rstd as the row kernels compute it: the same chunks, partials and tree.
+template <class T, bool VEC>
+__global__ void __launch_bounds__(1024) rstd_kernel(Ptrs a, float* rstd_out) {
+  constexpr int V = VecOf<T>::value;
+  __shared__ float2 sm[33];
+  const T* x = static_cast<const T*>(a.x);
+  const int64_t dim = a.dim, nch = (dim + V - 1) / V, nt = blockDim.x, t0 = threadIdx.x;
+  for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
+    float s = 0.0f;
+    for (int64_t c = t0; c < nch; c += nt) {
+      const int n = int(min64(V, dim - c * V));
+      float v[V];
+      load_chunk<T, VEC>(x, r * dim + c * V, n, v);
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        if (e < n) s = __fadd_rn(s, __fmul_rn(v[e], v[e]));
+    }
+    const float rstd = rstd_of(block_sum2(s, 0.0f, sm).x, dim, a.eps);
+    if (t0 == 0) rstd_out[r] = rstd;
+  }
+}
+
 // ---- host side --------------------------------------------------------------
 
 Status cuda_error(const char* who, cudaError_t e) {
@@ -1122,6 +1146,27 @@ Status rmsnorm_modulate_cuda_run(const OpCall& c, unsigned long long* bad_row, v
     case DType::f16: return run_typed<f16_t>(c, bad_row, scratch);
     default: return run_typed<bf16_t>(c, bad_row, scratch);
   }
+}
+
+Status rmsnorm_modulate_cuda_rstd(const OpCall& c, float* rstd) {
+  const Ptrs a = ptrs_of(c, nullptr);
+  if (a.rows == 0 || a.dim == 0) return Status::success();
+  const auto s = static_cast<cudaStream_t>(c.p.stream);
+  const int blocks = int(a.rows < kMaxGridRows ? a.rows : kMaxGridRows);
+  auto launch = [&](auto tag) {
+    using T = decltype(tag);
+    constexpr int V = VecOf<T>::value;
+    const int threads = rms_row_threads(a.dim, V);
+    if (a.dim % V == 0 && aligned16(a.x)) rstd_kernel<T, true><<<blocks, threads, 0, s>>>(a, rstd);
+    else rstd_kernel<T, false><<<blocks, threads, 0, s>>>(a, rstd);
+  };
+  switch (DType(c.p.dtype)) {
+    case DType::f32: launch(float{}); break;
+    case DType::f16: launch(f16_t{}); break;
+    default: launch(bf16_t{}); break;
+  }
+  const cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? Status::success() : cuda_error("rmsnorm_modulate_rstd", e);
 }
 
 }  // namespace gatecheck

@@ -53,6 +53,9 @@ int64_t rmsnorm_modulate_cuda_bwd_scratch_bytes(int64_t rows, int64_t dim, int64
 // contract's checks (check_call) are the caller's.
 Status rmsnorm_modulate_cuda_run_deferred(const OpCall& c, void* scratch, const char* op);
 int64_t rmsnorm_modulate_cuda_deferred_scratch_bytes(const OpCall& c);
+// The same record for a bad row that other kernels on c.p.stream found (*bad,
+// a device word, ~0 for none): the reproducible mode's state op.
+Status rmsnorm_modulate_cuda_defer_bad_row(const OpCall& c, const unsigned long long* bad, const char* op);
 
 const gatecheck_op_plugin* rmsnorm_modulate_cuda_plugin();
 

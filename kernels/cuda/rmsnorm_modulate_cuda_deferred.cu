@@ -34,6 +34,15 @@ Status failure(const char* op, const std::string& what) {
   return Status::error(ErrorKind::implementation, std::string(op) + ": " + what);
 }
 
+// The call's bad row, if any, into the stream's status and report, after its kernels.
+Status record_bad_row(const OpCall& c, const Workspace& w, const unsigned long long* bad, const char* op) {
+  report_bad_row_kernel<<<1, 1, 0, static_cast<cudaStream_t>(c.p.stream)>>>(
+      bad, c.index(), c.p.gates, w.status, w.epoch, w.report_dev,
+      c.pass == Pass::forward ? cuda_status::kReportedByForward : cuda_status::kReportedByBackward, op);
+  const cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? Status::success() : failure(op, std::string("CUDA error: ") + cudaGetErrorString(e));
+}
+
 }  // namespace
 
 int64_t rmsnorm_modulate_cuda_deferred_scratch_bytes(const OpCall& c) {
@@ -41,28 +50,41 @@ int64_t rmsnorm_modulate_cuda_deferred_scratch_bytes(const OpCall& c) {
          (c.pass == Pass::backward ? rmsnorm_modulate_cuda_bwd_scratch_bytes(c.p.rows, c.p.dim, c.p.gates) : 0);
 }
 
-Status rmsnorm_modulate_cuda_run_deferred(const OpCall& c, void* scratch, const char* op) {
+namespace {
+
+// The stream's state for a call that records its bad row there (*w), its epoch begun.
+Status begin_deferred(const OpCall& c, const char* op, Workspace** w) {
   if (c.p.rows > cuda_status::kMaxRows)
     return Status::error(ErrorKind::size_overflow, std::string(op) + ": rows exceed the index status's limit");
   const auto s = static_cast<cudaStream_t>(c.p.stream);
   cudaError_t e;
-  Workspace* w = workspace_for(s, &e);
-  if (!w)
+  *w = workspace_for(s, &e);
+  if (!*w)
     return e == cudaErrorStreamCaptureUnsupported
                ? failure(op, "the stream is being captured into a CUDA graph and this is the first call on the stream "
                              "(it allocates the stream's state), which needs an allocation: call it once on this "
                              "stream before capturing")
                : failure(op, std::string("CUDA error in the stream's state: ") + cudaGetErrorString(e));
-  if ((e = begin_call(*w, s)) != cudaSuccess) return failure(op, std::string("CUDA error: ") + cudaGetErrorString(e));
-  auto* bad = static_cast<unsigned long long*>(scratch);
-  const Status st = rmsnorm_modulate_cuda_run(c, bad, static_cast<char*>(scratch) + kBadWordBytes);
+  if ((e = begin_call(**w, s)) != cudaSuccess) return failure(op, std::string("CUDA error: ") + cudaGetErrorString(e));
+  return Status::success();
+}
+
+}  // namespace
+
+Status rmsnorm_modulate_cuda_run_deferred(const OpCall& c, void* scratch, const char* op) {
+  Workspace* w = nullptr;
+  Status st = begin_deferred(c, op, &w);
   if (!st.ok()) return st;
-  report_bad_row_kernel<<<1, 1, 0, s>>>(bad, c.index(), c.p.gates, w->status, w->epoch, w->report_dev,
-                                        c.pass == Pass::forward ? cuda_status::kReportedByForward
-                                                                : cuda_status::kReportedByBackward,
-                                        op);
-  e = cudaGetLastError();
-  return e == cudaSuccess ? Status::success() : failure(op, std::string("CUDA error: ") + cudaGetErrorString(e));
+  auto* bad = static_cast<unsigned long long*>(scratch);
+  st = rmsnorm_modulate_cuda_run(c, bad, static_cast<char*>(scratch) + kBadWordBytes);
+  if (!st.ok()) return st;
+  return record_bad_row(c, *w, bad, op);
+}
+
+Status rmsnorm_modulate_cuda_defer_bad_row(const OpCall& c, const unsigned long long* bad, const char* op) {
+  Workspace* w = nullptr;
+  const Status st = begin_deferred(c, op, &w);
+  return st.ok() ? record_bad_row(c, *w, bad, op) : st;
 }
 
 }  // namespace gatecheck

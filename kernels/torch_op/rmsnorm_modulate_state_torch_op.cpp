@@ -13,17 +13,22 @@
 //
 // CPU kernels: host-repro's (rmsnorm_modulate_repro_host.h), whose terms are
 // the host twin's, so the finalized gradients are host-repro's backward's.
-// The combine also on CUDA (every binned state combines alike); the CUDA
-// kernels have no reproducible mode yet, so the state and the finalize say so
-// there. Meta kernels for all three. Integer states: no autograd.
+// CUDA kernels: cuda-repro's (rmsnorm_modulate_repro_cuda.h), the same words;
+// as the other ops there, no host sync: a bad index is raised by the next
+// call on the stream, by check_errors(), or (GATECHECK_OP_CHECKED=1) by the
+// call. Meta kernels for all three. Integer states: no autograd.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
 #include <tuple>
 
 #include "../binned_sum.h"
+#include "../cuda/rmsnorm_modulate_cuda.h"
+#include "../cuda/rmsnorm_modulate_repro_cuda.h"
 #include "../host/rmsnorm_modulate_repro_host.h"
 #include "../rmsnorm_modulate.h"
 #include "binned_state_ops.h"
@@ -65,65 +70,127 @@ int64_t state_gates(const char* op, int64_t state_rows) {
   return (state_rows - 1) / 2;
 }
 
-// ---- CPU (host-repro) ----
-
-at::Tensor state_cpu(const at::Tensor& g_in, const at::Tensor& x_in, const at::Tensor& w_in,
+// The state op's arguments, checked, contiguous, as a backward call (its
+// outputs unset), holding the contiguous tensors it points into.
+struct StateCall {
+  at::Tensor g, x, w, scale, index;
+  OpCall c;
+};
+StateCall state_call(const at::Tensor& g_in, const at::Tensor& x_in, const at::Tensor& w_in,
                      const at::Tensor& scale_in, const at::Tensor& index_in, double eps) {
   check_kinds(g_in, x_in, w_in, scale_in, index_in);
   for (const auto& [t, name] : {std::pair<const at::Tensor&, const char*>{g_in, "grad_out"}, {w_in, "w"},
                                 {scale_in, "scale"}, {index_in, "index"}})
     TORCH_CHECK(t.device() == x_in.device(), kStateOp, ": ", name, " is on ", t.device(), ", x on ", x_in.device());
   TORCH_CHECK(g_in.sizes() == x_in.sizes(), kStateOp, ": grad_out ", g_in.sizes(), " and x ", x_in.sizes(), " differ");
-  const at::Tensor g = g_in.contiguous(), x = x_in.contiguous(), w = w_in.contiguous(), scale = scale_in.contiguous(),
-                   index = index_in.contiguous();
-  const gatecheck_problem p{x.size(0), x.size(1), scale.size(0), torch_op::abi_dtype(kStateOp, x), GATECHECK_CPU,
-                            nullptr};
+  StateCall sc{g_in.contiguous(), x_in.contiguous(), w_in.contiguous(), scale_in.contiguous(), index_in.contiguous(),
+               {}};
+  const bool cuda = sc.x.is_cuda();
+  void* stream = cuda ? c10::cuda::getCurrentCUDAStream(sc.x.device().index()).stream() : nullptr;
+  const gatecheck_problem p{sc.x.size(0), sc.x.size(1), sc.scale.size(0), torch_op::abi_dtype(kStateOp, sc.x),
+                            cuda ? GATECHECK_CUDA : GATECHECK_CPU, stream};
   const OpSchema& op = rmsnorm_modulate_schema();
-  OpCall c = OpCall::shaped(op, Pass::backward, p);
-  for (const auto& [name, t] : {std::pair<const char*, const at::Tensor*>{"x", &x}, {"w", &w}, {"scale", &scale},
-                                {"index", &index}, {"grad_out", &g}})
-    c.inputs[size_t(op.input_index(name))] = buf(*t);
-  c.scalars[size_t(op.scalar_index("eps"))] = eps;
-  at::Tensor state = at::zeros({1 + 2 * p.gates, p.dim, kBinnedWords}, x.options().dtype(at::kLong));
+  sc.c = OpCall::shaped(op, Pass::backward, p);
+  for (const auto& [name, t] : {std::pair<const char*, const at::Tensor*>{"x", &sc.x}, {"w", &sc.w},
+                                {"scale", &sc.scale}, {"index", &sc.index}, {"grad_out", &sc.g}})
+    sc.c.inputs[size_t(op.input_index(name))] = buf(*t);
+  sc.c.scalars[size_t(op.scalar_index("eps"))] = eps;
+  return sc;
+}
+
+at::Tensor empty_state(const StateCall& sc) {
+  const gatecheck_problem& p = sc.c.p;
+  at::Tensor state = at::zeros({1 + 2 * p.gates, p.dim, kBinnedWords}, sc.x.options().dtype(at::kLong));
   TORCH_CHECK(state.numel() == rmsnorm_modulate_repro_state_words(p) || p.dim == 0, kStateOp,
               ": the state's words disagree with host-repro's");
-  const Status s = rmsnorm_modulate_repro_partial(c, reinterpret_cast<uint64_t*>(state.data_ptr<int64_t>()));
+  return state;
+}
+
+// ---- CPU (host-repro) ----
+
+at::Tensor state_cpu(const at::Tensor& g_in, const at::Tensor& x_in, const at::Tensor& w_in,
+                     const at::Tensor& scale_in, const at::Tensor& index_in, double eps) {
+  const StateCall sc = state_call(g_in, x_in, w_in, scale_in, index_in, eps);
+  at::Tensor state = empty_state(sc);
+  const Status s = rmsnorm_modulate_repro_partial(sc.c, reinterpret_cast<uint64_t*>(state.data_ptr<int64_t>()));
   TORCH_CHECK(s.ok(), kStateOp, ": ", s.message);
   return state;
 }
 
 at::Tensor combine_cpu(at::TensorList states) { return torch_op::combine_states_cpu(kCombineOp, kState, states); }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> finalize_cpu(const at::Tensor& state_in, at::ScalarType dtype) {
-  torch_op::check_state(kFinalizeOp, kState, "state", state_in);
-  const int64_t gates = state_gates(kFinalizeOp, state_in.size(0)), dim = state_in.size(1);
-  const at::Tensor state = state_in.contiguous();
-  torch_op::check_top_bins(kFinalizeOp, "state", state);
-  const gatecheck_problem p{0, dim, gates, torch_op::finalize_dtype(kFinalizeOp, dtype), GATECHECK_CPU, nullptr};
+// The finalize's outputs and its call over them, for a contiguous state on its device.
+struct FinalizeCall {
+  at::Tensor dw, dshift, dscale;
+  OpCall c;
+};
+FinalizeCall finalize_call(const at::Tensor& state, at::ScalarType dtype) {
+  const int64_t gates = state_gates(kFinalizeOp, state.size(0)), dim = state.size(1);
+  const bool cuda = state.is_cuda();
+  void* stream = cuda ? c10::cuda::getCurrentCUDAStream(state.device().index()).stream() : nullptr;
+  const gatecheck_problem p{0, dim, gates, torch_op::finalize_dtype(kFinalizeOp, dtype),
+                            cuda ? GATECHECK_CUDA : GATECHECK_CPU, stream};
   const at::TensorOptions o = state.options().dtype(dtype);
-  at::Tensor dw = at::empty({dim}, o), dshift = at::empty({gates, dim}, o), dscale = at::empty({gates, dim}, o);
+  FinalizeCall f{at::empty({dim}, o), at::empty({gates, dim}, o), at::empty({gates, dim}, o), {}};
   const OpSchema& op = rmsnorm_modulate_schema();
-  OpCall c = OpCall::shaped(op, Pass::backward, p);
-  for (const auto& [name, t] : {std::pair<const char*, const at::Tensor*>{"dweight", &dw}, {"dshift", &dshift},
-                                {"dscale", &dscale}})
-    c.outputs[size_t(op.output_index(name))] = buf(*t);
-  if (dim > 0) rmsnorm_modulate_repro_finalize(c, reinterpret_cast<const uint64_t*>(state.data_ptr<int64_t>()));
-  return {dw, dshift, dscale};
+  f.c = OpCall::shaped(op, Pass::backward, p);
+  for (const auto& [name, t] : {std::pair<const char*, const at::Tensor*>{"dweight", &f.dw}, {"dshift", &f.dshift},
+                                {"dscale", &f.dscale}})
+    f.c.outputs[size_t(op.output_index(name))] = buf(*t);
+  return f;
 }
 
-// ---- CUDA: the combine; no reproducible mode for the rest yet ----
+std::tuple<at::Tensor, at::Tensor, at::Tensor> finalize_cpu(const at::Tensor& state_in, at::ScalarType dtype) {
+  torch_op::check_state(kFinalizeOp, kState, "state", state_in);
+  const at::Tensor state = state_in.contiguous();
+  torch_op::check_top_bins(kFinalizeOp, "state", state);
+  const FinalizeCall f = finalize_call(state, dtype);
+  if (f.c.p.dim > 0)
+    rmsnorm_modulate_repro_finalize(f.c, reinterpret_cast<const uint64_t*>(state.data_ptr<int64_t>()));
+  return {f.dw, f.dshift, f.dscale};
+}
+
+// ---- CUDA (cuda-repro) ----
+
+at::Tensor state_cuda(const at::Tensor& g_in, const at::Tensor& x_in, const at::Tensor& w_in,
+                      const at::Tensor& scale_in, const at::Tensor& index_in, double eps) {
+  const c10::DeviceGuard guard(x_in.device());
+  StateCall sc = state_call(g_in, x_in, w_in, scale_in, index_in, eps);
+  const gatecheck_problem& p = sc.c.p;
+  torch_op::raise_pending(p.stream);
+  {  // the contract's checks but the index's (on the device): outputs stand in, never written
+    OpCall k = sc.c;
+    static char unused;
+    for (auto& o : k.outputs) o.data = &unused;
+    const Status s = check_call(k, 1u << GATECHECK_CUDA, /*index_on_host=*/false);
+    TORCH_CHECK(s.ok(), kStateOp, ": partial: ", s.message);  // as the CPU op words it
+  }
+  at::Tensor state = empty_state(sc);
+  constexpr int64_t kBadWord = 256;  // the bad-row word, then the partial's scratch (256-byte aligned)
+  const at::Tensor scratch =
+      at::empty({kBadWord + rmsnorm_modulate_repro_cuda_scratch_bytes(p)}, sc.x.options().dtype(at::kByte));
+  auto* bad = reinterpret_cast<unsigned long long*>(scratch.data_ptr<uint8_t>());
+  torch_op::check(rmsnorm_modulate_repro_partial_cuda(sc.c, reinterpret_cast<uint64_t*>(state.data_ptr<int64_t>()),
+                                                      bad, scratch.data_ptr<uint8_t>() + kBadWord),
+                  p.stream);
+  torch_op::check(rmsnorm_modulate_cuda_defer_bad_row(sc.c, bad, kStateOp), p.stream);
+  if (p.rows > 0 && torch_op::checked_mode()) torch_op::raise_own(kStateOp, p, sc.c.index());
+  return state;
+}
 
 at::Tensor combine_cuda(at::TensorList states) { return torch_op::combine_states_cuda(kCombineOp, kState, states); }
 
-[[noreturn]] void no_cuda(const char* op) {
-  TORCH_CHECK(false, op, ": CPU tensors only (rmsnorm_modulate's CUDA kernels have no reproducible mode yet)");
-  throw;  // not reached
+std::tuple<at::Tensor, at::Tensor, at::Tensor> finalize_cuda(const at::Tensor& state_in, at::ScalarType dtype) {
+  torch_op::check_state(kFinalizeOp, kState, "state", state_in);
+  const c10::DeviceGuard guard(state_in.device());
+  const at::Tensor state = state_in.contiguous();
+  const FinalizeCall f = finalize_call(state, dtype);
+  if (f.c.p.dim > 0)
+    torch_op::check(
+        rmsnorm_modulate_repro_finalize_cuda(f.c, reinterpret_cast<const uint64_t*>(state.data_ptr<int64_t>())),
+        f.c.p.stream);
+  return {f.dw, f.dshift, f.dscale};
 }
-at::Tensor state_cuda(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                      double) {
-  no_cuda(kStateOp);
-}
-std::tuple<at::Tensor, at::Tensor, at::Tensor> finalize_cuda(const at::Tensor&, at::ScalarType) { no_cuda(kFinalizeOp); }
 
 // ---- Meta: shapes only ----
 

@@ -12,7 +12,12 @@ words; without its last part it does not. The control, which must differ for
 some case: the parts' gradients summed in fp32 in rank order and rounded, as
 frameworks combine gradients. Then the Meta kernels and the argument errors.
 
-usage: rmsnorm_torch_op_state_test.py LIBGATECHECK_TORCH_OP.so REPRO_PLUGIN.so
+On `cuda` (cuda-repro's kernels; exit 77 without a CUDA device): each CUDA
+state equals the CPU op's word for word and finalizes to its bits; the
+parts' CUDA states combined on the device are the full batch's; argument
+errors as on the CPU, and a bad index raised by check_errors().
+
+usage: rmsnorm_torch_op_state_test.py LIBGATECHECK_TORCH_OP.so REPRO_PLUGIN.so [cpu|cuda]
 """
 import ctypes
 import sys
@@ -168,9 +173,57 @@ def check_errors(ops, chk):
     e(lambda: combine([s, summed]), f"{C}: states[1] is not a state: element ")
 
 
+def check_cuda(ops, chk):
+    """CUDA states, combines and finalizes against the CPU op's."""
+    state, combine, finalize = (ops.rmsnorm_modulate_param_grad_state, ops.rmsnorm_modulate_state_combine,
+                                ops.rmsnorm_modulate_state_finalize)
+    cases = 0
+    for dtype in (torch.bfloat16, torch.float16, torch.float32):
+        for si, (rows, dim, gates) in enumerate(SHAPES + [(5000, 200, 32)]):
+            cpu = batch(rows, dim, gates, dtype, 300 + si)
+            dev = [t.cuda() for t in cpu]
+            name = f"cuda {dtype} {rows}x{dim}, {gates} gates"
+            full_cpu = state(*cpu, EPS)
+            full = state(*dev, EPS)
+            chk.expect(full.is_cuda and torch.equal(full.cpu(), full_cpu), f"{name}: cuda state != cpu state")
+            for what, a, b in zip(("dweight", "dshift", "dscale"), finalize(full, dtype), finalize(full_cpu, dtype)):
+                chk.expect(a.is_cuda and same_bits(a.cpu(), b), f"{name}: cuda finalize of {what} != cpu finalize")
+            grad_out, x, w, scale, index = dev
+            for k in (2, 5, 8):
+                for how, parts in splits(rows, k, 2000 * si + k):
+                    cases += 1
+                    parts = [p.cuda() for p in parts]
+                    states = [state(grad_out[p], x[p], w, scale, index[p], EPS) for p in parts]
+                    chk.expect(torch.equal(combine(states[::-1]).cpu(), full_cpu),
+                               f"{name}, {k} {how} parts: combined cuda states != the full batch's")
+    print(f"cuda: {cases} splits: cuda states combined on the device == the cpu op's full batch state", flush=True)
+    g, x, w, scale, idx = [t.cuda() for t in batch(30, 8, 4, torch.bfloat16, 9)]
+    e = lambda f, text: expect_error(chk, f, text)  # noqa: E731
+    P = f"{S}: partial: rmsnorm_modulate_bwd"
+    e(lambda: state(g, x, w[:7], scale, idx, EPS), f"{P}: w has shape [1, 7], expected [1, 8]")
+    e(lambda: state(g, x, w, scale, idx, 0.0), f"{P}: eps = 0 is not positive and finite")
+    e(lambda: state(g, x.cpu(), w, scale, idx, EPS), f"{S}: grad_out is on cuda:0, x on cpu")
+    bad = idx.clone()
+    bad[17] = 4
+    state(g, x, w, scale, bad, EPS)  # found on the device, raised without a host sync by the next call or:
+    e(lambda: ops.check_errors(), "index[17] = 4 is out of range [0, 4)")
+
+
 def main():
     lib, plugin_path = sys.argv[1], sys.argv[2]
+    device = sys.argv[3] if len(sys.argv) > 3 else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        print("no CUDA device: skipped")
+        sys.exit(77)
     load(lib)
+    if device == "cuda":
+        chk = Checker()
+        check_cuda(torch.ops.gatecheck, chk)
+        if chk.failures:
+            print(f"FAIL: {len(chk.failures)} of {chk.checks} checks")
+            sys.exit(1)
+        print(f"OK: {chk.checks} checks")
+        return
     ops = torch.ops.gatecheck
     entry = ctypes.CDLL(plugin_path).gatecheck_plugin_v2
     entry.restype, entry.argtypes = ctypes.POINTER(OpPlugin), [ctypes.c_char_p]

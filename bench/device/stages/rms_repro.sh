@@ -1,0 +1,19 @@
+# rms_repro: rmsnorm_modulate's cuda-repro against host-repro, and its cost.
+#   tests.log   the gpu tests of the mode: rmsnorm_repro_cuda_test (state words, bits,
+#               partitions, claims, errors) and the LibTorch state ops on CUDA
+#   cost.log    the reproducible backward beside the cuda backward at 32768 and 131072 x 3072
+#               (bf16, 32 gates), the partial alone, and the combine of 64 states
+#   check.txt   gatecheck check of cuda-repro and cuda: split_invariance and accuracy, 60 s
+# About 5 minutes on the H200 after the build.
+. "$(dirname "$0")/../stage_common.sh"
+need "$BUILD/tests/split/rmsnorm_repro_cuda_test" "$GC"
+(cd "$BUILD" && timeout 300 ctest -L gpu -R "RmsnormReproCuda|TorchOp.RmsnormSplitState.cuda" -E CostAgainst \
+  --output-on-failure) > "$D/tests.log" 2>&1
+echo "tests rc=$?: $(grep -E 'tests passed|tests failed' "$D/tests.log" | tail -1)"
+timeout 200 "$BUILD/tests/split/rmsnorm_repro_cuda_test" --gtest_filter='RmsnormReproCuda.CostAgainstTheCudaBackward' \
+  > "$D/cost.log" 2>&1
+echo "cost rc=$?"
+grep -E "ms|us" "$D/cost.log" | head -8
+timeout 100 "$GC" check --op rmsnorm_modulate --device cuda --impl cuda-repro --impl cuda \
+  --properties split_invariance,accuracy --seconds 60 --seed 35 --corpus "$D/corpus" > "$D/check.txt" 2>&1
+echo "check rc=$?: $(grep -E '^(cuda-repro|cuda)@' "$D/check.txt" | tr -s ' ' | tr '\n' ';')"

@@ -1,0 +1,131 @@
+// Binned states (../binned_sum.h) on the device, for every op's reproducible
+// mode (gate_residual_repro_cuda.cu, rmsnorm_modulate_repro_cuda.cu): the
+// combine of n states, the finalize of a state's elements to a dtype, and
+// the wide sum (../binned_wide.h) that integer atomics fill from partial
+// states of any top bin. Included by .cu files only: internal linkage, so
+// each gets its own copy of the kernels.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "../binned_sum.h"
+#include "../binned_wide.h"
+
+namespace gatecheck {
+namespace binned_cuda {
+namespace {
+
+constexpr int kThreads = 128;
+unsigned blocks_for(int64_t n) { return unsigned((n + kThreads - 1) / kThreads); }
+
+// n states (consecutive) combined per element; any order gives the same
+// words. Memory bound (64 states at 32 x 3072 are 201 MB): each thread keeps
+// kInFlight states' loads in flight before it merges them.
+constexpr int kInFlight = 8;
+__global__ void combine_kernel(const uint64_t* states, int32_t n, int64_t elements, uint64_t* out) {
+  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= elements) return;
+  const int64_t words = elements * kBinnedWords;
+  BinnedSum acc;
+  acc.clear();
+  for (int32_t k0 = 0; k0 < n; k0 += kInFlight) {
+    ulonglong2 v[kInFlight][2];
+#pragma unroll
+    for (int i = 0; i < kInFlight; ++i) {
+      if (k0 + i >= n) break;
+      const ulonglong2* w = reinterpret_cast<const ulonglong2*>(states + (k0 + i) * words + e * kBinnedWords);
+      v[i][0] = __ldg(w);
+      v[i][1] = __ldg(w + 1);
+    }
+#pragma unroll
+    for (int i = 0; i < kInFlight; ++i) {
+      if (k0 + i >= n) break;
+      const uint64_t ws[kBinnedWords] = {v[i][0].x, v[i][0].y, v[i][1].x, v[i][1].y};
+      BinnedSum b;
+      b.from_words(ws);
+      acc.merge(b);
+    }
+  }
+  uint64_t r[kBinnedWords];
+  acc.to_words(r);
+  ulonglong2* o = reinterpret_cast<ulonglong2*>(out + e * kBinnedWords);
+  o[0] = make_ulonglong2(r[0], r[1]);
+  o[1] = make_ulonglong2(r[2], r[3]);
+}
+
+template <class T>
+__global__ void finalize_kernel(const uint64_t* state, int64_t elements, T* out) {
+  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e < elements) out[e] = binned_finish_words<T>(state + e * kBinnedWords);
+}
+
+cudaError_t launch_combine(const uint64_t* states, int32_t n, int64_t elements, uint64_t* out, cudaStream_t s) {
+  if (elements > 0) combine_kernel<<<blocks_for(elements), kThreads, 0, s>>>(states, n, elements, out);
+  return cudaGetLastError();
+}
+
+// out[e] = a state's element e rounded once to T, for `elements` elements.
+template <class T>
+cudaError_t launch_finalize(const uint64_t* state, int64_t elements, T* out, cudaStream_t s) {
+  if (elements > 0) finalize_kernel<T><<<blocks_for(elements), kThreads, 0, s>>>(state, elements, out);
+  return cudaGetLastError();
+}
+
+// The wide sums of `elements` elements, column-major per field so that
+// neighbouring threads' atomics fall on neighbouring words. All zero: empty.
+struct WideSums {
+  unsigned long long* bins;  // [kBinnedWideBins][elements]
+  unsigned* top;             // [elements]
+  unsigned* count;           // [3][elements]: NaN, +Inf, -Inf
+  int64_t elements;
+
+  static size_t bytes(int64_t elements) {
+    return size_t(elements) * (kBinnedWideBins * sizeof(unsigned long long) + 4 * sizeof(unsigned));
+  }
+  // Carved from `base` (8-byte aligned, bytes(elements) long).
+  static WideSums at(void* base, int64_t elements) {
+    WideSums w;
+    w.bins = static_cast<unsigned long long*>(base);
+    w.top = reinterpret_cast<unsigned*>(w.bins + kBinnedWideBins * elements);
+    w.count = w.top + elements;
+    w.elements = elements;
+    return w;
+  }
+};
+
+// Element e's wide sum += a partial state's words, by integer atomics (any
+// order of the adds, from any threads, gives the same sums).
+struct WideAtomics {
+  const WideSums& w;
+  int64_t e;
+  __device__ void max_top(uint32_t t) { atomicMax(w.top + e, t); }
+  __device__ void add_bin(int b, uint64_t d) { atomicAdd(w.bins + b * w.elements + e, (unsigned long long)d); }
+  __device__ void add_count(int f, uint32_t n) { atomicAdd(w.count + f * w.elements + e, n); }
+};
+__device__ __forceinline__ void wide_add(const WideSums& w, int64_t e, const uint64_t (&v)[kBinnedWords]) {
+  WideAtomics ops{w, e};
+  binned_wide_add(v, ops);
+}
+
+// The wide sums as a state: state + e * kBinnedWords for every element.
+__global__ void wide_to_state_kernel(WideSums w, uint64_t* state) {
+  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= w.elements) return;
+  const uint32_t count[3] = {w.count[e], w.count[w.elements + e], w.count[2 * w.elements + e]};
+  uint64_t v[kBinnedWords];
+  binned_wide_words(w.top[e], [&](int b) { return uint64_t(w.bins[b * w.elements + e]); }, count, v);
+  ulonglong2* o = reinterpret_cast<ulonglong2*>(state + e * kBinnedWords);
+  o[0] = make_ulonglong2(v[0], v[1]);
+  o[1] = make_ulonglong2(v[2], v[3]);
+}
+
+cudaError_t launch_wide_to_state(const WideSums& w, uint64_t* state, cudaStream_t s) {
+  if (w.elements > 0) wide_to_state_kernel<<<blocks_for(w.elements), kThreads, 0, s>>>(w, state);
+  return cudaGetLastError();
+}
+
+}  // namespace
+}  // namespace binned_cuda
+}  // namespace gatecheck

@@ -1,0 +1,394 @@
+// cuda-repro for rmsnorm_modulate: rmsnorm_modulate_repro_cuda.h.
+#include "rmsnorm_modulate_repro_cuda.h"
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "../binned_sum.h"
+#include "../gate_residual_dtype.h"
+#include "../host/rmsnorm_modulate_repro_host.h"
+#include "../op_call_abi.h"
+#include "../plugin_adapter.h"
+#include "../rmsnorm_modulate.h"
+#include "binned_state_cuda.cuh"
+#include "rmsnorm_modulate_cuda.h"
+#include "rmsnorm_modulate_cuda_rstd.h"
+
+namespace gatecheck {
+
+namespace {
+
+constexpr unsigned long long kNoBadRow = ~0ull;
+constexpr int kThreads = binned_cuda::kThreads;  // a column a thread
+// Rows a block takes (its tile), walked in gate order so that each gate's
+// rows are one run: long enough that the atomics are few (a flush per gate
+// in the tile, and dweight's one), short enough to fill the GPU and to rank
+// the tile's rows by brute force.
+constexpr int kTileRows = 256;
+constexpr int kAhead = 4;  // rows whose loads are issued at once
+static_assert(kTileRows <= BinnedFp64Sum::kMaxTerms, "a run's digits stay exact in fp64");
+
+Status cuda_status(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return Status::success();
+  return Status::error(ErrorKind::implementation,
+                       std::string("rmsnorm_modulate cuda-repro: ") + what + ": " + cudaGetErrorString(e));
+}
+
+const char* const kGradients[3] = {"dweight", "dshift", "dscale"};
+
+// Where gradient t (0 dweight, 1 dshift, 2 dscale) starts in a state, in
+// elements: host-repro's layout.
+GC_HD int64_t first_element(int64_t dim, int64_t gates, int t) { return t == 0 ? 0 : dim + (t - 1) * gates * dim; }
+
+template <class F>
+void dispatch(DType t, F&& f) {
+  switch (t) {
+    case DType::f32: f(float{}); break;
+    case DType::f16: f(f16_t{}); break;
+    case DType::bf16: f(bf16_t{}); break;
+  }
+}
+
+__global__ void check_index_kernel(const int64_t* index, int64_t rows, int64_t gates, unsigned long long* bad) {
+  for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rows; r += int64_t(gridDim.x) * blockDim.x)
+    if (index[r] < 0 || index[r] >= gates) atomicMin(bad, (unsigned long long)r);
+}
+
+struct TermsArgs {
+  const void *x, *w, *scale, *g;
+  const int64_t* index;
+  const float* rstd;
+  int64_t rows, dim, gates;
+  const unsigned long long* bad;
+  binned_cuda::WideSums wide;
+};
+
+// v rounded to T and back.
+template <class T>
+__device__ __forceinline__ float rn(float v) { return to_float(round_inner<T>(v)); }
+
+// Element (r, j)'s terms, host-repro's (the twin's column terms) and the
+// cuda tile kernel's: dweight's (g*f)*x*rstd, dshift's g, dscale's
+// g*rn(w*(rstd*x)), with f = rn(1 + scale[index[r], j]).
+struct Terms {
+  float dweight, dshift, dscale;
+};
+template <class T>
+__device__ __forceinline__ Terms column_terms(float rs, float x, float g, float w, float f) {
+  return {__fmul_rn(__fmul_rn(__fmul_rn(g, f), x), rs), g, __fmul_rn(g, rn<T>(__fmul_rn(w, __fmul_rn(rs, x))))};
+}
+
+__device__ __forceinline__ void flush(const binned_cuda::WideSums& w, int64_t e, const BinnedFp64Sum& s) {
+  uint64_t v[kBinnedWords];
+  s.to_words(v);
+  binned_cuda::wide_add(w, e, v);
+}
+
+// A thread per column, a block row per tile of kTileRows rows (grid-stride).
+// The tile's rows are ranked by gate in shared memory (stable; any order
+// gives the same bits, this one makes each gate's rows one run); each thread
+// then keeps dweight's binned sum over the tile, and dshift's and dscale's
+// over each gate's run, in registers, and adds them to the wide sums when
+// they end. Binned sums are exact: neither the tiles, nor the runs, nor
+// their order change a bit of the state.
+template <class T>
+__global__ void __launch_bounds__(kThreads) terms_kernel(TermsArgs a) {
+  __shared__ int64_t key[kTileRows];  // the tile's gates, by row
+  __shared__ int order[kTileRows];    // the tile's rows, in gate order
+  if (*a.bad != kNoBadRow) return;
+  const int64_t j = int64_t(blockIdx.x) * kThreads + threadIdx.x, dim = a.dim;
+  const bool live = j < dim;  // every thread ranks; a column's thread sums
+  const T *x = static_cast<const T*>(a.x), *g = static_cast<const T*>(a.g), *scale = static_cast<const T*>(a.scale);
+  const float w = live ? to_float(static_cast<const T*>(a.w)[j]) : 0.0f;
+  const int64_t shift_at = first_element(dim, a.gates, 1) + j, scale_at = first_element(dim, a.gates, 2) + j;
+  for (int64_t r0 = int64_t(blockIdx.y) * kTileRows; r0 < a.rows; r0 += int64_t(gridDim.y) * kTileRows) {
+    const int n = int(a.rows - r0 < kTileRows ? a.rows - r0 : kTileRows);
+    __syncthreads();  // the last tile's readers are done
+    for (int i = threadIdx.x; i < n; i += kThreads) key[i] = a.index[r0 + i];
+    __syncthreads();
+    for (int i = threadIdx.x; i < n; i += kThreads) {
+      const int64_t k = key[i];
+      int rank = 0;
+      for (int m = 0; m < n; ++m) rank += key[m] < k || (key[m] == k && m < i);
+      order[rank] = i;
+    }
+    __syncthreads();
+    if (!live) continue;
+    BinnedFp64Sum dw, sh, sc;
+    dw.clear();
+    sh.clear();
+    sc.clear();
+    int64_t k = key[order[0]];
+    float f = rn<T>(__fadd_rn(1.0f, to_float(scale[k * dim + j])));
+    for (int p = 0; p < n; p += kAhead) {
+      int64_t kq[kAhead];
+      float rs[kAhead], xv[kAhead], gv[kAhead];
+#pragma unroll
+      for (int q = 0; q < kAhead; ++q)
+        if (p + q < n) {
+          const int i = order[p + q];
+          const int64_t r = r0 + i;
+          kq[q] = key[i];
+          rs[q] = a.rstd[r];
+          xv[q] = to_float(x[r * dim + j]);
+          gv[q] = to_float(g[r * dim + j]);
+        }
+#pragma unroll
+      for (int q = 0; q < kAhead; ++q)
+        if (p + q < n) {
+          if (kq[q] != k) {  // the gate's run ends
+            flush(a.wide, shift_at + k * dim, sh);
+            flush(a.wide, scale_at + k * dim, sc);
+            sh.clear();
+            sc.clear();
+            k = kq[q];
+            f = rn<T>(__fadd_rn(1.0f, to_float(scale[k * dim + j])));
+          }
+          const Terms t = column_terms<T>(rs[q], xv[q], gv[q], w, f);
+          dw.add(t.dweight);
+          sh.add(t.dshift);
+          sc.add(t.dscale);
+        }
+    }
+    flush(a.wide, shift_at + k * dim, sh);
+    flush(a.wide, scale_at + k * dim, sc);
+    flush(a.wide, j, dw);
+  }
+}
+
+int64_t state_elements(const gatecheck_problem& p) {
+  return rmsnorm_modulate_repro_state_words(p) / kBinnedWords;
+}
+
+size_t rstd_bytes(int64_t rows) { return (size_t(rows) * sizeof(float) + 255) / 256 * 256; }
+
+// Device memory for the length of a call (stream-ordered).
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  cudaStream_t stream;
+  explicit DeviceBuffer(cudaStream_t s) : stream(s) {}
+  Status alloc(size_t bytes) {
+    return bytes ? cuda_status(cudaMallocAsync(&ptr, bytes, stream), "cudaMallocAsync") : Status::success();
+  }
+  ~DeviceBuffer() {
+    if (ptr) cudaFreeAsync(ptr, stream);
+  }
+};
+
+}  // namespace
+
+int64_t rmsnorm_modulate_repro_cuda_scratch_bytes(const gatecheck_problem& p) {
+  return int64_t(rstd_bytes(p.rows) + binned_cuda::WideSums::bytes(state_elements(p)));
+}
+
+Status rmsnorm_modulate_repro_partial_cuda(const OpCall& c, uint64_t* state, unsigned long long* bad, void* scratch) {
+  const auto s = static_cast<cudaStream_t>(c.p.stream);
+  const OpSchema& op = *c.op;
+  auto in = [&](const char* n) { return c.inputs[size_t(op.input_index(n))].data; };
+  cudaError_t e = cudaMemsetAsync(bad, 0xff, sizeof *bad, s);
+  if (e == cudaSuccess && c.p.rows > 0) {
+    const int64_t b = (c.p.rows + 255) / 256;
+    check_index_kernel<<<unsigned(b < 4096 ? b : 4096), 256, 0, s>>>(c.index(), c.p.rows, c.p.gates, bad);
+    e = cudaGetLastError();
+  }
+  if (e != cudaSuccess) return cuda_status(e, "partial");
+  const int64_t elements = state_elements(c.p);
+  if (elements == 0) return Status::success();
+  DeviceBuffer own(s);
+  if (!scratch) {
+    const Status st = own.alloc(size_t(rmsnorm_modulate_repro_cuda_scratch_bytes(c.p)));
+    if (!st.ok()) return st;
+    scratch = own.ptr;
+  }
+  auto* rstd = static_cast<float*>(scratch);
+  const binned_cuda::WideSums wide =
+      binned_cuda::WideSums::at(static_cast<char*>(scratch) + rstd_bytes(c.p.rows), elements);
+  e = cudaMemsetAsync(wide.bins, 0, binned_cuda::WideSums::bytes(elements), s);
+  if (e != cudaSuccess) return cuda_status(e, "partial");
+  if (c.p.rows > 0) {
+    const Status st = rmsnorm_modulate_cuda_rstd(c, rstd);
+    if (!st.ok()) return st;
+    const TermsArgs a{in("x"), in("w"), in("scale"), in("grad_out"), c.index(), rstd,
+                      c.p.rows, c.p.dim, c.p.gates, bad, wide};
+    const int64_t tiles = (c.p.rows + kTileRows - 1) / kTileRows;
+    const dim3 grid(unsigned((c.p.dim + kThreads - 1) / kThreads), unsigned(tiles < 65535 ? tiles : 65535));
+    dispatch(DType(c.p.dtype), [&](auto tag) { terms_kernel<decltype(tag)><<<grid, kThreads, 0, s>>>(a); });
+    if ((e = cudaGetLastError()) != cudaSuccess) return cuda_status(e, "partial");
+  }
+  return cuda_status(binned_cuda::launch_wide_to_state(wide, state, s), "partial");
+}
+
+Status rmsnorm_modulate_repro_combine_cuda(const gatecheck_problem& p, const uint64_t* states, int32_t n,
+                                           uint64_t* out) {
+  if (n < 0) return Status::error(ErrorKind::shape_mismatch, "combine: n=" + std::to_string(n) + " states, below 0");
+  return cuda_status(
+      binned_cuda::launch_combine(states, n, state_elements(p), out, static_cast<cudaStream_t>(p.stream)), "combine");
+}
+
+Status rmsnorm_modulate_repro_finalize_cuda(const OpCall& c, const uint64_t* state) {
+  if (state_elements(c.p) == 0) return Status::success();
+  const OpSchema& op = *c.op;
+  const auto s = static_cast<cudaStream_t>(c.p.stream);
+  cudaError_t e = cudaSuccess;
+  dispatch(DType(c.p.dtype), [&](auto tag) {
+    using T = decltype(tag);
+    for (int t = 0; t < 3 && e == cudaSuccess; ++t) {
+      T* out = static_cast<T*>(c.outputs[size_t(op.output_index(kGradients[t]))].data);
+      const int64_t n = t == 0 ? c.p.dim : c.p.gates * c.p.dim;
+      e = binned_cuda::launch_finalize(state + first_element(c.p.dim, c.p.gates, t) * kBinnedWords, n, out, s);
+    }
+  });
+  return cuda_status(e, "finalize");
+}
+
+namespace {
+
+using Abi = PluginAdapter<struct RmsReproCudaTag>;
+int report(const Status& s) { return Abi::report(s); }
+
+// The call's inputs as check_call sees them (its outputs, null in the
+// exchange's calls, stand in with a non-null address never written); the
+// index on the host where index_on_host, so that an index error reads as
+// host-repro's.
+Status check_inputs(const OpCall& c, const char* step, bool index_on_host) {
+  OpCall k = c;
+  static char unused;
+  for (auto& o : k.outputs)
+    if (!o.data) o.data = &unused;
+  Status s = check_call(k, 1u << GATECHECK_CUDA, index_on_host);
+  if (!s.ok()) s.message = std::string(step) + ": " + s.message;
+  return s;
+}
+
+// The index error of a call whose bad row the device found, in check_call's
+// words (from a host copy of the index).
+Status index_error(const OpCall& c, const char* step, unsigned long long bad_row) {
+  std::vector<int64_t> host(size_t(c.p.rows));
+  cudaMemcpy(host.data(), c.index(), host.size() * sizeof(int64_t), cudaMemcpyDeviceToHost);
+  OpCall h = c;
+  h.inputs[size_t(c.op->index_input())].data = host.data();
+  Status s = check_inputs(h, step, /*index_on_host=*/true);
+  if (s.ok())  // the device saw what the host copy does not: say so rather than pass
+    s = Status::error(ErrorKind::index_out_of_range,
+                      std::string(step) + ": index[" + std::to_string(bad_row) + "] is out of range [0, gates)");
+  return s;
+}
+
+// The state of c's rows into `host_state` (host memory), or, when null, into
+// `device_state`; waits for the stream and reports a bad index.
+Status partial_and_wait(const OpCall& c, const char* step, uint64_t* device_state, uint64_t* host_state) {
+  const auto s = static_cast<cudaStream_t>(c.p.stream);
+  const size_t words = size_t(rmsnorm_modulate_repro_state_words(c.p));
+  DeviceBuffer bad(s), st(s);
+  Status r = bad.alloc(sizeof(unsigned long long));
+  if (r.ok() && !device_state) {
+    r = st.alloc(words * sizeof(uint64_t));
+    device_state = static_cast<uint64_t*>(st.ptr);
+  }
+  auto* bad_word = static_cast<unsigned long long*>(bad.ptr);
+  if (r.ok()) r = rmsnorm_modulate_repro_partial_cuda(c, device_state, bad_word);
+  unsigned long long bad_row = kNoBadRow;
+  if (r.ok())
+    r = cuda_status(cudaMemcpyAsync(&bad_row, bad_word, sizeof bad_row, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync");
+  if (r.ok() && host_state && words)
+    r = cuda_status(cudaMemcpyAsync(host_state, device_state, words * sizeof(uint64_t), cudaMemcpyDeviceToHost, s),
+                    "cudaMemcpyAsync");
+  const cudaError_t sync = cudaStreamSynchronize(s);
+  if (r.ok()) r = cuda_status(sync, "cudaStreamSynchronize");
+  if (r.ok() && bad_row != kNoBadRow) r = index_error(c, step, bad_row);
+  return r;
+}
+
+// The "cuda" forward, unchanged.
+int forward_call(const gatecheck_call* raw) {
+  const gatecheck_op_plugin* cuda = rmsnorm_modulate_cuda_plugin();
+  const int rc = cuda->forward(raw);  // before last_error(): argument order is unspecified
+  return Abi::relay(rc, cuda->last_error());
+}
+
+// The "cuda" backward (dx, every check of the arguments, a bad index named);
+// then the parameter gradients again, binned (its values are replaced).
+int backward_call(const gatecheck_call* raw) {
+  const gatecheck_op_plugin* cuda = rmsnorm_modulate_cuda_plugin();
+  if (const int rc = cuda->backward(raw)) return Abi::relay(rc, cuda->last_error());
+  OpCall c;
+  Status s = op_call_from_abi(rmsnorm_modulate_schema(), Pass::backward, raw, &c);
+  if (!s.ok() || state_elements(c.p) == 0) return report(s);
+  const auto stream = static_cast<cudaStream_t>(c.p.stream);
+  DeviceBuffer state(stream);
+  s = state.alloc(size_t(rmsnorm_modulate_repro_state_words(c.p)) * sizeof(uint64_t));
+  if (s.ok()) s = partial_and_wait(c, "rmsnorm_modulate_bwd", static_cast<uint64_t*>(state.ptr), nullptr);
+  if (s.ok()) s = rmsnorm_modulate_repro_finalize_cuda(c, static_cast<uint64_t*>(state.ptr));
+  const cudaError_t sync = cudaStreamSynchronize(stream);
+  if (s.ok()) s = cuda_status(sync, "cudaStreamSynchronize");
+  return report(s);
+}
+
+// The exchange: device tensors in the calls, host states.
+using ExAbi = PluginAdapter<struct RmsReproCudaExchangeTag>;
+
+int64_t ex_state_words(const gatecheck_problem* p) { return p ? rmsnorm_modulate_repro_state_words(*p) : 0; }
+
+int ex_partial(const gatecheck_call* raw, uint64_t* state) {
+  OpCall c;
+  Status s = op_call_from_abi(rmsnorm_modulate_schema(), Pass::backward, raw, &c);
+  if (s.ok()) s = check_inputs(c, "partial", /*index_on_host=*/false);
+  if (s.ok() && !state && rmsnorm_modulate_repro_state_words(c.p) > 0)
+    s = Status::error(ErrorKind::null_pointer, "partial: state is null");
+  if (s.ok()) s = partial_and_wait(c, "partial", nullptr, state);
+  return ExAbi::report(s);
+}
+
+// Host states: host-repro's combine (the same words as the device's).
+int ex_combine(const gatecheck_problem* p, const uint64_t* const* states, int32_t n, uint64_t* out) {
+  const gatecheck_split_exchange* host = rmsnorm_modulate_repro_host_exchange();
+  const int rc = host->combine(p, states, n, out);
+  return rc ? ExAbi::report(Status::error(ErrorKind(rc), host->last_error())) : 0;
+}
+
+int ex_finalize(const gatecheck_call* raw, const uint64_t* state) {
+  OpCall c;
+  Status s = op_call_from_abi(rmsnorm_modulate_schema(), Pass::backward, raw, &c);
+  if (s.ok()) s = check_problem("finalize", c.p, 1u << GATECHECK_CUDA);
+  const int64_t words = s.ok() ? rmsnorm_modulate_repro_state_words(c.p) : 0;
+  if (s.ok() && words > 0) {
+    if (!state) s = Status::error(ErrorKind::null_pointer, "finalize: state is null");
+    for (const char* g : kGradients)
+      if (s.ok() && !c.outputs[size_t(c.op->output_index(g))].data)
+        s = Status::error(ErrorKind::null_pointer, std::string("finalize: ") + g + " is null");
+  }
+  if (!s.ok() || words == 0) return ExAbi::report(s);
+  const auto stream = static_cast<cudaStream_t>(c.p.stream);
+  DeviceBuffer st(stream);
+  s = st.alloc(size_t(words) * sizeof(uint64_t));
+  if (s.ok())
+    s = cuda_status(cudaMemcpyAsync(st.ptr, state, size_t(words) * sizeof(uint64_t), cudaMemcpyHostToDevice, stream),
+                    "cudaMemcpyAsync");
+  if (s.ok()) s = rmsnorm_modulate_repro_finalize_cuda(c, static_cast<const uint64_t*>(st.ptr));
+  const cudaError_t sync = cudaStreamSynchronize(stream);
+  if (s.ok()) s = cuda_status(sync, "cudaStreamSynchronize");
+  return ExAbi::report(s);
+}
+
+const gatecheck_op_plugin kPlugin{2,           "rmsnorm_modulate cuda-repro", "rmsnorm_modulate", 1u << GATECHECK_CUDA,
+                                  forward_call, backward_call,                 Abi::last_error};
+
+}  // namespace
+
+const gatecheck_op_plugin* rmsnorm_modulate_repro_cuda_plugin() { return &kPlugin; }
+
+const gatecheck_split_exchange* rmsnorm_modulate_repro_cuda_exchange() {
+  static const gatecheck_split_exchange ex = {GATECHECK_ABI_VERSION_2,
+                                              "rmsnorm_modulate",
+                                              kRmsnormModulateReproStateText,
+                                              ex_state_words,
+                                              ex_partial,
+                                              ex_combine,
+                                              ex_finalize,
+                                              ExAbi::last_error};
+  return &ex;
+}
+
+}  // namespace gatecheck
