@@ -860,7 +860,8 @@ __global__ void __launch_bounds__(1024) rstd_kernel(Ptrs a, float* rstd_out) {
       for (int e = 0; e < V; ++e)
         if (e < n) s = __fadd_rn(s, __fmul_rn(v[e], v[e]));
     }
-    const float rstd = rstd_of(block_sum2(s, 0.0f, sm).x, dim, a.eps);
+    const float part[1] = {s}, zero[1] = {0.0f};
+    const float rstd = rstd_of(fold_lanes<1>(Lanes<1>(dim, V), part, zero, sm).x, dim, a.eps);
     if (t0 == 0) rstd_out[r] = rstd;
   }
 }
