@@ -447,8 +447,8 @@ __device__ __forceinline__ void add_col_terms(float rs, const float (&xv)[V], co
 
 // ---- backward: dx per row ---------------------------------------------------
 
-template <class T, bool VEC, int KEEP, int M>
-__global__ void __launch_bounds__(kRowKernelMaxThreads) bwd_row_kernel(Ptrs a, float* rstd_out) {
+template <class T, bool VEC, int KEEP, int M, int MAXT>  // MAXT: as fwd_kernel's
+__global__ void __launch_bounds__(MAXT) bwd_row_kernel(Ptrs a, float* rstd_out) {
   static_assert(VEC || KEEP == 0, "chunks are kept only where they load as 16 bytes");
   if (*a.bad != kNoBadRow) return;
   constexpr int V = VecOf<T>::value;
@@ -1032,16 +1032,23 @@ void launch_bwd(const Ptrs& a, const Layout& l, bool vec, cudaStream_t s) {
   bwd_fold_kernel<T><<<unsigned(fb < 4096 ? fb : 4096), 256, 0, s>>>(a, p);
 }
 
-template <class T>
-void launch_rows(const Ptrs& a, const Plan& p, bool vec, cudaStream_t s) {
+template <class T, int MAXT>
+void launch_rows_bounded(const Ptrs& a, const Plan& p, bool vec, int threads, cudaStream_t s) {
   constexpr int V = VecOf<T>::value, M = kLanesPerThread;
-  const int threads = row_kernel_threads(a.dim, V), blocks = row_blocks(a.rows);
+  const int blocks = row_blocks(a.rows);
   float* rstd = const_cast<float*>(p.rstd);
   switch (row_path(vec, a.dim, V)) {
-    case RowPath::kept: bwd_row_kernel<T, true, kRmsChunksPerThread, M><<<blocks, threads, 0, s>>>(a, rstd); break;
-    case RowPath::vector: bwd_row_kernel<T, true, 0, M><<<blocks, threads, 0, s>>>(a, rstd); break;
-    case RowPath::element: bwd_row_kernel<T, false, 0, M><<<blocks, threads, 0, s>>>(a, rstd); break;
+    case RowPath::kept: bwd_row_kernel<T, true, kRmsChunksPerThread, M, MAXT><<<blocks, threads, 0, s>>>(a, rstd); break;
+    case RowPath::vector: bwd_row_kernel<T, true, 0, M, MAXT><<<blocks, threads, 0, s>>>(a, rstd); break;
+    case RowPath::element: bwd_row_kernel<T, false, 0, M, MAXT><<<blocks, threads, 0, s>>>(a, rstd); break;
   }
+}
+
+template <class T>
+void launch_rows(const Ptrs& a, const Plan& p, bool vec, cudaStream_t s) {
+  const int threads = row_kernel_threads(a.dim, VecOf<T>::value);
+  if (threads <= kRowKernelNarrowThreads) launch_rows_bounded<T, kRowKernelNarrowThreads>(a, p, vec, threads, s);
+  else launch_rows_bounded<T, kRowKernelMaxThreads>(a, p, vec, threads, s);
 }
 
 // The row kernel (dx, rstd), then the tile kernel (dshift, dscale and dweight
