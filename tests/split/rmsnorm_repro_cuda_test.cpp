@@ -174,27 +174,35 @@ TEST(RmsnormReproCuda, EveryPartitionAndCombineOrderGivesTheFullBatchsBits) {
   }
 }
 
-// Through the engine: split_invariance and the default properties it claims.
-TEST(RmsnormReproCuda, KeepsItsClaims) {
-  GATECHECK_REQUIRE_GPU();
-  const Implementation repro = impl("cuda-repro", Device::cuda);
+// Through the engine: split_invariance and the default properties it
+// claims, on cases whose plans compare something (each verdict must pass,
+// and a vacuous one does not).
+void expect_claims_kept(const Implementation& m) {
   for (uint64_t seed = 1; seed <= 9; ++seed) {
     Case c = rms_case(std::vector<DType>{DType::bf16, DType::f16, DType::f32}[seed % 3], 200, 40, 4, "uniform",
                       seed % 2 ? "normal" : "order_sensitive", seed);
     c.plan = make_plan(split_plan_kinds()[seed % 3], c, seed);
     for (const char* prop : {"split_invariance", "accuracy", "repeatable", "full_write", "row_invariance",
                              "error_inputs"}) {
-      const Verdict v = check_property(prop, repro, c);
+      const Verdict v = check_property(prop, m, c);
       EXPECT_TRUE(v.passed) << prop << " on " << describe(c) << ": " << v.message;
     }
     // segment_invariance compares whole gate segments: a split plan cuts
     // them (its verdict would be vacuous), gate_groups keeps them.
     Case whole = c;
     whole.plan = make_plan("gate_groups", whole, seed);
-    const Verdict v = check_property("segment_invariance", repro, whole);
+    const Verdict v = check_property("segment_invariance", m, whole);
     EXPECT_TRUE(v.passed) << "segment_invariance on " << describe(whole) << ": " << v.message;
   }
 }
+
+TEST(RmsnormReproCuda, KeepsItsClaims) {
+  GATECHECK_REQUIRE_GPU();
+  expect_claims_kept(impl("cuda-repro", Device::cuda));
+}
+
+// The same cases on host-repro, anywhere: their plans compare something.
+TEST(RmsnormReproCuda, HostReproKeepsItsClaimsOnTheSameCases) { expect_claims_kept(impl("host-repro", Device::cpu)); }
 
 // At a DiT's width: bf16 4096 x 3072, 32 gates: host-repro's bits.
 TEST(RmsnormReproCuda, DitWidthEqualsHostRepro) {
