@@ -319,6 +319,21 @@ TEST(rmsnorm_modulate_cuda, OnePassBackward) {
   expect_same({70000, 8, 9, DType::bf16});
 }
 
+// The fold of dweight's group partials, staged a chunk of groups at a time:
+// fewer groups than one chunk, a chunk and a part, many chunks, and columns
+// that do not fill the last block of 32, with both backwards.
+TEST(rmsnorm_modulate_cuda, FoldOfDweightGroupsByChunks) {
+  GATECHECK_REQUIRE_GPU();
+  for (RmsBwdKernels k : {RmsBwdKernels::one_pass, RmsBwdKernels::two_pass}) {
+    const BwdKernels kernels(k);
+    for (DType t : kTypes) {
+      expect_same({2000, 33, 9, t});    // 72 groups: one chunk, partly filled
+      expect_same({8000, 72, 9, t});    // 259 groups: two chunks and a part
+      expect_same({40000, 40, 3, t});   // 1,253 groups
+    }
+  }
+}
+
 // Zeros, subnormals, the largest finite values, infinities, NaNs and factors
 // of zero, on every path of both backwards: the packed 16-bit arithmetic of
 // the forward and the NaN canonicalisation of every store among them.
