@@ -26,7 +26,6 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -689,14 +688,10 @@ constexpr int kOnePassMaxThreads = 512;  // T at most (one block an SM, up to 12
 constexpr int64_t kOnePassSmemMax = 200 << 10;
 
 // Shared memory of the one-pass kernel: kOnePassAhead + 1 rows of x and g.
-int64_t onepass_rowwise_smem_bytes(int64_t dim, int vec) { return int64_t(kOnePassAhead + 1) * 2 * (dim / vec) * 16; }
-// The pipelined kernel's: kOnePassAhead + 2 rows of x and g, w, and two gates'
-// modulation factors.
-constexpr int kPipeRows = kOnePassAhead + 2;
-int64_t onepass_smem_bytes(int64_t dim, int vec) { return int64_t(2 * kPipeRows + 3) * (dim / vec) * 16; }
+int64_t onepass_smem_bytes(int64_t dim, int vec) { return int64_t(kOnePassAhead + 1) * 2 * (dim / vec) * 16; }
 
 template <class T, int CPT>
-__global__ void __launch_bounds__(kOnePassMaxThreads, 1) bwd_onepass_rowwise_kernel(Ptrs a, Plan p) {
+__global__ void __launch_bounds__(kOnePassMaxThreads, 1) bwd_onepass_kernel(Ptrs a, Plan p) {
   if (*a.bad != kNoBadRow) return;
   constexpr int V = VecOf<T>::value, D = kOnePassAhead + 1;
   extern __shared__ uint4 staged[];  // [row % D][x, g][chunk]
@@ -806,166 +801,6 @@ __global__ void __launch_bounds__(kOnePassMaxThreads, 1) bwd_onepass_rowwise_ker
 #pragma unroll
         for (int q = 0; q < V / 4; ++q) o[q] = make_float4(dw[m][4 * q], dw[m][4 * q + 1], dw[m][4 * q + 2], dw[m][4 * q + 3]);
       }
-  }
-}
-
-// The one pass, pipelined: a row's statistics wait on a barrier and on two
-// trees and a division, in which the block's warps have nothing else to do
-// (one block an SM). So turn i of a group works two rows: it folds row i's
-// sums (written before the last barrier) while it sums row i + 1's partials,
-// then writes row i's dx and column terms; one barrier a turn. Rows i and
-// i + 1 sit in shared memory with the next kOnePassAhead copied in behind
-// them. w and the modulation factors of two gates (row i's and row i + 1's)
-// stay in shared memory too, each thread's own chunks, which frees the
-// registers they took.
-template <class T, int CPT>
-__global__ void __launch_bounds__(kOnePassMaxThreads, 1) bwd_onepass_kernel(Ptrs a, Plan p) {
-  if (*a.bad != kNoBadRow) return;
-  constexpr int V = VecOf<T>::value, D = kPipeRows;
-  extern __shared__ uint4 staged[];  // [row % D][x, g][chunk], then w, then the factors [slot][chunk]
-  __shared__ float2 red[2][32];      // a row's warp sums, by row parity
-  const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
-  const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
-  T* dx = static_cast<T*>(a.dx);
-  const int64_t dim = a.dim;
-  const int nch = int(dim / V);
-  const int t = int(threadIdx.x), nt = int(blockDim.x), lane = t & 31, warp = t >> 5, nw = nt >> 5;
-  uint4* const wsm = staged + D * 2 * nch;
-  uint4* const fsm = wsm + nch;  // [slot][chunk]
-  int ch[CPT];
-  bool own[CPT];
-#pragma unroll
-  for (int m = 0; m < CPT; ++m) {
-    ch[m] = t + m * nt;
-    own[m] = ch[m] < nch;
-    if (own[m]) wsm[ch[m]] = load_raw(w, int64_t(ch[m]) * V);
-  }
-  const int64_t ntiles = p.tile_start[a.gates];
-  for (int64_t grp = blockIdx.x; grp * p.tiles_per_group < ntiles; grp += gridDim.x) {
-    const int64_t g0 = grp * p.tiles_per_group, g1 = min64(ntiles, g0 + p.tiles_per_group);
-    // Positions and rows fit an int (rows < 2^31, checked by the entry point).
-    const int P0 = int(tile_first_pos(p, a.gates, g0)), P1 = int(g1 < ntiles ? tile_first_pos(p, a.gates, g1) : a.rows);
-    const int n = P1 - P0;
-    auto row_at = [&](int i) { return i < n ? p.rows_sorted[P0 + i] : 0; };
-    auto key_at = [&](int i) { return i < n ? p.keys_sorted[P0 + i] : -1; };
-    auto stage = [&](int i, int row) {
-      if (i < n) {
-        uint4* b = staged + (i % D) * 2 * nch;
-#pragma unroll
-        for (int m = 0; m < CPT; ++m)
-          if (own[m]) {
-            cp_async16(b + ch[m], x + int64_t(row) * dim + int64_t(ch[m]) * V);
-            cp_async16(b + nch + ch[m], g + int64_t(row) * dim + int64_t(ch[m]) * V);
-          }
-      }
-      cp_async_commit();
-    };
-    // Row i + 1's partials of the row statistics into red[(i + 1) & 1], with
-    // its gate's factors in slot fa (this thread's chunks only).
-    auto sum_row = [&](int i, int fa) {
-      const uint4* b = staged + (i % D) * 2 * nch;
-      float s = 0.0f, cs = 0.0f;
-#pragma unroll
-      for (int m = 0; m < CPT; ++m)
-        if (own[m]) {
-          float xv[V], gv[V], wv[V], fv[V];
-          unpack<T>(b[ch[m]], xv);
-          unpack<T>(b[nch + ch[m]], gv);
-          unpack<T>(wsm[ch[m]], wv);
-          unpack<T>(fsm[fa * nch + ch[m]], fv);
-          add_row_terms(V, xv, gv, wv, fv, s, cs);
-        }
-      s = warp_tree(s);
-      cs = warp_tree(cs);
-      if (lane == 0) red[i & 1][warp] = make_float2(s, cs);
-    };
-    int r_b = row_at(0), r_a = row_at(1), r_2 = row_at(2);
-    stage(0, r_b);
-    stage(1, r_a);
-    stage(2, r_2);
-    int r_3 = row_at(3);
-    int k_a = key_at(0), slot = 0, seg_a = 0;  // row 0's gate, its factors' slot, its first position
-    if (n > 0) {
-      seg_a = p.seg_start[k_a];
-#pragma unroll
-      for (int m = 0; m < CPT; ++m)
-        if (own[m]) fsm[ch[m]] = factor_raw<T>(load_raw(scale, int64_t(k_a) * dim + int64_t(ch[m]) * V));
-      cp_async_wait<2>();
-      sum_row(0, 0);
-    }
-    __syncthreads();
-    float dw[CPT][V], sh[CPT][V], sc[CPT][V];
-#pragma unroll
-    for (int m = 0; m < CPT; ++m)
-#pragma unroll
-      for (int e = 0; e < V; ++e) dw[m][e] = sh[m][e] = sc[m][e] = 0.0f;
-    int k = -1, ti = -1;  // the tile whose sums sh and sc hold
-    auto flush = [&] {
-#pragma unroll
-      for (int m = 0; m < CPT; ++m)
-        if (k >= 0 && own[m]) store_tile_sums<T, true>(a, p, k, ti, ch[m], V, sh[m], sc[m]);
-    };
-    int k_next = key_at(1);
-    for (int i = 0; i < n; ++i) {
-      // Row i: gate k_a's (the last turn's row i + 1), factors in `slot`.
-      const int k_b = k_a, seg_b = seg_a, slot_b = slot;
-      stage(i + 3, r_3);  // its buffer's last reads were this thread's own, in turn i - 1
-      const int r_4 = row_at(i + 4), k_2 = key_at(i + 2);  // for the next turn
-      cp_async_wait<2>();  // rows i and i + 1 in
-      const float2 v = lane < nw ? red[i & 1][lane] : make_float2(0.0f, 0.0f);
-      const float rstd = rstd_of(warp_tree(v.x), dim, a.eps);
-      const float kq = dx_factor(rstd, warp_tree(v.y), dim);
-      if (i + 1 < n) {
-        if (k_next != k_a) {  // row i + 1 starts a gate: its factors in the other slot
-          k_a = k_next;
-          seg_a = p.seg_start[k_a];
-          slot ^= 1;
-#pragma unroll
-          for (int m = 0; m < CPT; ++m)
-            if (own[m]) fsm[slot * nch + ch[m]] = factor_raw<T>(load_raw(scale, int64_t(k_a) * dim + int64_t(ch[m]) * V));
-        }
-        sum_row(i + 1, slot);
-      }
-      const int tile = (P0 + i - seg_b) / kRmsSegTileRows;
-      if (k_b != k || tile != ti) {  // a new tile: the last one's sums out, zeros in
-        flush();
-        k = k_b;
-        ti = tile;
-#pragma unroll
-        for (int m = 0; m < CPT; ++m)
-#pragma unroll
-          for (int e = 0; e < V; ++e) sh[m][e] = sc[m][e] = 0.0f;
-      }
-      const uint4* b = staged + (i % D) * 2 * nch;
-#pragma unroll
-      for (int m = 0; m < CPT; ++m)
-        if (own[m]) {
-          float xv[V], gv[V], wv[V], fv[V], o[V];
-          unpack<T>(b[ch[m]], xv);
-          unpack<T>(b[nch + ch[m]], gv);
-          unpack<T>(wsm[ch[m]], wv);
-          unpack<T>(fsm[slot_b * nch + ch[m]], fv);
-          dx_chunk(rstd, kq, xv, gv, wv, fv, o);
-          *reinterpret_cast<uint4*>(dx + int64_t(r_b) * dim + int64_t(ch[m]) * V) = round_chunk<T>(o);
-          add_col_terms<T>(rstd, xv, gv, wv, fv, sh[m], sc[m], dw[m]);
-        }
-      __syncthreads();
-      r_b = r_a;
-      r_a = r_2;
-      r_2 = r_3;
-      r_3 = r_4;
-      k_next = k_2;
-    }
-    flush();
-#pragma unroll
-    for (int m = 0; m < CPT; ++m)
-      if (own[m]) {
-        float4* o = reinterpret_cast<float4*>(p.dw_part + grp * dim + int64_t(ch[m]) * V);
-#pragma unroll
-        for (int q = 0; q < V / 4; ++q) o[q] = make_float4(dw[m][4 * q], dw[m][4 * q + 1], dw[m][4 * q + 2], dw[m][4 * q + 3]);
-      }
-    cp_async_wait<0>();  // nothing in flight into the next group's buffers
-    __syncthreads();
   }
 }
 
@@ -1202,29 +1037,14 @@ int sm_count() {
   return n;
 }
 
-// GATECHECK_RMS_ROWWISE=1: the one pass a row at a time (A/B experiment).
-bool onepass_rowwise() {
-  static const bool on = [] {
-    const char* e = std::getenv("GATECHECK_RMS_ROWWISE");
-    return e && *e == '1';
-  }();
-  return on;
-}
-
 template <class T, int CPT>
 void launch_onepass_k(const Ptrs& a, const Plan& p, int threads, int64_t groups, cudaStream_t s) {
-  // The kernels' dynamic shared memory limit, raised once to the most they take.
+  // The kernel's dynamic shared memory limit, raised once to the most it takes.
   static const cudaError_t raised = cudaFuncSetAttribute(
       bwd_onepass_kernel<T, CPT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kOnePassSmemMax));
-  static const cudaError_t raised_rw = cudaFuncSetAttribute(
-      bwd_onepass_rowwise_kernel<T, CPT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kOnePassSmemMax));
   (void)raised;  // a failure shows as the launch's error
-  (void)raised_rw;
   const unsigned grid = unsigned(groups < 65535 ? groups : 65535);
-  if (onepass_rowwise())
-    bwd_onepass_rowwise_kernel<T, CPT><<<grid, threads, size_t(onepass_rowwise_smem_bytes(a.dim, VecOf<T>::value)), s>>>(a, p);
-  else
-    bwd_onepass_kernel<T, CPT><<<grid, threads, size_t(onepass_smem_bytes(a.dim, VecOf<T>::value)), s>>>(a, p);
+  bwd_onepass_kernel<T, CPT><<<grid, threads, size_t(onepass_smem_bytes(a.dim, VecOf<T>::value)), s>>>(a, p);
 }
 
 template <class T>
