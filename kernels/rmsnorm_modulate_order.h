@@ -31,11 +31,10 @@ constexpr int kRmsGroupsTarget = 4096;
 GC_HD int rms_vec(int elem_bytes) { return 16 / elem_bytes; }
 
 // A row's partials: about kRmsChunksPerThread chunks each, in whole warps,
-// 32 to 1,024. One chunk a partial lets the one-pass backward give each
+// 32 to 1,024. Two chunks a partial let the one-pass backward give each
 // partial's thread the same columns for the row's statistics and for the
-// column sums, which it then holds in registers (24 floats at 16 bits), with
-// a warp for every 256 columns at 16 bits.
-constexpr int kRmsChunksPerThread = 1;
+// column sums, which it then holds in registers (48 floats at 16 bits).
+constexpr int kRmsChunksPerThread = 2;
 GC_HD int rms_row_threads(int64_t dim, int vec) {
   const int64_t chunks = (dim + vec - 1) / vec;
   const int64_t per = (chunks + kRmsChunksPerThread - 1) / kRmsChunksPerThread;

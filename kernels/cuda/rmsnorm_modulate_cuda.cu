@@ -264,10 +264,10 @@ __device__ __forceinline__ float2 fold_lanes(const Lanes<M>& ln, const float (&a
   return sm[32];
 }
 
-// Order warps a warp of the row kernels plays: about six (about six 16-byte
-// chunks a thread, as many rows in flight as registers allow).
+// Order warps a warp of the row kernels plays: about three (about six
+// 16-byte chunks a thread, as many rows in flight as registers allow).
 constexpr int kLanesPerThread = 3;
-constexpr int kRowKernelMaxThreads = (32 + kLanesPerThread - 1) / kLanesPerThread * 32;  // T = 1,024: 192
+constexpr int kRowKernelMaxThreads = (32 + kLanesPerThread - 1) / kLanesPerThread * 32;  // T = 1,024: 352
 int row_kernel_threads(int64_t dim, int vec) {
   const int nvw = rms_row_threads(dim, vec) / 32;
   return (nvw + kLanesPerThread - 1) / kLanesPerThread * 32;
@@ -639,7 +639,7 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
 // ---- backward in one pass ------------------------------------------------------
 //
 // Where a row's chunks load as 16 bytes and each of the order's T partials
-// is one chunk (kRmsChunksPerThread), one kernel does both passes' work and reads x and g
+// has at most two chunks, one kernel does both passes' work and reads x and g
 // once. A block of T threads walks a dweight group's rows in tile order (gate
 // order, then a gate's rows in batch order, as the tile kernel does), a row
 // at a time; thread t holds partial t, so the same thread owns the same
@@ -683,21 +683,17 @@ __device__ __forceinline__ uint4 opaque(const uint4& v) {
   return o;
 }
 
-constexpr int kOnePassAhead = 2;  // rows copied ahead of the one worked
-// One block an SM: launch bounds of 512 threads give a thread up to 128
-// registers, 768 up to 80 (no spills at 16 bits); 1,024 would give 64, and
-// the kernel spills there, so wider rows take the two passes.
-constexpr int kOnePassMaxThreads = 768;
-int onepass_bound(int threads) { return threads <= 512 ? 512 : 768; }
+constexpr int kOnePassAhead = 2;        // rows copied ahead of the one worked
+constexpr int kOnePassMaxThreads = 512;  // T at most (one block an SM, up to 128 registers a thread)
 constexpr int64_t kOnePassSmemMax = 200 << 10;
 
 // Shared memory of the one-pass kernel: kOnePassAhead + 1 rows of x and g.
 int64_t onepass_smem_bytes(int64_t dim, int vec) { return int64_t(kOnePassAhead + 1) * 2 * (dim / vec) * 16; }
 
-template <class T, int MAXT>
-__global__ void __launch_bounds__(MAXT, 1) bwd_onepass_kernel(Ptrs a, Plan p) {
+template <class T, int CPT>
+__global__ void __launch_bounds__(kOnePassMaxThreads, 1) bwd_onepass_kernel(Ptrs a, Plan p) {
   if (*a.bad != kNoBadRow) return;
-  constexpr int V = VecOf<T>::value, D = kOnePassAhead + 1, CPT = kRmsChunksPerThread;
+  constexpr int V = VecOf<T>::value, D = kOnePassAhead + 1;
   extern __shared__ uint4 staged[];  // [row % D][x, g][chunk]
   __shared__ float2 red[2][32];      // a row's warp sums, by row parity
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
@@ -705,7 +701,7 @@ __global__ void __launch_bounds__(MAXT, 1) bwd_onepass_kernel(Ptrs a, Plan p) {
   T* dx = static_cast<T*>(a.dx);
   const int64_t dim = a.dim, nch = dim / V;
   const int t = int(threadIdx.x), nt = int(blockDim.x), lane = t & 31, warp = t >> 5, nw = nt >> 5;
-  int ch[CPT];  // this thread's chunks: its partial's
+  int ch[CPT];  // this thread's chunks (nch <= 2 * kOnePassMaxThreads)
   bool own[CPT];
   uint4 wr[CPT];  // w's chunks, as loaded
 #pragma unroll
@@ -1041,14 +1037,14 @@ int sm_count() {
   return n;
 }
 
-template <class T, int MAXT>
+template <class T, int CPT>
 void launch_onepass_k(const Ptrs& a, const Plan& p, int threads, int64_t groups, cudaStream_t s) {
   // The kernel's dynamic shared memory limit, raised once to the most it takes.
   static const cudaError_t raised = cudaFuncSetAttribute(
-      bwd_onepass_kernel<T, MAXT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kOnePassSmemMax));
+      bwd_onepass_kernel<T, CPT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kOnePassSmemMax));
   (void)raised;  // a failure shows as the launch's error
   const unsigned grid = unsigned(groups < 65535 ? groups : 65535);
-  bwd_onepass_kernel<T, MAXT><<<grid, threads, size_t(onepass_smem_bytes(a.dim, VecOf<T>::value)), s>>>(a, p);
+  bwd_onepass_kernel<T, CPT><<<grid, threads, size_t(onepass_smem_bytes(a.dim, VecOf<T>::value)), s>>>(a, p);
 }
 
 template <class T>
@@ -1060,8 +1056,8 @@ bool launch_onepass(const Ptrs& a, const Plan& p, bool vec, int64_t groups, bool
       onepass_smem_bytes(a.dim, V) > kOnePassSmemMax || (!forced && groups < 2 * sm_count()))
     return false;
   if (a.rows == 0) return true;
-  if (onepass_bound(threads) == 512) launch_onepass_k<T, 512>(a, p, threads, groups, s);
-  else launch_onepass_k<T, 768>(a, p, threads, groups, s);
+  if (nch <= threads) launch_onepass_k<T, 1>(a, p, threads, groups, s);
+  else launch_onepass_k<T, 2>(a, p, threads, groups, s);
   return true;
 }
 
