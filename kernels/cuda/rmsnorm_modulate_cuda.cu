@@ -813,7 +813,7 @@ __global__ void __launch_bounds__(kOnePassMaxThreads, 1) bwd_onepass_kernel(Ptrs
 // dscale of gates with several tiles (a thread an element, kFoldAhead loads
 // issued at once, then added in order) and gates without rows (zeros) take
 // the blocks after those.
-constexpr int kFoldThreads = 256, kFoldCols = 32, kFoldRows = 128;
+constexpr int kFoldThreads = 256, kFoldCols = 32, kFoldRows = 192;  // two buffers of 24 KB
 __host__ __device__ inline int fold_dw_blocks(int64_t dim) { return int((dim + kFoldCols - 1) / kFoldCols); }
 
 template <class T>
