@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../binned_sum.h"
+#include "../gate_residual_dtype.h"
 #include "../gate_residual_math.h"
 #include "../host/gate_residual_repro_host.h"
 #include "../op_call_abi.h"
@@ -22,15 +23,6 @@ namespace {
 Status cuda_status(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return Status::success();
   return Status::error(ErrorKind::implementation, std::string("cuda-repro: ") + what + ": " + cudaGetErrorString(e));
-}
-
-template <class F>
-void dispatch(DType t, F&& f) {
-  switch (t) {
-    case DType::f32: f(float{}); break;
-    case DType::f16: f(f16_t{}); break;
-    case DType::bf16: f(bf16_t{}); break;
-  }
 }
 
 }  // namespace
@@ -52,7 +44,7 @@ Status gate_residual_repro_finalize_cuda(const gatecheck_problem& p, const uint6
   const int64_t elements = gate_residual_repro_state_words(p) / kBinnedWords;
   if (elements == 0) return Status::success();
   cudaError_t e = cudaSuccess;
-  dispatch(DType(p.dtype), [&](auto tag) {
+  dispatch_dtype(DType(p.dtype), [&](auto tag) {
     using T = decltype(tag);
     e = binned_cuda::launch_finalize(state, elements, static_cast<T*>(grad_gate), static_cast<cudaStream_t>(p.stream));
   });

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../binned_sum.h"
+#include "../gate_residual_dtype.h"
 #include "../gate_residual_math.h"
 #include "../op_call_abi.h"
 #include "../plugin_adapter.h"
@@ -32,15 +33,6 @@ template <class T>
 void finalize_typed(const gatecheck_problem& p, const uint64_t* state, T* grad_gate) {
   const int64_t n = p.gates * p.dim;
   for (int64_t e = 0; e < n; ++e) grad_gate[e] = binned_finish_words<T>(state + e * kBinnedWords);
-}
-
-template <class F>
-void dispatch(DType t, F&& f) {
-  switch (t) {
-    case DType::f32: f(float{}); break;
-    case DType::f16: f(f16_t{}); break;
-    case DType::bf16: f(bf16_t{}); break;
-  }
 }
 
 Status check_problem_for_state(const gatecheck_problem& p, const char* who) {
@@ -141,7 +133,7 @@ Status gate_residual_repro_partial(const gatecheck_problem& p, const void* grad_
   const int64_t words = gate_residual_repro_state_words(p);
   if (words) std::memset(state, 0, size_t(words) * sizeof(uint64_t));
   if (p.dim == 0) return Status::success();
-  dispatch(DType(p.dtype), [&](auto tag) {
+  dispatch_dtype(DType(p.dtype), [&](auto tag) {
     using T = decltype(tag);
     partial_typed<T>(p, static_cast<const T*>(grad_out), index, static_cast<const T*>(y), state);
   });
@@ -154,7 +146,7 @@ void gate_residual_repro_combine(const gatecheck_problem& p, const uint64_t* con
 }
 
 void gate_residual_repro_finalize(const gatecheck_problem& p, const uint64_t* state, void* grad_gate) {
-  dispatch(DType(p.dtype), [&](auto tag) {
+  dispatch_dtype(DType(p.dtype), [&](auto tag) {
     using T = decltype(tag);
     finalize_typed<T>(p, state, static_cast<T*>(grad_gate));
   });

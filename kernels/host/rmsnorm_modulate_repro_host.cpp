@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../binned_sum.h"
+#include "../gate_residual_dtype.h"
 #include "../op_call_abi.h"
 #include "../plugin_adapter.h"
 #include "../rmsnorm_modulate.h"
@@ -156,11 +157,7 @@ void rmsnorm_modulate_repro_combine(const gatecheck_problem& p, const uint64_t* 
 
 void rmsnorm_modulate_repro_finalize(const OpCall& bwd, const uint64_t* state) {
   if (rmsnorm_modulate_repro_state_words(bwd.p) == 0) return;
-  switch (DType(bwd.p.dtype)) {
-    case DType::f32: finalize_typed<float>(bwd, state); break;
-    case DType::f16: finalize_typed<f16_t>(bwd, state); break;
-    case DType::bf16: finalize_typed<bf16_t>(bwd, state); break;
-  }
+  dispatch_dtype(DType(bwd.p.dtype), [&](auto tag) { finalize_typed<decltype(tag)>(bwd, state); });
 }
 
 const gatecheck_op_plugin* rmsnorm_modulate_repro_host_plugin() { return &kPlugin; }
