@@ -84,12 +84,10 @@ namespace {
 
 using Abi = PluginAdapter<struct ReproCudaTag>;
 
+// The "cuda" forward, unchanged.
 int abi_forward(const gatecheck_problem* p, const void* res, const void* gate, const int64_t* index, const void* y,
                 void* out) {
-  if (!p) return Abi::null_problem("gate_residual_fwd");
-  Status s = gate_residual_fwd_cuda(*p, res, gate, index, y, out);
-  if (s.ok() && p->rows > 0) s = gate_residual_cuda_sync_status("gate_residual_fwd", *p, index);
-  return Abi::report(s);
+  return Abi::forward_of(gate_residual_cuda_plugin(), p, res, gate, index, y, out);
 }
 
 int abi_backward(const gatecheck_problem* p, const void* grad_out, const void* gate, const int64_t* index,
@@ -137,9 +135,7 @@ int ex_partial(const gatecheck_call* c, uint64_t* state) {
 
 // Host states: the host's combine.
 int ex_combine(const gatecheck_problem* p, const uint64_t* const* states, int32_t n, uint64_t* out) {
-  const gatecheck_split_exchange* host = gate_residual_repro_host_exchange();
-  const int rc = host->combine(p, states, n, out);
-  return rc ? ExAbi::report(Status::error(ErrorKind(rc), host->last_error())) : 0;
+  return ExAbi::combine_of(gate_residual_repro_host_exchange(), p, states, n, out);
 }
 
 int ex_finalize(const gatecheck_call* c, const uint64_t* state) {

@@ -293,17 +293,12 @@ Status partial_and_wait(const OpCall& c, const char* step, uint64_t* device_stat
 }
 
 // The "cuda" forward, unchanged.
-int forward_call(const gatecheck_call* raw) {
-  const gatecheck_op_plugin* cuda = rmsnorm_modulate_cuda_plugin();
-  const int rc = cuda->forward(raw);  // before last_error(): argument order is unspecified
-  return Abi::relay(rc, cuda->last_error());
-}
+int forward_call(const gatecheck_call* raw) { return Abi::forward_of(rmsnorm_modulate_cuda_plugin(), raw); }
 
 // The "cuda" backward (dx, every check of the arguments, a bad index named);
 // then the parameter gradients again, binned (its values are replaced).
 int backward_call(const gatecheck_call* raw) {
-  const gatecheck_op_plugin* cuda = rmsnorm_modulate_cuda_plugin();
-  if (const int rc = cuda->backward(raw)) return Abi::relay(rc, cuda->last_error());
+  if (const int rc = Abi::backward_of(rmsnorm_modulate_cuda_plugin(), raw)) return rc;
   OpCall c;
   Status s = op_call_from_abi(rmsnorm_modulate_schema(), Pass::backward, raw, &c);
   if (!s.ok() || state_elements(c.p) == 0) return report(s);
@@ -334,9 +329,7 @@ int ex_partial(const gatecheck_call* raw, uint64_t* state) {
 
 // Host states: host-repro's combine (the same words as the device's).
 int ex_combine(const gatecheck_problem* p, const uint64_t* const* states, int32_t n, uint64_t* out) {
-  const gatecheck_split_exchange* host = rmsnorm_modulate_repro_host_exchange();
-  const int rc = host->combine(p, states, n, out);
-  return rc ? ExAbi::report(Status::error(ErrorKind(rc), host->last_error())) : 0;
+  return ExAbi::combine_of(rmsnorm_modulate_repro_host_exchange(), p, states, n, out);
 }
 
 int ex_finalize(const gatecheck_call* raw, const uint64_t* state) {

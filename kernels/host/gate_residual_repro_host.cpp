@@ -60,10 +60,10 @@ Status bwd_repro(const gatecheck_problem& p, const void* grad_out, const void* g
 
 using Abi = PluginAdapter<struct ReproHostTag>;
 
+// host's forward, unchanged.
 int abi_forward(const gatecheck_problem* p, const void* res, const void* gate, const int64_t* index, const void* y,
                 void* out) {
-  if (!p) return Abi::null_problem("gate_residual_fwd");
-  return Abi::report(gate_residual_fwd_host(*p, res, gate, index, y, out));
+  return Abi::forward_of(gate_residual_host_plugin(), p, res, gate, index, y, out);
 }
 int abi_backward(const gatecheck_problem* p, const void* grad_out, const void* gate, const int64_t* index,
                  const void* y, void* grad_res, void* grad_gate, void* grad_y) {
@@ -88,16 +88,9 @@ int ex_partial(const gatecheck_call* c, uint64_t* state) {
 }
 
 int ex_combine(const gatecheck_problem* p, const uint64_t* const* states, int32_t n, uint64_t* out) {
-  if (!p) return ExAbi::null_problem("combine");
-  if (!out || (n > 0 && !states))
-    return ExAbi::report(Status::error(ErrorKind::null_pointer, "combine: states or out is null"));
-  if (n < 0)
-    return ExAbi::report(Status::error(ErrorKind::shape_mismatch, "combine: n=" + std::to_string(n) + " states, below 0"));
-  for (int32_t i = 0; i < n; ++i)
-    if (!states[i])
-      return ExAbi::report(Status::error(ErrorKind::null_pointer, "combine: state " + std::to_string(i) + " is null"));
-  gate_residual_repro_combine(*p, states, n, out);
-  return 0;
+  const Status s = check_combine_args(p, states, n, out);
+  if (s.ok()) gate_residual_repro_combine(*p, states, n, out);
+  return ExAbi::report(s);
 }
 
 int ex_finalize(const gatecheck_call* c, const uint64_t* state) {
