@@ -1,19 +1,8 @@
 // Validation of the gate_residual contract, shared by every implementation.
 #include "gate_residual.h"
 
-#include <cinttypes>
-#include <cstdio>
 
 namespace gatecheck {
-
-namespace {
-template <class... A>
-std::string fmt(const char* f, A... a) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, f, a...);
-  return buf;
-}
-}  // namespace
 
 namespace {
 Status check_dense(const char* op, const gatecheck_problem& p, const char* name, const void* data,

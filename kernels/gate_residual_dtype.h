@@ -207,6 +207,20 @@ inline const char* dtype_name(DType t) {
 }
 bool parse_dtype(const char* name, DType* out);  // "f32"/"fp32"/"float32", "f16", "bf16"
 
+// Calls f(T{}) with T the storage type of dtype t (float, f16_t or bf16_t), so
+// that one generic lambda serves every dtype. A code that names no dtype calls
+// nothing and returns false: callers check the dtype first (check_problem names
+// a bad one in its error).
+template <class F>
+bool dispatch_dtype(DType t, F&& f) {
+  switch (t) {
+    case DType::f32: f(float{}); return true;
+    case DType::f16: f(f16_t{}); return true;
+    case DType::bf16: f(bf16_t{}); return true;
+  }
+  return false;
+}
+
 // bits <-> float for one element of the given dtype (16-bit types in the low bits)
 inline float bits_to_float(DType t, uint32_t bits) {
   switch (t) {

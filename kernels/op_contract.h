@@ -67,4 +67,7 @@ Status expand_shared_index(const std::vector<int64_t>& shared, int64_t rows,
 // Number of elements rows*dim, or -1 on overflow.
 int64_t checked_elements(int64_t rows, int64_t dim);
 
+// printf into a string, for the checks' messages (cut at 511 characters).
+std::string string_printf(const char* format, ...) __attribute__((format(printf, 1, 2)));
+
 }  // namespace gatecheck

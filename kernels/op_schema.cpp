@@ -5,20 +5,12 @@
 
 #include <cinttypes>
 #include <cmath>
-#include <cstdio>
 #include <mutex>
 #include <stdexcept>
 
 namespace gatecheck {
 
 namespace {
-
-template <class... A>
-std::string fmt(const char* f, A... a) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, f, a...);
-  return buf;
-}
 
 std::mutex& registry_lock() {
   static std::mutex m;
@@ -176,8 +168,8 @@ Status check_call(const OpCall& c, uint32_t supported_devices, bool index_on_hos
   if (!s.ok()) return s;
   if (p.rows > 0 && p.dim < op.min_dim_with_rows)
     return Status::error(ErrorKind::shape_mismatch,
-                         fmt("%s: dim = %" PRId64 " with rows = %" PRId64 " > 0: %s needs dim >= %" PRId64, w, p.dim,
-                             p.rows, op.name, op.min_dim_with_rows));
+                         string_printf("%s: dim = %" PRId64 " with rows = %" PRId64 " > 0: %s needs dim >= %" PRId64,
+                                       w, p.dim, p.rows, op.name, op.min_dim_with_rows));
   auto check_buf = [&](const char* name, Role role, const TensorBuf& b) {
     const int64_t rows = role_rows(role, p.rows, p.gates), cols = role_cols(role, p.dim);
     if (role == Role::index) {
@@ -189,9 +181,9 @@ Status check_call(const OpCall& c, uint32_t supported_devices, bool index_on_hos
             by = in.name;
             break;
           }
-        return Status::error(ErrorKind::shape_mismatch, fmt("%s: index has %" PRId64 " entries, expected %" PRId64
-                                                            ": one per row of %s",
-                                                            w, b.rows, rows, by));
+        return Status::error(ErrorKind::shape_mismatch,
+                             string_printf("%s: index has %" PRId64 " entries, expected %" PRId64 ": one per row of %s",
+                                           w, b.rows, rows, by));
       }
       return check_index_pointer(w, p, static_cast<const int64_t*>(b.data));
     }
@@ -207,8 +199,8 @@ Status check_call(const OpCall& c, uint32_t supported_devices, bool index_on_hos
     const double v = i < c.scalars.size() ? c.scalars[i] : std::nan("");
     if (!std::isfinite(v) || (op.scalars[i].positive && !(v > 0)))
       return Status::error(ErrorKind::bad_scalar,
-                           fmt("%s: %s = %g is not %s", w, op.scalars[i].name, v,
-                               op.scalars[i].positive ? "positive and finite" : "finite"));
+                           string_printf("%s: %s = %g is not %s", w, op.scalars[i].name, v,
+                                         op.scalars[i].positive ? "positive and finite" : "finite"));
   }
   if (index_on_host) return check_index_range(w, p, c.index());
   return Status::success();

@@ -32,6 +32,7 @@
 #include <string>
 #include <utility>
 
+#include "../gate_residual_dtype.h"
 #include "gate_residual_cuda_kernels.cuh"
 #include "gate_residual_cuda_pipe.cuh"
 #include "gate_residual_cuda_workspace.h"
@@ -98,15 +99,6 @@ unsigned grid_y_for(int64_t vecs, int threads) {
 unsigned grid_1d(int64_t n, int threads) {
   const int64_t b = (n + threads - 1) / threads;
   return unsigned(b < 1 ? 1 : b > 65535 * 16 ? 65535 * 16 : b);
-}
-
-template <class F>
-void dispatch_dtype(int32_t dtype, F&& f) {
-  switch (dtype) {
-    case GATECHECK_F32: f(float{}); break;
-    case GATECHECK_F16: f(f16_t{}); break;
-    default: f(bf16_t{}); break;
-  }
 }
 
 // Calls f(std::integral_constant<int, N>) for N = bytes / sizeof(T).
@@ -779,11 +771,11 @@ Status gate_residual_fwd_cuda_strided(const gatecheck_problem& p, const void* re
                                  gate, gate_row_stride, &st);
   if (!w) return st;
   const auto s = static_cast<cudaStream_t>(p.stream);
-  cudaError_t e;
+  cudaError_t e = cudaSuccess;
   if (p.rows == 0) return Status::success();
   check_index_kernel<<<grid_1d(p.rows, 256), 256, 0, s>>>(index, p.rows, p.gates, w->status, w->epoch);
   if (p.dim > 0) {
-    dispatch_dtype(p.dtype, [&](auto tag) {
+    dispatch_dtype(DType(p.dtype), [&](auto tag) {
       e = launch_fwd<decltype(tag)>(p, res, gate, gate_row_stride, index, y, out, *w, s);
     });
   } else {
@@ -833,7 +825,7 @@ Status bwd_cuda(const gatecheck_problem& p, const void* grad_out, const void* ga
     check_index_kernel<<<grid_1d(p.rows, 256), 256, 0, s>>>(index, p.rows, p.gates, w->status, w->epoch);
     e = cudaGetLastError();
   } else {
-    dispatch_dtype(p.dtype, [&](auto tag) {
+    dispatch_dtype(DType(p.dtype), [&](auto tag) {
       e = launch_bwd<decltype(tag)>(p, grad_out, gate, gate_row_stride, index, y, skip_grad_res ? nullptr : grad_res,
                                     binned ? nullptr : grad_gate, grad_y, *w, s, binned);
     });

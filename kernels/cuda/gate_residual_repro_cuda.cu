@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../binned_sum.h"
+#include "../gate_residual_dtype.h"
 #include "../gate_residual_math.h"
 #include "../host/gate_residual_repro_host.h"
 #include "../op_call_abi.h"
@@ -22,15 +23,6 @@ namespace {
 Status cuda_status(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return Status::success();
   return Status::error(ErrorKind::implementation, std::string("cuda-repro: ") + what + ": " + cudaGetErrorString(e));
-}
-
-template <class F>
-void dispatch(DType t, F&& f) {
-  switch (t) {
-    case DType::f32: f(float{}); break;
-    case DType::f16: f(f16_t{}); break;
-    case DType::bf16: f(bf16_t{}); break;
-  }
 }
 
 }  // namespace
@@ -52,7 +44,7 @@ Status gate_residual_repro_finalize_cuda(const gatecheck_problem& p, const uint6
   const int64_t elements = gate_residual_repro_state_words(p) / kBinnedWords;
   if (elements == 0) return Status::success();
   cudaError_t e = cudaSuccess;
-  dispatch(DType(p.dtype), [&](auto tag) {
+  dispatch_dtype(DType(p.dtype), [&](auto tag) {
     using T = decltype(tag);
     e = binned_cuda::launch_finalize(state, elements, static_cast<T*>(grad_gate), static_cast<cudaStream_t>(p.stream));
   });
@@ -92,12 +84,10 @@ namespace {
 
 using Abi = PluginAdapter<struct ReproCudaTag>;
 
+// The "cuda" forward, unchanged.
 int abi_forward(const gatecheck_problem* p, const void* res, const void* gate, const int64_t* index, const void* y,
                 void* out) {
-  if (!p) return Abi::null_problem("gate_residual_fwd");
-  Status s = gate_residual_fwd_cuda(*p, res, gate, index, y, out);
-  if (s.ok() && p->rows > 0) s = gate_residual_cuda_sync_status("gate_residual_fwd", *p, index);
-  return Abi::report(s);
+  return Abi::forward_of(gate_residual_cuda_plugin(), p, res, gate, index, y, out);
 }
 
 int abi_backward(const gatecheck_problem* p, const void* grad_out, const void* gate, const int64_t* index,
@@ -145,9 +135,7 @@ int ex_partial(const gatecheck_call* c, uint64_t* state) {
 
 // Host states: the host's combine.
 int ex_combine(const gatecheck_problem* p, const uint64_t* const* states, int32_t n, uint64_t* out) {
-  const gatecheck_split_exchange* host = gate_residual_repro_host_exchange();
-  const int rc = host->combine(p, states, n, out);
-  return rc ? ExAbi::report(Status::error(ErrorKind(rc), host->last_error())) : 0;
+  return ExAbi::combine_of(gate_residual_repro_host_exchange(), p, states, n, out);
 }
 
 int ex_finalize(const gatecheck_call* c, const uint64_t* state) {

@@ -1205,15 +1205,14 @@ int64_t rmsnorm_modulate_cuda_bwd_scratch_bytes(int64_t rows, int64_t dim, int64
 }
 
 Status rmsnorm_modulate_cuda_run(const OpCall& c, unsigned long long* bad_row, void* scratch) {
+  const char* op = c.pass == Pass::forward ? "rmsnorm_modulate_fwd" : "rmsnorm_modulate_bwd";
   if (c.p.rows > INT32_MAX || c.p.gates > INT32_MAX)
     return Status::error(ErrorKind::size_overflow,
-                         std::string(c.pass == Pass::forward ? "rmsnorm_modulate_fwd" : "rmsnorm_modulate_bwd") +
-                             ": rows and gates must each be below 2^31 for the cuda kernels");
-  switch (DType(c.p.dtype)) {
-    case DType::f32: return run_typed<float>(c, bad_row, scratch);
-    case DType::f16: return run_typed<f16_t>(c, bad_row, scratch);
-    default: return run_typed<bf16_t>(c, bad_row, scratch);
-  }
+                         std::string(op) + ": rows and gates must each be below 2^31 for the cuda kernels");
+  Status s;
+  if (!dispatch_dtype(DType(c.p.dtype), [&](auto tag) { s = run_typed<decltype(tag)>(c, bad_row, scratch); }))
+    return check_problem(op, c.p, 1u << GATECHECK_CUDA);  // (an unchecked call): names the bad dtype
+  return s;
 }
 
 Status rmsnorm_modulate_cuda_rstd(const OpCall& c, float* rstd) {
@@ -1228,11 +1227,8 @@ Status rmsnorm_modulate_cuda_rstd(const OpCall& c, float* rstd) {
     if (a.dim % V == 0 && aligned16(a.x)) rstd_kernel<T, true><<<blocks, threads, 0, s>>>(a, rstd);
     else rstd_kernel<T, false><<<blocks, threads, 0, s>>>(a, rstd);
   };
-  switch (DType(c.p.dtype)) {
-    case DType::f32: launch(float{}); break;
-    case DType::f16: launch(f16_t{}); break;
-    default: launch(bf16_t{}); break;
-  }
+  if (!dispatch_dtype(DType(c.p.dtype), launch))  // (an unchecked call): the error names the bad dtype
+    return check_problem("rmsnorm_modulate_rstd", c.p, 1u << GATECHECK_CUDA);
   const cudaError_t e = cudaGetLastError();
   return e == cudaSuccess ? Status::success() : cuda_error("rmsnorm_modulate_rstd", e);
 }

@@ -42,15 +42,6 @@ const char* const kGradients[3] = {"dweight", "dshift", "dscale"};
 // elements: host-repro's layout.
 GC_HD int64_t first_element(int64_t dim, int64_t gates, int t) { return t == 0 ? 0 : dim + (t - 1) * gates * dim; }
 
-template <class F>
-void dispatch(DType t, F&& f) {
-  switch (t) {
-    case DType::f32: f(float{}); break;
-    case DType::f16: f(f16_t{}); break;
-    case DType::bf16: f(bf16_t{}); break;
-  }
-}
-
 __global__ void check_index_kernel(const int64_t* index, int64_t rows, int64_t gates, unsigned long long* bad) {
   for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rows; r += int64_t(gridDim.x) * blockDim.x)
     if (index[r] < 0 || index[r] >= gates) atomicMin(bad, (unsigned long long)r);
@@ -214,7 +205,7 @@ Status rmsnorm_modulate_repro_partial_cuda(const OpCall& c, uint64_t* state, uns
                       c.p.rows, c.p.dim, c.p.gates, bad, wide};
     const int64_t tiles = (c.p.rows + kTileRows - 1) / kTileRows;
     const dim3 grid(unsigned((c.p.dim + kThreads - 1) / kThreads), unsigned(tiles < 65535 ? tiles : 65535));
-    dispatch(DType(c.p.dtype), [&](auto tag) { terms_kernel<decltype(tag)><<<grid, kThreads, 0, s>>>(a); });
+    dispatch_dtype(DType(c.p.dtype), [&](auto tag) { terms_kernel<decltype(tag)><<<grid, kThreads, 0, s>>>(a); });
     if ((e = cudaGetLastError()) != cudaSuccess) return cuda_status(e, "partial");
   }
   return cuda_status(binned_cuda::launch_wide_to_state(wide, state, s), "partial");
@@ -232,7 +223,7 @@ Status rmsnorm_modulate_repro_finalize_cuda(const OpCall& c, const uint64_t* sta
   const OpSchema& op = *c.op;
   const auto s = static_cast<cudaStream_t>(c.p.stream);
   cudaError_t e = cudaSuccess;
-  dispatch(DType(c.p.dtype), [&](auto tag) {
+  dispatch_dtype(DType(c.p.dtype), [&](auto tag) {
     using T = decltype(tag);
     for (int t = 0; t < 3 && e == cudaSuccess; ++t) {
       T* out = static_cast<T*>(c.outputs[size_t(op.output_index(kGradients[t]))].data);
@@ -302,17 +293,12 @@ Status partial_and_wait(const OpCall& c, const char* step, uint64_t* device_stat
 }
 
 // The "cuda" forward, unchanged.
-int forward_call(const gatecheck_call* raw) {
-  const gatecheck_op_plugin* cuda = rmsnorm_modulate_cuda_plugin();
-  const int rc = cuda->forward(raw);  // before last_error(): argument order is unspecified
-  return Abi::relay(rc, cuda->last_error());
-}
+int forward_call(const gatecheck_call* raw) { return Abi::forward_of(rmsnorm_modulate_cuda_plugin(), raw); }
 
 // The "cuda" backward (dx, every check of the arguments, a bad index named);
 // then the parameter gradients again, binned (its values are replaced).
 int backward_call(const gatecheck_call* raw) {
-  const gatecheck_op_plugin* cuda = rmsnorm_modulate_cuda_plugin();
-  if (const int rc = cuda->backward(raw)) return Abi::relay(rc, cuda->last_error());
+  if (const int rc = Abi::backward_of(rmsnorm_modulate_cuda_plugin(), raw)) return rc;
   OpCall c;
   Status s = op_call_from_abi(rmsnorm_modulate_schema(), Pass::backward, raw, &c);
   if (!s.ok() || state_elements(c.p) == 0) return report(s);
@@ -343,9 +329,7 @@ int ex_partial(const gatecheck_call* raw, uint64_t* state) {
 
 // Host states: host-repro's combine (the same words as the device's).
 int ex_combine(const gatecheck_problem* p, const uint64_t* const* states, int32_t n, uint64_t* out) {
-  const gatecheck_split_exchange* host = rmsnorm_modulate_repro_host_exchange();
-  const int rc = host->combine(p, states, n, out);
-  return rc ? ExAbi::report(Status::error(ErrorKind(rc), host->last_error())) : 0;
+  return ExAbi::combine_of(rmsnorm_modulate_repro_host_exchange(), p, states, n, out);
 }
 
 int ex_finalize(const gatecheck_call* raw, const uint64_t* state) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../gate_residual_dtype.h"
 #include "../gate_residual_math.h"
 #include "../plugin_adapter.h"
 
@@ -69,16 +70,6 @@ void bwd_typed(const gatecheck_problem& p, const T* grad_out, const T* gate, con
   }
 }
 
-template <class F>
-Status dispatch(DType t, F&& f) {
-  switch (t) {
-    case DType::f32: f(float{}); break;
-    case DType::f16: f(f16_t{}); break;
-    case DType::bf16: f(bf16_t{}); break;
-  }
-  return Status::success();
-}
-
 using Abi = PluginAdapter<struct HostTag>;
 
 int abi_forward(const gatecheck_problem* p, const void* res, const void* gate, const int64_t* index,
@@ -99,11 +90,12 @@ Status gate_residual_fwd_host(const gatecheck_problem& p, const void* res, const
                               const int64_t* index, const void* y, void* out) {
   Status s = check_fwd_args(p, res, gate, index, y, out, kHostDevices, /*index_on_host=*/true);
   if (!s.ok()) return s;
-  return dispatch(DType(p.dtype), [&](auto tag) {
+  dispatch_dtype(DType(p.dtype), [&](auto tag) {
     using T = decltype(tag);
     fwd_typed<T>(p, static_cast<const T*>(res), static_cast<const T*>(gate), index,
                  static_cast<const T*>(y), static_cast<T*>(out));
   });
+  return Status::success();
 }
 
 Status gate_residual_bwd_host(const gatecheck_problem& p, const void* grad_out, const void* gate,
@@ -112,12 +104,13 @@ Status gate_residual_bwd_host(const gatecheck_problem& p, const void* grad_out, 
   Status s = check_bwd_args(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y, kHostDevices,
                             /*index_on_host=*/true);
   if (!s.ok()) return s;
-  return dispatch(DType(p.dtype), [&](auto tag) {
+  dispatch_dtype(DType(p.dtype), [&](auto tag) {
     using T = decltype(tag);
     bwd_typed<T>(p, static_cast<const T*>(grad_out), static_cast<const T*>(gate), index,
                  static_cast<const T*>(y), static_cast<T*>(grad_res), static_cast<T*>(grad_gate),
                  static_cast<T*>(grad_y));
   });
+  return Status::success();
 }
 
 const gatecheck_plugin* gate_residual_host_plugin() {

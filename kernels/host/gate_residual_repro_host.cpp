@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../binned_sum.h"
+#include "../gate_residual_dtype.h"
 #include "../gate_residual_math.h"
 #include "../op_call_abi.h"
 #include "../plugin_adapter.h"
@@ -34,15 +35,6 @@ void finalize_typed(const gatecheck_problem& p, const uint64_t* state, T* grad_g
   for (int64_t e = 0; e < n; ++e) grad_gate[e] = binned_finish_words<T>(state + e * kBinnedWords);
 }
 
-template <class F>
-void dispatch(DType t, F&& f) {
-  switch (t) {
-    case DType::f32: f(float{}); break;
-    case DType::f16: f(f16_t{}); break;
-    case DType::bf16: f(bf16_t{}); break;
-  }
-}
-
 Status check_problem_for_state(const gatecheck_problem& p, const char* who) {
   if (p.gates < 0 || p.dim < 0 || p.rows < 0)
     return Status::error(ErrorKind::shape_mismatch, std::string(who) + ": rows, dim and gates must be >= 0 (rows=" +
@@ -68,10 +60,10 @@ Status bwd_repro(const gatecheck_problem& p, const void* grad_out, const void* g
 
 using Abi = PluginAdapter<struct ReproHostTag>;
 
+// host's forward, unchanged.
 int abi_forward(const gatecheck_problem* p, const void* res, const void* gate, const int64_t* index, const void* y,
                 void* out) {
-  if (!p) return Abi::null_problem("gate_residual_fwd");
-  return Abi::report(gate_residual_fwd_host(*p, res, gate, index, y, out));
+  return Abi::forward_of(gate_residual_host_plugin(), p, res, gate, index, y, out);
 }
 int abi_backward(const gatecheck_problem* p, const void* grad_out, const void* gate, const int64_t* index,
                  const void* y, void* grad_res, void* grad_gate, void* grad_y) {
@@ -96,16 +88,9 @@ int ex_partial(const gatecheck_call* c, uint64_t* state) {
 }
 
 int ex_combine(const gatecheck_problem* p, const uint64_t* const* states, int32_t n, uint64_t* out) {
-  if (!p) return ExAbi::null_problem("combine");
-  if (!out || (n > 0 && !states))
-    return ExAbi::report(Status::error(ErrorKind::null_pointer, "combine: states or out is null"));
-  if (n < 0)
-    return ExAbi::report(Status::error(ErrorKind::shape_mismatch, "combine: n=" + std::to_string(n) + " states, below 0"));
-  for (int32_t i = 0; i < n; ++i)
-    if (!states[i])
-      return ExAbi::report(Status::error(ErrorKind::null_pointer, "combine: state " + std::to_string(i) + " is null"));
-  gate_residual_repro_combine(*p, states, n, out);
-  return 0;
+  const Status s = check_combine_args(p, states, n, out);
+  if (s.ok()) gate_residual_repro_combine(*p, states, n, out);
+  return ExAbi::report(s);
 }
 
 int ex_finalize(const gatecheck_call* c, const uint64_t* state) {
@@ -141,7 +126,7 @@ Status gate_residual_repro_partial(const gatecheck_problem& p, const void* grad_
   const int64_t words = gate_residual_repro_state_words(p);
   if (words) std::memset(state, 0, size_t(words) * sizeof(uint64_t));
   if (p.dim == 0) return Status::success();
-  dispatch(DType(p.dtype), [&](auto tag) {
+  dispatch_dtype(DType(p.dtype), [&](auto tag) {
     using T = decltype(tag);
     partial_typed<T>(p, static_cast<const T*>(grad_out), index, static_cast<const T*>(y), state);
   });
@@ -154,7 +139,7 @@ void gate_residual_repro_combine(const gatecheck_problem& p, const uint64_t* con
 }
 
 void gate_residual_repro_finalize(const gatecheck_problem& p, const uint64_t* state, void* grad_gate) {
-  dispatch(DType(p.dtype), [&](auto tag) {
+  dispatch_dtype(DType(p.dtype), [&](auto tag) {
     using T = decltype(tag);
     finalize_typed<T>(p, state, static_cast<T*>(grad_gate));
   });

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../binned_sum.h"
+#include "../gate_residual_dtype.h"
 #include "../op_call_abi.h"
 #include "../plugin_adapter.h"
 #include "../rmsnorm_modulate.h"
@@ -51,17 +52,12 @@ void finalize_typed(const OpCall& bwd, const uint64_t* state) {
 }
 
 // The twin's forward, unchanged.
-int forward_call(const gatecheck_call* c) {
-  const gatecheck_op_plugin* twin = rmsnorm_modulate_host_plugin();
-  const int rc = twin->forward(c);  // before last_error(): argument order is unspecified
-  return Abi::relay(rc, twin->last_error());
-}
+int forward_call(const gatecheck_call* c) { return Abi::forward_of(rmsnorm_modulate_host_plugin(), c); }
 
 // The twin's backward (dx, and every check of the arguments); then its
 // parameter gradients again, binned (the twin's values are replaced).
 int backward_call(const gatecheck_call* raw) {
-  const gatecheck_op_plugin* twin = rmsnorm_modulate_host_plugin();
-  if (const int rc = twin->backward(raw)) return Abi::relay(rc, twin->last_error());
+  if (const int rc = Abi::backward_of(rmsnorm_modulate_host_plugin(), raw)) return rc;
   OpCall c;
   Status s = op_call_from_abi(rmsnorm_modulate_schema(), Pass::backward, raw, &c);
   if (!s.ok()) return report(s);
@@ -84,18 +80,12 @@ int ex_partial(const gatecheck_call* raw, uint64_t* state) {
 }
 
 int ex_combine(const gatecheck_problem* p, const uint64_t* const* states, int32_t n, uint64_t* out) {
-  if (!p) return report(Status::error(ErrorKind::null_pointer, "combine: problem is null"));
-  if (!out || (n > 0 && !states))
-    return report(Status::error(ErrorKind::null_pointer, "combine: states or out is null"));
-  if (n < 0) return report(Status::error(ErrorKind::shape_mismatch, "combine: n=" + std::to_string(n) + " states, below 0"));
-  for (int32_t i = 0; i < n; ++i)
-    if (!states[i]) return report(Status::error(ErrorKind::null_pointer, "combine: state " + std::to_string(i) + " is null"));
-  if (p->gates < 0 || p->dim < 0)
-    return report(Status::error(ErrorKind::shape_mismatch, "combine: dim and gates must be >= 0 (dim=" +
-                                                               std::to_string(p->dim) + ", gates=" +
-                                                               std::to_string(p->gates) + ")"));
-  rmsnorm_modulate_repro_combine(*p, states, n, out);
-  return 0;
+  Status s = check_combine_args(p, states, n, out);
+  if (s.ok() && (p->gates < 0 || p->dim < 0))
+    s = Status::error(ErrorKind::shape_mismatch, "combine: dim and gates must be >= 0 (dim=" + std::to_string(p->dim) +
+                                                     ", gates=" + std::to_string(p->gates) + ")");
+  if (s.ok()) rmsnorm_modulate_repro_combine(*p, states, n, out);
+  return report(s);
 }
 
 int ex_finalize(const gatecheck_call* raw, const uint64_t* state) {
@@ -156,11 +146,7 @@ void rmsnorm_modulate_repro_combine(const gatecheck_problem& p, const uint64_t* 
 
 void rmsnorm_modulate_repro_finalize(const OpCall& bwd, const uint64_t* state) {
   if (rmsnorm_modulate_repro_state_words(bwd.p) == 0) return;
-  switch (DType(bwd.p.dtype)) {
-    case DType::f32: finalize_typed<float>(bwd, state); break;
-    case DType::f16: finalize_typed<f16_t>(bwd, state); break;
-    case DType::bf16: finalize_typed<bf16_t>(bwd, state); break;
-  }
+  dispatch_dtype(DType(bwd.p.dtype), [&](auto tag) { finalize_typed<decltype(tag)>(bwd, state); });
 }
 
 const gatecheck_op_plugin* rmsnorm_modulate_repro_host_plugin() { return &kPlugin; }

@@ -144,11 +144,7 @@ const gatecheck_op_plugin* rmsnorm_modulate_torch_eager_plugin(Device d) {
   static const gatecheck_op_plugin cuda = {GATECHECK_ABI_VERSION_2, "torch-eager", "rmsnorm_modulate", kCuda,
                                            forward_call<kCuda>, backward_call<kCuda>, last_error};
   if (d == Device::cpu) return &cpu;
-  try {
-    return torch::cuda::is_available() ? &cuda : nullptr;
-  } catch (...) {
-    return nullptr;  // a LibTorch that cannot even ask: it cannot run there
-  }
+  return torch_support::torch_cuda_available() ? &cuda : nullptr;
 }
 
 }  // namespace gatecheck

@@ -145,11 +145,7 @@ const gatecheck_plugin* torch_eager_plugin(Device d) {
   static const gatecheck_plugin cuda = {GATECHECK_ABI_VERSION, "torch-eager", kCuda,
                                         abi_forward<kCuda>, abi_backward<kCuda>, Abi::last_error};
   if (d == Device::cpu) return &cpu;
-  try {
-    return torch::cuda::is_available() ? &cuda : nullptr;
-  } catch (...) {
-    return nullptr;  // a LibTorch that cannot even ask: it cannot run there
-  }
+  return torch_support::torch_cuda_available() ? &cuda : nullptr;
 }
 
 }  // namespace gatecheck

@@ -1,7 +1,8 @@
 // What the LibTorch eager implementations share: dtypes, tensor options on
-// the caller's device, views of the caller's buffers, the fork guard and the
-// exception fence of the C ABIs. Internal to kernels/torch: it includes
-// <torch/torch.h>, so only the torch translation units may include it.
+// the caller's device, views of the caller's buffers, the fork guard, whether
+// LibTorch has CUDA, and the exception fence of the C ABIs. Internal to
+// kernels/torch: it includes <torch/torch.h>, so only the torch translation
+// units may include it.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -61,6 +62,15 @@ inline void single_threaded_after_fork() {
   if (::getpid() == owner) return;
   owner = ::getpid();
   at::set_num_threads(1);
+}
+
+// Whether this LibTorch runs on CUDA here; false where it cannot even ask.
+inline bool torch_cuda_available() {
+  try {
+    return torch::cuda::is_available();
+  } catch (...) {
+    return false;
+  }
 }
 
 // Runs f (returning a Status), turning any exception into an implementation

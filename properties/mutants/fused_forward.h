@@ -41,7 +41,7 @@ inline Status fused_forward(const gatecheck_problem& p, const void* res, const v
                             const int64_t* index, const void* y, void* out) {
   Status s = check_fwd_args(p, res, gate, index, y, out, kCpuOnly, /*index_on_host=*/true);
   if (!s.ok()) return s;
-  with_dtype(DType(p.dtype), [&](auto tag) {
+  dispatch_dtype(DType(p.dtype), [&](auto tag) {
     using T = decltype(tag);
     auto* o = static_cast<T*>(out);
     auto* r = static_cast<const T*>(res);

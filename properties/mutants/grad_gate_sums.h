@@ -64,7 +64,7 @@ Status twin_backward_with_grad_gate(const gatecheck_problem& p, const void* grad
                                     void* grad_y, Sum sum) {
   Status s = HostTwin::backward(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y);
   if (!s.ok()) return s;
-  with_dtype(DType(p.dtype), [&](auto tag) {
+  dispatch_dtype(DType(p.dtype), [&](auto tag) {
     using T = decltype(tag);
     auto* go = static_cast<const T*>(grad_out);
     auto* v = static_cast<const T*>(y);

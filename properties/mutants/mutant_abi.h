@@ -9,6 +9,7 @@
 #include <string>
 
 #include "../../kernels/gate_residual.h"
+#include "../../kernels/gate_residual_dtype.h"
 #include "../../kernels/host/gate_residual_host.h"
 
 namespace gatecheck::mutants {
@@ -27,16 +28,6 @@ struct HostTwin {
     return gate_residual_bwd_host(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y);
   }
 };
-
-// Calls f(T{}) with the storage type of dtype t.
-template <class F>
-void with_dtype(DType t, F&& f) {
-  switch (t) {
-    case DType::f32: f(float{}); break;
-    case DType::f16: f(f16_t{}); break;
-    case DType::bf16: f(bf16_t{}); break;
-  }
-}
 
 // M has `static constexpr const char* kName` and static forward/backward.
 template <class M>

@@ -23,7 +23,7 @@ struct SubnormalFlush : HostTwin {
                          void* grad_y) {
     Status s = HostTwin::backward(p, grad_out, gate, index, y, grad_res, grad_gate, grad_y);
     if (!s.ok()) return s;
-    with_dtype(DType(p.dtype), [&](auto tag) {
+    dispatch_dtype(DType(p.dtype), [&](auto tag) {
       using T = decltype(tag);
       auto* gy = static_cast<T*>(grad_y);
       for (int64_t i = 0; i < p.rows * p.dim; ++i) {

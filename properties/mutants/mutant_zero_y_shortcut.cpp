@@ -15,7 +15,7 @@ struct ZeroYShortcut : HostTwin {
                         const int64_t* index, const void* y, void* out) {
     Status s = HostTwin::forward(p, res, gate, index, y, out);
     if (!s.ok()) return s;
-    with_dtype(DType(p.dtype), [&](auto tag) {
+    dispatch_dtype(DType(p.dtype), [&](auto tag) {
       using T = decltype(tag);
       auto* o = static_cast<T*>(out);
       auto* r = static_cast<const T*>(res);

@@ -11,8 +11,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -26,6 +24,7 @@
 #include "kernels/host/rmsnorm_modulate_repro_host.h"
 #include "kernels/rmsnorm_modulate.h"
 #include "properties/checks/properties.h"
+#include "tests/cuda_cost.h"
 #include "tests/gpu.h"
 
 namespace gatecheck {
@@ -257,22 +256,6 @@ struct Owned {
   }
 };
 
-float time_ms(cudaStream_t s, int reps, const std::function<void()>& f) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  f();  // warm
-  cudaEventRecord(a, s);
-  for (int i = 0; i < reps; ++i) f();
-  cudaEventRecord(b, s);
-  cudaEventSynchronize(b);
-  float ms = 0;
-  cudaEventElapsedTime(&ms, a, b);
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return ms / float(reps);
-}
-
 // The cost, printed for the record (issue 35's targets, as gate_residual's:
 // the reproducible backward at most 1.10x the cuda backward at 32768 x 3072
 // and 1.15x at 131072; a combine of 64 states under 50 us). bf16, 32 gates,
@@ -307,29 +290,21 @@ TEST(RmsnormReproCuda, CostAgainstTheCudaBackward) {
     auto* bad = static_cast<unsigned long long*>(d.get(8));
     void* cuda_scratch = d.get(size_t(rmsnorm_modulate_cuda_bwd_scratch_bytes(rows, dim, gates)));
     void* repro_scratch = d.get(size_t(rmsnorm_modulate_repro_cuda_scratch_bytes(p)));
-    auto today_bwd = [&] { rmsnorm_modulate_cuda_run(call, bad, cuda_scratch); };
+    auto cuda_bwd = [&] { rmsnorm_modulate_cuda_run(call, bad, cuda_scratch); };
     auto partial = [&] { rmsnorm_modulate_repro_partial_cuda(call, state, bad, repro_scratch); };
     auto repro_bwd = [&] {
-      today_bwd();
+      cuda_bwd();
       partial();
       rmsnorm_modulate_repro_finalize_cuda(call, state);
     };
-    float today = 0, repro = 0, part = 0, copy = 0;
-    for (int round = 0; round < 3; ++round) {  // interleaved, the best of each kept
-      const float t0 = time_ms(s, 10, today_bwd), t1 = time_ms(s, 10, repro_bwd), t2 = time_ms(s, 10, partial);
-      const float t3 = time_ms(s, 10, [&] {
-        cudaMemcpyAsync(call.outputs[size_t(op().output_index("dx"))].data,
-                        call.inputs[size_t(op().input_index("grad_out"))].data, big, cudaMemcpyDeviceToDevice, s);
-      });
-      today = round ? std::min(today, t0) : t0;
-      repro = round ? std::min(repro, t1) : t1;
-      part = round ? std::min(part, t2) : t2;
-      copy = round ? std::min(copy, t3) : t3;
-    }
-    std::printf("rmsnorm_modulate bf16 %lld x %lld, %lld gates: cuda backward %.3f ms; reproducible backward %.3f ms "
-                "= %.3fx (target %.2fx); its state alone (the exchange's partial) %.3f ms; copy of grad_out %.3f ms\n",
-                (long long)rows, (long long)dim, (long long)gates, today, repro, repro / today,
-                rows > 32768 ? 1.15 : 1.10, part, copy);
+    auto copy = [&] {
+      cudaMemcpyAsync(call.outputs[size_t(op().output_index("dx"))].data,
+                      call.inputs[size_t(op().input_index("grad_out"))].data, big, cudaMemcpyDeviceToDevice, s);
+    };
+    testing_cost::print_backward_cost(s, 10,
+                                      "rmsnorm_modulate bf16 " + std::to_string(rows) + " x " + std::to_string(dim) +
+                                          ", " + std::to_string(gates) + " gates",
+                                      rows > 32768 ? 1.15 : 1.10, {cuda_bwd, repro_bwd, partial, copy});
     ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     if (rows == 32768) {
       repro_bwd();
@@ -342,13 +317,9 @@ TEST(RmsnormReproCuda, CostAgainstTheCudaBackward) {
         EXPECT_TRUE(got == want.outputs[g].bytes) << g;
       }
     }
-    // The combine of 64 ranks' states on the device.
-    auto* states = static_cast<uint64_t*>(d.get(size_t(words) * 8 * 64));
-    for (int k = 0; k < 64; ++k) cudaMemcpyAsync(states + k * words, state, size_t(words) * 8, cudaMemcpyDeviceToDevice, s);
-    auto* combined = static_cast<uint64_t*>(d.get(size_t(words) * 8));
-    const float comb = time_ms(s, 20, [&] { rmsnorm_modulate_repro_combine_cuda(p, states, 64, combined); });
-    std::printf("  combine of 64 states (%lld x 8 bytes each): %.1f us (target < 50 us)\n", (long long)words,
-                comb * 1000);
+    testing_cost::print_combine_cost(s, state, words, [&](const uint64_t* states, int32_t n, uint64_t* combined) {
+      rmsnorm_modulate_repro_combine_cuda(p, states, n, combined);
+    });
     EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     cudaStreamDestroy(s);
   }

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/binned_sum.h"
@@ -21,6 +21,7 @@
 #include "properties/checks/properties.h"
 #include "properties/scale/scale_properties.h"
 #include "properties/scale/scale_tier.h"
+#include "tests/cuda_cost.h"
 #include "tests/gpu.h"
 
 namespace gatecheck {
@@ -254,22 +255,6 @@ TEST(SplitCuda, H3SizeEqualsHostRepro) {
 // The cost, printed for the record (the targets: the reproducible
 // backward at most 1.10x today's at 32768 x 3072 and 1.15x at 131072; the
 // combine of 64 states under 50 us at 32 x 3072). Asserts only the results.
-float time_ms(cudaStream_t s, int reps, const std::function<void()>& f) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  f();  // warm
-  cudaEventRecord(a, s);
-  for (int i = 0; i < reps; ++i) f();
-  cudaEventRecord(b, s);
-  cudaEventSynchronize(b);
-  float ms = 0;
-  cudaEventElapsedTime(&ms, a, b);
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return ms / float(reps);
-}
-
 TEST(SplitCuda, CostAgainstTodaysBackward) {
   GATECHECK_REQUIRE_GPU();
   for (int64_t rows : {int64_t(32768), int64_t(131072)}) {
@@ -289,26 +274,17 @@ TEST(SplitCuda, CostAgainstTodaysBackward) {
     cudaStream_t s;
     cudaStreamCreate(&s);
     gatecheck_problem p = c.problem(Device::cuda, s);
-    float today = 0, repro = 0, copy = 0, partial = 0;
-    for (int round = 0; round < 3; ++round) {  // interleaved, the best of each kept
-      const float t0 = time_ms(s, 20, [&] { gate_residual_bwd_cuda(p, g, gate, index, y, grad_res, grad_gate, grad_y); });
-      const float t1 = time_ms(s, 20, [&] {
-        gate_residual_bwd_cuda_binned(p, g, gate, index, y, grad_res, grad_gate_repro, grad_y, nullptr);
-      });
-      const float t2 = time_ms(s, 20, [&] {
-        cudaMemcpyAsync(grad_res, g, size_t(rows * dim * 2), cudaMemcpyDeviceToDevice, s);
-      });
-      const float t3 = time_ms(s, 20, [&] { gate_residual_repro_partial_cuda(p, g, index, y, state); });
-      today = round ? std::min(today, t0) : t0;
-      repro = round ? std::min(repro, t1) : t1;
-      copy = round ? std::min(copy, t2) : t2;
-      partial = round ? std::min(partial, t3) : t3;
-    }
-    std::printf("bf16 %lld x %lld, %lld gates: today's backward %.3f ms; reproducible backward (one call) %.3f ms "
-                "= %.3fx today's (target %.2fx); copy of grad_out %.3f ms (today %.2fx, reproducible %.2fx of it); "
-                "state alone (the exchange's partial) %.3f ms\n",
-                (long long)rows, (long long)dim, (long long)gates, today, repro, repro / today,
-                rows > 32768 ? 1.15 : 1.10, copy, today / copy, repro / copy, partial);
+    testing_cost::BackwardCalls calls;
+    calls.cuda = [&] { gate_residual_bwd_cuda(p, g, gate, index, y, grad_res, grad_gate, grad_y); };
+    calls.repro = [&] {  // one call
+      gate_residual_bwd_cuda_binned(p, g, gate, index, y, grad_res, grad_gate_repro, grad_y, nullptr);
+    };
+    calls.partial = [&] { gate_residual_repro_partial_cuda(p, g, index, y, state); };
+    calls.copy = [&] { cudaMemcpyAsync(grad_res, g, size_t(rows * dim * 2), cudaMemcpyDeviceToDevice, s); };
+    const std::string label = "gate_residual bf16 " + std::to_string(rows) + " x " + std::to_string(dim) + ", " +
+                              std::to_string(gates) + " gates";
+    const testing_cost::BackwardCost cost =
+        testing_cost::print_backward_cost(s, 20, label, rows > 32768 ? 1.15 : 1.10, calls);
     std::vector<uint8_t> want(size_t(gates * dim * 2));
     gate_residual_repro_finalize(c.problem(Device::cpu), host_state(c).data(), want.data());
     // The timed calls computed: the reproducible grad_gate is host-repro's.
@@ -319,21 +295,18 @@ TEST(SplitCuda, CostAgainstTodaysBackward) {
     for (int vec : {4, 8, 16}) {
       gate_residual_cuda_tuning().bwd_vector_bytes = vec;
       cudaMemsetAsync(grad_gate_repro, 0, want.size(), s);
-      const float t = time_ms(s, 20, [&] {
+      const float t = testing_cost::time_ms(s, 20, [&] {
         gate_residual_bwd_cuda_binned(p, g, gate, index, y, grad_res, grad_gate_repro, grad_y, nullptr);
       });
       gate_residual_cuda_tuning().bwd_vector_bytes = 0;
-      std::printf("  reproducible backward with %d-byte columns a thread: %.3f ms = %.3fx today's\n", vec, t, t / today);
+      std::printf("  reproducible backward with %d-byte columns a thread: %.3f ms = %.3fx the cuda backward\n", vec, t,
+                  t / cost.cuda);
       ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
       EXPECT_EQ(down<uint8_t>(grad_gate_repro, want.size()), want) << vec << "-byte columns";
     }
-    // The combine of 64 ranks' states on the device.
-    auto* states = static_cast<uint64_t*>(d.zeros(words * 8 * 64));
-    for (int k = 0; k < 64; ++k) cudaMemcpyAsync(states + k * words, state, words * 8, cudaMemcpyDeviceToDevice, s);
-    auto* out = static_cast<uint64_t*>(d.zeros(words * 8));
-    const float combine = time_ms(s, 20, [&] { gate_residual_repro_combine_cuda(p, states, 64, out); });
-    std::printf("combine of 64 states (%lld x %lld, %zu bytes each): %.1f us (target < 50 us)\n", (long long)gates,
-                (long long)dim, words * 8, combine * 1000);
+    testing_cost::print_combine_cost(s, state, int64_t(words), [&](const uint64_t* states, int32_t n, uint64_t* out) {
+      gate_residual_repro_combine_cuda(p, states, n, out);
+    });
     EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     cudaStreamDestroy(s);
   }
