@@ -845,12 +845,8 @@ __device__ __forceinline__ void fold_dweight(const Ptrs& a, const Plan& p, int64
     if (more) load(g0 + kFoldRows);  // in flight while warp 0 adds
     if (w == 0) {
       const int n = int(min64(kFoldRows, groups - g0));
-      if (n == kFoldRows) {
 #pragma unroll 16
-        for (int i = 0; i < kFoldRows; ++i) acc = __fadd_rn(acc, rows[b][i][lane]);
-      } else {
-        for (int i = 0; i < n; ++i) acc = __fadd_rn(acc, rows[b][i][lane]);
-      }
+      for (int i = 0; i < n; ++i) acc = __fadd_rn(acc, rows[b][i][lane]);
     }
     if (more) put(b ^ 1);  // the buffer warp 0 finished before the last barrier
     __syncthreads();
