@@ -34,6 +34,7 @@
 #include "../rmsnorm_modulate_order.h"
 #include "rmsnorm_modulate_cuda_pair.cuh"
 #include "rmsnorm_modulate_cuda_rstd.h"
+#include "rmsnorm_modulate_cuda_unaligned.cuh"
 
 namespace gatecheck {
 namespace {
@@ -97,14 +98,19 @@ __device__ __forceinline__ uint4 round_chunk(const float (&v)[VecOf<T>::value]) 
   }
 }
 
+// A chunk's first n values of a tensor of `count` elements (zeros past n):
+// one 16-byte load, or the unaligned path's (rmsnorm_modulate_cuda_unaligned.cuh).
 template <class T, bool VEC>
-__device__ __forceinline__ void load_chunk(const T* p, int64_t j0, int n, float (&v)[VecOf<T>::value]) {
+__device__ __forceinline__ void load_chunk(const T* p, int64_t count, int64_t j0, int n,
+                                           float (&v)[VecOf<T>::value]) {
   constexpr int V = VecOf<T>::value;
   if constexpr (VEC) {
     unpack<T>(__ldg(reinterpret_cast<const uint4*>(p + j0)), v);
   } else {
+    unpack<T>(load_unaligned(p, count, j0, n), v);
 #pragma unroll
-    for (int e = 0; e < V; ++e) v[e] = e < n ? to_float(p[j0 + e]) : 0.0f;
+    for (int e = 0; e < V; ++e)
+      if (e >= n) v[e] = 0.0f;
   }
 }
 
@@ -118,6 +124,14 @@ __device__ __forceinline__ void store_chunk(T* p, int64_t j0, int n, const float
     for (int e = 0; e < V; ++e)
       if (e < n) p[j0 + e] = round_to<T>(v[e]);
   }
+}
+
+// A chunk of a row written by a warp's lanes together (their chunks
+// consecutive): 16-byte stores, or the unaligned path's.
+template <class T, bool VEC>
+__device__ __forceinline__ void put_chunk(T* p, int64_t j0, int n, const float (&v)[VecOf<T>::value]) {
+  if constexpr (VEC) store_chunk<T, true>(p, j0, n, v);
+  else store_unaligned<T>(p, j0, n, round_chunk<T>(v));
 }
 
 // v rounded to T and back (the formula's intermediate roundings).
@@ -242,6 +256,20 @@ struct Lanes {
   // Chunk i of partial j; partial j's chunks end before end(j) (0 for none).
   __device__ int64_t chunk(int j, int64_t i) const { return int64_t(vw(j)) * 32 + l + i * T; }
   __device__ int64_t end(int j) const { return vw(j) < nvw ? nch : 0; }
+  // f(c, n) on partial j's chunks from its i0-th on, n the chunk's elements
+  // (dim's last chunk may be short). EVERY_LANE: every lane of a warp takes
+  // each turn, n = 0 where it has no chunk, as store_unaligned needs.
+  template <bool EVERY_LANE, class F>
+  __device__ __forceinline__ void each(int j, int i0, int64_t dim, int vec, F&& f) const {
+    if constexpr (EVERY_LANE) {
+      for (int64_t c0 = chunk(j, i0) - l; c0 < end(j); c0 += T) {
+        const int64_t c = c0 + l;
+        f(c, c < end(j) ? int(dim - c * vec < vec ? dim - c * vec : vec) : 0);
+      }
+    } else {
+      for (int64_t c = chunk(j, i0); c < end(j); c += T) f(c, int(dim - c * vec < vec ? dim - c * vec : vec));
+    }
+  }
 };
 
 // The partials of each of a row's two statistics folded by the order's
@@ -288,7 +316,7 @@ __global__ void __launch_bounds__(MAXT) fwd_kernel(Ptrs a) {
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
   const T *shift = static_cast<const T*>(a.shift), *scale = static_cast<const T*>(a.scale);
   T* out = static_cast<T*>(a.out);
-  const int64_t dim = a.dim;
+  const int64_t dim = a.dim, nx = a.rows * dim, nt = a.gates * dim;  // nx, nt: the element path's bounds
   const Lanes<M> ln(dim, V);
   for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
     const int64_t row = r * dim;
@@ -314,7 +342,7 @@ __global__ void __launch_bounds__(MAXT) fwd_kernel(Ptrs a) {
       for (int64_t c = ln.chunk(j, KEEP); c < ln.end(j); c += ln.T) {
         const int n = int(min64(V, dim - c * V));
         float v[V];
-        load_chunk<T, VEC>(x, row + c * V, n, v);
+        load_chunk<T, VEC>(x, nx, row + c * V, n, v);
 #pragma unroll
         for (int e = 0; e < V; ++e)
           if (e < n) s[j] = __fadd_rn(s[j], __fmul_rn(v[e], v[e]));
@@ -337,16 +365,16 @@ __global__ void __launch_bounds__(MAXT) fwd_kernel(Ptrs a) {
     } else {
       auto emit = [&](int64_t c, int n, const float (&xv)[V]) {
         float wv[V], sh[V], sc[V], o[V];
-        load_chunk<T, VEC>(w, c * V, n, wv);
-        load_chunk<T, VEC>(shift, tb + c * V, n, sh);
-        load_chunk<T, VEC>(scale, tb + c * V, n, sc);
+        load_chunk<T, VEC>(w, dim, c * V, n, wv);
+        load_chunk<T, VEC>(shift, nt, tb + c * V, n, sh);
+        load_chunk<T, VEC>(scale, nt, tb + c * V, n, sc);
 #pragma unroll
         for (int e = 0; e < V; ++e) {
           const float nn = rn<T>(__fmul_rn(wv[e], __fmul_rn(rstd, xv[e])));
           const float f = rn<T>(__fadd_rn(1.0f, sc[e]));
           o[e] = __fadd_rn(rn<T>(__fmul_rn(nn, f)), sh[e]);
         }
-        store_chunk<T, VEC>(out, row + c * V, n, o);
+        put_chunk<T, VEC>(out, row + c * V, n, o);
       };
 #pragma unroll
       for (int j = 0; j < M; ++j) {
@@ -357,12 +385,11 @@ __global__ void __launch_bounds__(MAXT) fwd_kernel(Ptrs a) {
             unpack<T>(kept[j][i], xv);
             emit(ln.chunk(j, i), V, xv);
           }
-        for (int64_t c = ln.chunk(j, KEEP); c < ln.end(j); c += ln.T) {
-          const int n = int(min64(V, dim - c * V));
+        ln.template each<!VEC>(j, KEEP, dim, V, [&](int64_t c, int n) {
           float xv[V];
-          load_chunk<T, VEC>(x, row + c * V, n, xv);
+          load_chunk<T, VEC>(x, nx, row + c * V, n, xv);
           emit(c, n, xv);
-        }
+        });
       }
     }
   }
@@ -381,9 +408,9 @@ __device__ __forceinline__ void modulation_factor(const float (&sc)[V], float (&
 
 // The factors of the chunk of scale at element `at` (its first n elements).
 template <class T, bool VEC, int V>
-__device__ __forceinline__ void load_factor(const T* scale, int64_t at, int n, float (&f)[V]) {
+__device__ __forceinline__ void load_factor(const T* scale, int64_t count, int64_t at, int n, float (&f)[V]) {
   float sc[V];
-  load_chunk<T, VEC>(scale, at, n, sc);
+  load_chunk<T, VEC>(scale, count, at, n, sc);
   modulation_factor<T>(sc, f);
 }
 
@@ -462,7 +489,7 @@ __global__ void __launch_bounds__(MAXT) bwd_row_kernel(Ptrs a, float* rstd_out) 
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
   const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
   T* dx = static_cast<T*>(a.dx);
-  const int64_t dim = a.dim;
+  const int64_t dim = a.dim, nx = a.rows * dim, nt = a.gates * dim;
   const Lanes<M> ln(dim, V);
   for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
     const int64_t row = r * dim, tb = a.index[r] * dim;
@@ -476,7 +503,8 @@ __global__ void __launch_bounds__(MAXT) bwd_row_kernel(Ptrs a, float* rstd_out) 
           kg[j][i] = load_raw(g, row + ln.chunk(j, i) * V);
         }
     // f(j, c, n, x, g) on each of partial j's chunks in order: the kept ones
-    // from registers, the rest read again.
+    // from registers, the rest read again (on the element path every lane of
+    // a warp takes each turn, n = 0 where it has no chunk).
     auto each_chunk = [&](int j, auto&& f) {
 #pragma unroll
       for (int i = 0; i < KEEP; ++i)
@@ -486,18 +514,17 @@ __global__ void __launch_bounds__(MAXT) bwd_row_kernel(Ptrs a, float* rstd_out) 
           unpack<T>(kg[j][i], gv);
           f(ln.chunk(j, i), V, xv, gv);
         }
-      for (int64_t c = ln.chunk(j, KEEP); c < ln.end(j); c += ln.T) {
-        const int n = int(min64(V, dim - c * V));
+      ln.template each<!VEC>(j, KEEP, dim, V, [&](int64_t c, int n) {
         float xv[V], gv[V];
-        load_chunk<T, VEC>(x, row + c * V, n, xv);
-        load_chunk<T, VEC>(g, row + c * V, n, gv);
+        load_chunk<T, VEC>(x, nx, row + c * V, n, xv);
+        load_chunk<T, VEC>(g, nx, row + c * V, n, gv);
         f(c, n, xv, gv);
-      }
+      });
     };
     // A chunk's w and modulation factor (read from L1 in both passes).
     auto w_and_f = [&](int64_t c, int n, float (&wv)[V], float (&f)[V]) {
-      load_chunk<T, VEC>(w, c * V, n, wv);
-      load_factor<T, VEC>(scale, tb + c * V, n, f);
+      load_chunk<T, VEC>(w, dim, c * V, n, wv);
+      load_factor<T, VEC>(scale, nt, tb + c * V, n, f);
     };
     float s[M], cs[M];
 #pragma unroll
@@ -519,7 +546,7 @@ __global__ void __launch_bounds__(MAXT) bwd_row_kernel(Ptrs a, float* rstd_out) 
         float wv[V], f[V], o[V];
         w_and_f(c, n, wv, f);
         dx_chunk(rstd, k, xv, gv, wv, f, o);
-        store_chunk<T, VEC>(dx, row + c * V, n, o);
+        put_chunk<T, VEC>(dx, row + c * V, n, o);
       });
   }
 }
@@ -559,13 +586,13 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
   constexpr int V = VecOf<T>::value;
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
   const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
-  const int64_t dim = a.dim, nch = (dim + V - 1) / V;
+  const int64_t dim = a.dim, nch = (dim + V - 1) / V, nx = a.rows * dim, nt = a.gates * dim;
   const int64_t c = blockIdx.x * int64_t(kTileThreads) + threadIdx.x;
   if (c >= nch) return;
   const int n = int(min64(V, dim - c * V));
   const int64_t ntiles = p.tile_start[a.gates];
   float wv[V];
-  load_chunk<T, VEC>(w, c * V, n, wv);
+  load_chunk<T, VEC>(w, dim, c * V, n, wv);
   for (int64_t grp = blockIdx.y; grp * p.tiles_per_group < ntiles; grp += gridDim.y) {
     const int64_t t0 = grp * p.tiles_per_group, t1 = min64(ntiles, t0 + p.tiles_per_group);
     float dw[V];
@@ -583,7 +610,7 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
       const int64_t pos0 = p.seg_start[k] + i * kRmsSegTileRows;
       const int64_t pos1 = min64(pos0 + kRmsSegTileRows, p.seg_start[k + 1]);
       float f[V], sh[V], sc[V];
-      load_factor<T, VEC>(scale, k * dim + c * V, n, f);
+      load_factor<T, VEC>(scale, nt, k * dim + c * V, n, f);
 #pragma unroll
       for (int e = 0; e < V; ++e) sh[e] = sc[e] = 0.0f;
       // A tile's rows kAhead at a time (twice that as raw 16-byte loads): every
@@ -620,8 +647,8 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
           for (int q = 0; q < A; ++q)
             if (rr[q] >= 0) {
               rs[q] = p.rstd[rr[q]];
-              load_chunk<T, VEC>(x, rr[q] * dim + c * V, n, xv[q]);
-              load_chunk<T, VEC>(g, rr[q] * dim + c * V, n, gv[q]);
+              load_chunk<T, VEC>(x, nx, rr[q] * dim + c * V, n, xv[q]);
+              load_chunk<T, VEC>(g, nx, rr[q] * dim + c * V, n, gv[q]);
             }
 #pragma unroll
           for (int q = 0; q < A; ++q)
@@ -899,13 +926,13 @@ __global__ void __launch_bounds__(1024) rstd_kernel(Ptrs a, float* rstd_out) {
   constexpr int V = VecOf<T>::value;
   __shared__ float2 sm[33];
   const T* x = static_cast<const T*>(a.x);
-  const int64_t dim = a.dim, nch = (dim + V - 1) / V, nt = blockDim.x, t0 = threadIdx.x;
+  const int64_t dim = a.dim, nch = (dim + V - 1) / V, nt = blockDim.x, t0 = threadIdx.x, nx = a.rows * dim;
   for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
     float s = 0.0f;
     for (int64_t c = t0; c < nch; c += nt) {
       const int n = int(min64(V, dim - c * V));
       float v[V];
-      load_chunk<T, VEC>(x, r * dim + c * V, n, v);
+      load_chunk<T, VEC>(x, nx, r * dim + c * V, n, v);
 #pragma unroll
       for (int e = 0; e < V; ++e)
         if (e < n) s = __fadd_rn(s, __fmul_rn(v[e], v[e]));

@@ -269,6 +269,21 @@ TEST(rmsnorm_modulate_cuda, UnalignedViewsTakeTheElementPath) {
   for (DType t : kTypes) expect_same({1000, 64, 9, t, Index::random, size_t(dtype_size(t))});
 }
 
+// The element path moves a row's chunks as the aligned 16-byte blocks that
+// hold them, shifted in registers, and writes out and dx a warp's blocks at
+// once: every offset of a row from alignment (dims that are not a multiple of
+// the chunk put each row at another), views off alignment by each element
+// size's steps, rows of one short chunk, rows whose warps' runs end part way,
+// and the tensor's first and last blocks, read and written element by element.
+TEST(rmsnorm_modulate_cuda, ElementPathEveryRowOffset) {
+  GATECHECK_REQUIRE_GPU();
+  for (DType t : kTypes) {
+    const size_t e = size_t(dtype_size(t));
+    for (int64_t dim : {2, 7, 13, 100, 1001, 5001})
+      for (size_t misalign : {size_t(0), e, 3 * e, 16 - e}) expect_same({dim > 1000 ? 67 : 301, dim, 9, t, Index::random, misalign});
+  }
+}
+
 TEST(rmsnorm_modulate_cuda, TileKernelOneGatePerRow) {
   GATECHECK_REQUIRE_GPU();
   const BwdKernels two_pass(RmsBwdKernels::two_pass);
