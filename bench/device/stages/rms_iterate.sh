@@ -1,8 +1,8 @@
 # rms_iterate: one turn of kernel work on rmsnorm_modulate's CUDA kernels, in one file
 # (iter.log) beside the benchmark (bench.md):
 #   - the kernels against the host twin, every test of test_rmsnorm_cuda_vs_host;
-#   - gatecheck-rmsnorm-bench at 4097, 32768 and 131072 rows x 5376 and 3072, bf16, 9 gates: the
-#     forward, both backwards, the copy of the same bytes;
+#   - gatecheck-rmsnorm-bench at 4097, 32768 and 131072 rows x RMS_DIMS (default 5376,3072),
+#     bf16, 9 gates: the forward, both backwards, the copy of the same bytes;
 #   - ncu's report on the one-pass backward at 32768 x 5376 (throughput, occupancy, scheduler
 #     and warp stall statistics, memory);
 #   - RERUN (a ctest regex, optional): those GPU tests again, one at a time.
@@ -23,7 +23,7 @@ L="$D/iter.log"
   echo "rms tests exit ${PIPESTATUS[0]}"
 } >> "$L" 2>&1
 if [ "${RMS_BENCH:-1}" != 0 ]; then
-  timeout 90 "$RB" --rows 4097,32768,131072 --dims 5376,3072 --gates 9 --dtypes bf16 > "$D/bench.md" 2>&1
+  timeout 90 "$RB" --rows 4097,32768,131072 --dims "${RMS_DIMS:-5376,3072}" --gates 9 --dtypes bf16 > "$D/bench.md" 2>&1
   echo "bench exit $?" >> "$L"
   if [ -n "${RMS_EXP:-}" ]; then  # an experiment's switch (an environment variable the kernels read), benchmarked beside
     env "$RMS_EXP=1" timeout 90 "$RB" --rows 32768,131072 --dims 5376,3072 --gates 9 --dtypes bf16 > "$D/bench-exp.md" 2>&1
