@@ -20,6 +20,7 @@ errors as on the CPU, and a bad index raised by check_errors().
 usage: rmsnorm_torch_op_state_test.py LIBGATECHECK_TORCH_OP.so REPRO_PLUGIN.so [cpu|cuda]
 """
 import ctypes
+import faulthandler
 import sys
 
 import torch
@@ -210,6 +211,7 @@ def check_cuda(ops, chk):
 
 
 def main():
+    faulthandler.enable()  # a crash prints the Python line it happened at
     lib, plugin_path = sys.argv[1], sys.argv[2]
     device = sys.argv[3] if len(sys.argv) > 3 else "cpu"
     if device == "cuda" and not torch.cuda.is_available():

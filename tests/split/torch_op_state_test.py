@@ -22,6 +22,7 @@ usage: torch_op_state_test.py LIBGATECHECK_TORCH_OP.so REPRO_PLUGIN.so cpu|cuda 
 (--errors-only: the argument errors alone, without the splits before them)
 """
 import ctypes
+import faulthandler
 import os
 import sys
 
@@ -266,6 +267,7 @@ def check_errors(ops, device, chk):
 
 
 def main():
+    faulthandler.enable()  # a crash prints the Python line it happened at
     lib, plugin_path, device = sys.argv[1], sys.argv[2], sys.argv[3]
     errors_only = sys.argv[4:] == ["--errors-only"]  # the argument checks alone, in a fresh process
     if device == "cuda" and not torch.cuda.is_available():
