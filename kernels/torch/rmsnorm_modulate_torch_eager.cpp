@@ -78,7 +78,7 @@ torch::Tensor modulate(const torch::Tensor& n, const torch::Tensor& shift, const
 }
 
 Status forward(const OpCall& c, double eps) {
-  Tensors t{c};
+  Tensors t{c, {}, {}, {}};
   Status s = prepare(c, &t);
   if (!s.ok()) return s;
   torch::NoGradGuard no_grad;
@@ -88,7 +88,7 @@ Status forward(const OpCall& c, double eps) {
 }
 
 Status backward(const OpCall& c, double eps) {
-  Tensors t{c};
+  Tensors t{c, {}, {}, {}};
   Status s = prepare(c, &t);
   if (!s.ok()) return s;
   const torch::Tensor x = t.rows_view("x").requires_grad_(true);

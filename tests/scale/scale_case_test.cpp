@@ -168,7 +168,7 @@ TEST(ScaleCaseFile, SpecAndViewRoundTrip) {
   v.batches = {1, 3};
   CaseFile f;
   f.scale = ScaleFileCase{s, v};
-  f.failure = FailureRecord{"host", "cpu", "accuracy", "m", "r", true};
+  f.failure = FailureRecord{"host", "cpu", "accuracy", "m", "r", true, {}};
   const std::string text = case_to_json(f);
   EXPECT_LT(text.size(), 2000u);  // runs, not 65,546 row numbers
   const CaseFile back = case_from_json(text, "<test>");

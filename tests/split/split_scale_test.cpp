@@ -160,7 +160,7 @@ TEST(SplitAtScale, AScaleFileKeepsItsSplit) {
   const ScaleCase c = big_split("strided", 65537, 2, 31);
   CaseFile f;
   f.scale = ScaleFileCase{c.spec, c.view};
-  f.failure = FailureRecord{"host", "cpu", "split_invariance", "m", "r", false};
+  f.failure = FailureRecord{"host", "cpu", "split_invariance", "m", "r", false, {}};
   const CaseFile back = case_from_json(case_to_json(f), "<test>");
   ASSERT_TRUE(back.scale);
   EXPECT_EQ(back.scale->spec.plan_kind, "strided");

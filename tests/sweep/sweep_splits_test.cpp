@@ -37,7 +37,9 @@ TEST(SweepSplits, FourSplitsOfEveryRow) {
     EXPECT_EQ(splits[1].batches.back().back(), n - 1);
     EXPECT_EQ(splits[2].batches.size(), 4u);
     EXPECT_LE(splits[3].batches.size(), size_t(kMaxSplitParts));
-    if (n >= 2048) EXPECT_GE(splits[3].batches.size(), 60u);  // 64 ranks, hardly any empty
+    if (n >= 2048) {
+      EXPECT_GE(splits[3].batches.size(), 60u);  // 64 ranks, hardly any empty
+    }
     EXPECT_EQ(sweep_detail::sweep_splits(c, 3)[3].batches, splits[3].batches);  // the same for a seed
     EXPECT_NE(sweep_detail::sweep_splits(c, 4)[3].batches, splits[3].batches);
   }
