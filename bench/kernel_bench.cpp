@@ -18,6 +18,7 @@
 #include "../kernels/cuda/gate_residual_cuda.h"
 #include "bench_device.h"
 #include "bench_options.h"
+#include "rmsnorm_bench.h"
 #if GATECHECK_BENCH_TORCH
 #include "torch_eager_bench.h"
 #endif
@@ -108,14 +109,33 @@ const char* dtype_label(int d) { return d == GATECHECK_F32 ? "fp32" : d == GATEC
 
 }  // namespace
 
-int run_kernel_bench(int argc, char** argv) {
-  CLI::App app{"gatecheck-bench: gate_residual kernels vs torch eager vs the copy ceiling"};
+int run_kernel_bench(int argc_in, char** argv_in) {
+  // --op picks the op's benchmark; rmsnorm_modulate's has options of its own.
+  std::string op = "gate_residual";
+  std::vector<char*> rest{argv_in[0]};
+  for (int i = 1; i < argc_in; ++i) {
+    const std::string a = argv_in[i];
+    if (a == "--op" && i + 1 < argc_in) op = argv_in[++i];
+    else if (a.rfind("--op=", 0) == 0) op = a.substr(5);
+    else rest.push_back(argv_in[i]);
+  }
+  if (op == "rmsnorm_modulate") return run_rmsnorm_bench(int(rest.size()), rest.data());
+  if (op != "gate_residual") {
+    std::fprintf(stderr, "gatecheck-bench: --op %s: no kernel benchmark for that op (gate_residual, rmsnorm_modulate)\n",
+                 op.c_str());
+    return 2;
+  }
+  const int argc = int(rest.size());
+  char** argv = rest.data();
+  CLI::App app{"gatecheck-bench: gate_residual kernels vs torch eager vs the copy ceiling "
+               "(--op rmsnorm_modulate: that op's, with its own options)"};
   std::string dtypes = "bf16,fp16", dims = "3072,5376", rows_list = "4097,32768,131072",
               gates_rules = "9,rows/1024,rows/3", patterns = "sorted,random", json_path, bwd_vecs = "0",
               bwd_variants;
   int reps = 60;
   bench::Warmup warmup;
   bool no_torch = false, stages = false, free_queue = false;
+  app.add_option("--op", op, "gate_residual (this benchmark) or rmsnorm_modulate (give --op rmsnorm_modulate --help)");
   app.add_option("--dtypes", dtypes, "comma list of bf16, fp16, fp32");
   app.add_option("--dims", dims, "comma list");
   app.add_option("--rows", rows_list, "comma list");

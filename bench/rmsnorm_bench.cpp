@@ -1,5 +1,6 @@
-// gatecheck-rmsnorm-bench: rmsnorm_modulate's CUDA kernels timed beside a
-// copy of the same bytes (bench_device.h's copy_time_us: a pool past 4x L2).
+// rmsnorm_modulate's CUDA kernels timed beside a copy of the same bytes
+// (bench_device.h's copy_time_us: a pool past 4x L2) and torch eager (LibTorch
+// on CUDA, where it has CUDA), all in one run: rmsnorm_bench.h.
 // Bytes are counted as each input read once and each output written once:
 //   forward   s*(2*rows*dim + dim + 2*gates*dim) + 8*rows
 //   backward  s*(3*rows*dim + 2*dim + 3*gates*dim) + 8*rows
@@ -15,12 +16,17 @@
 #include <stdexcept>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../kernels/cuda/rmsnorm_modulate_cuda.h"
 #include "../kernels/rmsnorm_modulate.h"
 #include "bench_device.h"
 #include "bench_options.h"
+#include "rmsnorm_bench.h"
+#if GATECHECK_BENCH_TORCH
+#include "torch_eager_bench.h"
+#endif
 
 namespace gatecheck {
 namespace {
@@ -45,23 +51,59 @@ constexpr RmsBwdKernels kOther =
     kRmsBwdKernelsDefault == RmsBwdKernels::two_pass ? RmsBwdKernels::one_pass : RmsBwdKernels::two_pass;
 
 int run(int argc, char** argv) {
-  CLI::App app{"rmsnorm_modulate's CUDA kernels beside a copy of the same bytes"};
+  CLI::App app{"rmsnorm_modulate's CUDA kernels beside a copy of the same bytes and torch eager"};
   std::string rows_s = "32768", dims_s = "5376", gates_s = "9", dtypes_s = "bf16";
-  int reps = 50;
+  int reps = 50, eager_reps = 10;
+  bool no_torch = false;
   app.add_option("--rows", rows_s, "comma list of row counts");
   app.add_option("--dims", dims_s, "comma list of dims");
   app.add_option("--gates", gates_s, "comma list of gate counts, or 'rows' for one gate per row");
   app.add_option("--dtypes", dtypes_s, "comma list of bf16, f16, f32");
   app.add_option("--reps", reps, "timed runs per figure (median)")->check(CLI::PositiveNumber);
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--eager-reps", eager_reps, "timed runs per torch eager figure (median)")->check(CLI::PositiveNumber);
+  app.add_flag("--no-torch", no_torch, "leave torch eager out");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  auto positive = [](const std::string& v) {
+    return !v.empty() && v.size() <= 12 && v.find_first_not_of("0123456789") == std::string::npos && std::stoll(v) > 0;
+  };
+  for (const auto& [option, list, rows_ok] : {std::tuple<const char*, const std::string&, bool>{"--rows", rows_s, false},
+                                              {"--dims", dims_s, false}, {"--gates", gates_s, true}}) {
+    const std::vector<std::string> items = bench::split_commas(list);
+    if (items.empty()) {
+      std::fprintf(stderr, "rmsnorm_modulate benchmark: %s '%s': no item\n", option, list.c_str());
+      return 2;
+    }
+    for (const auto& item : items)
+      if (!positive(item) && !(rows_ok && item == "rows")) {
+        std::fprintf(stderr, "rmsnorm_modulate benchmark: %s: '%s' is not a positive number%s\n", option, item.c_str(),
+                     rows_ok ? " or 'rows'" : "");
+        return 2;
+      }
+  }
+  for (const auto& dt : bench::split_commas(dtypes_s))
+    if (bench::dtype_of(dt) < 0) {
+      std::fprintf(stderr, "rmsnorm_modulate benchmark: --dtypes: unknown dtype '%s' (bf16, f16, f32)\n", dt.c_str());
+      return 2;
+    }
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "gatecheck-rmsnorm-bench: no CUDA device\n");
+    std::fprintf(stderr, "rmsnorm_modulate benchmark: no CUDA device is available on this machine; the benchmark needs a GPU\n");
     return 3;
   }
   const bench::Warmup warmup;
+  bool torch_on = false;
+#if GATECHECK_BENCH_TORCH
+  torch_on = !no_torch && bench::torch_eager_cuda_available();
+#endif
+  if (!torch_on && !no_torch)
+    std::fprintf(stderr, "rmsnorm_modulate benchmark: torch eager left out (this build's LibTorch has no CUDA)\n");
   std::printf("| dtype | rows | dim | gates | fwd us | copy us | fwd/copy | fwd+bwd us | copy us | (fwd+bwd)/copy | "
-              "fwd+bwd %s us | bwd scratch MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+              "fwd+bwd %s us | bwd scratch MiB | eager fwd us | eager fwd+bwd us |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
               kOther == RmsBwdKernels::one_pass ? "one-pass" : "two-pass");
   for (const auto& dt : bench::split_commas(dtypes_s))
     for (const auto& rs : bench::split_commas(rows_s))
@@ -69,7 +111,7 @@ int run(int argc, char** argv) {
         for (const auto& gs : bench::split_commas(gates_s)) {
           const int dtype = bench::dtype_of(dt);
           if (dtype < 0) {
-            std::fprintf(stderr, "gatecheck-rmsnorm-bench: --dtypes: unknown dtype '%s'\n", dt.c_str());
+            std::fprintf(stderr, "rmsnorm_modulate benchmark: --dtypes: unknown dtype '%s' (bf16, f16, f32)\n", dt.c_str());
             return 2;
           }
           const int64_t rows = std::stoll(rs), dim = std::stoll(ds), gates = gs == "rows" ? rows : std::stoll(gs);
@@ -120,23 +162,37 @@ int run(int argc, char** argv) {
           const double bb = double(s) * double(3 * rows * dim + 2 * dim + 3 * gates * dim) + 8.0 * rows;
           const double copy_f = bench::copy_time_us(size_t(fb / 2), warmup, reps);
           const double copy_fb = bench::copy_time_us(size_t((fb + bb) / 2), warmup, reps);
-          std::printf("| %s | %lld | %lld | %lld | %.1f | %.1f | %.0f%% | %.1f | %.1f | %.0f%% | %.1f | %.1f |\n",
+          std::string eager = "| - | - |";  // torch eager: diffusers' composition, autograd for the backward
+#if GATECHECK_BENCH_TORCH
+          if (torch_on) {
+            auto in = [&](const char* n) { return fwd.inputs[size_t(op.input_index(n))].data; };
+            const bench::RmsEagerResult e = bench::time_torch_eager_rmsnorm(
+                dtype, rows, dim, gates, {in("x"), in("w"), in("shift"), in("scale"), in("grad_out"),
+                                          static_cast<const int64_t*>(in("index"))}, warmup, eager_reps);
+            char cell[96];
+            std::snprintf(cell, sizeof cell, "| %.1f | %.1f |", e.fwd_us, e.fwd_bwd_us);
+            eager = e.ok ? std::string(cell) : std::string("| failed: ") + e.error + " | - |";
+            bench::torch_release_cache();
+          }
+#endif
+          std::printf("| %s | %lld | %lld | %lld | %.1f | %.1f | %.0f%% | %.1f | %.1f | %.0f%% | %.1f | %.1f %s\n",
                       dt.c_str(), (long long)rows, (long long)dim, (long long)gates, fwd_us, copy_f,
                       100.0 * copy_f / fwd_us, both_us, copy_fb, 100.0 * copy_fb / both_us, other_us,
-                      double(rmsnorm_modulate_cuda_bwd_scratch_bytes(rows, dim, gates)) / (1 << 20));
+                      double(rmsnorm_modulate_cuda_bwd_scratch_bytes(rows, dim, gates)) / (1 << 20), eager.c_str());
           std::fflush(stdout);
         }
   return 0;
 }
 
 }  // namespace
-}  // namespace gatecheck
 
-int main(int argc, char** argv) {
+int run_rmsnorm_bench(int argc, char** argv) {
   try {
-    return gatecheck::run(argc, argv);
+    return run(argc, argv);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "gatecheck-rmsnorm-bench: %s\n", e.what());
+    std::fprintf(stderr, "rmsnorm_modulate benchmark: %s\n", e.what());
     return 1;
   }
 }
+
+}  // namespace gatecheck

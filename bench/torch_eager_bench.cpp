@@ -68,5 +68,33 @@ EagerResult time_torch_eager(int dtype, int64_t rows, int64_t dim, int64_t gates
   return r;
 }
 
+RmsEagerResult time_torch_eager_rmsnorm(int dtype, int64_t rows, int64_t dim, int64_t gates, const RmsEagerSet& s,
+                                        const Warmup& warmup, int reps) {
+  RmsEagerResult r;
+  try {
+    const auto opt = torch::TensorOptions().dtype(torch_dtype(dtype)).device(torch::kCUDA);
+    const torch::Tensor x = torch::from_blob(s.x, {rows, dim}, opt).requires_grad_(true);
+    const torch::Tensor w = torch::from_blob(s.w, {dim}, opt).requires_grad_(true);
+    const torch::Tensor shift = torch::from_blob(s.shift, {gates, dim}, opt).requires_grad_(true);
+    const torch::Tensor scale = torch::from_blob(s.scale, {gates, dim}, opt).requires_grad_(true);
+    const torch::Tensor g = torch::from_blob(s.grad_out, {rows, dim}, opt);
+    const torch::Tensor index = torch::from_blob(const_cast<int64_t*>(s.index), {rows}, opt.dtype(torch::kLong));
+    auto eager = [&] {
+      const torch::Tensor xf = x.to(torch::kFloat);
+      const torch::Tensor n = (xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + 1e-6)).to(x.scalar_type()) * w;
+      return n * (1 + scale.index_select(0, index)) + shift.index_select(0, index);
+    };
+    r.fwd_us = median_us([&](int) {
+      torch::NoGradGuard no_grad;
+      eager();
+    }, warmup, reps);
+    r.fwd_bwd_us = median_us([&](int) { torch::autograd::grad({eager()}, {x, w, shift, scale}, {g}); }, warmup, reps);
+    r.ok = true;
+  } catch (const std::exception& e) {
+    std::snprintf(r.error, sizeof r.error, "%s", e.what());
+  }
+  return r;
+}
+
 }  // namespace bench
 }  // namespace gatecheck

@@ -35,6 +35,22 @@ EagerResult time_torch_eager(int dtype, int64_t rows, int64_t dim, int64_t gates
                              const std::vector<EagerSet>& sets, const Warmup& warmup, int reps,
                              const void* ours_out, const void* ours_grad_y, const void* ours_grad_gate);
 
+// rmsnorm_modulate in torch eager, diffusers' composition on the benchmark's
+// own buffers (dtype as above): n = (x.float() * rsqrt(mean(x.float()^2) +
+// eps)).to(dtype) * w, out = n * (1 + scale[index]) + shift[index]; the
+// backward is autograd's for x, w, shift and scale.
+struct RmsEagerSet {
+  void *x, *w, *shift, *scale, *grad_out;
+  const int64_t* index;
+};
+struct RmsEagerResult {
+  bool ok = false;
+  char error[256] = {0};
+  double fwd_us = 0, fwd_bwd_us = 0;
+};
+RmsEagerResult time_torch_eager_rmsnorm(int dtype, int64_t rows, int64_t dim, int64_t gates, const RmsEagerSet& set,
+                                        const Warmup& warmup, int reps);
+
 // Returns LibTorch's cached device memory to the driver between shapes.
 void torch_release_cache();
 

@@ -171,7 +171,7 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
                                         "or with --harness the property harness's cases/s per property");
   b->add_flag("--harness", harness_bench_flag, "cases per second per property on this machine (the CPU, or --device cuda)");
   std::string bench_op = kDefaultOp;
-  b->add_option("--op", bench_op, std::string("--harness: the op (default ") + kDefaultOp + ")");
+  b->add_option("--op", bench_op, std::string("the op (default ") + kDefaultOp + "): --harness's, or the kernel benchmark's");
   b->add_option("--impl", bench_impls, "--harness: implementations (default host)");
   std::string bench_device;
   b->add_option("--device", bench_device, "--harness: cpu or cuda (default: cpu, or cuda for --impl cuda)")
@@ -254,7 +254,7 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
         return harness_bench_with_snapshots(impls, hb, bench_json);
       }
       for (const char* opt : {"--impl", "--device", "--seconds-per-property", "--cases-per-property", "--jobs",
-                              "--properties", "--isolate", "--timeout", "--json", "--op"})
+                              "--properties", "--isolate", "--timeout", "--json"})
         if (b->count(opt) > 0) {
           std::fprintf(stderr, "gatecheck bench: %s is an option of bench --harness (give --harness, or leave it out)\n",
                        opt);
@@ -263,6 +263,11 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
       std::vector<std::string> rest = b->remaining();
       if (help_kernel) rest = {"--help"};
       std::vector<char*> args{argv[0]};
+      std::string op_arg = "--op";
+      if (b->count("--op") > 0) {  // the kernel benchmark of that op
+        args.push_back(op_arg.data());
+        args.push_back(bench_op.data());
+      }
       for (auto& x : rest) args.push_back(x.data());
       return run_kernel_bench(int(args.size()), args.data());
     }

@@ -23,7 +23,7 @@ L="$D/iter.log"
   echo "rms tests exit ${PIPESTATUS[0]}"
 } >> "$L" 2>&1
 if [ "${RMS_BENCH:-1}" != 0 ]; then
-  timeout 90 "$RB" --rows 4097,32768,131072 --dims "${RMS_DIMS:-5376,3072}" --gates 9 --dtypes bf16 > "$D/bench.md" 2>&1
+  timeout 90 "$RB" --rows 4097,32768,131072 --dims "${RMS_DIMS:-5376,3072}" --gates 9 --dtypes bf16 --no-torch > "$D/bench.md" 2>&1
   echo "bench exit $?" >> "$L"
   if [ -n "${RMS_EXP:-}" ]; then  # an experiment's switch (an environment variable the kernels read), benchmarked beside
     env "$RMS_EXP=1" timeout 90 "$RB" --rows 32768,131072 --dims 5376,3072 --gates 9 --dtypes bf16 > "$D/bench-exp.md" 2>&1

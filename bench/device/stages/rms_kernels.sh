@@ -1,23 +1,25 @@
 # rms_kernels: rmsnorm_modulate's CUDA kernels on the GPU: their GPU tests (each path by name),
-# the benchmark on the issue's shapes beside the copy of the same bytes, each kernel's time at
-# 32768 x 5376 bf16 (ncu, each kernel alone), and the engine's check on cuda at seed 34.
-# Files: ctest.log, bench.md, kernels.txt, check.txt/.json, as_called.md. About 3 minutes on the
-# H200. CTEST=0, NCU=0 and CHECK=0 leave out the tests, ncu and the check.
+# the benchmark on the issue's shapes (`gatecheck-bench --op rmsnorm_modulate`) beside the copy
+# of the same bytes and torch eager, each kernel's time at 32768 x 5376 bf16 (ncu, each kernel
+# alone), the engine's check on cuda at seed 34, and the op as called from PyTorch beside eager
+# and torch.compile. Files: ctest.log, bench.md, kernels.txt, check.txt/.json, as_called.md.
+# About 5 minutes on the H200. CTEST=0, NCU=0, CHECK=0 and AS_CALLED=0 leave out the tests, ncu,
+# the check and the op as called.
 . "$(dirname "$0")/../stage_common.sh"
 RB="$BUILD/bench/gatecheck-rmsnorm-bench"
-need "$GC" "$RB"
+need "$BENCH" "$RB"
 if [ "${CTEST:-1}" != 0 ]; then
   (cd "$BUILD" && timeout 200 ctest -L gpu -R "rmsnorm|Rmsnorm" -E "_check|python" --output-on-failure > "$D/ctest.log" 2>&1)
   echo "ctest rc=$?: $(grep -E 'tests passed' "$D/ctest.log")"
   grep -E "^\s*[0-9]+ - .*Failed|FAILED" "$D/ctest.log" | head -10
 fi
-timeout 120 "$RB" --rows 4097,32768,131072 --dims 3072,5376,5001 --gates 9,32,rows --dtypes bf16,f16 > "$D/bench.md" 2>&1
+timeout 400 "$BENCH" --op rmsnorm_modulate --rows 4097,32768,131072 --dims 3072,5376,5001 --gates 9,32,rows \
+  --dtypes bf16,f16 > "$D/bench.md" 2>&1
 echo "bench rc=$?"
-
 grep -E "\| 32768 \| 5376 \| 9 \||\| 131072 \| 5376 \| 9 \|" "$D/bench.md"
 if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then  # each kernel of the first forward and backward, alone
   timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum --print-units base --launch-count 24 --csv "$RB" --rows 32768 \
-    --dims 5376 --gates 9 --dtypes bf16 --reps 1 2>/dev/null | python3 -c "
+    --dims 5376 --gates 9 --dtypes bf16 --reps 1 --no-torch 2>/dev/null | python3 -c "
 import csv, sys
 rows = [r for r in csv.reader(l for l in sys.stdin if l.startswith('\"')) if len(r) > 10]
 h = rows[0]
@@ -27,11 +29,14 @@ for r in rows[1:]:
   cat "$D/kernels.txt"
 fi
 if [ "${CHECK:-1}" != 0 ]; then
+  need "$GC"
   timeout 90 "$GC" check --op rmsnorm_modulate --impl cuda --device cuda --seconds 40 --jobs 16 --seed 34 --corpus "$D/corpus" --json "$D/check.json" > "$D/check.txt" 2>&1
   echo "check rc=$?"; grep -E "@cuda|^seed|over its" "$D/check.txt" | head -20
 fi
 # As called from PyTorch (the device's torch), beside eager, torch.compile and the copy; the
 # LibTorch op where it was built.
-LIB=$(ls "$BUILD"/kernels/torch_op/libgatecheck_torch_op.so 2>/dev/null)
-timeout 240 python3 bench/rmsnorm_as_called.py ${LIB:+--lib "$LIB"} --out "$D" > "$D/as_called.md" 2>&1
-echo "as called rc=$?"; cat "$D/as_called.md" | tail -22
+if [ "${AS_CALLED:-1}" != 0 ]; then
+  LIB=$(ls "$BUILD"/kernels/torch_op/libgatecheck_torch_op.so 2>/dev/null)
+  timeout 240 python3 bench/rmsnorm_as_called.py ${LIB:+--lib "$LIB"} --out "$D" > "$D/as_called.md" 2>&1
+  echo "as called rc=$?"; cat "$D/as_called.md" | tail -22
+fi
