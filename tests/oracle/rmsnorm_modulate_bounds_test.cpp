@@ -13,32 +13,14 @@
 #include "kernels/rmsnorm_modulate.h"
 #include "oracles/op_oracles.h"
 #include "oracle_test_support.h"
+#include "rmsnorm_oracle_test_support.h"
 
 namespace gatecheck::testing {
 namespace {
 
-const OpSchema& op() { return rmsnorm_modulate_schema(); }
-
-Case make(DType t, int64_t rows, int64_t dim, int64_t gates, const std::string& cls, uint64_t seed) {
-  CaseSpec s;
-  s.op = &op();
-  s.dtype = t;
-  s.rows = rows;
-  s.dim = dim;
-  s.gates = gates;
-  s.value_class = cls;
-  s.index_seed = seed;
-  s.value_seed = seed + 1;
-  return make_case_from_spec(s);
-}
-
-Outputs run_host(const Case& c) {
-  static const Implementation host = make_implementation("host", Device::cpu, op());
-  RunResult r = run_case(host, c);
-  EXPECT_TRUE(r.status.ok()) << r.status.message;
-  return r.outputs;
-}
-
+using rms::make;
+using rms::op;
+using rms::run_host;
 TEST(RmsnormModulateOracle, HostIsWithinEveryBound) {
   uint64_t seed = 7;
   int64_t judged = 0, elements = 0;

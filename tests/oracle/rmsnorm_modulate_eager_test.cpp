@@ -16,25 +16,13 @@
 #include "kernels/torch/torch_eager.h"
 #include "oracles/op_oracles.h"
 #include "oracle_test_support.h"
+#include "rmsnorm_oracle_test_support.h"
 
 namespace gatecheck::testing {
 namespace {
 
-const OpSchema& op() { return rmsnorm_modulate_schema(); }
-
-Case make(DType t, int64_t rows, int64_t dim, int64_t gates, const std::string& cls, uint64_t seed) {
-  CaseSpec s;
-  s.op = &op();
-  s.dtype = t;
-  s.rows = rows;
-  s.dim = dim;
-  s.gates = gates;
-  s.value_class = cls;
-  s.index_seed = seed;
-  s.value_seed = seed + 1;
-  return make_case_from_spec(s);
-}
-
+using rms::make;
+using rms::op;
 HostTensor run_out(const char* impl, const Case& c) {
   const Implementation i = make_implementation(impl, Device::cpu, op());
   RunResult r = run_case(i, c);
