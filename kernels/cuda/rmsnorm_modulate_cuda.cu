@@ -15,7 +15,8 @@
 // kRmsSegTileRows), and a last kernel folds the partials in order. No float
 // atomics: every bit is fixed by the call.
 // Vector loads (16 bytes) only where every tensor is 16-byte aligned and
-// dim is a multiple of the chunk; otherwise element loads, same order. With
+// dim is a multiple of the chunk; otherwise the element path, same order (the
+// forward moving chunks as shifted aligned blocks, load_row_chunk). With
 // vector loads of 16-bit types the forward rounds pairs of elements in packed
 // instructions (rmsnorm_modulate_cuda_pair.cuh), the same bits.
 #include "rmsnorm_modulate_cuda.h"
@@ -98,27 +99,35 @@ __device__ __forceinline__ uint4 round_chunk(const float (&v)[VecOf<T>::value]) 
   }
 }
 
-// A chunk's first n values of a tensor of `count` elements (zeros past n):
-// one 16-byte load, or element loads, or with SHIFTED the unaligned path's
-// (rmsnorm_modulate_cuda_unaligned.cuh). The backward's element path keeps
-// element loads: the shifted ones took its kernels' registers from 48 to 72
-// (row) and 128 to 172 (tile), and the backward at bf16 32768 x 5001 took
-// 2098 us with them against 1356 without on the H200. The forward took 734
-// us with them (880 with element loads, measured on an older commit).
-template <class T, bool VEC, bool SHIFTED = false>
-__device__ __forceinline__ void load_chunk(const T* p, int64_t count, int64_t j0, int n,
-                                           float (&v)[VecOf<T>::value]) {
+template <class T, bool VEC>
+__device__ __forceinline__ void load_chunk(const T* p, int64_t j0, int n, float (&v)[VecOf<T>::value]) {
   constexpr int V = VecOf<T>::value;
   if constexpr (VEC) {
     unpack<T>(__ldg(reinterpret_cast<const uint4*>(p + j0)), v);
-  } else if constexpr (SHIFTED) {
+  } else {
+#pragma unroll
+    for (int e = 0; e < V; ++e) v[e] = e < n ? to_float(p[j0 + e]) : 0.0f;
+  }
+}
+
+// The forward's load of a chunk of a tensor of `count` elements (zeros past
+// n): one 16-byte load, or the unaligned path's shifted blocks
+// (rmsnorm_modulate_cuda_unaligned.cuh). The backward's element path keeps
+// element loads (load_chunk): the shifted ones took its kernels' registers
+// from 48 to 72 (row) and 128 to 172 (tile), and the backward at bf16 32768 x
+// 5001 took 2098 us with them against 1356 without on the H200. The forward
+// took 734 us with them (880 with element loads, measured on an older commit).
+template <class T, bool VEC>
+__device__ __forceinline__ void load_row_chunk(const T* p, int64_t count, int64_t j0, int n,
+                                               float (&v)[VecOf<T>::value]) {
+  constexpr int V = VecOf<T>::value;
+  if constexpr (VEC) {
+    load_chunk<T, true>(p, j0, n, v);
+  } else {
     unpack<T>(load_unaligned(p, count, j0, n), v);
 #pragma unroll
     for (int e = 0; e < V; ++e)
       if (e >= n) v[e] = 0.0f;
-  } else {
-#pragma unroll
-    for (int e = 0; e < V; ++e) v[e] = e < n ? to_float(p[j0 + e]) : 0.0f;
   }
 }
 
@@ -272,10 +281,10 @@ struct Lanes {
     if constexpr (EVERY_LANE) {
       for (int64_t c0 = chunk(j, i0) - l; c0 < end(j); c0 += T) {
         const int64_t c = c0 + l;
-        f(c, c < end(j) ? int(dim - c * vec < vec ? dim - c * vec : vec) : 0);
+        f(c, c < end(j) ? int(min64(vec, dim - c * vec)) : 0);
       }
     } else {
-      for (int64_t c = chunk(j, i0); c < end(j); c += T) f(c, int(dim - c * vec < vec ? dim - c * vec : vec));
+      for (int64_t c = chunk(j, i0); c < end(j); c += T) f(c, int(min64(vec, dim - c * vec)));
     }
   }
 };
@@ -350,7 +359,7 @@ __global__ void __launch_bounds__(MAXT) fwd_kernel(Ptrs a) {
       for (int64_t c = ln.chunk(j, KEEP); c < ln.end(j); c += ln.T) {
         const int n = int(min64(V, dim - c * V));
         float v[V];
-        load_chunk<T, VEC, !VEC>(x, nx, row + c * V, n, v);
+        load_row_chunk<T, VEC>(x, nx, row + c * V, n, v);
 #pragma unroll
         for (int e = 0; e < V; ++e)
           if (e < n) s[j] = __fadd_rn(s[j], __fmul_rn(v[e], v[e]));
@@ -373,9 +382,9 @@ __global__ void __launch_bounds__(MAXT) fwd_kernel(Ptrs a) {
     } else {
       auto emit = [&](int64_t c, int n, const float (&xv)[V]) {
         float wv[V], sh[V], sc[V], o[V];
-        load_chunk<T, VEC, !VEC>(w, dim, c * V, n, wv);
-        load_chunk<T, VEC, !VEC>(shift, nt, tb + c * V, n, sh);
-        load_chunk<T, VEC, !VEC>(scale, nt, tb + c * V, n, sc);
+        load_row_chunk<T, VEC>(w, dim, c * V, n, wv);
+        load_row_chunk<T, VEC>(shift, nt, tb + c * V, n, sh);
+        load_row_chunk<T, VEC>(scale, nt, tb + c * V, n, sc);
 #pragma unroll
         for (int e = 0; e < V; ++e) {
           const float nn = rn<T>(__fmul_rn(wv[e], __fmul_rn(rstd, xv[e])));
@@ -395,7 +404,7 @@ __global__ void __launch_bounds__(MAXT) fwd_kernel(Ptrs a) {
           }
         ln.template each<!VEC>(j, KEEP, dim, V, [&](int64_t c, int n) {
           float xv[V];
-          load_chunk<T, VEC, !VEC>(x, nx, row + c * V, n, xv);
+          load_row_chunk<T, VEC>(x, nx, row + c * V, n, xv);
           emit(c, n, xv);
         });
       }
@@ -416,9 +425,9 @@ __device__ __forceinline__ void modulation_factor(const float (&sc)[V], float (&
 
 // The factors of the chunk of scale at element `at` (its first n elements).
 template <class T, bool VEC, int V>
-__device__ __forceinline__ void load_factor(const T* scale, int64_t count, int64_t at, int n, float (&f)[V]) {
+__device__ __forceinline__ void load_factor(const T* scale, int64_t at, int n, float (&f)[V]) {
   float sc[V];
-  load_chunk<T, VEC>(scale, count, at, n, sc);
+  load_chunk<T, VEC>(scale, at, n, sc);
   modulation_factor<T>(sc, f);
 }
 
@@ -497,7 +506,7 @@ __global__ void __launch_bounds__(MAXT) bwd_row_kernel(Ptrs a, float* rstd_out) 
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
   const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
   T* dx = static_cast<T*>(a.dx);
-  const int64_t dim = a.dim, nx = a.rows * dim, nt = a.gates * dim;
+  const int64_t dim = a.dim;
   const Lanes<M> ln(dim, V);
   for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
     const int64_t row = r * dim, tb = a.index[r] * dim;
@@ -523,15 +532,15 @@ __global__ void __launch_bounds__(MAXT) bwd_row_kernel(Ptrs a, float* rstd_out) 
         }
       ln.template each<false>(j, KEEP, dim, V, [&](int64_t c, int n) {
         float xv[V], gv[V];
-        load_chunk<T, VEC>(x, nx, row + c * V, n, xv);
-        load_chunk<T, VEC>(g, nx, row + c * V, n, gv);
+        load_chunk<T, VEC>(x, row + c * V, n, xv);
+        load_chunk<T, VEC>(g, row + c * V, n, gv);
         f(c, n, xv, gv);
       });
     };
     // A chunk's w and modulation factor (read from L1 in both passes).
     auto w_and_f = [&](int64_t c, int n, float (&wv)[V], float (&f)[V]) {
-      load_chunk<T, VEC>(w, dim, c * V, n, wv);
-      load_factor<T, VEC>(scale, nt, tb + c * V, n, f);
+      load_chunk<T, VEC>(w, c * V, n, wv);
+      load_factor<T, VEC>(scale, tb + c * V, n, f);
     };
     float s[M], cs[M];
 #pragma unroll
@@ -593,13 +602,13 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
   constexpr int V = VecOf<T>::value;
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
   const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
-  const int64_t dim = a.dim, nch = (dim + V - 1) / V, nx = a.rows * dim, nt = a.gates * dim;
+  const int64_t dim = a.dim, nch = (dim + V - 1) / V;
   const int64_t c = blockIdx.x * int64_t(kTileThreads) + threadIdx.x;
   if (c >= nch) return;
   const int n = int(min64(V, dim - c * V));
   const int64_t ntiles = p.tile_start[a.gates];
   float wv[V];
-  load_chunk<T, VEC>(w, dim, c * V, n, wv);
+  load_chunk<T, VEC>(w, c * V, n, wv);
   for (int64_t grp = blockIdx.y; grp * p.tiles_per_group < ntiles; grp += gridDim.y) {
     const int64_t t0 = grp * p.tiles_per_group, t1 = min64(ntiles, t0 + p.tiles_per_group);
     float dw[V];
@@ -617,7 +626,7 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
       const int64_t pos0 = p.seg_start[k] + i * kRmsSegTileRows;
       const int64_t pos1 = min64(pos0 + kRmsSegTileRows, p.seg_start[k + 1]);
       float f[V], sh[V], sc[V];
-      load_factor<T, VEC>(scale, nt, k * dim + c * V, n, f);
+      load_factor<T, VEC>(scale, k * dim + c * V, n, f);
 #pragma unroll
       for (int e = 0; e < V; ++e) sh[e] = sc[e] = 0.0f;
       // A tile's rows kAhead at a time (twice that as raw 16-byte loads): every
@@ -654,8 +663,8 @@ __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) 
           for (int q = 0; q < A; ++q)
             if (rr[q] >= 0) {
               rs[q] = p.rstd[rr[q]];
-              load_chunk<T, VEC>(x, nx, rr[q] * dim + c * V, n, xv[q]);
-              load_chunk<T, VEC>(g, nx, rr[q] * dim + c * V, n, gv[q]);
+              load_chunk<T, VEC>(x, rr[q] * dim + c * V, n, xv[q]);
+              load_chunk<T, VEC>(g, rr[q] * dim + c * V, n, gv[q]);
             }
 #pragma unroll
           for (int q = 0; q < A; ++q)
@@ -933,13 +942,13 @@ __global__ void __launch_bounds__(1024) rstd_kernel(Ptrs a, float* rstd_out) {
   constexpr int V = VecOf<T>::value;
   __shared__ float2 sm[33];
   const T* x = static_cast<const T*>(a.x);
-  const int64_t dim = a.dim, nch = (dim + V - 1) / V, nt = blockDim.x, t0 = threadIdx.x, nx = a.rows * dim;
+  const int64_t dim = a.dim, nch = (dim + V - 1) / V, nt = blockDim.x, t0 = threadIdx.x;
   for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
     float s = 0.0f;
     for (int64_t c = t0; c < nch; c += nt) {
       const int n = int(min64(V, dim - c * V));
       float v[V];
-      load_chunk<T, VEC>(x, nx, r * dim + c * V, n, v);
+      load_chunk<T, VEC>(x, r * dim + c * V, n, v);
 #pragma unroll
       for (int e = 0; e < V; ++e)
         if (e < n) s = __fadd_rn(s, __fmul_rn(v[e], v[e]));
