@@ -109,11 +109,7 @@ int run(int argc, char** argv) {
     for (const auto& rs : bench::split_commas(rows_s))
       for (const auto& ds : bench::split_commas(dims_s))
         for (const auto& gs : bench::split_commas(gates_s)) {
-          const int dtype = bench::dtype_of(dt);
-          if (dtype < 0) {
-            std::fprintf(stderr, "rmsnorm_modulate benchmark: --dtypes: unknown dtype '%s' (bf16, f16, f32)\n", dt.c_str());
-            return 2;
-          }
+          const int dtype = bench::dtype_of(dt);  // checked above
           const int64_t rows = std::stoll(rs), dim = std::stoll(ds), gates = gs == "rows" ? rows : std::stoll(gs);
           const size_t s = dtype == 0 ? 4 : 2;
           const OpSchema& op = rmsnorm_modulate_schema();
