@@ -1,5 +1,5 @@
-// rmsnorm_modulate's cases and host twin for the oracle tests: a case drawn
-// from a spec (dtype, shape, value class, seed) and the host twin's outputs.
+// rmsnorm_modulate's cases for the tests: a case drawn from a spec (dtype,
+// shape, value class, seed), and the host twin's outputs.
 #pragma once
 
 #include <gtest/gtest.h>

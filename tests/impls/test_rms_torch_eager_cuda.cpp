@@ -10,6 +10,7 @@
 #include "kernels/torch/rmsnorm_modulate_torch_eager.h"
 #include "oracles/oracle.h"
 #include "tests/gpu.h"
+#include "tests/rmsnorm_test_cases.h"
 
 namespace gatecheck {
 namespace {
@@ -20,7 +21,7 @@ namespace {
     if (!rmsnorm_modulate_torch_eager_plugin(Device::cuda)) GTEST_SKIP() << "this LibTorch cannot run on cuda"; \
   } while (0)
 
-const OpSchema& op() { return rmsnorm_modulate_schema(); }
+using testing::rms::op;
 
 const Implementation& gpu() {
   static const Implementation impl = make_implementation("torch-eager", Device::cuda, op());
@@ -28,16 +29,7 @@ const Implementation& gpu() {
 }
 
 Case make(DType t, int64_t rows, int64_t dim, int64_t gates, uint64_t seed) {
-  CaseSpec s;
-  s.op = &op();
-  s.dtype = t;
-  s.rows = rows;
-  s.dim = dim;
-  s.gates = gates;
-  s.value_class = "normal";
-  s.index_seed = seed;
-  s.value_seed = seed + 1;
-  return make_case_from_spec(s);
+  return testing::rms::make(t, rows, dim, gates, "normal", seed);
 }
 
 void expect_clean(const RunResult& r, const std::string& what) {

@@ -16,7 +16,7 @@
 #include "kernels/torch/torch_eager.h"
 #include "oracles/op_oracles.h"
 #include "oracle_test_support.h"
-#include "rmsnorm_oracle_test_support.h"
+#include "tests/rmsnorm_test_cases.h"
 
 namespace gatecheck::testing {
 namespace {

@@ -20,7 +20,7 @@
 #include "oracles/op_oracles.h"
 #include "oracles/rmsnorm_modulate_rows.h"
 #include "oracle_test_support.h"
-#include "rmsnorm_oracle_test_support.h"
+#include "tests/rmsnorm_test_cases.h"
 
 namespace gatecheck::testing {
 namespace {
