@@ -71,14 +71,16 @@ inline BackwardCost print_backward_cost(cudaStream_t s, int reps, const std::str
 // words on the device) copied 64 times, then combine(states, 64, out) timed
 // (the mean of 20) and printed in microseconds beside the target, under 50 us.
 inline float print_combine_cost(cudaStream_t s, const uint64_t* state, int64_t words,
-                                const std::function<void(const uint64_t* states, int32_t n, uint64_t* out)>& combine) {
+                                const std::function<void(const uint64_t* states, int32_t n, uint64_t* out)>& combine,
+                                const char* what = nullptr) {
   const size_t bytes = size_t(words) * sizeof(uint64_t);
   uint64_t *states = nullptr, *out = nullptr;
   cudaMalloc(reinterpret_cast<void**>(&states), std::max<size_t>(bytes * 64, 256));
   cudaMalloc(reinterpret_cast<void**>(&out), std::max<size_t>(bytes, 256));
   for (int k = 0; k < 64; ++k) cudaMemcpyAsync(states + k * words, state, bytes, cudaMemcpyDeviceToDevice, s);
   const float us = 1000 * time_ms(s, 20, [&] { combine(states, 64, out); });
-  std::printf("  combine of 64 states (%zu bytes each): %.1f us (target < 50 us)\n", bytes, us);
+  std::printf("  combine of 64 states (%zu bytes each)%s%s: %.1f us (target < 50 us)\n", bytes, what ? " " : "",
+              what ? what : "", us);
   cudaStreamSynchronize(s);
   cudaFree(states);
   cudaFree(out);

@@ -21,33 +21,51 @@ constexpr int kThreads = 128;
 unsigned blocks_for(int64_t n) { return unsigned((n + kThreads - 1) / kThreads); }
 
 // n states (consecutive) combined per element; any order gives the same
-// words. Memory bound (64 states at 32 x 3072 are 201 MB): each thread keeps
-// kInFlight states' loads in flight before it merges them.
+// words. Memory bound (64 states at 32 x 3072 are 201 MB). G threads share an
+// element, thread j merging states j, j + G, ..., each keeping kInFlight
+// states' loads in flight before it merges them; the G sums then meet in
+// shared memory. One thread an element (G = 1) leaves a grid of elements/128
+// blocks: at 32 x 3072 that is 768 blocks, more than one wave of 90-register
+// threads and far less than two, so the last blocks run nearly alone.
 constexpr int kInFlight = 8;
-__global__ void combine_kernel(const uint64_t* states, int32_t n, int64_t elements, uint64_t* out) {
-  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (e >= elements) return;
+template <int G>
+__global__ void __launch_bounds__(kThreads) combine_kernel(const uint64_t* states, int32_t n, int64_t elements,
+                                                           uint64_t* out) {
+  constexpr int kPerBlock = kThreads / G;  // elements a block
+  const int local = int(threadIdx.x) % kPerBlock, group = int(threadIdx.x) / kPerBlock;
+  const int64_t e = int64_t(blockIdx.x) * kPerBlock + local;
   const int64_t words = elements * kBinnedWords;
   BinnedSum acc;
   acc.clear();
-  for (int32_t k0 = 0; k0 < n; k0 += kInFlight) {
-    ulonglong2 v[kInFlight][2];
+  if (e < elements) {
+    for (int32_t k0 = group; k0 < n; k0 += kInFlight * G) {
+      ulonglong2 v[kInFlight][2];
 #pragma unroll
-    for (int i = 0; i < kInFlight; ++i) {
-      if (k0 + i >= n) break;
-      const ulonglong2* w = reinterpret_cast<const ulonglong2*>(states + (k0 + i) * words + e * kBinnedWords);
-      v[i][0] = __ldg(w);
-      v[i][1] = __ldg(w + 1);
-    }
+      for (int i = 0; i < kInFlight; ++i) {
+        if (k0 + i * G >= n) break;
+        const ulonglong2* w = reinterpret_cast<const ulonglong2*>(states + (k0 + i * G) * words + e * kBinnedWords);
+        v[i][0] = __ldg(w);
+        v[i][1] = __ldg(w + 1);
+      }
 #pragma unroll
-    for (int i = 0; i < kInFlight; ++i) {
-      if (k0 + i >= n) break;
-      const uint64_t ws[kBinnedWords] = {v[i][0].x, v[i][0].y, v[i][1].x, v[i][1].y};
-      BinnedSum b;
-      b.from_words(ws);
-      acc.merge(b);
+      for (int i = 0; i < kInFlight; ++i) {
+        if (k0 + i * G >= n) break;
+        const uint64_t ws[kBinnedWords] = {v[i][0].x, v[i][0].y, v[i][1].x, v[i][1].y};
+        BinnedSum b;
+        b.from_words(ws);
+        acc.merge(b);
+      }
     }
   }
+  if constexpr (G > 1) {
+    __shared__ BinnedSum part[G - 1][kPerBlock];
+    if (group > 0) part[group - 1][local] = acc;
+    __syncthreads();
+    if (group > 0) return;
+#pragma unroll
+    for (int j = 0; j < G - 1; ++j) acc.merge(part[j][local]);
+  }
+  if (e >= elements) return;
   uint64_t r[kBinnedWords];
   acc.to_words(r);
   ulonglong2* o = reinterpret_cast<ulonglong2*>(out + e * kBinnedWords);
@@ -55,15 +73,30 @@ __global__ void combine_kernel(const uint64_t* states, int32_t n, int64_t elemen
   o[1] = make_ulonglong2(r[2], r[3]);
 }
 
+// Threads an element for the combine (1, 2, 4 or 8; `tuned` 0: automatic).
+int combine_threads(int32_t n, int tuned) {
+  if (tuned) return tuned;
+  return n >= 16 ? 4 : n >= 4 ? 2 : 1;
+}
+
+cudaError_t launch_combine(const uint64_t* states, int32_t n, int64_t elements, uint64_t* out, cudaStream_t s,
+                           int tuned_threads = 0) {
+  if (elements <= 0) return cudaGetLastError();
+  const int g = combine_threads(n, tuned_threads);
+  const unsigned blocks = unsigned((elements * g + kThreads - 1) / kThreads);
+  switch (g) {
+    case 8: combine_kernel<8><<<blocks, kThreads, 0, s>>>(states, n, elements, out); break;
+    case 4: combine_kernel<4><<<blocks, kThreads, 0, s>>>(states, n, elements, out); break;
+    case 2: combine_kernel<2><<<blocks, kThreads, 0, s>>>(states, n, elements, out); break;
+    default: combine_kernel<1><<<blocks, kThreads, 0, s>>>(states, n, elements, out); break;
+  }
+  return cudaGetLastError();
+}
+
 template <class T>
 __global__ void finalize_kernel(const uint64_t* state, int64_t elements, T* out) {
   const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (e < elements) out[e] = binned_finish_words<T>(state + e * kBinnedWords);
-}
-
-cudaError_t launch_combine(const uint64_t* states, int32_t n, int64_t elements, uint64_t* out, cudaStream_t s) {
-  if (elements > 0) combine_kernel<<<blocks_for(elements), kThreads, 0, s>>>(states, n, elements, out);
-  return cudaGetLastError();
 }
 
 // out[e] = a state's element e rounded once to T, for `elements` elements.

@@ -732,9 +732,10 @@ CudaTuning parse_cuda_tuning(const char* text, std::string* warnings) {
     else if (item.rfind("cluster=", 0) == 0 && (v = value(item, 8, {1, 2, 3, 4, 6, 8})) >= 0) t.fused_cluster = v;
     else if (item.rfind("fwd_rows=", 0) == 0 && (v = value(item, 9, {0, 1, 2, 4})) >= 0) t.fwd_rows = v;
     else if (item == "plan_warps=8" || item == "plan_warps=16") t.plan_warps = std::stoi(item.substr(11));
+    else if (item.rfind("combine=", 0) == 0 && (v = value(item, 8, {1, 2, 4, 8})) >= 0) t.combine_threads = v;
     else if (!item.empty())
       warn("'" + item +
-           "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3|4, vec=0|2|4|8|16, seg=256|448|512, threads=256|512, cols=1|2, cluster=1|2|3|4|6|8, fwd_rows=1|2|4, plan_warps=8|16)");
+           "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3|4, vec=0|2|4|8|16, seg=256|448|512, threads=256|512, cols=1|2, cluster=1|2|3|4|6|8, fwd_rows=1|2|4, plan_warps=8|16, combine=1|2|4|8)");
     at = comma + 1;
   }
   return t;

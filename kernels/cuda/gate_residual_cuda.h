@@ -138,6 +138,9 @@ struct CudaTuning {
   // one-block index plan: warps, 8 or 16 (0 or 16: 16 where its shared memory
   // fits, else 8)
   int plan_warps = 0;
+  // the reproducible mode's combine of states: threads an element, 1, 2, 4
+  // or 8 (0: automatic, binned_state_cuda.cuh)
+  int combine_threads = 0;
 };
 CudaTuning& gate_residual_cuda_tuning();
 

@@ -36,7 +36,8 @@ Status gate_residual_repro_combine_cuda(const gatecheck_problem& p, const uint64
   if (n < 0) return Status::error(ErrorKind::shape_mismatch, "combine: n=" + std::to_string(n) + " states, below 0");
   const int64_t elements = gate_residual_repro_state_words(p) / kBinnedWords;
   if (elements == 0) return Status::success();
-  return cuda_status(binned_cuda::launch_combine(states, n, elements, out, static_cast<cudaStream_t>(p.stream)),
+  return cuda_status(binned_cuda::launch_combine(states, n, elements, out, static_cast<cudaStream_t>(p.stream),
+                                                     gate_residual_cuda_tuning().combine_threads),
                      "combine");
 }
 

@@ -41,6 +41,15 @@ TEST(CudaTuning, OneBlockPlanWarps) {
   EXPECT_NE(w.find("'plan_warps=4' ignored"), std::string::npos) << w;
 }
 
+TEST(CudaTuning, CombineThreads) {
+  std::string w;
+  EXPECT_EQ(parse_cuda_tuning("combine=8", &w).combine_threads, 8);
+  EXPECT_EQ(parse_cuda_tuning("combine=1", &w).combine_threads, 1);
+  EXPECT_EQ(w, "");
+  EXPECT_EQ(parse_cuda_tuning("combine=3", &w).combine_threads, 0);
+  EXPECT_NE(w.find("'combine=3' ignored"), std::string::npos) << w;
+}
+
 TEST(CudaTuning, RowSegmentsOf448Bytes) {
   std::string w;
   EXPECT_EQ(parse_cuda_tuning("seg=448", &w).pipe_row_bytes, 448);

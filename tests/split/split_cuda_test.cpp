@@ -181,8 +181,17 @@ TEST(SplitCuda, EveryPartitionAndCombineOrderGivesTheFullBatchsBits) {
                                                    states + words * order[size_t(k)]).ok());
     }
     auto* combined = static_cast<uint64_t*>(d.zeros(size_t(words) * 8));
-    ASSERT_TRUE(gate_residual_repro_combine_cuda(full, states, parts, combined).ok());
     const std::vector<uint64_t> host = host_state(c);
+    for (int threads : {1, 2, 4, 8}) {  // each layout of the combine forced (GATECHECK_CUDA_TUNING combine=)
+      cudaMemset(combined, 0, size_t(words) * 8);
+      gate_residual_cuda_tuning().combine_threads = threads;
+      const Status st = gate_residual_repro_combine_cuda(full, states, parts, combined);
+      gate_residual_cuda_tuning().combine_threads = 0;
+      ASSERT_TRUE(st.ok()) << st.message;
+      EXPECT_EQ(down<uint64_t>(combined, host.size()), host)
+          << describe(c) << ", " << parts << " parts, " << threads << " threads an element";
+    }
+    ASSERT_TRUE(gate_residual_repro_combine_cuda(full, states, parts, combined).ok());
     EXPECT_EQ(down<uint64_t>(combined, host.size()), host) << describe(c) << ", " << parts << " parts";
     void* gg = d.zeros(size_t(c.gates * c.dim) * elem);
     ASSERT_TRUE(gate_residual_repro_finalize_cuda(full, combined, gg).ok());
@@ -307,6 +316,15 @@ TEST(SplitCuda, CostAgainstTodaysBackward) {
     testing_cost::print_combine_cost(s, state, int64_t(words), [&](const uint64_t* states, int32_t n, uint64_t* out) {
       gate_residual_repro_combine_cuda(p, states, n, out);
     });
+    for (int threads : {1, 2, 4, 8}) {  // each layout, for the record (1: one thread an element, as before threads shared one)
+      gate_residual_cuda_tuning().combine_threads = threads;
+      const std::string what = "with " + std::to_string(threads) + " thread(s) an element";
+      testing_cost::print_combine_cost(
+          s, state, int64_t(words),
+          [&](const uint64_t* states, int32_t n, uint64_t* out) { gate_residual_repro_combine_cuda(p, states, n, out); },
+          what.c_str());
+      gate_residual_cuda_tuning().combine_threads = 0;
+    }
     EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     cudaStreamDestroy(s);
   }
