@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """rmsnorm_modulate as users call it, beside its peers and the copy of its bytes (one run).
 
-For each shape (bf16 unless --dtype), in one process:
+For each shape and dtype (bf16 unless --dtype), in one process:
   - a device-to-device copy of the bytes the forward moves (x -> out) and of
     the forward+backward's (x, g -> out, dx: 5 row tensors);
   - torch eager: diffusers' composition (RMSNorm with fp32 statistics, then
@@ -15,9 +15,13 @@ device memory a forward+backward allocates beyond its inputs
 (torch.cuda.max_memory_allocated), and whether dshift and dscale are bitwise
 the same over three calls.
 
-Writes OUT/rmsnorm_as_called.json (after each shape) and prints a table.
+The shapes: --shapes ROWSxDIMxGATES,... or the grid --rows R,... --dims D,...
+--gates G,... (as gatecheck-bench's; a gate count `rows` is one gate per row),
+each for every dtype of --dtype (a comma list). Writes
+OUT/rmsnorm_as_called.json (after each shape) and prints a table.
 Usage: python3 bench/rmsnorm_as_called.py [--lib build/kernels/torch_op/libgatecheck_torch_op.so]
-           [--shapes 4097x5376x9,32768x5376x9] [--reps 20] [--dtype bf16] [--no-compile] [--out DIR]
+           [--shapes 4097x5376x9,32768x5376x9 | --rows 4097,32768 --dims 3072,5001 --gates 9,rows]
+           [--reps 20] [--dtype bf16,f16] [--no-compile] [--out DIR]
 """
 import argparse
 import json
@@ -28,14 +32,44 @@ import sys
 import torch
 
 
+def usage_error(message):
+    print(f"rmsnorm_as_called.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def parse_shapes(text):
     shapes = []
     for item in text.split(","):
         parts = item.strip().split("x")
         if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
-            sys.exit(f"rmsnorm_as_called.py: --shapes item '{item}' is not ROWSxDIMxGATES of positive numbers")
+            usage_error(f"--shapes item '{item}' is not ROWSxDIMxGATES of positive numbers")
         shapes.append(tuple(int(p) for p in parts))
     return shapes
+
+
+def positive_list(flag, text, allow_rows=False):
+    out = []
+    for item in text.split(","):
+        item = item.strip()
+        if allow_rows and item == "rows":
+            out.append("rows")
+        elif item.isdigit() and int(item) > 0:
+            out.append(int(item))
+        else:
+            also = " or 'rows'" if allow_rows else ""
+            usage_error(f"{flag} item '{item}' is not a positive number{also}")
+    return out
+
+
+def grid_shapes(a):
+    """--shapes, or the product of --rows, --dims and --gates (all three or none)."""
+    grid = [a.rows, a.dims, a.gates]
+    if not any(grid):
+        return parse_shapes(a.shapes)
+    if not all(grid):
+        usage_error("--rows, --dims and --gates go together (or give --shapes)")
+    return [(r, d, r if g == "rows" else g) for r in positive_list("--rows", a.rows)
+            for d in positive_list("--dims", a.dims) for g in positive_list("--gates", a.gates, allow_rows=True)]
 
 
 def eager(x, w, shift, scale, index, eps=1e-6):
@@ -98,13 +132,21 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lib", default="", help="libgatecheck_torch_op.so (torch.ops.gatecheck.rmsnorm_modulate)")
     ap.add_argument("--shapes", default="4097x5376x9,32768x5376x9,32768x3072x32,131072x5376x9")
+    ap.add_argument("--rows", default="", help="a grid instead of --shapes: rows, comma-separated")
+    ap.add_argument("--dims", default="", help="the grid's dims")
+    ap.add_argument("--gates", default="", help="the grid's gate counts ('rows': one gate per row)")
     ap.add_argument("--reps", type=int, default=20)
-    ap.add_argument("--dtype", default="bf16", choices=["bf16", "f16", "f32"])
+    ap.add_argument("--dtype", default="bf16", help="bf16, f16 or f32, or a comma list of them")
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/out"))
     a = ap.parse_args()
     if a.reps < 1:
-        sys.exit("rmsnorm_as_called.py: --reps must be at least 1")
+        usage_error("--reps must be at least 1")
+    dtypes = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+    for name in a.dtype.split(","):
+        if name not in dtypes:
+            usage_error(f"--dtype item '{name}' is not bf16, f16 or f32")
+    shapes = grid_shapes(a)
     if not torch.cuda.is_available():
         sys.exit("rmsnorm_as_called.py: no CUDA device")
     impls = [("torch eager", eager)]
@@ -114,14 +156,14 @@ def main():
         torch.ops.load_library(a.lib)
         op = torch.ops.gatecheck.rmsnorm_modulate
         impls.insert(0, ("torch.ops.gatecheck.rmsnorm_modulate", lambda x, w, sh, sc, i: op(x, w, sh, sc, i, 1e-6)))
-    dt = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}[a.dtype]
     timer = Timer(a.reps)
     os.makedirs(a.out, exist_ok=True)
     doc = {"torch": torch.__version__, "gpu": torch.cuda.get_device_name(), "dtype": a.dtype, "reps": a.reps,
            "command": " ".join(sys.argv), "shapes": []}
-    print(f"| rows | dim | gates | impl | fwd us | fwd+bwd us | peak extra MiB | dshift, dscale repeatable |")
-    print("|---|---|---|---|---|---|---|---|")
-    for rows, dim, gates in parse_shapes(a.shapes):
+    print(f"| dtype | rows | dim | gates | impl | fwd us | fwd+bwd us | peak extra MiB | dshift, dscale repeatable |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for dname, (rows, dim, gates) in [(d, sh) for d in a.dtype.split(",") for sh in shapes]:
+        dt = dtypes[dname]
         gen = torch.Generator(device="cuda").manual_seed(34)
         x = torch.randn(rows, dim, device="cuda", dtype=dt, generator=gen)
         w = torch.randn(dim, device="cuda", dtype=dt, generator=gen)
@@ -133,19 +175,19 @@ def main():
         copy_f = torch.empty(sz, dtype=torch.uint8, device="cuda")
         copy_fb = torch.empty(5 * sz // 2, dtype=torch.uint8, device="cuda")
         src_f, src_fb = torch.empty_like(copy_f), torch.empty_like(copy_fb)
-        shape = {"rows": rows, "dim": dim, "gates": gates,
+        shape = {"dtype": dname, "rows": rows, "dim": dim, "gates": gates,
                  "copy_fwd_us": timer.median_us(lambda: copy_f.copy_(src_f)),
                  "copy_fwd_bwd_us": timer.median_us(lambda: copy_fb.copy_(src_fb)), "impls": []}
         del copy_f, copy_fb, src_f, src_fb
-        print(f"| {rows} | {dim} | {gates} | copy of the bytes | {shape['copy_fwd_us']:.1f} | "
+        print(f"| {dname} | {rows} | {dim} | {gates} | copy of the bytes | {shape['copy_fwd_us']:.1f} | "
               f"{shape['copy_fwd_bwd_us']:.1f} | | |")
         for name, fn in impls:
             r = measure(name, fn, (x, w, shift, scale, index), g, timer)
             shape["impls"].append(r)
             if "error" in r:
-                print(f"| {rows} | {dim} | {gates} | {name} | could not run: {r['error']} | | | |")
+                print(f"| {dname} | {rows} | {dim} | {gates} | {name} | could not run: {r['error']} | | | |")
             else:
-                print(f"| {rows} | {dim} | {gates} | {name} | {r['fwd_us']:.1f} | {r['fwd_bwd_us']:.1f} | "
+                print(f"| {dname} | {rows} | {dim} | {gates} | {name} | {r['fwd_us']:.1f} | {r['fwd_bwd_us']:.1f} | "
                       f"{r['peak_extra_mib']:.0f} | {'yes' if r['dshift_dscale_repeatable'] else 'no'} |")
             sys.stdout.flush()
         doc["shapes"].append(shape)

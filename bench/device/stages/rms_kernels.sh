@@ -3,8 +3,11 @@
 # of the same bytes and torch eager, each kernel's time at 32768 x 5376 bf16 (ncu, each kernel
 # alone), the engine's check on cuda at seed 34, and the op as called from PyTorch beside eager
 # and torch.compile. Files: ctest.log, bench.md, kernels.txt, check.txt/.json, as_called.md.
-# About 5 minutes on the H200. CTEST=0, NCU=0, CHECK=0 and AS_CALLED=0 leave out the tests, ncu,
-# the check and the op as called.
+# About 5 minutes on the H200. CTEST=0, NCU=0, CHECK=0, BENCH=0 and AS_CALLED=0 leave out the
+# tests, ncu, the check, the kernel benchmark and the op as called. AS_CALLED_ARGS replaces the
+# as-called shapes (default: its four), e.g. the benchmark's whole grid, torch.compile beside
+# every shape: "--rows 4097,32768,131072 --dims 3072,5376,5001 --gates 9,32,rows --dtype bf16,f16"
+# (with AS_CALLED_SECONDS=500, its time limit, default 240).
 . "$(dirname "$0")/../stage_common.sh"
 RB="$BUILD/bench/gatecheck-rmsnorm-bench"
 need "$BENCH" "$RB"
@@ -13,10 +16,12 @@ if [ "${CTEST:-1}" != 0 ]; then
   echo "ctest rc=$?: $(grep -E 'tests passed' "$D/ctest.log")"
   grep -E "^\s*[0-9]+ - .*Failed|FAILED" "$D/ctest.log" | head -10
 fi
-timeout 400 "$BENCH" --op rmsnorm_modulate --rows 4097,32768,131072 --dims 3072,5376,5001 --gates 9,32,rows \
-  --dtypes bf16,f16 > "$D/bench.md" 2>&1
-echo "bench rc=$?"
-grep -E "\| 32768 \| 5376 \| 9 \||\| 131072 \| 5376 \| 9 \|" "$D/bench.md"
+if [ "${BENCH:-1}" != 0 ]; then
+  timeout 400 "$BENCH" --op rmsnorm_modulate --rows 4097,32768,131072 --dims 3072,5376,5001 --gates 9,32,rows \
+    --dtypes bf16,f16 > "$D/bench.md" 2>&1
+  echo "bench rc=$?"
+  grep -E "\| 32768 \| 5376 \| 9 \||\| 131072 \| 5376 \| 9 \|" "$D/bench.md"
+fi
 if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then  # each kernel of the first forward and backward, alone
   timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum --print-units base --launch-count 24 --csv "$RB" --rows 32768 \
     --dims 5376 --gates 9 --dtypes bf16 --reps 1 --no-torch 2>/dev/null | python3 -c "
@@ -37,6 +42,8 @@ fi
 # LibTorch op where it was built.
 if [ "${AS_CALLED:-1}" != 0 ]; then
   LIB=$(ls "$BUILD"/kernels/torch_op/libgatecheck_torch_op.so 2>/dev/null)
-  timeout 240 python3 bench/rmsnorm_as_called.py ${LIB:+--lib "$LIB"} --out "$D" > "$D/as_called.md" 2>&1
+  # shellcheck disable=SC2086  # AS_CALLED_ARGS are words
+  timeout "${AS_CALLED_SECONDS:-240}" python3 bench/rmsnorm_as_called.py ${LIB:+--lib "$LIB"} ${AS_CALLED_ARGS:-} \
+    --out "$D" > "$D/as_called.md" 2>&1
   echo "as called rc=$?"; cat "$D/as_called.md" | tail -22
 fi
