@@ -51,5 +51,9 @@ struct RmsRowOverflow {
   bool may = false, must = false;
 };
 RmsRowOverflow rmsnorm_modulate_row_overflow(const Case& c, int64_t r);
+// Its reference with the rows on `threads` threads (1: in row order on this
+// one); the same bits for every count. The catalog's entry takes the
+// machine's threads for cases of 4M elements and more.
+Reference rmsnorm_modulate_reference_on_threads(const Case& c, int threads);
 
 }  // namespace gatecheck

@@ -1,6 +1,10 @@
 // rmsnorm_modulate's float64 reference on a whole case: every row through
 // the row reference (rmsnorm_modulate_rows.h, which holds the derivation),
-// every column of every sum.
+// every column of every sum; a large case's rows on threads, with the same
+// bits as on one.
+#include <algorithm>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "../kernels/rmsnorm_modulate.h"
@@ -17,40 +21,90 @@ RmsRowOverflow rmsnorm_modulate_row_overflow(const Case& c, int64_t r) {
   return {o.may, o.must};
 }
 
-Reference rmsnorm_modulate_reference(const Case& c) {
+namespace {
+
+using rms_oracle::InexactSum;
+
+// Row r's inputs as doubles at columns [j0, j1) (each vector [dim]).
+struct RowWork {
+  std::vector<double> x, g, w, shift, scale;
+  rms_oracle::RowScratch scratch;
+  rms_oracle::RowIn in() const { return {x.data(), g.data(), w.data(), shift.data(), scale.data()}; }
+};
+
+void columns_of(const HostTensor& h, int64_t r, int64_t dim, int64_t j0, int64_t j1, std::vector<double>& v) {
+  v.resize(size_t(dim));
+  for (int64_t j = j0; j < j1; ++j) v[size_t(j)] = h.value(r * dim + j);
+}
+void row_inputs(const Case& c, int64_t r, int64_t j0, int64_t j1, RowWork& w) {
+  const int64_t dim = c.dim, k = c.index[size_t(r)];
+  columns_of(c.input("x"), r, dim, j0, j1, w.x);
+  columns_of(c.input("grad_out"), r, dim, j0, j1, w.g);
+  columns_of(c.input("shift"), k, dim, j0, j1, w.shift);
+  columns_of(c.input("scale"), k, dim, j0, j1, w.scale);
+}
+
+// f(t) for t in [0, threads), each on its own thread.
+template <class F>
+void on_threads(int threads, const F& f) {
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(f, t);
+  f(0);
+  for (std::thread& p : pool) p.join();
+}
+
+// [begin, end) split evenly: part t of `parts`.
+std::pair<int64_t, int64_t> part_of(int64_t begin, int64_t end, int t, int parts) {
+  const int64_t n = end - begin;
+  return {begin + n * t / parts, begin + n * (t + 1) / parts};
+}
+
+// From this many elements the reference takes the machine's threads (the
+// sweep's 131072 x 5376 case: minutes on one).
+constexpr int64_t kThreadedFrom = int64_t(1) << 22;
+
+}  // namespace
+
+Reference rmsnorm_modulate_reference_on_threads(const Case& c, int threads) {
   using namespace rms_oracle;
-  const DType t = c.dtype;
   const int64_t rows = c.rows, dim = c.dim;
-  const HostTensor &x = c.input("x"), &w = c.input("w"), &shift = c.input("shift"), &scale = c.input("scale"),
-                   &g = c.input("grad_out");
   const double eps = c.scalar("eps");
   Reference ref = Reference::shaped(c);
-  std::vector<Expected>& out = ref["out"];
-  std::vector<Expected>& dx = ref["dx"];
+  Expected* out = ref["out"].data();
+  Expected* dx = ref["dx"].data();
   const size_t ncols = static_cast<size_t>(dim), ntable = static_cast<size_t>(c.gates * dim);
   std::vector<InexactSum> dweight(ncols), dscale(ntable);
   std::vector<GateColumn> dshift(ntable);
-  auto row_of = [&](const HostTensor& h, int64_t r, std::vector<double>& v) {
-    v.resize(ncols);
-    for (int64_t j = 0; j < dim; ++j) v[size_t(j)] = h.value(r * dim + j);
-  };
-  std::vector<double> xr, gr, wr, hr, sr;
-  row_of(w, 0, wr);
-  RowScratch scratch;
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t k = c.index[size_t(r)], tb = k * dim;
-    row_of(x, r, xr);
-    row_of(g, r, gr);
-    row_of(shift, k, hr);
-    row_of(scale, k, sr);
-    RowSinks s;
-    s.out = out.data() + r * dim;
-    s.dx = dx.data() + r * dim;
-    s.dweight = dweight.data();
-    s.dscale = dscale.data() + tb;
-    s.dshift = dshift.data() + tb;
-    reference_row(t, dim, eps, RowIn{xr.data(), gr.data(), wr.data(), hr.data(), sr.data()}, s, scratch);
-  }
+  threads = int(std::max<int64_t>(1, std::min<int64_t>(threads, dim)));
+  std::vector<RowWork> work(static_cast<size_t>(threads));
+  for (RowWork& w : work) columns_of(c.input("w"), 0, dim, 0, dim, w.w);
+  // What every column of a row needs, the rows on threads; then the columns
+  // on threads, each taking every row in order: each sum gets its terms in
+  // row order, as on one thread, so the bits are the same for any count.
+  std::vector<RowPrelude> pre(static_cast<size_t>(rows));
+  on_threads(threads, [&](int t) {
+    const auto [r0, r1] = part_of(0, rows, t, threads);
+    for (int64_t r = r0; r < r1; ++r) {
+      row_inputs(c, r, 0, dim, work[size_t(t)]);
+      pre[size_t(r)] = row_prelude(c.dtype, dim, eps, work[size_t(t)].in(), /*with_c=*/true);
+    }
+  });
+  on_threads(threads, [&](int t) {
+    const auto [j0, j1] = part_of(0, dim, t, threads);
+    RowWork& w = work[size_t(t)];
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t tb = c.index[size_t(r)] * dim;
+      row_inputs(c, r, j0, j1, w);
+      RowSinks s;
+      s.out = out + r * dim;
+      s.dx = dx + r * dim;
+      s.dweight = dweight.data();
+      s.dscale = dscale.data() + tb;
+      s.dshift = dshift.data() + tb;
+      reference_row_columns(c.dtype, dim, w.in(), s, w.scratch, pre[size_t(r)], j0, j1);
+    }
+  });
+  const DType t = c.dtype;
   std::vector<Expected>& dw = ref["dweight"];
   std::vector<Expected>& dsh = ref["dshift"];
   std::vector<Expected>& dsc = ref["dscale"];
@@ -60,6 +114,11 @@ Reference rmsnorm_modulate_reference(const Case& c) {
     dsc[i] = dscale[i].expected(t);
   }
   return ref;
+}
+
+Reference rmsnorm_modulate_reference(const Case& c) {
+  const bool large = c.rows * c.dim >= kThreadedFrom;
+  return rmsnorm_modulate_reference_on_threads(c, large ? int(std::max(1u, std::thread::hardware_concurrency())) : 1);
 }
 
 }  // namespace gatecheck

@@ -121,18 +121,6 @@ Expected unsettled() {
 namespace {
 
 
-struct Row {
-  bool ok = false;       // its rstd is judged (else every element of the row is unsettled)
-  // The fp32 sum of squares, or the mean square plus eps, may overflow in
-  // some order: rstd^ is then +0 (rsqrt(Inf)), and the row's outputs may take
-  // that outcome (out = shift, dx = +-0, ...) instead of their bounds.
-  bool may_zero = false;
-  bool must_overflow = false;  // the fp32 sum of squares overflows in every order
-  double rho = 0;        // 1/sqrt(mean square + eps), float64
-  double theta = 0;      // |rstd^/rho - 1| <= theta
-  double rho_rel64 = 0;  // float64's relative error in rho
-};
-
 // rstd^ = fl(rsqrt(fl(fl(ss^ / dim) + eps))) against rho.
 Row row_stats(const double* x, int64_t dim, double eps) {
   Row row;
@@ -192,14 +180,37 @@ RowOverflow row_overflow(const double* x, int64_t dim, double eps) {
   return {row.may_zero, row.must_overflow};
 }
 
+RowPrelude row_prelude(DType t, int64_t dim, double eps, const RowIn& in, bool with_c) {
+  RowPrelude p;
+  p.row = row_stats(in.x, dim, eps);
+  if (!p.row.ok || !with_c) return p;
+  // c = sum_j w d x: its exact value, the implementation's error, float64's.
+  for (int64_t j = 0; j < dim; ++j) {
+    const double xv = in.x[j], wv = in.w[j], gv = in.g[j];
+    const double fv = rn_t(t, 1.0 + in.scale[j]), d = gv * fv;  // d exact (F1)
+    // c's term w d x: up to 3 roundings.
+    const double tc = wv * d * xv;
+    p.wd_nan = p.wd_nan || may_overflow32(chain_peak({std::fabs(wv), std::fabs(gv), std::fabs(fv)}));
+    p.csum.add(tc, std::fabs(tc) * (pw(1 + u, 3) - 1) +
+                       tiny_chain(3, (1 + std::fabs(wv)) * (1 + std::fabs(gv)) * (1 + std::fabs(fv)) * (1 + std::fabs(xv))),
+               2 * e64 * std::fabs(tc), chain_peak({std::fabs(wv), std::fabs(gv), std::fabs(fv), std::fabs(xv)}) * pw(1 + u, 3));
+  }
+  return p;
+}
+
 void reference_row(DType t, int64_t dim, double eps, const RowIn& in, const RowSinks& s, RowScratch& w_) {
+  reference_row_columns(t, dim, in, s, w_, row_prelude(t, dim, eps, in, s.dx != nullptr), 0, dim);
+}
+
+void reference_row_columns(DType t, int64_t dim, const RowIn& in, const RowSinks& s, RowScratch& w_,
+                           const RowPrelude& pre, int64_t j0, int64_t j1) {
   auto slot = [&](int64_t j) { return s.col_slot ? s.col_slot[j] : j; };
-  const Row row = row_stats(in.x, dim, eps);
+  const Row& row = pre.row;
   if (s.dshift)
-    for (int64_t j = 0; j < dim; ++j)
+    for (int64_t j = j0; j < j1; ++j)
       if (slot(j) >= 0) s.dshift[slot(j)].add(in.g[j]);
   if (!row.ok) {
-    for (int64_t j = 0; j < dim; ++j) {
+    for (int64_t j = j0; j < j1; ++j) {
       if (s.out) s.out[j] = unsettled();
       if (s.dx) s.dx[j] = unsettled();
       if (slot(j) < 0) continue;
@@ -212,11 +223,9 @@ void reference_row(DType t, int64_t dim, double eps, const RowIn& in, const RowS
   for (auto* v : {&A, &eA, &A_chain, &f, &n, &en}) v->resize(size_t(dim));
   const double rho = row.rho, th = row.theta, rho_hi = rho * (1 + th);
   const bool zero = row.may_zero;  // rstd^ may be +0 (Row::may_zero)
-  // c = sum_j w d x: its exact value, the implementation's error, float64's.
-  InexactSum csum;
-  bool wd_nan = false;  // some w d, formed first, may overflow
+  const InexactSum& csum = pre.csum;  // c = sum_j w d x (row_prelude)
   const bool every_column = s.out || s.dx;
-  for (int64_t j = 0; j < dim; ++j) {
+  for (int64_t j = j0; j < j1; ++j) {
     if (!every_column && slot(j) < 0) continue;  // (a streamed row: only its sums' columns are read)
     const double xv = in.x[j], wv = in.w[j], gv = in.g[j], hv = in.shift[j];
     f[size_t(j)] = rn_t(t, 1.0 + in.scale[j]);
@@ -251,12 +260,6 @@ void reference_row(DType t, int64_t dim, double eps, const RowIn& in, const RowS
       const double aA = std::fabs(A[size_t(j)]);
       eA[size_t(j)] = aA * ((1 + th) * pw(1 + u, 5) - 1) +
                       tiny_chain(5, (1 + rho_hi) * (1 + std::fabs(wv)) * (1 + std::fabs(gv)) * (1 + std::fabs(fv)));
-      // c's term w d x: up to 3 roundings.
-      const double tc = wv * d * xv;
-      wd_nan = wd_nan || may_overflow32(chain_peak({std::fabs(wv), std::fabs(gv), std::fabs(fv)}));
-      csum.add(tc, std::fabs(tc) * (pw(1 + u, 3) - 1) +
-                       tiny_chain(3, (1 + std::fabs(wv)) * (1 + std::fabs(gv)) * (1 + std::fabs(fv)) * (1 + std::fabs(xv))),
-               2 * e64 * std::fabs(tc), chain_peak({std::fabs(wv), std::fabs(gv), std::fabs(fv), std::fabs(xv)}) * pw(1 + u, 3));
     }
     const int64_t k = slot(j);
     if (k < 0) continue;
@@ -284,8 +287,8 @@ void reference_row(DType t, int64_t dim, double eps, const RowIn& in, const RowS
   // a term of c may too), or a doubled x (autograd's 2 x): then Inf * 0 is
   // NaN. dx is +-0 or NaN. (x meets c only through rstd^3 c, as B's peak
   // above assumes.)
-  const bool row_nan = zero && (csum.poisoned || may_overflow32(csum.total_peak()) || wd_nan);
-  for (int64_t j = 0; j < dim; ++j) {
+  const bool row_nan = zero && (csum.poisoned || may_overflow32(csum.total_peak()) || pre.wd_nan);
+  for (int64_t j = j0; j < j1; ++j) {
     const double xv = in.x[j], ax = std::fabs(xv);
     const double B = xv * r3 * cv / D, aB = std::fabs(B), B_abs = ax * r3 * Cabs / D;
     const double eB = ax * r3_hi / D * (std::fabs(cv) + Ec) * pw(1 + u, 8) - aB +

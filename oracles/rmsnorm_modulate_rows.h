@@ -106,5 +106,32 @@ RowOverflow row_overflow(const double* x, int64_t dim, double eps);
 
 void reference_row(DType t, int64_t dim, double eps, const RowIn& in, const RowSinks& s, RowScratch& scratch);
 
+// A row's rstd, from its sum of squares (rmsnorm_modulate_rows.cpp).
+struct Row {
+  bool ok = false;       // its rstd is judged (else every element of the row is unsettled)
+  // The fp32 sum of squares, or the mean square plus eps, may overflow in
+  // some order: rstd^ is then +0 (rsqrt(Inf)), and the row's outputs may take
+  // that outcome (out = shift, dx = +-0, ...) instead of their bounds.
+  bool may_zero = false;
+  bool must_overflow = false;  // the fp32 sum of squares overflows in every order
+  double rho = 0;        // 1/sqrt(mean square + eps), float64
+  double theta = 0;      // |rstd^/rho - 1| <= theta
+  double rho_rel64 = 0;  // float64's relative error in rho
+};
+
+// The same in two parts, so that a row's columns can be split among threads:
+// what every column of the row needs (its rstd's statistics and, with_c for
+// dx, c = sum_j w d x, in column order), then columns [j0, j1) with the sums'
+// terms added as reference_row adds them. Each sum still takes its terms in
+// row order, so a case's columns on threads give reference_row's bits.
+struct RowPrelude {
+  Row row;
+  InexactSum csum;      // c's terms, their errors and float64's
+  bool wd_nan = false;  // some w d, formed first, may overflow
+};
+RowPrelude row_prelude(DType t, int64_t dim, double eps, const RowIn& in, bool with_c);
+void reference_row_columns(DType t, int64_t dim, const RowIn& in, const RowSinks& s, RowScratch& scratch,
+                           const RowPrelude& pre, int64_t j0, int64_t j1);
+
 }  // namespace rms_oracle
 }  // namespace gatecheck
