@@ -17,15 +17,16 @@
 #   RMS_SWEEP_IMPLS    replaces the four implementations (space-separated specs)
 #   RMS_SWEEP_DEVICE   cuda (default)
 # --timeout 300: the longest stretches without progress are the float64 oracle at 131072 x 5376
-# (one thread: case, oracle and eager model 270 s on the 2-core build machine, an estimated
-# 90-125 s on the H200's host, which ran gate_residual's 3x faster) and torch.compile's first
-# compilations, up to four in one phase (inference and training graphs, dynamic and rows = 1);
-# 300 s lets both through and still names a hung phase (exit 3) inside the stage's limit.
-# Time: an estimated 6-7 minutes on the H200 once built (invariance about 100 s from the
-# gate_residual sweep's phases; accuracy and latency about 10, 55 and 210 s at 4097, 32768 and
-# 131072 rows; replays about 30 s); the quick grid about 40 s. On a fresh machine run it twice
-# with BUILD_TARGETS=gatecheck (bench/README.md): first with RMS_SWEEP_ARGS=--quick, which
-# builds, shows the four run on the GPU and warms Inductor's cache, then the full grid.
+# (the case, the reference on the machine's threads and the eager model: 60 s on the H200's
+# host) and torch.compile's first compilations, up to four in one phase (inference and training
+# graphs, dynamic and rows = 1); 300 s lets both through and still names a hung phase (exit 3)
+# inside the stage's limit.
+# Time on the H200 (bench/results/README.md, rms_sweep): on a fresh machine the sweep needed
+# more than 440 s (about 85 s before its first phase, then 377 s to reach torch.compile at
+# 131072 rows, whose cold compilation the cap cut). So on a fresh machine run it twice with
+# BUILD_TARGETS=gatecheck (bench/README.md), back to back: first with RMS_SWEEP_ARGS=--quick
+# (about 2 minutes with the build), which shows the four run on the GPU and warms Inductor's
+# cache, then the full grid with the default cap of 480 s.
 . "$(dirname "$0")/../stage_common.sh"
 t0=$(date +%s)
 P=python:gatecheck.peers_rmsnorm_modulate
