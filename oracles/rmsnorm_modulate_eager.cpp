@@ -34,6 +34,7 @@
 
 #include "../kernels/rmsnorm_modulate.h"
 #include "op_oracles.h"
+#include "oracle_threads.h"
 
 namespace gatecheck {
 
@@ -112,19 +113,25 @@ Outputs rmsnorm_modulate_eager_model(const Case& c) {
   const float eps = float(c.scalar("eps"));
   Outputs o = outputs_for(c);
   HostTensor& out = o["out"];
-  std::vector<float> sq(size_t(c.dim));
-  for (int64_t r = 0; r < c.rows; ++r) {
-    for (int64_t j = 0; j < c.dim; ++j) sq[size_t(j)] = mul(x.value(r * c.dim + j), x.value(r * c.dim + j));
-    const float ms = float(double(eager_row_sum(sq)) / double(c.dim));
-    const float rstd = float(1.0 / double(float(std::sqrt(double(add(ms, eps))))));
-    const int64_t base = c.index[size_t(r)] * c.dim;
-    for (int64_t j = 0; j < c.dim; ++j) {
-      const int64_t i = r * c.dim + j, k = base + j;
-      const float n = rn(t, mul(mul(x.value(i), rstd), w.value(j)));
-      const float f = rn(t, add(1.0f, scale.value(k)));
-      out.set_bits(i, float_to_bits_rn(t, add(rn(t, mul(n, f)), shift.value(k))));
+  // Each row is its own (its sum of squares is within the row): rows on
+  // threads give the same bits.
+  const int threads = int(std::min<int64_t>(std::max<int64_t>(c.rows, 1), oracle_threads::for_elements(c.rows * c.dim)));
+  oracle_threads::run(threads, [&](int part) {
+    const auto [r0, r1] = oracle_threads::piece(0, c.rows, part, threads);
+    std::vector<float> sq(size_t(c.dim));
+    for (int64_t r = r0; r < r1; ++r) {
+      for (int64_t j = 0; j < c.dim; ++j) sq[size_t(j)] = mul(x.value(r * c.dim + j), x.value(r * c.dim + j));
+      const float ms = float(double(eager_row_sum(sq)) / double(c.dim));
+      const float rstd = float(1.0 / double(float(std::sqrt(double(add(ms, eps))))));
+      const int64_t base = c.index[size_t(r)] * c.dim;
+      for (int64_t j = 0; j < c.dim; ++j) {
+        const int64_t i = r * c.dim + j, k = base + j;
+        const float n = rn(t, mul(mul(x.value(i), rstd), w.value(j)));
+        const float f = rn(t, add(1.0f, scale.value(k)));
+        out.set_bits(i, float_to_bits_rn(t, add(rn(t, mul(n, f)), shift.value(k))));
+      }
     }
-  }
+  });
   return o;
 }
 

@@ -3,12 +3,11 @@
 // every column of every sum; a large case's rows on threads, with the same
 // bits as on one.
 #include <algorithm>
-#include <thread>
-#include <utility>
 #include <vector>
 
 #include "../kernels/rmsnorm_modulate.h"
 #include "op_oracles.h"
+#include "oracle_threads.h"
 #include "rmsnorm_modulate_rows.h"
 
 namespace gatecheck {
@@ -44,25 +43,6 @@ void row_inputs(const Case& c, int64_t r, int64_t j0, int64_t j1, RowWork& w) {
   columns_of(c.input("scale"), k, dim, j0, j1, w.scale);
 }
 
-// f(t) for t in [0, threads), each on its own thread.
-template <class F>
-void on_threads(int threads, const F& f) {
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(f, t);
-  f(0);
-  for (std::thread& p : pool) p.join();
-}
-
-// [begin, end) split evenly: part t of `parts`.
-std::pair<int64_t, int64_t> part_of(int64_t begin, int64_t end, int t, int parts) {
-  const int64_t n = end - begin;
-  return {begin + n * t / parts, begin + n * (t + 1) / parts};
-}
-
-// From this many elements the reference takes the machine's threads (the
-// sweep's 131072 x 5376 case: minutes on one).
-constexpr int64_t kThreadedFrom = int64_t(1) << 22;
-
 }  // namespace
 
 Reference rmsnorm_modulate_reference_on_threads(const Case& c, int threads) {
@@ -82,15 +62,15 @@ Reference rmsnorm_modulate_reference_on_threads(const Case& c, int threads) {
   // on threads, each taking every row in order: each sum gets its terms in
   // row order, as on one thread, so the bits are the same for any count.
   std::vector<RowPrelude> pre(static_cast<size_t>(rows));
-  on_threads(threads, [&](int t) {
-    const auto [r0, r1] = part_of(0, rows, t, threads);
+  oracle_threads::run(threads, [&](int t) {
+    const auto [r0, r1] = oracle_threads::piece(0, rows, t, threads);
     for (int64_t r = r0; r < r1; ++r) {
       row_inputs(c, r, 0, dim, work[size_t(t)]);
       pre[size_t(r)] = row_prelude(c.dtype, dim, eps, work[size_t(t)].in(), /*with_c=*/true);
     }
   });
-  on_threads(threads, [&](int t) {
-    const auto [j0, j1] = part_of(0, dim, t, threads);
+  oracle_threads::run(threads, [&](int t) {
+    const auto [j0, j1] = oracle_threads::piece(0, dim, t, threads);
     RowWork& w = work[size_t(t)];
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t tb = c.index[size_t(r)] * dim;
@@ -117,8 +97,7 @@ Reference rmsnorm_modulate_reference_on_threads(const Case& c, int threads) {
 }
 
 Reference rmsnorm_modulate_reference(const Case& c) {
-  const bool large = c.rows * c.dim >= kThreadedFrom;
-  return rmsnorm_modulate_reference_on_threads(c, large ? int(std::max(1u, std::thread::hardware_concurrency())) : 1);
+  return rmsnorm_modulate_reference_on_threads(c, oracle_threads::for_elements(c.rows * c.dim));
 }
 
 }  // namespace gatecheck

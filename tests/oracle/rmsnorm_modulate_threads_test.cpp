@@ -2,13 +2,15 @@
 // the bits of one thread: every field of every element (value, bound, kind,
 // the second outcome), on every value class, for thread counts that split
 // the columns unevenly or leave threads without a column. The comparator
-// fails on a case one input bit apart.
+// fails on a case one input bit apart. The eager model, on threads from 4M
+// elements, gives each row the bits it has in a case of a few rows.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
 
 #include "oracles/op_oracles.h"
+#include "oracles/oracle.h"
 #include "tests/rmsnorm_test_cases.h"
 
 namespace gatecheck::testing {
@@ -49,6 +51,30 @@ TEST(RmsnormReferenceThreads, TheComparatorSeesOneInputBit) {
   c.input("x").bytes[2 * 37 * 150] ^= 1;  // row 150's first x, its lowest bit
   const Reference b = rmsnorm_modulate_reference_on_threads(c, 3);
   EXPECT_NE(first_difference(a, b), "");
+}
+
+// A case of 4M elements and more takes the machine's threads; its rows then
+// have the bits they have in a case of a few rows (one thread), on every
+// dtype. The comparison sees a row's x negated.
+TEST(RmsnormEagerModelThreads, RowsOnThreadsHaveOneThreadsBits) {
+  for (DType t : {DType::bf16, DType::f16, DType::f32}) {
+    Case c = rms::make(t, 1025, 4099, 7, "mixed_magnitude", 9);  // 4.2M elements
+    const std::vector<int64_t> rows = {0, 1, 511, 512, 1023, 1024};
+    const Case few = sub_case(c, rows);
+    const HostTensor all = eager_model(c)["out"], some = eager_model(few)["out"];
+    for (size_t i = 0; i < rows.size(); ++i)
+      for (int64_t j = 0; j < c.dim; ++j)
+        ASSERT_EQ(all.bits(rows[i] * c.dim + j), some.bits(int64_t(i) * c.dim + j))
+            << describe(c) << " row " << rows[i] << " column " << j;
+    Case moved = few;
+    const uint32_t sign = t == DType::f32 ? 0x80000000u : 0x8000u;
+    for (int64_t j = 0; j < c.dim; ++j)  // row 512's x negated
+      moved.input("x").set_bits(3 * c.dim + j, moved.input("x").bits(3 * c.dim + j) ^ sign);
+    const HostTensor other = eager_model(moved)["out"];
+    bool differs = false;
+    for (int64_t j = 0; j < c.dim; ++j) differs = differs || other.bits(3 * c.dim + j) != some.bits(3 * c.dim + j);
+    EXPECT_TRUE(differs) << "a row's x negated changed none of its outputs";
+  }
 }
 
 }  // namespace
