@@ -43,6 +43,31 @@ void row_inputs(const Case& c, int64_t r, int64_t j0, int64_t j1, RowWork& w) {
   columns_of(c.input("scale"), k, dim, j0, j1, w.scale);
 }
 
+// What every column of a row needs, the rows on threads; then the columns
+// on threads, each taking every row in order: each sum gets its terms in row
+// order, as on one thread, so the bits are the same for any count.
+template <class Sinks>
+void rows_then_columns_on_threads(const Case& c, int threads, double eps, const Sinks& sinks, std::vector<RowWork>& work) {
+  using namespace rms_oracle;
+  const int64_t rows = c.rows, dim = c.dim;
+  std::vector<RowPrelude> pre(static_cast<size_t>(rows));
+  oracle_threads::run(threads, [&](int t) {
+    const auto [r0, r1] = oracle_threads::piece(0, rows, t, threads);
+    for (int64_t r = r0; r < r1; ++r) {
+      row_inputs(c, r, 0, dim, work[size_t(t)]);
+      pre[size_t(r)] = row_prelude(c.dtype, dim, eps, work[size_t(t)].in(), /*with_c=*/true);
+    }
+  });
+  oracle_threads::run(threads, [&](int t) {
+    const auto [j0, j1] = oracle_threads::piece(0, dim, t, threads);
+    RowWork& w = work[size_t(t)];
+    for (int64_t r = 0; r < rows; ++r) {
+      row_inputs(c, r, j0, j1, w);
+      reference_row_columns(c.dtype, dim, w.in(), sinks(r), w.scratch, pre[size_t(r)], j0, j1);
+    }
+  });
+}
+
 }  // namespace
 
 Reference rmsnorm_modulate_reference_on_threads(const Case& c, int threads) {
@@ -58,32 +83,24 @@ Reference rmsnorm_modulate_reference_on_threads(const Case& c, int threads) {
   threads = int(std::max<int64_t>(1, std::min<int64_t>(threads, dim)));
   std::vector<RowWork> work(static_cast<size_t>(threads));
   for (RowWork& w : work) columns_of(c.input("w"), 0, dim, 0, dim, w.w);
-  // What every column of a row needs, the rows on threads; then the columns
-  // on threads, each taking every row in order: each sum gets its terms in
-  // row order, as on one thread, so the bits are the same for any count.
-  std::vector<RowPrelude> pre(static_cast<size_t>(rows));
-  oracle_threads::run(threads, [&](int t) {
-    const auto [r0, r1] = oracle_threads::piece(0, rows, t, threads);
-    for (int64_t r = r0; r < r1; ++r) {
-      row_inputs(c, r, 0, dim, work[size_t(t)]);
-      pre[size_t(r)] = row_prelude(c.dtype, dim, eps, work[size_t(t)].in(), /*with_c=*/true);
-    }
-  });
-  oracle_threads::run(threads, [&](int t) {
-    const auto [j0, j1] = oracle_threads::piece(0, dim, t, threads);
-    RowWork& w = work[size_t(t)];
+  auto sinks = [&](int64_t r) {
+    const int64_t tb = c.index[size_t(r)] * dim;
+    RowSinks s;
+    s.out = out + r * dim;
+    s.dx = dx + r * dim;
+    s.dweight = dweight.data();
+    s.dscale = dscale.data() + tb;
+    s.dshift = dshift.data() + tb;
+    return s;
+  };
+  if (threads == 1) {  // the engine's cases: each row read once, in one pass
     for (int64_t r = 0; r < rows; ++r) {
-      const int64_t tb = c.index[size_t(r)] * dim;
-      row_inputs(c, r, j0, j1, w);
-      RowSinks s;
-      s.out = out + r * dim;
-      s.dx = dx + r * dim;
-      s.dweight = dweight.data();
-      s.dscale = dscale.data() + tb;
-      s.dshift = dshift.data() + tb;
-      reference_row_columns(c.dtype, dim, w.in(), s, w.scratch, pre[size_t(r)], j0, j1);
+      row_inputs(c, r, 0, dim, work[0]);
+      reference_row(c.dtype, dim, eps, work[0].in(), sinks(r), work[0].scratch);
     }
-  });
+  } else {
+    rows_then_columns_on_threads(c, threads, eps, sinks, work);
+  }
   const DType t = c.dtype;
   std::vector<Expected>& dw = ref["dweight"];
   std::vector<Expected>& dsh = ref["dshift"];
