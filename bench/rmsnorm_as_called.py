@@ -4,9 +4,12 @@
 For each shape and dtype (bf16 unless --dtype), in one process:
   - a device-to-device copy of the bytes the forward moves (x -> out) and of
     the forward+backward's (x, g -> out, dx: 5 row tensors);
-  - torch eager: diffusers' composition (RMSNorm with fp32 statistics, then
+  - torch eager: the prior art's composition (F.rms_norm, then
     n * (1 + scale[index]) + shift[index]), gradients by autograd;
-  - torch.compile of the same function (left out with --no-compile);
+  - torch.compile of the same function (left out with --no-compile), compiled
+    afresh for each dtype and dim (torch._dynamo.reset()), with the row count
+    dynamic, as a varying batch makes it: one compilation serves a dtype and
+    dim's rows and gate counts, so a whole grid fits in one run;
   - torch.ops.gatecheck.rmsnorm_modulate, when --lib names its library.
 Each figure: CUDA events around one call, an L2 flush (256 MiB written)
 before each, the median of --reps. Forward+backward is
@@ -73,8 +76,13 @@ def grid_shapes(a):
 
 
 def eager(x, w, shift, scale, index, eps=1e-6):
-    var = x.float().pow(2).mean(-1, keepdim=True)
-    n = (x.float() * torch.rsqrt(var + eps)).to(x.dtype) * w
+    """The prior art's composition (../shared/reference/rmsnorm_peers_h200_2026-12-02.md):
+    F.rms_norm, then the modulation; a PyTorch before F.rms_norm spells the norm out."""
+    if hasattr(torch.nn.functional, "rms_norm"):
+        n = torch.nn.functional.rms_norm(x, (x.shape[-1],), w, eps)
+    else:
+        var = x.float().pow(2).mean(-1, keepdim=True)
+        n = (x.float() * torch.rsqrt(var + eps)).to(x.dtype) * w
     return n * (1 + scale.index_select(0, index)) + shift.index_select(0, index)
 
 
@@ -100,6 +108,9 @@ class Timer:
 def measure(name, fn, args, g, timer):
     x, w, shift, scale, index = args
     leaves = [t.detach().requires_grad_(True) for t in (x, w, shift, scale)]
+    if name.startswith("torch.compile"):  # the row count dynamic: one compilation for every row count
+        for t in (leaves[0], index, g):
+            torch._dynamo.maybe_mark_dynamic(t, 0)
 
     def fwd():
         with torch.no_grad():
@@ -150,8 +161,7 @@ def main():
     if not torch.cuda.is_available():
         sys.exit("rmsnorm_as_called.py: no CUDA device")
     impls = [("torch eager", eager)]
-    if not a.no_compile:
-        impls.append(("torch.compile", torch.compile(eager)))
+    compiled_for = None  # the (dtype, dim) torch.compile last compiled for
     if a.lib:
         torch.ops.load_library(a.lib)
         op = torch.ops.gatecheck.rmsnorm_modulate
@@ -162,8 +172,15 @@ def main():
            "command": " ".join(sys.argv), "shapes": []}
     print(f"| dtype | rows | dim | gates | impl | fwd us | fwd+bwd us | peak extra MiB | dshift, dscale repeatable |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for dname, (rows, dim, gates) in [(d, sh) for d in a.dtype.split(",") for sh in shapes]:
+    # Grouped by dtype and dim, so that torch.compile compiles once a group.
+    order = sorted(shapes, key=lambda sh: (sh[1], sh[0], sh[2]))
+    for dname, (rows, dim, gates) in [(d, sh) for d in a.dtype.split(",") for sh in order]:
         dt = dtypes[dname]
+        if not a.no_compile and compiled_for != (dname, dim):
+            torch._dynamo.reset()
+            impls = [i for i in impls if not i[0].startswith("torch.compile")]
+            impls.append(("torch.compile", torch.compile(eager)))
+            compiled_for = (dname, dim)
         gen = torch.Generator(device="cuda").manual_seed(34)
         x = torch.randn(rows, dim, device="cuda", dtype=dt, generator=gen)
         w = torch.randn(dim, device="cuda", dtype=dt, generator=gen)
