@@ -10,19 +10,20 @@
 # (with AS_CALLED_SECONDS=500, its time limit, default 240).
 . "$(dirname "$0")/../stage_common.sh"
 RB="$BUILD/bench/gatecheck-rmsnorm-bench"
-need "$BENCH" "$RB"
 if [ "${CTEST:-1}" != 0 ]; then
   (cd "$BUILD" && timeout 200 ctest -L gpu -R "rmsnorm|Rmsnorm" -E "_check|python" --output-on-failure > "$D/ctest.log" 2>&1)
   echo "ctest rc=$?: $(grep -E 'tests passed' "$D/ctest.log")"
   grep -E "^\s*[0-9]+ - .*Failed|FAILED" "$D/ctest.log" | head -10
 fi
 if [ "${BENCH:-1}" != 0 ]; then
+  need "$BENCH"
   timeout 400 "$BENCH" --op rmsnorm_modulate --rows 4097,32768,131072 --dims 3072,5376,5001 --gates 9,32,rows \
     --dtypes bf16,f16 > "$D/bench.md" 2>&1
   echo "bench rc=$?"
   grep -E "\| 32768 \| 5376 \| 9 \||\| 131072 \| 5376 \| 9 \|" "$D/bench.md"
 fi
 if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then  # each kernel of the first forward and backward, alone
+  need "$RB"
   timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum --print-units base --launch-count 24 --csv "$RB" --rows 32768 \
     --dims 5376 --gates 9 --dtypes bf16 --reps 1 --no-torch 2>/dev/null | python3 -c "
 import csv, sys
