@@ -8,6 +8,7 @@
 # as-called shapes (default: its four), e.g. the benchmark's whole grid, torch.compile beside
 # every shape: "--rows 4097,32768,131072 --dims 3072,5376,5001 --gates 9,32,rows --dtype bf16,f16"
 # (with AS_CALLED_SECONDS=500, its time limit, default 240).
+run_bench=${BENCH:-1}  # read before stage_common.sh, which names the benchmark binary BENCH
 . "$(dirname "$0")/../stage_common.sh"
 RB="$BUILD/bench/gatecheck-rmsnorm-bench"
 if [ "${CTEST:-1}" != 0 ]; then
@@ -15,7 +16,7 @@ if [ "${CTEST:-1}" != 0 ]; then
   echo "ctest rc=$?: $(grep -E 'tests passed' "$D/ctest.log")"
   grep -E "^\s*[0-9]+ - .*Failed|FAILED" "$D/ctest.log" | head -10
 fi
-if [ "${BENCH:-1}" != 0 ]; then
+if [ "$run_bench" != 0 ]; then
   need "$BENCH"
   timeout 400 "$BENCH" --op rmsnorm_modulate --rows 4097,32768,131072 --dims 3072,5376,5001 --gates 9,32,rows \
     --dtypes bf16,f16 > "$D/bench.md" 2>&1
