@@ -21,12 +21,11 @@
 # host) and torch.compile's first compilations, up to four in one phase (inference and training
 # graphs, dynamic and rows = 1); 300 s lets both through and still names a hung phase (exit 3)
 # inside the stage's limit.
-# Time on the H200 (bench/results/README.md, rms_sweep): on a fresh machine the sweep needed
-# more than 440 s (about 85 s before its first phase, then 377 s to reach torch.compile at
-# 131072 rows, whose cold compilation the cap cut). So on a fresh machine run it twice with
-# BUILD_TARGETS=gatecheck (bench/README.md), back to back: first with RMS_SWEEP_ARGS=--quick
-# (about 2 minutes with the build), which shows the four run on the GPU and warms Inductor's
-# cache, then the full grid with the default cap of 480 s.
+# Time on the H200 (bench/results/README.md, rms_sweep): on a cold machine the sweep needs more
+# than 440 s (about 85 s before its first phase, then torch.compile's cold compilation at 131072
+# rows). So run it twice with BUILD_TARGETS=gatecheck (bench/README.md), back to back: first
+# with RMS_SWEEP_ARGS=--quick (83 s with the build), which shows the four run on the GPU and
+# warms Inductor's cache; then the full grid took 419 s under the default cap of 480 s.
 . "$(dirname "$0")/../stage_common.sh"
 t0=$(date +%s)
 P=python:gatecheck.peers_rmsnorm_modulate
