@@ -10,6 +10,8 @@ For each shape and dtype (bf16 unless --dtype), in one process:
     afresh for each dtype and dim (torch._dynamo.reset()), with the row count
     dynamic, as a varying batch makes it: one compilation serves a dtype and
     dim's rows and gate counts, so a whole grid fits in one run;
+  - with --static-compile, also torch.compile specialised to each shape
+    (dynamic=False, compiled afresh for it), as a fixed batch gets it;
   - torch.ops.gatecheck.rmsnorm_modulate, when --lib names its library.
 Each figure: CUDA events around one call, an L2 flush (256 MiB written)
 before each, the median of --reps. Forward+backward is
@@ -24,7 +26,7 @@ each for every dtype of --dtype (a comma list). Writes
 OUT/rmsnorm_as_called.json (after each shape) and prints a table.
 Usage: python3 bench/rmsnorm_as_called.py [--lib build/kernels/torch_op/libgatecheck_torch_op.so]
            [--shapes 4097x5376x9,32768x5376x9 | --rows 4097,32768 --dims 3072,5001 --gates 9,rows]
-           [--reps 20] [--dtype bf16,f16] [--no-compile] [--out DIR]
+           [--reps 20] [--dtype bf16,f16] [--no-compile] [--static-compile] [--out DIR]
 """
 import argparse
 import json
@@ -86,6 +88,12 @@ def eager(x, w, shift, scale, index, eps=1e-6):
     return n * (1 + scale.index_select(0, index)) + shift.index_select(0, index)
 
 
+def eager_static(x, w, shift, scale, index):
+    """eager under a code object of its own: Dynamo keeps compiled graphs per code object, so
+    the static compile never reuses the dynamic compile's graphs."""
+    return eager(x, w, shift, scale, index)
+
+
 class Timer:
     def __init__(self, reps):
         self.reps = reps
@@ -108,7 +116,8 @@ class Timer:
 def measure(name, fn, args, g, timer):
     x, w, shift, scale, index = args
     leaves = [t.detach().requires_grad_(True) for t in (x, w, shift, scale)]
-    if name.startswith("torch.compile"):  # the row count dynamic: one compilation for every row count
+    if name == "torch.compile":  # the row count dynamic: one compilation for every row count
+        index, g = index.clone(), g.clone()  # marked copies: the static compile sees none
         for t in (leaves[0], index, g):
             torch._dynamo.maybe_mark_dynamic(t, 0)
 
@@ -149,6 +158,8 @@ def main():
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--dtype", default="bf16", help="bf16, f16 or f32, or a comma list of them")
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--static-compile", action="store_true",
+                    help="also torch.compile(dynamic=False), compiled afresh for each shape")
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/out"))
     a = ap.parse_args()
     if a.reps < 1:
@@ -181,6 +192,9 @@ def main():
             impls = [i for i in impls if not i[0].startswith("torch.compile")]
             impls.append(("torch.compile", torch.compile(eager)))
             compiled_for = (dname, dim)
+        if a.static_compile:  # after the dynamic one's group reset: each shape its own graphs
+            impls = [i for i in impls if i[0] != "torch.compile, static shapes"]
+            impls.append(("torch.compile, static shapes", torch.compile(eager_static, dynamic=False)))
         gen = torch.Generator(device="cuda").manual_seed(34)
         x = torch.randn(rows, dim, device="cuda", dtype=dt, generator=gen)
         w = torch.randn(dim, device="cuda", dtype=dt, generator=gen)
