@@ -79,13 +79,15 @@ def grid_shapes(a):
 
 def eager(x, w, shift, scale, index, eps=1e-6):
     """The prior art's composition (../shared/reference/rmsnorm_peers_h200_2026-12-02.md):
-    F.rms_norm, then the modulation; a PyTorch before F.rms_norm spells the norm out."""
+    F.rms_norm, then the modulation with the tables indexed (their gradients by index_put with
+    accumulate, which sorts; index_select's index_add took torch.compile's bf16 backward from
+    about 0.8 ms to 3.7 ms at 32768 x 5376 with 9 gates: atomics on 9 rows of the table)."""
     if hasattr(torch.nn.functional, "rms_norm"):
         n = torch.nn.functional.rms_norm(x, (x.shape[-1],), w, eps)
     else:
         var = x.float().pow(2).mean(-1, keepdim=True)
         n = (x.float() * torch.rsqrt(var + eps)).to(x.dtype) * w
-    return n * (1 + scale.index_select(0, index)) + shift.index_select(0, index)
+    return n * (1 + scale[index]) + shift[index]
 
 
 def eager_static(x, w, shift, scale, index):
