@@ -79,9 +79,10 @@ def grid_shapes(a):
 
 def eager(x, w, shift, scale, index, eps=1e-6):
     """The prior art's composition (../shared/reference/rmsnorm_peers_h200_2026-12-02.md):
-    F.rms_norm, then the modulation with the tables indexed (their gradients by index_put with
-    accumulate, which sorts; index_select's index_add took torch.compile's bf16 backward from
-    about 0.8 ms to 3.7 ms at 32768 x 5376 with 9 gates: atomics on 9 rows of the table)."""
+    F.rms_norm, then the modulation with the tables indexed. Their gradients come by index_put
+    with accumulate, which sorts; index_select's index_add scatters with atomics, and took
+    torch.compile's bf16 forward+backward at 32768 x 5376 x 9 to 3.7-4.2 ms against 1.1 ms
+    (bench/results/rms_kernels/as_called_grid/)."""
     if hasattr(torch.nn.functional, "rms_norm"):
         n = torch.nn.functional.rms_norm(x, (x.shape[-1],), w, eps)
     else:
