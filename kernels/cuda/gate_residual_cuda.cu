@@ -513,6 +513,15 @@ int binned_width(int max_bytes) {
   return std::max(elem, std::min(max_bytes, 4));
 }
 
+// The reproducible mode's tiles through the copy pipeline (16-byte rows,
+// tiles of 64 rows and more on average), else the per-thread tile kernel;
+// tile=3 forces the pipeline where rows allow it, tile=1 the per-thread
+// kernel. One column a thread in the pipeline unless cols=2.
+bool binned_piped(const gatecheck_problem& p, int max_bytes, int tile_choice) {
+  if (max_bytes != 16 || tile_choice == 1) return false;
+  return tile_choice == 3 || p.rows / std::max<int64_t>(p.gates, 1) >= 64;
+}
+
 template <class T>
 cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const void* gate,
                        int64_t gate_stride, const int64_t* index, const void* y, void* grad_res, void* grad_gate,
@@ -619,8 +628,23 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
 
   const int bytes = bwd_width(elem, p, max_bytes, w.sm_count);
   if (binned) {  // the plan's tiles, binned sums, and their fold per gate
-    dispatch_width<T>(binned_width<T>(max_bytes),
-                      [&](auto n) { launch_binned_tiles<T, decltype(n)::value>(p, a, L.tile_bound, s); });
+    if (binned_piped(p, max_bytes, tile_choice)) {
+      dispatch_row_bytes(512, [&](auto rb) {
+        constexpr int RB = decltype(rb)::value;
+        auto go = [&](auto cols) {
+          constexpr auto kernel = bwd_pipe_binned_kernel<T, RB, decltype(cols)::value>;
+          const dim3 grid(unsigned(L.tile_bound), unsigned(std::min<int64_t>(pipe_chunks(p.dim, elem, RB), 65535)));
+          if ((e = allow_pipe_smem<kernel>(pipe_smem_bytes(RB))) != cudaSuccess) return;
+          launch_after(kernel, grid, dim3(kPipeThreads), size_t(pipe_smem_bytes(RB)), s, a);
+        };
+        if (gate_residual_cuda_tuning().pipe_cols == 2) go(std::integral_constant<int, 2>{});
+        else go(std::integral_constant<int, 1>{});
+      });
+      if (e != cudaSuccess) return e;
+    } else {
+      dispatch_width<T>(binned_width<T>(max_bytes),
+                        [&](auto n) { launch_binned_tiles<T, decltype(n)::value>(p, a, L.tile_bound, s); });
+    }
     BinnedFoldArgs<T> f{tiles,   plan + p.gates, a.tile_states, binned->state, static_cast<T*>(binned->grad_gate),
                         p.dim,   w.status,       w.epoch,       index,         p.gates,
                         w.report_dev};

@@ -123,12 +123,15 @@ struct CudaTuning {
   int bwd_plan = 0;
   // backward tile kernel on a plan in memory: 0 automatic, 1 one thread per
   // column, 2 staged through registers, 3 copy pipeline (16-byte rows only),
-  // 4 short tiles (one thread per column, 4 consecutive tiles a block)
+  // 4 short tiles (one thread per column, 4 consecutive tiles a block). The
+  // reproducible mode's binned tiles take 1 or 3 (automatic: 3 where rows
+  // are 16-byte aligned and gates have 64 rows on average).
   int bwd_tile = 0;
   // copy pipeline (plan 3, tile 3): bytes of a row per block and tensor, 256, 448 or 512 (0: 512)
   int pipe_row_bytes = 0;
   // one-kernel backward (plan 3): threads per block, 256 or 512 (0: 256), and
-  // columns summed per thread, 1 or 2 (0: 2)
+  // columns summed per thread, 1 or 2 (0: 2; the reproducible mode's copy
+  // pipeline, 0: 1)
   int pipe_threads = 0;
   int pipe_cols = 0;
   // one-kernel backward: thread-block clusters of this many column chunks

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "gate_residual_cuda_kernels.cuh"
 
@@ -103,9 +104,28 @@ struct PhaseClock {
 template <int Cols>
 __device__ __forceinline__ int64_t pipe_sum_col(int64_t c0) { return c0 + Cols * int64_t(threadIdx.x); }
 
-template <class T, int RowBytes, int Threads, int Cols>
+//
+// The sums go to `acc`: fp32 sums (float[Cols]), or any accumulator with
+// clear() and add(column, term), such as the reproducible mode's
+// BinnedTileSum, which may run without grad_y (a partial: then neither grad_res
+// nor grad_y is written, and the gate is not read).
+template <int Cols>
+__device__ __forceinline__ void pipe_acc_clear(float (&acc)[Cols]) {
+#pragma unroll
+  for (int j = 0; j < Cols; ++j) acc[j] = 0.0f;
+}
+template <int Cols>
+__device__ __forceinline__ void pipe_acc_add(float (&acc)[Cols], int j, float t) {
+  acc[j] = gate_residual_accumulate(acc[j], t);
+}
+template <class Sum>
+__device__ __forceinline__ void pipe_acc_clear(Sum& acc) { acc.clear(); }
+template <class Sum>
+__device__ __forceinline__ void pipe_acc_add(Sum& acc, int j, float t) { acc.add(j, t); }
+
+template <class T, int RowBytes, int Threads, int Cols, class Acc>
 __device__ void pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64_t gate, int64_t c0,
-                          unsigned char* smem, PhaseClock& clk, float (&acc)[Cols]) {
+                          unsigned char* smem, PhaseClock& clk, Acc& acc) {
   constexpr int N = 16 / int(sizeof(T));           // elements per 16-byte copy
   constexpr int CW = RowBytes / int(sizeof(T));     // columns per block
   constexpr int kCopies = RowBytes / 16;            // copies per row and tensor
@@ -133,13 +153,14 @@ __device__ void pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64
     }
     commit_copies();  // empty groups past the end keep every thread's count alike
   };
+  // fp32 sums always come with grad_y; another accumulator may come without (a partial)
+  const bool outputs = col_ok && (std::is_array<Acc>::value || a.grad_y);
   Pack<T, N> gk;
-  if (col_ok) gk = load_pack<T, N>(a.gate + gate * a.gate_stride + c);
+  if (outputs) gk = load_pack<T, N>(a.gate + gate * a.gate_stride + c);
 #pragma unroll
   for (int s = 0; s < kPipeDepth - 1; ++s) issue(s);
   const bool sums = int(threadIdx.x) < CW / Cols && pipe_sum_col<Cols>(c0) < a.dim;
-#pragma unroll
-  for (int j = 0; j < Cols; ++j) acc[j] = 0.0f;
+  pipe_acc_clear(acc);
   for (int s = 0; s < stages; ++s) {
     clk.lap(kPhaseTail);
     wait_copies<kPipeDepth - 2>();  // this thread's copies of stage s have landed
@@ -149,7 +170,7 @@ __device__ void pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64
     issue(s + kPipeDepth - 1);  // into the buffer of stage s - 1, which every thread is done with
     clk.lap(kPhaseIssue);
     const int buf = s % kPipeDepth;
-    if (col_ok) {
+    if (outputs) {
 #pragma unroll
       for (int r = group; r < kPipeStageRows; r += kGroups) {
         const int i = s * kPipeStageRows + r;
@@ -178,8 +199,7 @@ __device__ void pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64
         memcpy(&gp, &gr, sizeof gr);
         memcpy(&yp, &yr, sizeof yr);
 #pragma unroll
-        for (int j = 0; j < Cols; ++j)
-          acc[j] = gate_residual_accumulate(acc[j], gate_residual_grad_gate_term(gp.e[j], yp.e[j]));
+        for (int j = 0; j < Cols; ++j) pipe_acc_add(acc, j, gate_residual_grad_gate_term(gp.e[j], yp.e[j]));
       }
     }
     clk.lap(kPhasePassB);
@@ -221,6 +241,28 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_kernel(BwdArgs<T> a) {
       if (d.slot < 0) store_grad_gate<T, Cols>(a.grad_gate + d.gate * a.dim + col, acc);
       else store_partials<Cols>(a.partials + d.slot * a.dim + col, acc);
     }
+  }
+}
+
+// The reproducible mode's tiles through the pipeline: binned sums of Cols
+// columns a thread (threads below CW / Cols), every tile's state stored by
+// tile index for binned_fold_kernel. The copies in flight cost no registers,
+// so the binned sums' registers (10 a column) do not cut the bytes in flight
+// as they do in the per-thread tile kernel.
+template <class T, int RowBytes, int Cols>
+__global__ void __launch_bounds__(kPipeThreads) bwd_pipe_binned_kernel(BwdArgs<T> a) {
+  extern __shared__ __align__(16) unsigned char pipe_smem[];
+  __shared__ int64_t tile_rows[kGradGateTileRows];
+  constexpr int CW = RowBytes / int(sizeof(T));
+  TileDesc d;
+  if (!begin_tile(a, tile_rows, d)) return;
+  const int n = int(d.end - d.begin);
+  for (int64_t c0 = int64_t(blockIdx.y) * CW; c0 < a.dim; c0 += int64_t(gridDim.y) * CW) {
+    PhaseClock unused;
+    BinnedTileSum<T, Cols> sum;
+    pipe_tile<T, RowBytes, kPipeThreads, Cols>(a, tile_rows, n, d.gate, c0, pipe_smem, unused, sum);
+    const int64_t col = pipe_sum_col<Cols>(c0);
+    if (int(threadIdx.x) < CW / Cols && col < a.dim) sum.store(a, d, col);
   }
 }
 

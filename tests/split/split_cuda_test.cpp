@@ -120,6 +120,43 @@ TEST(SplitCuda, EveryPlanPathGivesTheSameState) {
     }
 }
 
+// Each tile kernel forced (the copy pipeline with one and two columns a
+// thread, the per-thread kernel): the same state words as the host's, and the
+// one-call backward's grad_res and grad_y equal today's. Shapes: gates of one
+// tile and of many, a last stage of a tile short of 16 rows, a row longer
+// than one 512-byte segment and not a multiple of it.
+TEST(SplitCuda, EveryTileKernelGivesTheSameState) {
+  GATECHECK_REQUIRE_GPU();
+  struct Forced {
+    int tile, cols;
+  };
+  const Implementation today = make_implementation("cuda", Device::cuda);
+  for (Forced f : {Forced{3, 1}, Forced{3, 2}, Forced{1, 0}})
+    for (DType t : {DType::bf16, DType::f16, DType::f32})
+      for (const char* values : {"normal", "subnormal", "nan_inf", "mixed_magnitude"}) {
+        const int64_t dim = t == DType::f32 ? 292 : 392;  // 1168 and 784 bytes: 3 and 2 segments, the last short
+        Case c = drawn(t, 3001, dim, 3, values, 7);
+        const std::vector<uint64_t> host = host_state(c);
+        OnDevice d;
+        uint64_t* state = static_cast<uint64_t*>(d.zeros(host.size() * 8));
+        CudaTuning& tuning = gate_residual_cuda_tuning();
+        const CudaTuning before = tuning;
+        tuning.bwd_tile = f.tile;
+        tuning.pipe_cols = f.cols;
+        const Status st = gate_residual_repro_partial_cuda(c.problem(Device::cuda), d.put(c.input("grad_out")),
+                                                           d.put(c.index), d.put(c.input("y")), state);
+        const RunResult a = run_case(make_implementation("cuda-repro", Device::cuda), c);
+        tuning = before;
+        const std::string where = "tile=" + std::to_string(f.tile) + " cols=" + std::to_string(f.cols) + " " + describe(c);
+        ASSERT_TRUE(st.ok()) << st.message << " " << where;
+        EXPECT_EQ(down<uint64_t>(state, host.size()), host) << where;
+        ASSERT_TRUE(a.status.ok()) << a.status.message << " " << where;
+        const RunResult o = run_case(today, c);
+        EXPECT_TRUE(a.outputs["grad_y"] == o.outputs["grad_y"]) << where;
+        EXPECT_TRUE(a.outputs["grad_res"] == o.outputs["grad_res"]) << where;
+      }
+}
+
 // Every index pattern: the one-call backward's grad_gate equals host-repro's
 // bits, and its grad_res and grad_y equal today's backward's.
 TEST(SplitCuda, OneCallBackwardEqualsHostReproAndTodaysOtherOutputs) {
@@ -299,19 +336,31 @@ TEST(SplitCuda, CostAgainstTodaysBackward) {
     // The timed calls computed: the reproducible grad_gate is host-repro's.
     ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     EXPECT_EQ(down<uint8_t>(grad_gate_repro, want.size()), want);
-    // The tile kernel at each column width (binned_width chooses 4
-    // bytes), for the record, each checked too.
-    for (int vec : {4, 8, 16}) {
-      gate_residual_cuda_tuning().bwd_vector_bytes = vec;
+    // Each tile kernel, for the record, each checked too: the copy pipeline
+    // with one and two columns a thread, the per-thread tile kernel at each
+    // column width (binned_width chooses 4 bytes there).
+    struct Variant {
+      int tile, cols, vec;
+      const char* what;
+    };
+    for (Variant v : {Variant{3, 1, 0, "the copy pipeline, 1 column a thread"},
+                      Variant{3, 2, 0, "the copy pipeline, 2 columns a thread"},
+                      Variant{1, 0, 4, "per-thread tiles, 4-byte columns a thread"},
+                      Variant{1, 0, 8, "per-thread tiles, 8-byte columns a thread"},
+                      Variant{1, 0, 16, "per-thread tiles, 16-byte columns a thread"}}) {
+      CudaTuning& tuning = gate_residual_cuda_tuning();
+      const CudaTuning before = tuning;
+      tuning.bwd_tile = v.tile;
+      tuning.pipe_cols = v.cols;
+      tuning.bwd_vector_bytes = v.vec;
       cudaMemsetAsync(grad_gate_repro, 0, want.size(), s);
       const float t = testing_cost::time_ms(s, 20, [&] {
         gate_residual_bwd_cuda_binned(p, g, gate, index, y, grad_res, grad_gate_repro, grad_y, nullptr);
       });
-      gate_residual_cuda_tuning().bwd_vector_bytes = 0;
-      std::printf("  reproducible backward with %d-byte columns a thread: %.3f ms = %.3fx the cuda backward\n", vec, t,
-                  t / cost.cuda);
+      tuning = before;
+      std::printf("  reproducible backward, %s: %.3f ms = %.3fx the cuda backward\n", v.what, t, t / cost.cuda);
       ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-      EXPECT_EQ(down<uint8_t>(grad_gate_repro, want.size()), want) << vec << "-byte columns";
+      EXPECT_EQ(down<uint8_t>(grad_gate_repro, want.size()), want) << v.what;
     }
     testing_cost::print_combine_cost(s, state, int64_t(words), [&](const uint64_t* states, int32_t n, uint64_t* out) {
       gate_residual_repro_combine_cuda(p, states, n, out);

@@ -1,0 +1,28 @@
+# repro_tiles: gate_residual's reproducible backward, each tile kernel, on the H200:
+#   tests.log   every SplitCuda GPU test (each tile kernel forced, every partition) and
+#               today's backward against the host twin (the copy pipeline's code is shared)
+#   cost.log    the reproducible backward beside today's and a copy at 32768 and 131072 x 3072
+#               (bf16, 32 gates): the automatic choice, then each tile kernel; the 64-state combine
+#   check.txt   gatecheck check of cuda-repro: split_invariance and accuracy, 60 s, scale tier included
+#   ncu.txt     Nsight Compute on one reproducible tile kernel of each kind at 32768 x 3072 (NCU=0: none)
+# About 4 minutes on the H200 after the build.
+. "$(dirname "$0")/../stage_common.sh"
+S="$BUILD/tests/split/split_cuda_test"
+need "$S" "$T" "$GC"
+(cd "$BUILD" && timeout 200 ctest -L gpu -R "SplitCuda|^CudaVsHost" -E CostAgainst --output-on-failure) > "$D/tests.log" 2>&1
+echo "tests rc=$?: $(grep -E 'tests passed|tests failed' "$D/tests.log" | tail -1)"
+timeout 120 "$S" --gtest_filter='SplitCuda.CostAgainstTodaysBackward' > "$D/cost.log" 2>&1
+echo "cost rc=$?"
+grep -E " ms|us " "$D/cost.log" | head -20
+timeout 100 "$GC" check --device cuda --impl cuda-repro --properties split_invariance,accuracy --seconds 60 \
+  --jobs 8 --seed 35 --corpus "$D/corpus" > "$D/check.txt" 2>&1
+echo "check rc=$?: $(grep -E '^cuda-repro@' "$D/check.txt" | tr -s ' ' | tr '\n' ';')"
+if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
+  for k in bwd_pipe_binned_kernel "bwd_tile_kernel.*BinnedTileSum"; do
+    n=${k%%.*}
+    timeout 120 ncu --kernel-name-base demangled --kernel-name "regex:$k" --launch-skip 2 --launch-count 1 --section SpeedOfLight \
+      --section Occupancy --section LaunchStats --section WarpStateStats \
+      "$S" --gtest_filter='SplitCuda.CostAgainstTodaysBackward' > "$D/ncu-$n.txt" 2>&1
+    echo "ncu $n rc=$?: $(grep -E 'Duration|DRAM Throughput|Registers Per|Achieved Occupancy' "$D/ncu-$n.txt" | tr -s ' ' | tr '\n' ';')"
+  done
+fi
