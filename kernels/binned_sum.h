@@ -183,8 +183,8 @@ GC_HD double binned_pow2(int e) {
 
 // The same state, accumulated in fp64 for a GPU's hot loop: the fp64 pipe
 // does the work (11 fp64 operations and a conversion a term) beside the
-// integer one (about 8), where BinnedSum::add_bits takes about 40 integer
-// operations.
+// integer one (a sign, and one compare against a bound kept with the top bin),
+// where BinnedSum::add_bits takes about 40 integer operations.
 // A term's three shares are taken from |t| exactly: q = RZ(r + C) - C with
 // C = 2^52 * (the bin's unit) is r's part at or above that unit (r is below
 // 2^32 units, so r + C stays in C's binade, where the spacing is one unit),
@@ -196,40 +196,44 @@ GC_HD double binned_pow2(int e) {
 struct BinnedFp64Sum {
   static constexpr int kMaxTerms = 1 << 21;
   double s0, s1, s2;  // bins I, I-1, I-2: signed sums of shares, as values
-  double c0;          // 2^52 units of bin I
+  double c0, c1, c2;  // 2^52 units of bins I, I-1, I-2 (set with I: none is made a term)
   uint32_t top, special;
+  // |term bits| at or above this: a new top bin or a NaN or infinity (the one
+  // test of the common term). Top bin 0 (empty): 0, every term.
+  uint32_t raise_at;
 
   GC_HD static double c_of(uint32_t top) { return binned_pow2(52 + kBinBits * int(top) - 149); }
+  // The window's top bin: a term of exponent field e has top bin
+  // ((e ? e - 1 : 0) >> 5) + 1, above t exactly when e >= 32 t + 1 (t >= 1).
+  GC_HD void set_top(uint32_t t) {
+    top = t;
+    c0 = c_of(t);
+    c1 = binned_pow2(52 + kBinBits * (int(t) - 1) - 149);
+    c2 = binned_pow2(52 + kBinBits * (int(t) - 2) - 149);
+    const uint32_t first = (uint32_t(kBinBits) * t + 1u) << 23;
+    raise_at = t == 0 ? 0u : kBinBits * t + 1u >= 0xffu ? 0x7f800000u : first;
+  }
   GC_HD void clear() {
     s0 = s1 = s2 = 0.0;
-    top = 0;
     special = 0;
-    c0 = c_of(0);
+    set_top(0);
   }
   GC_HD void raise_top(uint32_t t) {
     binned_shift_window(t - top, s0, s1, s2);
-    top = t;
-    c0 = c_of(t);
+    set_top(t);
   }
   GC_HD void add_special(uint32_t u) { binned_count_special(special, u); }
   GC_HD void add(float t) {
     const uint32_t u = float_bits(t);
-    const uint32_t e = (u >> 23) & 0xffu;
-    const uint32_t hb = ((e ? e - 1 : 0) >> 5) + 1;  // the term's top bin, as BinnedSum
-    if (e == 0xffu || hb > top) {
+    if ((u & 0x7fffffffu) >= raise_at) {  // rare once the largest terms are in
+      const uint32_t e = (u >> 23) & 0xffu;
       if (e == 0xffu) {
         add_special(u);
         return;
       }
-      raise_top(hb);
+      raise_top(((e ? e - 1 : 0) >> 5) + 1);  // the term's top bin, as BinnedSum
     }
     const double a = std::fabs(double(t));  // exact
-#ifdef __CUDA_ARCH__  // c0 / 2^32 and / 2^64 by the exponent field (the integer pipe has room)
-    const int h0 = __double2hiint(c0);
-    const double c1 = __hiloint2double(h0 - (kBinBits << 20), 0), c2 = __hiloint2double(h0 - (2 * kBinBits << 20), 0);
-#else
-    const double c1 = c0 * 0x1p-32, c2 = c0 * 0x1p-64;
-#endif
     const double q0 = binned_dadd_rz(a, c0) - c0, r1 = a - q0;
     const double q1 = binned_dadd_rz(r1, c1) - c1, r2 = r1 - q1;
     const double q2 = binned_dadd_rz(r2, c2) - c2;

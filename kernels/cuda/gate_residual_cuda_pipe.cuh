@@ -123,9 +123,14 @@ __device__ __forceinline__ void pipe_acc_clear(Sum& acc) { acc.clear(); }
 template <class Sum>
 __device__ __forceinline__ void pipe_acc_add(Sum& acc, int j, float t) { acc.add(j, t); }
 
-template <class T, int RowBytes, int Threads, int Cols, class Acc>
+//
+// RowGroups > 1 (order-free accumulators only): the columns' sums are split
+// over RowGroups groups of CW / Cols threads, group k taking rows k,
+// k + RowGroups, ... of each stage; the caller merges them.
+template <class T, int RowBytes, int Threads, int Cols, int RowGroups = 1, class Acc>
 __device__ void pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64_t gate, int64_t c0,
                           unsigned char* smem, PhaseClock& clk, Acc& acc) {
+  static_assert(RowGroups == 1 || !std::is_array<Acc>::value, "fp32 sums keep the row order: one row group");
   constexpr int N = 16 / int(sizeof(T));           // elements per 16-byte copy
   constexpr int CW = RowBytes / int(sizeof(T));     // columns per block
   constexpr int kCopies = RowBytes / 16;            // copies per row and tensor
@@ -159,7 +164,11 @@ __device__ void pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64
   if (outputs) gk = load_pack<T, N>(a.gate + gate * a.gate_stride + c);
 #pragma unroll
   for (int s = 0; s < kPipeDepth - 1; ++s) issue(s);
-  const bool sums = int(threadIdx.x) < CW / Cols && pipe_sum_col<Cols>(c0) < a.dim;
+  constexpr int kSumThreads = CW / Cols;
+  static_assert(kSumThreads * RowGroups <= Threads, "a thread for each column's row group");
+  const int sum_lane = int(threadIdx.x) % kSumThreads, row_group = int(threadIdx.x) / kSumThreads;
+  const bool sums = row_group < RowGroups && c0 + Cols * sum_lane < a.dim;
+  const int first_row = RowGroups == 1 ? 0 : row_group;
   pipe_acc_clear(acc);
   for (int s = 0; s < stages; ++s) {
     clk.lap(kPhaseTail);
@@ -190,10 +199,10 @@ __device__ void pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64
     if (sums) {
       const int here = min(kPipeStageRows, n - s * kPipeStageRows);
       using Raw = typename RawOf<Cols * int(sizeof(T))>::type;
-      const T* gcol = gs + buf * kPipeStageRows * CW + Cols * threadIdx.x;
-      const T* ycol = ys + buf * kPipeStageRows * CW + Cols * threadIdx.x;
+      const T* gcol = gs + buf * kPipeStageRows * CW + Cols * sum_lane;
+      const T* ycol = ys + buf * kPipeStageRows * CW + Cols * sum_lane;
 #pragma unroll 4
-      for (int r = 0; r < here; ++r) {
+      for (int r = first_row; r < here; r += RowGroups) {
         const Raw gr = *reinterpret_cast<const Raw*>(gcol + r * CW), yr = *reinterpret_cast<const Raw*>(ycol + r * CW);
         Pack<T, Cols> gp, yp;
         memcpy(&gp, &gr, sizeof gr);
@@ -245,24 +254,50 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_kernel(BwdArgs<T> a) {
 }
 
 // The reproducible mode's tiles through the pipeline: binned sums of Cols
-// columns a thread (threads below CW / Cols), every tile's state stored by
-// tile index for binned_fold_kernel. The copies in flight cost no registers,
-// so the binned sums' registers (10 a column) do not cut the bytes in flight
-// as they do in the per-thread tile kernel.
+// columns a thread, every tile's state stored by tile index for
+// binned_fold_kernel. The copies in flight cost no registers, so the binned
+// sums' registers (15 a column) do not cut the bytes in flight as they do in
+// the per-thread tile kernel. Every thread sums: where a block's columns are
+// fewer than its threads, row groups share each column's rows and merge their
+// states through shared memory (binned sums are exact, so the split changes
+// no bit).
 template <class T, int RowBytes, int Cols>
 __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_binned_kernel(BwdArgs<T> a) {
   extern __shared__ __align__(16) unsigned char pipe_smem[];
   __shared__ int64_t tile_rows[kGradGateTileRows];
-  constexpr int CW = RowBytes / int(sizeof(T));
+  constexpr int CW = RowBytes / int(sizeof(T)), kSumThreads = CW / Cols, kGroups = kPipeThreads / kSumThreads;
+  static_assert(kGroups >= 1 && (kGroups - 1) * kSumThreads * Cols * kBinnedWords * 8 <= pipe_smem_bytes(RowBytes),
+                "the row groups' states fit in the pipeline's shared memory");
   TileDesc d;
   if (!begin_tile(a, tile_rows, d)) return;
   const int n = int(d.end - d.begin);
+  const int lane = int(threadIdx.x) % kSumThreads, group = int(threadIdx.x) / kSumThreads;
   for (int64_t c0 = int64_t(blockIdx.y) * CW; c0 < a.dim; c0 += int64_t(gridDim.y) * CW) {
     PhaseClock unused;
     BinnedTileSum<T, Cols> sum;
-    pipe_tile<T, RowBytes, kPipeThreads, Cols>(a, tile_rows, n, d.gate, c0, pipe_smem, unused, sum);
-    const int64_t col = pipe_sum_col<Cols>(c0);
-    if (int(threadIdx.x) < CW / Cols && col < a.dim) sum.store(a, d, col);
+    pipe_tile<T, RowBytes, kPipeThreads, Cols, kGroups>(a, tile_rows, n, d.gate, c0, pipe_smem, unused, sum);
+    const int64_t col = c0 + Cols * lane;
+    if constexpr (kGroups == 1) {
+      if (group == 0 && col < a.dim) sum.store(a, d, col);  // threads past the columns' group hold nothing
+    } else {  // pipe_tile ended with a barrier: its shared memory is free
+      auto* part = reinterpret_cast<uint64_t*>(pipe_smem);  // [kGroups - 1][kSumThreads][Cols][kBinnedWords]
+      if (group >= 1 && group < kGroups && col < a.dim)
+#pragma unroll
+        for (int j = 0; j < Cols; ++j) sum.acc[j].to_words(part + (((group - 1) * kSumThreads + lane) * Cols + j) * kBinnedWords);
+      __syncthreads();
+      if (group == 0 && col < a.dim) {
+#pragma unroll
+        for (int j = 0; j < Cols; ++j) {
+          uint64_t w[kBinnedWords];
+          sum.acc[j].to_words(w);
+          for (int k = 1; k < kGroups; ++k) binned_combine(w, part + (((k - 1) * kSumThreads + lane) * Cols + j) * kBinnedWords);
+          uint64_t* to = a.tile_states + (int64_t(blockIdx.x) * a.dim + col + j) * kBinnedWords;
+          *reinterpret_cast<ulonglong2*>(to) = make_ulonglong2(w[0], w[1]);
+          *reinterpret_cast<ulonglong2*>(to + 2) = make_ulonglong2(w[2], w[3]);
+        }
+      }
+      __syncthreads();  // the next column chunk's copies refill that memory
+    }
   }
 }
 
