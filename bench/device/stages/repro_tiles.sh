@@ -4,7 +4,8 @@
 #   cost.log    the reproducible backward beside today's and a copy at 32768 and 131072 x 3072
 #               (bf16, 32 gates): the automatic choice, then each tile kernel; the 64-state combine
 #   check.txt   gatecheck check of cuda-repro: split_invariance and accuracy, 60 s, scale tier included
-#   ncu.txt     Nsight Compute on one reproducible tile kernel of each kind at 32768 x 3072 (NCU=0: none)
+#   ncu-pipe.txt  Nsight Compute on the automatic choice's tile kernel at 32768 x 3072 (NCU=0: none)
+#   pipe-bf16.sass  that kernel's SASS
 # About 4 minutes on the H200 after the build.
 . "$(dirname "$0")/../stage_common.sh"
 S="$BUILD/tests/split/split_cuda_test"
@@ -18,11 +19,12 @@ timeout 100 "$GC" check --device cuda --impl cuda-repro --properties split_invar
   --jobs 8 --seed 35 --corpus "$D/corpus" > "$D/check.txt" 2>&1
 echo "check rc=$?: $(grep -E '^cuda-repro@' "$D/check.txt" | tr -s ' ' | tr '\n' ';')"
 if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
-  for k in bwd_pipe_binned_kernel "bwd_tile_kernel.*BinnedTileSum"; do
-    n=${k%%.*}
-    timeout 120 ncu --kernel-name-base demangled --kernel-name "regex:$k" --launch-skip 2 --launch-count 1 --section SpeedOfLight \
-      --section Occupancy --section LaunchStats --section WarpStateStats \
-      "$S" --gtest_filter='SplitCuda.CostAgainstTodaysBackward' > "$D/ncu-$n.txt" 2>&1
-    echo "ncu $n rc=$?: $(grep -E 'Duration|DRAM Throughput|Registers Per|Achieved Occupancy' "$D/ncu-$n.txt" | tr -s ' ' | tr '\n' ';')"
-  done
+  timeout 120 ncu --kernel-name-base demangled --kernel-name "regex:bwd_pipe_binned_kernel" --launch-skip 2 --launch-count 1 \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section ComputeWorkloadAnalysis \
+    --section InstructionStats "$S" --gtest_filter='SplitCuda.CostAgainstTodaysBackward' > "$D/ncu-pipe.txt" 2>&1
+  echo "ncu rc=$?: $(grep -E 'Duration|DRAM Throughput|Registers Per|Achieved Occupancy|Executed Ipc A|Issue Slots Busy' "$D/ncu-pipe.txt" | tr -s ' ' | tr '\n' ';')"
 fi
+# the automatic choice's SASS (bf16, 512-byte segments, one column a thread)
+command -v cuobjdump > /dev/null && cuobjdump -sass -fun '_ZN9gatecheck11cuda_detail22bwd_pipe_binned_kernelINS_6bf16_tELi512ELi1EEEvNS0_7BwdArgsIT_EE' \
+  "$S" > "$D/pipe-bf16.sass" 2>&1
+echo "sass: $(grep -c -E '^\s+/\*[0-9a-f]{4}\*/' "$D/pipe-bf16.sass" 2>/dev/null) instructions; DADD $(grep -c DADD "$D/pipe-bf16.sass"), DFMA $(grep -c DFMA "$D/pipe-bf16.sass")"
