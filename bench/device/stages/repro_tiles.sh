@@ -1,6 +1,8 @@
 # repro_tiles: gate_residual's reproducible backward, each tile kernel, on the H200:
-#   tests.log   every SplitCuda GPU test (each tile kernel forced, every partition) and
-#               today's backward against the host twin (the copy pipeline's code is shared)
+#   tests.log   every SplitCuda GPU test (each tile kernel forced, every partition),
+#               today's backward against the host twin (the copy pipeline's code is shared), and
+#               rmsnorm_modulate's cuda-repro tests (the binned fp64 sums are shared)
+#   rms-cost.log  rmsnorm_modulate's reproducible backward beside its cuda backward
 #   cost.log    the reproducible backward beside today's and a copy at 32768 and 131072 x 3072
 #               (bf16, 32 gates): the automatic choice, then each tile kernel; the 64-state combine
 #   check.txt   gatecheck check of cuda-repro: split_invariance and accuracy, 60 s, scale tier included
@@ -9,12 +11,17 @@
 # About 4 minutes on the H200 after the build.
 . "$(dirname "$0")/../stage_common.sh"
 S="$BUILD/tests/split/split_cuda_test"
-need "$S" "$T" "$GC"
-(cd "$BUILD" && timeout 200 ctest -L gpu -R "SplitCuda|^CudaVsHost" -E CostAgainst --output-on-failure) > "$D/tests.log" 2>&1
+R="$BUILD/tests/split/rmsnorm_repro_cuda_test"
+need "$S" "$T" "$R" "$GC"
+(cd "$BUILD" && timeout 240 ctest -L gpu -R "SplitCuda|^CudaVsHost|RmsnormReproCuda" -E CostAgainst --output-on-failure) \
+  > "$D/tests.log" 2>&1
 echo "tests rc=$?: $(grep -E 'tests passed|tests failed' "$D/tests.log" | tail -1)"
 timeout 120 "$S" --gtest_filter='SplitCuda.CostAgainstTodaysBackward' > "$D/cost.log" 2>&1
 echo "cost rc=$?"
 grep -E " ms|us " "$D/cost.log" | head -20
+timeout 120 "$R" --gtest_filter='RmsnormReproCuda.CostAgainstTheCudaBackward' > "$D/rms-cost.log" 2>&1
+echo "rms cost rc=$?"
+grep -E " ms|us " "$D/rms-cost.log" | head -6
 timeout 100 "$GC" check --device cuda --impl cuda-repro --properties split_invariance,accuracy --seconds 60 \
   --jobs 8 --seed 35 --corpus "$D/corpus" > "$D/check.txt" 2>&1
 echo "check rc=$?: $(grep -E '^cuda-repro@' "$D/check.txt" | tr -s ' ' | tr '\n' ';')"
