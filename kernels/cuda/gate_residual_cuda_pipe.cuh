@@ -166,9 +166,11 @@ __device__ void pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64
   for (int s = 0; s < kPipeDepth - 1; ++s) issue(s);
   constexpr int kSumThreads = CW / Cols;
   static_assert(kSumThreads * RowGroups <= Threads, "a thread for each column's row group");
-  const int sum_lane = int(threadIdx.x) % kSumThreads, row_group = int(threadIdx.x) / kSumThreads;
-  const bool sums = row_group < RowGroups && c0 + Cols * sum_lane < a.dim;
-  const int first_row = RowGroups == 1 ? 0 : row_group;
+  // (one row group: the thread's own index, as the fp32 kernels have always had it)
+  const int sum_lane = RowGroups == 1 ? int(threadIdx.x) : int(threadIdx.x) % kSumThreads;
+  const int row_group = RowGroups == 1 ? 0 : int(threadIdx.x) / kSumThreads;
+  const bool sums = RowGroups == 1 ? int(threadIdx.x) < kSumThreads && pipe_sum_col<Cols>(c0) < a.dim
+                                   : row_group < RowGroups && c0 + Cols * sum_lane < a.dim;
   pipe_acc_clear(acc);
   for (int s = 0; s < stages; ++s) {
     clk.lap(kPhaseTail);
@@ -201,14 +203,38 @@ __device__ void pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64
       using Raw = typename RawOf<Cols * int(sizeof(T))>::type;
       const T* gcol = gs + buf * kPipeStageRows * CW + Cols * sum_lane;
       const T* ycol = ys + buf * kPipeStageRows * CW + Cols * sum_lane;
+      if constexpr (std::is_array<Acc>::value) {  // fp32: row order
 #pragma unroll 4
-      for (int r = first_row; r < here; r += RowGroups) {
-        const Raw gr = *reinterpret_cast<const Raw*>(gcol + r * CW), yr = *reinterpret_cast<const Raw*>(ycol + r * CW);
-        Pack<T, Cols> gp, yp;
-        memcpy(&gp, &gr, sizeof gr);
-        memcpy(&yp, &yr, sizeof yr);
+        for (int r = 0; r < here; ++r) {
+          const Raw gr = *reinterpret_cast<const Raw*>(gcol + r * CW), yr = *reinterpret_cast<const Raw*>(ycol + r * CW);
+          Pack<T, Cols> gp, yp;
+          memcpy(&gp, &gr, sizeof gr);
+          memcpy(&yp, &yr, sizeof yr);
 #pragma unroll
-        for (int j = 0; j < Cols; ++j) pipe_acc_add(acc, j, gate_residual_grad_gate_term(gp.e[j], yp.e[j]));
+          for (int j = 0; j < Cols; ++j)
+            acc[j] = gate_residual_accumulate(acc[j], gate_residual_grad_gate_term(gp.e[j], yp.e[j]));
+        }
+      } else {  // order-free sums: this row group's rows, kGroupRows terms a column at once
+        auto term = [&](int r, int j) {
+          const Raw gr = *reinterpret_cast<const Raw*>(gcol + r * CW), yr = *reinterpret_cast<const Raw*>(ycol + r * CW);
+          Pack<T, Cols> gp, yp;
+          memcpy(&gp, &gr, sizeof gr);
+          memcpy(&yp, &yr, sizeof yr);
+          return gate_residual_grad_gate_term(gp.e[j], yp.e[j]);
+        };
+        constexpr int kGroupRows = 4;
+        int r = row_group;
+        for (; r + (kGroupRows - 1) * RowGroups < here; r += kGroupRows * RowGroups)
+#pragma unroll
+          for (int j = 0; j < Cols; ++j) {
+            float t[kGroupRows];
+#pragma unroll
+            for (int k = 0; k < kGroupRows; ++k) t[k] = term(r + k * RowGroups, j);
+            acc.add_group(j, t);
+          }
+        for (; r < here; r += RowGroups)
+#pragma unroll
+          for (int j = 0; j < Cols; ++j) acc.add(j, term(r, j));
       }
     }
     clk.lap(kPhasePassB);

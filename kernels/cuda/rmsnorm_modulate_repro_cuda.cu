@@ -28,7 +28,7 @@ constexpr int kThreads = binned_cuda::kThreads;  // a column a thread
 // the tile's rows by brute force.
 constexpr int kTileRows = 256;
 constexpr int kAhead = 4;  // rows whose loads are issued at once
-static_assert(kTileRows <= BinnedFp64Sum::kMaxTerms, "a run's digits stay exact in fp64");
+static_assert(kTileRows <= BinnedFp64SumCompact::kMaxTerms, "a run's digits stay exact in fp64");
 
 Status cuda_status(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return Status::success();
@@ -71,7 +71,7 @@ __device__ __forceinline__ Terms column_terms(float rs, float x, float g, float 
   return {__fmul_rn(__fmul_rn(__fmul_rn(g, f), x), rs), g, __fmul_rn(g, rn<T>(__fmul_rn(w, __fmul_rn(rs, x))))};
 }
 
-__device__ __forceinline__ void flush(const binned_cuda::WideSums& w, int64_t e, const BinnedFp64Sum& s) {
+__device__ __forceinline__ void flush(const binned_cuda::WideSums& w, int64_t e, const BinnedFp64SumCompact& s) {
   uint64_t v[kBinnedWords];
   s.to_words(v);
   binned_cuda::wide_add(w, e, v);
@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(kThreads) terms_kernel(TermsArgs a) {
     }
     __syncthreads();
     if (!live) continue;
-    BinnedFp64Sum dw, sh, sc;
+    BinnedFp64SumCompact dw, sh, sc;  // three a thread: the compact form keeps 15 registers
     dw.clear();
     sh.clear();
     sc.clear();
