@@ -8,14 +8,16 @@
 #   check.txt   gatecheck check of cuda-repro: split_invariance and accuracy, 60 s, scale tier included
 #   ncu-pipe.txt  Nsight Compute on the automatic choice's tile kernel at 32768 x 3072 (NCU=0: none)
 #   pipe-bf16.sass  that kernel's SASS
-# About 4 minutes on the H200 after the build.
+# About 4 minutes on the H200 after the build; TESTS=0 leaves out the tests (about 1.5 minutes).
 . "$(dirname "$0")/../stage_common.sh"
 S="$BUILD/tests/split/split_cuda_test"
 R="$BUILD/tests/split/rmsnorm_repro_cuda_test"
 need "$S" "$T" "$R" "$GC"
-(cd "$BUILD" && timeout 240 ctest -L gpu -R "SplitCuda|^CudaVsHost|RmsnormReproCuda" -E CostAgainst --output-on-failure) \
-  > "$D/tests.log" 2>&1
-echo "tests rc=$?: $(grep -E 'tests passed|tests failed' "$D/tests.log" | tail -1)"
+if [ "${TESTS:-1}" != 0 ]; then  # TESTS=0: left to the stage verify, run in the same call
+  (cd "$BUILD" && timeout 240 ctest -L gpu -R "SplitCuda|^CudaVsHost|RmsnormReproCuda" -E CostAgainst --output-on-failure) \
+    > "$D/tests.log" 2>&1
+  echo "tests rc=$?: $(grep -E 'tests passed|tests failed' "$D/tests.log" | tail -1)"
+fi
 timeout 120 "$S" --gtest_filter='SplitCuda.CostAgainstTodaysBackward' > "$D/cost.log" 2>&1
 echo "cost rc=$?"
 grep -E " ms|us " "$D/cost.log" | head -20
