@@ -195,10 +195,10 @@ GC_HD double binned_pow2(int e) {
 // binned_dadd_rz emulates the device's rounding).
 //
 // KeepWindow: the window's constants (c1, c2) and the raise test's bound
-// are kept with the top bin (5 more registers, 8 fewer instructions a term),
-// and add_group takes K terms with one branch, so that their fp64 chains
-// interleave. Without (BinnedFp64SumCompact), they are made again each term:
-// for a kernel that keeps several sums a thread.
+// are kept with the top bin (5 more registers, about 8 fewer instructions a
+// term). Without (BinnedFp64SumCompact), they are made again each term: for
+// a kernel that keeps several sums a thread (three took rmsnorm_modulate's
+// terms kernel from 78 to 94 registers).
 template <bool KeepWindow>
 struct BinnedFp64SumOf {
   static constexpr int kMaxTerms = 1 << 21;
@@ -279,22 +279,6 @@ struct BinnedFp64SumOf {
     const uint32_t u = float_bits(t);
     if (needs_slow(u) && slow(u)) return;  // rare once the largest terms are in
     add_in_window(t, u);
-  }
-  // K terms in order: the same words as K add()s. One test for all K when
-  // none needs the slow path; the digit sums are exact, so their order is free.
-  template <int K>
-  GC_HD void add_group(const float (&t)[K]) {
-    uint32_t u[K];
-    bool any = false;
-    for (int k = 0; k < K; ++k) {
-      u[k] = float_bits(t[k]);
-      any |= needs_slow(u[k]);
-    }
-    if (any) {
-      for (int k = 0; k < K; ++k) add(t[k]);
-      return;
-    }
-    for (int k = 0; k < K; ++k) add_in_window(t[k], u[k]);
   }
   // BinnedSum's words: each digit in units of its bin (an exact integer).
   GC_HD void to_words(uint64_t* w) const {

@@ -165,8 +165,6 @@ struct BinnedTileSum {
     for (int j = 0; j < N; ++j) acc[j].clear();
   }
   __device__ __forceinline__ void add(int j, float t) { acc[j].add(t); }
-  template <int K>
-  __device__ __forceinline__ void add_group(int j, const float (&t)[K]) { acc[j].add_group(t); }
   __device__ __forceinline__ void store(const BwdArgs<T>& a, const TileDesc&, int64_t c) const {
     uint64_t* w = a.tile_states + (int64_t(blockIdx.x) * a.dim + c) * kBinnedWords;
 #pragma unroll

@@ -214,27 +214,16 @@ __device__ void pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64
           for (int j = 0; j < Cols; ++j)
             acc[j] = gate_residual_accumulate(acc[j], gate_residual_grad_gate_term(gp.e[j], yp.e[j]));
         }
-      } else {  // order-free sums: this row group's rows, kGroupRows terms a column at once
-        auto term = [&](int r, int j) {
+      } else {  // order-free sums: this row group's rows (four at a time, interleaved, was slower on the H200)
+#pragma unroll 4
+        for (int r = row_group; r < here; r += RowGroups) {
           const Raw gr = *reinterpret_cast<const Raw*>(gcol + r * CW), yr = *reinterpret_cast<const Raw*>(ycol + r * CW);
           Pack<T, Cols> gp, yp;
           memcpy(&gp, &gr, sizeof gr);
           memcpy(&yp, &yr, sizeof yr);
-          return gate_residual_grad_gate_term(gp.e[j], yp.e[j]);
-        };
-        constexpr int kGroupRows = 4;
-        int r = row_group;
-        for (; r + (kGroupRows - 1) * RowGroups < here; r += kGroupRows * RowGroups)
 #pragma unroll
-          for (int j = 0; j < Cols; ++j) {
-            float t[kGroupRows];
-#pragma unroll
-            for (int k = 0; k < kGroupRows; ++k) t[k] = term(r + k * RowGroups, j);
-            acc.add_group(j, t);
-          }
-        for (; r < here; r += RowGroups)
-#pragma unroll
-          for (int j = 0; j < Cols; ++j) acc.add(j, term(r, j));
+          for (int j = 0; j < Cols; ++j) acc.add(j, gate_residual_grad_gate_term(gp.e[j], yp.e[j]));
+        }
       }
     }
     clk.lap(kPhasePassB);

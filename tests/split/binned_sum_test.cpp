@@ -285,19 +285,12 @@ TEST(BinnedSum, SpecialTerms) {
   EXPECT_EQ(binned_f32(raw), 0x7fc00000u);
 }
 
-// The fp64 accumulator's words for terms t, added one by one, or four at a
-// time (add_group) from term `grouped_from` on.
+// The fp64 accumulator's words for terms t, added one by one.
 template <class Fp64>
-State fp64_words(const std::vector<float>& t, size_t grouped_from) {
+State fp64_words(const std::vector<float>& t) {
   Fp64 f;
   f.clear();
-  size_t i = 0;
-  for (; i < std::min(grouped_from, t.size()); ++i) f.add(t[i]);
-  for (; i + 4 <= t.size(); i += 4) {
-    const float g[4] = {t[i], t[i + 1], t[i + 2], t[i + 3]};
-    f.add_group(g);
-  }
-  for (; i < t.size(); ++i) f.add(t[i]);
+  for (float x : t) f.add(x);
   State w(kBinnedWords);
   f.to_words(w.data());
   return w;
@@ -305,9 +298,8 @@ State fp64_words(const std::vector<float>& t, size_t grouped_from) {
 
 // The GPU tile's fp64 accumulator gives the integer accumulator's words: for
 // tiles of up to 256 terms (wide, subnormal, extreme and special terms, tops
-// rising mid-tile), in both forms (the window kept or made again each term),
-// its terms added one by one or in groups of four (a group with a new top
-// bin or a special term among them included).
+// rising mid-tile), in both forms (the window kept with the top bin, or made
+// again each term).
 TEST(BinnedSum, Fp64TileAccumulatorGivesTheSameWords) {
   std::mt19937_64 rng(31);
   const float specials[] = {INFINITY, -INFINITY, NAN, 0.0f, -0.0f, std::ldexp(1.0f, -149), -std::ldexp(1.5f, -140),
@@ -319,11 +311,8 @@ TEST(BinnedSum, Fp64TileAccumulatorGivesTheSameWords) {
     for (int i = 0; i < n; ++i)
       t.push_back(rng() % 16 == 0 ? specials[rng() % 10] : std::ldexp(random_term(rng, 0, 0), lo + int(rng() % size_t(hi - lo + 1))));
     const State want = binned_partial(t);
-    const size_t from = rng() % (t.size() + 1);
-    ASSERT_EQ(fp64_words<BinnedFp64Sum>(t, t.size()), want) << "trial " << trial;
-    ASSERT_EQ(fp64_words<BinnedFp64Sum>(t, from), want) << "trial " << trial << ", groups from term " << from;
-    ASSERT_EQ(fp64_words<BinnedFp64SumCompact>(t, t.size()), want) << "trial " << trial;
-    ASSERT_EQ(fp64_words<BinnedFp64SumCompact>(t, from), want) << "trial " << trial << ", groups from term " << from;
+    ASSERT_EQ(fp64_words<BinnedFp64Sum>(t), want) << "trial " << trial;
+    ASSERT_EQ(fp64_words<BinnedFp64SumCompact>(t), want) << "trial " << trial << " (compact)";
   }
   // a planted mistake: rounding to nearest instead of toward zero must differ
   int differ = 0;
