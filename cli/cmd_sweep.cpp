@@ -165,7 +165,7 @@ std::string command_line(const SweepArgs& a) {
 
 // The verdicts, implementations as columns, and the seed's numbers.
 void print_summary(std::ostream& os, const json& r, const OpSchema& op) {
-  const json& plain = value_at(r, {"results", "plain"});
+  const json plain = value_at(r, {"results", "plain"});
   std::vector<std::string> impls;
   size_t w = 14;
   for (const auto& [k, v] : plain.items()) {
@@ -183,9 +183,9 @@ void print_summary(std::ostream& os, const json& r, const OpSchema& op) {
   for (const char* v : {"batch_invariant", "all_rows", "params_repeatable", "full_vs_sub_batches", "batch_size_sweep",
                         "segment_invariance", "split_invariance", "accuracy", "eager_exact"})
     row(v, [&](const json& e) {
-      const json& word = value_at(e, {"gatecheck", "verdicts", v});
+      const json word = value_at(e, {"gatecheck", "verdicts", v});
       std::string s = word.is_string() ? word.get<std::string>() : "?";
-      const json& n = value_at(e, {"gatecheck", "failed_comparisons", v});
+      const json n = value_at(e, {"gatecheck", "failed_comparisons", v});
       if (n.is_number()) s += " (" + std::to_string(n.get<int64_t>()) + ")";
       return s;
     });
@@ -220,35 +220,36 @@ void print_summary(std::ostream& os, const json& r, const OpSchema& op) {
     row(n + " fwd_bwd_us", [&](const json& e) { return fmt(value_at(e, {"accuracy_latency", n, "fwd_bwd_us"})); });
     if (op.prior_art_operator_report)
       row(n + " bwd_us", [&](const json& e) {
-        const json& t = value_at(e, {"gatecheck", "latency", n, "bwd"});
+        const json t = value_at(e, {"gatecheck", "latency", n, "bwd"});
         return fmt(value_at(t, {"event_us"}).is_number() ? value_at(t, {"event_us"}) : value_at(t, {"wall_us"}));
       });
     row(n + " fwd_bwd gpu_us", [&](const json& e) { return fmt(value_at(e, {"gatecheck", "latency", n, "fwd_bwd", "gpu_us"})); });
     row(n + " fwd_bwd wall_us",
         [&](const json& e) { return fmt(value_at(e, {"gatecheck", "latency", n, "fwd_bwd", "wall_us"})); });
     row(n + " fwd_bwd copy us", [&](const json& e) {  // a copy of the same bytes, timed as fwd_bwd_us
-      const json& t = value_at(e, {"gatecheck", "latency", n, "fwd_bwd"});
+      const json t = value_at(e, {"gatecheck", "latency", n, "fwd_bwd"});
       return fmt(value_at(t, {"copy_event_us"}).is_number() ? value_at(t, {"copy_event_us"}) : value_at(t, {"copy_wall_us"}));
     });
   }
   for (const auto& i : impls)
-    if (const json& err = value_at(plain[i], {"gatecheck", "error"}); err.is_string())
+    if (const json err = value_at(plain[i], {"gatecheck", "error"}); err.is_string())
       os << "\n" << i << ": stopped by an error on valid input (every check it did not finish fails): "
          << err.get<std::string>() << "\n";
   // The plain part against its library op: why not computed, or where it differs.
   if (op.prior_art_operator_report && op.plain.field) {
     const std::string f = op.plain.field;
     for (const auto& i : impls) {
-      const json& v = value_at(plain[i], {"operator_report", f});
-      const json& note = value_at(plain[i], {"operator_report", f + "_note"});
+      const json v = value_at(plain[i], {"operator_report", f});
+      const json note = value_at(plain[i], {"operator_report", f + "_note"});
       if (v.is_null() && note.is_string()) os << "\n" << i << ": " << f << " not computed: " << note.get<std::string>() << "\n";
       if (!v.is_boolean()) continue;
       os << "\n" << i << ": " << f << " " << v.dump() << ": " << (note.is_string() ? note.get<std::string>() : "")
          << "\n";
-      for (const json& at : value_at(plain[i], {"operator_report", f + "_by_size"})) {
+      const json by_size = value_at(plain[i], {"operator_report", f + "_by_size"});
+      for (const json& at : by_size) {
         os << "  " << at.value("case", "") << ": " << value_at(at, {"differ"}).dump() << " of "
            << value_at(at, {"elements"}).dump() << " elements differ";
-        const json& d = value_at(at, {"first_differ"});
+        const json d = value_at(at, {"first_differ"});
         if (d.is_object())
           os << ", first [" << d.value("row", -1) << ", " << d.value("col", -1) << "] bits " << d.value("bits", "")
              << " vs the library's " << d.value("library_bits", "") << " (" << d.value("why", "") << ")";
@@ -257,7 +258,7 @@ void print_summary(std::ostream& os, const json& r, const OpSchema& op) {
     }
   }
   for (const auto& i : impls) {
-    const json& fs = value_at(plain[i], {"gatecheck", "failures"});
+    const json fs = value_at(plain[i], {"gatecheck", "failures"});
     if (!fs.is_array() || fs.empty()) continue;
     // The first failure of each check here; every kept one is in the report and the page.
     os << "\n" << i << ": failed comparisons, the first of each check (all saved ones: the report)\n";
@@ -265,7 +266,7 @@ void print_summary(std::ostream& os, const json& r, const OpSchema& op) {
     for (const auto& f : fs) {
       const std::string check = f.value("check", "");
       if (!shown.insert(check).second) continue;
-      const json& n = value_at(plain[i], {"gatecheck", "failed_comparisons", check});
+      const json n = value_at(plain[i], {"gatecheck", "failed_comparisons", check});
       os << "  " << check << " [" << f.value("verdict", "") << "], " << (n.is_number() ? n.get<int64_t>() : 0)
          << " failed: " << f.value("detail", "") << "\n";
       if (f["repro"].is_string()) os << "    repro: " << f["repro"].get<std::string>() << "\n";

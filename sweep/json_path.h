@@ -21,9 +21,10 @@ inline const nlohmann::json* json_at(const nlohmann::json& j, const std::vector<
   return p;
 }
 
-// The same, with null where it is absent. The path is taken by value: a
-// braced path is then no temporary bound to a reference, which g++ 13's
-// -Wdangling-reference took for what the returned reference might point into.
+// The same, with null where it is absent. Callers keep what it returns by
+// value, or use it at once: g++ 13's -Wdangling-reference flags a reference
+// initialised from it, taking the braced path (a temporary) for what the
+// returned reference might point into.
 inline const nlohmann::json& value_at(const nlohmann::json& j, std::vector<std::string> path) {
   static const nlohmann::json none;
   const nlohmann::json* p = json_at(j, path);

@@ -184,10 +184,10 @@ std::string split_detail(const json& e) {
 
 std::string sweep_html(const json& r) {
   std::ostringstream o;
-  const json& plain = value_at(r, {"results", "plain"});
+  const json plain = value_at(r, {"results", "plain"});
   std::vector<std::string> impls;
   for (const auto& [k, v] : plain.items()) impls.push_back(k);
-  const json& env = value_at(r, {"environment"});
+  const json env = value_at(r, {"environment"});
   // The op's outputs, from the catalog (a report of an op this build does not know: gate_residual's form).
   const OpSchema* found = find_op_schema(text_of(r, "op"));
   const OpSchema& op = found ? *found : gate_residual_schema();
@@ -216,7 +216,7 @@ std::string sweep_html(const json& r) {
     << esc(text_of(r, "command")) << "</code></p>";
   if (flag_of(r, "quick"))
     o << "<p><b>--quick</b>: " << esc(text_of(r, "quick_scaling")) << "</p>";
-  const json& g = value_at(r, {"grid"});
+  const json g = value_at(r, {"grid"});
   auto gv = [&](const char* k) { return g.contains(k) ? show(g.at(k)) : std::string("&ndash;"); };
   o << "<p>Grid: " << gv("dtype") << ", dim " << gv("dim") << ", " << gv("gates") << " gates, seeds " << gv("seeds")
     << ", full batches " << gv("full_batches") << ", a " << gv("big_batch") << "-row batch against sub-batches of "

@@ -383,7 +383,16 @@ Verdict error_inputs(const Implementation& impl, const Case& c0, const PropertyO
   if (!fresh && (impl.device != Device::cpu || impl.takes_tensors())) {
     const StageTimer t(Stage::calls);  // the probes in this process: their buffers, calls and checks
     take_lines(probe_status(impl, c, probe_arg(-1, o.valid.min_dim)));  // (never anything but kProbeFailed's lines)
-  } else if (!take_lines(in_child(-1))) {
+  } else if (const Status at_once = in_child(-1); !take_lines(at_once)) {
+    if (!o.name_probes) {  // a shrinking step: that it still fails is all it asks
+      v.passed = false;
+      v.compared = int64_t(all.size());
+      v.probes_unnamed = true;
+      v.message = impl.label() + " on " + describe(c) + ": the child running its " + std::to_string(all.size()) +
+                  " bad-input probes did not return: " + at_once.message +
+                  " (each probe runs alone on the minimal case, to name the one that did)";
+      return v;
+    }
     for (size_t i = 0; i < all.size(); ++i) {
       const Status s = in_child(int64_t(i));
       if (!take_lines(s)) why[i] = "the call did not return: " + s.message;

@@ -24,6 +24,9 @@ struct Verdict {
   std::string message;                   // one paragraph a person can act on
   int64_t compared = 0;                  // elements or rows compared (vacuity guard)
   bool vacuous = false;                  // failed only because the plan compared nothing
+  // error_inputs: its probes' child died and, with PropertyOptions::name_probes
+  // off, no probe was run alone to name the one that killed it.
+  bool probes_unnamed = false;
 };
 
 struct PropertyOptions {
@@ -38,6 +41,12 @@ struct PropertyOptions {
   // builds its bad inputs from valid ones. The Subject overload of
   // check_property sets it from the contract.
   ValidInputs valid;
+  // error_inputs: when the child running every probe dies, run each probe
+  // alone to name the one that killed it (a fresh process a crash: under
+  // --isolate a Python or torch start each). Shrinking asks only whether a
+  // candidate still fails, so it turns this off and names them on the minimal
+  // case (Verdict::probes_unnamed says a verdict still lacks the names).
+  bool name_probes = true;
 };
 
 // Runs one property. Unknown names throw std::invalid_argument.

@@ -5,6 +5,7 @@
 
 #include "broken_impls.h"
 #include "properties/checks/properties.h"
+#include "properties/shrink/shrink.h"
 #include "test_cases.h"
 
 namespace gatecheck::testing {
@@ -144,6 +145,37 @@ TEST(PropertyCanFail, ErrorInputsSurvivesACrashingImplementation) {
   EXPECT_TRUE(contains(v.message, "did not return")) << v.message;
   EXPECT_TRUE(contains(v.message, "SIGSEGV")) << v.message;
   EXPECT_FALSE(contains(v.message, "null res")) << v.message;  // only the index probes died
+}
+
+// Shrinking's candidates only ask whether error_inputs still fails: with
+// name_probes off, a dead child is a failure at once, marked unnamed, and no
+// probe runs alone; with it on (the default), the probe that killed it is named.
+TEST(PropertyCanFail, ErrorInputsNamesTheCulpritOnlyWhenAsked) {
+  const Case c = hand_case(DType::f32, 4, 3, 2, {0, 1, 1, 0});
+  PropertyOptions quick;
+  quick.name_probes = false;
+  const Verdict v = check_property("error_inputs", broken(Bug::crashes_on_bad_index), c, quick);
+  EXPECT_FALSE(v.passed);
+  EXPECT_TRUE(v.probes_unnamed);
+  EXPECT_TRUE(breaks_claim(v, broken(Bug::crashes_on_bad_index).contract, c.dtype));
+  EXPECT_TRUE(contains(v.message, "bad-input probes did not return")) << v.message;
+  EXPECT_FALSE(contains(v.message, "index out of range")) << v.message;  // no probe named
+  const Verdict named = check_property("error_inputs", broken(Bug::crashes_on_bad_index), c);
+  EXPECT_FALSE(named.probes_unnamed);
+  EXPECT_TRUE(contains(named.message, "index out of range (index[2] = 2")) << named.message;
+  // a correct implementation passes either way
+  EXPECT_TRUE(check_property("error_inputs", host(), c, quick).passed);
+}
+
+// shrink_case runs its candidates unnamed and names the minimal case's probes.
+TEST(PropertyCanFail, ShrinkingACrashNamesTheMinimalCasesProbes) {
+  const Case c = hand_case(DType::f32, 6, 5, 3, {0, 1, 2, 1, 0, 2});
+  const ShrinkResult r = shrink_case(broken(Bug::crashes_on_bad_index), "error_inputs", c);
+  EXPECT_GT(r.steps, 0);
+  EXPECT_FALSE(r.verdict.passed);
+  EXPECT_FALSE(r.verdict.probes_unnamed);
+  EXPECT_TRUE(contains(r.verdict.message, "index out of range")) << r.verdict.message;
+  EXPECT_TRUE(contains(r.verdict.message, "SIGSEGV")) << r.verdict.message;
 }
 
 // With PropertyOptions::isolate every call runs in a child process: a crash on
