@@ -486,9 +486,9 @@ struct BinnedOut {
   void* grad_gate;
 };
 
-// The reproducible mode's tile kernel: today's per-thread tile kernel with
-// binned sums (10 registers a column), 8 rows of loads in flight at up to 8
-// bytes of columns a thread, 4 at 16 bytes.
+// The reproducible mode's per-thread tile kernel: today's per-thread tile
+// kernel with binned sums (15 registers a column), 8 rows of loads in flight
+// at up to 8 bytes of columns a thread, 4 at 16 bytes.
 template <class T, int N>
 constexpr auto binned_tile_kernel = bwd_tile_kernel<T, N, (N * int(sizeof(T)) <= 8 ? 8 : 4), BinnedTileSum<T, N>>;
 
@@ -500,11 +500,12 @@ void launch_binned_tiles(const gatecheck_problem& p, const BwdArgs<T>& a, int64_
   launch_after(binned_tile_kernel<T, N>, grid, dim3(threads), 0, s, a);
 }
 
-// The binned tile kernel's width: 4 bytes of columns a thread (its sums take
-// 10 registers a column, so narrow threads keep more blocks resident). On the
-// H200, bf16, 3072 columns, 32 gates (bench/results/split/repro-cost.log):
-// 4 bytes 0.346 and 1.211 ms at 32768 and 131072 rows, 8 bytes 0.417 and
-// 1.252, 16 bytes 0.626 and 1.371. The tuning's vec= overrides it.
+// The per-thread binned tile kernel's width: 4 bytes of columns a thread (its
+// sums take registers by the column, so narrow threads keep more blocks
+// resident). On the H200, bf16, 3072 columns, 32 gates, with 10 registers a
+// column (bench/results/split/repro-tiles/first/): 1.44x, 1.74x and 2.61x the
+// cuda backward at 4, 8 and 16 bytes at 32768 rows. The tuning's vec=
+// overrides it.
 template <class T>
 int binned_width(int max_bytes) {
   const int elem = int(sizeof(T));
@@ -516,7 +517,10 @@ int binned_width(int max_bytes) {
 // The reproducible mode's tiles through the copy pipeline (16-byte rows,
 // tiles of 64 rows and more on average), else the per-thread tile kernel;
 // tile=3 forces the pipeline where rows allow it, tile=1 the per-thread
-// kernel. One column a thread in the pipeline unless cols=2.
+// kernel. One column a thread in the pipeline unless cols=2. On the H200,
+// bf16, 3072 columns, 32 gates (bench/results/split/repro-tiles/): 1.24x and
+// 1.17x the cuda backward at 32768 and 131072 rows, against 1.39x and 1.37x
+// for per-thread tiles in the same run.
 bool binned_piped(const gatecheck_problem& p, int max_bytes, int tile_choice) {
   if (max_bytes != 16 || tile_choice == 1) return false;
   return tile_choice == 3 || p.rows / std::max<int64_t>(p.gates, 1) >= 64;
