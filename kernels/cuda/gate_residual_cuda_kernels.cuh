@@ -165,14 +165,20 @@ struct BinnedTileSum {
     for (int j = 0; j < N; ++j) acc[j].clear();
   }
   __device__ __forceinline__ void add(int j, float t) { acc[j].add(t); }
+  // Where this block's tile keeps column c's state.
+  __device__ static uint64_t* state_at(const BwdArgs<T>& a, int64_t c) {
+    return a.tile_states + (int64_t(blockIdx.x) * a.dim + c) * kBinnedWords;
+  }
+  __device__ static void store_words(uint64_t* to, const uint64_t (&w)[kBinnedWords]) {
+    *reinterpret_cast<ulonglong2*>(to) = make_ulonglong2(w[0], w[1]);
+    *reinterpret_cast<ulonglong2*>(to + 2) = make_ulonglong2(w[2], w[3]);
+  }
   __device__ __forceinline__ void store(const BwdArgs<T>& a, const TileDesc&, int64_t c) const {
-    uint64_t* w = a.tile_states + (int64_t(blockIdx.x) * a.dim + c) * kBinnedWords;
 #pragma unroll
     for (int j = 0; j < N; ++j) {
       uint64_t v[kBinnedWords];
       acc[j].to_words(v);
-      *reinterpret_cast<ulonglong2*>(w + j * kBinnedWords) = make_ulonglong2(v[0], v[1]);
-      *reinterpret_cast<ulonglong2*>(w + j * kBinnedWords + 2) = make_ulonglong2(v[2], v[3]);
+      store_words(state_at(a, c + j), v);
     }
   }
 };

@@ -203,27 +203,16 @@ __device__ void pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64
       using Raw = typename RawOf<Cols * int(sizeof(T))>::type;
       const T* gcol = gs + buf * kPipeStageRows * CW + Cols * sum_lane;
       const T* ycol = ys + buf * kPipeStageRows * CW + Cols * sum_lane;
-      if constexpr (std::is_array<Acc>::value) {  // fp32: row order
+      // fp32 sums in row order (one row group); order-free sums this row group's
+      // rows (four at a time, interleaved, was slower on the H200)
 #pragma unroll 4
-        for (int r = 0; r < here; ++r) {
-          const Raw gr = *reinterpret_cast<const Raw*>(gcol + r * CW), yr = *reinterpret_cast<const Raw*>(ycol + r * CW);
-          Pack<T, Cols> gp, yp;
-          memcpy(&gp, &gr, sizeof gr);
-          memcpy(&yp, &yr, sizeof yr);
+      for (int r = row_group; r < here; r += RowGroups) {
+        const Raw gr = *reinterpret_cast<const Raw*>(gcol + r * CW), yr = *reinterpret_cast<const Raw*>(ycol + r * CW);
+        Pack<T, Cols> gp, yp;
+        memcpy(&gp, &gr, sizeof gr);
+        memcpy(&yp, &yr, sizeof yr);
 #pragma unroll
-          for (int j = 0; j < Cols; ++j)
-            acc[j] = gate_residual_accumulate(acc[j], gate_residual_grad_gate_term(gp.e[j], yp.e[j]));
-        }
-      } else {  // order-free sums: this row group's rows (four at a time, interleaved, was slower on the H200)
-#pragma unroll 4
-        for (int r = row_group; r < here; r += RowGroups) {
-          const Raw gr = *reinterpret_cast<const Raw*>(gcol + r * CW), yr = *reinterpret_cast<const Raw*>(ycol + r * CW);
-          Pack<T, Cols> gp, yp;
-          memcpy(&gp, &gr, sizeof gr);
-          memcpy(&yp, &yr, sizeof yr);
-#pragma unroll
-          for (int j = 0; j < Cols; ++j) acc.add(j, gate_residual_grad_gate_term(gp.e[j], yp.e[j]));
-        }
+        for (int j = 0; j < Cols; ++j) pipe_acc_add(acc, j, gate_residual_grad_gate_term(gp.e[j], yp.e[j]));
       }
     }
     clk.lap(kPhasePassB);
@@ -292,27 +281,24 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_binned_kernel(BwdArgs<T
     BinnedTileSum<T, Cols> sum;
     pipe_tile<T, RowBytes, kPipeThreads, Cols, kGroups>(a, tile_rows, n, d.gate, c0, pipe_smem, unused, sum);
     const int64_t col = c0 + Cols * lane;
-    if constexpr (kGroups == 1) {
-      if (group == 0 && col < a.dim) sum.store(a, d, col);  // threads past the columns' group hold nothing
-    } else {  // pipe_tile ended with a barrier: its shared memory is free
-      auto* part = reinterpret_cast<uint64_t*>(pipe_smem);  // [kGroups - 1][kSumThreads][Cols][kBinnedWords]
+    auto* part = reinterpret_cast<uint64_t*>(pipe_smem);  // [kGroups - 1][kSumThreads][Cols][kBinnedWords]
+    auto part_at = [&](int k, int j) { return part + (((k - 1) * kSumThreads + lane) * Cols + j) * kBinnedWords; };
+    if constexpr (kGroups > 1) {  // pipe_tile ended with a barrier: its shared memory is free
       if (group >= 1 && group < kGroups && col < a.dim)
 #pragma unroll
-        for (int j = 0; j < Cols; ++j) sum.acc[j].to_words(part + (((group - 1) * kSumThreads + lane) * Cols + j) * kBinnedWords);
+        for (int j = 0; j < Cols; ++j) sum.acc[j].to_words(part_at(group, j));
       __syncthreads();
-      if (group == 0 && col < a.dim) {
-#pragma unroll
-        for (int j = 0; j < Cols; ++j) {
-          uint64_t w[kBinnedWords];
-          sum.acc[j].to_words(w);
-          for (int k = 1; k < kGroups; ++k) binned_combine(w, part + (((k - 1) * kSumThreads + lane) * Cols + j) * kBinnedWords);
-          uint64_t* to = a.tile_states + (int64_t(blockIdx.x) * a.dim + col + j) * kBinnedWords;
-          *reinterpret_cast<ulonglong2*>(to) = make_ulonglong2(w[0], w[1]);
-          *reinterpret_cast<ulonglong2*>(to + 2) = make_ulonglong2(w[2], w[3]);
-        }
-      }
-      __syncthreads();  // the next column chunk's copies refill that memory
     }
+    if (group == 0 && col < a.dim) {  // (threads past the last row group hold nothing)
+#pragma unroll
+      for (int j = 0; j < Cols; ++j) {
+        uint64_t w[kBinnedWords];
+        sum.acc[j].to_words(w);
+        for (int k = 1; k < kGroups; ++k) binned_combine(w, part_at(k, j));
+        BinnedTileSum<T, Cols>::store_words(BinnedTileSum<T, Cols>::state_at(a, col + j), w);
+      }
+    }
+    if constexpr (kGroups > 1) __syncthreads();  // the next column chunk's copies refill that memory
   }
 }
 
