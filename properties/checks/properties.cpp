@@ -38,6 +38,13 @@ Verdict check_property(const std::string& property, const Subject& s, const Case
   return check_property(property, static_cast<const Implementation&>(s), c, o);
 }
 
+Verdict with_probes_named(Verdict v, const std::string& property, const Subject& s, const Case& c,
+                          const PropertyOptions& opt) {
+  if (!v.probes_unnamed) return v;
+  Verdict named = check_property(property, s, c, opt);
+  return named.passed ? v : named;
+}
+
 bool breaks_claim(const Verdict& v, const Contract& contract, DType t) {
   if (v.passed) return false;
   // A failure not tied to one output (a crash, a vacuous plan, a bad

@@ -63,6 +63,12 @@ Verdict check_property(const std::string& property, const Implementation& impl, 
 Verdict check_property(const std::string& property, const Subject& s, const Case& c,
                        const PropertyOptions& opt = {});
 
+// A shrinking step's verdict, made with name_probes off: if it left the
+// probes unnamed, the property again on its case with them named, unless
+// that passes (a flaky failure: the unnamed verdict stands).
+Verdict with_probes_named(Verdict v, const std::string& property, const Subject& s, const Case& c,
+                          const PropertyOptions& opt);
+
 // Does this failing verdict break a claim of the implementation for c's dtype?
 bool breaks_claim(const Verdict& v, const Contract& contract, DType t);
 

@@ -154,9 +154,8 @@ Shrunk shrink(const Subject& impl, const std::string& property, const rc::Shrink
   if (s.verdict.probes_unnamed && !stop_requested(opt)) {  // name them on the minimal case
     const Case c = s.at.value();
     if (opt.before_run) opt.before_run(impl, property, c);
-    Verdict named = check_property(property, impl, c, popt(opt));
+    s.verdict = with_probes_named(std::move(s.verdict), property, impl, c, popt(opt));
     if (opt.after_run) opt.after_run();
-    if (!named.passed) s.verdict = std::move(named);  // (passing now: flaky; the unnamed verdict stands)
   }
   return s;
 }

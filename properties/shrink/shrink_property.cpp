@@ -42,11 +42,8 @@ ShrinkResult shrink_case(const Subject& impl, const std::string& property, const
     return true;
   };
   ShrinkResult r = shrink_case_with(c, still_fails, log, max_seconds, 0, stop);
-  if (last.probes_unnamed && !(stop && stop())) {  // name them on the minimal case
-    Verdict named = check_property(property, impl, r.minimal, popt);
-    if (!named.passed) last = std::move(named);  // (passing now: flaky; the unnamed verdict stands)
-  }
-  r.verdict = std::move(last);
+  // the minimal case's probes named
+  r.verdict = stop && stop() ? std::move(last) : with_probes_named(std::move(last), property, impl, r.minimal, popt);
   return r;
 }
 
