@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/binned_sum.h"
+#include "tests/split/binned_words.h"
 #include "kernels/exact_sum.h"
 
 namespace gatecheck {
@@ -26,13 +27,7 @@ struct Summer {
   std::function<uint32_t(const State&)> finish;
 };
 
-State binned_partial(const std::vector<float>& t) {
-  BinnedSum s = binned_empty();
-  for (float x : t) s.add(x);
-  State w(kBinnedWords);
-  s.to_words(w.data());
-  return w;
-}
+State binned_partial(const std::vector<float>& t) { return binned_words<BinnedSum>(t); }
 State binned_combined(const State& a, const State& b) {
   State w = a;
   binned_combine(w.data(), b.data());
@@ -285,17 +280,6 @@ TEST(BinnedSum, SpecialTerms) {
   EXPECT_EQ(binned_f32(raw), 0x7fc00000u);
 }
 
-// The fp64 accumulator's words for terms t, added one by one.
-template <class Fp64>
-State fp64_words(const std::vector<float>& t) {
-  Fp64 f;
-  f.clear();
-  for (float x : t) f.add(x);
-  State w(kBinnedWords);
-  f.to_words(w.data());
-  return w;
-}
-
 // The GPU tile's fp64 accumulator gives the integer accumulator's words: for
 // tiles of up to 256 terms (wide, subnormal, extreme and special terms, tops
 // rising mid-tile), in both forms (the window kept with the top bin, or made
@@ -311,8 +295,8 @@ TEST(BinnedSum, Fp64TileAccumulatorGivesTheSameWords) {
     for (int i = 0; i < n; ++i)
       t.push_back(rng() % 16 == 0 ? specials[rng() % 10] : std::ldexp(random_term(rng, 0, 0), lo + int(rng() % size_t(hi - lo + 1))));
     const State want = binned_partial(t);
-    ASSERT_EQ(fp64_words<BinnedFp64Sum>(t), want) << "trial " << trial;
-    ASSERT_EQ(fp64_words<BinnedFp64SumCompact>(t), want) << "trial " << trial << " (compact)";
+    ASSERT_EQ(binned_words<BinnedFp64Sum>(t), want) << "trial " << trial;
+    ASSERT_EQ(binned_words<BinnedFp64SumCompact>(t), want) << "trial " << trial << " (compact)";
   }
   // a planted mistake: rounding to nearest instead of toward zero must differ
   int differ = 0;

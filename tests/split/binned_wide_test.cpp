@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/binned_sum.h"
+#include "tests/split/binned_words.h"
 #include "kernels/binned_wide.h"
 
 namespace gatecheck {
@@ -18,23 +19,8 @@ namespace {
 
 using State = std::vector<uint64_t>;
 
-State binned_words(const std::vector<float>& t) {
-  BinnedSum s = binned_empty();
-  for (float x : t) s.add(x);
-  State w(kBinnedWords);
-  s.to_words(w.data());
-  return w;
-}
-
 // A run's state as a GPU thread keeps it (the fp64 accumulator).
-State run_words(const std::vector<float>& t) {
-  BinnedFp64Sum f;
-  f.clear();
-  for (float x : t) f.add(x);
-  State w(kBinnedWords);
-  f.to_words(w.data());
-  return w;
-}
+State run_words(const std::vector<float>& t) { return binned_words<BinnedFp64Sum>(t); }
 
 // A term of exponent lo to hi, or (one in 32, where `specials`) a special or extreme value.
 float term(std::mt19937_64& rng, int lo, int hi, bool specials = true) {
@@ -67,7 +53,7 @@ TEST(BinnedWide, RunsAddedInAnyOrderGiveTheWholesWords) {
     for (const State& r : runs) wide.add(r.data());
     State got(kBinnedWords);
     wide.to_words(got.data());
-    ASSERT_EQ(got, binned_words(t)) << "trial " << trial << ", " << t.size() << " terms in " << runs.size() << " runs";
+    ASSERT_EQ(got, binned_words<BinnedSum>(t)) << "trial " << trial << ", " << t.size() << " terms in " << runs.size() << " runs";
   }
 }
 
@@ -76,19 +62,19 @@ TEST(BinnedWide, EmptySpecialAndSaturatedCounts) {
   BinnedWide empty;
   State got(kBinnedWords);
   empty.to_words(got.data());
-  EXPECT_EQ(got, binned_words({}));
+  EXPECT_EQ(got, binned_words<BinnedSum>({}));
   BinnedWide nan_only;
   std::vector<float> nans(300, NAN);
   for (int i = 0; i < 3; ++i) nan_only.add(run_words(std::vector<float>(nans.begin() + i * 100, nans.begin() + i * 100 + 100)).data());
   nan_only.to_words(got.data());
-  EXPECT_EQ(got, binned_words(nans));
+  EXPECT_EQ(got, binned_words<BinnedSum>(nans));
   std::vector<float> mixed(400, INFINITY);
   for (size_t i = 0; i < mixed.size(); i += 2) mixed[i] = -1.5f;
   BinnedWide m;
   m.add(run_words(std::vector<float>(mixed.begin(), mixed.begin() + 200)).data());
   m.add(run_words(std::vector<float>(mixed.begin() + 200, mixed.end())).data());
   m.to_words(got.data());
-  EXPECT_EQ(got, binned_words(mixed));
+  EXPECT_EQ(got, binned_words<BinnedSum>(mixed));
 }
 
 // Planted: each run's digits put where the run's own top says, but the wide
@@ -110,7 +96,7 @@ TEST(BinnedWide, AWindowReadAtTheWrongTopIsCaught) {
     wide.to_words(got.data());
     std::vector<float> all = small;
     all.insert(all.end(), large.begin(), large.end());
-    caught += got != binned_words(all);
+    caught += got != binned_words<BinnedSum>(all);
   }
   EXPECT_EQ(caught, 200);
 }
