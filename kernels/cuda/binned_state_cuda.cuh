@@ -8,6 +8,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "../binned_sum.h"
@@ -28,49 +29,56 @@ unsigned blocks_for(int64_t n) { return unsigned((n + kThreads - 1) / kThreads);
 // blocks: at 32 x 3072 that is 768 blocks, more than one wave of 90-register
 // threads and far less than two, so the last blocks run nearly alone.
 constexpr int kInFlight = 8;
-template <int G>
+// Streaming: loads marked evict-first (ld.global.cs), each state's bytes
+// being read once; else read-only cached loads. The grid may be smaller than
+// the elements' blocks: each block then strides over them.
+template <int G, bool Streaming>
 __global__ void __launch_bounds__(kThreads) combine_kernel(const uint64_t* states, int32_t n, int64_t elements,
                                                            uint64_t* out) {
   constexpr int kPerBlock = kThreads / G;  // elements a block
   const int local = int(threadIdx.x) % kPerBlock, group = int(threadIdx.x) / kPerBlock;
-  const int64_t e = int64_t(blockIdx.x) * kPerBlock + local;
   const int64_t words = elements * kBinnedWords;
-  BinnedSum acc;
-  acc.clear();
-  if (e < elements) {
-    for (int32_t k0 = group; k0 < n; k0 += kInFlight * G) {
-      ulonglong2 v[kInFlight][2];
+  for (int64_t e0 = int64_t(blockIdx.x) * kPerBlock; e0 < elements; e0 += int64_t(gridDim.x) * kPerBlock) {
+    const int64_t e = e0 + local;
+    BinnedSum acc;
+    acc.clear();
+    if (e < elements) {
+      for (int32_t k0 = group; k0 < n; k0 += kInFlight * G) {
+        ulonglong2 v[kInFlight][2];
 #pragma unroll
-      for (int i = 0; i < kInFlight; ++i) {
-        if (k0 + i * G >= n) break;
-        const ulonglong2* w = reinterpret_cast<const ulonglong2*>(states + (k0 + i * G) * words + e * kBinnedWords);
-        v[i][0] = __ldg(w);
-        v[i][1] = __ldg(w + 1);
-      }
+        for (int i = 0; i < kInFlight; ++i) {
+          if (k0 + i * G >= n) break;
+          const ulonglong2* w = reinterpret_cast<const ulonglong2*>(states + (k0 + i * G) * words + e * kBinnedWords);
+          v[i][0] = Streaming ? __ldcs(w) : __ldg(w);
+          v[i][1] = Streaming ? __ldcs(w + 1) : __ldg(w + 1);
+        }
 #pragma unroll
-      for (int i = 0; i < kInFlight; ++i) {
-        if (k0 + i * G >= n) break;
-        const uint64_t ws[kBinnedWords] = {v[i][0].x, v[i][0].y, v[i][1].x, v[i][1].y};
-        BinnedSum b;
-        b.from_words(ws);
-        acc.merge(b);
+        for (int i = 0; i < kInFlight; ++i) {
+          if (k0 + i * G >= n) break;
+          const uint64_t ws[kBinnedWords] = {v[i][0].x, v[i][0].y, v[i][1].x, v[i][1].y};
+          BinnedSum b;
+          b.from_words(ws);
+          acc.merge(b);
+        }
       }
     }
-  }
-  if constexpr (G > 1) {
-    __shared__ BinnedSum part[G - 1][kPerBlock];
-    if (group > 0) part[group - 1][local] = acc;
-    __syncthreads();
-    if (group > 0) return;
+    if constexpr (G > 1) {
+      __shared__ BinnedSum part[G - 1][kPerBlock];
+      if (group > 0) part[group - 1][local] = acc;
+      __syncthreads();
+      if (group == 0) {
 #pragma unroll
-    for (int j = 0; j < G - 1; ++j) acc.merge(part[j][local]);
+        for (int j = 0; j < G - 1; ++j) acc.merge(part[j][local]);
+      }
+      __syncthreads();  // part is free for the next stride
+    }
+    if (group > 0 || e >= elements) continue;
+    uint64_t r[kBinnedWords];
+    acc.to_words(r);
+    ulonglong2* o = reinterpret_cast<ulonglong2*>(out + e * kBinnedWords);
+    o[0] = make_ulonglong2(r[0], r[1]);
+    o[1] = make_ulonglong2(r[2], r[3]);
   }
-  if (e >= elements) return;
-  uint64_t r[kBinnedWords];
-  acc.to_words(r);
-  ulonglong2* o = reinterpret_cast<ulonglong2*>(out + e * kBinnedWords);
-  o[0] = make_ulonglong2(r[0], r[1]);
-  o[1] = make_ulonglong2(r[2], r[3]);
 }
 
 // Threads an element for the combine (1, 2, 4 or 8; `tuned` 0: automatic).
@@ -79,18 +87,46 @@ int combine_threads(int32_t n, int tuned) {
   return n >= 16 ? 4 : n >= 4 ? 2 : 1;
 }
 
-cudaError_t launch_combine(const uint64_t* states, int32_t n, int64_t elements, uint64_t* out, cudaStream_t s,
-                           int tuned_threads = 0) {
-  if (elements <= 0) return cudaGetLastError();
-  const int g = combine_threads(n, tuned_threads);
-  const unsigned blocks = unsigned((elements * g + kThreads - 1) / kThreads);
-  switch (g) {
-    case 8: combine_kernel<8><<<blocks, kThreads, 0, s>>>(states, n, elements, out); break;
-    case 4: combine_kernel<4><<<blocks, kThreads, 0, s>>>(states, n, elements, out); break;
-    case 2: combine_kernel<2><<<blocks, kThreads, 0, s>>>(states, n, elements, out); break;
-    default: combine_kernel<1><<<blocks, kThreads, 0, s>>>(states, n, elements, out); break;
+// How the combine runs (CudaTuning's combine knobs; all 0: automatic).
+struct CombineShape {
+  int threads = 0;        // threads an element
+  int blocks_per_sm = 0;  // a strided grid of this many blocks an SM (0: a block per chunk of elements)
+  bool streaming = false;
+};
+
+template <int G, bool Streaming>
+cudaError_t launch_combine_as(const uint64_t* states, int32_t n, int64_t elements, uint64_t* out, cudaStream_t s,
+                              int blocks_per_sm) {
+  int64_t blocks = (elements * G + kThreads - 1) / kThreads;
+  if (blocks_per_sm > 0) {
+    int dev = 0, sms = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e != cudaSuccess) return e;
+    blocks = std::min<int64_t>(blocks, int64_t(blocks_per_sm) * sms);
   }
+  blocks = std::min<int64_t>(blocks, int64_t(1) << 30);
+  combine_kernel<G, Streaming><<<unsigned(blocks), kThreads, 0, s>>>(states, n, elements, out);
   return cudaGetLastError();
+}
+
+template <bool Streaming>
+cudaError_t launch_combine_g(int g, const uint64_t* states, int32_t n, int64_t elements, uint64_t* out,
+                             cudaStream_t s, int blocks_per_sm) {
+  switch (g) {
+    case 8: return launch_combine_as<8, Streaming>(states, n, elements, out, s, blocks_per_sm);
+    case 4: return launch_combine_as<4, Streaming>(states, n, elements, out, s, blocks_per_sm);
+    case 2: return launch_combine_as<2, Streaming>(states, n, elements, out, s, blocks_per_sm);
+    default: return launch_combine_as<1, Streaming>(states, n, elements, out, s, blocks_per_sm);
+  }
+}
+
+cudaError_t launch_combine(const uint64_t* states, int32_t n, int64_t elements, uint64_t* out, cudaStream_t s,
+                           CombineShape shape = {}) {
+  if (elements <= 0) return cudaGetLastError();
+  const int g = combine_threads(n, shape.threads);
+  return shape.streaming ? launch_combine_g<true>(g, states, n, elements, out, s, shape.blocks_per_sm)
+                         : launch_combine_g<false>(g, states, n, elements, out, s, shape.blocks_per_sm);
 }
 
 template <class T>

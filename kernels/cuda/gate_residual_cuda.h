@@ -144,6 +144,14 @@ struct CudaTuning {
   // the reproducible mode's combine of states: threads an element, 1, 2, 4
   // or 8 (0: automatic, binned_state_cuda.cuh)
   int combine_threads = 0;
+  // the reproducible mode's combine: a grid of this many blocks an SM, each
+  // striding over the elements (0: a block for every 128 / threads elements)
+  int combine_blocks_per_sm = 0;
+  // the reproducible mode's combine: loads marked streaming (evict first)
+  // rather than read-only cached
+  bool combine_streaming = false;
+  // the reproducible mode's copy pipeline: stages of shared memory, 3 or 4 (0: automatic)
+  int binned_pipe_depth = 0;
 };
 CudaTuning& gate_residual_cuda_tuning();
 

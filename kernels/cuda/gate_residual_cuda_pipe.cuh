@@ -39,8 +39,10 @@ static_assert(kPipeDepth >= 2 && kPipeDepth <= 8, "pipeline depth");
 __host__ __device__ constexpr int64_t pipe_chunks(int64_t dim, int elem, int row_bytes) {
   return (dim + row_bytes / elem - 1) / (row_bytes / elem);
 }
-// Dynamic shared memory of the pipeline: g and y, kPipeDepth stages (64 KiB at 512 B).
-__host__ __device__ constexpr int pipe_smem_bytes(int row_bytes) { return kPipeDepth * kPipeStageRows * row_bytes * 2; }
+// Dynamic shared memory of the pipeline: g and y, `depth` stages (64 KiB at 512 B and 4).
+__host__ __device__ constexpr int pipe_smem_bytes(int row_bytes, int depth = kPipeDepth) {
+  return depth * kPipeStageRows * row_bytes * 2;
+}
 
 __device__ __forceinline__ void copy16_async(void* smem, const void* gmem) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
@@ -127,7 +129,9 @@ __device__ __forceinline__ void pipe_acc_add(Sum& acc, int j, float t) { acc.add
 // RowGroups > 1 (order-free accumulators only): the columns' sums are split
 // over RowGroups groups of CW / Cols threads, group k taking rows k,
 // k + RowGroups, ... of each stage; the caller merges them.
-template <class T, int RowBytes, int Threads, int Cols, int RowGroups = 1, class Acc>
+//
+// Depth: stages of shared memory (Depth - 1 in flight while one is summed).
+template <class T, int RowBytes, int Threads, int Cols, int RowGroups = 1, int Depth = kPipeDepth, class Acc>
 __device__ void pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64_t gate, int64_t c0,
                           unsigned char* smem, PhaseClock& clk, Acc& acc) {
   static_assert(RowGroups == 1 || !std::is_array<Acc>::value, "fp32 sums keep the row order: one row group");
@@ -140,12 +144,12 @@ __device__ void pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64
   const int64_t c = c0 + part * N;
   // Where kCopies does not divide Threads, the threads past kGroups rows copy nothing.
   const bool col_ok = c < a.dim && (Threads % kCopies == 0 || group < kGroups);
-  T* gs = reinterpret_cast<T*>(smem);  // [kPipeDepth][kPipeStageRows][CW], pipe_smem_bytes(RowBytes) in all
-  T* ys = gs + kPipeDepth * kPipeStageRows * CW;
+  T* gs = reinterpret_cast<T*>(smem);  // [Depth][kPipeStageRows][CW], pipe_smem_bytes(RowBytes, Depth) in all
+  T* ys = gs + Depth * kPipeStageRows * CW;
   const int stages = (n + kPipeStageRows - 1) / kPipeStageRows;
   auto issue = [&](int s) {
     if (s < stages && col_ok) {
-      const int buf = s % kPipeDepth;
+      const int buf = s % Depth;
 #pragma unroll
       for (int r = group; r < kPipeStageRows; r += kGroups) {
         const int i = s * kPipeStageRows + r;
@@ -163,7 +167,7 @@ __device__ void pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64
   Pack<T, N> gk;
   if (outputs) gk = load_pack<T, N>(a.gate + gate * a.gate_stride + c);
 #pragma unroll
-  for (int s = 0; s < kPipeDepth - 1; ++s) issue(s);
+  for (int s = 0; s < Depth - 1; ++s) issue(s);
   constexpr int kSumThreads = CW / Cols;
   static_assert(kSumThreads * RowGroups <= Threads, "a thread for each column's row group");
   // (one row group: the thread's own index, as the fp32 kernels have always had it)
@@ -174,13 +178,13 @@ __device__ void pipe_tile(const BwdArgs<T>& a, const int64_t* rows, int n, int64
   pipe_acc_clear(acc);
   for (int s = 0; s < stages; ++s) {
     clk.lap(kPhaseTail);
-    wait_copies<kPipeDepth - 2>();  // this thread's copies of stage s have landed
+    wait_copies<Depth - 2>();  // this thread's copies of stage s have landed
     clk.lap(kPhaseWait);
     __syncthreads();
     clk.lap(kPhaseBarrier1);
-    issue(s + kPipeDepth - 1);  // into the buffer of stage s - 1, which every thread is done with
+    issue(s + Depth - 1);  // into the buffer of stage s - 1, which every thread is done with
     clk.lap(kPhaseIssue);
-    const int buf = s % kPipeDepth;
+    const int buf = s % Depth;
     if (outputs) {
 #pragma unroll
       for (int r = group; r < kPipeStageRows; r += kGroups) {
@@ -264,13 +268,16 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_kernel(BwdArgs<T> a) {
 // the per-thread tile kernel. Every thread sums: where a block's columns are
 // fewer than its threads, row groups share each column's rows and merge their
 // states through shared memory (binned sums are exact, so the split changes
-// no bit).
-template <class T, int RowBytes, int Cols>
+// no bit). Depth: the pipeline's stages; its shared memory sets how many
+// blocks an SM holds (4 stages at 512 B: 64 KiB, three blocks; 3 stages: 48
+// KiB, four blocks, as many as its registers allow), and more warps hide more
+// of the latency of each term's fp64 chain.
+template <class T, int RowBytes, int Cols, int Depth = kPipeDepth>
 __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_binned_kernel(BwdArgs<T> a) {
   extern __shared__ __align__(16) unsigned char pipe_smem[];
   __shared__ int64_t tile_rows[kGradGateTileRows];
   constexpr int CW = RowBytes / int(sizeof(T)), kSumThreads = CW / Cols, kGroups = kPipeThreads / kSumThreads;
-  static_assert(kGroups >= 1 && (kGroups - 1) * kSumThreads * Cols * kBinnedWords * 8 <= pipe_smem_bytes(RowBytes),
+  static_assert(kGroups >= 1 && (kGroups - 1) * kSumThreads * Cols * kBinnedWords * 8 <= pipe_smem_bytes(RowBytes, Depth),
                 "the row groups' states fit in the pipeline's shared memory");
   TileDesc d;
   if (!begin_tile(a, tile_rows, d)) return;
@@ -279,7 +286,7 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_binned_kernel(BwdArgs<T
   for (int64_t c0 = int64_t(blockIdx.y) * CW; c0 < a.dim; c0 += int64_t(gridDim.y) * CW) {
     PhaseClock unused;
     BinnedTileSum<T, Cols> sum;
-    pipe_tile<T, RowBytes, kPipeThreads, Cols, kGroups>(a, tile_rows, n, d.gate, c0, pipe_smem, unused, sum);
+    pipe_tile<T, RowBytes, kPipeThreads, Cols, kGroups, Depth>(a, tile_rows, n, d.gate, c0, pipe_smem, unused, sum);
     const int64_t col = c0 + Cols * lane;
     auto* part = reinterpret_cast<uint64_t*>(pipe_smem);  // [kGroups - 1][kSumThreads][Cols][kBinnedWords]
     auto part_at = [&](int k, int j) { return part + (((k - 1) * kSumThreads + lane) * Cols + j) * kBinnedWords; };

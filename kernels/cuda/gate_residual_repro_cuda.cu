@@ -36,8 +36,12 @@ Status gate_residual_repro_combine_cuda(const gatecheck_problem& p, const uint64
   if (n < 0) return Status::error(ErrorKind::shape_mismatch, "combine: n=" + std::to_string(n) + " states, below 0");
   const int64_t elements = gate_residual_repro_state_words(p) / kBinnedWords;
   if (elements == 0) return Status::success();
-  return cuda_status(binned_cuda::launch_combine(states, n, elements, out, static_cast<cudaStream_t>(p.stream),
-                                                     gate_residual_cuda_tuning().combine_threads),
+  const CudaTuning& t = gate_residual_cuda_tuning();
+  binned_cuda::CombineShape shape;
+  shape.threads = t.combine_threads;
+  shape.blocks_per_sm = t.combine_blocks_per_sm;
+  shape.streaming = t.combine_streaming;
+  return cuda_status(binned_cuda::launch_combine(states, n, elements, out, static_cast<cudaStream_t>(p.stream), shape),
                      "combine");
 }
 

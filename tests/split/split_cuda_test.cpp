@@ -128,11 +128,13 @@ TEST(SplitCuda, EveryPlanPathGivesTheSameState) {
 TEST(SplitCuda, EveryTileKernelGivesTheSameState) {
   GATECHECK_REQUIRE_GPU();
   struct Forced {
-    int tile, cols, seg;
+    int tile, cols, seg, depth;
   };
   const Implementation today = make_implementation("cuda", Device::cuda);
-  // seg=256 and cols=2: two row groups a column at 16 bits, four and two at f32
-  for (Forced f : {Forced{3, 1, 512}, Forced{3, 1, 256}, Forced{3, 2, 512}, Forced{3, 1, 448}, Forced{1, 0, 0}})
+  // seg=256 and cols=2: two row groups a column at 16 bits, four and two at f32;
+  // the pipeline at 4 stages and at 3
+  for (Forced f : {Forced{3, 1, 512, 4}, Forced{3, 1, 256, 4}, Forced{3, 2, 512, 4}, Forced{3, 1, 448, 4},
+                   Forced{3, 1, 512, 3}, Forced{3, 1, 256, 3}, Forced{3, 2, 512, 3}, Forced{1, 0, 0, 0}})
     for (DType t : {DType::bf16, DType::f16, DType::f32})
       for (const char* values : {"normal", "subnormal", "nan_inf", "mixed_magnitude"}) {
         const int64_t dim = t == DType::f32 ? 292 : 392;  // 1168 and 784 bytes: 3 and 2 segments, the last short
@@ -145,12 +147,13 @@ TEST(SplitCuda, EveryTileKernelGivesTheSameState) {
         tuning.bwd_tile = f.tile;
         tuning.pipe_cols = f.cols;
         tuning.pipe_row_bytes = f.seg;
+        tuning.binned_pipe_depth = f.depth;
         const Status st = gate_residual_repro_partial_cuda(c.problem(Device::cuda), d.put(c.input("grad_out")),
                                                            d.put(c.index), d.put(c.input("y")), state);
         const RunResult a = run_case(make_implementation("cuda-repro", Device::cuda), c);
         tuning = before;
         const std::string where = "tile=" + std::to_string(f.tile) + " cols=" + std::to_string(f.cols) +
-                                  " seg=" + std::to_string(f.seg) + " " + describe(c);
+                                  " seg=" + std::to_string(f.seg) + " depth=" + std::to_string(f.depth) + " " + describe(c);
         ASSERT_TRUE(st.ok()) << st.message << " " << where;
         EXPECT_EQ(down<uint64_t>(state, host.size()), host) << where;
         ASSERT_TRUE(a.status.ok()) << a.status.message << " " << where;
@@ -222,15 +225,25 @@ TEST(SplitCuda, EveryPartitionAndCombineOrderGivesTheFullBatchsBits) {
     }
     auto* combined = static_cast<uint64_t*>(d.zeros(size_t(words) * 8));
     const std::vector<uint64_t> host = host_state(c);
-    for (int threads : {1, 2, 4, 8}) {  // each layout of the combine forced (GATECHECK_CUDA_TUNING combine=)
-      cudaMemset(combined, 0, size_t(words) * 8);
-      gate_residual_cuda_tuning().combine_threads = threads;
-      const Status st = gate_residual_repro_combine_cuda(full, states, parts, combined);
-      gate_residual_cuda_tuning().combine_threads = 0;
-      ASSERT_TRUE(st.ok()) << st.message;
-      EXPECT_EQ(down<uint64_t>(combined, host.size()), host)
-          << describe(c) << ", " << parts << " parts, " << threads << " threads an element";
-    }
+    // each layout of the combine forced (GATECHECK_CUDA_TUNING combine=,
+    // combine_grid=, combine_streaming): threads an element, and a strided
+    // grid of one block an SM (several strides at these sizes)
+    for (int threads : {1, 2, 4, 8})
+      for (int blocks_per_sm : {0, 1})
+        for (bool streaming : {false, true}) {
+          cudaMemset(combined, 0, size_t(words) * 8);
+          CudaTuning& tuning = gate_residual_cuda_tuning();
+          const CudaTuning before = tuning;
+          tuning.combine_threads = threads;
+          tuning.combine_blocks_per_sm = blocks_per_sm;
+          tuning.combine_streaming = streaming;
+          const Status st = gate_residual_repro_combine_cuda(full, states, parts, combined);
+          tuning = before;
+          ASSERT_TRUE(st.ok()) << st.message;
+          EXPECT_EQ(down<uint64_t>(combined, host.size()), host)
+              << describe(c) << ", " << parts << " parts, " << threads << " threads an element, " << blocks_per_sm
+              << " blocks an SM, streaming " << streaming;
+        }
     ASSERT_TRUE(gate_residual_repro_combine_cuda(full, states, parts, combined).ok());
     EXPECT_EQ(down<uint64_t>(combined, host.size()), host) << describe(c) << ", " << parts << " parts";
     void* gg = d.zeros(size_t(c.gates * c.dim) * elem);
@@ -344,19 +357,23 @@ TEST(SplitCuda, CostAgainstTodaysBackward) {
     // 16 bytes: 1.74x and 2.61x the cuda backward at 32768 rows, in
     // bench/results/split/repro-tiles/).
     struct Variant {
-      int tile, cols, seg, vec;
+      int tile, cols, seg, vec, depth;
       const char* what;
     };
-    for (Variant v : {Variant{3, 1, 512, 0, "the copy pipeline, 512-byte segments, 1 column a thread"},
-                      Variant{3, 1, 256, 0, "the copy pipeline, 256-byte segments, 1 column a thread, 2 row groups"},
-                      Variant{3, 2, 512, 0, "the copy pipeline, 512-byte segments, 2 columns a thread, 2 row groups"},
-                      Variant{1, 0, 0, 4, "per-thread tiles, 4-byte columns a thread"}}) {
+    for (Variant v :
+         {Variant{3, 1, 512, 0, 4, "the copy pipeline, 512-byte segments, 1 column a thread, 4 stages"},
+          Variant{3, 1, 512, 0, 3, "the copy pipeline, 512-byte segments, 1 column a thread, 3 stages"},
+          Variant{3, 1, 256, 0, 4, "the copy pipeline, 256-byte segments, 1 column a thread, 2 row groups, 4 stages"},
+          Variant{3, 1, 256, 0, 3, "the copy pipeline, 256-byte segments, 1 column a thread, 2 row groups, 3 stages"},
+          Variant{3, 2, 512, 0, 3, "the copy pipeline, 512-byte segments, 2 columns a thread, 2 row groups, 3 stages"},
+          Variant{1, 0, 0, 4, 0, "per-thread tiles, 4-byte columns a thread"}}) {
       CudaTuning& tuning = gate_residual_cuda_tuning();
       const CudaTuning before = tuning;
       tuning.bwd_tile = v.tile;
       tuning.pipe_cols = v.cols;
       tuning.pipe_row_bytes = v.seg;
       tuning.bwd_vector_bytes = v.vec;
+      tuning.binned_pipe_depth = v.depth;
       cudaMemsetAsync(grad_gate_repro, 0, want.size(), s);
       const float t = testing_cost::time_ms(s, 20, [&] {
         gate_residual_bwd_cuda_binned(p, g, gate, index, y, grad_res, grad_gate_repro, grad_y, nullptr);
@@ -369,14 +386,29 @@ TEST(SplitCuda, CostAgainstTodaysBackward) {
     testing_cost::print_combine_cost(s, state, int64_t(words), [&](const uint64_t* states, int32_t n, uint64_t* out) {
       gate_residual_repro_combine_cuda(p, states, n, out);
     });
-    for (int threads : {1, 2, 4, 8}) {  // each layout, for the record (1: one thread an element, as before threads shared one)
-      gate_residual_cuda_tuning().combine_threads = threads;
-      const std::string what = "with " + std::to_string(threads) + " thread(s) an element";
+    // Each layout of the combine, for the record (threads an element; a
+    // strided grid of some blocks an SM; streaming loads).
+    struct CombineVariant {
+      int threads, blocks_per_sm;
+      bool streaming;
+    };
+    for (CombineVariant v : {CombineVariant{1, 0, false}, CombineVariant{2, 0, false}, CombineVariant{4, 0, false},
+                             CombineVariant{8, 0, false}, CombineVariant{4, 0, true}, CombineVariant{4, 4, false},
+                             CombineVariant{4, 8, false}, CombineVariant{4, 8, true}, CombineVariant{2, 8, true},
+                             CombineVariant{1, 16, true}}) {
+      CudaTuning& tuning = gate_residual_cuda_tuning();
+      const CudaTuning before = tuning;
+      tuning.combine_threads = v.threads;
+      tuning.combine_blocks_per_sm = v.blocks_per_sm;
+      tuning.combine_streaming = v.streaming;
+      const std::string what = "with " + std::to_string(v.threads) + " thread(s) an element" +
+                               (v.blocks_per_sm ? ", " + std::to_string(v.blocks_per_sm) + " blocks an SM, strided" : "") +
+                               (v.streaming ? ", streaming loads" : "");
       testing_cost::print_combine_cost(
           s, state, int64_t(words),
           [&](const uint64_t* states, int32_t n, uint64_t* out) { gate_residual_repro_combine_cuda(p, states, n, out); },
           what.c_str());
-      gate_residual_cuda_tuning().combine_threads = 0;
+      tuning = before;
     }
     EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     cudaStreamDestroy(s);

@@ -8,7 +8,10 @@
 #   check.txt   gatecheck check of cuda-repro: split_invariance and accuracy, 60 s, scale tier included
 #   ncu-pipe.txt  Nsight Compute on the automatic choice's tile kernel at 32768 x 3072 (NCU=0: none)
 #   pipe-bf16.sass  that kernel's SASS
-# About 4 minutes on the H200 after the build; TESTS=0 leaves out the tests (about 1.5 minutes).
+# About 4 minutes on the H200 after the build; TESTS=0 leaves out the tests (about 1.5 minutes),
+# CHECK=0 the check (about 1.5 minutes). NCU_TUNING: a GATECHECK_CUDA_TUNING text for the Nsight
+# Compute run (e.g. depth=3: the pipeline at 3 stages), written to ncu-pipe-tuned.txt beside the
+# automatic choice's.
 . "$(dirname "$0")/../stage_common.sh"
 S="$BUILD/tests/split/split_cuda_test"
 R="$BUILD/tests/split/rmsnorm_repro_cuda_test"
@@ -24,16 +27,22 @@ grep -E " ms|us " "$D/cost.log" | head -20
 timeout 120 "$R" --gtest_filter='RmsnormReproCuda.CostAgainstTheCudaBackward' > "$D/rms-cost.log" 2>&1
 echo "rms cost rc=$?"
 grep -E " ms|us " "$D/rms-cost.log" | head -6
-timeout 100 "$GC" check --device cuda --impl cuda-repro --properties split_invariance,accuracy --seconds 60 \
-  --jobs 8 --seed 35 --corpus "$D/corpus" > "$D/check.txt" 2>&1
-echo "check rc=$?: $(grep -E '^cuda-repro@' "$D/check.txt" | tr -s ' ' | tr '\n' ';')"
-if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
+if [ "${CHECK:-1}" != 0 ]; then
+  timeout 100 "$GC" check --device cuda --impl cuda-repro --properties split_invariance,accuracy --seconds 60 \
+    --jobs 8 --seed 35 --corpus "$D/corpus" > "$D/check.txt" 2>&1
+  echo "check rc=$?: $(grep -E '^cuda-repro@' "$D/check.txt" | tr -s ' ' | tr '\n' ';')"
+fi
+ncu_pipe() {  # $1: the file; the environment's GATECHECK_CUDA_TUNING applies
   timeout 120 ncu --kernel-name-base demangled --kernel-name "regex:bwd_pipe_binned_kernel" --launch-skip 2 --launch-count 1 \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section ComputeWorkloadAnalysis \
-    --section InstructionStats "$S" --gtest_filter='SplitCuda.CostAgainstTodaysBackward' > "$D/ncu-pipe.txt" 2>&1
-  echo "ncu rc=$?: $(grep -E 'Duration|DRAM Throughput|Registers Per|Achieved Occupancy|Executed Ipc A|Issue Slots Busy' "$D/ncu-pipe.txt" | tr -s ' ' | tr '\n' ';')"
+    --section InstructionStats "$S" --gtest_filter='SplitCuda.CostAgainstTodaysBackward' > "$1" 2>&1
+  echo "ncu rc=$? ($(basename "$1")): $(grep -E 'Duration|DRAM Throughput|Registers Per|Achieved Occupancy|Executed Ipc A|Issue Slots Busy' "$1" | tr -s ' ' | tr '\n' ';')"
+}
+if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
+  ncu_pipe "$D/ncu-pipe.txt"
+  [ -n "${NCU_TUNING:-}" ] && GATECHECK_CUDA_TUNING="$NCU_TUNING" ncu_pipe "$D/ncu-pipe-tuned.txt"
 fi
 # the automatic choice's SASS (bf16, 512-byte segments, one column a thread)
-command -v cuobjdump > /dev/null && cuobjdump -sass -fun '_ZN9gatecheck11cuda_detail22bwd_pipe_binned_kernelINS_6bf16_tELi512ELi1EEEvNS0_7BwdArgsIT_EE' \
+command -v cuobjdump > /dev/null && cuobjdump -sass -fun '_ZN9gatecheck11cuda_detail22bwd_pipe_binned_kernelINS_6bf16_tELi512ELi1ELi4EEEvNS0_7BwdArgsIT_EE' \
   "$S" > "$D/pipe-bf16.sass" 2>&1
 echo "sass: $(grep -c -E '^\s+/\*[0-9a-f]{4}\*/' "$D/pipe-bf16.sass" 2>/dev/null) instructions; DADD $(grep -c DADD "$D/pipe-bf16.sass"), DFMA $(grep -c DFMA "$D/pipe-bf16.sass")"
