@@ -91,7 +91,7 @@ int combine_threads(int32_t n, int tuned) {
 struct CombineShape {
   int threads = 0;        // threads an element
   int blocks_per_sm = 0;  // a strided grid of this many blocks an SM (0: a block per chunk of elements)
-  bool streaming = false;
+  bool streaming = true;  // evict-first loads: 48.9 against 50.5 us for 64 states at 32 x 3072 on the H200
 };
 
 template <int G, bool Streaming>

@@ -40,7 +40,7 @@ Status gate_residual_repro_combine_cuda(const gatecheck_problem& p, const uint64
   binned_cuda::CombineShape shape;
   shape.threads = t.combine_threads;
   shape.blocks_per_sm = t.combine_blocks_per_sm;
-  shape.streaming = t.combine_streaming;
+  shape.streaming = !t.combine_cached;
   return cuda_status(binned_cuda::launch_combine(states, n, elements, out, static_cast<cudaStream_t>(p.stream), shape),
                      "combine");
 }

@@ -3,6 +3,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cub/device/device_radix_sort.cuh>
 #include <string>
 #include <vector>
 
@@ -22,10 +23,9 @@ namespace {
 
 constexpr unsigned long long kNoBadRow = ~0ull;
 constexpr int kThreads = binned_cuda::kThreads;  // a column a thread
-// Rows a block takes (its tile), walked in gate order so that each gate's
-// rows are one run: long enough that the atomics are few (a flush per gate
-// in the tile, and dweight's one), short enough to fill the GPU and to rank
-// the tile's rows by brute force.
+// Rows a block takes (its tile) of the rows sorted by gate, so that each
+// gate's rows are one run: long enough that the atomics are few (a flush per
+// gate in the tile, and dweight's one), short enough to fill the GPU.
 constexpr int kTileRows = 256;
 constexpr int kAhead = 4;  // rows whose loads are issued at once
 static_assert(kTileRows <= BinnedFp64SumCompact::kMaxTerms, "a run's digits stay exact in fp64");
@@ -42,14 +42,19 @@ const char* const kGradients[3] = {"dweight", "dshift", "dscale"};
 // elements: host-repro's layout.
 GC_HD int64_t first_element(int64_t dim, int64_t gates, int t) { return t == 0 ? 0 : dim + (t - 1) * gates * dim; }
 
-__global__ void check_index_kernel(const int64_t* index, int64_t rows, int64_t gates, unsigned long long* bad) {
-  for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rows; r += int64_t(gridDim.x) * blockDim.x)
+// The index checked (the first bad row kept); with `ids`, each row's number
+// there, the values of the sort by gate.
+__global__ void check_index_kernel(const int64_t* index, int64_t rows, int64_t gates, unsigned long long* bad,
+                                   int64_t* ids) {
+  for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rows; r += int64_t(gridDim.x) * blockDim.x) {
     if (index[r] < 0 || index[r] >= gates) atomicMin(bad, (unsigned long long)r);
+    if (ids) ids[r] = r;
+  }
 }
 
 struct TermsArgs {
   const void *x, *w, *scale, *g;
-  const int64_t* index;
+  const int64_t *gate_sorted, *row_sorted;  // the rows sorted by gate (stable), and their gates
   const float* rstd;
   int64_t rows, dim, gates;
   const unsigned long long* bad;
@@ -77,17 +82,17 @@ __device__ __forceinline__ void flush(const binned_cuda::WideSums& w, int64_t e,
   binned_cuda::wide_add(w, e, v);
 }
 
-// A thread per column, a block row per tile of kTileRows rows (grid-stride).
-// The tile's rows are ranked by gate in shared memory (stable; any order
-// gives the same bits, this one makes each gate's rows one run); each thread
-// then keeps dweight's binned sum over the tile, and dshift's and dscale's
-// over each gate's run, in registers, and adds them to the wide sums when
-// they end. Binned sums are exact: neither the tiles, nor the runs, nor
-// their order change a bit of the state.
+// A thread per column, a block row per tile of kTileRows of the rows sorted
+// by gate (grid-stride), so that each gate's rows are one run (any order
+// gives the same bits; this one makes the runs long); each thread keeps
+// dweight's binned sum over the tile, and dshift's and dscale's over each
+// gate's run, in registers, and adds them to the wide sums when they end.
+// Binned sums are exact: neither the tiles, nor the runs, nor their order
+// change a bit of the state.
 template <class T>
 __global__ void __launch_bounds__(kThreads) terms_kernel(TermsArgs a) {
-  __shared__ int64_t key[kTileRows];  // the tile's gates, by row
-  __shared__ int order[kTileRows];    // the tile's rows, in gate order
+  __shared__ int64_t key[kTileRows];  // the tile's gates
+  __shared__ int64_t row[kTileRows];  // and rows
   if (*a.bad != kNoBadRow) return;
   const int64_t j = int64_t(blockIdx.x) * kThreads + threadIdx.x, dim = a.dim;
   const bool live = j < dim;  // every thread ranks; a column's thread sums
@@ -97,13 +102,9 @@ __global__ void __launch_bounds__(kThreads) terms_kernel(TermsArgs a) {
   for (int64_t r0 = int64_t(blockIdx.y) * kTileRows; r0 < a.rows; r0 += int64_t(gridDim.y) * kTileRows) {
     const int n = int(a.rows - r0 < kTileRows ? a.rows - r0 : kTileRows);
     __syncthreads();  // the last tile's readers are done
-    for (int i = threadIdx.x; i < n; i += kThreads) key[i] = a.index[r0 + i];
-    __syncthreads();
     for (int i = threadIdx.x; i < n; i += kThreads) {
-      const int64_t k = key[i];
-      int rank = 0;
-      for (int m = 0; m < n; ++m) rank += key[m] < k || (key[m] == k && m < i);
-      order[rank] = i;
+      key[i] = a.gate_sorted[r0 + i];
+      row[i] = a.row_sorted[r0 + i];
     }
     __syncthreads();
     if (!live) continue;
@@ -111,7 +112,7 @@ __global__ void __launch_bounds__(kThreads) terms_kernel(TermsArgs a) {
     dw.clear();
     sh.clear();
     sc.clear();
-    int64_t k = key[order[0]];
+    int64_t k = key[0];
     float f = rn<T>(__fadd_rn(1.0f, to_float(scale[k * dim + j])));
     for (int p = 0; p < n; p += kAhead) {
       int64_t kq[kAhead];
@@ -119,9 +120,8 @@ __global__ void __launch_bounds__(kThreads) terms_kernel(TermsArgs a) {
 #pragma unroll
       for (int q = 0; q < kAhead; ++q)
         if (p + q < n) {
-          const int i = order[p + q];
-          const int64_t r = r0 + i;
-          kq[q] = key[i];
+          const int64_t r = row[p + q];
+          kq[q] = key[p + q];
           rs[q] = a.rstd[r];
           xv[q] = to_float(x[r * dim + j]);
           gv[q] = to_float(g[r * dim + j]);
@@ -153,7 +153,35 @@ int64_t state_elements(const gatecheck_problem& p) {
   return rmsnorm_modulate_repro_state_words(p) / kBinnedWords;
 }
 
-size_t rstd_bytes(int64_t rows) { return (size_t(rows) * sizeof(float) + 255) / 256 * 256; }
+size_t align256(size_t n) { return (n + 255) / 256 * 256; }
+
+// Bits of a gate id: the sort's key width.
+int gate_bits(int64_t gates) {
+  int b = 1;
+  while (b < 63 && (int64_t(1) << b) < gates) ++b;
+  return b;
+}
+
+// A partial's scratch, in order: rstd (a float a row), the wide sums (88
+// bytes a state element), the rows' gates sorted, the rows' numbers and the
+// same sorted (8 bytes a row each), CUB's sort space. Offsets 256-byte aligned.
+struct ScratchLayout {
+  size_t wide, gate_sorted, ids, row_sorted, cub, cub_bytes, total;
+  explicit ScratchLayout(const gatecheck_problem& p) {
+    const size_t rows = size_t(p.rows), row_words = align256(rows * sizeof(int64_t));
+    cub_bytes = 0;
+    if (p.rows > 0)
+      cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, static_cast<const int64_t*>(nullptr),
+                                      static_cast<int64_t*>(nullptr), static_cast<const int64_t*>(nullptr),
+                                      static_cast<int64_t*>(nullptr), p.rows, 0, gate_bits(p.gates));
+    wide = align256(rows * sizeof(float));
+    gate_sorted = wide + align256(binned_cuda::WideSums::bytes(state_elements(p)));
+    ids = gate_sorted + row_words;
+    row_sorted = ids + row_words;
+    cub = row_sorted + row_words;
+    total = cub + align256(cub_bytes);
+  }
+};
 
 // Device memory for the length of a call (stream-ordered).
 struct DeviceBuffer {
@@ -171,37 +199,46 @@ struct DeviceBuffer {
 }  // namespace
 
 int64_t rmsnorm_modulate_repro_cuda_scratch_bytes(const gatecheck_problem& p) {
-  return int64_t(rstd_bytes(p.rows) + binned_cuda::WideSums::bytes(state_elements(p)));
+  return int64_t(ScratchLayout(p).total);
 }
 
 Status rmsnorm_modulate_repro_partial_cuda(const OpCall& c, uint64_t* state, unsigned long long* bad, void* scratch) {
   const auto s = static_cast<cudaStream_t>(c.p.stream);
   const OpSchema& op = *c.op;
   auto in = [&](const char* n) { return c.inputs[size_t(op.input_index(n))].data; };
-  cudaError_t e = cudaMemsetAsync(bad, 0xff, sizeof *bad, s);
-  if (e == cudaSuccess && c.p.rows > 0) {
-    const int64_t b = (c.p.rows + 255) / 256;
-    check_index_kernel<<<unsigned(b < 4096 ? b : 4096), 256, 0, s>>>(c.index(), c.p.rows, c.p.gates, bad);
-    e = cudaGetLastError();
-  }
-  if (e != cudaSuccess) return cuda_status(e, "partial");
   const int64_t elements = state_elements(c.p);
-  if (elements == 0) return Status::success();
+  const ScratchLayout L(c.p);
   DeviceBuffer own(s);
-  if (!scratch) {
-    const Status st = own.alloc(size_t(rmsnorm_modulate_repro_cuda_scratch_bytes(c.p)));
+  if (!scratch && elements > 0) {
+    const Status st = own.alloc(L.total);
     if (!st.ok()) return st;
     scratch = own.ptr;
   }
-  auto* rstd = static_cast<float*>(scratch);
-  const binned_cuda::WideSums wide =
-      binned_cuda::WideSums::at(static_cast<char*>(scratch) + rstd_bytes(c.p.rows), elements);
+  char* base = static_cast<char*>(scratch);
+  auto* ids = elements > 0 ? reinterpret_cast<int64_t*>(base + L.ids) : nullptr;
+  cudaError_t e = cudaMemsetAsync(bad, 0xff, sizeof *bad, s);
+  if (e == cudaSuccess && c.p.rows > 0) {
+    const int64_t b = (c.p.rows + 255) / 256;
+    check_index_kernel<<<unsigned(b < 4096 ? b : 4096), 256, 0, s>>>(c.index(), c.p.rows, c.p.gates, bad, ids);
+    e = cudaGetLastError();
+  }
+  if (e != cudaSuccess) return cuda_status(e, "partial");
+  if (elements == 0) return Status::success();
+  auto* rstd = reinterpret_cast<float*>(base);
+  auto* gate_sorted = reinterpret_cast<int64_t*>(base + L.gate_sorted);
+  auto* row_sorted = reinterpret_cast<int64_t*>(base + L.row_sorted);
+  const binned_cuda::WideSums wide = binned_cuda::WideSums::at(base + L.wide, elements);
   e = cudaMemsetAsync(wide.bins, 0, binned_cuda::WideSums::bytes(elements), s);
   if (e != cudaSuccess) return cuda_status(e, "partial");
   if (c.p.rows > 0) {
+    // The rows by gate (a bad index sorts anywhere: the terms kernel then does nothing).
+    size_t cub_bytes = L.cub_bytes;
+    e = cub::DeviceRadixSort::SortPairs(base + L.cub, cub_bytes, c.index(), gate_sorted, static_cast<const int64_t*>(ids),
+                                        row_sorted, c.p.rows, 0, gate_bits(c.p.gates), s);
+    if (e != cudaSuccess) return cuda_status(e, "partial: the sort by gate");
     const Status st = rmsnorm_modulate_cuda_rstd(c, rstd);
     if (!st.ok()) return st;
-    const TermsArgs a{in("x"), in("w"), in("scale"), in("grad_out"), c.index(), rstd,
+    const TermsArgs a{in("x"), in("w"), in("scale"), in("grad_out"), gate_sorted, row_sorted, rstd,
                       c.p.rows, c.p.dim, c.p.gates, bad, wide};
     const int64_t tiles = (c.p.rows + kTileRows - 1) / kTileRows;
     const dim3 grid(unsigned((c.p.dim + kThreads - 1) / kThreads), unsigned(tiles < 65535 ? tiles : 65535));

@@ -4,8 +4,9 @@
 // words and the same bits, binned sums (binned_sum.h) of the same fp32 terms
 // (d*x*rstd, g, g*n, with rstd in rmsnorm_modulate_order.h's order), so they
 // are the same for every order of the rows and every split of the batch.
-// On the device a thread keeps one column's binned sums over a tile of rows
-// (dshift's and dscale's over each gate's run of it) in registers and adds
+// On the device the rows are sorted by gate; a thread keeps one column's
+// binned sums over a tile of the sorted rows (dshift's and dscale's over each
+// gate's run of it) in registers and adds
 // them to the element's wide sum (binned_wide.h) with integer atomics when
 // they end; the wide sums are then cut to the state's window. Pointers are
 // device pointers; work goes on c.p.stream.
@@ -19,7 +20,8 @@
 
 namespace gatecheck {
 
-// Scratch a partial takes (rstd, and 88 bytes of wide sums a state element).
+// Scratch a partial takes: rstd, 88 bytes of wide sums a state element, and
+// the sort of the rows by gate (24 bytes a row and CUB's space).
 int64_t rmsnorm_modulate_repro_cuda_scratch_bytes(const gatecheck_problem& p);
 // The state of a backward call's rows: rmsnorm_modulate_repro_state_words(c.p)
 // words at `state` (host-repro's layout). c: a call whose inputs passed
