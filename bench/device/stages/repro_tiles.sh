@@ -42,7 +42,7 @@ if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
   ncu_pipe "$D/ncu-pipe.txt"
   [ -n "${NCU_TUNING:-}" ] && GATECHECK_CUDA_TUNING="$NCU_TUNING" ncu_pipe "$D/ncu-pipe-tuned.txt"
 fi
-# the automatic choice's SASS (bf16, 512-byte segments, one column a thread)
-command -v cuobjdump > /dev/null && cuobjdump -sass -fun '_ZN9gatecheck11cuda_detail22bwd_pipe_binned_kernelINS_6bf16_tELi512ELi1ELi4EEEvNS0_7BwdArgsIT_EE' \
+# the automatic choice's SASS (bf16, 512-byte segments, one column a thread, 3 stages)
+command -v cuobjdump > /dev/null && cuobjdump -sass -fun '_ZN9gatecheck11cuda_detail22bwd_pipe_binned_kernelINS_6bf16_tELi512ELi1ELi3ELi1EEEvNS0_7BwdArgsIT_EE' \
   "$S" > "$D/pipe-bf16.sass" 2>&1
 echo "sass: $(grep -c -E '^\s+/\*[0-9a-f]{4}\*/' "$D/pipe-bf16.sass" 2>/dev/null) instructions; DADD $(grep -c DADD "$D/pipe-bf16.sass"), DFMA $(grep -c DFMA "$D/pipe-bf16.sass")"
