@@ -637,16 +637,14 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
         constexpr int RB = decltype(rb)::value;
         auto go = [&](auto cols, auto depth) {
           constexpr int kDepth = decltype(depth)::value;
-          // 2 stages: 32 KiB at 512 B, registers capped for five blocks an SM
-          constexpr auto kernel = bwd_pipe_binned_kernel<T, RB, decltype(cols)::value, kDepth, kDepth == 2 ? 5 : 1>;
+          constexpr auto kernel = bwd_pipe_binned_kernel<T, RB, decltype(cols)::value, kDepth>;
           const dim3 grid(unsigned(L.tile_bound), unsigned(std::min<int64_t>(pipe_chunks(p.dim, elem, RB), 65535)));
           if ((e = allow_pipe_smem<kernel>(pipe_smem_bytes(RB, kDepth))) != cudaSuccess) return;
           launch_after(kernel, grid, dim3(kPipeThreads), size_t(pipe_smem_bytes(RB, kDepth)), s, a);
         };
         auto with_depth = [&](auto cols) {
-          const int depth = gate_residual_cuda_tuning().binned_pipe_depth;
-          if (depth == 2) go(cols, std::integral_constant<int, 2>{});
-          else if (depth == 4) go(cols, std::integral_constant<int, 4>{});
+          // 3 stages (48 KiB at 512 B: four blocks an SM) unless the tuning asks for 4
+          if (gate_residual_cuda_tuning().binned_pipe_depth == 4) go(cols, std::integral_constant<int, 4>{});
           else go(cols, std::integral_constant<int, 3>{});
         };
         if (gate_residual_cuda_tuning().pipe_cols == 2) with_depth(std::integral_constant<int, 2>{});
@@ -772,10 +770,10 @@ CudaTuning parse_cuda_tuning(const char* text, std::string* warnings) {
     else if (item.rfind("combine_grid=", 0) == 0 && (v = value(item, 13, {1, 2, 4, 8, 16})) >= 0)
       t.combine_blocks_per_sm = v;
     else if (item == "combine_cached") t.combine_cached = true;
-    else if (item == "depth=2" || item == "depth=3" || item == "depth=4") t.binned_pipe_depth = std::stoi(item.substr(6));
+    else if (item == "depth=3" || item == "depth=4") t.binned_pipe_depth = std::stoi(item.substr(6));
     else if (!item.empty())
       warn("'" + item +
-           "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3|4, vec=0|2|4|8|16, seg=256|448|512, threads=256|512, cols=1|2, cluster=1|2|3|4|6|8, fwd_rows=1|2|4, plan_warps=8|16, combine=1|2|4|8, combine_grid=1|2|4|8|16, combine_cached, depth=2|3|4)");
+           "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3|4, vec=0|2|4|8|16, seg=256|448|512, threads=256|512, cols=1|2, cluster=1|2|3|4|6|8, fwd_rows=1|2|4, plan_warps=8|16, combine=1|2|4|8, combine_grid=1|2|4|8|16, combine_cached, depth=3|4)");
     at = comma + 1;
   }
   return t;

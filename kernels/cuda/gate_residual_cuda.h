@@ -150,8 +150,7 @@ struct CudaTuning {
   // the reproducible mode's combine: read-only cached loads rather than
   // streaming ones (evict first; 1 to 4% faster on the H200)
   bool combine_cached = false;
-  // the reproducible mode's copy pipeline: stages of shared memory, 2, 3 or 4
-  // (0: 3; 2 caps the registers for five blocks an SM)
+  // the reproducible mode's copy pipeline: stages of shared memory, 3 or 4 (0: 3)
   int binned_pipe_depth = 0;
 };
 CudaTuning& gate_residual_cuda_tuning();

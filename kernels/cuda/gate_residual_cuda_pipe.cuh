@@ -272,8 +272,8 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_kernel(BwdArgs<T> a) {
 // blocks an SM holds (4 stages at 512 B: 64 KiB, three blocks; 3 stages: 48
 // KiB, four blocks, as many as its registers allow), and more warps hide more
 // of the latency of each term's fp64 chain.
-template <class T, int RowBytes, int Cols, int Depth = kPipeDepth, int MinBlocks = 1>
-__global__ void __launch_bounds__(kPipeThreads, MinBlocks) bwd_pipe_binned_kernel(BwdArgs<T> a) {
+template <class T, int RowBytes, int Cols, int Depth = kPipeDepth>
+__global__ void __launch_bounds__(kPipeThreads) bwd_pipe_binned_kernel(BwdArgs<T> a) {
   extern __shared__ __align__(16) unsigned char pipe_smem[];
   __shared__ int64_t tile_rows[kGradGateTileRows];
   constexpr int CW = RowBytes / int(sizeof(T)), kSumThreads = CW / Cols, kGroups = kPipeThreads / kSumThreads;

@@ -52,16 +52,16 @@ TEST(CudaTuning, CombineThreads) {
 
 TEST(CudaTuning, CombineGridLoadsAndPipelineDepth) {
   std::string w;
-  const CudaTuning t = parse_cuda_tuning("combine_grid=8,combine_cached,depth=2", &w);
+  const CudaTuning t = parse_cuda_tuning("combine_grid=8,combine_cached,depth=4", &w);
   EXPECT_EQ(t.combine_blocks_per_sm, 8);
   EXPECT_TRUE(t.combine_cached);
-  EXPECT_EQ(t.binned_pipe_depth, 2);
+  EXPECT_EQ(t.binned_pipe_depth, 4);
   EXPECT_EQ(w, "");
-  const CudaTuning bad = parse_cuda_tuning("combine_grid=3,depth=5,combine_cached=1", &w);
+  const CudaTuning bad = parse_cuda_tuning("combine_grid=3,depth=2,combine_cached=1", &w);
   EXPECT_EQ(bad.combine_blocks_per_sm, 0);
   EXPECT_EQ(bad.binned_pipe_depth, 0);
   EXPECT_FALSE(bad.combine_cached);
-  for (const char* named : {"'combine_grid=3' ignored", "'depth=5' ignored", "'combine_cached=1' ignored"})
+  for (const char* named : {"'combine_grid=3' ignored", "'depth=2' ignored", "'combine_cached=1' ignored"})
     EXPECT_NE(w.find(named), std::string::npos) << named << " not in: " << w;
 }
 

@@ -10,7 +10,7 @@
 #   pipe-bf16.sass  that kernel's SASS
 # About 4 minutes on the H200 after the build; TESTS=0 leaves out the tests (about 1.5 minutes),
 # CHECK=0 the check (about 1.5 minutes). NCU_TUNING: a GATECHECK_CUDA_TUNING text for the Nsight
-# Compute run (e.g. depth=3: the pipeline at 3 stages), written to ncu-pipe-tuned.txt beside the
+# Compute run (e.g. depth=4: the pipeline at 4 stages), written to ncu-pipe-tuned.txt beside the
 # automatic choice's.
 . "$(dirname "$0")/../stage_common.sh"
 S="$BUILD/tests/split/split_cuda_test"
