@@ -517,10 +517,11 @@ int binned_width(int max_bytes) {
 // The reproducible mode's tiles through the copy pipeline (16-byte rows,
 // tiles of 64 rows and more on average), else the per-thread tile kernel;
 // tile=3 forces the pipeline where rows allow it, tile=1 the per-thread
-// kernel. One column a thread in the pipeline unless cols=2. On the H200,
-// bf16, 3072 columns, 32 gates (bench/results/split/repro-tiles/): 1.24x and
-// 1.17x the cuda backward at 32768 and 131072 rows, against 1.39x and 1.37x
-// for per-thread tiles in the same run.
+// kernel. One column a thread in the pipeline unless cols=2; 3 stages unless
+// depth=4. On the H200, bf16, 3072 columns, 32 gates
+// (bench/results/split/repro-tiles/): 1.17x and 1.10x the cuda backward at
+// 32768 and 131072 rows, against 1.23x and 1.17x at 4 stages and 1.39x and
+// 1.38x for per-thread tiles in the same run.
 bool binned_piped(const gatecheck_problem& p, int max_bytes, int tile_choice) {
   if (max_bytes != 16 || tile_choice == 1) return false;
   return tile_choice == 3 || p.rows / std::max<int64_t>(p.gates, 1) >= 64;

@@ -353,9 +353,9 @@ TEST(SplitCuda, CostAgainstTodaysBackward) {
     ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     EXPECT_EQ(down<uint8_t>(grad_gate_repro, want.size()), want);
     // Each tile kernel, for the record, each checked too: the copy pipeline
-    // in three shapes, the per-thread tile kernel at its 4-byte width (8 and
-    // 16 bytes: 1.74x and 2.61x the cuda backward at 32768 rows, in
-    // bench/results/split/repro-tiles/).
+    // in three shapes at 4 stages and at 3, the per-thread tile kernel at its
+    // 4-byte width (8 and 16 bytes: 1.74x and 2.61x the cuda backward at
+    // 32768 rows, in bench/results/split/repro-tiles/first/).
     struct Variant {
       int tile, cols, seg, vec, depth;
       const char* what;
