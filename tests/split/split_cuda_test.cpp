@@ -1,7 +1,8 @@
 // cuda-repro against host-repro: the same state words and the same grad_gate
 // bits (every index pattern, every plan path's shapes, every partition with
-// the device's combine in any order), split_invariance and accuracy through
-// the engine, and its cost beside today's backward. Skips without a GPU.
+// the device's combine in any order), ranks and micro-batches simulated at
+// 32768 and 131072 x 3072, split_invariance and accuracy through the engine,
+// and its cost beside today's backward. Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
@@ -312,6 +313,73 @@ TEST(SplitCuda, H3SizeEqualsHostRepro) {
   ASSERT_TRUE(a.status.ok()) << a.status.message;
   ASSERT_TRUE(b.status.ok()) << b.status.message;
   EXPECT_TRUE(a.outputs["grad_gate"] == b.outputs["grad_gate"]);
+}
+
+// Ranks simulated on one GPU at H3's widths: 32768 and 131072 rows x 3072,
+// 32 gates, bf16. Data-parallel ranks take contiguous shards (2, 8 and 64 of
+// them); gradient accumulation takes micro-batches of uneven sizes, each one's
+// state combined into the accumulator in turn. Every combined state equals
+// the full batch's word for word, and its finalized grad_gate equals the
+// one-call backward's bits. The comparator's control: the shards with the
+// last one left out give another state.
+TEST(SplitCuda, SimulatedRanksAtH3Widths) {
+  GATECHECK_REQUIRE_GPU();
+  for (int64_t rows : {int64_t(32768), int64_t(131072)}) {
+    const int64_t dim = 3072, gates = 32;
+    Case c = drawn(DType::bf16, rows, dim, gates, "normal", 11);
+    OnDevice d;
+    const auto* g = static_cast<const uint16_t*>(d.put(c.input("grad_out")));
+    const auto* y = static_cast<const uint16_t*>(d.put(c.input("y")));
+    const int64_t* index = d.put(c.index);
+    const gatecheck_problem full = c.problem(Device::cuda);
+    const int64_t words = gate_residual_repro_state_words(full);
+    auto* state = static_cast<uint64_t*>(d.zeros(size_t(words) * 8));
+    ASSERT_TRUE(gate_residual_repro_partial_cuda(full, g, index, y, state).ok());
+    const std::vector<uint64_t> want = down<uint64_t>(state, size_t(words));
+    const size_t grad_bytes = size_t(gates * dim) * 2;
+    void* one_call = d.zeros(grad_bytes);
+    ASSERT_TRUE(gate_residual_bwd_cuda_repro(full, g, d.put(c.input("gate")), index, y, d.zeros(size_t(rows * dim) * 2),
+                                             one_call, d.zeros(size_t(rows * dim) * 2))
+                    .ok());
+    const std::vector<uint8_t> want_grad = down<uint8_t>(one_call, grad_bytes);
+    auto* states = static_cast<uint64_t*>(d.zeros(size_t(64 * words) * 8));
+    auto* combined = static_cast<uint64_t*>(d.zeros(size_t(words) * 8));
+    void* grad = d.zeros(grad_bytes);
+    auto part_state = [&](int64_t r0, int64_t n, uint64_t* at) {  // rows [r0, r0 + n)
+      gatecheck_problem p = full;
+      p.rows = n;
+      return gate_residual_repro_partial_cuda(p, g + r0 * dim, index + r0, y + r0 * dim, at);
+    };
+    const std::string shape = std::to_string(rows) + " x " + std::to_string(dim);
+    for (int k : {2, 8, 64}) {
+      for (int r = 0; r < k; ++r)
+        ASSERT_TRUE(part_state(rows * r / k, rows * (r + 1) / k - rows * r / k, states + r * words).ok());
+      ASSERT_TRUE(gate_residual_repro_combine_cuda(full, states, k, combined).ok());
+      EXPECT_EQ(down<uint64_t>(combined, size_t(words)), want) << shape << ", " << k << " shards";
+      ASSERT_TRUE(gate_residual_repro_finalize_cuda(full, combined, grad).ok());
+      EXPECT_EQ(down<uint8_t>(grad, grad_bytes), want_grad) << shape << ", " << k << " shards: grad_gate";
+      ASSERT_TRUE(gate_residual_repro_combine_cuda(full, states, k - 1, combined).ok());
+      EXPECT_NE(down<uint64_t>(combined, size_t(words)), want) << shape << ", " << k << " shards, the last left out";
+    }
+    // Accumulation: the accumulator in slot 0, each micro-batch's state in slot 1.
+    const int64_t sizes[] = {1, 7, 4097, 513, 12000, 2048};
+    int64_t r0 = 0;
+    int micro = 0;
+    for (; r0 < rows; ++micro) {
+      const int64_t n = std::min(sizes[micro % 6], rows - r0);
+      ASSERT_TRUE(part_state(r0, n, states + (micro == 0 ? 0 : words)).ok());
+      if (micro > 0) {
+        ASSERT_TRUE(gate_residual_repro_combine_cuda(full, states, 2, combined).ok());
+        ASSERT_EQ(cudaMemcpy(states, combined, size_t(words) * 8, cudaMemcpyDeviceToDevice), cudaSuccess);
+      }
+      r0 += n;
+    }
+    EXPECT_EQ(down<uint64_t>(states, size_t(words)), want) << shape << ", " << micro << " micro-batches";
+    ASSERT_TRUE(gate_residual_repro_finalize_cuda(full, states, grad).ok());
+    EXPECT_EQ(down<uint8_t>(grad, grad_bytes), want_grad) << shape << ", " << micro << " micro-batches: grad_gate";
+    std::printf("%s: 2, 8 and 64 shards and %d micro-batches of uneven sizes: the full batch's state and grad_gate\n",
+                shape.c_str(), micro);
+  }
 }
 
 // The cost, printed for the record (the targets: the reproducible
