@@ -148,7 +148,7 @@ struct CudaTuning {
   // striding over the elements (0: a block for every 128 / threads elements)
   int combine_blocks_per_sm = 0;
   // the reproducible mode's combine: read-only cached loads rather than
-  // streaming ones (evict first; 1 to 4% faster on the H200)
+  // streaming ones (evict first: about 3% faster on the H200)
   bool combine_cached = false;
   // the reproducible mode's copy pipeline: stages of shared memory, 3 or 4 (0: 3)
   int binned_pipe_depth = 0;
