@@ -7,6 +7,7 @@
 #               (bf16, 32 gates): the automatic choice, then each tile kernel; the 64-state combine
 #   check.txt   gatecheck check of cuda-repro: split_invariance and accuracy, 60 s, scale tier included
 #   ncu-pipe.txt  Nsight Compute on the automatic choice's tile kernel at 32768 x 3072 (NCU=0: none)
+#   ncu-rms-terms.txt  the same on rmsnorm_modulate's terms kernel (its reproducible mode's state)
 #   pipe-bf16.sass  that kernel's SASS
 # About 4 minutes on the H200 after the build; TESTS=0 leaves out the tests (about 1.5 minutes),
 # CHECK=0 the check (about 1.5 minutes). NCU_TUNING: a GATECHECK_CUDA_TUNING text for the Nsight
@@ -41,6 +42,12 @@ ncu_pipe() {  # $1: the file; the environment's GATECHECK_CUDA_TUNING applies
 if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
   ncu_pipe "$D/ncu-pipe.txt"
   [ -n "${NCU_TUNING:-}" ] && GATECHECK_CUDA_TUNING="$NCU_TUNING" ncu_pipe "$D/ncu-pipe-tuned.txt"
+  # rmsnorm_modulate's terms kernel at 32768 x 3072 (its reproducible mode's cost)
+  timeout 150 ncu --kernel-name-base demangled --kernel-name "regex:terms_kernel" --launch-skip 1 --launch-count 1 \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section ComputeWorkloadAnalysis \
+    --section InstructionStats --section MemoryWorkloadAnalysis "$R" --gtest_filter='RmsnormReproCuda.CostAgainstTheCudaBackward' \
+    > "$D/ncu-rms-terms.txt" 2>&1
+  echo "ncu rc=$? (ncu-rms-terms.txt): $(grep -E 'Duration|DRAM Throughput|Registers Per|Achieved Occupancy|Executed Ipc A|Issue Slots Busy' "$D/ncu-rms-terms.txt" | tr -s ' ' | tr '\n' ';')"
 fi
 # the automatic choice's SASS (bf16, 512-byte segments, one column a thread, 3 stages)
 command -v cuobjdump > /dev/null && cuobjdump -sass -fun '_ZN9gatecheck11cuda_detail22bwd_pipe_binned_kernelINS_6bf16_tELi512ELi1ELi3ELi1EEEvNS0_7BwdArgsIT_EE' \
