@@ -69,18 +69,20 @@ inline BackwardCost print_backward_cost(cudaStream_t s, int reps, const std::str
 
 // The combine of 64 ranks' states on the device: `state` (`words` 64-bit
 // words on the device) copied 64 times, then combine(states, 64, out) timed
-// (the mean of 20) and printed in microseconds beside the target, under 50 us.
+// (the mean of 20) and printed in microseconds beside the rate it read the
+// states at, and the target (under 50 us) where it applies: states
+// of one table's 4 words an element (`target` false: a larger state).
 inline float print_combine_cost(cudaStream_t s, const uint64_t* state, int64_t words,
                                 const std::function<void(const uint64_t* states, int32_t n, uint64_t* out)>& combine,
-                                const char* what = nullptr) {
+                                const char* what = nullptr, bool target = true) {
   const size_t bytes = size_t(words) * sizeof(uint64_t);
   uint64_t *states = nullptr, *out = nullptr;
   cudaMalloc(reinterpret_cast<void**>(&states), std::max<size_t>(bytes * 64, 256));
   cudaMalloc(reinterpret_cast<void**>(&out), std::max<size_t>(bytes, 256));
   for (int k = 0; k < 64; ++k) cudaMemcpyAsync(states + k * words, state, bytes, cudaMemcpyDeviceToDevice, s);
   const float us = 1000 * time_ms(s, 20, [&] { combine(states, 64, out); });
-  std::printf("  combine of 64 states (%zu bytes each)%s%s: %.1f us (target < 50 us)\n", bytes, what ? " " : "",
-              what ? what : "", us);
+  std::printf("  combine of 64 states (%zu bytes each)%s%s: %.1f us, read at %.2f TB/s%s\n", bytes, what ? " " : "",
+              what ? what : "", us, double(bytes) * 64 / (double(us) * 1e6), target ? " (target < 50 us)" : "");
   cudaStreamSynchronize(s);
   cudaFree(states);
   cudaFree(out);
