@@ -1024,11 +1024,7 @@ size_t cub_bytes_for(int64_t rows, int64_t gates, int end_bit) {
   return sort > scan ? sort : scan;
 }
 
-int key_bits(int64_t gates) {
-  int b = 1;
-  while (b < 31 && (int64_t(1) << b) < gates) ++b;
-  return b;
-}
+int key_bits(int64_t gates) { return rmsnorm_gate_key_bits(gates, 31); }  // the plan's int keys
 
 // The row kernels' three paths: 16-byte loads with the row kept in registers
 // (kRmsChunksPerThread chunks a partial: every dim up to 2,048 chunks),

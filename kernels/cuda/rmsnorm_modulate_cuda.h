@@ -5,6 +5,8 @@
 // report a bad index by row and value, having written nothing.
 #pragma once
 
+#include <cstdint>
+
 #include "../gatecheck_plugin_v2.h"
 #include "../op_schema.h"
 
@@ -56,6 +58,15 @@ int64_t rmsnorm_modulate_cuda_deferred_scratch_bytes(const OpCall& c);
 // The same record for a bad row that other kernels on c.p.stream found (*bad,
 // a device word, ~0 for none): the reproducible mode's state op.
 Status rmsnorm_modulate_cuda_defer_bad_row(const OpCall& c, const unsigned long long* bad, const char* op);
+
+// Bits of a radix sort's key for gate ids in [0, gates), at most `key_bits`
+// (the key's width less its sign): the backward's index plan (int keys, 31)
+// and cuda-repro's sort of the rows by gate (int64 keys, 63).
+inline int rmsnorm_gate_key_bits(int64_t gates, int key_bits) {
+  int b = 1;
+  while (b < key_bits && (int64_t(1) << b) < gates) ++b;
+  return b;
+}
 
 const gatecheck_op_plugin* rmsnorm_modulate_cuda_plugin();
 

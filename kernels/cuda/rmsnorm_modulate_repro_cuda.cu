@@ -155,12 +155,7 @@ int64_t state_elements(const gatecheck_problem& p) {
 
 size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
-// Bits of a gate id: the sort's key width.
-int gate_bits(int64_t gates) {
-  int b = 1;
-  while (b < 63 && (int64_t(1) << b) < gates) ++b;
-  return b;
-}
+int gate_bits(int64_t gates) { return rmsnorm_gate_key_bits(gates, 63); }  // the sort's int64 keys
 
 // A partial's scratch, in order: rstd (a float a row), the wide sums (88
 // bytes a state element), the rows' gates sorted, the rows' numbers and the
