@@ -71,6 +71,22 @@ std::vector<T> down(const void* d, size_t n) {
   return h;
 }
 
+// H3's width (the prior art's benchmark shape): bf16, 3072 columns, 32 gates,
+// a uniform index; the two batch sizes.
+constexpr int64_t kH3Rows[] = {32768, 131072};
+Case h3_case(int64_t rows, uint64_t seed) { return drawn(DType::bf16, rows, 3072, 32, "normal", seed); }
+
+// Runs f with the kernels' tuning changed by set (a path or layout forced),
+// then puts the tuning back.
+template <class Set, class F>
+void with_tuning(Set set, F f) {
+  CudaTuning& tuning = gate_residual_cuda_tuning();
+  const CudaTuning before = tuning;
+  set(tuning);
+  f();
+  tuning = before;
+}
+
 std::vector<uint64_t> host_state(const Case& c) {
   const gatecheck_problem p = c.problem(Device::cpu);
   std::vector<uint64_t> host(size_t(gate_residual_repro_state_words(p)));
@@ -112,10 +128,12 @@ TEST(SplitCuda, EveryPlanPathGivesTheSameState) {
       const std::vector<uint64_t> host = host_state(c);
       OnDevice d;
       uint64_t* state = static_cast<uint64_t*>(d.zeros(host.size() * 8));
-      gate_residual_cuda_tuning().bwd_plan = plan;
-      const Status st = gate_residual_repro_partial_cuda(c.problem(Device::cuda), d.put(c.input("grad_out")),
-                                                         d.put(c.index), d.put(c.input("y")), state);
-      gate_residual_cuda_tuning().bwd_plan = 0;
+      Status st;
+      with_tuning([&](CudaTuning& k) { k.bwd_plan = plan; },
+                  [&] {
+                    st = gate_residual_repro_partial_cuda(c.problem(Device::cuda), d.put(c.input("grad_out")),
+                                                          d.put(c.index), d.put(c.input("y")), state);
+                  });
       ASSERT_TRUE(st.ok()) << st.message;
       EXPECT_EQ(down<uint64_t>(state, host.size()), host) << "plan=" << plan << " " << describe(c);
     }
@@ -143,16 +161,20 @@ TEST(SplitCuda, EveryTileKernelGivesTheSameState) {
         const std::vector<uint64_t> host = host_state(c);
         OnDevice d;
         uint64_t* state = static_cast<uint64_t*>(d.zeros(host.size() * 8));
-        CudaTuning& tuning = gate_residual_cuda_tuning();
-        const CudaTuning before = tuning;
-        tuning.bwd_tile = f.tile;
-        tuning.pipe_cols = f.cols;
-        tuning.pipe_row_bytes = f.seg;
-        tuning.binned_pipe_depth = f.depth;
-        const Status st = gate_residual_repro_partial_cuda(c.problem(Device::cuda), d.put(c.input("grad_out")),
-                                                           d.put(c.index), d.put(c.input("y")), state);
-        const RunResult a = run_case(make_implementation("cuda-repro", Device::cuda), c);
-        tuning = before;
+        Status st;
+        RunResult a;
+        with_tuning(
+            [&](CudaTuning& t) {
+              t.bwd_tile = f.tile;
+              t.pipe_cols = f.cols;
+              t.pipe_row_bytes = f.seg;
+              t.binned_pipe_depth = f.depth;
+            },
+            [&] {
+              st = gate_residual_repro_partial_cuda(c.problem(Device::cuda), d.put(c.input("grad_out")), d.put(c.index),
+                                                    d.put(c.input("y")), state);
+              a = run_case(make_implementation("cuda-repro", Device::cuda), c);
+            });
         const std::string where = "tile=" + std::to_string(f.tile) + " cols=" + std::to_string(f.cols) +
                                   " seg=" + std::to_string(f.seg) + " depth=" + std::to_string(f.depth) + " " + describe(c);
         ASSERT_TRUE(st.ok()) << st.message << " " << where;
@@ -233,13 +255,14 @@ TEST(SplitCuda, EveryPartitionAndCombineOrderGivesTheFullBatchsBits) {
       for (int blocks_per_sm : {0, 1})
         for (bool cached : {false, true}) {
           cudaMemset(combined, 0, size_t(words) * 8);
-          CudaTuning& tuning = gate_residual_cuda_tuning();
-          const CudaTuning before = tuning;
-          tuning.combine_threads = threads;
-          tuning.combine_blocks_per_sm = blocks_per_sm;
-          tuning.combine_cached = cached;
-          const Status st = gate_residual_repro_combine_cuda(full, states, parts, combined);
-          tuning = before;
+          Status st;
+          with_tuning(
+              [&](CudaTuning& t) {
+                t.combine_threads = threads;
+                t.combine_blocks_per_sm = blocks_per_sm;
+                t.combine_cached = cached;
+              },
+              [&] { st = gate_residual_repro_combine_cuda(full, states, parts, combined); });
           ASSERT_TRUE(st.ok()) << st.message;
           EXPECT_EQ(down<uint64_t>(combined, host.size()), host)
               << describe(c) << ", " << parts << " parts, " << threads << " threads an element, " << blocks_per_sm
@@ -308,7 +331,7 @@ TEST(SplitCuda, H3SizeEqualsHostRepro) {
   GATECHECK_REQUIRE_GPU();
   const Implementation cuda = make_implementation("cuda-repro", Device::cuda);
   const Implementation host = make_implementation("host-repro", Device::cpu);
-  Case c = drawn(DType::bf16, 32768, 3072, 32, "normal", 9);
+  Case c = h3_case(32768, 9);
   const RunResult a = run_case(cuda, c), b = run_case(host, c);
   ASSERT_TRUE(a.status.ok()) << a.status.message;
   ASSERT_TRUE(b.status.ok()) << b.status.message;
@@ -324,9 +347,9 @@ TEST(SplitCuda, H3SizeEqualsHostRepro) {
 // last one left out give another state.
 TEST(SplitCuda, SimulatedRanksAtH3Widths) {
   GATECHECK_REQUIRE_GPU();
-  for (int64_t rows : {int64_t(32768), int64_t(131072)}) {
-    const int64_t dim = 3072, gates = 32;
-    Case c = drawn(DType::bf16, rows, dim, gates, "normal", 11);
+  for (int64_t rows : kH3Rows) {
+    Case c = h3_case(rows, 11);
+    const int64_t dim = c.dim, gates = c.gates;
     OnDevice d;
     const auto* g = static_cast<const uint16_t*>(d.put(c.input("grad_out")));
     const auto* y = static_cast<const uint16_t*>(d.put(c.input("y")));
@@ -387,9 +410,9 @@ TEST(SplitCuda, SimulatedRanksAtH3Widths) {
 // combine of 64 states under 50 us at 32 x 3072). Asserts only the results.
 TEST(SplitCuda, CostAgainstTodaysBackward) {
   GATECHECK_REQUIRE_GPU();
-  for (int64_t rows : {int64_t(32768), int64_t(131072)}) {
-    const int64_t dim = 3072, gates = 32;
-    Case c = drawn(DType::bf16, rows, dim, gates, "normal", 5);
+  for (int64_t rows : kH3Rows) {
+    Case c = h3_case(rows, 5);
+    const int64_t dim = c.dim, gates = c.gates;
     OnDevice d;
     void* g = d.put(c.input("grad_out"));
     void* y = d.put(c.input("y"));
@@ -435,18 +458,21 @@ TEST(SplitCuda, CostAgainstTodaysBackward) {
           Variant{3, 1, 256, 0, 3, "the copy pipeline, 256-byte segments, 1 column a thread, 2 row groups, 3 stages"},
           Variant{3, 2, 512, 0, 3, "the copy pipeline, 512-byte segments, 2 columns a thread, 2 row groups, 3 stages"},
           Variant{1, 0, 0, 4, 0, "per-thread tiles, 4-byte columns a thread"}}) {
-      CudaTuning& tuning = gate_residual_cuda_tuning();
-      const CudaTuning before = tuning;
-      tuning.bwd_tile = v.tile;
-      tuning.pipe_cols = v.cols;
-      tuning.pipe_row_bytes = v.seg;
-      tuning.bwd_vector_bytes = v.vec;
-      tuning.binned_pipe_depth = v.depth;
       cudaMemsetAsync(grad_gate_repro, 0, want.size(), s);
-      const float t = testing_cost::time_ms(s, 20, [&] {
-        gate_residual_bwd_cuda_binned(p, g, gate, index, y, grad_res, grad_gate_repro, grad_y, nullptr);
-      });
-      tuning = before;
+      float t = 0;
+      with_tuning(
+          [&](CudaTuning& k) {
+            k.bwd_tile = v.tile;
+            k.pipe_cols = v.cols;
+            k.pipe_row_bytes = v.seg;
+            k.bwd_vector_bytes = v.vec;
+            k.binned_pipe_depth = v.depth;
+          },
+          [&] {
+            t = testing_cost::time_ms(s, 20, [&] {
+              gate_residual_bwd_cuda_binned(p, g, gate, index, y, grad_res, grad_gate_repro, grad_y, nullptr);
+            });
+          });
       std::printf("  reproducible backward, %s: %.3f ms = %.3fx the cuda backward\n", v.what, t, t / cost.cuda);
       ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
       EXPECT_EQ(down<uint8_t>(grad_gate_repro, want.size()), want) << v.what;
@@ -464,19 +490,21 @@ TEST(SplitCuda, CostAgainstTodaysBackward) {
     for (CombineVariant v : {CombineVariant{1, 0, false}, CombineVariant{2, 0, false}, CombineVariant{4, 0, false},
                              CombineVariant{8, 0, false}, CombineVariant{4, 0, true}, CombineVariant{4, 8, false},
                              CombineVariant{2, 8, false}}) {
-      CudaTuning& tuning = gate_residual_cuda_tuning();
-      const CudaTuning before = tuning;
-      tuning.combine_threads = v.threads;
-      tuning.combine_blocks_per_sm = v.blocks_per_sm;
-      tuning.combine_cached = v.cached;
       const std::string what = "with " + std::to_string(v.threads) + " thread(s) an element" +
                                (v.blocks_per_sm ? ", " + std::to_string(v.blocks_per_sm) + " blocks an SM, strided" : "") +
                                (v.cached ? ", cached loads" : ", streaming loads");
-      testing_cost::print_combine_cost(
-          s, state, int64_t(words),
-          [&](const uint64_t* states, int32_t n, uint64_t* out) { gate_residual_repro_combine_cuda(p, states, n, out); },
-          what.c_str());
-      tuning = before;
+      with_tuning(
+          [&](CudaTuning& k) {
+            k.combine_threads = v.threads;
+            k.combine_blocks_per_sm = v.blocks_per_sm;
+            k.combine_cached = v.cached;
+          },
+          [&] {
+            testing_cost::print_combine_cost(
+                s, state, int64_t(words),
+                [&](const uint64_t* states, int32_t n, uint64_t* out) { gate_residual_repro_combine_cuda(p, states, n, out); },
+                what.c_str());
+          });
     }
     EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     cudaStreamDestroy(s);
