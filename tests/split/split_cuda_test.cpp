@@ -87,6 +87,40 @@ void with_tuning(Set set, F f) {
   tuning = before;
 }
 
+// A reproducible tile kernel forced: tile=, cols=, seg=, vec= and depth= of
+// GATECHECK_CUDA_TUNING (0: automatic).
+struct TileKernel {
+  int tile, cols, seg, vec, depth;
+  void force(CudaTuning& t) const {
+    t.bwd_tile = tile;
+    t.pipe_cols = cols;
+    t.pipe_row_bytes = seg;
+    t.bwd_vector_bytes = vec;
+    t.binned_pipe_depth = depth;
+  }
+  std::string name() const {
+    return "tile=" + std::to_string(tile) + " cols=" + std::to_string(cols) + " seg=" + std::to_string(seg) +
+           " vec=" + std::to_string(vec) + " depth=" + std::to_string(depth);
+  }
+};
+
+// A layout of the device's combine forced: combine=, combine_grid= and
+// combine_cached of GATECHECK_CUDA_TUNING.
+struct CombineLayout {
+  int threads, blocks_per_sm;
+  bool cached;
+  void force(CudaTuning& t) const {
+    t.combine_threads = threads;
+    t.combine_blocks_per_sm = blocks_per_sm;
+    t.combine_cached = cached;
+  }
+  std::string name() const {
+    return std::to_string(threads) + " thread(s) an element" +
+           (blocks_per_sm ? ", " + std::to_string(blocks_per_sm) + " blocks an SM, strided" : "") +
+           (cached ? ", cached loads" : ", streaming loads");
+  }
+};
+
 std::vector<uint64_t> host_state(const Case& c) {
   const gatecheck_problem p = c.problem(Device::cpu);
   std::vector<uint64_t> host(size_t(gate_residual_repro_state_words(p)));
@@ -129,11 +163,10 @@ TEST(SplitCuda, EveryPlanPathGivesTheSameState) {
       OnDevice d;
       uint64_t* state = static_cast<uint64_t*>(d.zeros(host.size() * 8));
       Status st;
-      with_tuning([&](CudaTuning& k) { k.bwd_plan = plan; },
-                  [&] {
-                    st = gate_residual_repro_partial_cuda(c.problem(Device::cuda), d.put(c.input("grad_out")),
-                                                          d.put(c.index), d.put(c.input("y")), state);
-                  });
+      with_tuning([&](CudaTuning& k) { k.bwd_plan = plan; }, [&] {
+        st = gate_residual_repro_partial_cuda(c.problem(Device::cuda), d.put(c.input("grad_out")), d.put(c.index),
+                                              d.put(c.input("y")), state);
+      });
       ASSERT_TRUE(st.ok()) << st.message;
       EXPECT_EQ(down<uint64_t>(state, host.size()), host) << "plan=" << plan << " " << describe(c);
     }
@@ -146,14 +179,12 @@ TEST(SplitCuda, EveryPlanPathGivesTheSameState) {
 // than one 512-byte segment and not a multiple of it.
 TEST(SplitCuda, EveryTileKernelGivesTheSameState) {
   GATECHECK_REQUIRE_GPU();
-  struct Forced {
-    int tile, cols, seg, depth;
-  };
   const Implementation today = make_implementation("cuda", Device::cuda);
   // seg=256 and cols=2: two row groups a column at 16 bits, four and two at f32;
   // the pipeline at 4 stages and at 3
-  for (Forced f : {Forced{3, 1, 512, 4}, Forced{3, 1, 256, 4}, Forced{3, 2, 512, 4}, Forced{3, 1, 448, 4},
-                   Forced{3, 1, 512, 3}, Forced{3, 1, 256, 3}, Forced{3, 2, 512, 3}, Forced{1, 0, 0, 0}})
+  for (TileKernel f : {TileKernel{3, 1, 512, 0, 4}, TileKernel{3, 1, 256, 0, 4}, TileKernel{3, 2, 512, 0, 4},
+                       TileKernel{3, 1, 448, 0, 4}, TileKernel{3, 1, 512, 0, 3}, TileKernel{3, 1, 256, 0, 3},
+                       TileKernel{3, 2, 512, 0, 3}, TileKernel{1, 0, 0, 0, 0}})
     for (DType t : {DType::bf16, DType::f16, DType::f32})
       for (const char* values : {"normal", "subnormal", "nan_inf", "mixed_magnitude"}) {
         const int64_t dim = t == DType::f32 ? 292 : 392;  // 1168 and 784 bytes: 3 and 2 segments, the last short
@@ -163,20 +194,12 @@ TEST(SplitCuda, EveryTileKernelGivesTheSameState) {
         uint64_t* state = static_cast<uint64_t*>(d.zeros(host.size() * 8));
         Status st;
         RunResult a;
-        with_tuning(
-            [&](CudaTuning& t) {
-              t.bwd_tile = f.tile;
-              t.pipe_cols = f.cols;
-              t.pipe_row_bytes = f.seg;
-              t.binned_pipe_depth = f.depth;
-            },
-            [&] {
-              st = gate_residual_repro_partial_cuda(c.problem(Device::cuda), d.put(c.input("grad_out")), d.put(c.index),
-                                                    d.put(c.input("y")), state);
-              a = run_case(make_implementation("cuda-repro", Device::cuda), c);
-            });
-        const std::string where = "tile=" + std::to_string(f.tile) + " cols=" + std::to_string(f.cols) +
-                                  " seg=" + std::to_string(f.seg) + " depth=" + std::to_string(f.depth) + " " + describe(c);
+        with_tuning([&](CudaTuning& k) { f.force(k); }, [&] {
+          st = gate_residual_repro_partial_cuda(c.problem(Device::cuda), d.put(c.input("grad_out")), d.put(c.index),
+                                                d.put(c.input("y")), state);
+          a = run_case(make_implementation("cuda-repro", Device::cuda), c);
+        });
+        const std::string where = f.name() + " " + describe(c);
         ASSERT_TRUE(st.ok()) << st.message << " " << where;
         EXPECT_EQ(down<uint64_t>(state, host.size()), host) << where;
         ASSERT_TRUE(a.status.ok()) << a.status.message << " " << where;
@@ -255,18 +278,13 @@ TEST(SplitCuda, EveryPartitionAndCombineOrderGivesTheFullBatchsBits) {
       for (int blocks_per_sm : {0, 1})
         for (bool cached : {false, true}) {
           cudaMemset(combined, 0, size_t(words) * 8);
+          const CombineLayout layout{threads, blocks_per_sm, cached};
           Status st;
-          with_tuning(
-              [&](CudaTuning& t) {
-                t.combine_threads = threads;
-                t.combine_blocks_per_sm = blocks_per_sm;
-                t.combine_cached = cached;
-              },
-              [&] { st = gate_residual_repro_combine_cuda(full, states, parts, combined); });
+          with_tuning([&](CudaTuning& k) { layout.force(k); },
+                      [&] { st = gate_residual_repro_combine_cuda(full, states, parts, combined); });
           ASSERT_TRUE(st.ok()) << st.message;
           EXPECT_EQ(down<uint64_t>(combined, host.size()), host)
-              << describe(c) << ", " << parts << " parts, " << threads << " threads an element, " << blocks_per_sm
-              << " blocks an SM, cached loads " << cached;
+              << describe(c) << ", " << parts << " parts, " << layout.name();
         }
     ASSERT_TRUE(gate_residual_repro_combine_cuda(full, states, parts, combined).ok());
     EXPECT_EQ(down<uint64_t>(combined, host.size()), host) << describe(c) << ", " << parts << " parts";
@@ -448,31 +466,23 @@ TEST(SplitCuda, CostAgainstTodaysBackward) {
     // 4-byte width (8 and 16 bytes: 1.74x and 2.61x the cuda backward at
     // 32768 rows, in bench/results/split/repro-tiles/first/).
     struct Variant {
-      int tile, cols, seg, vec, depth;
+      TileKernel kernel;
       const char* what;
     };
     for (Variant v :
-         {Variant{3, 1, 512, 0, 4, "the copy pipeline, 512-byte segments, 1 column a thread, 4 stages"},
-          Variant{3, 1, 512, 0, 3, "the copy pipeline, 512-byte segments, 1 column a thread, 3 stages"},
-          Variant{3, 1, 256, 0, 4, "the copy pipeline, 256-byte segments, 1 column a thread, 2 row groups, 4 stages"},
-          Variant{3, 1, 256, 0, 3, "the copy pipeline, 256-byte segments, 1 column a thread, 2 row groups, 3 stages"},
-          Variant{3, 2, 512, 0, 3, "the copy pipeline, 512-byte segments, 2 columns a thread, 2 row groups, 3 stages"},
-          Variant{1, 0, 0, 4, 0, "per-thread tiles, 4-byte columns a thread"}}) {
+         {Variant{{3, 1, 512, 0, 4}, "the copy pipeline, 512-byte segments, 1 column a thread, 4 stages"},
+          Variant{{3, 1, 512, 0, 3}, "the copy pipeline, 512-byte segments, 1 column a thread, 3 stages"},
+          Variant{{3, 1, 256, 0, 4}, "the copy pipeline, 256-byte segments, 1 column a thread, 2 row groups, 4 stages"},
+          Variant{{3, 1, 256, 0, 3}, "the copy pipeline, 256-byte segments, 1 column a thread, 2 row groups, 3 stages"},
+          Variant{{3, 2, 512, 0, 3}, "the copy pipeline, 512-byte segments, 2 columns a thread, 2 row groups, 3 stages"},
+          Variant{{1, 0, 0, 4, 0}, "per-thread tiles, 4-byte columns a thread"}}) {
       cudaMemsetAsync(grad_gate_repro, 0, want.size(), s);
       float t = 0;
-      with_tuning(
-          [&](CudaTuning& k) {
-            k.bwd_tile = v.tile;
-            k.pipe_cols = v.cols;
-            k.pipe_row_bytes = v.seg;
-            k.bwd_vector_bytes = v.vec;
-            k.binned_pipe_depth = v.depth;
-          },
-          [&] {
-            t = testing_cost::time_ms(s, 20, [&] {
-              gate_residual_bwd_cuda_binned(p, g, gate, index, y, grad_res, grad_gate_repro, grad_y, nullptr);
-            });
-          });
+      with_tuning([&](CudaTuning& k) { v.kernel.force(k); }, [&] {
+        t = testing_cost::time_ms(s, 20, [&] {
+          gate_residual_bwd_cuda_binned(p, g, gate, index, y, grad_res, grad_gate_repro, grad_y, nullptr);
+        });
+      });
       std::printf("  reproducible backward, %s: %.3f ms = %.3fx the cuda backward\n", v.what, t, t / cost.cuda);
       ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
       EXPECT_EQ(down<uint8_t>(grad_gate_repro, want.size()), want) << v.what;
@@ -483,28 +493,16 @@ TEST(SplitCuda, CostAgainstTodaysBackward) {
     // Each layout of the combine, for the record (threads an element; a
     // strided grid of some blocks an SM; read-only cached loads rather than
     // streaming ones).
-    struct CombineVariant {
-      int threads, blocks_per_sm;
-      bool cached;
-    };
-    for (CombineVariant v : {CombineVariant{1, 0, false}, CombineVariant{2, 0, false}, CombineVariant{4, 0, false},
-                             CombineVariant{8, 0, false}, CombineVariant{4, 0, true}, CombineVariant{4, 8, false},
-                             CombineVariant{2, 8, false}}) {
-      const std::string what = "with " + std::to_string(v.threads) + " thread(s) an element" +
-                               (v.blocks_per_sm ? ", " + std::to_string(v.blocks_per_sm) + " blocks an SM, strided" : "") +
-                               (v.cached ? ", cached loads" : ", streaming loads");
-      with_tuning(
-          [&](CudaTuning& k) {
-            k.combine_threads = v.threads;
-            k.combine_blocks_per_sm = v.blocks_per_sm;
-            k.combine_cached = v.cached;
-          },
-          [&] {
-            testing_cost::print_combine_cost(
-                s, state, int64_t(words),
-                [&](const uint64_t* states, int32_t n, uint64_t* out) { gate_residual_repro_combine_cuda(p, states, n, out); },
-                what.c_str());
-          });
+    for (CombineLayout v : {CombineLayout{1, 0, false}, CombineLayout{2, 0, false}, CombineLayout{4, 0, false},
+                            CombineLayout{8, 0, false}, CombineLayout{4, 0, true}, CombineLayout{4, 8, false},
+                            CombineLayout{2, 8, false}}) {
+      const std::string what = "with " + v.name();
+      with_tuning([&](CudaTuning& k) { v.force(k); }, [&] {
+        testing_cost::print_combine_cost(
+            s, state, int64_t(words),
+            [&](const uint64_t* states, int32_t n, uint64_t* out) { gate_residual_repro_combine_cuda(p, states, n, out); },
+            what.c_str());
+      });
     }
     EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     cudaStreamDestroy(s);
