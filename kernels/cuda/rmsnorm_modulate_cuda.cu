@@ -1115,10 +1115,9 @@ void launch_bwd(const Ptrs& a, const Layout& l, bool vec, cudaStream_t s) {
 }
 
 template <class T, int MAXT>
-void launch_rows_bounded(const Ptrs& a, const Plan& p, bool vec, int threads, cudaStream_t s) {
+void launch_rows_bounded(const Ptrs& a, float* rstd, bool vec, int threads, cudaStream_t s) {
   constexpr int V = VecOf<T>::value, M = kLanesPerThread;
   const int blocks = row_blocks(a.rows);
-  float* rstd = const_cast<float*>(p.rstd);
   switch (row_path(vec, a.dim, V)) {
     case RowPath::kept: bwd_row_kernel<T, true, kRmsChunksPerThread, M, MAXT><<<blocks, threads, 0, s>>>(a, rstd); break;
     case RowPath::vector: bwd_row_kernel<T, true, 0, M, MAXT><<<blocks, threads, 0, s>>>(a, rstd); break;
@@ -1127,10 +1126,10 @@ void launch_rows_bounded(const Ptrs& a, const Plan& p, bool vec, int threads, cu
 }
 
 template <class T>
-void launch_rows(const Ptrs& a, const Plan& p, bool vec, cudaStream_t s) {
+void launch_rows(const Ptrs& a, float* rstd, bool vec, cudaStream_t s) {
   const int threads = row_kernel_threads(a.dim, VecOf<T>::value);
-  if (threads <= kRowKernelNarrowThreads) launch_rows_bounded<T, kRowKernelNarrowThreads>(a, p, vec, threads, s);
-  else launch_rows_bounded<T, kRowKernelMaxThreads>(a, p, vec, threads, s);
+  if (threads <= kRowKernelNarrowThreads) launch_rows_bounded<T, kRowKernelNarrowThreads>(a, rstd, vec, threads, s);
+  else launch_rows_bounded<T, kRowKernelMaxThreads>(a, rstd, vec, threads, s);
 }
 
 // The row kernel (dx, rstd), then the tile kernel (dshift, dscale and dweight
@@ -1138,7 +1137,7 @@ void launch_rows(const Ptrs& a, const Plan& p, bool vec, cudaStream_t s) {
 template <class T>
 void launch_two_pass(const Ptrs& a, const Plan& p, bool vec, int64_t nch, int64_t groups, cudaStream_t s) {
   if (a.rows > 0) {
-    launch_rows<T>(a, p, vec, s);
+    launch_rows<T>(a, const_cast<float*>(p.rstd), vec, s);
   }
   if (groups > 0) {
     const dim3 grid(unsigned((nch + kTileThreads - 1) / kTileThreads), unsigned(groups < 65535 ? groups : 65535));
@@ -1266,6 +1265,19 @@ Status rmsnorm_modulate_cuda_rstd(const OpCall& c, float* rstd) {
     return check_problem("rmsnorm_modulate_rstd", c.p, 1u << GATECHECK_CUDA);
   const cudaError_t e = cudaGetLastError();
   return e == cudaSuccess ? Status::success() : cuda_error("rmsnorm_modulate_rstd", e);
+}
+
+Status rmsnorm_modulate_cuda_dx(const OpCall& c, const unsigned long long* bad, float* rstd) {
+  const Ptrs a = ptrs_of(c, bad);
+  if (a.rows == 0 || a.dim == 0) return Status::success();
+  const auto s = static_cast<cudaStream_t>(c.p.stream);
+  if (!dispatch_dtype(DType(c.p.dtype), [&](auto tag) {
+        using T = decltype(tag);
+        launch_rows<T>(a, rstd, vector_ok(a, int(sizeof(T))), s);
+      }))  // (an unchecked call): the error names the bad dtype
+    return check_problem("rmsnorm_modulate_bwd", c.p, 1u << GATECHECK_CUDA);
+  const cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? Status::success() : cuda_error("rmsnorm_modulate_bwd", e);
 }
 
 }  // namespace gatecheck

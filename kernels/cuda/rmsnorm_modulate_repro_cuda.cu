@@ -28,7 +28,7 @@ constexpr int kThreads = binned_cuda::kThreads;  // a column a thread
 // gate in the tile, and dweight's one), short enough to fill the GPU.
 constexpr int kTileRows = 256;
 constexpr int kAhead = 4;  // rows whose loads are issued at once
-static_assert(kTileRows <= BinnedFp64SumCompact::kMaxTerms, "a run's digits stay exact in fp64");
+static_assert(kTileRows <= BinnedFp64Sum::kMaxTerms, "a run's digits stay exact in fp64");
 
 Status cuda_status(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return Status::success();
@@ -76,10 +76,35 @@ __device__ __forceinline__ Terms column_terms(float rs, float x, float g, float 
   return {__fmul_rn(__fmul_rn(__fmul_rn(g, f), x), rs), g, __fmul_rn(g, rn<T>(__fmul_rn(w, __fmul_rn(rs, x))))};
 }
 
-__device__ __forceinline__ void flush(const binned_cuda::WideSums& w, int64_t e, const BinnedFp64SumCompact& s) {
+template <bool K>
+__device__ __forceinline__ void flush(const binned_cuda::WideSums& w, int64_t e, const BinnedFp64SumOf<K>& s) {
   uint64_t v[kBinnedWords];
   s.to_words(v);
   binned_cuda::wide_add(w, e, v);
+}
+
+// A tile row as the sums read it: where its row starts in x and g, its rstd
+// and its gate; one 16-byte shared load.
+struct TileRow {
+  int64_t at;  // row * dim
+  float rstd;
+  int gate;  // gates < 2^31 (the partial's check)
+};
+static_assert(sizeof(TileRow) == 16, "a tile row is one 16-byte shared load");
+
+// Column j's x and g of tile rows p .. p + kAhead - 1 (those below n; zeros past it).
+template <class T>
+__device__ __forceinline__ void load_rows(const T* xj, const T* gj, const TileRow* tile, int p, int n, T (&xv)[kAhead],
+                                          T (&gv)[kAhead]) {
+#pragma unroll
+  for (int q = 0; q < kAhead; ++q)
+    if (p + q < n) {
+      const int64_t at = tile[p + q].at;
+      xv[q] = xj[at];
+      gv[q] = gj[at];
+    } else {
+      xv[q] = gv[q] = T();
+    }
 }
 
 // A thread per column, a block row per tile of kTileRows of the rows sorted
@@ -88,63 +113,65 @@ __device__ __forceinline__ void flush(const binned_cuda::WideSums& w, int64_t e,
 // dweight's binned sum over the tile, and dshift's and dscale's over each
 // gate's run, in registers, and adds them to the wide sums when they end.
 // Binned sums are exact: neither the tiles, nor the runs, nor their order
-// change a bit of the state.
+// change a bit of the state. The sums keep their window's constants
+// (BinnedFp64Sum: one compare a term), and the next kAhead rows' loads are in
+// flight while a thread sums the last kAhead's: the kernel is bound by its
+// instructions and their latency, not by its bytes.
 template <class T>
 __global__ void __launch_bounds__(kThreads) terms_kernel(TermsArgs a) {
-  __shared__ int64_t key[kTileRows];  // the tile's gates
-  __shared__ int64_t row[kTileRows];  // and rows
+  __shared__ TileRow tile[kTileRows];
   if (*a.bad != kNoBadRow) return;
   const int64_t j = int64_t(blockIdx.x) * kThreads + threadIdx.x, dim = a.dim;
-  const bool live = j < dim;  // every thread ranks; a column's thread sums
-  const T *x = static_cast<const T*>(a.x), *g = static_cast<const T*>(a.g), *scale = static_cast<const T*>(a.scale);
+  const bool live = j < dim;  // every thread fills the tile; a column's thread sums
+  const T *xj = static_cast<const T*>(a.x) + j, *gj = static_cast<const T*>(a.g) + j;
+  const T* scale_j = static_cast<const T*>(a.scale) + j;
   const float w = live ? to_float(static_cast<const T*>(a.w)[j]) : 0.0f;
   const int64_t shift_at = first_element(dim, a.gates, 1) + j, scale_at = first_element(dim, a.gates, 2) + j;
   for (int64_t r0 = int64_t(blockIdx.y) * kTileRows; r0 < a.rows; r0 += int64_t(gridDim.y) * kTileRows) {
     const int n = int(a.rows - r0 < kTileRows ? a.rows - r0 : kTileRows);
     __syncthreads();  // the last tile's readers are done
     for (int i = threadIdx.x; i < n; i += kThreads) {
-      key[i] = a.gate_sorted[r0 + i];
-      row[i] = a.row_sorted[r0 + i];
+      const int64_t r = a.row_sorted[r0 + i];
+      tile[i] = TileRow{r * dim, a.rstd[r], int(a.gate_sorted[r0 + i])};
     }
     __syncthreads();
     if (!live) continue;
-    BinnedFp64SumCompact dw, sh, sc;  // three a thread: the compact form keeps 15 registers
+    BinnedFp64Sum dw, sh, sc;
     dw.clear();
     sh.clear();
     sc.clear();
-    int64_t k = key[0];
-    float f = rn<T>(__fadd_rn(1.0f, to_float(scale[k * dim + j])));
+    int k = tile[0].gate;
+    float f = rn<T>(__fadd_rn(1.0f, to_float(scale_j[int64_t(k) * dim])));
+    T xv[kAhead], gv[kAhead];
+    load_rows(xj, gj, tile, 0, n, xv, gv);
     for (int p = 0; p < n; p += kAhead) {
-      int64_t kq[kAhead];
-      float rs[kAhead], xv[kAhead], gv[kAhead];
+      T xn[kAhead], gn[kAhead];
+      load_rows(xj, gj, tile, p + kAhead, n, xn, gn);
 #pragma unroll
       for (int q = 0; q < kAhead; ++q)
         if (p + q < n) {
-          const int64_t r = row[p + q];
-          kq[q] = key[p + q];
-          rs[q] = a.rstd[r];
-          xv[q] = to_float(x[r * dim + j]);
-          gv[q] = to_float(g[r * dim + j]);
-        }
-#pragma unroll
-      for (int q = 0; q < kAhead; ++q)
-        if (p + q < n) {
-          if (kq[q] != k) {  // the gate's run ends
-            flush(a.wide, shift_at + k * dim, sh);
-            flush(a.wide, scale_at + k * dim, sc);
+          const TileRow& t = tile[p + q];
+          if (t.gate != k) {  // the gate's run ends
+            flush(a.wide, shift_at + int64_t(k) * dim, sh);
+            flush(a.wide, scale_at + int64_t(k) * dim, sc);
             sh.clear();
             sc.clear();
-            k = kq[q];
-            f = rn<T>(__fadd_rn(1.0f, to_float(scale[k * dim + j])));
+            k = t.gate;
+            f = rn<T>(__fadd_rn(1.0f, to_float(scale_j[int64_t(k) * dim])));
           }
-          const Terms t = column_terms<T>(rs[q], xv[q], gv[q], w, f);
-          dw.add(t.dweight);
-          sh.add(t.dshift);
-          sc.add(t.dscale);
+          const Terms m = column_terms<T>(t.rstd, to_float(xv[q]), to_float(gv[q]), w, f);
+          dw.add(m.dweight);
+          sh.add(m.dshift);
+          sc.add(m.dscale);
         }
+#pragma unroll
+      for (int q = 0; q < kAhead; ++q) {
+        xv[q] = xn[q];
+        gv[q] = gn[q];
+      }
     }
-    flush(a.wide, shift_at + k * dim, sh);
-    flush(a.wide, scale_at + k * dim, sc);
+    flush(a.wide, shift_at + int64_t(k) * dim, sh);
+    flush(a.wide, scale_at + int64_t(k) * dim, sc);
     flush(a.wide, j, dw);
   }
 }
@@ -197,7 +224,11 @@ int64_t rmsnorm_modulate_repro_cuda_scratch_bytes(const gatecheck_problem& p) {
   return int64_t(ScratchLayout(p).total);
 }
 
-Status rmsnorm_modulate_repro_partial_cuda(const OpCall& c, uint64_t* state, unsigned long long* bad, void* scratch) {
+Status rmsnorm_modulate_repro_partial_cuda(const OpCall& c, uint64_t* state, unsigned long long* bad, void* scratch,
+                                           bool with_dx) {
+  if (c.p.gates > INT32_MAX)  // the terms kernel's tile keeps a gate as an int
+    return Status::error(ErrorKind::size_overflow,
+                         "rmsnorm_modulate cuda-repro: gates=" + std::to_string(c.p.gates) + " must be below 2^31");
   const auto s = static_cast<cudaStream_t>(c.p.stream);
   const OpSchema& op = *c.op;
   auto in = [&](const char* n) { return c.inputs[size_t(op.input_index(n))].data; };
@@ -231,7 +262,7 @@ Status rmsnorm_modulate_repro_partial_cuda(const OpCall& c, uint64_t* state, uns
     e = cub::DeviceRadixSort::SortPairs(base + L.cub, cub_bytes, c.index(), gate_sorted, static_cast<const int64_t*>(ids),
                                         row_sorted, c.p.rows, 0, gate_bits(c.p.gates), s);
     if (e != cudaSuccess) return cuda_status(e, "partial: the sort by gate");
-    const Status st = rmsnorm_modulate_cuda_rstd(c, rstd);
+    const Status st = with_dx ? rmsnorm_modulate_cuda_dx(c, bad, rstd) : rmsnorm_modulate_cuda_rstd(c, rstd);
     if (!st.ok()) return st;
     const TermsArgs a{in("x"), in("w"), in("scale"), in("grad_out"), gate_sorted, row_sorted, rstd,
                       c.p.rows, c.p.dim, c.p.gates, bad, wide};
@@ -274,14 +305,15 @@ int report(const Status& s) { return Abi::report(s); }
 // The call's inputs as check_call sees them (its outputs, null in the
 // exchange's calls, stand in with a non-null address never written); the
 // index on the host where index_on_host, so that an index error reads as
-// host-repro's.
+// host-repro's. Errors name the exchange's step, where there is one (null:
+// the backward call, in check_call's words alone, as the cuda kernels').
 Status check_inputs(const OpCall& c, const char* step, bool index_on_host) {
   OpCall k = c;
   static char unused;
   for (auto& o : k.outputs)
     if (!o.data) o.data = &unused;
   Status s = check_call(k, 1u << GATECHECK_CUDA, index_on_host);
-  if (!s.ok()) s.message = std::string(step) + ": " + s.message;
+  if (!s.ok() && step) s.message = std::string(step) + ": " + s.message;
   return s;
 }
 
@@ -294,14 +326,15 @@ Status index_error(const OpCall& c, const char* step, unsigned long long bad_row
   h.inputs[size_t(c.op->index_input())].data = host.data();
   Status s = check_inputs(h, step, /*index_on_host=*/true);
   if (s.ok())  // the device saw what the host copy does not: say so rather than pass
-    s = Status::error(ErrorKind::index_out_of_range,
-                      std::string(step) + ": index[" + std::to_string(bad_row) + "] is out of range [0, gates)");
+    s = Status::error(ErrorKind::index_out_of_range, (step ? std::string(step) : c.op->bwd_name()) + ": index[" +
+                                                         std::to_string(bad_row) + "] is out of range [0, gates)");
   return s;
 }
 
 // The state of c's rows into `host_state` (host memory), or, when null, into
-// `device_state`; waits for the stream and reports a bad index.
-Status partial_and_wait(const OpCall& c, const char* step, uint64_t* device_state, uint64_t* host_state) {
+// `device_state` (with_dx: and c's dx); waits for the stream and reports a bad index.
+Status partial_and_wait(const OpCall& c, const char* step, uint64_t* device_state, uint64_t* host_state,
+                        bool with_dx = false) {
   const auto s = static_cast<cudaStream_t>(c.p.stream);
   const size_t words = size_t(rmsnorm_modulate_repro_state_words(c.p));
   DeviceBuffer bad(s), st(s);
@@ -311,7 +344,7 @@ Status partial_and_wait(const OpCall& c, const char* step, uint64_t* device_stat
     device_state = static_cast<uint64_t*>(st.ptr);
   }
   auto* bad_word = static_cast<unsigned long long*>(bad.ptr);
-  if (r.ok()) r = rmsnorm_modulate_repro_partial_cuda(c, device_state, bad_word);
+  if (r.ok()) r = rmsnorm_modulate_repro_partial_cuda(c, device_state, bad_word, nullptr, with_dx);
   unsigned long long bad_row = kNoBadRow;
   if (r.ok())
     r = cuda_status(cudaMemcpyAsync(&bad_row, bad_word, sizeof bad_row, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync");
@@ -327,17 +360,21 @@ Status partial_and_wait(const OpCall& c, const char* step, uint64_t* device_stat
 // The "cuda" forward, unchanged.
 int forward_call(const gatecheck_call* raw) { return Abi::forward_of(rmsnorm_modulate_cuda_plugin(), raw); }
 
-// The "cuda" backward (dx, every check of the arguments, a bad index named);
-// then the parameter gradients again, binned (its values are replaced).
+// The backward: the cuda kernels' checks, in their words; then the partial
+// with dx (the cuda backward's row kernel, which gives the terms their rstd),
+// and the finalize. None of the cuda backward's fp32 column sums is made.
 int backward_call(const gatecheck_call* raw) {
-  if (const int rc = Abi::backward_of(rmsnorm_modulate_cuda_plugin(), raw)) return rc;
   OpCall c;
   Status s = op_call_from_abi(rmsnorm_modulate_schema(), Pass::backward, raw, &c);
+  if (s.ok()) s = check_call(c, 1u << GATECHECK_CUDA, /*index_on_host=*/false);
+  if (s.ok() && (c.p.rows > INT32_MAX || c.p.gates > INT32_MAX))
+    s = Status::error(ErrorKind::size_overflow,
+                      c.op->bwd_name() + ": rows and gates must each be below 2^31 for the cuda kernels");
   if (!s.ok() || state_elements(c.p) == 0) return report(s);
   const auto stream = static_cast<cudaStream_t>(c.p.stream);
   DeviceBuffer state(stream);
   s = state.alloc(size_t(rmsnorm_modulate_repro_state_words(c.p)) * sizeof(uint64_t));
-  if (s.ok()) s = partial_and_wait(c, "rmsnorm_modulate_bwd", static_cast<uint64_t*>(state.ptr), nullptr);
+  if (s.ok()) s = partial_and_wait(c, nullptr, static_cast<uint64_t*>(state.ptr), nullptr, /*with_dx=*/true);
   if (s.ok()) s = rmsnorm_modulate_repro_finalize_cuda(c, static_cast<uint64_t*>(state.ptr));
   const cudaError_t sync = cudaStreamSynchronize(stream);
   if (s.ok()) s = cuda_status(sync, "cudaStreamSynchronize");

@@ -29,8 +29,10 @@ int64_t rmsnorm_modulate_repro_cuda_scratch_bytes(const gatecheck_problem& p);
 // device word) ends as the first row whose index is out of range, else ~0;
 // the state is then meaningless. scratch: rmsnorm_modulate_repro_cuda_
 // scratch_bytes, 256-byte aligned, or null (the stream's memory pool). No sync.
+// with_dx: c's dx too, the cuda backward's bits, from the same pass over the
+// rows that gives the terms their rstd (nothing written on a bad index).
 Status rmsnorm_modulate_repro_partial_cuda(const OpCall& c, uint64_t* state, unsigned long long* bad,
-                                           void* scratch = nullptr);
+                                           void* scratch = nullptr, bool with_dx = false);
 // out = the n states at `states` (n consecutive device states) combined; any
 // order gives the same words.
 Status rmsnorm_modulate_repro_combine_cuda(const gatecheck_problem& p, const uint64_t* states, int32_t n,

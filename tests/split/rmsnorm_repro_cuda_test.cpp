@@ -72,14 +72,16 @@ struct Shape {
 // The device partial's words equal host-repro's: every dtype and value class
 // (nan_inf, huge, signed_zero, subnormal: the special terms and the tops at
 // both ends), dims that take element loads (odd, below a chunk) and vector
-// loads, rows of several tiles, a row of several chunks a thread, a gate a
-// row, unused gates, no rows.
+// loads, rows of several tiles, a tile's last rows short of a load group
+// (1, 2 and 3 of 4), a row of several chunks a thread, a gate a row, unused
+// gates, no rows.
 TEST(RmsnormReproCuda, PartialStateEqualsHostRepros) {
   GATECHECK_REQUIRE_GPU();
   const Implementation cuda = impl("cuda-repro", Device::cuda), host = impl("host-repro", Device::cpu);
   uint64_t seed = 1;
   for (Shape sh : {Shape{1, 1, 1}, Shape{5, 3, 8}, Shape{300, 37, 5}, Shape{700, 64, 3}, Shape{260, 24, 260},
-                   Shape{1000, 40, 400}, Shape{129, 8, 1}, Shape{40, 9000, 2}, Shape{0, 16, 3}})
+                   Shape{1000, 40, 400}, Shape{129, 8, 1}, Shape{6, 16, 2}, Shape{259, 24, 7},
+                   Shape{40, 9000, 2}, Shape{0, 16, 3}})
     for (DType t : {DType::bf16, DType::f16, DType::f32})
       for (const std::string& values : value_classes_of(op())) {
         const Case c = rms_case(t, sh.rows, sh.dim, sh.gates, "uniform", values, seed++);
@@ -226,8 +228,10 @@ TEST(RmsnormReproCuda, RejectsBadArgumentsSayingWhich) {
   EXPECT_EQ(pc.kind, ErrorKind::index_out_of_range) << pc.message;
   EXPECT_EQ(pc.message, ph.message);
   EXPECT_NE(pc.message.find("index[17]"), std::string::npos) << pc.message;
-  const RunResult r = run_case(cuda, c);
+  const RunResult r = run_case(cuda, c), today = run_case(impl("cuda", Device::cuda), c);
   ASSERT_FALSE(r.status.ok());
+  EXPECT_EQ(r.status.kind, ErrorKind::index_out_of_range) << r.status.message;
+  EXPECT_EQ(r.status.message, today.status.message);  // the backward speaks as the cuda kernels'
   EXPECT_NE(r.status.message.find("index[17]"), std::string::npos) << r.status.message;
 
   const gatecheck_split_exchange* ex = rmsnorm_modulate_repro_cuda_exchange();
@@ -261,8 +265,11 @@ struct Owned {
 // and 1.15x at 131072; the combine of 64 states beside the rate it reads them
 // at: its state holds dweight and two tables, so the 50 us set for one
 // table's state is not its target). bf16, 32 gates,
-// uniform indices. Asserts only that the timed calls computed host-repro's
-// gradients (at 32768 rows; the host is slow past that).
+// uniform indices. The reproducible backward is the partial with dx (the
+// row kernel, which gives the terms their rstd) and the finalize, as the
+// plugin's backward runs them. Asserts only that the timed calls computed
+// host-repro's gradients and the cuda backward's dx (at 32768 rows; the host
+// is slow past that).
 TEST(RmsnormReproCuda, CostAgainstTheCudaBackward) {
   GATECHECK_REQUIRE_GPU();
   for (int64_t rows : {int64_t(32768), int64_t(131072)}) {
@@ -295,9 +302,13 @@ TEST(RmsnormReproCuda, CostAgainstTheCudaBackward) {
     auto cuda_bwd = [&] { rmsnorm_modulate_cuda_run(call, bad, cuda_scratch); };
     auto partial = [&] { rmsnorm_modulate_repro_partial_cuda(call, state, bad, repro_scratch); };
     auto repro_bwd = [&] {
-      cuda_bwd();
-      partial();
+      rmsnorm_modulate_repro_partial_cuda(call, state, bad, repro_scratch, /*with_dx=*/true);
       rmsnorm_modulate_repro_finalize_cuda(call, state);
+    };
+    auto dx_now = [&] {
+      std::vector<uint8_t> h(big);
+      cudaMemcpy(h.data(), call.outputs[size_t(op().output_index("dx"))].data, big, cudaMemcpyDeviceToHost);
+      return h;
     };
     auto copy = [&] {
       cudaMemcpyAsync(call.outputs[size_t(op().output_index("dx"))].data,
@@ -318,6 +329,10 @@ TEST(RmsnormReproCuda, CostAgainstTheCudaBackward) {
         cudaMemcpy(got.data(), call.outputs[size_t(op().output_index(g))].data, got.size(), cudaMemcpyDeviceToHost);
         EXPECT_TRUE(got == want.outputs[g].bytes) << g;
       }
+      const std::vector<uint8_t> repro_dx = dx_now();
+      cuda_bwd();
+      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+      EXPECT_TRUE(repro_dx == dx_now()) << "dx: the cuda backward's bits";
     }
     testing_cost::print_combine_cost(
         s, state, words,

@@ -4,6 +4,7 @@
 #   cost.log    the reproducible backward beside the cuda backward at 32768 and 131072 x 3072
 #               (bf16, 32 gates), the partial alone, and the combine of 64 states
 #   check.txt   gatecheck check of cuda-repro and cuda: split_invariance and accuracy, 60 s
+#   ncu-terms.txt  Nsight Compute on the terms kernel (the state's sums) at 32768 x 3072 (NCU=0: none)
 # About 5 minutes on the H200 after the build.
 . "$(dirname "$0")/../stage_common.sh"
 need "$BUILD/tests/split/rmsnorm_repro_cuda_test" "$GC"
@@ -17,3 +18,10 @@ grep -E "ms|us" "$D/cost.log" | head -8
 timeout 100 "$GC" check --op rmsnorm_modulate --device cuda --impl cuda-repro --impl cuda \
   --properties split_invariance,accuracy --seconds 60 --seed 35 --corpus "$D/corpus" > "$D/check.txt" 2>&1
 echo "check rc=$?: $(grep -E '^(cuda-repro|cuda)@' "$D/check.txt" | tr -s ' ' | tr '\n' ';')"
+if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
+  timeout 150 ncu --kernel-name-base demangled --kernel-name "regex:terms_kernel" --launch-skip 1 --launch-count 1 \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section ComputeWorkloadAnalysis \
+    --section InstructionStats --section MemoryWorkloadAnalysis "$BUILD/tests/split/rmsnorm_repro_cuda_test" \
+    --gtest_filter='RmsnormReproCuda.CostAgainstTheCudaBackward' > "$D/ncu-terms.txt" 2>&1
+  echo "ncu rc=$? (ncu-terms.txt): $(grep -E 'Duration|DRAM Throughput|Registers Per|Achieved Occupancy|Executed Ipc A|Issue Slots Busy|Issued Instructions  ' "$D/ncu-terms.txt" | tr -s ' ' | tr '\n' ';')"
+fi
