@@ -3,6 +3,7 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cub/device/device_radix_sort.cuh>
 #include <string>
 #include <vector>
@@ -107,6 +108,60 @@ __device__ __forceinline__ void load_rows(const T* xj, const T* gj, const TileRo
     }
 }
 
+// A thread's three sums over a tile: dweight's, and dshift's and dscale's
+// over the run of gate k, with its factor f.
+struct ColumnSums {
+  BinnedFp64Sum dw, sh, sc;
+  int k;
+  float f;
+};
+
+// Adds rows p .. p + G - 1 of a tile (those below n), values xv[q0 + i] and
+// gv[q0 + i]. Where every row is of gate k and no term needs a new top bin
+// or is special, the 3G adds are one block of code, so that their fp64
+// chains interleave (a term's is eight dependent operations); else row by
+// row, a gate's run flushed where it ends.
+template <class T, int G>
+__device__ __forceinline__ void add_rows(ColumnSums& c, const TermsArgs& a, const TileRow* tile, int p, int n,
+                                         const T* xv, const T* gv, float w, const T* scale_j, int64_t shift_at,
+                                         int64_t scale_at) {
+  Terms m[G];
+  bool fast = p + G <= n;
+#pragma unroll
+  for (int i = 0; i < G; ++i) {
+    const TileRow& t = tile[p + i < n ? p + i : p];
+    m[i] = column_terms<T>(t.rstd, to_float(xv[i]), to_float(gv[i]), w, c.f);
+    fast = fast && t.gate == c.k && !c.dw.needs_slow(float_bits(m[i].dweight)) &&
+           !c.sh.needs_slow(float_bits(m[i].dshift)) && !c.sc.needs_slow(float_bits(m[i].dscale));
+  }
+  if (fast) {
+#pragma unroll
+    for (int i = 0; i < G; ++i) {
+      c.dw.add_in_window(m[i].dweight, float_bits(m[i].dweight));
+      c.sh.add_in_window(m[i].dshift, float_bits(m[i].dshift));
+      c.sc.add_in_window(m[i].dscale, float_bits(m[i].dscale));
+    }
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < G; ++i) {
+    if (p + i >= n) break;
+    const TileRow& t = tile[p + i];
+    if (t.gate != c.k) {  // the gate's run ends
+      flush(a.wide, shift_at + int64_t(c.k) * a.dim, c.sh);
+      flush(a.wide, scale_at + int64_t(c.k) * a.dim, c.sc);
+      c.sh.clear();
+      c.sc.clear();
+      c.k = t.gate;
+      c.f = rn<T>(__fadd_rn(1.0f, to_float(scale_j[int64_t(c.k) * a.dim])));
+    }
+    const Terms r = column_terms<T>(t.rstd, to_float(xv[i]), to_float(gv[i]), w, c.f);
+    c.dw.add(r.dweight);
+    c.sh.add(r.dshift);
+    c.sc.add(r.dscale);
+  }
+}
+
 // A thread per column, a block row per tile of kTileRows of the rows sorted
 // by gate (grid-stride), so that each gate's rows are one run (any order
 // gives the same bits; this one makes the runs long); each thread keeps
@@ -114,11 +169,13 @@ __device__ __forceinline__ void load_rows(const T* xj, const T* gj, const TileRo
 // gate's run, in registers, and adds them to the wide sums when they end.
 // Binned sums are exact: neither the tiles, nor the runs, nor their order
 // change a bit of the state. The sums keep their window's constants
-// (BinnedFp64Sum: one compare a term), and the next kAhead rows' loads are in
-// flight while a thread sums the last kAhead's: the kernel is bound by its
-// instructions and their latency, not by its bytes.
-template <class T>
+// (BinnedFp64Sum: one compare a term), G rows' terms are added at once
+// (add_rows), and the next kAhead rows' loads are in flight while a thread
+// sums the last kAhead's: the kernel is bound by its instructions and their
+// latency, not by its bytes.
+template <class T, int G>
 __global__ void __launch_bounds__(kThreads) terms_kernel(TermsArgs a) {
+  static_assert(kAhead % G == 0, "a load group is whole groups of rows");
   __shared__ TileRow tile[kTileRows];
   if (*a.bad != kNoBadRow) return;
   const int64_t j = int64_t(blockIdx.x) * kThreads + threadIdx.x, dim = a.dim;
@@ -136,43 +193,40 @@ __global__ void __launch_bounds__(kThreads) terms_kernel(TermsArgs a) {
     }
     __syncthreads();
     if (!live) continue;
-    BinnedFp64Sum dw, sh, sc;
-    dw.clear();
-    sh.clear();
-    sc.clear();
-    int k = tile[0].gate;
-    float f = rn<T>(__fadd_rn(1.0f, to_float(scale_j[int64_t(k) * dim])));
+    ColumnSums c;
+    c.dw.clear();
+    c.sh.clear();
+    c.sc.clear();
+    c.k = tile[0].gate;
+    c.f = rn<T>(__fadd_rn(1.0f, to_float(scale_j[int64_t(c.k) * dim])));
     T xv[kAhead], gv[kAhead];
     load_rows(xj, gj, tile, 0, n, xv, gv);
     for (int p = 0; p < n; p += kAhead) {
       T xn[kAhead], gn[kAhead];
       load_rows(xj, gj, tile, p + kAhead, n, xn, gn);
 #pragma unroll
-      for (int q = 0; q < kAhead; ++q)
-        if (p + q < n) {
-          const TileRow& t = tile[p + q];
-          if (t.gate != k) {  // the gate's run ends
-            flush(a.wide, shift_at + int64_t(k) * dim, sh);
-            flush(a.wide, scale_at + int64_t(k) * dim, sc);
-            sh.clear();
-            sc.clear();
-            k = t.gate;
-            f = rn<T>(__fadd_rn(1.0f, to_float(scale_j[int64_t(k) * dim])));
-          }
-          const Terms m = column_terms<T>(t.rstd, to_float(xv[q]), to_float(gv[q]), w, f);
-          dw.add(m.dweight);
-          sh.add(m.dshift);
-          sc.add(m.dscale);
-        }
+      for (int q = 0; q < kAhead; q += G)
+        add_rows<T, G>(c, a, tile, p + q, n, xv + q, gv + q, w, scale_j, shift_at, scale_at);
 #pragma unroll
       for (int q = 0; q < kAhead; ++q) {
         xv[q] = xn[q];
         gv[q] = gn[q];
       }
     }
-    flush(a.wide, shift_at + int64_t(k) * dim, sh);
-    flush(a.wide, scale_at + int64_t(k) * dim, sc);
-    flush(a.wide, j, dw);
+    flush(a.wide, shift_at + int64_t(c.k) * dim, c.sh);
+    flush(a.wide, scale_at + int64_t(c.k) * dim, c.sc);
+    flush(a.wide, j, c.dw);
+  }
+}
+
+std::atomic<int> terms_rows_at_once{kTermsRowsAtOnceDefault};
+
+template <class T>
+void launch_terms(const TermsArgs& a, dim3 grid, cudaStream_t s) {
+  switch (terms_rows_at_once.load()) {
+    case 1: terms_kernel<T, 1><<<grid, kThreads, 0, s>>>(a); break;
+    case 4: terms_kernel<T, 4><<<grid, kThreads, 0, s>>>(a); break;
+    default: terms_kernel<T, 2><<<grid, kThreads, 0, s>>>(a); break;
   }
 }
 
@@ -219,6 +273,8 @@ struct DeviceBuffer {
 };
 
 }  // namespace
+
+void rmsnorm_modulate_repro_cuda_set_terms_rows(int rows) { terms_rows_at_once.store(rows); }
 
 int64_t rmsnorm_modulate_repro_cuda_scratch_bytes(const gatecheck_problem& p) {
   return int64_t(ScratchLayout(p).total);
@@ -268,7 +324,7 @@ Status rmsnorm_modulate_repro_partial_cuda(const OpCall& c, uint64_t* state, uns
                       c.p.rows, c.p.dim, c.p.gates, bad, wide};
     const int64_t tiles = (c.p.rows + kTileRows - 1) / kTileRows;
     const dim3 grid(unsigned((c.p.dim + kThreads - 1) / kThreads), unsigned(tiles < 65535 ? tiles : 65535));
-    dispatch_dtype(DType(c.p.dtype), [&](auto tag) { terms_kernel<decltype(tag)><<<grid, kThreads, 0, s>>>(a); });
+    dispatch_dtype(DType(c.p.dtype), [&](auto tag) { launch_terms<decltype(tag)>(a, grid, s); });
     if ((e = cudaGetLastError()) != cudaSuccess) return cuda_status(e, "partial");
   }
   return cuda_status(binned_cuda::launch_wide_to_state(wide, state, s), "partial");

@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -74,20 +75,25 @@ struct Shape {
 // both ends), dims that take element loads (odd, below a chunk) and vector
 // loads, rows of several tiles, a tile's last rows short of a load group
 // (1, 2 and 3 of 4), a row of several chunks a thread, a gate a row, unused
-// gates, no rows.
+// gates, no rows; the terms kernel adding 1, 2 and 4 rows at once.
 TEST(RmsnormReproCuda, PartialStateEqualsHostRepros) {
   GATECHECK_REQUIRE_GPU();
   const Implementation cuda = impl("cuda-repro", Device::cuda), host = impl("host-repro", Device::cpu);
   uint64_t seed = 1;
   for (Shape sh : {Shape{1, 1, 1}, Shape{5, 3, 8}, Shape{300, 37, 5}, Shape{700, 64, 3}, Shape{260, 24, 260},
-                   Shape{1000, 40, 400}, Shape{129, 8, 1}, Shape{6, 16, 2}, Shape{259, 24, 7},
-                   Shape{40, 9000, 2}, Shape{0, 16, 3}})
+                   Shape{1000, 40, 400}, Shape{129, 8, 1}, Shape{6, 16, 2}, Shape{259, 24, 7}, Shape{40, 9000, 2},
+                   Shape{0, 16, 3}})
     for (DType t : {DType::bf16, DType::f16, DType::f32})
       for (const std::string& values : value_classes_of(op())) {
         const Case c = rms_case(t, sh.rows, sh.dim, sh.gates, "uniform", values, seed++);
-        const std::vector<uint64_t> want = partial_of(host, c), got = partial_of(cuda, c);
-        ASSERT_EQ(got.size(), want.size()) << describe(c);
-        EXPECT_EQ(first_difference(c, got, want), "") << describe(c);
+        const std::vector<uint64_t> want = partial_of(host, c);
+        for (int g : {1, 2, 4}) {  // the terms kernel's rows at once
+          rmsnorm_modulate_repro_cuda_set_terms_rows(g);
+          const std::vector<uint64_t> got = partial_of(cuda, c);
+          rmsnorm_modulate_repro_cuda_set_terms_rows(kTermsRowsAtOnceDefault);
+          ASSERT_EQ(got.size(), want.size()) << describe(c);
+          EXPECT_EQ(first_difference(c, got, want), "") << describe(c) << ", " << g << " rows at once";
+        }
       }
 }
 
@@ -318,6 +324,17 @@ TEST(RmsnormReproCuda, CostAgainstTheCudaBackward) {
                                       "rmsnorm_modulate bf16 " + std::to_string(rows) + " x " + std::to_string(dim) +
                                           ", " + std::to_string(gates) + " gates",
                                       rows > 32768 ? 1.15 : 1.10, {cuda_bwd, repro_bwd, partial, copy});
+    for (int g : {1, 2, 4}) {  // the terms kernel's rows at once, each timed beside the default above
+      rmsnorm_modulate_repro_cuda_set_terms_rows(g);
+      float best = 0;
+      for (int round = 0; round < 3; ++round) {
+        const float t = testing_cost::time_ms(s, 10, partial);
+        best = round ? std::min(best, t) : t;
+      }
+      std::printf("  its state alone, the terms kernel adding %d row%s at once: %.3f ms%s\n", g, g > 1 ? "s" : "", best,
+                  g == kTermsRowsAtOnceDefault ? " (the default)" : "");
+    }
+    rmsnorm_modulate_repro_cuda_set_terms_rows(kTermsRowsAtOnceDefault);
     ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     if (rows == 32768) {
       repro_bwd();

@@ -5,12 +5,14 @@
 #               (bf16, 32 gates), the partial alone, and the combine of 64 states
 #   check.txt   gatecheck check of cuda-repro and cuda: split_invariance and accuracy, 60 s
 #   ncu-terms.txt  Nsight Compute on the terms kernel (the state's sums) at 32768 x 3072 (NCU=0: none)
-# About 5 minutes on the H200 after the build.
+# About 5 minutes on the H200 after the build; TESTS=0 leaves out the tests.
 . "$(dirname "$0")/../stage_common.sh"
 need "$BUILD/tests/split/rmsnorm_repro_cuda_test" "$GC"
-(cd "$BUILD" && timeout 300 ctest -L gpu -R "RmsnormReproCuda|TorchOp.RmsnormSplitState.cuda" -E CostAgainst \
-  --output-on-failure) > "$D/tests.log" 2>&1
-echo "tests rc=$?: $(grep -E 'tests passed|tests failed' "$D/tests.log" | tail -1)"
+if [ "${TESTS:-1}" != 0 ]; then  # TESTS=0: left to the stage verify, run in the same call
+  (cd "$BUILD" && timeout 300 ctest -L gpu -R "RmsnormReproCuda|TorchOp.RmsnormSplitState.cuda" -E CostAgainst \
+    --output-on-failure) > "$D/tests.log" 2>&1
+  echo "tests rc=$?: $(grep -E 'tests passed|tests failed' "$D/tests.log" | tail -1)"
+fi
 timeout 200 "$BUILD/tests/split/rmsnorm_repro_cuda_test" --gtest_filter='RmsnormReproCuda.CostAgainstTheCudaBackward' \
   > "$D/cost.log" 2>&1
 echo "cost rc=$?"
