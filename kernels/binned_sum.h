@@ -194,19 +194,16 @@ GC_HD double binned_pow2(int e) {
 // the same terms (binned_sum_test checks the two on the host, where
 // binned_dadd_rz emulates the device's rounding).
 //
-// KeepWindow: the window's constants (c1, c2) and the raise test's bound
-// are kept with the top bin (5 more registers, about 8 fewer instructions a
-// term). Without (BinnedFp64SumCompact), they are made again each term: for
-// a kernel that keeps several sums a thread (three took rmsnorm_modulate's
-// terms kernel from 78 to 94 registers).
-template <bool KeepWindow>
-struct BinnedFp64SumOf {
+// The window's constants (c1, c2) and the raise test's bound are kept with
+// the top bin: 5 registers, and about 8 fewer instructions a term than
+// making them from the top bin each term.
+struct BinnedFp64Sum {
   static constexpr int kMaxTerms = 1 << 21;
   double s0, s1, s2;  // bins I, I-1, I-2: signed sums of shares, as values
-  double c0, c1, c2;  // 2^52 units of bins I, I-1, I-2 (c1, c2 with KeepWindow)
+  double c0, c1, c2;  // 2^52 units of bins I, I-1, I-2
   uint32_t top, special;
-  // With KeepWindow: |term bits| at or above this, a new top bin or a NaN or
-  // infinity. Top bin 0 (empty): 0, every term.
+  // |term bits| at or above this: a new top bin or a NaN or infinity. Top
+  // bin 0 (empty): 0, every term.
   uint32_t raise_at;
 
   GC_HD static double c_of(int top) { return binned_pow2(52 + kBinBits * top - 149); }
@@ -215,17 +212,13 @@ struct BinnedFp64SumOf {
   GC_HD void set_top(uint32_t t) {
     top = t;
     c0 = c_of(int(t));
-    if (KeepWindow) {
-      c1 = c_of(int(t) - 1);
-      c2 = c_of(int(t) - 2);
-      raise_at = t == 0 ? 0u : kBinBits * t + 1u >= 0xffu ? 0x7f800000u : (kBinBits * t + 1u) << 23;
-    }
+    c1 = c_of(int(t) - 1);
+    c2 = c_of(int(t) - 2);
+    raise_at = t == 0 ? 0u : kBinBits * t + 1u >= 0xffu ? 0x7f800000u : (kBinBits * t + 1u) << 23;
   }
   GC_HD void clear() {
     s0 = s1 = s2 = 0.0;
     special = 0;
-    c1 = c2 = 0.0;
-    raise_at = 0;
     set_top(0);
   }
   GC_HD void raise_top(uint32_t t) {
@@ -234,11 +227,7 @@ struct BinnedFp64SumOf {
   }
   GC_HD void add_special(uint32_t u) { binned_count_special(special, u); }
   // Whether the term of bits u needs the slow path: a new top bin, or a NaN or infinity.
-  GC_HD bool needs_slow(uint32_t u) const {
-    if (KeepWindow) return (u & 0x7fffffffu) >= raise_at;
-    const uint32_t e = (u >> 23) & 0xffu;
-    return e == 0xffu || ((e ? e - 1 : 0) >> 5) + 1 > top;
-  }
+  GC_HD bool needs_slow(uint32_t u) const { return (u & 0x7fffffffu) >= raise_at; }
   // The slow path: true when the term is counted as special (nothing more to add).
   GC_HD bool slow(uint32_t u) {
     const uint32_t e = (u >> 23) & 0xffu;
@@ -253,23 +242,9 @@ struct BinnedFp64SumOf {
   // A term of bits u whose top bin is at most I, finite.
   GC_HD void add_in_window(float t, uint32_t u) {
     const double a = std::fabs(double(t));  // exact
-    double k1, k2;
-    if (KeepWindow) {
-      k1 = c1;
-      k2 = c2;
-    } else {
-#ifdef __CUDA_ARCH__  // c0 / 2^32 and / 2^64 by the exponent field (the integer pipe has room)
-      const int h0 = __double2hiint(c0);
-      k1 = __hiloint2double(h0 - (kBinBits << 20), 0);
-      k2 = __hiloint2double(h0 - (2 * kBinBits << 20), 0);
-#else
-      k1 = c0 * 0x1p-32;
-      k2 = c0 * 0x1p-64;
-#endif
-    }
     const double q0 = binned_dadd_rz(a, c0) - c0, r1 = a - q0;
-    const double q1 = binned_dadd_rz(r1, k1) - k1, r2 = r1 - q1;
-    const double q2 = binned_dadd_rz(r2, k2) - k2;
+    const double q1 = binned_dadd_rz(r1, c1) - c1, r2 = r1 - q1;
+    const double q2 = binned_dadd_rz(r2, c2) - c2;
     const double sg = (u >> 31) ? -1.0 : 1.0;
     s0 = std::fma(sg, q0, s0);  // exact: multiples of the bin's unit, below 2^53 of them
     s1 = std::fma(sg, q1, s1);
@@ -296,8 +271,6 @@ struct BinnedFp64SumOf {
   }
 };
 
-using BinnedFp64Sum = BinnedFp64SumOf<true>;
-using BinnedFp64SumCompact = BinnedFp64SumOf<false>;
 
 GC_HD BinnedSum binned_empty() {
   BinnedSum s;

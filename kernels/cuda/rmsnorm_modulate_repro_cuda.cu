@@ -77,8 +77,7 @@ __device__ __forceinline__ Terms column_terms(float rs, float x, float g, float 
   return {__fmul_rn(__fmul_rn(__fmul_rn(g, f), x), rs), g, __fmul_rn(g, rn<T>(__fmul_rn(w, __fmul_rn(rs, x))))};
 }
 
-template <bool K>
-__device__ __forceinline__ void flush(const binned_cuda::WideSums& w, int64_t e, const BinnedFp64SumOf<K>& s) {
+__device__ __forceinline__ void flush(const binned_cuda::WideSums& w, int64_t e, const BinnedFp64Sum& s) {
   uint64_t v[kBinnedWords];
   s.to_words(v);
   binned_cuda::wide_add(w, e, v);

@@ -6,10 +6,12 @@
 // are the same for every order of the rows and every split of the batch.
 // On the device the rows are sorted by gate; a thread keeps one column's
 // binned sums over a tile of the sorted rows (dshift's and dscale's over each
-// gate's run of it) in registers and adds
-// them to the element's wide sum (binned_wide.h) with integer atomics when
-// they end; the wide sums are then cut to the state's window. Pointers are
-// device pointers; work goes on c.p.stream.
+// gate's run of it) in registers and adds them to the element's wide sum
+// (binned_wide.h) with integer atomics when they end; the wide sums are then
+// cut to the state's window. The backward's dx is the cuda backward's row
+// kernel's, which also gives the terms their rstd; none of the cuda
+// backward's fp32 column sums is made. Pointers are device pointers; work
+// goes on c.p.stream.
 #pragma once
 
 #include <cstdint>
