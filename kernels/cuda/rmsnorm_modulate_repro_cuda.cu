@@ -225,7 +225,7 @@ void launch_terms(const TermsArgs& a, dim3 grid, cudaStream_t s) {
   switch (terms_rows_at_once.load()) {
     case 1: terms_kernel<T, 1><<<grid, kThreads, 0, s>>>(a); break;
     case 4: terms_kernel<T, 4><<<grid, kThreads, 0, s>>>(a); break;
-    default: terms_kernel<T, 2><<<grid, kThreads, 0, s>>>(a); break;
+    default: terms_kernel<T, 2><<<grid, kThreads, 0, s>>>(a); break;  // 2: the setter takes no other
   }
 }
 
@@ -273,7 +273,11 @@ struct DeviceBuffer {
 
 }  // namespace
 
-void rmsnorm_modulate_repro_cuda_set_terms_rows(int rows) { terms_rows_at_once.store(rows); }
+bool rmsnorm_modulate_repro_cuda_set_terms_rows(int rows) {
+  if (rows != 1 && rows != 2 && rows != 4) return false;
+  terms_rows_at_once.store(rows);
+  return true;
+}
 
 int64_t rmsnorm_modulate_repro_cuda_scratch_bytes(const gatecheck_problem& p) {
   return int64_t(ScratchLayout(p).total);

@@ -44,10 +44,11 @@ Status rmsnorm_modulate_repro_combine_cuda(const gatecheck_problem& p, const uin
 Status rmsnorm_modulate_repro_finalize_cuda(const OpCall& c, const uint64_t* state);
 
 // Rows whose terms the terms kernel adds at once where none needs a new top
-// bin (1, 2 or 4; the same bits every way). Process-wide; for the tests that
-// name each and the cost test, which times each.
+// bin (1, 2 or 4; the same bits every way; false, and no change, for any
+// other). Process-wide; for the tests that name each and the cost test,
+// which times each.
 constexpr int kTermsRowsAtOnceDefault = 2;
-void rmsnorm_modulate_repro_cuda_set_terms_rows(int rows);
+bool rmsnorm_modulate_repro_cuda_set_terms_rows(int rows);
 
 const gatecheck_op_plugin* rmsnorm_modulate_repro_cuda_plugin();
 // Its exchange: device tensors in the calls, states in host memory.

@@ -88,7 +88,7 @@ TEST(RmsnormReproCuda, PartialStateEqualsHostRepros) {
         const Case c = rms_case(t, sh.rows, sh.dim, sh.gates, "uniform", values, seed++);
         const std::vector<uint64_t> want = partial_of(host, c);
         for (int g : {1, 2, 4}) {  // the terms kernel's rows at once
-          rmsnorm_modulate_repro_cuda_set_terms_rows(g);
+          ASSERT_TRUE(rmsnorm_modulate_repro_cuda_set_terms_rows(g));
           const std::vector<uint64_t> got = partial_of(cuda, c);
           rmsnorm_modulate_repro_cuda_set_terms_rows(kTermsRowsAtOnceDefault);
           ASSERT_EQ(got.size(), want.size()) << describe(c);
@@ -249,6 +249,7 @@ TEST(RmsnormReproCuda, RejectsBadArgumentsSayingWhich) {
   EXPECT_NE(ex->finalize(nullptr, out), 0);
   EXPECT_EQ(ex->state_words(&p), (3 + 2 * 2 * 3) * 4);
   EXPECT_FALSE(rmsnorm_modulate_repro_combine_cuda(p, nullptr, -1, nullptr).ok());
+  for (int rows : {0, 3, 8, -1}) EXPECT_FALSE(rmsnorm_modulate_repro_cuda_set_terms_rows(rows)) << rows;
 }
 
 // Device memory for a test, freed at the end.
