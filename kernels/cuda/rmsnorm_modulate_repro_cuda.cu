@@ -115,11 +115,11 @@ struct ColumnSums {
   float f;
 };
 
-// Adds rows p .. p + G - 1 of a tile (those below n), values xv[q0 + i] and
-// gv[q0 + i]. Where every row is of gate k and no term needs a new top bin
-// or is special, the 3G adds are one block of code, so that their fp64
-// chains interleave (a term's is eight dependent operations); else row by
-// row, a gate's run flushed where it ends.
+// Adds rows p .. p + G - 1 of a tile (those below n), row p + i's x and g
+// being xv[i] and gv[i]. Where every row is of gate k and no term needs a
+// new top bin or is special, the 3G adds are one block of code, so that
+// their chains of dependent fp64 operations interleave; else row by row, a
+// gate's run flushed where it ends.
 template <class T, int G>
 __device__ __forceinline__ void add_rows(ColumnSums& c, const TermsArgs& a, const TileRow* tile, int p, int n,
                                          const T* xv, const T* gv, float w, const T* scale_j, int64_t shift_at,
