@@ -11,6 +11,7 @@
 #include "cuda_runs.h"
 #include "device_buffers.h"
 #include "kernels/cuda/gate_residual_cuda.h"
+#include "tests/cuda_tuning_scope.h"
 #include "tests/gpu.h"
 
 namespace gatecheck {
@@ -26,6 +27,7 @@ bool all_poison(const std::vector<uint32_t>& bits, DType t, uint8_t poison) {
 
 TEST(CudaErrors, OutOfRangeIndexReportedAndNothingWritten) {
   GATECHECK_REQUIRE_GPU();
+  const TuningScope tuning_back;
   std::mt19937_64 rng(7);
   for (int plan : {3, 2, 1})  // the one-kernel backward (automatic here), counting, CUB
   for (int64_t bad : {int64_t(-1), int64_t(9), int64_t(1) << 40}) {
@@ -47,8 +49,6 @@ TEST(CudaErrors, OutOfRangeIndexReportedAndNothingWritten) {
     EXPECT_TRUE(all_poison(d.grad_y, c.dtype, 0xa5)) << "grad_y was written";
     EXPECT_TRUE(all_poison(d.grad_gate, c.dtype, 0xa5)) << "grad_gate was written";
   }
-  gate_residual_cuda_tuning().bwd_plan = 0;
-  gate_residual_cuda_tuning().fwd_rows = 0;
 }
 
 // After a failed call, the next good call on the same stream succeeds (the

@@ -9,6 +9,7 @@
 
 #include "cuda_runs.h"
 #include "kernels/cuda/gate_residual_cuda.h"
+#include "tests/cuda_tuning_scope.h"
 #include "tests/gpu.h"
 
 namespace gatecheck {
@@ -40,7 +41,7 @@ void expect_both(const RawCase& c, CudaPlacement where, const std::string& label
 TEST(CudaNoGradRes, EveryPlanAndTileKernelSkipsOnlyGradRes) {
   GATECHECK_REQUIRE_GPU();
   std::mt19937_64 rng(51);
-  const CudaTuning saved = gate_residual_cuda_tuning();
+  const TuningScope tuning_back;
   struct Path { int plan, tile, seg; };  // as CudaVsHost.EveryPlanAndTileKernelBitIdentical, fewer shapes
   const Path paths[] = {{0, 0, 0}, {1, 1, 0}, {1, 2, 0}, {1, 3, 0}, {2, 1, 0}, {2, 2, 0}, {2, 3, 0},
                         {2, 3, 256}, {3, 0, 0}, {3, 0, 256}, {1, 4, 0}, {2, 4, 0}};
@@ -63,7 +64,6 @@ TEST(CudaNoGradRes, EveryPlanAndTileKernelSkipsOnlyGradRes) {
     expect_both(make_case(rng, DType::bf16, 4097, 40, 9, Pattern::random), {}, label + ", 4097 rows");
     expect_both(make_case(rng, DType::f16, 20000, 16, 700, Pattern::random), {}, label + ", 20000 rows, 700 gates");
   }
-  gate_residual_cuda_tuning() = saved;
 }
 
 TEST(CudaNoGradRes, CapturedInACudaGraph) {

@@ -13,6 +13,7 @@
 #include "cuda_runs.h"
 #include "device_buffers.h"
 #include "kernels/cuda/gate_residual_cuda.h"
+#include "tests/cuda_tuning_scope.h"
 #include "tests/gpu.h"
 
 namespace gatecheck {
@@ -88,6 +89,7 @@ void expect_report(const Status& st, int64_t row, int64_t value, int64_t gates, 
 // taken once, it is gone.
 TEST(CudaReports, EveryPathReportsTheFirstBadRowWithoutASync) {
   GATECHECK_REQUIRE_GPU();
+  const TuningScope tuning_back;
   std::mt19937_64 rng(41);
   for (const int plan : {0, 3, 2, 1}) {
     // 600 rows: plan 0 is the one-kernel backward; 7000 rows with 9 gates: the
@@ -111,7 +113,6 @@ TEST(CudaReports, EveryPathReportsTheFirstBadRowWithoutASync) {
       EXPECT_TRUE(k.take().ok());
     }
   }
-  gate_residual_cuda_tuning().bwd_plan = 0;
 }
 
 // The first report stays until taken (a later failure does not replace it);
@@ -152,6 +153,7 @@ TEST(CudaReports, FirstReportStaysUntilTakenAndEachErrorIsReportedOnce) {
 // is taken, launches with a good index compute the host twin's bits again.
 TEST(CudaReports, GraphLaunchWithABadIndexReportsAndLaterLaunchesCompute) {
   GATECHECK_REQUIRE_GPU();
+  const TuningScope tuning_back;
   std::mt19937_64 rng(43);
   for (const int plan : {0, 2, 1}) {  // 600 rows x 9 gates: the one-kernel backward; counting; CUB
     SCOPED_TRACE("plan=" + std::to_string(plan));
@@ -199,7 +201,6 @@ TEST(CudaReports, GraphLaunchWithABadIndexReportsAndLaterLaunchesCompute) {
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
   }
-  gate_residual_cuda_tuning().bwd_plan = 0;
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "cuda_runs.h"
 #include "kernels/cuda/gate_residual_cuda.h"
 #include "device_buffers.h"
+#include "tests/cuda_tuning_scope.h"
 #include "tests/gpu.h"
 
 namespace gatecheck {
@@ -91,6 +92,7 @@ TEST(CudaVsHost, RandomCasesBitIdentical) {
 TEST(CudaVsHost, DeviceWidePlanPathBitIdentical) {
   GATECHECK_REQUIRE_GPU();
   std::mt19937_64 rng(seed_from_env() + 4);
+  const TuningScope tuning_back;
   gate_residual_cuda_tuning().device_wide_plan = true;
   for (int i = 0; i < 60 && !HasFailure(); ++i) {
     const int64_t rows = kRows[rng() % (sizeof(kRows) / sizeof(kRows[0]))];
@@ -111,7 +113,7 @@ TEST(CudaVsHost, DeviceWidePlanPathBitIdentical) {
 TEST(CudaVsHost, EveryPlanAndTileKernelBitIdentical) {
   GATECHECK_REQUIRE_GPU();
   std::mt19937_64 rng(seed_from_env() + 5);
-  const CudaTuning saved = gate_residual_cuda_tuning();
+  const TuningScope tuning_back;
   // plan 3 (the one-kernel backward) takes no tile setting: with tile 0. The
   // copy pipeline (tile 3) and the one-kernel backward with both row segments
   // (512, 256 bytes); the one-kernel backward also with each block shape
@@ -142,7 +144,6 @@ TEST(CudaVsHost, EveryPlanAndTileKernelBitIdentical) {
     expect_same(make_case(rng, DType::f32, 8192, 12, 3, Pattern::sorted), {}, label + ", 8192 rows");
     expect_same(make_case(rng, DType::f16, 40000, 8, 700, Pattern::random), {}, label + ", 40000 rows, 700 gates");
   }
-  gate_residual_cuda_tuning() = saved;
   // Where the counting path's histogram bound sends the automatic choice to CUB.
   expect_same(make_case(rng, DType::bf16, 300000, 2, 2048, Pattern::random), {}, "300000 rows, 2048 gates");
 }
@@ -151,7 +152,7 @@ TEST(CudaVsHost, EveryPlanAndTileKernelBitIdentical) {
 TEST(CudaVsHost, EveryForwardShapeBitIdentical) {
   GATECHECK_REQUIRE_GPU();
   std::mt19937_64 rng(seed_from_env() + 6);
-  const CudaTuning saved = gate_residual_cuda_tuning();
+  const TuningScope tuning_back;
   for (int rows_per_block : {1, 2, 4}) {
     gate_residual_cuda_tuning().fwd_rows = rows_per_block;
     const std::string label = "forward " + std::to_string(rows_per_block) + " rows a block";
@@ -161,7 +162,6 @@ TEST(CudaVsHost, EveryForwardShapeBitIdentical) {
           label + ", case " + std::to_string(i));
     expect_same(make_case(rng, DType::bf16, 4097, 3072, 9, Pattern::random), {}, label + ", 4097 x 3072");
   }
-  gate_residual_cuda_tuning() = saved;
 }
 
 // The two plan paths share one workspace: a counting-path call with few gates
@@ -201,6 +201,7 @@ TEST(CudaVsHost, OneBlockPlanTakesUpTo8192Gates) {
       {DType::f16, 4097, 6, 5974, Pattern::random},     {DType::bf16, 8192, 3, 5518, Pattern::random},
       {DType::f32, 8192, 5, 5519, Pattern::sorted},     {DType::bf16, 8192, 9, 5518, Pattern::one_gate}};
   struct Config { int plan, warps; const char* label; };
+  const TuningScope tuning_back;
   for (const auto& [plan, warps, label] : {Config{0, 0, ""}, Config{2, 0, "counting plan forced, "},
                                            Config{2, 8, "counting plan and 8 warps forced, "}}) {
     gate_residual_cuda_tuning().bwd_plan = plan;
@@ -209,8 +210,6 @@ TEST(CudaVsHost, OneBlockPlanTakesUpTo8192Gates) {
       expect_same(make_case(rng, t, rows, dim, gates, pat), {},
                   label + std::to_string(rows) + " rows, " + std::to_string(gates) + " gates, " + pattern_name(pat));
   }
-  gate_residual_cuda_tuning().bwd_plan = 0;
-  gate_residual_cuda_tuning().plan_warps = 0;
 }
 
 // The one-kernel backward: many tiles per gate in several column chunks (the
@@ -223,9 +222,9 @@ TEST(CudaVsHost, OneKernelBackwardFoldsAndSharesTheWorkspace) {
   // plan=3: the one-kernel backward wherever it applies (the automatic choice
   // takes it only up to 6144 rows); past its limits the call falls back.
   auto one_kernel = [&](const RawCase& c, const std::string& label) {
+    const TuningScope tuning_back;
     gate_residual_cuda_tuning().bwd_plan = 3;
     expect_same(c, {}, label);
-    gate_residual_cuda_tuning().bwd_plan = 0;
   };
   one_kernel(make_case(rng, DType::bf16, 8192, 1000, 3, Pattern::random), "8192 rows, 4 chunks, 11 tiles per gate");
   one_kernel(make_case(rng, DType::f32, 8192, 1000, 64, Pattern::sorted), "64 gates, 8 chunks");
@@ -284,6 +283,7 @@ TEST(CudaVsHost, CapturedInACudaGraphAfterAFirstCall) {
   CudaPlacement where;
   where.own_stream = true;
   where.capture_graph = true;
+  const TuningScope tuning_back;
   for (const int plan : {0, 1, 2, 3}) {
     gate_residual_cuda_tuning().bwd_plan = plan;
     for (const auto& [t, rows, dim, gates, pat] : shapes)
@@ -291,7 +291,6 @@ TEST(CudaVsHost, CapturedInACudaGraphAfterAFirstCall) {
                   "plan=" + std::to_string(plan) + ", " + std::to_string(rows) + " rows, " + std::to_string(gates) +
                       " gates, graph");
   }
-  gate_residual_cuda_tuning().bwd_plan = 0;
 }
 
 // The capture check can fail: a stream's first call allocates its state

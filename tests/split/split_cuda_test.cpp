@@ -23,6 +23,7 @@
 #include "properties/scale/scale_properties.h"
 #include "properties/scale/scale_tier.h"
 #include "tests/cuda_cost.h"
+#include "tests/cuda_tuning_scope.h"
 #include "tests/gpu.h"
 
 namespace gatecheck {
@@ -80,11 +81,9 @@ Case h3_case(int64_t rows, uint64_t seed) { return drawn(DType::bf16, rows, 3072
 // then puts the tuning back.
 template <class Set, class F>
 void with_tuning(Set set, F f) {
-  CudaTuning& tuning = gate_residual_cuda_tuning();
-  const CudaTuning before = tuning;
-  set(tuning);
+  const TuningScope tuning_back;
+  set(gate_residual_cuda_tuning());
   f();
-  tuning = before;
 }
 
 // A reproducible tile kernel forced: tile=, cols=, seg=, vec= and depth= of
