@@ -1238,12 +1238,17 @@ int64_t rmsnorm_modulate_cuda_bwd_scratch_bytes(int64_t rows, int64_t dim, int64
   return int64_t(cv.bytes);
 }
 
+Status rmsnorm_modulate_cuda_check_size(const OpCall& c) {
+  if (c.p.rows <= INT32_MAX && c.p.gates <= INT32_MAX) return Status::success();
+  return Status::error(ErrorKind::size_overflow,
+                       (c.pass == Pass::forward ? c.op->fwd_name() : c.op->bwd_name()) +
+                           ": rows and gates must each be below 2^31 for the cuda kernels");
+}
+
 Status rmsnorm_modulate_cuda_run(const OpCall& c, unsigned long long* bad_row, void* scratch) {
   const char* op = c.pass == Pass::forward ? "rmsnorm_modulate_fwd" : "rmsnorm_modulate_bwd";
-  if (c.p.rows > INT32_MAX || c.p.gates > INT32_MAX)
-    return Status::error(ErrorKind::size_overflow,
-                         std::string(op) + ": rows and gates must each be below 2^31 for the cuda kernels");
-  Status s;
+  Status s = rmsnorm_modulate_cuda_check_size(c);
+  if (!s.ok()) return s;
   if (!dispatch_dtype(DType(c.p.dtype), [&](auto tag) { s = run_typed<decltype(tag)>(c, bad_row, scratch); }))
     return check_problem(op, c.p, 1u << GATECHECK_CUDA);  // (an unchecked call): names the bad dtype
   return s;

@@ -21,6 +21,10 @@ namespace gatecheck {
 // null, comes from the stream's memory pool and goes back to it before the
 // call returns: no host sync either way.
 Status rmsnorm_modulate_cuda_run(const OpCall& c, unsigned long long* bad_row, void* scratch = nullptr);
+// What rmsnorm_modulate_cuda_run refuses first, with its words: rows or
+// gates of 2^31 or more (the kernels keep both as int). For callers that run
+// the kernels' pieces themselves (the reproducible mode's backward).
+Status rmsnorm_modulate_cuda_check_size(const OpCall& c);
 
 // The backward's kernels. one_pass: one kernel where a row's chunks load as
 // 16 bytes, each of the order's partials has at most two of them and T is at

@@ -426,9 +426,7 @@ int backward_call(const gatecheck_call* raw) {
   OpCall c;
   Status s = op_call_from_abi(rmsnorm_modulate_schema(), Pass::backward, raw, &c);
   if (s.ok()) s = check_call(c, 1u << GATECHECK_CUDA, /*index_on_host=*/false);
-  if (s.ok() && (c.p.rows > INT32_MAX || c.p.gates > INT32_MAX))
-    s = Status::error(ErrorKind::size_overflow,
-                      c.op->bwd_name() + ": rows and gates must each be below 2^31 for the cuda kernels");
+  if (s.ok()) s = rmsnorm_modulate_cuda_check_size(c);
   if (!s.ok() || state_elements(c.p) == 0) return report(s);
   const auto stream = static_cast<cudaStream_t>(c.p.stream);
   DeviceBuffer state(stream);
