@@ -113,6 +113,21 @@ struct ColumnSums {
   BinnedFp64Sum dw, sh, sc;
   int k;
   float f;
+
+  // A run of gate k starts: dshift's and dscale's sums empty, f from its scale row.
+  template <class T>
+  __device__ __forceinline__ void start_run(int gate, const T* scale_j, int64_t dim) {
+    sh.clear();
+    sc.clear();
+    k = gate;
+    f = rn<T>(__fadd_rn(1.0f, to_float(scale_j[int64_t(k) * dim])));
+  }
+  // The run ends: dshift's and dscale's sums into gate k's wide sums.
+  __device__ __forceinline__ void end_run(const binned_cuda::WideSums& w, int64_t shift_at, int64_t scale_at,
+                                          int64_t dim) const {
+    flush(w, shift_at + int64_t(k) * dim, sh);
+    flush(w, scale_at + int64_t(k) * dim, sc);
+  }
 };
 
 // Adds rows p .. p + G - 1 of a tile (those below n), row p + i's x and g
@@ -147,12 +162,8 @@ __device__ __forceinline__ void add_rows(ColumnSums& c, const TermsArgs& a, cons
     if (p + i >= n) break;
     const TileRow& t = tile[p + i];
     if (t.gate != c.k) {  // the gate's run ends
-      flush(a.wide, shift_at + int64_t(c.k) * a.dim, c.sh);
-      flush(a.wide, scale_at + int64_t(c.k) * a.dim, c.sc);
-      c.sh.clear();
-      c.sc.clear();
-      c.k = t.gate;
-      c.f = rn<T>(__fadd_rn(1.0f, to_float(scale_j[int64_t(c.k) * a.dim])));
+      c.end_run(a.wide, shift_at, scale_at, a.dim);
+      c.start_run(t.gate, scale_j, a.dim);
     }
     const Terms r = column_terms<T>(t.rstd, to_float(xv[i]), to_float(gv[i]), w, c.f);
     c.dw.add(r.dweight);
@@ -194,10 +205,7 @@ __global__ void __launch_bounds__(kThreads) terms_kernel(TermsArgs a) {
     if (!live) continue;
     ColumnSums c;
     c.dw.clear();
-    c.sh.clear();
-    c.sc.clear();
-    c.k = tile[0].gate;
-    c.f = rn<T>(__fadd_rn(1.0f, to_float(scale_j[int64_t(c.k) * dim])));
+    c.start_run(tile[0].gate, scale_j, dim);
     T xv[kAhead], gv[kAhead];
     load_rows(xj, gj, tile, 0, n, xv, gv);
     for (int p = 0; p < n; p += kAhead) {
@@ -212,8 +220,7 @@ __global__ void __launch_bounds__(kThreads) terms_kernel(TermsArgs a) {
         gv[q] = gn[q];
       }
     }
-    flush(a.wide, shift_at + int64_t(c.k) * dim, c.sh);
-    flush(a.wide, scale_at + int64_t(c.k) * dim, c.sc);
+    c.end_run(a.wide, shift_at, scale_at, dim);
     flush(a.wide, j, c.dw);
   }
 }
