@@ -1,0 +1,181 @@
+// rmsnorm_modulate's backward in one pass (bwd_onepass_kernel).
+#pragma once
+
+#include <cstdint>
+
+#include "../rmsnorm_modulate_order.h"
+#include "rmsnorm_modulate_cuda_bwd_terms.cuh"
+#include "rmsnorm_modulate_cuda_bwd_tiles.cuh"
+#include "rmsnorm_modulate_cuda_rows.cuh"
+
+namespace gatecheck {
+namespace rmsnorm_cuda_detail {
+
+// Where a row's chunks load as 16 bytes and each of the order's T partials
+// has at most two chunks, one kernel does both passes' work and reads x and g
+// once. A block of T threads walks a dweight group's rows in tile order (gate
+// order, then a gate's rows in batch order, as the tile kernel does), a row
+// at a time; thread t holds partial t, so the same thread owns the same
+// columns for a row's statistics and for the column sums:
+//   - its chunks of the next kOnePassAhead rows are copied into shared memory
+//     ahead (cp.async); it reads back only its own copies, so they need no
+//     barrier;
+//   - the row's statistics are folded by the order's trees, every warp
+//     folding the warp sums itself (one barrier a row);
+//   - it writes its chunks of dx and adds the row's terms to its column sums
+//     in registers: dweight for the group, dshift and dscale for the tile.
+// The row kernel's and the tile kernel's sums in their orders: the same bits.
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const unsigned s = unsigned(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// Every copy of this thread's but the last N committed groups' done.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
+__device__ __forceinline__ int64_t tile_first_pos(const Plan& p, int64_t gates, int64_t t) {
+  int64_t lo = 0, hi = gates;  // gate k: the last with tile_start[k] <= t
+  while (lo < hi) {
+    const int64_t mid = (lo + hi + 1) / 2;
+    if (p.tile_start[mid] <= t) lo = mid;
+    else hi = mid - 1;
+  }
+  return p.seg_start[lo] + (t - p.tile_start[lo]) * kRmsSegTileRows;
+}
+
+// v as an opaque new value: its unpacking stays at the use, so registers hold
+// the packed 16-byte chunk rather than V floats (w and the factors are the
+// same for many rows; the compiler would otherwise hoist their unpacking).
+__device__ __forceinline__ uint4 opaque(const uint4& v) {
+  uint4 o;
+  asm volatile("mov.b32 %0, %4;\n\tmov.b32 %1, %5;\n\tmov.b32 %2, %6;\n\tmov.b32 %3, %7;\n"
+               : "=r"(o.x), "=r"(o.y), "=r"(o.z), "=r"(o.w)
+               : "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
+  return o;
+}
+
+constexpr int kOnePassAhead = 2;        // rows copied ahead of the one worked
+constexpr int kOnePassMaxThreads = 512;  // T at most (one block an SM, up to 128 registers a thread)
+constexpr int64_t kOnePassSmemMax = 200 << 10;
+
+// Shared memory of the one-pass kernel: kOnePassAhead + 1 rows of x and g.
+int64_t onepass_smem_bytes(int64_t dim, int vec) { return int64_t(kOnePassAhead + 1) * 2 * (dim / vec) * 16; }
+
+template <class T, int CPT>
+__global__ void __launch_bounds__(kOnePassMaxThreads, 1) bwd_onepass_kernel(Ptrs a, Plan p) {
+  if (*a.bad != kNoBadRow) return;
+  constexpr int V = VecOf<T>::value, D = kOnePassAhead + 1;
+  extern __shared__ uint4 staged[];  // [row % D][x, g][chunk]
+  __shared__ float2 red[2][32];      // a row's warp sums, by row parity
+  const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
+  const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
+  T* dx = static_cast<T*>(a.dx);
+  const int64_t dim = a.dim, nch = dim / V;
+  const int t = int(threadIdx.x), nt = int(blockDim.x), lane = t & 31, warp = t >> 5, nw = nt >> 5;
+  int ch[CPT];  // this thread's chunks (nch <= 2 * kOnePassMaxThreads)
+  bool own[CPT];
+  uint4 wr[CPT];  // w's chunks, as loaded
+#pragma unroll
+  for (int m = 0; m < CPT; ++m) {
+    ch[m] = t + m * nt;
+    own[m] = ch[m] < nch;
+    if (own[m]) wr[m] = load_raw(w, ch[m] * V);
+  }
+  const int64_t ntiles = p.tile_start[a.gates];
+  for (int64_t grp = blockIdx.x; grp * p.tiles_per_group < ntiles; grp += gridDim.x) {
+    const int64_t g0 = grp * p.tiles_per_group, g1 = min64(ntiles, g0 + p.tiles_per_group);
+    // Positions and rows fit an int (rows < 2^31, checked by the entry point).
+    const int P0 = int(tile_first_pos(p, a.gates, g0)), P1 = int(g1 < ntiles ? tile_first_pos(p, a.gates, g1) : a.rows);
+    const int n = P1 - P0;
+    auto stage = [&](int i) {
+      if (i < n) {
+        const int64_t row = p.rows_sorted[P0 + i];
+        uint4* b = staged + (i % D) * 2 * int(nch);
+#pragma unroll
+        for (int m = 0; m < CPT; ++m)
+          if (own[m]) {
+            cp_async16(b + ch[m], x + row * dim + ch[m] * V);
+            cp_async16(b + nch + ch[m], g + row * dim + ch[m] * V);
+          }
+      }
+      cp_async_commit();
+    };
+#pragma unroll
+    for (int i = 0; i < D - 1; ++i) stage(i);
+    float dw[CPT][V], sh[CPT][V], sc[CPT][V];
+    uint4 fr[CPT];  // the tile's modulation factors, exact in T: packed, for registers
+#pragma unroll
+    for (int m = 0; m < CPT; ++m) {
+      fr[m] = make_uint4(0, 0, 0, 0);
+#pragma unroll
+      for (int e = 0; e < V; ++e) dw[m][e] = sh[m][e] = sc[m][e] = 0.0f;
+    }
+    int k = -1, ti = -1;
+    auto flush = [&] {
+#pragma unroll
+      for (int m = 0; m < CPT; ++m)
+        if (k >= 0 && own[m]) store_tile_sums<T, true>(a, p, k, ti, ch[m], V, sh[m], sc[m]);
+    };
+    for (int i = 0; i < n; ++i) {
+      stage(i + D - 1);  // its buffer's last reads were this thread's own, before the last row's barrier
+      const int pos = P0 + i, kk = p.keys_sorted[pos], tile = (pos - p.seg_start[kk]) / kRmsSegTileRows;
+      const int64_t row = p.rows_sorted[pos];
+      if (kk != k || tile != ti) {  // a new tile: the last one's sums out, zeros in
+        flush();
+        k = kk;
+        ti = tile;
+#pragma unroll
+        for (int m = 0; m < CPT; ++m) {
+#pragma unroll
+          for (int e = 0; e < V; ++e) sh[m][e] = sc[m][e] = 0.0f;
+          if (own[m]) fr[m] = factor_raw<T>(load_raw(scale, int64_t(k) * dim + ch[m] * V));
+        }
+      }
+      cp_async_wait<D - 1>();
+      const uint4* b = staged + (i % D) * 2 * int(nch);
+      float s = 0.0f, cs = 0.0f;
+#pragma unroll
+      for (int m = 0; m < CPT; ++m)
+        if (own[m]) {
+          float xv[V], gv[V], wv[V], fv[V];
+          unpack<T>(b[ch[m]], xv);
+          unpack<T>(b[nch + ch[m]], gv);
+          unpack<T>(opaque(wr[m]), wv);
+          unpack<T>(opaque(fr[m]), fv);
+          add_row_terms(V, xv, gv, wv, fv, s, cs);
+        }
+      s = warp_tree(s);
+      cs = warp_tree(cs);
+      if (lane == 0) red[i & 1][warp] = make_float2(s, cs);
+      __syncthreads();
+      const float2 v = lane < nw ? red[i & 1][lane] : make_float2(0.0f, 0.0f);
+      const float rstd = rstd_of(warp_tree(v.x), dim, a.eps);
+      const float kq = dx_factor(rstd, warp_tree(v.y), dim);
+#pragma unroll
+      for (int m = 0; m < CPT; ++m)
+        if (own[m]) {
+          float xv[V], gv[V], wv[V], fv[V], o[V];
+          unpack<T>(b[ch[m]], xv);
+          unpack<T>(b[nch + ch[m]], gv);
+          unpack<T>(opaque(wr[m]), wv);
+          unpack<T>(opaque(fr[m]), fv);
+          dx_chunk(rstd, kq, xv, gv, wv, fv, o);
+          *reinterpret_cast<uint4*>(dx + row * dim + ch[m] * V) = round_chunk<T>(o);
+          add_col_terms<T>(rstd, xv, gv, wv, fv, sh[m], sc[m], dw[m]);
+        }
+    }
+    flush();
+#pragma unroll
+    for (int m = 0; m < CPT; ++m)
+      if (own[m]) {
+        float4* o = reinterpret_cast<float4*>(p.dw_part + grp * dim + ch[m] * V);
+#pragma unroll
+        for (int q = 0; q < V / 4; ++q) o[q] = make_float4(dw[m][4 * q], dw[m][4 * q + 1], dw[m][4 * q + 2], dw[m][4 * q + 3]);
+      }
+  }
+}
+
+}  // namespace rmsnorm_cuda_detail
+}  // namespace gatecheck
