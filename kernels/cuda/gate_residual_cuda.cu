@@ -28,7 +28,6 @@
 #include <mutex>
 #include <cinttypes>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -736,66 +735,6 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
 
 }  // namespace
 
-CudaTuning parse_cuda_tuning(const char* text, std::string* warnings) {
-  CudaTuning t;
-  const std::string s = text ? text : "";
-  auto warn = [&](const std::string& w) {
-    if (warnings) *warnings += (warnings->empty() ? "" : "; ") + w;
-  };
-  // value of "key=V" when V is one of `allowed`, else -1
-  auto value = [](const std::string& item, size_t key_len, std::initializer_list<int> allowed) {
-    const std::string v = item.substr(key_len);
-    if (v.empty() || v.size() > 2 || v.find_first_not_of("0123456789") != std::string::npos) return -1;
-    const int n = std::stoi(v);
-    for (int a : allowed)
-      if (n == a) return n;
-    return -1;
-  };
-  size_t at = 0;
-  while (at <= s.size() && !s.empty()) {
-    size_t comma = s.find(',', at);
-    if (comma == std::string::npos) comma = s.size();
-    const std::string item = s.substr(at, comma - at);
-    int v = -1;
-    if (item == "no_pdl") t.no_pdl = true;
-    else if (item.rfind("plan=", 0) == 0 && (v = value(item, 5, {0, 1, 2, 3})) >= 0) t.bwd_plan = v;
-    else if (item.rfind("tile=", 0) == 0 && (v = value(item, 5, {0, 1, 2, 3, 4})) >= 0) t.bwd_tile = v;
-    else if (item.rfind("vec=", 0) == 0 && (v = value(item, 4, {0, 2, 4, 8, 16})) >= 0) t.bwd_vector_bytes = v;
-    else if (item == "seg=256" || item == "seg=448" || item == "seg=512") t.pipe_row_bytes = std::stoi(item.substr(4));
-    else if (item == "threads=256" || item == "threads=512") t.pipe_threads = std::stoi(item.substr(8));
-    else if (item == "cols=1" || item == "cols=2") t.pipe_cols = std::stoi(item.substr(5));
-    else if (item.rfind("cluster=", 0) == 0 && (v = value(item, 8, {1, 2, 3, 4, 6, 8})) >= 0) t.fused_cluster = v;
-    else if (item.rfind("fwd_rows=", 0) == 0 && (v = value(item, 9, {0, 1, 2, 4})) >= 0) t.fwd_rows = v;
-    else if (item == "plan_warps=8" || item == "plan_warps=16") t.plan_warps = std::stoi(item.substr(11));
-    else if (item.rfind("combine=", 0) == 0 && (v = value(item, 8, {1, 2, 4, 8})) >= 0) t.combine_threads = v;
-    else if (item.rfind("combine_grid=", 0) == 0 && (v = value(item, 13, {1, 2, 4, 8, 16})) >= 0)
-      t.combine_blocks_per_sm = v;
-    else if (item == "combine_cached") t.combine_cached = true;
-    else if (item == "depth=3" || item == "depth=4") t.binned_pipe_depth = std::stoi(item.substr(6));
-    else if (!item.empty())
-      warn("'" + item +
-           "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3|4, vec=0|2|4|8|16, seg=256|448|512, threads=256|512, cols=1|2, cluster=1|2|3|4|6|8, fwd_rows=1|2|4, plan_warps=8|16, combine=1|2|4|8, combine_grid=1|2|4|8|16, combine_cached, depth=3|4)");
-    at = comma + 1;
-  }
-  return t;
-}
-
-namespace {
-// GATECHECK_CUDA_TUNING sets the knobs at start-up: a way to take one path
-// out of the picture when a kernel is suspect, without rebuilding.
-CudaTuning tuning_from_env() {
-  std::string warnings;
-  CudaTuning t = parse_cuda_tuning(std::getenv("GATECHECK_CUDA_TUNING"), &warnings);
-  if (!warnings.empty()) std::fprintf(stderr, "gatecheck: GATECHECK_CUDA_TUNING: %s\n", warnings.c_str());
-  return t;
-}
-}  // namespace
-
-CudaTuning& gate_residual_cuda_tuning() {
-  static CudaTuning t = tuning_from_env();
-  return t;
-}
-
 Status gate_residual_fwd_cuda(const gatecheck_problem& p, const void* res, const void* gate,
                               const int64_t* index, const void* y, void* out) {
   return gate_residual_fwd_cuda_strided(p, res, gate, p.dim, index, y, out);
@@ -927,51 +866,6 @@ bool gate_residual_cuda_pipe_phases(double cycles_per_warp[kPipePhaseCount], uns
 Status gate_residual_cuda_release_stream(void* stream) {
   const cudaError_t e = release_workspace(static_cast<cudaStream_t>(stream));
   return e == cudaSuccess ? Status::success() : cuda_failure("gate_residual_cuda_release_stream", "releasing the stream's workspace", e);
-}
-
-CudaStatusRef gate_residual_cuda_status_ref(void* stream) {
-  CudaStatusRef r;
-  if (Workspace* w = find_workspace(static_cast<cudaStream_t>(stream))) {
-    r.word = w->status;
-    r.epoch = w->epoch;
-  }
-  return r;
-}
-
-bool cuda_status_bad_row(unsigned long long word, unsigned long long epoch, int64_t* row) {
-  if (epoch == 0 || !cuda_status::is_bad(word, epoch)) return false;
-  *row = cuda_status::decode_row(word);
-  return true;
-}
-
-Status gate_residual_cuda_sync_status(const char* op, const gatecheck_problem& p,
-                                      const int64_t* index) {
-  const auto s = static_cast<cudaStream_t>(p.stream);
-  Workspace* w = find_workspace(s);
-  cudaError_t e = cudaSuccess;
-  // The status word comes back on the stream itself, into pinned memory, with
-  // the one wait: threads on their own streams never wait for each other here.
-  if (w) e = cudaMemcpyAsync(&w->host_words[0], w->status, sizeof *w->status, cudaMemcpyDeviceToHost, s);
-  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-  if (e == cudaSuccess) e = cudaGetLastError();
-  if (e != cudaSuccess) return cuda_failure(op, "the call (found at synchronisation)", e);
-  if (!w) return Status::success();  // no call ran on this stream
-  const unsigned long long word = w->host_words[0];
-  int64_t row = -1;
-  if (!cuda_status_bad_row(word, w->epoch, &row)) return Status::success();
-  // This error is reported here: its report, if the call left one, is taken.
-  if (w->report && w->report->filled && w->report->word == word)
-    __atomic_store_n(&w->report->filled, 0, __ATOMIC_RELEASE);
-  if ((e = cudaMemcpyAsync(&w->host_words[1], index + row, sizeof(int64_t), cudaMemcpyDeviceToHost, s)) != cudaSuccess ||
-      (e = cudaStreamSynchronize(s)) != cudaSuccess)
-    return cuda_failure(op, "reading the bad index", e);
-  const int64_t value = int64_t(w->host_words[1]);
-  char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "%s: index[%" PRId64 "] = %" PRId64 " is out of range [0, %" PRId64 ") (gates = %" PRId64
-                "); found on the device, nothing was written",
-                op, row, value, p.gates, p.gates);
-  return Status::error(ErrorKind::index_out_of_range, buf);
 }
 
 }  // namespace gatecheck

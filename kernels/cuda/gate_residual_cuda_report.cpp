@@ -1,5 +1,6 @@
-// Index errors without a host sync: the reports that failed calls leave in
-// pinned host memory (cuda_status::Report), taken and turned into messages.
+// Index errors turned into messages: with a host sync (the stream's status word
+// read back, gate_residual_cuda_sync_status), or without one (the reports that
+// failed calls leave in pinned host memory, cuda_status::Report, taken).
 #include <cuda_runtime.h>
 
 #include <cinttypes>
@@ -74,6 +75,51 @@ Status gate_residual_cuda_wait_and_take_reports(const char* op) {
     if (first.ok() && !st.ok()) first = st;
   }
   return first;
+}
+
+CudaStatusRef gate_residual_cuda_status_ref(void* stream) {
+  CudaStatusRef r;
+  if (Workspace* w = find_workspace(static_cast<cudaStream_t>(stream))) {
+    r.word = w->status;
+    r.epoch = w->epoch;
+  }
+  return r;
+}
+
+bool cuda_status_bad_row(unsigned long long word, unsigned long long epoch, int64_t* row) {
+  if (epoch == 0 || !cuda_status::is_bad(word, epoch)) return false;
+  *row = cuda_status::decode_row(word);
+  return true;
+}
+
+Status gate_residual_cuda_sync_status(const char* op, const gatecheck_problem& p,
+                                      const int64_t* index) {
+  const auto s = static_cast<cudaStream_t>(p.stream);
+  Workspace* w = find_workspace(s);
+  cudaError_t e = cudaSuccess;
+  // The status word comes back on the stream itself, into pinned memory, with
+  // the one wait: threads on their own streams never wait for each other here.
+  if (w) e = cudaMemcpyAsync(&w->host_words[0], w->status, sizeof *w->status, cudaMemcpyDeviceToHost, s);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+  if (e == cudaSuccess) e = cudaGetLastError();
+  if (e != cudaSuccess) return cuda_error(op, "in the call (found at synchronisation)", e);
+  if (!w) return Status::success();  // no call ran on this stream
+  const unsigned long long word = w->host_words[0];
+  int64_t row = -1;
+  if (!cuda_status_bad_row(word, w->epoch, &row)) return Status::success();
+  // This error is reported here: its report, if the call left one, is taken.
+  if (w->report && w->report->filled && w->report->word == word)
+    __atomic_store_n(&w->report->filled, 0, __ATOMIC_RELEASE);
+  if ((e = cudaMemcpyAsync(&w->host_words[1], index + row, sizeof(int64_t), cudaMemcpyDeviceToHost, s)) != cudaSuccess ||
+      (e = cudaStreamSynchronize(s)) != cudaSuccess)
+    return cuda_error(op, "in reading the bad index", e);
+  const int64_t value = int64_t(w->host_words[1]);
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "%s: index[%" PRId64 "] = %" PRId64 " is out of range [0, %" PRId64 ") (gates = %" PRId64
+                "); found on the device, nothing was written",
+                op, row, value, p.gates, p.gates);
+  return Status::error(ErrorKind::index_out_of_range, buf);
 }
 
 }  // namespace gatecheck
