@@ -32,7 +32,7 @@ import contextlib
 
 import torch
 
-from . import _torch_op
+from . import _compiled, _torch_op
 from .peers_rmsnorm_modulate import (rmsnorm_modulate_compiled, rmsnorm_modulate_diffusers,
                                      rmsnorm_modulate_gatecheck_op, rmsnorm_modulate_rms_norm)
 
@@ -140,19 +140,7 @@ class _Compiled:
         self._fn = None
 
     def gatecheck_setup(self, device):
-        if device != "cuda":
-            raise RuntimeError("compiled runs on CUDA only (Inductor's CPU backend compiles C++ for each new "
-                               "shape class; check it with --device cuda)")
-        if not hasattr(torch, "compile"):
-            raise RuntimeError(f"torch.compile needs PyTorch 2.0 or later; this is {torch.__version__}")
-        import torch._dynamo as dynamo  # "import torch._dynamo" would make torch a local name here
-        # Every dtype, grad mode and 0/1-sized dimension is a graph of its own:
-        # past the default limit Dynamo would silently run eager instead.
-        for knob in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
-                     "accumulated_cache_size_limit"):
-            if hasattr(dynamo.config, knob):
-                setattr(dynamo.config, knob, 4096)
-        self._fn = torch.compile(_eager, dynamic=True, fullgraph=True)
+        self._fn = _compiled.compile_on_cuda("compiled", _eager, device)
         # Inductor must run here, or the check would only report its absence.
         x = torch.ones(2, 3, device="cuda", requires_grad=True)
         g = torch.ones(1, 3, device="cuda", requires_grad=True)

@@ -27,7 +27,7 @@ import math
 
 import torch
 
-from . import _torch_op
+from . import _compiled, _torch_op
 
 __all__ = ["rmsnorm_modulate_diffusers", "rmsnorm_modulate_rms_norm", "rmsnorm_modulate_compiled",
            "rmsnorm_modulate_gatecheck_op"]
@@ -160,17 +160,7 @@ class _Compiled:
         self._fn = None
 
     def gatecheck_setup(self, device):
-        if device != "cuda":
-            raise RuntimeError("rmsnorm_modulate_compiled runs on CUDA only (Inductor's CPU backend compiles C++ "
-                               "for each new shape class; check it with --device cuda)")
-        if not hasattr(torch, "compile"):
-            raise RuntimeError(f"torch.compile needs PyTorch 2.0 or later; this is {torch.__version__}")
-        import torch._dynamo as dynamo  # "import torch._dynamo" would make torch a local name here
-        for knob in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
-                     "accumulated_cache_size_limit"):
-            if hasattr(dynamo.config, knob):
-                setattr(dynamo.config, knob, 4096)
-        self._fn = torch.compile(_diffusers, dynamic=True, fullgraph=True)
+        self._fn = _compiled.compile_on_cuda("rmsnorm_modulate_compiled", _diffusers, device)
         # Inductor must run here, or the check would only report its absence.
         x = torch.ones(2, 3, device="cuda", requires_grad=True)
         w = torch.ones(3, device="cuda", requires_grad=True)

@@ -57,8 +57,9 @@ def test_peer_set_up_errors_name_their_cause(monkeypatch, tmp_path):
     from gatecheck import peers
     # compiled: past its device check, on a torch without torch.compile (1.13 here).
     if not hasattr(torch, "compile"):
-        with pytest.raises(RuntimeError, match="torch.compile needs PyTorch 2.0 or later"):
-            peers.compiled.gatecheck_setup("cuda")
+        for compiled in (peers.compiled, peers.rmsnorm_modulate_compiled):
+            with pytest.raises(RuntimeError, match="torch.compile needs PyTorch 2.0 or later"):
+                compiled.gatecheck_setup("cuda")
     # gatecheck_op: the operator in checked mode, and a missing library named.
     monkeypatch.delenv("GATECHECK_OP_CHECKED", raising=False)
     monkeypatch.setenv("GATECHECK_TORCH_OP", str(tmp_path / "missing.so"))
