@@ -113,36 +113,38 @@ TEST(CudaVsHost, DeviceWidePlanPathBitIdentical) {
 TEST(CudaVsHost, EveryPlanAndTileKernelBitIdentical) {
   GATECHECK_REQUIRE_GPU();
   std::mt19937_64 rng(seed_from_env() + 5);
-  const TuningScope tuning_back;
-  // plan 3 (the one-kernel backward) takes no tile setting: with tile 0. The
-  // copy pipeline (tile 3) and the one-kernel backward with both row segments
-  // (512, 256 bytes); the one-kernel backward also with each block shape
-  // (threads, columns summed per thread) and in clusters.
-  struct Path { int plan, tile, seg, threads, cols, cluster; };
-  const Path paths[] = {{1, 1, 0, 0, 0, 0},   {1, 2, 0, 0, 0, 0},   {1, 3, 0, 0, 0, 0},   {2, 1, 0, 0, 0, 0},
-                        {2, 2, 0, 0, 0, 0},   {2, 3, 0, 0, 0, 0},   {2, 3, 256, 0, 0, 0}, {3, 0, 0, 0, 0, 0},
-                        {3, 0, 256, 0, 0, 0}, {3, 0, 0, 512, 0, 0}, {3, 0, 0, 512, 1, 0}, {3, 0, 256, 512, 1, 0},
-                        {3, 0, 0, 0, 1, 0},   {3, 0, 256, 0, 0, 2}, {1, 4, 0, 0, 0, 0},   {2, 4, 0, 0, 0, 0}};
-  for (const auto& [plan, tile, seg, threads, cols, cluster] : paths) {
-    gate_residual_cuda_tuning().bwd_plan = plan;
-    gate_residual_cuda_tuning().bwd_tile = tile;
-    gate_residual_cuda_tuning().pipe_row_bytes = seg;
-    gate_residual_cuda_tuning().pipe_threads = threads;
-    gate_residual_cuda_tuning().pipe_cols = cols;
-    gate_residual_cuda_tuning().fused_cluster = cluster;
-    const char* plans[] = {"", "CUB plan", "counting plan", "one-kernel backward"};
-    const char* tiles[] = {"", ", per-thread tiles", ", staged tiles", ", pipelined tiles", ", short tiles"};
-    const std::string label = std::string(plans[plan]) + tiles[tile] + (seg ? ", 256-byte segments" : "") +
-                              (threads ? ", 512 threads" : "") + (cols ? ", one column per thread" : "") +
-                              (cluster ? ", clusters of 2" : "");
-    for (int i = 0; i < 50 && !HasFailure(); ++i)
-      expect_random_case(
-          rng, [](int64_t rows) { return std::array<int64_t, 5>{1, 2, 9, rows / 3 + 1, rows}; },
-          label + ", case " + std::to_string(i));
-    // Row chunks of the counting path (4096 rows): boundaries, many chunks.
-    expect_same(make_case(rng, DType::bf16, 4097, 40, 9, Pattern::random), {}, label + ", 4097 rows");
-    expect_same(make_case(rng, DType::f32, 8192, 12, 3, Pattern::sorted), {}, label + ", 8192 rows");
-    expect_same(make_case(rng, DType::f16, 40000, 8, 700, Pattern::random), {}, label + ", 40000 rows, 700 gates");
+  {  // the paths forced; the automatic choice again after the block
+    const TuningScope tuning_back;
+    // plan 3 (the one-kernel backward) takes no tile setting: with tile 0. The
+    // copy pipeline (tile 3) and the one-kernel backward with both row segments
+    // (512, 256 bytes); the one-kernel backward also with each block shape
+    // (threads, columns summed per thread) and in clusters.
+    struct Path { int plan, tile, seg, threads, cols, cluster; };
+    const Path paths[] = {{1, 1, 0, 0, 0, 0},   {1, 2, 0, 0, 0, 0},   {1, 3, 0, 0, 0, 0},   {2, 1, 0, 0, 0, 0},
+                          {2, 2, 0, 0, 0, 0},   {2, 3, 0, 0, 0, 0},   {2, 3, 256, 0, 0, 0}, {3, 0, 0, 0, 0, 0},
+                          {3, 0, 256, 0, 0, 0}, {3, 0, 0, 512, 0, 0}, {3, 0, 0, 512, 1, 0}, {3, 0, 256, 512, 1, 0},
+                          {3, 0, 0, 0, 1, 0},   {3, 0, 256, 0, 0, 2}, {1, 4, 0, 0, 0, 0},   {2, 4, 0, 0, 0, 0}};
+    for (const auto& [plan, tile, seg, threads, cols, cluster] : paths) {
+      gate_residual_cuda_tuning().bwd_plan = plan;
+      gate_residual_cuda_tuning().bwd_tile = tile;
+      gate_residual_cuda_tuning().pipe_row_bytes = seg;
+      gate_residual_cuda_tuning().pipe_threads = threads;
+      gate_residual_cuda_tuning().pipe_cols = cols;
+      gate_residual_cuda_tuning().fused_cluster = cluster;
+      const char* plans[] = {"", "CUB plan", "counting plan", "one-kernel backward"};
+      const char* tiles[] = {"", ", per-thread tiles", ", staged tiles", ", pipelined tiles", ", short tiles"};
+      const std::string label = std::string(plans[plan]) + tiles[tile] + (seg ? ", 256-byte segments" : "") +
+                                (threads ? ", 512 threads" : "") + (cols ? ", one column per thread" : "") +
+                                (cluster ? ", clusters of 2" : "");
+      for (int i = 0; i < 50 && !HasFailure(); ++i)
+        expect_random_case(
+            rng, [](int64_t rows) { return std::array<int64_t, 5>{1, 2, 9, rows / 3 + 1, rows}; },
+            label + ", case " + std::to_string(i));
+      // Row chunks of the counting path (4096 rows): boundaries, many chunks.
+      expect_same(make_case(rng, DType::bf16, 4097, 40, 9, Pattern::random), {}, label + ", 4097 rows");
+      expect_same(make_case(rng, DType::f32, 8192, 12, 3, Pattern::sorted), {}, label + ", 8192 rows");
+      expect_same(make_case(rng, DType::f16, 40000, 8, 700, Pattern::random), {}, label + ", 40000 rows, 700 gates");
+    }
   }
   // Where the counting path's histogram bound sends the automatic choice to CUB.
   expect_same(make_case(rng, DType::bf16, 300000, 2, 2048, Pattern::random), {}, "300000 rows, 2048 gates");
