@@ -2,7 +2,9 @@
 # (cuda-repro): gate_residual's binned tile kernels on every plan path and forced tile kernel,
 # rmsnorm_modulate's sort, terms kernel (1, 2 and 4 rows at once) and row kernel with dx, the
 # wide sums, the combine in every layout, the finalize, and a bad index. The cost tests and the
-# shapes of H3's width are left out (minutes under the tools). File: sanitize.log.
+# shapes of H3's width are left out (minutes under the tools). SANITIZE_TOOLS picks the tools
+# (default "memcheck racecheck"): each takes up to 400 s, so a call of 10 minutes holds one
+# after a build. File: sanitize.log.
 . "$(dirname "$0")/../stage_common.sh"
 S="$BUILD/tests/split/split_cuda_test"
 R="$BUILD/tests/split/rmsnorm_repro_cuda_test"
@@ -14,7 +16,7 @@ run() {  # run TOOL SECONDS BINARY FILTER
   echo "(exit ${PIPESTATUS[0]})"
 }
 {
-  for tool in memcheck racecheck; do
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
     run $tool 200 "$S" '*-*Cost*:*H3*:*SimulatedRanks*:*ScaleTier*:*KeepsItsClaims*'
     run $tool 200 "$R" '*-*Cost*:*KeepsItsClaims*:*DitWidth*'
   done
