@@ -6,6 +6,7 @@
 
 #include "call_arena.h"
 #include "runner.h"
+#include "stage_clock.h"
 
 namespace gatecheck {
 
@@ -22,7 +23,9 @@ Status with_backward_call(const Implementation& impl, const Case& c, Outputs* o,
                           Use use) {
   try {
     const size_t n_in = c.op->inputs.size();
+    StageTimer setup(Stage::buffers);  // the stages as run_case times them
     CallArena a(impl.device, arena_regions(c, *o), std::vector<uint8_t>(1, 0));
+    setup.stop();
     void* stream = runner_stream(impl.device);
     OpCall call = call_in_arena(c, a, Pass::backward, impl.device, stream);
     for (size_t i = 0; i < call.outputs.size(); ++i) {
@@ -30,9 +33,14 @@ Status with_backward_call(const Implementation& impl, const Case& c, Outputs* o,
       for (int k : keep) kept = kept || size_t(k) == i;
       if (!kept) call.outputs[i].data = nullptr;
     }
-    Status s = use(call);
+    Status s;
+    {
+      const StageTimer t(Stage::calls);
+      s = use(call);
+    }
     if (s.ok()) s = sync_after_call(impl, stream);
     if (!s.ok()) return s;
+    const StageTimer t(Stage::copies);
     a.fetch();
     for (int k : keep)
       if (a.size(n_in + size_t(k))) std::memcpy(o->tensors[size_t(k)].data(), a.host(n_in + size_t(k)), a.size(n_in + size_t(k)));
@@ -63,6 +71,7 @@ Status exchange_combine(const Implementation& impl, const Case& full, const std:
   if (!impl.has_exchange()) return no_exchange(impl);
   std::vector<const std::vector<uint64_t>*> ptrs;
   for (const auto& s : states) ptrs.push_back(&s);
+  const StageTimer t(Stage::calls);
   return impl.exchange_combine(full.problem(impl.device), ptrs, out);
 }
 

@@ -7,6 +7,8 @@
 #include <set>
 
 #include "case/case_spec.h"
+#include "harness/run/split_runner.h"
+#include "harness/run/stage_clock.h"
 #include "kernels/host/gate_residual_repro_host.h"
 #include "kernels/rmsnorm_modulate.h"
 #include "properties/checks/properties.h"
@@ -144,6 +146,34 @@ TEST(SplitInvariance, ReadsRmsnormModulatesReductions) {
   for (const auto& o : failed) EXPECT_TRUE(o == "dweight" || o == "dshift" || o == "dscale") << o;
   EXPECT_TRUE(failed.count("dweight")) << "dweight never differed in 20 splits";
   EXPECT_TRUE(failed.count("dscale")) << "dscale never differed in 20 splits";
+}
+
+// `bench --harness` attributes an exchange's time: each of partial, combine and
+// finalize is timed as the implementation's calls (the partial and finalize
+// also as buffers and copies), not left to "other".
+TEST(SplitInvariance, ExchangeStepsAreTimedAsCalls) {
+  const Implementation repro = make_implementation("host-repro", Device::cpu);
+  Case c = make_case(DType::bf16, 40, 16, 3);
+  c.index = make_index("uniform", c.rows, c.gates, 5);
+  fill_values(&c, "normal", 5);
+  std::vector<std::vector<uint64_t>> states(2);
+  StageTimes before = thread_stage_times();
+  ASSERT_TRUE(exchange_partial(repro, c, &states[0]).ok());
+  StageTimes grew = thread_stage_times() - before;
+  EXPECT_GT(grew[Stage::calls], 0) << "partial";
+  EXPECT_GT(grew[Stage::buffers], 0) << "partial";
+  EXPECT_GT(grew[Stage::copies], 0) << "partial";
+  states[1] = states[0];
+  std::vector<uint64_t> total;
+  before = thread_stage_times();
+  ASSERT_TRUE(exchange_combine(repro, c, states, &total).ok());
+  EXPECT_GT((thread_stage_times() - before)[Stage::calls], 0) << "combine";
+  Outputs out = outputs_for(c);
+  before = thread_stage_times();
+  ASSERT_TRUE(exchange_finalize(repro, c, total, &out).ok());
+  grew = thread_stage_times() - before;
+  EXPECT_GT(grew[Stage::calls], 0) << "finalize";
+  EXPECT_GT(grew[Stage::copies], 0) << "finalize";
 }
 
 }  // namespace
