@@ -44,11 +44,19 @@ void store(const TensorBuf& t, DType d, int64_t i, float v) {
 // v rounded to the dtype, back in fp32.
 float rn(DType d, float v) { return d == DType::f32 ? v : bits_to_float(d, float_to_bits_rn(d, v)); }
 
+// The call's tensors, each found by name once a call, not once an element
+// (the lookups were a quarter of host-repro's time).
 struct Views {
-  const OpSchema& op = rmsnorm_modulate_schema();
   const OpCall& c;
-  const TensorBuf& in(const char* n) const { return c.inputs[size_t(op.input_index(n))]; }
-  const TensorBuf& out(const char* n) const { return c.outputs[size_t(op.output_index(n))]; }
+  const TensorBuf &x, &w, &shift, &scale, &grad_out;
+  const TensorBuf &out, &dx, &dweight, &dshift, &dscale;
+  explicit Views(const OpCall& call)
+      : c(call), x(in("x")), w(in("w")), shift(in("shift")), scale(in("scale")), grad_out(in("grad_out")),
+        out(out_("out")), dx(out_("dx")), dweight(out_("dweight")), dshift(out_("dshift")), dscale(out_("dscale")) {}
+
+ private:
+  const TensorBuf& in(const char* n) const { return c.inputs[size_t(rmsnorm_modulate_schema().input_index(n))]; }
+  const TensorBuf& out_(const char* n) const { return c.outputs[size_t(rmsnorm_modulate_schema().output_index(n))]; }
 };
 
 // a[0] after the order's pairwise tree over 32 values.
@@ -88,12 +96,12 @@ float row_rstd(const TensorBuf& x, DType d, int64_t r, int64_t dim, float eps) {
 void forward(const Views& v, DType d, int64_t rows, int64_t dim, float eps) {
   const int64_t* index = v.c.index();
   for (int64_t r = 0; r < rows; ++r) {
-    const float rstd = row_rstd(v.in("x"), d, r, dim, eps);
+    const float rstd = row_rstd(v.x, d, r, dim, eps);
     const int64_t t = index[r] * dim;
     for (int64_t j = 0; j < dim; ++j) {
-      const float n = rn(d, load(v.in("w"), d, j) * (rstd * load(v.in("x"), d, r * dim + j)));
-      const float f = rn(d, 1.0f + load(v.in("scale"), d, t + j));
-      store(v.out("out"), d, r * dim + j, rn(d, n * f) + load(v.in("shift"), d, t + j));
+      const float n = rn(d, load(v.w, d, j) * (rstd * load(v.x, d, r * dim + j)));
+      const float f = rn(d, 1.0f + load(v.scale, d, t + j));
+      store(v.out, d, r * dim + j, rn(d, n * f) + load(v.shift, d, t + j));
     }
   }
 }
@@ -104,30 +112,21 @@ std::vector<float> backward_rows(const Views& v, DType d, int64_t rows, int64_t 
   std::vector<float> rstds(static_cast<size_t>(rows));
   std::vector<float> dd(static_cast<size_t>(dim));
   for (int64_t r = 0; r < rows; ++r) {
-    const float rstd = row_rstd(v.in("x"), d, r, dim, eps);
+    const float rstd = row_rstd(v.x, d, r, dim, eps);
     rstds[size_t(r)] = rstd;
     const int64_t t = index[r] * dim;
     for (int64_t j = 0; j < dim; ++j)
-      dd[size_t(j)] = load(v.in("grad_out"), d, r * dim + j) * rn(d, 1.0f + load(v.in("scale"), d, t + j));
+      dd[size_t(j)] = load(v.grad_out, d, r * dim + j) * rn(d, 1.0f + load(v.scale, d, t + j));
     const float c = row_sum(dim, d, [&](int64_t j) {
-      return load(v.in("w"), d, j) * dd[size_t(j)] * load(v.in("x"), d, r * dim + j);
+      return load(v.w, d, j) * dd[size_t(j)] * load(v.x, d, r * dim + j);
     });
     const float k = rstd * rstd * rstd * c / float(dim);
     for (int64_t j = 0; j < dim; ++j) {
-      const float x = load(v.in("x"), d, r * dim + j), w = load(v.in("w"), d, j);
-      store(v.out("dx"), d, r * dim + j, rstd * w * dd[size_t(j)] - x * k);
+      const float x = load(v.x, d, r * dim + j), w = load(v.w, d, j);
+      store(v.dx, d, r * dim + j, rstd * w * dd[size_t(j)] - x * k);
     }
   }
   return rstds;
-}
-
-// Element (r, j)'s terms of dweight, dshift and dscale.
-RmsColumnTerms column_terms(const Views& v, DType d, int64_t r, int64_t j, float rstd) {
-  const int64_t dim = v.c.p.dim, k = v.c.index()[r];
-  const float g = load(v.in("grad_out"), d, r * dim + j);
-  const float x = load(v.in("x"), d, r * dim + j), w = load(v.in("w"), d, j);
-  const float dd = g * rn(d, 1.0f + load(v.in("scale"), d, k * dim + j));
-  return {dd * x * rstd, g, g * rn(d, w * (rstd * x))};
 }
 
 // dshift, dscale and dweight: each gate's rows in batch order, in tiles of
@@ -138,6 +137,7 @@ void backward_columns(const Views& v, DType d, int64_t rows, int64_t dim, int64_
   std::vector<std::vector<int64_t>> seg(static_cast<size_t>(gates));
   for (int64_t r = 0; r < rows; ++r) seg[size_t(index[r])].push_back(r);
   const int64_t per_group = rms_tiles_per_group(rows, gates);
+  const RmsHostTerms terms(v.c);
   std::vector<float> dw_group(static_cast<size_t>(dim), 0.0f), dw(dw_group);
   std::vector<float> sh(static_cast<size_t>(dim)), sc(sh), fold_sh(sh), fold_sc(sh);
   int64_t tiles_done = 0;
@@ -160,7 +160,7 @@ void backward_columns(const Views& v, DType d, int64_t rows, int64_t dim, int64_
         const int64_t r = rs[size_t(p)];
         const float rstd = rstds[size_t(r)];
         for (int64_t j = 0; j < dim; ++j) {
-          const RmsColumnTerms t = column_terms(v, d, r, j, rstd);
+          const RmsColumnTerms t = terms.column_terms(r, j, rstd);
           sh[size_t(j)] = sh[size_t(j)] + t.dshift;
           sc[size_t(j)] = sc[size_t(j)] + t.dscale;
           dw_group[size_t(j)] = dw_group[size_t(j)] + t.dweight;
@@ -176,12 +176,12 @@ void backward_columns(const Views& v, DType d, int64_t rows, int64_t dim, int64_
     const std::vector<float>& out_sh = tiles == 1 ? sh : fold_sh;
     const std::vector<float>& out_sc = tiles == 1 ? sc : fold_sc;
     for (int64_t j = 0; j < dim; ++j) {
-      store(v.out("dshift"), d, k * dim + j, out_sh[size_t(j)]);
-      store(v.out("dscale"), d, k * dim + j, out_sc[size_t(j)]);
+      store(v.dshift, d, k * dim + j, out_sh[size_t(j)]);
+      store(v.dscale, d, k * dim + j, out_sc[size_t(j)]);
     }
   }
   if (tiles_done % per_group != 0) end_group();
-  for (int64_t j = 0; j < dim; ++j) store(v.out("dweight"), d, j, dw[size_t(j)]);
+  for (int64_t j = 0; j < dim; ++j) store(v.dweight, d, j, dw[size_t(j)]);
 }
 
 void backward(const Views& v, DType d, int64_t rows, int64_t dim, int64_t gates, float eps) {
@@ -194,7 +194,7 @@ int run(const gatecheck_call* raw, Pass pass) {
   Status s = op_call_from_abi(op, pass, raw, &c);
   if (s.ok()) s = check_call(c, 1u << GATECHECK_CPU, /*index_on_host=*/true);
   if (!s.ok()) return report(s);
-  const Views v{op, c};
+  const Views v(c);
   const DType d = DType(c.p.dtype);
   const float eps = float(c.scalars[size_t(op.scalar_index("eps"))]);
   if (pass == Pass::forward) forward(v, d, c.p.rows, c.p.dim, eps);
@@ -212,13 +212,23 @@ const gatecheck_op_plugin kHost{2,           "rmsnorm_modulate host", "rmsnorm_m
 
 const gatecheck_op_plugin* rmsnorm_modulate_host_plugin() { return &kHost; }
 
-float rmsnorm_modulate_host_row_rstd(const OpCall& c, int64_t r) {
-  const Views v{rmsnorm_modulate_schema(), c};
-  return row_rstd(v.in("x"), DType(c.p.dtype), r, c.p.dim, float(c.scalars[size_t(v.op.scalar_index("eps"))]));
-}
+RmsHostTerms::RmsHostTerms(const OpCall& c)
+    : c_(c),
+      x_(c.inputs[size_t(rmsnorm_modulate_schema().input_index("x"))]),
+      w_(c.inputs[size_t(rmsnorm_modulate_schema().input_index("w"))]),
+      scale_(c.inputs[size_t(rmsnorm_modulate_schema().input_index("scale"))]),
+      g_(c.inputs[size_t(rmsnorm_modulate_schema().input_index("grad_out"))]),
+      eps_(float(c.scalars[size_t(rmsnorm_modulate_schema().scalar_index("eps"))])) {}
 
-RmsColumnTerms rmsnorm_modulate_host_column_terms(const OpCall& c, int64_t r, int64_t j, float rstd) {
-  return column_terms(Views{rmsnorm_modulate_schema(), c}, DType(c.p.dtype), r, j, rstd);
+float RmsHostTerms::row_rstd(int64_t r) const { return gatecheck::row_rstd(x_, DType(c_.p.dtype), r, c_.p.dim, eps_); }
+
+RmsColumnTerms RmsHostTerms::column_terms(int64_t r, int64_t j, float rstd) const {
+  const DType d = DType(c_.p.dtype);
+  const int64_t dim = c_.p.dim, k = c_.index()[r];
+  const float g = load(g_, d, r * dim + j);
+  const float x = load(x_, d, r * dim + j), w = load(w_, d, j);
+  const float dd = g * rn(d, 1.0f + load(scale_, d, k * dim + j));
+  return {dd * x * rstd, g, g * rn(d, w * (rstd * x))};
 }
 
 }  // namespace gatecheck

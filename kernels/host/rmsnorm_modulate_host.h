@@ -11,14 +11,24 @@ const gatecheck_op_plugin* rmsnorm_modulate_host_plugin();
 
 // The twin's row-local pieces, shared with its reproducible mode
 // (rmsnorm_modulate_repro_host.h) so that both compute the same fp32 values.
-// c: a checked backward call (check_call).
-// Row r's rstd, its sum of squares in the order's partials and trees.
-float rmsnorm_modulate_host_row_rstd(const OpCall& c, int64_t r);
-// Element (r, j)'s terms of the parameter gradients, in fp32 as the twin sums
-// them: dweight's d*x*rstd, dshift's g, dscale's g*n.
+// Built once a call (it finds the tensors by name), used for every element.
 struct RmsColumnTerms {
   float dweight, dshift, dscale;
 };
-RmsColumnTerms rmsnorm_modulate_host_column_terms(const OpCall& c, int64_t r, int64_t j, float rstd);
+class RmsHostTerms {
+ public:
+  // c: a checked backward call (check_call), read while this object lives.
+  explicit RmsHostTerms(const OpCall& c);
+  // Row r's rstd, its sum of squares in the order's partials and trees.
+  float row_rstd(int64_t r) const;
+  // Element (r, j)'s terms of the parameter gradients, in fp32 as the twin
+  // sums them: dweight's d*x*rstd, dshift's g, dscale's g*n.
+  RmsColumnTerms column_terms(int64_t r, int64_t j, float rstd) const;
+
+ private:
+  const OpCall& c_;
+  const TensorBuf &x_, &w_, &scale_, &g_;
+  float eps_;
+};
 
 }  // namespace gatecheck

@@ -125,11 +125,12 @@ Status rmsnorm_modulate_repro_partial(const OpCall& bwd, uint64_t* state) {
   BinnedSum* dsh = dw + first_element(p, 1);
   BinnedSum* dsc = dw + first_element(p, 2);
   const int64_t* index = bwd.index();
+  const RmsHostTerms terms(bwd);
   for (int64_t r = 0; r < p.rows; ++r) {
-    const float rstd = rmsnorm_modulate_host_row_rstd(bwd, r);
+    const float rstd = terms.row_rstd(r);
     const int64_t t = index[r] * p.dim;
     for (int64_t j = 0; j < p.dim; ++j) {
-      const RmsColumnTerms term = rmsnorm_modulate_host_column_terms(bwd, r, j, rstd);
+      const RmsColumnTerms term = terms.column_terms(r, j, rstd);
       dw[j].add(term.dweight);
       dsh[t + j].add(term.dshift);
       dsc[t + j].add(term.dscale);
