@@ -42,7 +42,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
 #include "exact_sum.h"
 #include "gate_residual_dtype.h"
@@ -289,11 +288,17 @@ GC_HD void binned_combine(uint64_t* acc, const uint64_t* s) {
 
 // out = n states of `words` words each, combined element by element (any
 // order gives the same words; out may be one of the states). On the host.
+// An element's n states merge in registers and are written once: the words
+// of binned_combine's round trips, at a third of its work.
 inline void binned_combine_states(int64_t words, const uint64_t* const* states, int32_t n, uint64_t* out) {
-  std::vector<uint64_t> acc(size_t(words), 0);  // all zero: the empty state
-  for (int32_t i = 0; i < n; ++i)
-    for (int64_t e = 0; e < words; e += kBinnedWords) binned_combine(acc.data() + e, states[i] + e);
-  if (words) std::memcpy(out, acc.data(), size_t(words) * sizeof(uint64_t));
+  for (int64_t e = 0; e < words; e += kBinnedWords) {
+    BinnedSum acc = binned_empty(), b;
+    for (int32_t i = 0; i < n; ++i) {
+      b.from_words(states[i] + e);
+      acc.merge(b);
+    }
+    acc.to_words(out + e);  // every state's element e is read by now
+  }
 }
 
 // A state aligned to a larger I (the all-reduce's step between MAX and SUM).
