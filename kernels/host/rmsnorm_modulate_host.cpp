@@ -72,13 +72,14 @@ float tree32(const float* in) {
 template <class Term>
 float row_sum(int64_t dim, DType d, Term term) {
   const int vec = rms_vec(dtype_size(d)), threads = rms_row_threads(dim, vec);
-  std::vector<float> part(static_cast<size_t>(threads), 0.0f);
+  float part[1024];  // rms_row_threads' largest T; on the stack, not allocated a row
+  std::fill(part, part + threads, 0.0f);
   for (int64_t j = 0; j < dim; ++j) {
     float& p = part[size_t((j / vec) % threads)];
     p = p + term(j);
   }
   float warps[32] = {};
-  for (int w = 0; w < threads / 32; ++w) warps[w] = tree32(&part[size_t(w) * 32]);
+  for (int w = 0; w < threads / 32; ++w) warps[w] = tree32(&part[w * 32]);
   return tree32(warps);
 }
 
@@ -218,13 +219,14 @@ RmsHostTerms::RmsHostTerms(const OpCall& c)
       w_(c.inputs[size_t(rmsnorm_modulate_schema().input_index("w"))]),
       scale_(c.inputs[size_t(rmsnorm_modulate_schema().input_index("scale"))]),
       g_(c.inputs[size_t(rmsnorm_modulate_schema().input_index("grad_out"))]),
+      index_(c.index()),
       eps_(float(c.scalars[size_t(rmsnorm_modulate_schema().scalar_index("eps"))])) {}
 
 float RmsHostTerms::row_rstd(int64_t r) const { return gatecheck::row_rstd(x_, DType(c_.p.dtype), r, c_.p.dim, eps_); }
 
 RmsColumnTerms RmsHostTerms::column_terms(int64_t r, int64_t j, float rstd) const {
   const DType d = DType(c_.p.dtype);
-  const int64_t dim = c_.p.dim, k = c_.index()[r];
+  const int64_t dim = c_.p.dim, k = index_[r];
   const float g = load(g_, d, r * dim + j);
   const float x = load(x_, d, r * dim + j), w = load(w_, d, j);
   const float dd = g * rn(d, 1.0f + load(scale_, d, k * dim + j));

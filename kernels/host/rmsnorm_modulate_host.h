@@ -28,6 +28,7 @@ class RmsHostTerms {
  private:
   const OpCall& c_;
   const TensorBuf &x_, &w_, &scale_, &g_;
+  const int64_t* index_;
   float eps_;
 };
 
