@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../gate_residual_dtype.h"
@@ -30,19 +31,21 @@ namespace {
 using Abi = PluginAdapter<struct RmsHostTag>;
 int report(const Status& s) { return Abi::report(s); }
 
-float load(const TensorBuf& t, DType d, int64_t i) {
-  if (d == DType::f32) return static_cast<const float*>(t.data)[i];
-  return bits_to_float(d, static_cast<const uint16_t*>(t.data)[i]);
-}
+// An element of T's tensor as fp32, and one stored from fp32, T fixed at
+// compile time: the loops below carry no branch on the dtype.
+template <class T>
+float load(const TensorBuf& t, int64_t i) { return to_float(static_cast<const T*>(t.data)[i]); }
 
-void store(const TensorBuf& t, DType d, int64_t i, float v) {
-  // NaN stored canonical in every dtype, as the CUDA kernels store it.
-  if (d == DType::f32) static_cast<float*>(t.data)[i] = f32_canonical(v);
-  else static_cast<uint16_t*>(t.data)[i] = uint16_t(float_to_bits_rn(d, v));
-}
+// NaN stored canonical in every dtype (round_to), as the CUDA kernels store it.
+template <class T>
+void store(const TensorBuf& t, int64_t i, float v) { static_cast<T*>(t.data)[i] = round_to<T>(v); }
 
-// v rounded to the dtype, back in fp32.
-float rn(DType d, float v) { return d == DType::f32 ? v : bits_to_float(d, float_to_bits_rn(d, v)); }
+// v rounded to T, back in fp32 (in fp32 itself, v as it is).
+template <class T>
+float rn(float v) {
+  if constexpr (std::is_same_v<T, float>) return v;
+  else return to_float(round_to<T>(v));
+}
 
 // The call's tensors, each found by name once a call, not once an element
 // (the lookups were a quarter of host-repro's time).
@@ -69,14 +72,15 @@ float tree32(const float* in) {
 }
 
 // sum_j term(j) over a row in the order's partials and trees.
-template <class Term>
-float row_sum(int64_t dim, DType d, Term term) {
-  const int vec = rms_vec(dtype_size(d)), threads = rms_row_threads(dim, vec);
+template <class T, class Term>
+float row_sum(int64_t dim, Term term) {
+  const int vec = rms_vec(int(sizeof(T))), threads = rms_row_threads(dim, vec);
   float part[1024];  // rms_row_threads' largest T; on the stack, not allocated a row
   std::fill(part, part + threads, 0.0f);
-  for (int64_t j = 0; j < dim; ++j) {
-    float& p = part[size_t((j / vec) % threads)];
-    p = p + term(j);
+  int t = 0;  // chunk c's partial, c mod T, kept as the chunks advance (no division an element)
+  for (int64_t c0 = 0; c0 < dim; c0 += vec, t = t + 1 == threads ? 0 : t + 1) {
+    float& p = part[t];
+    for (int64_t j = c0, end = std::min<int64_t>(dim, c0 + vec); j < end; ++j) p = p + term(j);
   }
   float warps[32] = {};
   for (int w = 0; w < threads / 32; ++w) warps[w] = tree32(&part[w * 32]);
@@ -86,45 +90,48 @@ float row_sum(int64_t dim, DType d, Term term) {
 float rstd_of(float ss, int64_t dim, float eps) { return 1.0f / std::sqrt(ss / float(dim) + eps); }
 
 // Row r's rstd.
-float row_rstd(const TensorBuf& x, DType d, int64_t r, int64_t dim, float eps) {
-  return rstd_of(row_sum(dim, d, [&](int64_t j) {
-                   const float v = load(x, d, r * dim + j);
+template <class T>
+float row_rstd(const TensorBuf& x, int64_t r, int64_t dim, float eps) {
+  return rstd_of(row_sum<T>(dim, [&](int64_t j) {
+                   const float v = load<T>(x, r * dim + j);
                    return v * v;
                  }),
                  dim, eps);
 }
 
-void forward(const Views& v, DType d, int64_t rows, int64_t dim, float eps) {
+template <class T>
+void forward(const Views& v, int64_t rows, int64_t dim, float eps) {
   const int64_t* index = v.c.index();
   for (int64_t r = 0; r < rows; ++r) {
-    const float rstd = row_rstd(v.x, d, r, dim, eps);
+    const float rstd = row_rstd<T>(v.x, r, dim, eps);
     const int64_t t = index[r] * dim;
     for (int64_t j = 0; j < dim; ++j) {
-      const float n = rn(d, load(v.w, d, j) * (rstd * load(v.x, d, r * dim + j)));
-      const float f = rn(d, 1.0f + load(v.scale, d, t + j));
-      store(v.out, d, r * dim + j, rn(d, n * f) + load(v.shift, d, t + j));
+      const float n = rn<T>(load<T>(v.w, j) * (rstd * load<T>(v.x, r * dim + j)));
+      const float f = rn<T>(1.0f + load<T>(v.scale, t + j));
+      store<T>(v.out, r * dim + j, rn<T>(n * f) + load<T>(v.shift, t + j));
     }
   }
 }
 
 // dx, row by row; returns each row's rstd.
-std::vector<float> backward_rows(const Views& v, DType d, int64_t rows, int64_t dim, float eps) {
+template <class T>
+std::vector<float> backward_rows(const Views& v, int64_t rows, int64_t dim, float eps) {
   const int64_t* index = v.c.index();
   std::vector<float> rstds(static_cast<size_t>(rows));
   std::vector<float> dd(static_cast<size_t>(dim));
   for (int64_t r = 0; r < rows; ++r) {
-    const float rstd = row_rstd(v.x, d, r, dim, eps);
+    const float rstd = row_rstd<T>(v.x, r, dim, eps);
     rstds[size_t(r)] = rstd;
     const int64_t t = index[r] * dim;
     for (int64_t j = 0; j < dim; ++j)
-      dd[size_t(j)] = load(v.grad_out, d, r * dim + j) * rn(d, 1.0f + load(v.scale, d, t + j));
-    const float c = row_sum(dim, d, [&](int64_t j) {
-      return load(v.w, d, j) * dd[size_t(j)] * load(v.x, d, r * dim + j);
+      dd[size_t(j)] = load<T>(v.grad_out, r * dim + j) * rn<T>(1.0f + load<T>(v.scale, t + j));
+    const float c = row_sum<T>(dim, [&](int64_t j) {
+      return load<T>(v.w, j) * dd[size_t(j)] * load<T>(v.x, r * dim + j);
     });
     const float k = rstd * rstd * rstd * c / float(dim);
     for (int64_t j = 0; j < dim; ++j) {
-      const float x = load(v.x, d, r * dim + j), w = load(v.w, d, j);
-      store(v.dx, d, r * dim + j, rstd * w * dd[size_t(j)] - x * k);
+      const float x = load<T>(v.x, r * dim + j), w = load<T>(v.w, j);
+      store<T>(v.dx, r * dim + j, rstd * w * dd[size_t(j)] - x * k);
     }
   }
   return rstds;
@@ -132,8 +139,8 @@ std::vector<float> backward_rows(const Views& v, DType d, int64_t rows, int64_t 
 
 // dshift, dscale and dweight: each gate's rows in batch order, in tiles of
 // kRmsSegTileRows; the tiles of every gate, in order, in groups for dweight.
-void backward_columns(const Views& v, DType d, int64_t rows, int64_t dim, int64_t gates,
-                      const std::vector<float>& rstds) {
+template <class T>
+void backward_columns(const Views& v, int64_t rows, int64_t dim, int64_t gates, const std::vector<float>& rstds) {
   const int64_t* index = v.c.index();
   std::vector<std::vector<int64_t>> seg(static_cast<size_t>(gates));
   for (int64_t r = 0; r < rows; ++r) seg[size_t(index[r])].push_back(r);
@@ -161,7 +168,7 @@ void backward_columns(const Views& v, DType d, int64_t rows, int64_t dim, int64_
         const int64_t r = rs[size_t(p)];
         const float rstd = rstds[size_t(r)];
         for (int64_t j = 0; j < dim; ++j) {
-          const RmsColumnTerms t = terms.column_terms(r, j, rstd);
+          const RmsColumnTerms t = terms.column_terms_of<T>(r, j, rstd);
           sh[size_t(j)] = sh[size_t(j)] + t.dshift;
           sc[size_t(j)] = sc[size_t(j)] + t.dscale;
           dw_group[size_t(j)] = dw_group[size_t(j)] + t.dweight;
@@ -177,16 +184,17 @@ void backward_columns(const Views& v, DType d, int64_t rows, int64_t dim, int64_
     const std::vector<float>& out_sh = tiles == 1 ? sh : fold_sh;
     const std::vector<float>& out_sc = tiles == 1 ? sc : fold_sc;
     for (int64_t j = 0; j < dim; ++j) {
-      store(v.dshift, d, k * dim + j, out_sh[size_t(j)]);
-      store(v.dscale, d, k * dim + j, out_sc[size_t(j)]);
+      store<T>(v.dshift, k * dim + j, out_sh[size_t(j)]);
+      store<T>(v.dscale, k * dim + j, out_sc[size_t(j)]);
     }
   }
   if (tiles_done % per_group != 0) end_group();
-  for (int64_t j = 0; j < dim; ++j) store(v.dweight, d, j, dw[size_t(j)]);
+  for (int64_t j = 0; j < dim; ++j) store<T>(v.dweight, j, dw[size_t(j)]);
 }
 
-void backward(const Views& v, DType d, int64_t rows, int64_t dim, int64_t gates, float eps) {
-  backward_columns(v, d, rows, dim, gates, backward_rows(v, d, rows, dim, eps));
+template <class T>
+void backward(const Views& v, int64_t rows, int64_t dim, int64_t gates, float eps) {
+  backward_columns<T>(v, rows, dim, gates, backward_rows<T>(v, rows, dim, eps));
 }
 
 int run(const gatecheck_call* raw, Pass pass) {
@@ -196,10 +204,12 @@ int run(const gatecheck_call* raw, Pass pass) {
   if (s.ok()) s = check_call(c, 1u << GATECHECK_CPU, /*index_on_host=*/true);
   if (!s.ok()) return report(s);
   const Views v(c);
-  const DType d = DType(c.p.dtype);
   const float eps = float(c.scalars[size_t(op.scalar_index("eps"))]);
-  if (pass == Pass::forward) forward(v, d, c.p.rows, c.p.dim, eps);
-  else backward(v, d, c.p.rows, c.p.dim, c.p.gates, eps);
+  dispatch_dtype(DType(c.p.dtype), [&](auto tag) {
+    using T = decltype(tag);
+    if (pass == Pass::forward) forward<T>(v, c.p.rows, c.p.dim, eps);
+    else backward<T>(v, c.p.rows, c.p.dim, c.p.gates, eps);
+  });
   return 0;
 }
 
@@ -222,15 +232,27 @@ RmsHostTerms::RmsHostTerms(const OpCall& c)
       index_(c.index()),
       eps_(float(c.scalars[size_t(rmsnorm_modulate_schema().scalar_index("eps"))])) {}
 
-float RmsHostTerms::row_rstd(int64_t r) const { return gatecheck::row_rstd(x_, DType(c_.p.dtype), r, c_.p.dim, eps_); }
+float RmsHostTerms::row_rstd(int64_t r) const {
+  float v = 0;
+  dispatch_dtype(DType(c_.p.dtype), [&](auto tag) { v = gatecheck::row_rstd<decltype(tag)>(x_, r, c_.p.dim, eps_); });
+  return v;
+}
+
+template <class T>
+RmsColumnTerms RmsHostTerms::column_terms_of(int64_t r, int64_t j, float rstd) const {
+  const int64_t dim = c_.p.dim, k = index_[r];
+  const float g = load<T>(g_, r * dim + j);
+  const float x = load<T>(x_, r * dim + j), w = load<T>(w_, j);
+  const float dd = g * rn<T>(1.0f + load<T>(scale_, k * dim + j));
+  return {dd * x * rstd, g, g * rn<T>(w * (rstd * x))};
+}
 
 RmsColumnTerms RmsHostTerms::column_terms(int64_t r, int64_t j, float rstd) const {
-  const DType d = DType(c_.p.dtype);
-  const int64_t dim = c_.p.dim, k = index_[r];
-  const float g = load(g_, d, r * dim + j);
-  const float x = load(x_, d, r * dim + j), w = load(w_, d, j);
-  const float dd = g * rn(d, 1.0f + load(scale_, d, k * dim + j));
-  return {dd * x * rstd, g, g * rn(d, w * (rstd * x))};
+  switch (DType(c_.p.dtype)) {
+    case DType::f32: return column_terms_of<float>(r, j, rstd);
+    case DType::f16: return column_terms_of<f16_t>(r, j, rstd);
+    default: return column_terms_of<bf16_t>(r, j, rstd);
+  }
 }
 
 }  // namespace gatecheck

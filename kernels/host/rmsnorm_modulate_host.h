@@ -24,6 +24,10 @@ class RmsHostTerms {
   // Element (r, j)'s terms of the parameter gradients, in fp32 as the twin
   // sums them: dweight's d*x*rstd, dshift's g, dscale's g*n.
   RmsColumnTerms column_terms(int64_t r, int64_t j, float rstd) const;
+  // The same with the call's dtype T named (float, f16_t or bf16_t): no
+  // branch on it an element. Defined for the twin's own file.
+  template <class T>
+  RmsColumnTerms column_terms_of(int64_t r, int64_t j, float rstd) const;
 
  private:
   const OpCall& c_;
