@@ -75,9 +75,9 @@ float tree32(const float* in) {
 template <class T, class Term>
 float row_sum(int64_t dim, Term term) {
   const int vec = rms_vec(int(sizeof(T))), threads = rms_row_threads(dim, vec);
-  float part[1024];  // rms_row_threads' largest T; on the stack, not allocated a row
+  float part[1024];  // rms_row_threads' largest; on the stack, not allocated a row
   std::fill(part, part + threads, 0.0f);
-  int t = 0;  // chunk c's partial, c mod T, kept as the chunks advance (no division an element)
+  int t = 0;  // the chunk's partial (chunk mod threads), kept as the chunks advance: no division an element
   for (int64_t c0 = 0; c0 < dim; c0 += vec, t = t + 1 == threads ? 0 : t + 1) {
     float& p = part[t];
     for (int64_t j = c0, end = std::min<int64_t>(dim, c0 + vec); j < end; ++j) p = p + term(j);
