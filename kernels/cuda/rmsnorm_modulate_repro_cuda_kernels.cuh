@@ -10,6 +10,7 @@
 #include "../binned_sum.h"
 #include "../gate_residual_dtype.h"
 #include "binned_state_cuda.cuh"
+#include "rmsnorm_modulate_cuda_chunk.cuh"
 
 namespace gatecheck {
 namespace rmsnorm_repro_cuda_detail {
@@ -46,9 +47,7 @@ struct TermsArgs {
   binned_cuda::WideSums wide;
 };
 
-// v rounded to T and back.
-template <class T>
-__device__ __forceinline__ float rn(float v) { return to_float(round_inner<T>(v)); }
+using rmsnorm_cuda_detail::rn;  // the cuda kernels' intermediate rounding: the same terms
 
 // Element (r, j)'s terms, host-repro's (the twin's column terms) and the
 // cuda tile kernel's: dweight's (g*f)*x*rstd, dshift's g, dscale's
