@@ -47,19 +47,24 @@ float rn(float v) {
   else return to_float(round_to<T>(v));
 }
 
-// The call's tensors, each found by name once a call, not once an element
-// (the lookups were a quarter of host-repro's time).
+// A call's tensor by name: for Views and RmsHostTerms, once a call, not once
+// an element (the lookups were a quarter of host-repro's time).
+const TensorBuf& input_of(const OpCall& c, const char* n) {
+  return c.inputs[size_t(rmsnorm_modulate_schema().input_index(n))];
+}
+const TensorBuf& output_of(const OpCall& c, const char* n) {
+  return c.outputs[size_t(rmsnorm_modulate_schema().output_index(n))];
+}
+
+// The call's tensors.
 struct Views {
   const OpCall& c;
   const TensorBuf &x, &w, &shift, &scale, &grad_out;
   const TensorBuf &out, &dx, &dweight, &dshift, &dscale;
   explicit Views(const OpCall& call)
-      : c(call), x(in("x")), w(in("w")), shift(in("shift")), scale(in("scale")), grad_out(in("grad_out")),
-        out(out_("out")), dx(out_("dx")), dweight(out_("dweight")), dshift(out_("dshift")), dscale(out_("dscale")) {}
-
- private:
-  const TensorBuf& in(const char* n) const { return c.inputs[size_t(rmsnorm_modulate_schema().input_index(n))]; }
-  const TensorBuf& out_(const char* n) const { return c.outputs[size_t(rmsnorm_modulate_schema().output_index(n))]; }
+      : c(call), x(input_of(c, "x")), w(input_of(c, "w")), shift(input_of(c, "shift")), scale(input_of(c, "scale")),
+        grad_out(input_of(c, "grad_out")), out(output_of(c, "out")), dx(output_of(c, "dx")),
+        dweight(output_of(c, "dweight")), dshift(output_of(c, "dshift")), dscale(output_of(c, "dscale")) {}
 };
 
 // a[0] after the order's pairwise tree over 32 values.
@@ -225,10 +230,10 @@ const gatecheck_op_plugin* rmsnorm_modulate_host_plugin() { return &kHost; }
 
 RmsHostTerms::RmsHostTerms(const OpCall& c)
     : c_(c),
-      x_(c.inputs[size_t(rmsnorm_modulate_schema().input_index("x"))]),
-      w_(c.inputs[size_t(rmsnorm_modulate_schema().input_index("w"))]),
-      scale_(c.inputs[size_t(rmsnorm_modulate_schema().input_index("scale"))]),
-      g_(c.inputs[size_t(rmsnorm_modulate_schema().input_index("grad_out"))]),
+      x_(input_of(c, "x")),
+      w_(input_of(c, "w")),
+      scale_(input_of(c, "scale")),
+      g_(input_of(c, "grad_out")),
       index_(c.index()),
       eps_(float(c.scalars[size_t(rmsnorm_modulate_schema().scalar_index("eps"))])) {}
 
