@@ -3,8 +3,8 @@
 # rmsnorm_modulate's sort, terms kernel (1, 2 and 4 rows at once) and row kernel with dx, the
 # wide sums, the combine in every layout, the finalize, and a bad index. The cost tests and the
 # shapes of H3's width are left out (minutes under the tools). SANITIZE_TOOLS picks the tools
-# (default "memcheck racecheck"): each takes up to 400 s, so a call of 10 minutes holds one
-# after a build. File: sanitize.log.
+# (default "memcheck racecheck"); each binary has 200 s a tool. On the H200 memcheck took 25 s
+# and racecheck 290 s, so both fit one call after an incremental build. File: sanitize.log.
 . "$(dirname "$0")/../stage_common.sh"
 S="$BUILD/tests/split/split_cuda_test"
 R="$BUILD/tests/split/rmsnorm_repro_cuda_test"
