@@ -6,7 +6,8 @@
 // and with the two passes (RmsBwdKernels::two_pass) the row kernels with a
 // row kept in registers (aligned, dim a multiple of 16 bytes, up to 2,048
 // chunks), with vector loads read twice (wider rows) and with element loads
-// (odd dims, unaligned views); the tile kernel's one-tile gates (written at
+// (odd dims, unaligned views: the forward's rows kept as shifted blocks up to
+// 2,048 chunks, read twice past that); the tile kernel's one-tile gates (written at
 // once) and many-tile gates (folded), gates without rows, rows past the
 // grid's 65,535 blocks, and a bad index. Tests that name no path take the
 // default (automatic).
@@ -281,6 +282,17 @@ TEST(rmsnorm_modulate_cuda, ElementPathEveryRowOffset) {
     const size_t e = size_t(dtype_size(t));
     for (int64_t dim : {2, 7, 13, 100, 1001, 5001})
       for (size_t misalign : {size_t(0), e, 3 * e, 16 - e}) expect_same({dim > 1000 ? 67 : 301, dim, 9, t, Index::random, misalign});
+  }
+}
+
+// Rows of more than 2,048 chunks off alignment: the forward reads x twice as
+// shifted blocks (fwd_kernel without kept chunks), the odd dim's rows and a
+// view off alignment by an element.
+TEST(rmsnorm_modulate_cuda, ElementPathWideRowsReadTwice) {
+  GATECHECK_REQUIRE_GPU();
+  for (DType t : kTypes) {
+    expect_same({65, 16393, 9, t});
+    expect_same({65, 16392, 9, t, Index::random, size_t(dtype_size(t))});
   }
 }
 
