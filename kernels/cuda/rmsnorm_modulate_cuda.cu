@@ -16,10 +16,9 @@
 // atomics: every bit is fixed by the call.
 // Vector loads (16 bytes) only where every tensor is 16-byte aligned and
 // dim is a multiple of the chunk; otherwise the element path, same order (the
-// forward moving chunks as shifted aligned blocks, load_unaligned, and
-// keeping its rows in registers as the vector path does). The forward of
-// 16-bit types rounds pairs of elements in packed instructions on both paths
-// (rmsnorm_modulate_cuda_pair.cuh), the same bits.
+// forward moving chunks as shifted aligned blocks, load_row_chunk). With
+// vector loads of 16-bit types the forward rounds pairs of elements in packed
+// instructions (rmsnorm_modulate_cuda_pair.cuh), the same bits.
 //
 // This file is the host side: checks, scratch, the choice of path, launches.
 // The kernels are in rmsnorm_modulate_cuda_*.cuh, a file a job: chunk (a
@@ -120,16 +119,15 @@ size_t cub_bytes_for(int64_t rows, int64_t gates, int end_bit) {
 
 int key_bits(int64_t gates) { return rmsnorm_gate_key_bits(gates, 31); }  // the plan's int keys
 
-// A row kept in registers from the reduction to the second pass: every dim
-// up to 2,048 chunks (kRmsChunksPerThread chunks a partial).
-bool row_kept(int64_t dim, int v) { return (dim + v - 1) / v <= int64_t(kRmsChunksPerThread) * rms_row_threads(dim, v); }
-
-// The backward's row kernel's three paths: 16-byte loads with the row kept
-// in registers, 16-byte loads that read the rest of a wider row again for the
-// second pass, element loads (any dim, any alignment).
+// The row kernels' three paths: 16-byte loads with the row kept in registers
+// (kRmsChunksPerThread chunks a partial: every dim up to 2,048 chunks),
+// 16-byte loads that read the rest of a wider row again for the second pass,
+// element loads (any dim, any alignment).
 enum class RowPath { kept, vector, element };
 RowPath row_path(bool vec, int64_t dim, int v) {
-  return !vec ? RowPath::element : row_kept(dim, v) ? RowPath::kept : RowPath::vector;
+  const int64_t nch = (dim + v - 1) / v;
+  return !vec ? RowPath::element : nch <= int64_t(kRmsChunksPerThread) * rms_row_threads(dim, v) ? RowPath::kept
+                                                                                                 : RowPath::vector;
 }
 
 int row_blocks(int64_t rows) { return int(rows < kMaxGridRows ? rows : kMaxGridRows); }
@@ -138,13 +136,11 @@ template <class T, int MAXT>
 void launch_fwd_bounded(const Ptrs& a, bool vec, int threads, cudaStream_t s) {
   constexpr int V = VecOf<T>::value, M = kLanesPerThread;
   const int blocks = row_blocks(a.rows);
-  // The forward keeps a row on both load paths (16 bytes, shifted blocks).
-  constexpr int K = kRmsChunksPerThread;
-  const bool keep = row_kept(a.dim, V);
-  if (vec && keep) fwd_kernel<T, true, K, M, MAXT><<<blocks, threads, 0, s>>>(a);
-  else if (vec) fwd_kernel<T, true, 0, M, MAXT><<<blocks, threads, 0, s>>>(a);
-  else if (keep) fwd_kernel<T, false, K, M, MAXT><<<blocks, threads, 0, s>>>(a);
-  else fwd_kernel<T, false, 0, M, MAXT><<<blocks, threads, 0, s>>>(a);
+  switch (row_path(vec, a.dim, V)) {
+    case RowPath::kept: fwd_kernel<T, true, kRmsChunksPerThread, M, MAXT><<<blocks, threads, 0, s>>>(a); break;
+    case RowPath::vector: fwd_kernel<T, true, 0, M, MAXT><<<blocks, threads, 0, s>>>(a); break;
+    case RowPath::element: fwd_kernel<T, false, 0, M, MAXT><<<blocks, threads, 0, s>>>(a); break;
+  }
 }
 
 template <class T>

@@ -116,25 +116,9 @@ int row_kernel_threads(int64_t dim, int vec) {
 // bound of 352 gave 66 registers, seven blocks, 214.6 us against 195.4 at
 // bf16 32768 x 5376 on the H200); kRowKernelMaxThreads for wider rows.
 constexpr int kRowKernelNarrowThreads = 256;
-
-// A chunk's raw 16 bytes: one load where every tensor takes them (VEC), else
-// the shifted aligned blocks (bytes past n unspecified; n = 0: none read).
-template <class T, bool VEC>
-__device__ __forceinline__ uint4 load_chunk_raw(const T* p, int64_t count, int64_t j0, int n) {
-  if constexpr (VEC) return load_raw(p, j0);
-  else return load_unaligned(p, count, j0, n);
-}
-
-// The forward. KEEP chunks of x a partial stay in registers on both paths:
-// off alignment they arrive as shifted blocks, so the row is read once there
-// too. VEC = false stores a warp's chunks together (store_unaligned), so
-// every lane of a warp whose order warp has chunks takes each turn, n = 0
-// past the row.
-#ifndef GATECHECK_RMS_FWD_SHIFTED_MIN_BLOCKS
-#define GATECHECK_RMS_FWD_SHIFTED_MIN_BLOCKS 1
-#endif
 template <class T, bool VEC, int KEEP, int M, int MAXT>
-__global__ void __launch_bounds__(MAXT, !VEC && KEEP > 0 ? GATECHECK_RMS_FWD_SHIFTED_MIN_BLOCKS : 1) fwd_kernel(Ptrs a) {
+__global__ void __launch_bounds__(MAXT) fwd_kernel(Ptrs a) {
+  static_assert(VEC || KEEP == 0, "chunks are kept only where they load as 16 bytes");
   if (*a.bad != kNoBadRow) return;
   constexpr int V = VecOf<T>::value;
   __shared__ float2 sm[33];
@@ -143,8 +127,6 @@ __global__ void __launch_bounds__(MAXT, !VEC && KEEP > 0 ? GATECHECK_RMS_FWD_SHI
   T* out = static_cast<T*>(a.out);
   const int64_t dim = a.dim, nx = a.rows * dim, nt = a.gates * dim;  // nx, nt: the element path's bounds
   const Lanes<M> ln(dim, V);
-  // Elements of chunk c (dim's last chunk may be short; 0 past the row).
-  auto len = [&](int64_t c) { return VEC ? V : c < ln.nch ? int(min64(V, dim - c * V)) : 0; };
   for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
     const int64_t row = r * dim;
     const int64_t gate = a.index[r];  // needed after the reduction: loaded with x
@@ -152,14 +134,8 @@ __global__ void __launch_bounds__(MAXT, !VEC && KEEP > 0 ? GATECHECK_RMS_FWD_SHI
 #pragma unroll
     for (int j = 0; j < M; ++j)
 #pragma unroll
-      for (int i = 0; i < KEEP; ++i) {
-        const int64_t c = ln.chunk(j, i);
-        if constexpr (VEC) {
-          if (c < ln.end(j)) kept[j][i] = load_once(x, row + c * V);
-        } else {
-          kept[j][i] = c < ln.end(j) ? load_unaligned(x, nx, row + c * V, len(c)) : make_uint4(0, 0, 0, 0);
-        }
-      }
+      for (int i = 0; i < KEEP; ++i)
+        if (ln.chunk(j, i) < ln.end(j)) kept[j][i] = load_once(x, row + ln.chunk(j, i) * V);
     float s[M], zero[M];
 #pragma unroll
     for (int j = 0; j < M; ++j) {
@@ -167,12 +143,10 @@ __global__ void __launch_bounds__(MAXT, !VEC && KEEP > 0 ? GATECHECK_RMS_FWD_SHI
 #pragma unroll
       for (int i = 0; i < KEEP; ++i)
         if (ln.chunk(j, i) < ln.end(j)) {
-          const int n = len(ln.chunk(j, i));
           float v[V];
           unpack<T>(kept[j][i], v);
 #pragma unroll
-          for (int e = 0; e < V; ++e)
-            if (e < n) s[j] = __fadd_rn(s[j], __fmul_rn(v[e], v[e]));
+          for (int e = 0; e < V; ++e) s[j] = __fadd_rn(s[j], __fmul_rn(v[e], v[e]));
         }
       for (int64_t c = ln.chunk(j, KEEP); c < ln.end(j); c += ln.T) {
         const int n = int(min64(V, dim - c * V));
@@ -185,29 +159,17 @@ __global__ void __launch_bounds__(MAXT, !VEC && KEEP > 0 ? GATECHECK_RMS_FWD_SHI
     }
     const float rstd = rstd_of(fold_lanes<M>(ln, s, zero, sm).x, dim, a.eps);
     const int64_t tb = gate * dim;
-    // f(c, n, i) on each kept chunk i of partial j: VEC, where it lies in the
-    // row; else on every lane of a warp with chunks (see above).
-    auto each_kept = [&](int j, auto&& f) {
-#pragma unroll
-      for (int i = 0; i < KEEP; ++i) {
-        const int64_t c = ln.chunk(j, i);
-        if (VEC ? c < ln.end(j) : ln.vw(j) < ln.nvw) f(c, len(c), i);
-      }
-    };
-    if constexpr (kPacked<T>) {
-      auto emit = [&](int64_t c, int n, const uint4& xr) {
-        const uint4 o = fwd_chunk_packed<T>(rstd, xr, load_chunk_raw<T, VEC>(w, dim, c * V, n),
-                                            load_chunk_raw<T, VEC>(shift, nt, tb + c * V, n),
-                                            load_chunk_raw<T, VEC>(scale, nt, tb + c * V, n));
-        if constexpr (VEC) *reinterpret_cast<uint4*>(out + row + c * V) = o;
-        else store_unaligned<T>(out, row + c * V, n, o);
+    if constexpr (VEC && kPacked<T>) {
+      auto emit = [&](int64_t c, const uint4& xr) {
+        *reinterpret_cast<uint4*>(out + row + c * V) = fwd_chunk_packed<T>(
+            rstd, xr, load_raw(w, c * V), load_raw(shift, tb + c * V), load_raw(scale, tb + c * V));
       };
 #pragma unroll
       for (int j = 0; j < M; ++j) {
-        each_kept(j, [&](int64_t c, int n, int i) { emit(c, n, kept[j][i]); });
-        ln.template each<!VEC>(j, KEEP, dim, V, [&](int64_t c, int n) {
-          emit(c, n, VEC ? load_raw(x, row + c * V) : load_unaligned(x, nx, row + c * V, n));
-        });
+#pragma unroll
+        for (int i = 0; i < KEEP; ++i)
+          if (ln.chunk(j, i) < ln.end(j)) emit(ln.chunk(j, i), kept[j][i]);
+        for (int64_t c = ln.chunk(j, KEEP); c < ln.end(j); c += ln.T) emit(c, load_raw(x, row + c * V));
       }
     } else {
       auto emit = [&](int64_t c, int n, const float (&xv)[V]) {
@@ -225,11 +187,13 @@ __global__ void __launch_bounds__(MAXT, !VEC && KEEP > 0 ? GATECHECK_RMS_FWD_SHI
       };
 #pragma unroll
       for (int j = 0; j < M; ++j) {
-        each_kept(j, [&](int64_t c, int n, int i) {
-          float xv[V];
-          unpack<T>(kept[j][i], xv);
-          emit(c, n, xv);
-        });
+#pragma unroll
+        for (int i = 0; i < KEEP; ++i)
+          if (ln.chunk(j, i) < ln.end(j)) {
+            float xv[V];
+            unpack<T>(kept[j][i], xv);
+            emit(ln.chunk(j, i), V, xv);
+          }
         ln.template each<!VEC>(j, KEEP, dim, V, [&](int64_t c, int n) {
           float xv[V];
           load_row_chunk<T, VEC>(x, nx, row + c * V, n, xv);

@@ -6,8 +6,7 @@
 // and with the two passes (RmsBwdKernels::two_pass) the row kernels with a
 // row kept in registers (aligned, dim a multiple of 16 bytes, up to 2,048
 // chunks), with vector loads read twice (wider rows) and with element loads
-// (odd dims, unaligned views: the forward's rows kept as shifted blocks up to
-// 2,048 chunks, read twice past that); the tile kernel's one-tile gates (written at
+// (odd dims, unaligned views, rows past 2,048 chunks); the tile kernel's one-tile gates (written at
 // once) and many-tile gates (folded), gates without rows, rows past the
 // grid's 65,535 blocks, and a bad index. Tests that name no path take the
 // default (automatic).
@@ -285,10 +284,10 @@ TEST(rmsnorm_modulate_cuda, ElementPathEveryRowOffset) {
   }
 }
 
-// Rows of more than 2,048 chunks off alignment: the forward reads x twice as
-// shifted blocks (fwd_kernel without kept chunks), the odd dim's rows and a
-// view off alignment by an element.
-TEST(rmsnorm_modulate_cuda, ElementPathWideRowsReadTwice) {
+// Rows of more than 2,048 chunks off alignment (an odd dim, and a view off
+// alignment by an element): the element path at the row kernels' widest
+// shape, 352 threads a row.
+TEST(rmsnorm_modulate_cuda, ElementPathRowsPast2048Chunks) {
   GATECHECK_REQUIRE_GPU();
   for (DType t : kTypes) {
     expect_same({65, 16393, 9, t});

@@ -1,7 +1,8 @@
 # rms_ab: rmsnorm_modulate's kernels timed against other builds in the same call, the
 # benchmarks in alternation, twice. Each other build is its own folder (without LibTorch),
 # built at once:
-#   AB_BASE=REV                 the tree at commit REV (git archive): the previous version
+#   AB_BASE=REV                 the tree at commit REV (git archive): the previous version; the
+#                               device's copy of .git may lack recent commits (the base is then left out)
 #   AB_FLAGS="-DNAME[=V] ..."   this tree with a compile-time change; its element-path and
 #                               row-kernel tests (test_rmsnorm_cuda_vs_host) run first
 # Nothing to do (a skip) without either. AB_ARGS: gatecheck-rmsnorm-bench shape options
