@@ -78,6 +78,13 @@ else
   echo "build: ok in ${build_s}s, $(wc -l < "$OUT/build/warnings.txt") distinct compiler warning(s) ($OUT/build/warnings.txt)"
 fi
 
+# The GPU's clocks, once a second, while the stages run: an issue-bound kernel's time follows
+# the SM clock, which differs from machine to machine where a copy's does not.
+clocks="$OUT/build/gpu-clocks.csv"
+nvidia-smi --query-gpu=timestamp,utilization.gpu,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu \
+  --format=csv,noheader,nounits -l 1 > "$clocks" 2>/dev/null &
+sampler=$!
+
 names=() codes=() secs=() lasts=()
 for s in "${stages[@]}"; do
   echo "=== stage $s $(now)"
@@ -89,8 +96,12 @@ for s in "${stages[@]}"; do
   lasts+=("$(grep -v '^[[:space:]]*$' "$OUT/$s/console.log" | tail -1 | cut -c1-110)")
 done
 
+kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
+# "timestamp, util %, sm MHz, max sm MHz, mem MHz, W, limit W, C": the SM clock while busy (util >= 50%)
+busy_clock=$(awk -F', *' '$2 >= 50 { n++; s += $3; if ($3 < lo || lo == "") lo = $3; hi = $3 > hi ? $3 : hi; m = $4 }
+  END { if (n) printf "GPU busy %d s: SM clock mean %.0f MHz (%d-%d, max %s)", n, s / n, lo, hi, m; else printf "GPU busy 0 s (no clock samples)" }' "$clocks" 2>/dev/null)
 {
-  echo "== summary (commit $COMMIT, $(now))"
+  echo "== summary (commit $COMMIT, $(now)); ${busy_clock:-no clock samples} ($clocks)"
   printf '%-18s %-8s %6s  %s\n' build "$([ $build_rc -eq 0 ] && echo ok || echo "FAIL($build_rc)")" "${build_s}s" ""
   for i in "${!names[@]}"; do
     case ${codes[$i]} in
