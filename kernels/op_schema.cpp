@@ -153,6 +153,25 @@ OpCall OpCall::shaped(const OpSchema& op, Pass pass, const gatecheck_problem& p)
   return c;
 }
 
+namespace {
+// bufs[i], i the position of `name` among the op's `kind`s (-1: none).
+template <class Bufs>
+auto& named_buffer(Bufs& bufs, int i, const OpSchema* op, const char* kind, std::string_view name) {
+  if (i < 0 || size_t(i) >= bufs.size())
+    throw std::logic_error(std::string(op->name) + " has no " + kind + " '" + std::string(name) + "'");
+  return bufs[size_t(i)];
+}
+}  // namespace
+
+TensorBuf& OpCall::input(std::string_view n) { return named_buffer(inputs, op->input_index(n), op, "input", n); }
+const TensorBuf& OpCall::input(std::string_view n) const {
+  return named_buffer(inputs, op->input_index(n), op, "input", n);
+}
+TensorBuf& OpCall::output(std::string_view n) { return named_buffer(outputs, op->output_index(n), op, "output", n); }
+const TensorBuf& OpCall::output(std::string_view n) const {
+  return named_buffer(outputs, op->output_index(n), op, "output", n);
+}
+
 bool OpCall::takes(size_t i) const { return pass == Pass::backward || op->inputs[i].pass == Pass::forward; }
 bool OpCall::makes(size_t i) const { return op->outputs[i].pass == pass; }
 bool OpCall::reads(size_t i) const {

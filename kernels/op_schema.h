@@ -175,6 +175,12 @@ struct OpCall {
   std::vector<TensorBuf> outputs;  // op->outputs order
   std::vector<double> scalars;     // op->scalars order
   const int64_t* index() const { return static_cast<const int64_t*>(inputs[size_t(op->index_input())].data); }
+  // The buffer of the op's input or output `name`. A name the op lacks is a
+  // mistake in the caller's code: std::logic_error naming the op and `name`.
+  TensorBuf& input(std::string_view name);
+  const TensorBuf& input(std::string_view name) const;
+  TensorBuf& output(std::string_view name);
+  const TensorBuf& output(std::string_view name) const;
   // A call of `pass` with every extent as the contract says for p, no data.
   static OpCall shaped(const OpSchema& op, Pass pass, const gatecheck_problem& p);
   // Does the pass take input i (a backward call takes every input: what a

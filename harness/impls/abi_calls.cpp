@@ -74,9 +74,8 @@ Status exchange_finalize_v2(const gatecheck_split_exchange& ex, const OpCall& bw
 // ABI v1 is gate_residual's: its arguments are that op's tensors by
 // position, so this adapter alone names them.
 Status call_abi_v1(const gatecheck_plugin& api, const OpCall& c, bool ours) {
-  const OpSchema& op = *c.op;
-  auto in = [&](const char* n) { return c.inputs[size_t(op.input_index(n))].data; };
-  auto out = [&](const char* n) { return c.outputs[size_t(op.output_index(n))].data; };
+  auto in = [&](const char* n) { return c.input(n).data; };
+  auto out = [&](const char* n) { return c.output(n).data; };
   const auto* index = static_cast<const int64_t*>(in("index"));
   if (c.pass == Pass::forward)
     return from_rc(api.forward(&c.p, in("res"), in("gate"), index, in("y"), out("out")), api.last_error, "forward", ours);

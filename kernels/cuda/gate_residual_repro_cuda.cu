@@ -112,7 +112,7 @@ int ex_partial(const gatecheck_call* c, uint64_t* state) {
   if (!s.ok()) return ExAbi::report(s);
   if (!state) return ExAbi::report(Status::error(ErrorKind::null_pointer, "partial: state is null"));
   const OpSchema& op = gate_residual_schema();
-  auto in = [&](const char* n) { return call.inputs[size_t(op.input_index(n))].data; };
+  auto in = [&](const char* n) { return call.input(n).data; };
   const auto* index = static_cast<const int64_t*>(in("index"));
   if (call.p.rows > 0) {  // the index, checked on the host (a test path: the copy is cheap enough)
     std::vector<int64_t> host(size_t(call.p.rows));
@@ -147,7 +147,7 @@ int ex_finalize(const gatecheck_call* c, const uint64_t* state) {
   OpCall call;
   Status s = op_call_from_abi(gate_residual_schema(), Pass::backward, c, &call);
   if (!s.ok()) return ExAbi::report(s);
-  void* grad_gate = call.outputs[size_t(gate_residual_schema().output_index("grad_gate"))].data;
+  void* grad_gate = call.output("grad_gate").data;
   const int64_t words = gate_residual_repro_state_words(call.p);
   if (words && (!state || !grad_gate))
     return ExAbi::report(Status::error(ErrorKind::null_pointer, "finalize: state or grad_gate is null"));

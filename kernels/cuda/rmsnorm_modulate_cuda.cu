@@ -242,8 +242,8 @@ void launch_two_pass(const Ptrs& a, const Plan& p, bool vec, int64_t nch, int64_
 Ptrs ptrs_of(const OpCall& c, const unsigned long long* bad) {
   const OpSchema& op = *c.op;
   Ptrs a;
-  auto in = [&](const char* n) { return c.inputs[size_t(op.input_index(n))].data; };
-  auto out = [&](const char* n) { return c.outputs[size_t(op.output_index(n))].data; };
+  auto in = [&](const char* n) { return c.input(n).data; };
+  auto out = [&](const char* n) { return c.output(n).data; };
   a.x = in("x");
   a.w = in("w");
   a.shift = in("shift");

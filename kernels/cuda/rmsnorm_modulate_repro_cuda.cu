@@ -104,8 +104,7 @@ Status rmsnorm_modulate_repro_partial_cuda(const OpCall& c, uint64_t* state, uns
     return Status::error(ErrorKind::size_overflow,
                          "rmsnorm_modulate cuda-repro: gates=" + std::to_string(c.p.gates) + " must be below 2^31");
   const auto s = static_cast<cudaStream_t>(c.p.stream);
-  const OpSchema& op = *c.op;
-  auto in = [&](const char* n) { return c.inputs[size_t(op.input_index(n))].data; };
+  auto in = [&](const char* n) { return c.input(n).data; };
   const int64_t elements = state_elements(c.p);
   const ScratchLayout L(c.p);
   DeviceBuffer own(s);
@@ -157,13 +156,12 @@ Status rmsnorm_modulate_repro_combine_cuda(const gatecheck_problem& p, const uin
 
 Status rmsnorm_modulate_repro_finalize_cuda(const OpCall& c, const uint64_t* state) {
   if (state_elements(c.p) == 0) return Status::success();
-  const OpSchema& op = *c.op;
   const auto s = static_cast<cudaStream_t>(c.p.stream);
   cudaError_t e = cudaSuccess;
   dispatch_dtype(DType(c.p.dtype), [&](auto tag) {
     using T = decltype(tag);
     for (int t = 0; t < 3 && e == cudaSuccess; ++t) {
-      T* out = static_cast<T*>(c.outputs[size_t(op.output_index(kGradients[t]))].data);
+      T* out = static_cast<T*>(c.output(kGradients[t]).data);
       const int64_t n = t == 0 ? c.p.dim : c.p.gates * c.p.dim;
       e = binned_cuda::launch_finalize(state + first_element(c.p.dim, c.p.gates, t) * kBinnedWords, n, out, s);
     }
@@ -281,7 +279,7 @@ int ex_finalize(const gatecheck_call* raw, const uint64_t* state) {
   if (s.ok() && words > 0) {
     if (!state) s = Status::error(ErrorKind::null_pointer, "finalize: state is null");
     for (const char* g : kGradients)
-      if (s.ok() && !c.outputs[size_t(c.op->output_index(g))].data)
+      if (s.ok() && !c.output(g).data)
         s = Status::error(ErrorKind::null_pointer, std::string("finalize: ") + g + " is null");
   }
   if (!s.ok() || words == 0) return ExAbi::report(s);

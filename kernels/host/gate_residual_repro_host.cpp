@@ -81,8 +81,7 @@ int ex_partial(const gatecheck_call* c, uint64_t* state) {
   Status s = op_call_from_abi(gate_residual_schema(), Pass::backward, c, &call);
   if (!s.ok()) return ExAbi::report(s);
   if (!state) return ExAbi::report(Status::error(ErrorKind::null_pointer, "partial: state is null"));
-  const OpSchema& op = gate_residual_schema();
-  auto in = [&](const char* n) { return call.inputs[size_t(op.input_index(n))].data; };
+  auto in = [&](const char* n) { return call.input(n).data; };
   return ExAbi::report(gate_residual_repro_partial(call.p, in("grad_out"), static_cast<const int64_t*>(in("index")),
                                                    in("y"), state));
 }
@@ -97,7 +96,7 @@ int ex_finalize(const gatecheck_call* c, const uint64_t* state) {
   OpCall call;
   Status s = op_call_from_abi(gate_residual_schema(), Pass::backward, c, &call);
   if (!s.ok()) return ExAbi::report(s);
-  void* grad_gate = call.outputs[size_t(gate_residual_schema().output_index("grad_gate"))].data;
+  void* grad_gate = call.output("grad_gate").data;
   if (!state || !grad_gate)
     return ExAbi::report(Status::error(ErrorKind::null_pointer, "finalize: state or grad_gate is null"));
   s = check_problem_for_state(call.p, "finalize");

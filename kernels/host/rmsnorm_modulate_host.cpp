@@ -50,10 +50,10 @@ float rn(float v) {
 // A call's tensor by name: for Views and RmsHostTerms, once a call, not once
 // an element (the lookups were a quarter of host-repro's time).
 const TensorBuf& input_of(const OpCall& c, const char* n) {
-  return c.inputs[size_t(rmsnorm_modulate_schema().input_index(n))];
+  return c.input(n);
 }
 const TensorBuf& output_of(const OpCall& c, const char* n) {
-  return c.outputs[size_t(rmsnorm_modulate_schema().output_index(n))];
+  return c.output(n);
 }
 
 // The call's tensors.

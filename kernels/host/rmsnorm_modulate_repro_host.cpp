@@ -42,9 +42,8 @@ Status check_inputs(const OpCall& bwd, const char* step) {
 
 template <class T>
 void finalize_typed(const OpCall& bwd, const uint64_t* state) {
-  const OpSchema& op = rmsnorm_modulate_schema();
   for (int t = 0; t < 3; ++t) {
-    T* out = static_cast<T*>(bwd.outputs[size_t(op.output_index(kGradients[t]))].data);
+    T* out = static_cast<T*>(bwd.output(kGradients[t]).data);
     const int64_t n = t == 0 ? bwd.p.dim : bwd.p.gates * bwd.p.dim;
     const uint64_t* w = state + first_element(bwd.p, t) * kBinnedWords;
     for (int64_t e = 0; e < n; ++e) out[e] = binned_finish_words<T>(w + e * kBinnedWords);
@@ -92,13 +91,12 @@ int ex_finalize(const gatecheck_call* raw, const uint64_t* state) {
   OpCall c;
   Status s = op_call_from_abi(rmsnorm_modulate_schema(), Pass::backward, raw, &c);
   if (!s.ok()) return report(s);
-  const OpSchema& op = rmsnorm_modulate_schema();
   s = check_problem("finalize", c.p, 1u << GATECHECK_CPU);
   if (!s.ok()) return report(s);
   if (rmsnorm_modulate_repro_state_words(c.p) > 0) {
     if (!state) return report(Status::error(ErrorKind::null_pointer, "finalize: state is null"));
     for (const char* g : kGradients)
-      if (!c.outputs[size_t(op.output_index(g))].data)
+      if (!c.output(g).data)
         return report(Status::error(ErrorKind::null_pointer, std::string("finalize: ") + g + " is null"));
   }
   rmsnorm_modulate_repro_finalize(c, state);

@@ -44,8 +44,8 @@ struct Tensors {
   const OpCall& c;
   torch::TensorOptions opt, idx_opt;
   torch::Tensor idx;
-  const TensorBuf& in(const char* n) const { return c.inputs[size_t(c.op->input_index(n))]; }
-  void* out(const char* n) const { return c.outputs[size_t(c.op->output_index(n))].data; }
+  const TensorBuf& in(const char* n) const { return c.input(n); }
+  void* out(const char* n) const { return c.output(n).data; }
   torch::Tensor rows_view(const char* n) const { return wrap(in(n).data, {c.p.rows, c.p.dim}, opt); }
   torch::Tensor table_view(const char* n) const { return wrap(in(n).data, {c.p.gates, c.p.dim}, opt); }
   torch::Tensor column_view(const char* n) const { return wrap(in(n).data, {c.p.dim}, opt); }

@@ -93,7 +93,7 @@ StateCall state_call(const at::Tensor& g_in, const at::Tensor& x_in, const at::T
   sc.c = OpCall::shaped(op, Pass::backward, p);
   for (const auto& [name, t] : {std::pair<const char*, const at::Tensor*>{"x", &sc.x}, {"w", &sc.w},
                                 {"scale", &sc.scale}, {"index", &sc.index}, {"grad_out", &sc.g}})
-    sc.c.inputs[size_t(op.input_index(name))] = buf(*t);
+    sc.c.input(name) = buf(*t);
   sc.c.scalars[size_t(op.scalar_index("eps"))] = eps;
   return sc;
 }
@@ -136,7 +136,7 @@ FinalizeCall finalize_call(const at::Tensor& state, at::ScalarType dtype) {
   f.c = OpCall::shaped(op, Pass::backward, p);
   for (const auto& [name, t] : {std::pair<const char*, const at::Tensor*>{"dweight", &f.dw}, {"dshift", &f.dshift},
                                 {"dscale", &f.dscale}})
-    f.c.outputs[size_t(op.output_index(name))] = buf(*t);
+    f.c.output(name) = buf(*t);
   return f;
 }
 

@@ -78,8 +78,8 @@ OpCall make_call(Pass pass, const gatecheck_problem& p, double eps,
                  std::initializer_list<std::pair<const char*, const at::Tensor*>> outs) {
   const OpSchema& op = rmsnorm_modulate_schema();
   OpCall c = OpCall::shaped(op, pass, p);
-  for (const auto& [name, t] : ins) c.inputs[size_t(op.input_index(name))] = buf(*t);
-  for (const auto& [name, t] : outs) c.outputs[size_t(op.output_index(name))] = buf(*t);
+  for (const auto& [name, t] : ins) c.input(name) = buf(*t);
+  for (const auto& [name, t] : outs) c.output(name) = buf(*t);
   c.scalars[size_t(op.scalar_index("eps"))] = eps;
   torch_op::check(check_call(c, 1u << GATECHECK_CUDA, /*index_on_host=*/false), p.stream);
   return c;

@@ -3,9 +3,11 @@
 // output written (every output keeps its sentinel).
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "contract_test_support.h"
+#include "kernels/op_schema.h"
 
 namespace gatecheck::testing {
 namespace {
@@ -139,6 +141,28 @@ TEST(ContractErrors, ThroughThePluginAbi) {
   EXPECT_NE(plugin->backward(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr), 0);
   EXPECT_NE(std::string(plugin->last_error()).find("problem is null"), std::string::npos);
   EXPECT_TRUE(b.nothing_written());
+}
+
+// An implementation finds its tensors by name: the buffer of that name, and
+// a name the op lacks is a logic_error naming both (never a stray index).
+TEST(ContractErrors, CallBuffersByName) {
+  const gatecheck_problem p{4, 3, 2, GATECHECK_F32, GATECHECK_CPU, nullptr};
+  OpCall c = OpCall::shaped(gate_residual_schema(), Pass::backward, p);
+  float y = 0, grad_gate = 0;
+  c.inputs[size_t(c.op->input_index("y"))].data = &y;
+  c.outputs[size_t(c.op->output_index("grad_gate"))].data = &grad_gate;
+  EXPECT_EQ(c.input("y").data, &y);
+  EXPECT_EQ(c.output("grad_gate").data, &grad_gate);
+  EXPECT_EQ(c.output("grad_gate").rows, 2);
+  const OpCall& k = c;
+  EXPECT_EQ(k.input("y").cols, 3);
+  try {
+    (void)k.input("x");
+    ADD_FAILURE() << "no logic_error for an input gate_residual lacks";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "gate_residual has no input 'x'");
+  }
+  EXPECT_THROW((void)c.output("y"), std::logic_error);
 }
 
 }  // namespace

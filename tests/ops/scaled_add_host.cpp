@@ -43,8 +43,8 @@ int run(const gatecheck_call* raw, Pass pass) {
   const DType d = DType(c.p.dtype);
   const int64_t rows = c.p.rows, dim = c.p.dim;
   const int64_t* index = c.index();
-  auto in = [&](const char* n) { return c.inputs[size_t(op.input_index(n))]; };
-  auto out = [&](const char* n) { return c.outputs[size_t(op.output_index(n))]; };
+  auto in = [&](const char* n) { return c.input(n); };
+  auto out = [&](const char* n) { return c.output(n); };
   if (pass == Pass::forward) {
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < dim; ++j) {
