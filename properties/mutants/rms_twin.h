@@ -52,11 +52,12 @@ struct Call {
   const OpCall& c;
   DType d;
   float eps;
-  const TensorBuf& in(const char* n) const { return c.inputs[size_t(op.input_index(n))]; }
-  const TensorBuf& out(const char* n) const { return c.outputs[size_t(op.output_index(n))]; }
+  const TensorBuf& in(const char* n) const { return c.input(n); }
+  const TensorBuf& out(const char* n) const { return c.output(n); }
   std::vector<float> row(const char* n, int64_t r) const {
     std::vector<float> v(size_t(c.p.dim));
-    for (int64_t j = 0; j < c.p.dim; ++j) v[size_t(j)] = load(in(n), d, r * c.p.dim + j);
+    const TensorBuf& t = in(n);
+    for (int64_t j = 0; j < c.p.dim; ++j) v[size_t(j)] = load(t, d, r * c.p.dim + j);
     return v;
   }
 };
