@@ -32,6 +32,7 @@
 #include <utility>
 
 #include "../gate_residual_dtype.h"
+#include "cuda_error_status.h"
 #include "gate_residual_cuda_kernels.cuh"
 #include "gate_residual_cuda_pipe.cuh"
 #include "gate_residual_cuda_workspace.h"
@@ -43,13 +44,6 @@ using namespace cuda_detail;
 namespace {
 
 constexpr uint32_t kCudaDevices = 1u << GATECHECK_CUDA;
-
-Status cuda_failure(const char* op, const char* what, cudaError_t e) {
-  char buf[384];
-  std::snprintf(buf, sizeof buf, "%s: CUDA error in %s: %s: %s", op, what, cudaGetErrorName(e),
-                cudaGetErrorString(e));
-  return Status::error(ErrorKind::implementation, buf);
-}
 
 // A call that would allocate while its stream is being captured into a CUDA
 // graph (reported by workspace_for and reserve_blob as
@@ -146,11 +140,11 @@ Workspace* begin_cuda_call(const char* op, const gatecheck_problem& p, Status ch
   if (!w) {
     *err = e == cudaErrorStreamCaptureUnsupported
                ? capture_failure(op, "this is the first call on the stream (it allocates the stream's state)")
-               : cuda_failure(op, "workspace", e);
+               : cuda_error_status(op, " in workspace", e);
     return nullptr;
   }
   if ((e = begin_call(*w, s)) != cudaSuccess) {
-    *err = cuda_failure(op, "begin", e);
+    *err = cuda_error_status(op, " in begin", e);
     return nullptr;
   }
   return w;
@@ -760,7 +754,7 @@ Status gate_residual_fwd_cuda_strided(const gatecheck_problem& p, const void* re
   } else {
     e = cudaGetLastError();
   }
-  return e == cudaSuccess ? Status::success() : cuda_failure(op, "launch", e);
+  return cuda_error_status(op, " in launch", e);
 }
 
 Status gate_residual_bwd_cuda(const gatecheck_problem& p, const void* grad_out, const void* gate,
@@ -798,7 +792,7 @@ Status bwd_cuda(const gatecheck_problem& p, const void* grad_out, const void* ga
     if (p.gates > 0 && p.dim > 0 && grad_gate) e = cudaMemsetAsync(grad_gate, 0, size_t(p.gates * p.dim) * elem, s);
     if (e == cudaSuccess && binned && binned->state && p.gates > 0 && p.dim > 0)
       e = cudaMemsetAsync(binned->state, 0, size_t(p.gates * p.dim) * kBinnedWords * sizeof(uint64_t), s);
-    return e == cudaSuccess ? Status::success() : cuda_failure(op, "memset", e);
+    return cuda_error_status(op, " in memset", e);
   }
   if (p.dim == 0) {  // nothing to write, but a bad index is still reported
     check_index_kernel<<<grid_1d(p.rows, 256), 256, 0, s>>>(index, p.rows, p.gates, w->status, w->epoch);
@@ -811,7 +805,7 @@ Status bwd_cuda(const gatecheck_problem& p, const void* grad_out, const void* ga
   }
   if (e == cudaErrorStreamCaptureUnsupported)  // reserve_blob, while capturing
     return capture_failure(op, "this backward needs more scratch than the stream has (its first backward this large)");
-  return e == cudaSuccess ? Status::success() : cuda_failure(op, "launch", e);
+  return cuda_error_status(op, " in launch", e);
 }
 }  // namespace
 
@@ -865,7 +859,7 @@ bool gate_residual_cuda_pipe_phases(double cycles_per_warp[kPipePhaseCount], uns
 
 Status gate_residual_cuda_release_stream(void* stream) {
   const cudaError_t e = release_workspace(static_cast<cudaStream_t>(stream));
-  return e == cudaSuccess ? Status::success() : cuda_failure("gate_residual_cuda_release_stream", "releasing the stream's workspace", e);
+  return cuda_error_status("gate_residual_cuda_release_stream", " in releasing the stream's workspace", e);
 }
 
 }  // namespace gatecheck

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "gate_residual_cuda.h"
+#include "cuda_error_status.h"
 #include "gate_residual_cuda_workspace.h"
 
 namespace gatecheck {
@@ -14,12 +15,6 @@ namespace gatecheck {
 using namespace cuda_detail;
 
 namespace {
-
-Status cuda_error(const char* op, const char* what, cudaError_t e) {
-  char buf[384];
-  std::snprintf(buf, sizeof buf, "%s: CUDA error %s: %s: %s", op, what, cudaGetErrorName(e), cudaGetErrorString(e));
-  return Status::error(ErrorKind::implementation, buf);
-}
 
 // The report's error, the report emptied (one taker wins when threads race);
 // success when it holds none. clear_word(w) then clears the status word.
@@ -65,7 +60,7 @@ Status gate_residual_cuda_wait_and_take_reports(const char* op) {
   if (streams.empty()) return Status::success();  // no call ran on this device: nothing to wait for
   cudaError_t e = cudaDeviceSynchronize();
   if (e == cudaSuccess) e = cudaGetLastError();
-  if (e != cudaSuccess) return cuda_error(op, "(found at synchronisation)", e);
+  if (e != cudaSuccess) return cuda_error_status(op, " (found at synchronisation)", e);
   Status first;
   for (cudaStream_t s : streams) {
     Workspace* w = find_workspace(s);
@@ -102,7 +97,7 @@ Status gate_residual_cuda_sync_status(const char* op, const gatecheck_problem& p
   if (w) e = cudaMemcpyAsync(&w->host_words[0], w->status, sizeof *w->status, cudaMemcpyDeviceToHost, s);
   if (e == cudaSuccess) e = cudaStreamSynchronize(s);
   if (e == cudaSuccess) e = cudaGetLastError();
-  if (e != cudaSuccess) return cuda_error(op, "in the call (found at synchronisation)", e);
+  if (e != cudaSuccess) return cuda_error_status(op, " in the call (found at synchronisation)", e);
   if (!w) return Status::success();  // no call ran on this stream
   const unsigned long long word = w->host_words[0];
   int64_t row = -1;
@@ -112,7 +107,7 @@ Status gate_residual_cuda_sync_status(const char* op, const gatecheck_problem& p
     __atomic_store_n(&w->report->filled, 0, __ATOMIC_RELEASE);
   if ((e = cudaMemcpyAsync(&w->host_words[1], index + row, sizeof(int64_t), cudaMemcpyDeviceToHost, s)) != cudaSuccess ||
       (e = cudaStreamSynchronize(s)) != cudaSuccess)
-    return cuda_error(op, "in reading the bad index", e);
+    return cuda_error_status(op, " in reading the bad index", e);
   const int64_t value = int64_t(w->host_words[1]);
   char buf[256];
   std::snprintf(buf, sizeof buf,

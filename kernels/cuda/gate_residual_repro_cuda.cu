@@ -14,6 +14,7 @@
 #include "../op_call_abi.h"
 #include "../plugin_adapter.h"
 #include "binned_state_cuda.cuh"
+#include "cuda_error_status.h"
 #include "gate_residual_cuda.h"
 
 namespace gatecheck {
@@ -21,8 +22,7 @@ namespace gatecheck {
 namespace {
 
 Status cuda_status(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return Status::success();
-  return Status::error(ErrorKind::implementation, std::string("cuda-repro: ") + what + ": " + cudaGetErrorString(e));
+  return cuda_error_status("cuda-repro", (std::string(" in ") + what).c_str(), e);
 }
 
 }  // namespace

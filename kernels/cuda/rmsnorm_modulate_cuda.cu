@@ -39,6 +39,7 @@
 #include "../gate_residual_dtype.h"
 #include "../rmsnorm_modulate.h"
 #include "../rmsnorm_modulate_order.h"
+#include "cuda_error_status.h"
 #include "rmsnorm_modulate_cuda_bwd_fold.cuh"
 #include "rmsnorm_modulate_cuda_bwd_onepass.cuh"
 #include "rmsnorm_modulate_cuda_bwd_rows.cuh"
@@ -53,10 +54,6 @@ namespace {
 using namespace rmsnorm_cuda_detail;
 
 constexpr int kMaxGridRows = 65535;  // blocks of the row kernels; more rows loop (grid-stride)
-
-Status cuda_error(const char* who, cudaError_t e) {
-  return Status::error(ErrorKind::implementation, std::string(who) + ": CUDA error: " + cudaGetErrorString(e));
-}
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
@@ -282,14 +279,14 @@ Status run_typed(const OpCall& c, unsigned long long* bad, void* scratch) {
   const Ptrs a = ptrs_of(c, bad);
   const bool vec = vector_ok(a, int(sizeof(T)));
   cudaError_t e = cudaMemsetAsync(bad, 0xff, sizeof *bad, s);
-  if (e != cudaSuccess) return cuda_error(who, e);
+  if (e != cudaSuccess) return cuda_error_status(who, "", e);
   const unsigned check_blocks = unsigned(a.rows > 0 ? (a.rows + 255) / 256 < 4096 ? (a.rows + 255) / 256 : 4096 : 1);
   if (c.pass == Pass::forward) {
     if (a.rows == 0 || a.dim == 0) return Status::success();
     check_index_kernel<<<check_blocks, 256, 0, s>>>(a.index, a.rows, a.gates, bad, nullptr, nullptr, nullptr);
     launch_fwd<T>(a, vec, s);
     e = cudaGetLastError();
-    return e == cudaSuccess ? Status::success() : cuda_error(who, e);
+    return cuda_error_status(who, "", e);
   }
   if (a.dim == 0) return Status::success();
   const int bits = key_bits(a.gates);
@@ -298,7 +295,7 @@ Status run_typed(const OpCall& c, unsigned long long* bad, void* scratch) {
   carve(cv, a.rows, a.dim, a.gates, cub_bytes);
   if (scratch) cv.base = static_cast<char*>(scratch);
   else if ((e = cudaMallocAsync(reinterpret_cast<void**>(&cv.base), cv.bytes, s)) != cudaSuccess)
-    return cuda_error(who, e);
+    return cuda_error_status(who, "", e);
   cv.bytes = 0;
   const Layout l = carve(cv, a.rows, a.dim, a.gates, cub_bytes);
   const size_t G = size_t(a.gates + 1);
@@ -318,7 +315,7 @@ Status run_typed(const OpCall& c, unsigned long long* bad, void* scratch) {
   e = cudaGetLastError();
   const cudaError_t f = scratch ? cudaSuccess : cudaFreeAsync(cv.base, s);
   if (e == cudaSuccess) e = f;
-  return e == cudaSuccess ? Status::success() : cuda_error(who, e);
+  return cuda_error_status(who, "", e);
 }
 
 }  // namespace
@@ -362,7 +359,7 @@ Status rmsnorm_modulate_cuda_rstd(const OpCall& c, float* rstd) {
   if (!dispatch_dtype(DType(c.p.dtype), launch))  // (an unchecked call): the error names the bad dtype
     return check_problem("rmsnorm_modulate_rstd", c.p, 1u << GATECHECK_CUDA);
   const cudaError_t e = cudaGetLastError();
-  return e == cudaSuccess ? Status::success() : cuda_error("rmsnorm_modulate_rstd", e);
+  return cuda_error_status("rmsnorm_modulate_rstd", "", e);
 }
 
 Status rmsnorm_modulate_cuda_dx(const OpCall& c, const unsigned long long* bad, float* rstd) {
@@ -375,7 +372,7 @@ Status rmsnorm_modulate_cuda_dx(const OpCall& c, const unsigned long long* bad, 
       }))  // (an unchecked call): the error names the bad dtype
     return check_problem("rmsnorm_modulate_bwd", c.p, 1u << GATECHECK_CUDA);
   const cudaError_t e = cudaGetLastError();
-  return e == cudaSuccess ? Status::success() : cuda_error("rmsnorm_modulate_bwd", e);
+  return cuda_error_status("rmsnorm_modulate_bwd", "", e);
 }
 
 }  // namespace gatecheck

@@ -11,16 +11,13 @@
 #include "../plugin_adapter.h"
 #include "../rmsnorm_modulate.h"
 #include "rmsnorm_modulate_cuda.h"
+#include "cuda_error_status.h"
 
 namespace gatecheck {
 namespace {
 
 using Abi = PluginAdapter<struct RmsCudaTag>;
 int report(const Status& s) { return Abi::report(s); }
-
-Status cuda_status(const char* who, cudaError_t e) {
-  return Status::error(ErrorKind::implementation, std::string(who) + ": CUDA error: " + cudaGetErrorString(e));
-}
 
 // The index error, in check_call's words, from a host copy of the index.
 Status index_error(const OpCall& c) {
@@ -42,7 +39,7 @@ Status run(const gatecheck_call* raw, Pass pass) {
   cudaStream_t stream = static_cast<cudaStream_t>(c.p.stream);
   unsigned long long* bad = nullptr;
   cudaError_t e = cudaMallocAsync(reinterpret_cast<void**>(&bad), sizeof *bad, stream);
-  if (e != cudaSuccess) return cuda_status(who, e);
+  if (e != cudaSuccess) return cuda_error_status(who, "", e);
   s = rmsnorm_modulate_cuda_run(c, bad);
   unsigned long long bad_row = ~0ull;
   e = cudaMemcpyAsync(&bad_row, bad, sizeof bad_row, cudaMemcpyDeviceToHost, stream);
@@ -51,7 +48,7 @@ Status run(const gatecheck_call* raw, Pass pass) {
   if (!s.ok()) return s;
   if (e == cudaSuccess) e = sync;
   if (e == cudaSuccess) e = cudaGetLastError();
-  if (e != cudaSuccess) return cuda_status(who, e);
+  if (e != cudaSuccess) return cuda_error_status(who, "", e);
   if (bad_row != ~0ull && c.p.rows > 0) {
     s = index_error(c);
     if (s.ok())  // the device saw what the host copy does not: say so rather than pass

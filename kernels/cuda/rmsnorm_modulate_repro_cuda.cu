@@ -15,6 +15,7 @@
 #include "../plugin_adapter.h"
 #include "../rmsnorm_modulate.h"
 #include "binned_state_cuda.cuh"
+#include "cuda_error_status.h"
 #include "rmsnorm_modulate_cuda.h"
 #include "rmsnorm_modulate_cuda_rstd.h"
 #include "rmsnorm_modulate_repro_cuda_kernels.cuh"
@@ -26,9 +27,7 @@ namespace {
 using namespace rmsnorm_repro_cuda_detail;
 
 Status cuda_status(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return Status::success();
-  return Status::error(ErrorKind::implementation,
-                       std::string("rmsnorm_modulate cuda-repro: ") + what + ": " + cudaGetErrorString(e));
+  return cuda_error_status("rmsnorm_modulate cuda-repro", (std::string(" in ") + what).c_str(), e);
 }
 
 const char* const kGradients[3] = {"dweight", "dshift", "dscale"};
