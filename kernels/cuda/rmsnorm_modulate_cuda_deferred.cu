@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "cuda_error_status.h"
 #include "gate_residual_cuda_device.cuh"
 #include "gate_residual_cuda_workspace.h"
 #include "rmsnorm_modulate_cuda.h"
@@ -40,7 +41,7 @@ Status record_bad_row(const OpCall& c, const Workspace& w, const unsigned long l
       bad, c.index(), c.p.gates, w.status, w.epoch, w.report_dev,
       c.pass == Pass::forward ? cuda_status::kReportedByForward : cuda_status::kReportedByBackward, op);
   const cudaError_t e = cudaGetLastError();
-  return e == cudaSuccess ? Status::success() : failure(op, std::string("CUDA error: ") + cudaGetErrorString(e));
+  return cuda_error_status(op, " in the bad row's report", e);
 }
 
 }  // namespace
@@ -64,8 +65,8 @@ Status begin_deferred(const OpCall& c, const char* op, Workspace** w) {
                ? failure(op, "the stream is being captured into a CUDA graph and this is the first call on the stream "
                              "(it allocates the stream's state), which needs an allocation: call it once on this "
                              "stream before capturing")
-               : failure(op, std::string("CUDA error in the stream's state: ") + cudaGetErrorString(e));
-  if ((e = begin_call(**w, s)) != cudaSuccess) return failure(op, std::string("CUDA error: ") + cudaGetErrorString(e));
+               : cuda_error_status(op, " in the stream's state", e);
+  if ((e = begin_call(**w, s)) != cudaSuccess) return cuda_error_status(op, " in beginning the call", e);
   return Status::success();
 }
 
