@@ -3,7 +3,8 @@
 # a mistake in them is found only on the GPU machine, in its few minutes. Every stage parses
 # (bash -n) and `run.sh --list` names it; rms_kernels with every part switched off needs no
 # binary at all, and with the benchmark left on it stops, naming the binary it lacks (so the
-# switch is what left it out); rms_ab with nothing to compare skips.
+# switch is what left it out); rms_ab with nothing to compare skips; run.sh runs end to end
+# with stand-ins for the GPU's tools and reports the SM clock.
 root=$(cd "$(dirname "$0")/../.." && pwd)
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -39,5 +40,31 @@ rc=$?
 [ "$rc" -eq 77 ] && grep -q "nothing to compare" "$work/ab.txt" ||
   fail "rms_ab without AB_BASE or AB_FLAGS: exit $rc, not a skip ($(head -2 "$work/ab.txt"))"
 
-[ "$fails" -eq 0 ] && echo "OK: $(ls "$root"/bench/device/stages/*.sh | wc -l) stages parse and are listed; rms_kernels' switches hold"
+# run.sh end to end with stand-ins for cmake, nvcc and nvidia-smi: the build step, a stage
+# (rms_ab, skipping), and the clock sampler's mean SM clock while busy in the summary's head.
+# The stand-in sampler ignores the kill, so that its lines are all written when run.sh reads them.
+mkdir -p "$work/bin" "$work/rb/bench"
+printf '#!/bin/sh\nexit 0\n' > "$work/bin/cmake"
+printf '#!/bin/sh\necho "Build cuda_13.0"\n' > "$work/bin/nvcc"
+cat > "$work/bin/nvidia-smi" <<'SMI'
+#!/bin/sh
+case "$*" in
+  *timestamp*) trap '' TERM
+    echo "2026/12/05 02:00:00.000, 100, 1500, 1980, 3201, 600.0, 700.00, 50"
+    echo "2026/12/05 02:00:01.000, 3, 345, 1980, 3201, 80.0, 700.00, 40"
+    echo "2026/12/05 02:00:02.000, 90, 1700, 1980, 3201, 650.0, 700.00, 55" ;;
+  *) echo "NVIDIA H200, 580.00, 143771 MiB" ;;
+esac
+SMI
+chmod +x "$work/bin/cmake" "$work/bin/nvcc" "$work/bin/nvidia-smi"
+cp "$work/build/bench/gatecheck-rmsnorm-bench" "$work/rb/bench/"
+(cd "$root" && PATH="$work/bin:$PATH" OUT="$work/runout" BUILD="$work/rb" COMMIT=test \
+  bench/device/run.sh rms_ab > "$work/run.txt" 2>&1)
+rc=$?
+head=$(head -1 "$work/runout/summary.txt" 2>/dev/null)
+[ "$rc" -eq 0 ] && grep -q "^rms_ab .*skipped" "$work/runout/summary.txt" &&
+  [[ "$head" == *"GPU busy 2 s: SM clock mean 1600 MHz (1500-1700, max 1980)"* ]] ||
+  fail "run.sh with stand-ins: exit $rc, summary head '$head' ($(tail -3 "$work/run.txt" | tr '\n' ' '))"
+
+[ "$fails" -eq 0 ] && echo "OK: $(ls "$root"/bench/device/stages/*.sh | wc -l) stages parse and are listed; rms_kernels' switches hold; run.sh runs end to end and reports the SM clock"
 exit "$fails"
