@@ -111,7 +111,6 @@ int ex_partial(const gatecheck_call* c, uint64_t* state) {
   Status s = op_call_from_abi(gate_residual_schema(), Pass::backward, c, &call);
   if (!s.ok()) return ExAbi::report(s);
   if (!state) return ExAbi::report(Status::error(ErrorKind::null_pointer, "partial: state is null"));
-  const OpSchema& op = gate_residual_schema();
   auto in = [&](const char* n) { return call.input(n).data; };
   const auto* index = static_cast<const int64_t*>(in("index"));
   if (call.p.rows > 0) {  // the index, checked on the host (a test path: the copy is cheap enough)
