@@ -66,5 +66,30 @@ head=$(head -1 "$work/runout/summary.txt" 2>/dev/null)
   [[ "$head" == *"GPU busy 2 s: SM clock mean 1600 MHz (1500-1700, max 1980)"* ]] ||
   fail "run.sh with stand-ins: exit $rc, summary head '$head' ($(tail -3 "$work/run.txt" | tr '\n' ' '))"
 
+# rms_ab against a base source tree (AB_BASE=DIR), every build a stand-in: cmake --build makes
+# a benchmark that prints its build's figures. The summary must give both sides, pass by pass.
+mkdir -p "$work/abbin" "$work/ab-base" "$work/abb/bench" "$work/out/rms_ab"
+touch "$work/ab-base/CMakeLists.txt"
+bench_script() {  # bench_script FWD: a benchmark printing one shape with that forward time
+  printf '#!/bin/sh\necho "| dtype | rows | dim | gates | fwd us | copy us | fwd/copy | fwd+bwd us | copy us | (fwd+bwd)/copy |"\n'
+  printf 'echo "|---|---|---|---|---|---|---|---|---|---|"\n'
+  printf 'echo "| bf16 | 32768 | 5001 | 9 | %s | 160.4 | 20%% | 2000.0 | 390.5 | 19%% |"\n' "$1"
+}
+bench_script 700.0 > "$work/abb/bench/gatecheck-rmsnorm-bench"
+cat > "$work/abbin/cmake" <<CMK
+#!/bin/bash
+# --build DIR: make DIR's benchmark, printing 733.5 us as the base's forward
+if [ "\$1" = --build ]; then mkdir -p "\$2/bench"; cp "$work/base-bench" "\$2/bench/gatecheck-rmsnorm-bench"; fi
+exit 0
+CMK
+bench_script 733.5 > "$work/base-bench"
+chmod +x "$work/abbin/cmake" "$work/abb/bench/gatecheck-rmsnorm-bench" "$work/base-bench"
+(cd "$root" && PATH="$work/abbin:$PATH" OUT="$work/out" BUILD="$work/abb" AB_BASE="$work/ab-base" \
+  bash bench/device/stages/rms_ab.sh > "$work/ab2.txt" 2>&1)
+rc=$?
+grep -qE "^bf16 32768 5001 9 +160.4 / +390.5 +700.0 / +2000.0 +733.5 / +2000.0 +700.0 / +2000.0 +733.5 / +2000.0" \
+  "$work/out/rms_ab/summary.txt" 2>/dev/null && [ "$rc" -eq 0 ] ||
+  fail "rms_ab against a base tree: exit $rc, summary: $(tr '\n' ' ' < "$work/out/rms_ab/summary.txt" 2>/dev/null) $(tail -3 "$work/ab2.txt" | tr '\n' ' ')"
+
 [ "$fails" -eq 0 ] && echo "OK: $(ls "$root"/bench/device/stages/*.sh | wc -l) stages parse and are listed; rms_kernels' switches hold; run.sh runs end to end and reports the SM clock"
 exit "$fails"

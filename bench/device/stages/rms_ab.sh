@@ -1,8 +1,10 @@
 # rms_ab: rmsnorm_modulate's kernels timed against other builds in the same call, the
 # benchmarks in alternation, twice. Each other build is its own folder (without LibTorch),
 # built at once:
-#   AB_BASE=REV                 the tree at commit REV (git archive): the previous version; the
-#                               device's copy of .git may lack recent commits (the base is then left out)
+#   AB_BASE=REV|DIR             the previous version: the tree at commit REV (git archive; the
+#                               device's copy of .git may lack recent commits), or a source tree DIR
+#                               sent along, e.g. made here by `git archive REV | tar -x -C build-ab-base`
+#                               and named in the device call's carry (build*/ is ignored by git)
 #   AB_FLAGS="-DNAME[=V] ..."   this tree with a compile-time change; its element-path and
 #                               row-kernel tests (test_rmsnorm_cuda_vs_host) run first
 # Nothing to do (a skip) without either. AB_ARGS: gatecheck-rmsnorm-bench shape options
@@ -24,15 +26,19 @@ configure() {  # configure SRC DIR FLAGS: a Release build without LibTorch
 sides=(default)
 declare -A bin=([default]="$RB")
 if [ -n "${AB_BASE:-}" ]; then
-  src="$BUILD-base-src"
-  rm -rf "$src" && mkdir -p "$src"
-  if git archive "$AB_BASE" | tar -x -C "$src"; then
+  src=$AB_BASE
+  if [ ! -d "$src" ]; then
+    src="$BUILD-base-src"
+    rm -rf "$src" && mkdir -p "$src"
+    git archive "$AB_BASE" 2> "$D/archive.log" | tar -x -C "$src" 2>> "$D/archive.log" || src=
+  fi
+  if [ -n "$src" ] && [ -f "$src/CMakeLists.txt" ]; then
     (configure "$src" "$BUILD-base" "" && cmake --build "$BUILD-base" -j "$JOBS" --target gatecheck-rmsnorm-bench) \
       > "$D/build-base.log" 2>&1 &
     sides+=(base)
     bin[base]="$BUILD-base/bench/gatecheck-rmsnorm-bench"
   else
-    echo "rms_ab: no commit $AB_BASE in this copy's .git: the base is left out"
+    echo "rms_ab: AB_BASE=$AB_BASE is neither a source tree here nor a commit in this copy's .git: the base is left out"
   fi
 fi
 if [ -n "${AB_FLAGS:-}" ]; then
