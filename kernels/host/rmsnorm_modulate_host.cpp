@@ -47,24 +47,16 @@ float rn(float v) {
   else return to_float(round_to<T>(v));
 }
 
-// A call's tensor by name: for Views and RmsHostTerms, once a call, not once
-// an element (the lookups were a quarter of host-repro's time).
-const TensorBuf& input_of(const OpCall& c, const char* n) {
-  return c.input(n);
-}
-const TensorBuf& output_of(const OpCall& c, const char* n) {
-  return c.output(n);
-}
-
-// The call's tensors.
+// The call's tensors, found by name once a call, not once an element (as
+// RmsHostTerms does: the lookups were a quarter of host-repro's time).
 struct Views {
   const OpCall& c;
   const TensorBuf &x, &w, &shift, &scale, &grad_out;
   const TensorBuf &out, &dx, &dweight, &dshift, &dscale;
   explicit Views(const OpCall& call)
-      : c(call), x(input_of(c, "x")), w(input_of(c, "w")), shift(input_of(c, "shift")), scale(input_of(c, "scale")),
-        grad_out(input_of(c, "grad_out")), out(output_of(c, "out")), dx(output_of(c, "dx")),
-        dweight(output_of(c, "dweight")), dshift(output_of(c, "dshift")), dscale(output_of(c, "dscale")) {}
+      : c(call), x(c.input("x")), w(c.input("w")), shift(c.input("shift")), scale(c.input("scale")),
+        grad_out(c.input("grad_out")), out(c.output("out")), dx(c.output("dx")), dweight(c.output("dweight")),
+        dshift(c.output("dshift")), dscale(c.output("dscale")) {}
 };
 
 // a[0] after the order's pairwise tree over 32 values.
@@ -230,10 +222,10 @@ const gatecheck_op_plugin* rmsnorm_modulate_host_plugin() { return &kHost; }
 
 RmsHostTerms::RmsHostTerms(const OpCall& c)
     : c_(c),
-      x_(input_of(c, "x")),
-      w_(input_of(c, "w")),
-      scale_(input_of(c, "scale")),
-      g_(input_of(c, "grad_out")),
+      x_(c.input("x")),
+      w_(c.input("w")),
+      scale_(c.input("scale")),
+      g_(c.input("grad_out")),
       index_(c.index()),
       eps_(float(c.scalars[size_t(rmsnorm_modulate_schema().scalar_index("eps"))])) {}
 
@@ -253,11 +245,9 @@ RmsColumnTerms RmsHostTerms::column_terms_of(int64_t r, int64_t j, float rstd) c
 }
 
 RmsColumnTerms RmsHostTerms::column_terms(int64_t r, int64_t j, float rstd) const {
-  switch (DType(c_.p.dtype)) {
-    case DType::f32: return column_terms_of<float>(r, j, rstd);
-    case DType::f16: return column_terms_of<f16_t>(r, j, rstd);
-    default: return column_terms_of<bf16_t>(r, j, rstd);
-  }
+  RmsColumnTerms t{};
+  dispatch_dtype(DType(c_.p.dtype), [&](auto tag) { t = column_terms_of<decltype(tag)>(r, j, rstd); });
+  return t;
 }
 
 }  // namespace gatecheck
