@@ -6,10 +6,10 @@
 // and with the two passes (RmsBwdKernels::two_pass) the row kernels with a
 // row kept in registers (aligned, dim a multiple of 16 bytes, up to 2,048
 // chunks), with vector loads read twice (wider rows) and with element loads
-// (odd dims, unaligned views, rows past 2,048 chunks); the tile kernel's one-tile gates (written at
-// once) and many-tile gates (folded), gates without rows, rows past the
-// grid's 65,535 blocks, and a bad index. Tests that name no path take the
-// default (automatic).
+// (odd dims, unaligned views, rows past 2,048 chunks); the tile kernel's
+// one-tile gates (written at once) and many-tile gates (folded), gates
+// without rows, rows past the grid's 65,535 blocks, and a bad index. Tests
+// that name no path take the default (automatic).
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
