@@ -3,8 +3,9 @@
 #   - the kernels against the host twin, every test of test_rmsnorm_cuda_vs_host;
 #   - gatecheck-rmsnorm-bench at 4097, 32768 and 131072 rows x RMS_DIMS (default 5376,3072),
 #     bf16, 9 gates: the forward, both backwards, the copy of the same bytes;
-#   - ncu's report on the one-pass backward at 32768 x 5376 (throughput, occupancy, scheduler
-#     and warp stall statistics, memory);
+#   - ncu's report on one kernel's first launch at bf16 32768 x NCU_DIMS (throughput,
+#     occupancy, scheduler and warp stall statistics, memory): NCU_KERNEL, a regex of kernel
+#     names (default the one-pass backward, bwd_onepass, at 5376 columns);
 #   - RERUN (a ctest regex, optional): those GPU tests again, one at a time.
 #   - CHECK=1: gatecheck check --op rmsnorm_modulate --impl cuda --device cuda --seed 34 (its
 #     default budget), its report in check-rms.json.
@@ -31,13 +32,13 @@ if [ "${RMS_BENCH:-1}" != 0 ]; then
   fi
 fi
 [ "${NCU:-1}" = 0 ] || {
-  # The one-pass backward's first launch under ncu: where its warps wait.
-  echo "== ncu, bwd_onepass_kernel at bf16 32768 x 5376, 9 gates"
-  timeout 150 ncu --clock-control none -k regex:bwd_onepass --launch-count 1 --section SpeedOfLight \
+  # The kernel's first launch under ncu: where its warps wait.
+  echo "== ncu, ${NCU_KERNEL:-bwd_onepass} at bf16 32768 x ${NCU_DIMS:-5376}, 9 gates"
+  timeout 150 ncu --clock-control none -k "regex:${NCU_KERNEL:-bwd_onepass}" --launch-count 1 --section SpeedOfLight \
     --section Occupancy --section LaunchStats --section SchedulerStats --section WarpStateStats \
     --section MemoryWorkloadAnalysis --section InstructionStats \
     --metrics smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio,smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio,smsp__average_warps_issue_stalled_branch_resolving_per_issue_active.ratio,smsp__inst_executed.sum \
-    "$RB" --rows 32768 --dims 5376 --gates 9 --dtypes bf16 --reps 1 2>&1 |
+    "$RB" --rows 32768 --dims "${NCU_DIMS:-5376}" --gates 9 --dtypes bf16 --reps 1 2>&1 |
     grep -vE "^==PROF==|^\|" | grep -E "[0-9]" | cut -c1-150
 } >> "$L" 2>&1
 if [ "${CHECK:-0}" = 1 ]; then
