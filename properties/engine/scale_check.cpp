@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "../../harness/scale/scale_backend.h"
+#include "../catalog/property_catalog.h"
 #include "../scale/shrink_scale.h"
 
 namespace gatecheck {
@@ -97,6 +98,13 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
   // smallest of the first draws runs, to measure its rate (a wrong guess then
   // costs one small case); after that, the first draw whose estimate fits.
   const bool probing = allowance >= 0 && !cost_.measured(who);
+  const bool split = property_info(property_).plans == PlanNeed::split;
+  auto case_units = [&](const ScaleCase& c) {
+    int64_t parts = 0;
+    if (split && c.plan)
+      for (const auto& b : c.plan->batches) parts += !b.empty();
+    return scale_cost_units(c.op(), impl_.device, c.rows, c.dim, c.gates, parts);
+  };
   int tried = 0;
   std::optional<std::pair<int64_t, ScaleSpec>> smallest;
   for (;; ++r.draw) {  // a draw that does not run hands on to the next, as the serial loop did
@@ -118,7 +126,11 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
         const bool in_time = since(slot_t0) < allowance;
         // The shape decides; only a draw that runs is finished (its plan and
         // index cost seconds at millions of rows).
-        auto units = [](const ScaleSpec& s) { return scale_cost_units(s.rows, s.dim); };
+        // (A split's parts are drawn after its shape: the most it may have, here.)
+        auto units = [&](const ScaleSpec& s) {
+          return scale_cost_units(*s.op, impl_.device, s.rows, s.dim, s.gates,
+                                  split ? std::min(kMaxSplitParts, s.rows) : 0);
+        };
         if (probing) {
           spec = draw_scale_case_if(*impl_.op, opt_.seed, property_, r.draw, *limits_, [&](const ScaleSpec& s) {
             if (!smallest || units(s) < units(smallest->second)) smallest.emplace(r.draw, s);
@@ -143,9 +155,9 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
             return r;
           }
         }
-        estimate = double(units(*spec)) / cost_.rate(who, property_, &source);
       }
       c = make_scale_case(*spec);
+      if (allowance >= 0) estimate = double(case_units(c)) / cost_.rate(who, property_, &source);
     } catch (const std::invalid_argument& e) {  // a draw the ladder should never make
       skip(std::string("bad draw: ") + e.what());
       continue;
@@ -166,7 +178,7 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
     }
     if (stop()) return r;  // its call may have been cut short
     r.seconds = since(t0);
-    cost_.record(who, property_, scale_cost_units(c.rows, c.dim), r.seconds);
+    cost_.record(who, property_, case_units(c), r.seconds);
     r.estimate = estimate;
     r.rate_source = source;
     r.ran = true;

@@ -1,6 +1,26 @@
 #include "scale_cost.h"
 
+#include <cmath>
+
 namespace gatecheck {
+
+ScaleCostWeights scale_cost_weights(Device d) {
+  if (d == Device::cpu) return {8, 0.5};
+  return {256, 32};
+}
+
+int64_t reduced_elements(const OpSchema& op, int64_t dim, int64_t gates) {
+  int64_t n = 0;
+  for (const OpOutput& o : op.outputs)
+    if (o.kind != OutputKind::rowwise) n += role_rows(o.role, 0, gates) * role_cols(o.role, dim);
+  return n;
+}
+
+int64_t scale_cost_units(const OpSchema& op, Device d, int64_t rows, int64_t dim, int64_t gates, int64_t parts) {
+  const ScaleCostWeights w = scale_cost_weights(d);
+  const double reduced = double(parts) * double(reduced_elements(op, dim, gates));
+  return rows * dim + int64_t(std::llround(w.row * double(rows) + w.reduced * reduced));
+}
 
 void ScaleCostModel::record(const std::string& impl, const std::string& property, int64_t elements, double seconds) {
   if (elements <= 0 || !(seconds > 0)) return;

@@ -5,6 +5,8 @@
 
 #include "properties/engine/pair_schedule.h"
 #include "properties/scale/scale_cost.h"
+#include "kernels/gate_residual.h"
+#include "kernels/rmsnorm_modulate.h"
 
 namespace gatecheck {
 namespace {
@@ -62,12 +64,36 @@ namespace {
 // from wide cases must not admit 16 million one-column rows as cheap.
 TEST(ScaleCost, RowsWeighOnTheirOwn) {
   ScaleCostModel m;
-  m.record("cuda@cuda", "full_write", scale_cost_units(32768, 5376), 0.5);
-  const double wide = m.estimate_seconds("cuda@cuda", "full_write", scale_cost_units(32768, 5376));
-  const double tall = m.estimate_seconds("cuda@cuda", "full_write", scale_cost_units(16776960, 1));
+  const OpSchema& op = gate_residual_schema();
+  auto units = [&](int64_t rows, int64_t dim) { return scale_cost_units(op, Device::cuda, rows, dim, 9, 0); };
+  m.record("cuda@cuda", "full_write", units(32768, 5376), 0.5);
+  const double wide = m.estimate_seconds("cuda@cuda", "full_write", units(32768, 5376));
+  const double tall = m.estimate_seconds("cuda@cuda", "full_write", units(16776960, 1));
   EXPECT_NEAR(wide, 0.5, 1e-9);
   // what the H200 measured: 2.0 to 3.0 s where elements alone said 0.01 s
   EXPECT_GT(tall, 16776960.0 / (32768.0 * 5376) * 0.5 * 200);
+}
+
+// The row reductions a split's parts each bring to the host: dshift and
+// dscale (gates x dim each) and dweight (dim) for rmsnorm_modulate, grad_gate
+// alone for gate_residual.
+TEST(ScaleCost, ReducedElementsAreTheOpsRowReductions) {
+  EXPECT_EQ(reduced_elements(rmsnorm_modulate_schema(), 8191, 127), (2 * 127 + 1) * 8191);
+  EXPECT_EQ(reduced_elements(gate_residual_schema(), 17, 61680), 61680 * 17);
+}
+
+// A split's states weigh a part each. Two cases of one CPU run of
+// rmsnorm_modulate's host-repro: 131,072 x 15 with one gate in 10 parts took
+// 0.42 s; 65,535 x 9 with 65,535 gates in 56 parts took 2.97 s. Rows and
+// elements alone, at the first's rate, said 0.20 s for the second.
+TEST(ScaleCost, SplitStatesWeighAPartEach) {
+  const OpSchema& op = rmsnorm_modulate_schema();
+  ScaleCostModel m;
+  m.record("host-repro@cpu", "split_invariance", scale_cost_units(op, Device::cpu, 131072, 15, 1, 10), 0.4221);
+  const int64_t many = scale_cost_units(op, Device::cpu, 65535, 9, 65535, 56);
+  EXPECT_GT(m.estimate_seconds("host-repro@cpu", "split_invariance", many), 2.9692);
+  // No split, no state: rows and elements alone.
+  EXPECT_EQ(scale_cost_units(op, Device::cpu, 65535, 9, 65535, 0), 65535 * 9 + 8 * 65535);
 }
 }  // namespace
 }  // namespace gatecheck
