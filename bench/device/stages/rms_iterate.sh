@@ -6,6 +6,8 @@
 #   - ncu's report on one kernel's first launch at bf16 32768 x NCU_DIMS (throughput,
 #     occupancy, scheduler and warp stall statistics, memory): NCU_KERNEL, a regex of kernel
 #     names (default the one-pass backward, bwd_onepass, at 5376 columns);
+#   - RMS_EXP (optional): an experiment's switch, an environment variable the kernels read: the
+#     tests again and the benchmark at 32768 and 131072 rows with it set to 1;
 #   - RERUN (a ctest regex, optional): those GPU tests again, one at a time.
 #   - CHECK=1: gatecheck check --op rmsnorm_modulate --impl cuda --device cuda --seed 34 (its
 #     default budget), its report in check-rms.json.
@@ -22,12 +24,18 @@ L="$D/iter.log"
   echo "== $RT"
   timeout 120 "$RT" 2>&1 | grep -E "OK \]|FAILED|PASSED|differs|Failure|Expected|actual|Which is"
   echo "rms tests exit ${PIPESTATUS[0]}"
+  if [ -n "${RMS_EXP:-}" ]; then  # the same tests with the experiment's switch on
+    echo "== $RT, $RMS_EXP=1"
+    env "$RMS_EXP=1" timeout 120 "$RT" 2>&1 | grep -E "OK \]|FAILED|PASSED|differs|Failure|Expected|actual|Which is"
+    echo "rms tests $RMS_EXP exit ${PIPESTATUS[0]}"
+  fi
 } >> "$L" 2>&1
 if [ "${RMS_BENCH:-1}" != 0 ]; then
   timeout 90 "$RB" --rows 4097,32768,131072 --dims "${RMS_DIMS:-5376,3072}" --gates 9 --dtypes bf16 --no-torch > "$D/bench.md" 2>&1
   echo "bench exit $?" >> "$L"
   if [ -n "${RMS_EXP:-}" ]; then  # an experiment's switch (an environment variable the kernels read), benchmarked beside
-    env "$RMS_EXP=1" timeout 90 "$RB" --rows 32768,131072 --dims 5376,3072 --gates 9 --dtypes bf16 > "$D/bench-exp.md" 2>&1
+    env "$RMS_EXP=1" timeout 90 "$RB" --rows 32768,131072 --dims "${RMS_DIMS:-5376,3072}" --gates 9 --dtypes bf16 \
+      --no-torch > "$D/bench-exp.md" 2>&1
     echo "bench $RMS_EXP exit $?" >> "$L"
   fi
 fi
