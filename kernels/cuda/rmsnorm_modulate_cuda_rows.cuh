@@ -116,7 +116,7 @@ int row_kernel_threads(int64_t dim, int vec) {
 // bound of 352 gave 66 registers, seven blocks, 214.6 us against 195.4 at
 // bf16 32768 x 5376 on the H200); kRowKernelMaxThreads for wider rows.
 constexpr int kRowKernelNarrowThreads = 256;
-template <class T, bool VEC, int KEEP, int M, int MAXT>
+template <class T, bool VEC, int KEEP, int M, int MAXT, int EXP = 0>
 __global__ void __launch_bounds__(MAXT) fwd_kernel(Ptrs a) {
   static_assert(VEC || KEEP == 0, "chunks are kept only where they load as 16 bytes");
   if (*a.bad != kNoBadRow) return;
@@ -171,6 +171,18 @@ __global__ void __launch_bounds__(MAXT) fwd_kernel(Ptrs a) {
           if (ln.chunk(j, i) < ln.end(j)) emit(ln.chunk(j, i), kept[j][i]);
         for (int64_t c = ln.chunk(j, KEEP); c < ln.end(j); c += ln.T) emit(c, load_raw(x, row + c * V));
       }
+    } else if constexpr (EXP == 1 && kPacked<T>) {
+      // EXPERIMENT: the element path's second pass on raw chunks: packed math, w unshifted when aligned.
+      const bool w_aligned = (reinterpret_cast<uintptr_t>(w) & 15) == 0;
+      auto emit = [&](int64_t c, int n, const uint4& xr) {
+        const uint4 wr = w_aligned && n == V ? load_raw(w, c * V) : load_unaligned(w, dim, c * V, n);
+        store_unaligned<T>(out, row + c * V, n,
+                           fwd_chunk_packed<T>(rstd, xr, wr, load_unaligned(shift, nt, tb + c * V, n),
+                                               load_unaligned(scale, nt, tb + c * V, n)));
+      };
+#pragma unroll
+      for (int j = 0; j < M; ++j)
+        ln.template each<true>(j, 0, dim, V, [&](int64_t c, int n) { emit(c, n, load_unaligned(x, nx, row + c * V, n)); });
     } else {
       auto emit = [&](int64_t c, int n, const float (&xv)[V]) {
         float wv[V], sh[V], sc[V], o[V];
