@@ -29,8 +29,6 @@
 
 #include <cuda_runtime.h>
 
-#include <cstdlib>
-
 #include <atomic>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -131,15 +129,6 @@ RowPath row_path(bool vec, int64_t dim, int v) {
 
 int row_blocks(int64_t rows) { return int(rows < kMaxGridRows ? rows : kMaxGridRows); }
 
-// EXPERIMENT: GATECHECK_RMS_FWD_EXP selects a variant of the element path's forward.
-int fwd_exp() {
-  static const int v = [] {
-    const char* e = std::getenv("GATECHECK_RMS_FWD_EXP");
-    return e ? std::atoi(e) : 0;
-  }();
-  return v;
-}
-
 template <class T, int MAXT>
 void launch_fwd_bounded(const Ptrs& a, bool vec, int threads, cudaStream_t s) {
   constexpr int V = VecOf<T>::value, M = kLanesPerThread;
@@ -147,10 +136,7 @@ void launch_fwd_bounded(const Ptrs& a, bool vec, int threads, cudaStream_t s) {
   switch (row_path(vec, a.dim, V)) {
     case RowPath::kept: fwd_kernel<T, true, kRmsChunksPerThread, M, MAXT><<<blocks, threads, 0, s>>>(a); break;
     case RowPath::vector: fwd_kernel<T, true, 0, M, MAXT><<<blocks, threads, 0, s>>>(a); break;
-    case RowPath::element:
-      if (fwd_exp() == 1) fwd_kernel<T, false, 0, M, MAXT, 1><<<blocks, threads, 0, s>>>(a);
-      else fwd_kernel<T, false, 0, M, MAXT><<<blocks, threads, 0, s>>>(a);
-      break;
+    case RowPath::element: fwd_kernel<T, false, 0, M, MAXT><<<blocks, threads, 0, s>>>(a); break;
   }
 }
 

@@ -116,7 +116,7 @@ int row_kernel_threads(int64_t dim, int vec) {
 // bound of 352 gave 66 registers, seven blocks, 214.6 us against 195.4 at
 // bf16 32768 x 5376 on the H200); kRowKernelMaxThreads for wider rows.
 constexpr int kRowKernelNarrowThreads = 256;
-template <class T, bool VEC, int KEEP, int M, int MAXT, int EXP = 0>
+template <class T, bool VEC, int KEEP, int M, int MAXT>
 __global__ void __launch_bounds__(MAXT) fwd_kernel(Ptrs a) {
   static_assert(VEC || KEEP == 0, "chunks are kept only where they load as 16 bytes");
   if (*a.bad != kNoBadRow) return;
@@ -171,8 +171,14 @@ __global__ void __launch_bounds__(MAXT) fwd_kernel(Ptrs a) {
           if (ln.chunk(j, i) < ln.end(j)) emit(ln.chunk(j, i), kept[j][i]);
         for (int64_t c = ln.chunk(j, KEEP); c < ln.end(j); c += ln.T) emit(c, load_raw(x, row + c * V));
       }
-    } else if constexpr (EXP == 1 && kPacked<T>) {
-      // EXPERIMENT: the element path's second pass on raw chunks: packed math, w unshifted when aligned.
+    } else if constexpr (kPacked<T>) {
+      // Off alignment, 16-bit types: the raw chunks as the unaligned loads
+      // shift them, the vector path's packed math (bytes past a short chunk's
+      // n are computed and not stored), w's chunks unshifted where w is
+      // aligned (they follow its start). 72 registers against 80 (bf16) and
+      // 105 (f16) in float math, and at bf16 32768 x 5001 x 9 on the H200 a
+      // forward of 620.3 us against 729.9 in the same run
+      // (bench/results/rms_kernels/element-packed/).
       const bool w_aligned = (reinterpret_cast<uintptr_t>(w) & 15) == 0;
       auto emit = [&](int64_t c, int n, const uint4& xr) {
         const uint4 wr = w_aligned && n == V ? load_raw(w, c * V) : load_unaligned(w, dim, c * V, n);
