@@ -98,10 +98,10 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
   // smallest of the first draws runs, to measure its rate (a wrong guess then
   // costs one small case); after that, the first draw whose estimate fits.
   const bool probing = allowance >= 0 && !cost_.measured(who);
-  const bool split = property_info(property_).plans == PlanNeed::split;
+  const bool batched = property_info(property_).plans != PlanNeed::none;  // it runs a batch plan
   auto case_units = [&](const ScaleCase& c) {
     int64_t parts = 0;
-    if (split && c.plan)
+    if (batched && c.plan)
       for (const auto& b : c.plan->batches) parts += !b.empty();
     return scale_cost_units(c.op(), impl_.device, c.rows, c.dim, c.gates, parts);
   };
@@ -126,10 +126,10 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
         const bool in_time = since(slot_t0) < allowance;
         // The shape decides; only a draw that runs is finished (its plan and
         // index cost seconds at millions of rows).
-        // (A split's parts are drawn after its shape: the most it may have, here.)
+        // (A plan's batches are drawn after its shape: 64, or one a row, here.)
         auto units = [&](const ScaleSpec& s) {
           return scale_cost_units(*s.op, impl_.device, s.rows, s.dim, s.gates,
-                                  split ? std::min(kMaxSplitParts, s.rows) : 0);
+                                  batched ? std::min(kMaxSplitParts, s.rows) : 0);
         };
         if (probing) {
           spec = draw_scale_case_if(*impl_.op, opt_.seed, property_, r.draw, *limits_, [&](const ScaleSpec& s) {

@@ -19,29 +19,32 @@ namespace gatecheck {
 
 // A case's cost in element-equivalents: its elements, plus a weight a row
 // (the index, the plans, the sampled oracle's row statistics), plus, for a
-// split's check, a weight for each element of the row reductions (the
-// op's gates x dim tables and dim columns) a part: every part's partial
-// state, or its gradients, comes to the host and is combined there.
-// The weights are per device, as the work they stand for is host work while
-// an element's cost follows the device:
+// check that runs a batch plan (the invariance properties, split_invariance),
+// a weight for each element of the row reductions (the op's gates x dim
+// tables and dim columns) a batch: each batch's run makes them, and a split's
+// part brings its state, or its gradients, to the host to be combined there.
+// The weights are per device, as a row's and a reduction's work is mostly
+// host work while an element's cost follows the device:
 //  - a row: on the H200 three cases of 16,776,960 x 1 took 2.0 to 3.0 s where
 //    a rate learned from wide cases, at 17 units a row, predicted 0.14 to
-//    0.40 s: about 250 elements. On the CPU, a least-squares fit of 912 split
-//    cases of both ops on host and host-repro gives 2 to 8 elements a row.
-//  - a reduced element a part: 0.17 (host) to 0.52 (host-repro) elements on
+//    0.40 s: about 250 elements. On the CPU, a least-squares fit of 912
+//    split_invariance cases of both ops on host and host-repro gives 2 to 8
+//    elements a row.
+//  - a reduced element a batch: 0.17 (host) to 0.52 (host-repro) elements on
 //    the CPU in that fit (0.5 here), where a 131,072 x 17 case with 61,680
 //    gates in 30 parts had been estimated at 0.30 s and took 3.64. With 8 and
 //    0.5, no case of the fit took more than 3.7 times what the rate learned
-//    from all of its implementation's cases says. On a GPU its host work
-//    (tens of ns) weighs against elements of about a nanosecond: 32, a
-//    bound not yet measured there.
+//    from all of its implementation's cases says. On the H200, row_invariance
+//    at 4097 x 33 with 4097 gates in 64 batches took 0.78 s where elements and
+//    rows alone said 0.01: a reduced element's host work (tens of ns) weighs
+//    against elements of about a nanosecond there; 32.
 struct ScaleCostWeights {
   double row = 0, reduced = 0;
 };
 ScaleCostWeights scale_cost_weights(Device d);
 // Elements of op's outputs that reduce over rows, for `gates` and `dim`.
 int64_t reduced_elements(const OpSchema& op, int64_t dim, int64_t gates);
-// parts: of a split (0 for a check without one).
+// parts: the batches of the case's plan (0 for a check without one).
 int64_t scale_cost_units(const OpSchema& op, Device d, int64_t rows, int64_t dim, int64_t gates, int64_t parts);
 
 // Elements a second assumed before anything was measured: slower than any
