@@ -29,6 +29,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+
 #include <atomic>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -46,6 +48,7 @@
 #include "rmsnorm_modulate_cuda_bwd_tiles.cuh"
 #include "rmsnorm_modulate_cuda_index.cuh"
 #include "rmsnorm_modulate_cuda_rows.cuh"
+#include "rmsnorm_modulate_cuda_staged.cuh"
 #include "rmsnorm_modulate_cuda_rstd.h"
 
 namespace gatecheck {
@@ -129,6 +132,16 @@ RowPath row_path(bool vec, int64_t dim, int v) {
 
 int row_blocks(int64_t rows) { return int(rows < kMaxGridRows ? rows : kMaxGridRows); }
 
+// EXPERIMENT: GATECHECK_RMS_FWD_EXP (set) runs the element path's forward staged
+// in shared memory (rmsnorm_modulate_cuda_staged.cuh).
+int fwd_exp() {
+  static const int v = [] {
+    const char* e = std::getenv("GATECHECK_RMS_FWD_EXP");
+    return e ? std::atoi(e) : 0;
+  }();
+  return v;
+}
+
 template <class T, int MAXT>
 void launch_fwd_bounded(const Ptrs& a, bool vec, int threads, cudaStream_t s) {
   constexpr int V = VecOf<T>::value, M = kLanesPerThread;
@@ -136,7 +149,16 @@ void launch_fwd_bounded(const Ptrs& a, bool vec, int threads, cudaStream_t s) {
   switch (row_path(vec, a.dim, V)) {
     case RowPath::kept: fwd_kernel<T, true, kRmsChunksPerThread, M, MAXT><<<blocks, threads, 0, s>>>(a); break;
     case RowPath::vector: fwd_kernel<T, true, 0, M, MAXT><<<blocks, threads, 0, s>>>(a); break;
-    case RowPath::element: fwd_kernel<T, false, 0, M, MAXT><<<blocks, threads, 0, s>>>(a); break;
+    case RowPath::element:
+      if constexpr (kPacked<T>) {
+        const int64_t smem = staged_fwd_smem_bytes(a.dim, V);
+        if (fwd_exp() != 0 && smem <= 48 * 1024) {
+          fwd_staged_kernel<T, M, MAXT><<<blocks, threads, size_t(smem), s>>>(a);
+          break;
+        }
+      }
+      fwd_kernel<T, false, 0, M, MAXT><<<blocks, threads, 0, s>>>(a);
+      break;
   }
 }
 

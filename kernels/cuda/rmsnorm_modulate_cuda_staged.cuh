@@ -1,0 +1,96 @@
+// EXPERIMENT (GATECHECK_RMS_FWD_EXP set): rmsnorm_modulate's forward off
+// alignment for 16-bit types, each row of x staged in shared memory: the
+// block copies the aligned 16-byte blocks that cover the row and writes each
+// realigned (16-bit stores at the row's offset), so that both passes read
+// chunk c as one aligned 16-byte load of shared memory. The sums, their order
+// and the second pass's math are fwd_kernel's element path's, bit for bit.
+#pragma once
+
+#include <cstdint>
+
+#include "rmsnorm_modulate_cuda_rows.cuh"
+
+namespace gatecheck {
+namespace rmsnorm_cuda_detail {
+
+// Shared memory of the staged forward: one row's chunks.
+inline int64_t staged_fwd_smem_bytes(int64_t dim, int vec) { return (dim + vec - 1) / vec * 16; }
+
+template <class T, int M, int MAXT>
+__global__ void __launch_bounds__(MAXT) fwd_staged_kernel(Ptrs a) {
+  static_assert(kPacked<T>, "16-bit types");
+  if (*a.bad != kNoBadRow) return;
+  constexpr int V = VecOf<T>::value;
+  extern __shared__ uint4 row_chunks[];
+  __shared__ float2 sm[33];
+  const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
+  const T *shift = static_cast<const T*>(a.shift), *scale = static_cast<const T*>(a.scale);
+  T* out = static_cast<T*>(a.out);
+  const int64_t dim = a.dim, nx = a.rows * dim, nt = a.gates * dim;
+  const Lanes<M> ln(dim, V);
+  const int nbytes = int(ln.nch) * 16;  // the chunks' bytes in shared memory
+  uint16_t* halves = reinterpret_cast<uint16_t*>(row_chunks);
+  const uintptr_t x_lo = reinterpret_cast<uintptr_t>(x), x_hi = reinterpret_cast<uintptr_t>(x + nx);
+  const bool w_aligned = (reinterpret_cast<uintptr_t>(w) & 15) == 0;
+  for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
+    const int64_t row = r * dim;
+    const int64_t gate = a.index[r];
+    const uintptr_t start = reinterpret_cast<uintptr_t>(x + row), a0 = start & ~uintptr_t(15);
+    const int o = int(start - a0);  // the row's offset from alignment, bytes (even)
+    const int nb = (o + int(dim) * 2 + 15) >> 4;
+    for (int b = int(threadIdx.x); b < nb; b += int(blockDim.x)) {
+      const uintptr_t at = a0 + uintptr_t(b) * 16;
+      uint4 v;
+      if (at >= x_lo && at + 16 <= x_hi) {
+        v = load_once(reinterpret_cast<const T*>(at), 0);
+      } else {  // the tensor's first or last bytes: the halves inside it
+        uint32_t h[8];
+#pragma unroll
+        for (int q = 0; q < 8; ++q) {
+          const uintptr_t e = at + uintptr_t(2 * q);
+          h[q] = e >= x_lo && e + 2 <= x_hi ? uint32_t(__ldg(reinterpret_cast<const uint16_t*>(e))) : 0u;
+        }
+        v = make_uint4(h[0] | h[1] << 16, h[2] | h[3] << 16, h[4] | h[5] << 16, h[6] | h[7] << 16);
+      }
+      const int pos = (b * 16 - o) >> 1;  // the block's first half in the row
+      const uint32_t wv[4] = {v.x, v.y, v.z, v.w};
+      if (pos >= 0 && (pos + 8) * 2 <= nbytes) {
+#pragma unroll
+        for (int q = 0; q < 8; ++q) halves[pos + q] = uint16_t(wv[q >> 1] >> (16 * (q & 1)));
+      } else {
+#pragma unroll
+        for (int q = 0; q < 8; ++q)
+          if (pos + q >= 0 && (pos + q) * 2 < nbytes) halves[pos + q] = uint16_t(wv[q >> 1] >> (16 * (q & 1)));
+      }
+    }
+    __syncthreads();
+    float s[M], zero[M];
+#pragma unroll
+    for (int j = 0; j < M; ++j) {
+      s[j] = zero[j] = 0.0f;
+      for (int64_t c = ln.chunk(j, 0); c < ln.end(j); c += ln.T) {
+        const int n = int(min64(V, dim - c * V));
+        float v[V];
+        unpack<T>(row_chunks[c], v);
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          if (e < n) s[j] = __fadd_rn(s[j], __fmul_rn(v[e], v[e]));
+      }
+    }
+    const float rstd = rstd_of(fold_lanes<M>(ln, s, zero, sm).x, dim, a.eps);
+    const int64_t tb = gate * dim;
+#pragma unroll
+    for (int j = 0; j < M; ++j)
+      ln.template each<true>(j, 0, dim, V, [&](int64_t c, int n) {
+        const uint4 xr = n > 0 ? row_chunks[c] : make_uint4(0, 0, 0, 0);
+        const uint4 wr = w_aligned && n == V ? load_raw(w, c * V) : load_unaligned(w, dim, c * V, n);
+        store_unaligned<T>(out, row + c * V, n,
+                           fwd_chunk_packed<T>(rstd, xr, wr, load_unaligned(shift, nt, tb + c * V, n),
+                                               load_unaligned(scale, nt, tb + c * V, n)));
+      });
+    __syncthreads();  // the next row's staging overwrites this one's chunks
+  }
+}
+
+}  // namespace rmsnorm_cuda_detail
+}  // namespace gatecheck
