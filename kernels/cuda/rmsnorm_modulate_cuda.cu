@@ -16,20 +16,19 @@
 // atomics: every bit is fixed by the call.
 // Vector loads (16 bytes) only where every tensor is 16-byte aligned and
 // dim is a multiple of the chunk; otherwise the element path, same order (the
-// forward moving chunks as shifted aligned blocks, load_row_chunk). With
-// vector loads of 16-bit types the forward rounds pairs of elements in packed
-// instructions (rmsnorm_modulate_cuda_pair.cuh), the same bits.
+// forward moving chunks as shifted aligned blocks, load_row_chunk, and for
+// 16-bit types x's row staged realigned in shared memory: staged). For 16-bit
+// types the forward rounds pairs of elements in packed instructions
+// (rmsnorm_modulate_cuda_pair.cuh), the same bits.
 //
 // This file is the host side: checks, scratch, the choice of path, launches.
 // The kernels are in rmsnorm_modulate_cuda_*.cuh, a file a job: chunk (a
 // 16-byte chunk's loads, roundings and stores), index (the index check),
-// rows (the forward), bwd_terms (the backward's per-element formulas),
+// rows (the forward), staged (the forward off alignment), bwd_terms (the backward's per-element formulas),
 // bwd_rows (dx and rstd per row), bwd_tiles, bwd_onepass, bwd_fold.
 #include "rmsnorm_modulate_cuda.h"
 
 #include <cuda_runtime.h>
-
-#include <cstdlib>
 
 #include <atomic>
 #include <cub/device/device_radix_sort.cuh>
@@ -132,16 +131,6 @@ RowPath row_path(bool vec, int64_t dim, int v) {
 
 int row_blocks(int64_t rows) { return int(rows < kMaxGridRows ? rows : kMaxGridRows); }
 
-// EXPERIMENT: GATECHECK_RMS_FWD_EXP (set) runs the element path's forward staged
-// in shared memory (rmsnorm_modulate_cuda_staged.cuh).
-int fwd_exp() {
-  static const int v = [] {
-    const char* e = std::getenv("GATECHECK_RMS_FWD_EXP");
-    return e ? std::atoi(e) : 0;
-  }();
-  return v;
-}
-
 template <class T, int MAXT>
 void launch_fwd_bounded(const Ptrs& a, bool vec, int threads, cudaStream_t s) {
   constexpr int V = VecOf<T>::value, M = kLanesPerThread;
@@ -152,7 +141,7 @@ void launch_fwd_bounded(const Ptrs& a, bool vec, int threads, cudaStream_t s) {
     case RowPath::element:
       if constexpr (kPacked<T>) {
         const int64_t smem = staged_fwd_smem_bytes(a.dim, V);
-        if (fwd_exp() != 0 && smem <= 48 * 1024) {
+        if (smem <= kStagedFwdSmemMax) {  // 16-bit rows staged in shared memory
           fwd_staged_kernel<T, M, MAXT><<<blocks, threads, size_t(smem), s>>>(a);
           break;
         }

@@ -6,7 +6,7 @@ namespace gatecheck {
 
 ScaleCostWeights scale_cost_weights(Device d) {
   if (d == Device::cpu) return {8, 0.5};
-  return {256, 32};
+  return {256, 8};
 }
 
 int64_t reduced_elements(const OpSchema& op, int64_t dim, int64_t gates) {

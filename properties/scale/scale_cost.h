@@ -36,8 +36,9 @@ namespace gatecheck {
 //    0.5, no case of the fit took more than 3.7 times what the rate learned
 //    from all of its implementation's cases says. On the H200, row_invariance
 //    at 4097 x 33 with 4097 gates in 64 batches took 0.78 s where elements and
-//    rows alone said 0.01: a reduced element's host work (tens of ns) weighs
-//    against elements of about a nanosecond there; 32.
+//    rows alone said 0.01 at that property's rate: about 5 units a reduced
+//    element a batch; 8. (At 32, split_invariance's scale tier on cuda-repro
+//    ran 0.8 s of its 7.5 s share at 30 s and skipped 8 draws.)
 struct ScaleCostWeights {
   double row = 0, reduced = 0;
 };

@@ -295,6 +295,18 @@ TEST(rmsnorm_modulate_cuda, ElementPathRowsPast2048Chunks) {
   }
 }
 
+// Off alignment, 16-bit rows of more chunks than shared memory stages
+// (kStagedFwdSmemMax: 3,072 chunks) take fwd_kernel's element path; below
+// it, the staged forward.
+TEST(rmsnorm_modulate_cuda, ElementPathRowsPastTheStagedForward) {
+  GATECHECK_REQUIRE_GPU();
+  for (DType t : kTypes) {
+    expect_same({9, 24577, 9, t});  // 3,073 chunks
+    expect_same({9, 24575, 9, t});  // 3,072: staged
+    expect_same({9, 24576, 9, t, Index::random, size_t(dtype_size(t))});  // a view off by an element
+  }
+}
+
 TEST(rmsnorm_modulate_cuda, TileKernelOneGatePerRow) {
   GATECHECK_REQUIRE_GPU();
   const BwdKernels two_pass(RmsBwdKernels::two_pass);
@@ -317,6 +329,7 @@ TEST(rmsnorm_modulate_cuda, RowsPastTheGridLimit) {
   const BwdKernels two_pass(RmsBwdKernels::two_pass);
   expect_same({70000, 8, 9, DType::bf16});  // kept path
   expect_same({70000, 5, 9, DType::f32});   // element path
+  expect_same({70000, 5, 9, DType::bf16});  // staged forward
   expect_same({70000, 3, 70000, DType::f16, Index::one_gate_per_row});
 }
 

@@ -2,7 +2,8 @@
 # every kernel path of the differential test against the host twin (row kernels kept, vector
 # and element paths, unaligned views, the tile kernel one gate a row and folded over many
 # tiles with empty gates, rows past the grid limit, a bad index). RowsPastTheGridLimit runs
-# under memcheck only (racecheck takes minutes on it). File: sanitize.log. About a minute.
+# under memcheck only (racecheck takes minutes on it). RMS_SANITIZE_FILTER (a gtest filter)
+# runs those tests alone under both tools. File: sanitize.log. About a minute.
 . "$(dirname "$0")/../stage_common.sh"
 RT="$BUILD/tests/cuda/test_rmsnorm_cuda_vs_host"
 need "$RT"
@@ -13,7 +14,7 @@ run() {  # run TOOL SECONDS FILTER
   echo "(exit ${PIPESTATUS[0]})"
 }
 {
-  run memcheck 120 '*'
-  run racecheck 150 '*-*RowsPastTheGridLimit*'
+  run memcheck 120 "${RMS_SANITIZE_FILTER:-*}"
+  run racecheck 150 "${RMS_SANITIZE_FILTER:-*-*RowsPastTheGridLimit*}"
 } > "$D/sanitize.log" 2>&1
 grep -E "^##|^\(exit|ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$D/sanitize.log"
