@@ -22,7 +22,48 @@ namespace rmsnorm_cuda_detail {
 inline int64_t staged_fwd_smem_bytes(int64_t dim, int vec) { return (dim + vec - 1) / vec * 16; }
 constexpr int64_t kStagedFwdSmemMax = 48 << 10;
 
-template <class T, int M, int MAXT>
+// Copies p[first, first + dim) of a tensor of `count` elements into `halves`
+// (nbytes of shared memory), element e at halves[e]: the aligned 16-byte
+// blocks that cover it, loaded by the block's threads in turn (those not
+// wholly inside the tensor element by element), each stored realigned.
+// `once`: data read once (not kept in L1).
+template <class T>
+__device__ __forceinline__ void stage_row(const T* p, int64_t count, int64_t first, int64_t dim, uint16_t* halves,
+                                          int nbytes, bool once) {
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(p), hi = reinterpret_cast<uintptr_t>(p + count);
+  const uintptr_t start = reinterpret_cast<uintptr_t>(p + first), a0 = start & ~uintptr_t(15);
+  const int o = int(start - a0);  // the row's offset from alignment, bytes (even)
+  const int nb = (o + int(dim) * 2 + 15) >> 4;
+  for (int b = int(threadIdx.x); b < nb; b += int(blockDim.x)) {
+    const uintptr_t at = a0 + uintptr_t(b) * 16;
+    uint4 v;
+    if (at >= lo && at + 16 <= hi) {
+      v = once ? load_once(reinterpret_cast<const T*>(at), 0) : __ldg(reinterpret_cast<const uint4*>(at));
+    } else {  // the tensor's first or last bytes: the halves inside it
+      uint32_t h[8];
+#pragma unroll
+      for (int q = 0; q < 8; ++q) {
+        const uintptr_t e = at + uintptr_t(2 * q);
+        h[q] = e >= lo && e + 2 <= hi ? uint32_t(__ldg(reinterpret_cast<const uint16_t*>(e))) : 0u;
+      }
+      v = make_uint4(h[0] | h[1] << 16, h[2] | h[3] << 16, h[4] | h[5] << 16, h[6] | h[7] << 16);
+    }
+    const int pos = (b * 16 - o) >> 1;  // the block's first half in the row
+    const uint32_t wv[4] = {v.x, v.y, v.z, v.w};
+    if (pos >= 0 && (pos + 8) * 2 <= nbytes) {
+#pragma unroll
+      for (int q = 0; q < 8; ++q) halves[pos + q] = uint16_t(wv[q >> 1] >> (16 * (q & 1)));
+    } else {
+#pragma unroll
+      for (int q = 0; q < 8; ++q)
+        if (pos + q >= 0 && (pos + q) * 2 < nbytes) halves[pos + q] = uint16_t(wv[q >> 1] >> (16 * (q & 1)));
+    }
+  }
+}
+
+// TABLES (EXPERIMENT, GATECHECK_RMS_FWD_EXP set): the row's shift and scale
+// rows staged too, after x's chunks.
+template <class T, int M, int MAXT, bool TABLES = false>
 __global__ void __launch_bounds__(MAXT) fwd_staged_kernel(Ptrs a) {
   static_assert(kPacked<T>, "16-bit types");
   if (*a.bad != kNoBadRow) return;
@@ -34,40 +75,17 @@ __global__ void __launch_bounds__(MAXT) fwd_staged_kernel(Ptrs a) {
   T* out = static_cast<T*>(a.out);
   const int64_t dim = a.dim, nx = a.rows * dim, nt = a.gates * dim;
   const Lanes<M> ln(dim, V);
-  const int nbytes = int(ln.nch) * 16;  // the chunks' bytes in shared memory
-  uint16_t* halves = reinterpret_cast<uint16_t*>(row_chunks);
-  const uintptr_t x_lo = reinterpret_cast<uintptr_t>(x), x_hi = reinterpret_cast<uintptr_t>(x + nx);
+  const int nbytes = int(ln.nch) * 16;  // a row's chunks' bytes in shared memory
+  const uint4 *sh_chunks = row_chunks + ln.nch, *sc_chunks = row_chunks + 2 * ln.nch;
   const bool w_aligned = (reinterpret_cast<uintptr_t>(w) & 15) == 0;
   for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
     const int64_t row = r * dim;
     const int64_t gate = a.index[r];
-    const uintptr_t start = reinterpret_cast<uintptr_t>(x + row), a0 = start & ~uintptr_t(15);
-    const int o = int(start - a0);  // the row's offset from alignment, bytes (even)
-    const int nb = (o + int(dim) * 2 + 15) >> 4;
-    for (int b = int(threadIdx.x); b < nb; b += int(blockDim.x)) {
-      const uintptr_t at = a0 + uintptr_t(b) * 16;
-      uint4 v;
-      if (at >= x_lo && at + 16 <= x_hi) {
-        v = load_once(reinterpret_cast<const T*>(at), 0);
-      } else {  // the tensor's first or last bytes: the halves inside it
-        uint32_t h[8];
-#pragma unroll
-        for (int q = 0; q < 8; ++q) {
-          const uintptr_t e = at + uintptr_t(2 * q);
-          h[q] = e >= x_lo && e + 2 <= x_hi ? uint32_t(__ldg(reinterpret_cast<const uint16_t*>(e))) : 0u;
-        }
-        v = make_uint4(h[0] | h[1] << 16, h[2] | h[3] << 16, h[4] | h[5] << 16, h[6] | h[7] << 16);
-      }
-      const int pos = (b * 16 - o) >> 1;  // the block's first half in the row
-      const uint32_t wv[4] = {v.x, v.y, v.z, v.w};
-      if (pos >= 0 && (pos + 8) * 2 <= nbytes) {
-#pragma unroll
-        for (int q = 0; q < 8; ++q) halves[pos + q] = uint16_t(wv[q >> 1] >> (16 * (q & 1)));
-      } else {
-#pragma unroll
-        for (int q = 0; q < 8; ++q)
-          if (pos + q >= 0 && (pos + q) * 2 < nbytes) halves[pos + q] = uint16_t(wv[q >> 1] >> (16 * (q & 1)));
-      }
+    const int64_t tb = gate * dim;
+    stage_row(x, nx, row, dim, reinterpret_cast<uint16_t*>(row_chunks), nbytes, true);
+    if constexpr (TABLES) {
+      stage_row(shift, nt, tb, dim, reinterpret_cast<uint16_t*>(row_chunks + ln.nch), nbytes, false);
+      stage_row(scale, nt, tb, dim, reinterpret_cast<uint16_t*>(row_chunks + 2 * ln.nch), nbytes, false);
     }
     __syncthreads();
     float s[M], zero[M];
@@ -84,15 +102,21 @@ __global__ void __launch_bounds__(MAXT) fwd_staged_kernel(Ptrs a) {
       }
     }
     const float rstd = rstd_of(fold_lanes<M>(ln, s, zero, sm).x, dim, a.eps);
-    const int64_t tb = gate * dim;
 #pragma unroll
     for (int j = 0; j < M; ++j)
       ln.template each<true>(j, 0, dim, V, [&](int64_t c, int n) {
-        const uint4 xr = n > 0 ? row_chunks[c] : make_uint4(0, 0, 0, 0);
+        const uint4 zero4 = make_uint4(0, 0, 0, 0);
+        const uint4 xr = n > 0 ? row_chunks[c] : zero4;
         const uint4 wr = w_aligned && n == V ? load_raw(w, c * V) : load_unaligned(w, dim, c * V, n);
-        store_unaligned<T>(out, row + c * V, n,
-                           fwd_chunk_packed<T>(rstd, xr, wr, load_unaligned(shift, nt, tb + c * V, n),
-                                               load_unaligned(scale, nt, tb + c * V, n)));
+        uint4 shr, scr;
+        if constexpr (TABLES) {
+          shr = n > 0 ? sh_chunks[c] : zero4;
+          scr = n > 0 ? sc_chunks[c] : zero4;
+        } else {
+          shr = load_unaligned(shift, nt, tb + c * V, n);
+          scr = load_unaligned(scale, nt, tb + c * V, n);
+        }
+        store_unaligned<T>(out, row + c * V, n, fwd_chunk_packed<T>(rstd, xr, wr, shr, scr));
       });
     __syncthreads();  // the next row's staging overwrites this one's chunks
   }
