@@ -30,8 +30,6 @@
 
 #include <cuda_runtime.h>
 
-#include <cstdlib>
-
 #include <atomic>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -133,15 +131,6 @@ RowPath row_path(bool vec, int64_t dim, int v) {
 
 int row_blocks(int64_t rows) { return int(rows < kMaxGridRows ? rows : kMaxGridRows); }
 
-// EXPERIMENT: GATECHECK_RMS_FWD_EXP (set) stages shift's and scale's rows too.
-int fwd_exp() {
-  static const int v = [] {
-    const char* e = std::getenv("GATECHECK_RMS_FWD_EXP");
-    return e ? std::atoi(e) : 0;
-  }();
-  return v;
-}
-
 template <class T, int MAXT>
 void launch_fwd_bounded(const Ptrs& a, bool vec, int threads, cudaStream_t s) {
   constexpr int V = VecOf<T>::value, M = kLanesPerThread;
@@ -152,10 +141,6 @@ void launch_fwd_bounded(const Ptrs& a, bool vec, int threads, cudaStream_t s) {
     case RowPath::element:
       if constexpr (kPacked<T>) {
         const int64_t smem = staged_fwd_smem_bytes(a.dim, V);
-        if (fwd_exp() != 0 && 3 * smem <= kStagedFwdSmemMax) {  // EXPERIMENT
-          fwd_staged_kernel<T, M, MAXT, true><<<blocks, threads, size_t(3 * smem), s>>>(a);
-          break;
-        }
         if (smem <= kStagedFwdSmemMax) {  // 16-bit rows staged in shared memory
           fwd_staged_kernel<T, M, MAXT><<<blocks, threads, size_t(smem), s>>>(a);
           break;

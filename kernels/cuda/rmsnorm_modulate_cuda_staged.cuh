@@ -7,7 +7,7 @@
 // their order and the second pass's math are that path's, bit for bit. At
 // bf16 32768 x 5001 x 9 on the H200: 447.5 us against 620.2 in the same run
 // (bench/results/rms_kernels/element-staged/). Rows whose chunks take more
-// than kStagedFwdSmemMax bytes go to fwd_kernel's element path.
+// than kStagedFwdSmemMax bytes (3,008) go to fwd_kernel's element path.
 #pragma once
 
 #include <cstdint>
@@ -17,10 +17,13 @@
 namespace gatecheck {
 namespace rmsnorm_cuda_detail {
 
-// Shared memory of the staged forward: one row's chunks, at most the
-// default limit of a block's dynamic shared memory (24,576 columns).
+// Shared memory of the staged forward: one row's chunks, at most
+// kStagedFwdSmemMax (3,008 chunks, 24,064 columns): with the kernel's static
+// shared memory within a block's default limit of 48 KiB. (At 48 KiB of
+// chunks, with the static 264 bytes, the launch failed with
+// cudaErrorInvalidValue on the H200.)
 inline int64_t staged_fwd_smem_bytes(int64_t dim, int vec) { return (dim + vec - 1) / vec * 16; }
-constexpr int64_t kStagedFwdSmemMax = 48 << 10;
+constexpr int64_t kStagedFwdSmemMax = 47 << 10;
 
 // Copies p[first, first + dim) of a tensor of `count` elements into `halves`
 // (nbytes of shared memory), element e at halves[e]: the aligned 16-byte
@@ -61,9 +64,7 @@ __device__ __forceinline__ void stage_row(const T* p, int64_t count, int64_t fir
   }
 }
 
-// TABLES (EXPERIMENT, GATECHECK_RMS_FWD_EXP set): the row's shift and scale
-// rows staged too, after x's chunks.
-template <class T, int M, int MAXT, bool TABLES = false>
+template <class T, int M, int MAXT>
 __global__ void __launch_bounds__(MAXT) fwd_staged_kernel(Ptrs a) {
   static_assert(kPacked<T>, "16-bit types");
   if (*a.bad != kNoBadRow) return;
@@ -76,17 +77,12 @@ __global__ void __launch_bounds__(MAXT) fwd_staged_kernel(Ptrs a) {
   const int64_t dim = a.dim, nx = a.rows * dim, nt = a.gates * dim;
   const Lanes<M> ln(dim, V);
   const int nbytes = int(ln.nch) * 16;  // a row's chunks' bytes in shared memory
-  const uint4 *sh_chunks = row_chunks + ln.nch, *sc_chunks = row_chunks + 2 * ln.nch;
   const bool w_aligned = (reinterpret_cast<uintptr_t>(w) & 15) == 0;
   for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
     const int64_t row = r * dim;
     const int64_t gate = a.index[r];
     const int64_t tb = gate * dim;
     stage_row(x, nx, row, dim, reinterpret_cast<uint16_t*>(row_chunks), nbytes, true);
-    if constexpr (TABLES) {
-      stage_row(shift, nt, tb, dim, reinterpret_cast<uint16_t*>(row_chunks + ln.nch), nbytes, false);
-      stage_row(scale, nt, tb, dim, reinterpret_cast<uint16_t*>(row_chunks + 2 * ln.nch), nbytes, false);
-    }
     __syncthreads();
     float s[M], zero[M];
 #pragma unroll
@@ -108,14 +104,7 @@ __global__ void __launch_bounds__(MAXT) fwd_staged_kernel(Ptrs a) {
         const uint4 zero4 = make_uint4(0, 0, 0, 0);
         const uint4 xr = n > 0 ? row_chunks[c] : zero4;
         const uint4 wr = w_aligned && n == V ? load_raw(w, c * V) : load_unaligned(w, dim, c * V, n);
-        uint4 shr, scr;
-        if constexpr (TABLES) {
-          shr = n > 0 ? sh_chunks[c] : zero4;
-          scr = n > 0 ? sc_chunks[c] : zero4;
-        } else {
-          shr = load_unaligned(shift, nt, tb + c * V, n);
-          scr = load_unaligned(scale, nt, tb + c * V, n);
-        }
+        const uint4 shr = load_unaligned(shift, nt, tb + c * V, n), scr = load_unaligned(scale, nt, tb + c * V, n);
         store_unaligned<T>(out, row + c * V, n, fwd_chunk_packed<T>(rstd, xr, wr, shr, scr));
       });
     __syncthreads();  // the next row's staging overwrites this one's chunks
