@@ -7,7 +7,7 @@
 // their order and the second pass's math are that path's, bit for bit. At
 // bf16 32768 x 5001 x 9 on the H200: 447.5 us against 620.2 in the same run
 // (bench/results/rms_kernels/element-staged/). Rows whose chunks take more
-// than kStagedFwdSmemMax bytes (3,008) go to fwd_kernel's element path.
+// than kStagedFwdSmemMax bytes (2,944 chunks) go to fwd_kernel's element path.
 #pragma once
 
 #include <cstdint>
@@ -18,12 +18,12 @@ namespace gatecheck {
 namespace rmsnorm_cuda_detail {
 
 // Shared memory of the staged forward: one row's chunks, at most
-// kStagedFwdSmemMax (3,008 chunks, 24,064 columns): with the kernel's static
-// shared memory within a block's default limit of 48 KiB. (At 48 KiB of
-// chunks, with the static 264 bytes, the launch failed with
+// kStagedFwdSmemMax (2,944 chunks, 23,552 columns): with the kernel's 272
+// static bytes, and the 1 KiB a block the system may keep, within a block's
+// default limit of 48 KiB. (At 48 KiB of chunks the launch failed with
 // cudaErrorInvalidValue on the H200.)
 inline int64_t staged_fwd_smem_bytes(int64_t dim, int vec) { return (dim + vec - 1) / vec * 16; }
-constexpr int64_t kStagedFwdSmemMax = 47 << 10;
+constexpr int64_t kStagedFwdSmemMax = 46 << 10;
 
 // Copies p[first, first + dim) of a tensor of `count` elements into `halves`
 // (nbytes of shared memory), element e at halves[e]: the aligned 16-byte
