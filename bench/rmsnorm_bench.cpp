@@ -161,7 +161,7 @@ int run(int argc, char** argv) {
           std::string eager = "| - | - |";  // torch eager: diffusers' composition, autograd for the backward
 #if GATECHECK_BENCH_TORCH
           if (torch_on) {
-            auto in = [&](const char* n) { return fwd.inputs[size_t(op.input_index(n))].data; };
+            auto in = [&](const char* n) { return fwd.input(n).data; };
             const bench::RmsEagerResult e = bench::time_torch_eager_rmsnorm(
                 dtype, rows, dim, gates, {in("x"), in("w"), in("shift"), in("scale"), in("grad_out"),
                                           static_cast<const int64_t*>(in("index"))}, warmup, eager_reps);

@@ -11,12 +11,11 @@ inline const char* const kOutputNames[4] = {"out", "grad_res", "grad_y", "grad_g
 inline Status forward_gate_residual(const Implementation& impl, const gatecheck_problem& p, const void* res,
                                     const void* gate, const int64_t* index, const void* y, void* out) {
   OpCall c = OpCall::shaped(gate_residual_schema(), Pass::forward, p);
-  const OpSchema& op = gate_residual_schema();
-  c.inputs[size_t(op.input_index("res"))].data = const_cast<void*>(res);
-  c.inputs[size_t(op.input_index("gate"))].data = const_cast<void*>(gate);
-  c.inputs[size_t(op.input_index("index"))].data = const_cast<int64_t*>(index);
-  c.inputs[size_t(op.input_index("y"))].data = const_cast<void*>(y);
-  c.outputs[size_t(op.output_index("out"))].data = out;
+  c.input("res").data = const_cast<void*>(res);
+  c.input("gate").data = const_cast<void*>(gate);
+  c.input("index").data = const_cast<int64_t*>(index);
+  c.input("y").data = const_cast<void*>(y);
+  c.output("out").data = out;
   return impl.call(c);
 }
 

@@ -288,8 +288,8 @@ TEST(RmsnormReproCuda, CostAgainstTheCudaBackward) {
     Owned d;
     OpCall call = OpCall::shaped(op(), Pass::backward, p);
     const size_t big = size_t(rows * dim * 2), table = size_t(gates * dim * 2);
-    auto in = [&](const char* n, TensorBuf t) { call.inputs[size_t(op().input_index(n))] = t; };
-    auto out = [&](const char* n, TensorBuf t) { call.outputs[size_t(op().output_index(n))] = t; };
+    auto in = [&](const char* n, TensorBuf t) { call.input(n) = t; };
+    auto out = [&](const char* n, TensorBuf t) { call.output(n) = t; };
     in("x", {d.get(big, c.input("x").bytes.data()), rows, dim});
     in("grad_out", {d.get(big, c.input("grad_out").bytes.data()), rows, dim});
     in("w", {d.get(size_t(dim * 2), c.input("w").bytes.data()), 1, dim});
@@ -314,12 +314,12 @@ TEST(RmsnormReproCuda, CostAgainstTheCudaBackward) {
     };
     auto dx_now = [&] {
       std::vector<uint8_t> h(big);
-      cudaMemcpy(h.data(), call.outputs[size_t(op().output_index("dx"))].data, big, cudaMemcpyDeviceToHost);
+      cudaMemcpy(h.data(), call.output("dx").data, big, cudaMemcpyDeviceToHost);
       return h;
     };
     auto copy = [&] {
-      cudaMemcpyAsync(call.outputs[size_t(op().output_index("dx"))].data,
-                      call.inputs[size_t(op().input_index("grad_out"))].data, big, cudaMemcpyDeviceToDevice, s);
+      cudaMemcpyAsync(call.output("dx").data,
+                      call.input("grad_out").data, big, cudaMemcpyDeviceToDevice, s);
     };
     testing_cost::print_backward_cost(s, 10,
                                       "rmsnorm_modulate bf16 " + std::to_string(rows) + " x " + std::to_string(dim) +
@@ -344,7 +344,7 @@ TEST(RmsnormReproCuda, CostAgainstTheCudaBackward) {
       ASSERT_TRUE(want.status.ok()) << want.status.message;
       for (const char* g : kGrads) {
         std::vector<uint8_t> got(want.outputs[g].bytes.size());
-        cudaMemcpy(got.data(), call.outputs[size_t(op().output_index(g))].data, got.size(), cudaMemcpyDeviceToHost);
+        cudaMemcpy(got.data(), call.output(g).data, got.size(), cudaMemcpyDeviceToHost);
         EXPECT_TRUE(got == want.outputs[g].bytes) << g;
       }
       const std::vector<uint8_t> repro_dx = dx_now();
