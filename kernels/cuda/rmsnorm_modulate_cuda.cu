@@ -24,8 +24,9 @@
 // This file is the host side: checks, scratch, the choice of path, launches.
 // The kernels are in rmsnorm_modulate_cuda_*.cuh, a file a job: chunk (a
 // 16-byte chunk's loads, roundings and stores), index (the index check),
-// rows (the forward), staged (the forward off alignment), bwd_terms (the backward's per-element formulas),
-// bwd_rows (dx and rstd per row), bwd_tiles, bwd_onepass, bwd_fold.
+// rows (the forward), staged (the forward off alignment), bwd_terms (the
+// backward's per-element formulas), bwd_rows (dx and rstd per row),
+// bwd_tiles, bwd_onepass, bwd_fold.
 #include "rmsnorm_modulate_cuda.h"
 
 #include <cuda_runtime.h>

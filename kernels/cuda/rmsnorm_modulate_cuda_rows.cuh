@@ -48,6 +48,25 @@ __device__ __forceinline__ uint4 fwd_chunk_packed(float rstd, const uint4& xr, c
   return make_uint4(r[0], r[1], r[2], r[3]);
 }
 
+// The forward's second pass off alignment, 16-bit types: chunk c of a row
+// (n elements; every lane of the warp calls it, as store_unaligned needs)
+// from x's raw chunk xr, the other tensors' raw chunks as the unaligned loads
+// shift them (w's unshifted where w is aligned: they follow its start), in
+// the vector path's packed math; bytes past n are computed and not stored.
+// tb: the row's gate row in the tables.
+template <class T>
+__device__ __forceinline__ void fwd_put_unaligned(const Ptrs& a, bool w_aligned, float rstd, int64_t row, int64_t tb,
+                                                  int64_t c, int n, const uint4& xr) {
+  constexpr int V = VecOf<T>::value;
+  const T *w = static_cast<const T*>(a.w), *shift = static_cast<const T*>(a.shift);
+  const T* scale = static_cast<const T*>(a.scale);
+  const int64_t dim = a.dim, nt = a.gates * dim;
+  const uint4 wr = w_aligned && n == V ? load_raw(w, c * V) : load_unaligned(w, dim, c * V, n);
+  store_unaligned<T>(static_cast<T*>(a.out), row + c * V, n,
+                     fwd_chunk_packed<T>(rstd, xr, wr, load_unaligned(shift, nt, tb + c * V, n),
+                                         load_unaligned(scale, nt, tb + c * V, n)));
+}
+
 // The order's partials as a block's threads hold them: each of the block's
 // P warps plays up to M of the order's T / 32 warps, so a row takes fewer
 // threads and a thread more chunks (more rows in flight an SM) with the same
@@ -172,23 +191,17 @@ __global__ void __launch_bounds__(MAXT) fwd_kernel(Ptrs a) {
         for (int64_t c = ln.chunk(j, KEEP); c < ln.end(j); c += ln.T) emit(c, load_raw(x, row + c * V));
       }
     } else if constexpr (kPacked<T>) {
-      // Off alignment, 16-bit types: the raw chunks as the unaligned loads
-      // shift them, the vector path's packed math (bytes past a short chunk's
-      // n are computed and not stored), w's chunks unshifted where w is
-      // aligned (they follow its start). 72 registers against 80 (bf16) and
-      // 105 (f16) in float math, and at bf16 32768 x 5001 x 9 on the H200 a
-      // forward of 620.3 us against 729.9 in the same run
+      // Off alignment, 16-bit types (rows too wide for fwd_staged_kernel): x
+      // read again, raw. 72 registers against 80 (bf16) and 105 (f16) in
+      // float math, and at bf16 32768 x 5001 x 9 on the H200 a forward of
+      // 620.3 us against 729.9 in the same run
       // (bench/results/rms_kernels/element-packed/).
       const bool w_aligned = (reinterpret_cast<uintptr_t>(w) & 15) == 0;
-      auto emit = [&](int64_t c, int n, const uint4& xr) {
-        const uint4 wr = w_aligned && n == V ? load_raw(w, c * V) : load_unaligned(w, dim, c * V, n);
-        store_unaligned<T>(out, row + c * V, n,
-                           fwd_chunk_packed<T>(rstd, xr, wr, load_unaligned(shift, nt, tb + c * V, n),
-                                               load_unaligned(scale, nt, tb + c * V, n)));
-      };
 #pragma unroll
       for (int j = 0; j < M; ++j)
-        ln.template each<true>(j, 0, dim, V, [&](int64_t c, int n) { emit(c, n, load_unaligned(x, nx, row + c * V, n)); });
+        ln.template each<true>(j, 0, dim, V, [&](int64_t c, int n) {
+          fwd_put_unaligned<T>(a, w_aligned, rstd, row, tb, c, n, load_unaligned(x, nx, row + c * V, n));
+        });
     } else {
       auto emit = [&](int64_t c, int n, const float (&xv)[V]) {
         float wv[V], sh[V], sc[V], o[V];

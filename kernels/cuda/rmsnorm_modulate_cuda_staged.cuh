@@ -28,11 +28,11 @@ constexpr int64_t kStagedFwdSmemMax = 46 << 10;
 // Copies p[first, first + dim) of a tensor of `count` elements into `halves`
 // (nbytes of shared memory), element e at halves[e]: the aligned 16-byte
 // blocks that cover it, loaded by the block's threads in turn (those not
-// wholly inside the tensor element by element), each stored realigned.
-// `once`: data read once (not kept in L1).
+// wholly inside the tensor element by element; the rest not kept in L1, as
+// they are read once), each stored realigned.
 template <class T>
 __device__ __forceinline__ void stage_row(const T* p, int64_t count, int64_t first, int64_t dim, uint16_t* halves,
-                                          int nbytes, bool once) {
+                                          int nbytes) {
   const uintptr_t lo = reinterpret_cast<uintptr_t>(p), hi = reinterpret_cast<uintptr_t>(p + count);
   const uintptr_t start = reinterpret_cast<uintptr_t>(p + first), a0 = start & ~uintptr_t(15);
   const int o = int(start - a0);  // the row's offset from alignment, bytes (even)
@@ -41,7 +41,7 @@ __device__ __forceinline__ void stage_row(const T* p, int64_t count, int64_t fir
     const uintptr_t at = a0 + uintptr_t(b) * 16;
     uint4 v;
     if (at >= lo && at + 16 <= hi) {
-      v = once ? load_once(reinterpret_cast<const T*>(at), 0) : __ldg(reinterpret_cast<const uint4*>(at));
+      v = load_once(reinterpret_cast<const T*>(at), 0);
     } else {  // the tensor's first or last bytes: the halves inside it
       uint32_t h[8];
 #pragma unroll
@@ -71,18 +71,16 @@ __global__ void __launch_bounds__(MAXT) fwd_staged_kernel(Ptrs a) {
   constexpr int V = VecOf<T>::value;
   extern __shared__ uint4 row_chunks[];
   __shared__ float2 sm[33];
-  const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
-  const T *shift = static_cast<const T*>(a.shift), *scale = static_cast<const T*>(a.scale);
-  T* out = static_cast<T*>(a.out);
-  const int64_t dim = a.dim, nx = a.rows * dim, nt = a.gates * dim;
+  const T* x = static_cast<const T*>(a.x);
+  const int64_t dim = a.dim, nx = a.rows * dim;
   const Lanes<M> ln(dim, V);
   const int nbytes = int(ln.nch) * 16;  // a row's chunks' bytes in shared memory
-  const bool w_aligned = (reinterpret_cast<uintptr_t>(w) & 15) == 0;
+  const bool w_aligned = (reinterpret_cast<uintptr_t>(a.w) & 15) == 0;
   for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
     const int64_t row = r * dim;
     const int64_t gate = a.index[r];
     const int64_t tb = gate * dim;
-    stage_row(x, nx, row, dim, reinterpret_cast<uint16_t*>(row_chunks), nbytes, true);
+    stage_row(x, nx, row, dim, reinterpret_cast<uint16_t*>(row_chunks), nbytes);
     __syncthreads();
     float s[M], zero[M];
 #pragma unroll
@@ -101,11 +99,7 @@ __global__ void __launch_bounds__(MAXT) fwd_staged_kernel(Ptrs a) {
 #pragma unroll
     for (int j = 0; j < M; ++j)
       ln.template each<true>(j, 0, dim, V, [&](int64_t c, int n) {
-        const uint4 zero4 = make_uint4(0, 0, 0, 0);
-        const uint4 xr = n > 0 ? row_chunks[c] : zero4;
-        const uint4 wr = w_aligned && n == V ? load_raw(w, c * V) : load_unaligned(w, dim, c * V, n);
-        const uint4 shr = load_unaligned(shift, nt, tb + c * V, n), scr = load_unaligned(scale, nt, tb + c * V, n);
-        store_unaligned<T>(out, row + c * V, n, fwd_chunk_packed<T>(rstd, xr, wr, shr, scr));
+        fwd_put_unaligned<T>(a, w_aligned, rstd, row, tb, c, n, n > 0 ? row_chunks[c] : make_uint4(0, 0, 0, 0));
       });
     __syncthreads();  // the next row's staging overwrites this one's chunks
   }
