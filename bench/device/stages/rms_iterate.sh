@@ -20,15 +20,14 @@ need "$RB"
 [ "${RMS_TESTS:-1}" = 0 ] || need "$RT"
 L="$D/iter.log"
 : > "$L"
+tests() {  # tests [VAR=1]: the tests, with that environment, their verdicts and failures kept
+  echo "== $RT${1:+, $1}"
+  env "$@" timeout 120 "$RT" 2>&1 | grep -E "OK \]|FAILED|PASSED|differs|Failure|Expected|actual|Which is"
+  echo "rms tests ${1:+${1%=1} }exit ${PIPESTATUS[0]}"
+}
 [ "${RMS_TESTS:-1}" = 0 ] || {
-  echo "== $RT"
-  timeout 120 "$RT" 2>&1 | grep -E "OK \]|FAILED|PASSED|differs|Failure|Expected|actual|Which is"
-  echo "rms tests exit ${PIPESTATUS[0]}"
-  if [ -n "${RMS_EXP:-}" ]; then  # the same tests with the experiment's switch on
-    echo "== $RT, $RMS_EXP=1"
-    env "$RMS_EXP=1" timeout 120 "$RT" 2>&1 | grep -E "OK \]|FAILED|PASSED|differs|Failure|Expected|actual|Which is"
-    echo "rms tests $RMS_EXP exit ${PIPESTATUS[0]}"
-  fi
+  tests
+  [ -z "${RMS_EXP:-}" ] || tests "$RMS_EXP=1"  # the same tests with the experiment's switch on
 } >> "$L" 2>&1
 if [ "${RMS_BENCH:-1}" != 0 ]; then
   timeout 90 "$RB" --rows 4097,32768,131072 --dims "${RMS_DIMS:-5376,3072}" --gates 9 --dtypes bf16 --no-torch > "$D/bench.md" 2>&1
