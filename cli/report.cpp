@@ -160,6 +160,15 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, con
               {"claimed", p.claimed}, {"cases", p.cases},              {"passed", p.passed},
               {"case_floor", p.case_floor},   {"inconclusive", p.inconclusive()},
               {"verdict", result_verdict(p)}, {"seconds", p.seconds}, {"overruns", p.overruns}};
+    json runs = json::array();
+    for (const ScaleRunRecord& s : p.scale_runs)
+      runs.push_back({{"case", s.c},
+                      {"parts", s.parts},
+                      {"units", s.units},
+                      {"allowance_seconds", s.allowance},
+                      {"estimate_seconds", s.estimate},
+                      {"seconds", s.seconds}});
+    e["scale_runs"] = runs;
     if (p.failure) {
       const FailureReport& f = *p.failure;
       const FailureShape shape = failure_shape(f);

@@ -115,6 +115,15 @@ struct FailureReport {
 // shrink path of one generator, and followed in another it names another case.
 std::string reproduce_key(const Subject& impl, const std::string& property, const GenLimits& limits);
 
+// A scale case that ran, in its slot's order: the time its slot had, what the
+// cost model expected of it and what it took (the JSON report's scale_runs).
+struct ScaleRunRecord {
+  std::string c;   // describe(case)
+  int64_t parts = 0;  // its plan's non-empty batches (0: a check without a plan)
+  int64_t units = 0;  // its cost in element-equivalents (properties/scale/scale_cost.h)
+  double allowance = -1, estimate = 0, seconds = 0;  // seconds (allowance < 0: no time budget)
+};
+
 struct PropertyResult {
   std::string impl;
   Device device = Device::cpu;
@@ -130,6 +139,7 @@ struct PropertyResult {
   // Scale cases that ran past the time their share had left (the one case in
   // flight may): each says its size, its estimate and how far past it ran.
   std::vector<std::string> overruns;
+  std::vector<ScaleRunRecord> scale_runs;
   // A claimed property that held on fewer cases than its floor: not a pass.
   bool inconclusive() const { return claimed && passed && cases < case_floor; }
 };

@@ -46,6 +46,7 @@ void count(Coverage& cov, const Drawn& d) {
 struct ScaleDone {
   int64_t position;
   ScaleCoverage coverage;
+  std::optional<ScaleRunRecord> record;  // the case that ran
 };
 
 // A scale case past its time by more than this is reported.
@@ -138,9 +139,12 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
       stop();
       return false;
     }
-    ScaleDone d{slot.position, {}};
+    ScaleDone d{slot.position, {}, {}};
     for (const auto& why : run.skipped) ++d.coverage.skipped[why];
-    if (run.ran) d.coverage.add(run.c, run.seconds);
+    if (run.ran) {
+      d.coverage.add(run.c, run.seconds);
+      d.record = ScaleRunRecord{describe(run.c), run.parts, run.units, run.allowance, run.estimate, run.seconds};
+    }
     scale_done[size_t(w)].push_back(std::move(d));
     if (!run.ran) return true;  // abandoned: a claimed failure before it
     ++completed;
@@ -253,12 +257,16 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
         ++r.cases;
         count(r.coverage, d);
       }
+  std::vector<std::pair<int64_t, ScaleRunRecord>> records;
   for (const auto& list : scale_done)
     for (const ScaleDone& d : list)
       if (d.position <= cutoff) {
         r.cases += d.coverage.cases;
         r.coverage.scale.add(d.coverage);
+        if (d.record) records.emplace_back(d.position, *d.record);
       }
+  std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [pos, rec] : records) r.scale_runs.push_back(std::move(rec));
   r.overruns = std::move(overruns);
   if (claimed) r.failure = std::move(claimed);
   else if (unclaimed) r.failure = std::move(unclaimed);

@@ -99,11 +99,14 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
   // costs one small case); after that, the first draw whose estimate fits.
   const bool probing = allowance >= 0 && !cost_.measured(who);
   const bool batched = property_info(property_).plans != PlanNeed::none;  // it runs a batch plan
-  auto case_units = [&](const ScaleCase& c) {
+  auto case_parts = [&](const ScaleCase& c) {
     int64_t parts = 0;
     if (batched && c.plan)
       for (const auto& b : c.plan->batches) parts += !b.empty();
-    return scale_cost_units(c.op(), impl_.device, c.rows, c.dim, c.gates, parts);
+    return parts;
+  };
+  auto case_units = [&](const ScaleCase& c) {
+    return scale_cost_units(c.op(), impl_.device, c.rows, c.dim, c.gates, case_parts(c));
   };
   int tried = 0;
   std::optional<std::pair<int64_t, ScaleSpec>> smallest;
@@ -127,9 +130,9 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
         // The shape decides; only a draw that runs is finished (its plan and
         // index cost seconds at millions of rows).
         // (A plan's batches are drawn after its shape: 64, or one a row, here.)
+        const auto parts_bound = [&](const ScaleSpec& s) { return batched ? std::min(kMaxSplitParts, s.rows) : 0; };
         auto units = [&](const ScaleSpec& s) {
-          return scale_cost_units(*s.op, impl_.device, s.rows, s.dim, s.gates,
-                                  batched ? std::min(kMaxSplitParts, s.rows) : 0);
+          return scale_cost_units(*s.op, impl_.device, s.rows, s.dim, s.gates, parts_bound(s));
         };
         if (probing) {
           spec = draw_scale_case_if(*impl_.op, opt_.seed, property_, r.draw, *limits_, [&](const ScaleSpec& s) {
@@ -146,7 +149,8 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
           spec = draw_scale_case(*impl_.op, opt_.seed, property_, r.draw, *limits_);
         } else {
           spec = draw_scale_case_if(*impl_.op, opt_.seed, property_, r.draw, *limits_, [&](const ScaleSpec& s) {
-            return double(units(s)) / cost_.rate(who, property_) <= allowance - since(slot_t0);
+            return cost_.estimate_seconds(who, property_, impl_.device, units(s), parts_bound(s)) <=
+                   allowance - since(slot_t0);
           });
           if (!spec) {
             skip("estimated to take more than the share left");  // it would eat the next share
@@ -157,7 +161,8 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
         }
       }
       c = make_scale_case(*spec);
-      if (allowance >= 0) estimate = double(case_units(c)) / cost_.rate(who, property_, &source);
+      if (allowance >= 0)
+        estimate = cost_.estimate_seconds(who, property_, impl_.device, case_units(c), case_parts(c), &source);
     } catch (const std::invalid_argument& e) {  // a draw the ladder should never make
       skip(std::string("bad draw: ") + e.what());
       continue;
@@ -178,7 +183,9 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
     }
     if (stop()) return r;  // its call may have been cut short
     r.seconds = since(t0);
-    cost_.record(who, property_, case_units(c), r.seconds);
+    r.parts = case_parts(c);
+    r.units = case_units(c);
+    cost_.record(who, property_, r.units, r.parts, r.seconds);
     r.estimate = estimate;
     r.rate_source = source;
     r.ran = true;

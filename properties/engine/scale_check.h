@@ -40,6 +40,8 @@ struct ScaleSlotRun {
   double allowance = -1;       // that time (negative: no time budget)
   double estimate = 0;         // the estimated seconds of the one that ran
   std::string rate_source;     // where the rate of that estimate came from
+  int64_t parts = 0;           // its plan's non-empty batches (0: a check without a plan)
+  int64_t units = 0;           // its cost in element-equivalents (scale_cost_units)
 };
 
 // Draws a slot with a time allowance tries before it gives up: each that

@@ -1,11 +1,12 @@
-// What a scale case will cost before it runs: its element count over the
-// throughput the scale tier has measured so far in this run, for the same
-// implementation and property (a repeatable check runs five times, an
+// What a scale case will cost before it runs: its size in element-equivalents
+// at the time an element has taken, plus its batch plan's parts at the time
+// a part has taken, both learned from the scale cases so far in this run, for
+// the same implementation and property (a repeatable check runs five times, an
 // invariance one a batch at a time, so properties differ), else for the same
-// implementation, else a deliberately slow prior. A draw whose estimate does
+// implementation, else deliberately slow priors. A draw whose estimate does
 // not fit the time its pair's share has left is not run (scale_check.h): the
-// prior lets only cases of modest size run first, and the measured rate then
-// admits larger ones as far as they fit.
+// priors let only cases of modest size run first, and the measured costs then
+// admit larger ones as far as they fit.
 #pragma once
 
 #include <cstdint>
@@ -52,22 +53,48 @@ int64_t scale_cost_units(const OpSchema& op, Device d, int64_t rows, int64_t dim
 // implementation's scale throughput we have seen, so the first case is small.
 constexpr double kScalePriorElementsPerSecond = 20e6;
 
+// A batch plan's part also costs a fixed time of its own, whatever its size:
+// its inputs prepared, its call, its syncs. That time depends on the
+// property as much as on the device: on this CPU (2 cores, 60 s of each op
+// on host and host-repro, 473 scale cases) row_invariance took 0.6 to 0.9 ms
+// a part and split_invariance next to none; on the H200 a split through
+// cuda-repro's exchange took about 20 ms a part (1475 x 8 in 62 parts: 1.23 s
+// where elements alone said 0.01). So it is learned with the rate, for each
+// implementation and property; before a pair has two cases that tell the two
+// apart, this prior stands in. Either way parts are given at most half of the
+// time measured.
+double scale_prior_part_seconds(Device d);
+
+// What a case costs: seconds an element-equivalent, and seconds a part.
+struct ScaleCostFit {
+  double per_unit = 0, per_part = 0;
+  double seconds(int64_t units, int64_t parts) const { return per_unit * double(units) + per_part * double(parts); }
+};
+
 class ScaleCostModel {
  public:
-  // A scale case of `elements` (rows x dim) took `seconds` end to end.
-  void record(const std::string& impl, const std::string& property, int64_t elements, double seconds);
-  // Its estimated seconds for `elements`.
-  double estimate_seconds(const std::string& impl, const std::string& property, int64_t elements) const;
+  // A scale case of `units` (scale_cost_units) in `parts` batches (0: no
+  // plan) took `seconds` end to end.
+  void record(const std::string& impl, const std::string& property, int64_t units, int64_t parts, double seconds);
+  // Its estimated seconds.
+  double estimate_seconds(const std::string& impl, const std::string& property, Device d, int64_t units,
+                          int64_t parts, std::string* source = nullptr) const;
   // Has any scale case of `impl` been measured in this run?
   bool measured(const std::string& impl) const;
-  // The rate used for it (elements a second), and where from.
-  double rate(const std::string& impl, const std::string& property, std::string* source = nullptr) const;
+  // The costs used for it, and where from: the pair's cases, else the
+  // implementation's, else the priors.
+  ScaleCostFit fit(const std::string& impl, const std::string& property, Device d, std::string* source = nullptr) const;
 
  private:
+  // The cases of a pair (or an implementation), as the sums the fits need:
+  // totals for the rate, and the least squares of relative errors
+  // (sum ((t - a u - c p) / t)^2) for the two costs.
   struct Sum {
-    double elements = 0, seconds = 0;
+    int64_t cases = 0, batched = 0;  // cases, those with parts
+    double units = 0, parts = 0, seconds = 0;
+    double uu = 0, pp = 0, up = 0, u = 0, p = 0;  // weighted by 1 / t^2
   };
-  static double rate_of(const Sum& s) { return s.seconds > 0 ? s.elements / s.seconds : 0; }
+  static ScaleCostFit fit_of(const Sum& s, double prior_part);
   mutable std::mutex m_;
   std::map<std::string, Sum> by_pair_, by_impl_;
 };

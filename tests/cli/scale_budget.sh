@@ -5,7 +5,8 @@
 # slice (4 s over two properties: 2 s each) within a 0.5 s margin, plus what
 # the report itself says the cases in flight ran past their share or the slice,
 # with each case's size (or, for draws that never ran, their time); the run
-# ends within the budget plus the same.
+# ends within the budget plus the same. Every scale case that ran is listed
+# under scale_runs, those past their allowance among the overruns too.
 . "$(dirname "$0")/script_start.sh"
 "$gc" check --impl "plugin:$plugin" --properties repeatable,segment_invariance --claims repeatable,segment_invariance \
   --seconds 4 --scale-share 0.5 --jobs 2 --seed 3 --corpus "$work/c" --json "$work/r.json" >"$work/out" 2>"$work/err"
@@ -15,7 +16,18 @@ python3 - "$work/r.json" <<'PY' || fail "a property or the run went past its bud
 import json, re, sys
 j = json.load(open(sys.argv[1]))
 slice_s, margin, bad, total_over = 2.0, 0.5, 0, 0.0
+runs = [s for r in j["results"] for s in r["scale_runs"]]
+keys = {"case", "parts", "units", "allowance_seconds", "estimate_seconds", "seconds"}
+if any(set(s) != keys for s in runs):
+    print("a scale_runs entry without", keys, ":", runs); bad = 1
+scale = j["coverage"]["scale"]
+if len(runs) != scale["cases"] or abs(sum(s["seconds"] for s in runs) - scale["seconds"]) > 1e-6:
+    print(f"scale_runs ({len(runs)} cases) are not the coverage's {scale['cases']} scale cases"); bad = 1
 for r in j["results"]:
+    for s in r["scale_runs"]:
+        if s["allowance_seconds"] >= 0 and s["seconds"] > s["allowance_seconds"] + 0.05 and \
+                not any(s["case"] in o for o in r["overruns"]):
+            print("a scale run past its allowance, not among the overruns:", s); bad = 1
     over = 0.0
     for o in r["overruns"]:
         m = re.search(r"([0-9.]+) s past the ([0-9.]+) s its share had left", o) or \

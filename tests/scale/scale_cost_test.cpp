@@ -3,6 +3,8 @@
 // (PairSchedule::scale_allowance): the share left, never past the slice.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "properties/engine/pair_schedule.h"
 #include "properties/scale/scale_cost.h"
 #include "kernels/gate_residual.h"
@@ -14,36 +16,106 @@ namespace {
 TEST(ScaleCost, PriorBeforeAnythingIsMeasured) {
   const ScaleCostModel m;
   std::string source;
-  EXPECT_DOUBLE_EQ(m.rate("cuda@cuda", "repeatable", &source), kScalePriorElementsPerSecond);
+  const ScaleCostFit f = m.fit("cuda@cuda", "repeatable", Device::cuda, &source);
+  EXPECT_DOUBLE_EQ(f.per_unit, 1.0 / kScalePriorElementsPerSecond);
+  EXPECT_DOUBLE_EQ(f.per_part, scale_prior_part_seconds(Device::cuda));
   EXPECT_NE(source.find("prior"), std::string::npos);
   EXPECT_FALSE(m.measured("cuda@cuda"));
-  EXPECT_DOUBLE_EQ(m.estimate_seconds("cuda@cuda", "repeatable", int64_t(2e9)), 2e9 / kScalePriorElementsPerSecond);
+  EXPECT_DOUBLE_EQ(m.estimate_seconds("cuda@cuda", "repeatable", Device::cuda, int64_t(2e9), 0),
+                   2e9 / kScalePriorElementsPerSecond);
+  EXPECT_DOUBLE_EQ(m.estimate_seconds("cuda@cuda", "repeatable", Device::cuda, int64_t(2e9), 10),
+                   2e9 / kScalePriorElementsPerSecond + 10 * scale_prior_part_seconds(Device::cuda));
 }
 
 TEST(ScaleCost, EstimateFollowsTheThroughputMeasuredForThePair) {
   ScaleCostModel m;
-  m.record("cuda@cuda", "segment_invariance", 100'000'000, 0.5);  // 2e8 elements a second
-  m.record("cuda@cuda", "segment_invariance", 300'000'000, 1.5);
+  m.record("cuda@cuda", "segment_invariance", 100'000'000, 0, 0.5);  // 2e8 elements a second
+  m.record("cuda@cuda", "segment_invariance", 300'000'000, 0, 1.5);
   EXPECT_TRUE(m.measured("cuda@cuda"));
-  EXPECT_NEAR(m.estimate_seconds("cuda@cuda", "segment_invariance", 2'147'483'648), 10.74, 0.01);
+  auto est = [&](int64_t units) { return m.estimate_seconds("cuda@cuda", "segment_invariance", Device::cuda, units, 0); };
+  EXPECT_NEAR(est(2'147'483'648), 10.74, 0.01);
   // A 2^31-element draw does not fit a 0.7 s share; a 65,535 x 256 one does.
-  EXPECT_GT(m.estimate_seconds("cuda@cuda", "segment_invariance", int64_t(1) << 31), 0.7);
-  EXPECT_LT(m.estimate_seconds("cuda@cuda", "segment_invariance", 65535 * 256), 0.7);
+  EXPECT_GT(est(int64_t(1) << 31), 0.7);
+  EXPECT_LT(est(65535 * 256), 0.7);
 }
 
 TEST(ScaleCost, AnotherPropertyOfTheSameImplementationStandsInThenItsOwnRate) {
   ScaleCostModel m;
-  m.record("host@cpu", "repeatable", 10'000'000, 2.0);  // 5e6 a second
+  m.record("host@cpu", "repeatable", 10'000'000, 0, 2.0);  // 5e6 a second
   std::string source;
-  EXPECT_DOUBLE_EQ(m.rate("host@cpu", "row_invariance", &source), 5e6);
+  EXPECT_DOUBLE_EQ(1.0 / m.fit("host@cpu", "row_invariance", Device::cpu, &source).per_unit, 5e6);
   EXPECT_NE(source.find("implementation"), std::string::npos);
-  EXPECT_DOUBLE_EQ(m.rate("other@cpu", "row_invariance"), kScalePriorElementsPerSecond);  // not another's
-  m.record("host@cpu", "row_invariance", 10'000'000, 0.5);
-  EXPECT_DOUBLE_EQ(m.rate("host@cpu", "row_invariance", &source), 2e7);
+  EXPECT_DOUBLE_EQ(m.fit("other@cpu", "row_invariance", Device::cpu).per_unit,
+                   1.0 / kScalePriorElementsPerSecond);  // not another's
+  m.record("host@cpu", "row_invariance", 10'000'000, 0, 0.5);
+  EXPECT_DOUBLE_EQ(1.0 / m.fit("host@cpu", "row_invariance", Device::cpu, &source).per_unit, 2e7);
   EXPECT_NE(source.find("property"), std::string::npos);
-  m.record("host@cpu", "row_invariance", 0, 1.0);  // nothing to learn from
-  m.record("host@cpu", "row_invariance", 5, 0.0);
-  EXPECT_DOUBLE_EQ(m.rate("host@cpu", "row_invariance"), 2e7);
+  m.record("host@cpu", "row_invariance", 0, 0, 1.0);  // nothing to learn from
+  m.record("host@cpu", "row_invariance", 5, 0, 0.0);
+  EXPECT_DOUBLE_EQ(1.0 / m.fit("host@cpu", "row_invariance", Device::cpu).per_unit, 2e7);
+}
+
+// A part's own time, learned: the first ten row_invariance scale cases of
+// one CPU run of rmsnorm_modulate's host-repro (units, parts, seconds), then
+// two it ran later, small cases in many parts: 711 x 7 in 59 parts took
+// 0.078 s and 582 x 3 in 58 parts 0.041 s, where the rate of the ten, all
+// time on the elements, says 0.002 s for each. The fit of the ten says about
+// 2.7 ms a part (0.6 to 0.9 over the whole run): over, by 2 and 4 times, which
+// skips a draw, where the rate alone ran the case at forty times its share.
+TEST(ScaleCost, APartsOwnTimeIsLearned) {
+  ScaleCostModel m;
+  const struct {
+    int64_t units, parts;
+    double seconds;
+  } ten[] = {{1051524, 39, 0.271}, {2722593, 37, 0.211}, {2418560, 2, 0.304}, {217156, 2, 0.031},
+             {262200, 6, 0.039},   {1306328, 2, 0.108},  {249515, 2, 0.022},  {168392, 4, 0.046},
+             {1056768, 4, 0.240},  {1843588, 13, 0.173}};
+  double units = 0, seconds = 0;
+  for (const auto& c : ten) {
+    m.record("host-repro@cpu", "row_invariance", c.units, c.parts, c.seconds);
+    units += double(c.units);
+    seconds += c.seconds;
+  }
+  const ScaleCostFit f = m.fit("host-repro@cpu", "row_invariance", Device::cpu);
+  EXPECT_GT(f.per_part, 0.5e-3);
+  EXPECT_LT(f.per_part, 5e-3);
+  for (const auto& [u, p, took] : {std::tuple<int64_t, int64_t, double>{14589, 59, 0.078}, {17625, 58, 0.041}}) {
+    EXPECT_LT(double(u) * seconds / units, took / 10);  // the rate alone: ten times short and more
+    const double est = m.estimate_seconds("host-repro@cpu", "row_invariance", Device::cpu, u, p);
+    EXPECT_GT(est, took);
+    EXPECT_LT(est, took * 5);
+  }
+}
+
+// Where parts cost nothing of their own (split_invariance on the CPU), the
+// fit says so, never a credit a part, and the rate is the measured one.
+TEST(ScaleCost, NoPartTimeWhereTheCasesShowNone) {
+  ScaleCostModel m;
+  m.record("host@cpu", "split_invariance", 1'000'000, 50, 0.1);
+  m.record("host@cpu", "split_invariance", 3'000'000, 2, 0.3);
+  m.record("host@cpu", "split_invariance", 100'000, 60, 0.008);  // faster than the rate says
+  const ScaleCostFit f = m.fit("host@cpu", "split_invariance", Device::cpu);
+  EXPECT_EQ(f.per_part, 0);
+  EXPECT_NEAR(f.per_unit, 0.408 / 4.1e6, 1e-15);
+}
+
+// One case in many parts: its time is split by the prior's time a part, at
+// most half to the parts, so that the next draws neither take it all as the
+// elements' nor ignore the parts.
+TEST(ScaleCost, OneCaseSplitsItsTimeByThePrior) {
+  const OpSchema& op = rmsnorm_modulate_schema();
+  ScaleCostModel m;
+  const int64_t first = scale_cost_units(op, Device::cuda, 513, 8, 2, 30);
+  m.record("cuda-repro@cuda", "split_invariance", first, 30, 0.5);
+  const ScaleCostFit f = m.fit("cuda-repro@cuda", "split_invariance", Device::cuda);
+  EXPECT_NEAR(f.per_part, 0.25 / 30, 1e-12);  // the prior's 20 ms, held to half of 0.5 s
+  EXPECT_NEAR(f.seconds(first, 30), 0.5, 1e-12);
+  // Its size in more parts costs more; twice its size in as many, less than twice.
+  EXPECT_GT(f.seconds(first, 60), 0.7);
+  EXPECT_LT(f.seconds(2 * first, 30), 0.8);
+  ScaleCostModel cpu;  // on the CPU the prior is 0.5 ms a part
+  cpu.record("host@cpu", "row_invariance", 10'000, 20, 0.1);
+  EXPECT_NEAR(cpu.fit("host@cpu", "row_invariance", Device::cpu).per_part, 0.5e-3, 1e-15);
 }
 
 TEST(ScaleAllowance, TheShareLeftAndNeverPastTheSlice) {
@@ -66,9 +138,9 @@ TEST(ScaleCost, RowsWeighOnTheirOwn) {
   ScaleCostModel m;
   const OpSchema& op = gate_residual_schema();
   auto units = [&](int64_t rows, int64_t dim) { return scale_cost_units(op, Device::cuda, rows, dim, 9, 0); };
-  m.record("cuda@cuda", "full_write", units(32768, 5376), 0.5);
-  const double wide = m.estimate_seconds("cuda@cuda", "full_write", units(32768, 5376));
-  const double tall = m.estimate_seconds("cuda@cuda", "full_write", units(16776960, 1));
+  m.record("cuda@cuda", "full_write", units(32768, 5376), 0, 0.5);
+  const double wide = m.estimate_seconds("cuda@cuda", "full_write", Device::cuda, units(32768, 5376), 0);
+  const double tall = m.estimate_seconds("cuda@cuda", "full_write", Device::cuda, units(16776960, 1), 0);
   EXPECT_NEAR(wide, 0.5, 1e-9);
   // what the H200 measured: 2.0 to 3.0 s where elements alone said 0.01 s
   EXPECT_GT(tall, 16776960.0 / (32768.0 * 5376) * 0.5 * 200);
@@ -89,9 +161,9 @@ TEST(ScaleCost, ReducedElementsAreTheOpsRowReductions) {
 TEST(ScaleCost, SplitStatesWeighAPartEach) {
   const OpSchema& op = rmsnorm_modulate_schema();
   ScaleCostModel m;
-  m.record("host-repro@cpu", "split_invariance", scale_cost_units(op, Device::cpu, 131072, 15, 1, 10), 0.4221);
+  m.record("host-repro@cpu", "split_invariance", scale_cost_units(op, Device::cpu, 131072, 15, 1, 10), 10, 0.4221);
   const int64_t many = scale_cost_units(op, Device::cpu, 65535, 9, 65535, 56);
-  EXPECT_GT(m.estimate_seconds("host-repro@cpu", "split_invariance", many), 2.9692);
+  EXPECT_GT(m.estimate_seconds("host-repro@cpu", "split_invariance", Device::cpu, many, 56), 2.9692);
   // No split, no state: rows and elements alone.
   EXPECT_EQ(scale_cost_units(op, Device::cpu, 65535, 9, 65535, 0), 65535 * 9 + 8 * 65535);
 }
