@@ -30,6 +30,8 @@ def load(path):
     j["coverage"]["scale"].pop("seconds")
     for r in j["results"]:
         r.pop("seconds")
+        for s in r["scale_runs"]:
+            s.pop("seconds")
         if "failure" in r:
             r["failure"].pop("seconds_to_find")
             f = r["failure"]
