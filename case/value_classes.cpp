@@ -1,6 +1,7 @@
 // Value classes: what the tensors of a generated case hold (case_spec.h).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -53,94 +54,149 @@ Cls class_named(const std::string& cls) {
   throw std::invalid_argument("unknown value class '" + cls + "'");
 }
 
+// Element by element in order, f(row, col) giving each element's bits: the
+// row and column kept as counters (no division an element) and the store
+// typed once a tensor (no dtype test an element).
+template <class F>
+void fill_each(HostTensor& t, int64_t cols, F&& f) {
+  const int64_t n = t.numel();
+  int64_t row = 0, col = 0;
+  auto next = [&] {
+    if (cols && ++col == cols) {
+      col = 0;
+      ++row;
+    }
+  };
+  uint8_t* p = t.bytes.data();
+  if (t.dtype == DType::f32) {
+    for (int64_t i = 0; i < n; ++i, next()) {
+      const uint32_t b = f(row, col);
+      std::memcpy(p + 4 * i, &b, 4);
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i, next()) {
+      const uint16_t h = uint16_t(f(row, col));
+      std::memcpy(p + 2 * i, &h, 2);
+    }
+  }
+}
+
 // batch_rows: t holds rows of the batch (Role::row), whose rows zero_rows may
-// zero; a column or table tensor keeps its values.
+// zero; a column or table tensor keeps its values. Each class is a loop of
+// its own. Every draw is a statement of its own, in a fixed order: C++ leaves
+// the order of a call's arguments and of an operator's operands open, and
+// where two draws shared an expression g++ and clang++ drew them in opposite
+// orders, so the libFuzzer build (clang) made other values than the CLI (g++)
+// from the same seed. The order kept is g++'s, so that what it generated
+// before stays the same.
 void fill_tensor(HostTensor& t, Fill role, const std::string& name, Prng& rng, int64_t cols, bool batch_rows) {
   const DType dt = t.dtype;
   const double mx = max_finite(dt);
   if (t.numel() == 0) return;  // (an empty tensor never asked what its class was)
   const Cls cls = class_named(name);
-  // zero_rows: which rows are zero follows the seed (a salt per tensor), not
-  // the row's number alone.
-  const uint64_t zero_salt = cls == Cls::zero_rows ? rng.next() : 0;
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    const int64_t col = cols ? i % cols : 0, row = cols ? i / cols : 0;
-    double v = 0;
-    if (cls == Cls::small_int) {
-      v = double(rng.range(-4, 4));
-    } else if (cls == Cls::signed_zero) {
-      const int64_t k = rng.below(10);
-      v = k < 3 ? 0.0 : k < 6 ? -0.0 : double(rng.range(-2, 2));
-      if (v == 0 && rng.chance(0.5)) v = -0.0;
-    } else if (cls == Cls::normal) {
-      v = rng.normal() * (role == Fill::small_factor ? 0.1 : 1.0);
-    } else if (cls == Cls::mixed_magnitude) {
+  auto rn = [dt](double v) { return float_to_bits_rn(dt, float(v)); };
+  const double sign_scale = role == Fill::small_factor ? 0.1 : 1.0;
+  switch (cls) {
+    case Cls::small_int:
+      return fill_each(t, cols, [&](int64_t, int64_t) { return rn(double(rng.range(-4, 4))); });
+    case Cls::signed_zero:
+      return fill_each(t, cols, [&](int64_t, int64_t) {
+        const int64_t k = rng.below(10);
+        double v = k < 3 ? 0.0 : k < 6 ? -0.0 : double(rng.range(-2, 2));
+        if (v == 0 && rng.chance(0.5)) v = -0.0;
+        return rn(v);
+      });
+    case Cls::normal:
+      return fill_each(t, cols, [&](int64_t, int64_t) { return rn(rng.normal() * sign_scale); });
+    case Cls::mixed_magnitude: {
       const int lo = dt == DType::f16 ? -12 : -40, hi = dt == DType::f16 ? 7 : 40;
-      v = rng.normal() * std::ldexp(1.0, int(rng.range(lo, hi)));
-    } else if (cls == Cls::order_sensitive) {
+      return fill_each(t, cols, [&](int64_t, int64_t) {
+        const double v = rng.normal();  // (drawn before the exponent, as ever)
+        return rn(v * std::ldexp(1.0, int(rng.range(lo, hi))));
+      });
+    }
+    case Cls::order_sensitive:
       // y: per column a large L, rows alternately +L, -L and small; g ~ 1.
       // The big terms of grad_gate nearly cancel, so the small ones decide the
       // result, and fp32 absorbs them differently in every summation order.
-      const int e = dt == DType::f16 ? 8 : 12 + int(col % 9);
-      if (role == Fill::factor) {
-        const int64_t m = row % 3;
-        v = m == 0 ? std::ldexp(1.0, e) : m == 1 ? -std::ldexp(1.0, e) : rng.uniform() * 0.75 + 0.01;
-      } else if (role == Fill::upstream) {
-        v = rng.chance(0.9) ? 1.0 : 1.0 + std::ldexp(1.0, -int(rng.range(1, 6)));
-      } else if (role == Fill::small_factor) {
-        v = rng.normal();
-      } else {  // res cancels gate*y roughly: out is small and its rounding order shows
-        v = -std::ldexp(1.0, e) * (rng.chance(0.5) ? 1 : -1) * rng.uniform();
-      }
-    } else if (cls == Cls::subnormal) {
-      if (rng.chance(0.5)) {
-        t.set_bits(i, subnormal_bits(dt, rng));
-        continue;
-      }
-      v = role == Fill::small_factor ? (0.5 + rng.uniform() * 1.5) * (rng.chance(0.5) ? 1 : -1)
-                             : std::ldexp(1.0 + rng.uniform(), min_normal_exp(dt) + int(rng.range(0, 2))) *
-                                   (rng.chance(0.5) ? 1 : -1);
-    } else if (cls == Cls::near_overflow) {
-      const double s = rng.chance(0.5) ? 1 : -1;
-      v = role == Fill::small_factor ? s * (0.5 + rng.uniform() * 1.5) : s * mx * (0.25 + 0.75 * rng.uniform());
-      if (std::abs(v) > mx) v = s * mx;
-    } else if (cls == Cls::binade_span) {
+      return fill_each(t, cols, [&](int64_t row, int64_t col) {
+        const int e = dt == DType::f16 ? 8 : 12 + int(col % 9);
+        double v;
+        if (role == Fill::factor) {
+          const int64_t m = row % 3;
+          v = m == 0 ? std::ldexp(1.0, e) : m == 1 ? -std::ldexp(1.0, e) : rng.uniform() * 0.75 + 0.01;
+        } else if (role == Fill::upstream) {
+          v = rng.chance(0.9) ? 1.0 : 1.0 + std::ldexp(1.0, -int(rng.range(1, 6)));
+        } else if (role == Fill::small_factor) {
+          v = rng.normal();
+        } else {  // res cancels gate*y roughly: out is small and its rounding order shows
+          const double s = rng.chance(0.5) ? 1 : -1;
+          v = -std::ldexp(1.0, e) * s * rng.uniform();
+        }
+        return rn(v);
+      });
+    case Cls::subnormal:
+      return fill_each(t, cols, [&](int64_t, int64_t) {
+        if (rng.chance(0.5)) return subnormal_bits(dt, rng);
+        if (role == Fill::small_factor) {
+          const double u = rng.uniform();
+          const double s = rng.chance(0.5) ? 1 : -1;
+          return rn((0.5 + u * 1.5) * s);
+        }
+        const int e = int(rng.range(0, 2));
+        const double u = rng.uniform();
+        const double s = rng.chance(0.5) ? 1 : -1;
+        return rn(std::ldexp(1.0 + u, min_normal_exp(dt) + e) * s);
+      });
+    case Cls::near_overflow:
+      return fill_each(t, cols, [&](int64_t, int64_t) {
+        const double s = rng.chance(0.5) ? 1 : -1;
+        double v = role == Fill::small_factor ? s * (0.5 + rng.uniform() * 1.5) : s * mx * (0.25 + 0.75 * rng.uniform());
+        if (std::abs(v) > mx) v = s * mx;
+        return rn(v);
+      });
+    case Cls::binade_span: {
       // A factor's row: a few large elements among many small ones over a
       // dozen binades, so that a reduction of the row absorbs the small ones
       // differently in every order. Other tensors: N(0,1).
-      if (role != Fill::factor) {
-        v = rng.normal();
-      } else {
-        const int big = dt == DType::f16 ? 7 : 12, span = dt == DType::f16 ? 10 : 14;
+      const int big = dt == DType::f16 ? 7 : 12, span = dt == DType::f16 ? 10 : 14;
+      return fill_each(t, cols, [&](int64_t, int64_t) {
+        if (role != Fill::factor) return rn(rng.normal());
         const double s = rng.chance(0.5) ? 1 : -1;
-        v = rng.chance(1.0 / 16) ? s * std::ldexp(1.0 + rng.uniform(), big)
-                                  : s * std::ldexp(1.0 + rng.uniform(), -int(rng.range(0, span)));
-      }
-    } else if (cls == Cls::zero_rows) {
+        if (rng.chance(1.0 / 16)) return rn(s * std::ldexp(1.0 + rng.uniform(), big));
+        const int e = -int(rng.range(0, span));
+        const double u = rng.uniform();
+        return rn(s * std::ldexp(1.0 + u, e));
+      });
+    }
+    case Cls::zero_rows: {
       // A factor's rows of the batch are all +-0 one time in three (a row
       // statistic of nothing); the rest, and every other tensor, N(0,1).
-      if (role == Fill::factor && batch_rows && Prng(zero_salt ^ (uint64_t(row) * 0x9e3779b97f4a7c15ull)).below(3) == 0)
-        v = rng.chance(0.5) ? 0.0 : -0.0;
-      else
-        v = rng.normal();
-    } else if (cls == Cls::huge) {
+      // Which rows are zero follows the seed (a salt per tensor), not the
+      // row's number alone.
+      const uint64_t zero_salt = rng.next();
+      return fill_each(t, cols, [&](int64_t row, int64_t) {
+        if (role == Fill::factor && batch_rows && Prng(zero_salt ^ (uint64_t(row) * 0x9e3779b97f4a7c15ull)).below(3) == 0)
+          return rn(rng.chance(0.5) ? 0.0 : -0.0);
+        return rn(rng.normal());
+      });
+    }
+    case Cls::huge:
       // A factor far past sqrt(fp32's largest): its square overflows fp32
       // (bf16, f32; an f16 factor near its own largest). Others N(0,1).
-      if (role != Fill::factor) {
-        v = rng.normal();
-      } else {
+      return fill_each(t, cols, [&](int64_t, int64_t) {
+        if (role != Fill::factor) return rn(rng.normal());
         const double s = rng.chance(0.5) ? 1 : -1;
-        v = dt == DType::f16 ? s * mx * (0.5 + 0.5 * rng.uniform())
-                             : s * std::ldexp(1.0 + rng.uniform(), int(rng.range(64, 100)));
-      }
-    } else if (cls == Cls::nan_inf) {
-      if (rng.chance(1.0 / 48)) {
-        t.set_bits(i, special_bits(dt, int(rng.below(3))));
-        continue;
-      }
-      v = rng.normal();
-    }
-    t.set_value_rn(i, float(v));
+        if (dt == DType::f16) return rn(s * mx * (0.5 + 0.5 * rng.uniform()));
+        const int e = int(rng.range(64, 100));
+        const double u = rng.uniform();
+        return rn(s * std::ldexp(1.0 + u, e));
+      });
+    case Cls::nan_inf:
+      return fill_each(t, cols, [&](int64_t, int64_t) {
+        if (rng.chance(1.0 / 48)) return special_bits(dt, int(rng.below(3)));
+        return rn(rng.normal());
+      });
   }
 }
 

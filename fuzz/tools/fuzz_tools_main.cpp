@@ -18,6 +18,9 @@
 //   report DIR                      write DIR/report.{json,md,html} for a campaign
 //   merge-shards OUT DIR...         gather the shares of a campaign into OUT for one report
 //                                   (fuzz/nightly.sh --merge; shard_merge.h)
+//   spec-prints                     a fingerprint of the cases each family of a grid of specs
+//                                   materialises to: two builds that print the same make the
+//                                   same cases from the same seeds (spec_prints.h)
 // Implementations and properties come from GATECHECK_FUZZ_IMPL / _PROPERTIES
 // (op_target.h), or --impl SPEC (repeatable).
 #include <cuda_runtime_api.h>
@@ -48,6 +51,7 @@
 #include "regress.h"
 #include "seed_generator.h"
 #include "shard_merge.h"
+#include "spec_prints.h"
 
 using namespace gatecheck;
 using namespace gatecheck::fuzz;
@@ -74,7 +78,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: gatecheck-fuzz-tools seeds DIR | decode [--json] INPUT... | regress INPUT --out DIR [--seconds S] "
                "[--impl SPEC]... | check-case [--impl SPEC]... FILE|DIR... | check-impl [--impl SPEC]... [--gpus N] | "
-               "check-properties | bench [--seconds S] | report DIR | merge-shards OUT DIR...\n");
+               "check-properties | bench [--seconds S] | report DIR | merge-shards OUT DIR... | spec-prints\n");
   return 2;
 }
 
@@ -306,6 +310,11 @@ int main(int argc, char** argv) {
     if (cmd == "report") {
       if (a.positional.size() != 1) return usage();
       return write_campaign_report(a.positional[0]);
+    }
+    if (cmd == "spec-prints") {
+      if (!a.positional.empty()) return usage();
+      write_spec_prints(std::cout);
+      return 0;
     }
     if (cmd == "merge-shards") {
       if (a.positional.size() < 2) return usage();
