@@ -18,9 +18,10 @@
 //   report DIR                      write DIR/report.{json,md,html} for a campaign
 //   merge-shards OUT DIR...         gather the shares of a campaign into OUT for one report
 //                                   (fuzz/nightly.sh --merge; shard_merge.h)
-//   spec-prints                     a fingerprint of the cases each family of a grid of specs
-//                                   materialises to: two builds that print the same make the
-//                                   same cases from the same seeds (spec_prints.h)
+//   spec-prints [DIR...]            a fingerprint of the cases each family of a grid of specs
+//                                   materialises to, and each decoder input under DIR decodes
+//                                   to for each op: two builds that print the same make the
+//                                   same cases from the same seeds and inputs (spec_prints.h)
 // Implementations and properties come from GATECHECK_FUZZ_IMPL / _PROPERTIES
 // (op_target.h), or --impl SPEC (repeatable).
 #include <cuda_runtime_api.h>
@@ -78,7 +79,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: gatecheck-fuzz-tools seeds DIR | decode [--json] INPUT... | regress INPUT --out DIR [--seconds S] "
                "[--impl SPEC]... | check-case [--impl SPEC]... FILE|DIR... | check-impl [--impl SPEC]... [--gpus N] | "
-               "check-properties | bench [--seconds S] | report DIR | merge-shards OUT DIR... | spec-prints\n");
+               "check-properties | bench [--seconds S] | report DIR | merge-shards OUT DIR... | spec-prints [DIR...]\n");
   return 2;
 }
 
@@ -312,8 +313,7 @@ int main(int argc, char** argv) {
       return write_campaign_report(a.positional[0]);
     }
     if (cmd == "spec-prints") {
-      if (!a.positional.empty()) return usage();
-      write_spec_prints(std::cout);
+      write_spec_prints(std::cout, a.positional);
       return 0;
     }
     if (cmd == "merge-shards") {

@@ -1,7 +1,11 @@
 #include "spec_prints.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -9,6 +13,7 @@
 
 #include "../../case/case_spec.h"
 #include "../../kernels/op_schema.h"
+#include "../case_decoder.h"
 
 namespace gatecheck::fuzz {
 
@@ -41,7 +46,15 @@ void add_case(const Case& c, Fnv& f) {
 
 }  // namespace
 
-int write_spec_prints(std::ostream& out) {
+int write_spec_prints(std::ostream& out, const std::vector<std::string>& input_dirs) {
+  std::vector<std::vector<std::filesystem::path>> inputs;  // (read first: a bad folder prints nothing)
+  for (const std::string& dir : input_dirs) {
+    auto& files = inputs.emplace_back();
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+      if (e.is_regular_file()) files.push_back(e.path());
+    if (files.empty()) throw std::invalid_argument(dir + ": no decoder inputs");
+    std::sort(files.begin(), files.end());
+  }
   std::vector<std::string> kinds = all_plan_kinds();
   for (const auto& k : split_plan_kinds()) kinds.push_back(k);
   struct Shape {
@@ -75,12 +88,26 @@ int write_spec_prints(std::ostream& out) {
               }
             }
         }
-  for (const auto& [family, f] : families) {
+  auto print = [&](const std::string& what, const Fnv& f) {
     char hex[20];
     std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)f.h);
-    out << family << " " << hex << "\n";
+    out << what << " " << hex << "\n";
+  };
+  for (const auto& [family, f] : families) print(family, f);
+  int n = int(families.size());
+  for (const auto& files : inputs) {
+    for (const auto& path : files) {
+      std::ifstream in(path, std::ios::binary);
+      const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+      for (const OpSchema* op : op_schemas()) {
+        Fnv f;
+        add_case(decode_case(*op, bytes.data(), bytes.size()), f);
+        print("decode " + std::string(op->name) + " " + path.string(), f);
+        ++n;
+      }
+    }
   }
-  return int(families.size());
+  return n;
 }
 
 }  // namespace gatecheck::fuzz
