@@ -7,6 +7,26 @@
 
 namespace gatecheck {
 
+uint32_t HostTensor::bits(int64_t i) const {
+  if (dtype == DType::f32) {
+    uint32_t b;
+    std::memcpy(&b, bytes.data() + i * 4, 4);
+    return b;
+  }
+  uint16_t h;
+  std::memcpy(&h, bytes.data() + i * 2, 2);
+  return h;
+}
+
+void HostTensor::set_bits(int64_t i, uint32_t b) {
+  if (dtype == DType::f32) {
+    std::memcpy(bytes.data() + i * 4, &b, 4);
+  } else {
+    const uint16_t h = uint16_t(b);
+    std::memcpy(bytes.data() + i * 2, &h, 2);
+  }
+}
+
 namespace {
 [[noreturn]] void no_such(const OpSchema& op, const char* what, std::string_view name, const std::string& known) {
   throw std::invalid_argument(std::string(op.name) + " has no " + what + " '" + std::string(name) + "' (" + known + ")");

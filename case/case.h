@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,26 +28,8 @@ struct HostTensor {
   int64_t numel() const { return rows * cols; }
   void* data() { return bytes.data(); }
   const void* data() const { return bytes.data(); }
-  // Element i's bits (16-bit types in the low bits). Inline: every check
-  // reads and writes tensors an element at a time.
-  uint32_t bits(int64_t i) const {
-    if (dtype == DType::f32) {
-      uint32_t b;
-      std::memcpy(&b, bytes.data() + i * 4, 4);
-      return b;
-    }
-    uint16_t h;
-    std::memcpy(&h, bytes.data() + i * 2, 2);
-    return h;
-  }
-  void set_bits(int64_t i, uint32_t b) {
-    if (dtype == DType::f32) {
-      std::memcpy(bytes.data() + i * 4, &b, 4);
-    } else {
-      const uint16_t h = uint16_t(b);
-      std::memcpy(bytes.data() + i * 2, &h, 2);
-    }
-  }
+  uint32_t bits(int64_t i) const;              // element i's bits (16-bit types in the low bits)
+  void set_bits(int64_t i, uint32_t b);
   float value(int64_t i) const { return bits_to_float(dtype, bits(i)); }
   void set_value_rn(int64_t i, float v) { set_bits(i, float_to_bits_rn(dtype, v)); }
   bool operator==(const HostTensor& o) const {
