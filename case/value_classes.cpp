@@ -21,6 +21,8 @@ double max_finite(DType t) {
   }
 }
 int min_normal_exp(DType t) { return t == DType::f16 ? -14 : -126; }
+// The standard deviation of a normal value of a tensor of this fill.
+double normal_scale(Fill role) { return role == Fill::small_factor ? 0.1 : 1.0; }
 
 // A random subnormal of the dtype, by bits.
 uint32_t subnormal_bits(DType t, Prng& rng) {
@@ -95,7 +97,6 @@ void fill_tensor(HostTensor& t, Fill role, const std::string& name, Prng& rng, i
   if (t.numel() == 0) return;  // (an empty tensor never asked what its class was)
   const Cls cls = class_named(name);
   auto rn = [dt](double v) { return float_to_bits_rn(dt, float(v)); };
-  const double sign_scale = role == Fill::small_factor ? 0.1 : 1.0;
   switch (cls) {
     case Cls::small_int:
       return fill_each(t, cols, [&](int64_t, int64_t) { return rn(double(rng.range(-4, 4))); });
@@ -107,7 +108,7 @@ void fill_tensor(HostTensor& t, Fill role, const std::string& name, Prng& rng, i
         return rn(v);
       });
     case Cls::normal:
-      return fill_each(t, cols, [&](int64_t, int64_t) { return rn(rng.normal() * sign_scale); });
+      return fill_each(t, cols, [&](int64_t, int64_t) { return rn(rng.normal() * normal_scale(role)); });
     case Cls::mixed_magnitude: {
       const int lo = dt == DType::f16 ? -12 : -40, hi = dt == DType::f16 ? 7 : 40;
       return fill_each(t, cols, [&](int64_t, int64_t) {
@@ -209,7 +210,7 @@ void fill_normal_threaded(HostTensor& t, Fill role, Prng& rng) {
   const int64_t n = t.numel();
   const int64_t pieces = (n + kPiece - 1) / kPiece;
   const int64_t workers = std::min<int64_t>(pieces, std::max(1u, std::thread::hardware_concurrency()));
-  const double scale = role == Fill::small_factor ? 0.1 : 1.0;
+  const double scale = normal_scale(role);
   std::vector<std::thread> pool;
   for (int64_t w = 0; w < workers; ++w)
     pool.emplace_back([&, w] {
