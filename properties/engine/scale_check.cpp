@@ -105,9 +105,6 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
       for (const auto& b : c.plan->batches) parts += !b.empty();
     return parts;
   };
-  auto case_units = [&](const ScaleCase& c) {
-    return scale_cost_units(c.op(), impl_.device, c.rows, c.dim, c.gates, case_parts(c));
-  };
   int tried = 0;
   std::optional<std::pair<int64_t, ScaleSpec>> smallest;
   for (;; ++r.draw) {  // a draw that does not run hands on to the next, as the serial loop did
@@ -161,8 +158,9 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
         }
       }
       c = make_scale_case(*spec);
-      if (allowance >= 0)
-        estimate = cost_.estimate_seconds(who, property_, impl_.device, case_units(c), case_parts(c), &source);
+      r.parts = case_parts(c);
+      r.units = scale_cost_units(c.op(), impl_.device, c.rows, c.dim, c.gates, r.parts);
+      if (allowance >= 0) estimate = cost_.estimate_seconds(who, property_, impl_.device, r.units, r.parts, &source);
     } catch (const std::invalid_argument& e) {  // a draw the ladder should never make
       skip(std::string("bad draw: ") + e.what());
       continue;
@@ -183,8 +181,6 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
     }
     if (stop()) return r;  // its call may have been cut short
     r.seconds = since(t0);
-    r.parts = case_parts(c);
-    r.units = case_units(c);
     cost_.record(who, property_, r.units, r.parts, r.seconds);
     r.estimate = estimate;
     r.rate_source = source;

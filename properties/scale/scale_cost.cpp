@@ -31,7 +31,6 @@ void ScaleCostModel::record(const std::string& impl, const std::string& property
   const std::lock_guard<std::mutex> lock(m_);
   const double u = double(units), p = double(parts > 0 ? parts : 0), w = 1.0 / (seconds * seconds);
   for (Sum* s : {&by_pair_[impl + "/" + property], &by_impl_[impl]}) {
-    ++s->cases;
     s->batched += p > 0;
     s->units += u;
     s->parts += p;

@@ -90,7 +90,7 @@ class ScaleCostModel {
   // totals for the rate, and the least squares of relative errors
   // (sum ((t - a u - c p) / t)^2) for the two costs.
   struct Sum {
-    int64_t cases = 0, batched = 0;  // cases, those with parts
+    int64_t batched = 0;  // cases with parts
     double units = 0, parts = 0, seconds = 0;
     double uu = 0, pp = 0, up = 0, u = 0, p = 0;  // weighted by 1 / t^2
   };
