@@ -31,6 +31,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+
 #include <atomic>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -174,14 +176,25 @@ int sm_count() {
   return n;
 }
 
-template <class T, int CPT>
+template <class T, int CPT, int ACC>
 void launch_onepass_k(const Ptrs& a, const Plan& p, int threads, int64_t groups, cudaStream_t s) {
   // The kernel's dynamic shared memory limit, raised once to the most it takes.
   static const cudaError_t raised = cudaFuncSetAttribute(
-      bwd_onepass_kernel<T, CPT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kOnePassSmemMax));
+      bwd_onepass_kernel<T, CPT, ACC>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kOnePassSmemMax));
   (void)raised;  // a failure shows as the launch's error
   const unsigned grid = unsigned(groups < 65535 ? groups : 65535);
-  bwd_onepass_kernel<T, CPT><<<grid, threads, size_t(onepass_smem_bytes(a.dim, VecOf<T>::value)), s>>>(a, p);
+  bwd_onepass_kernel<T, CPT, ACC>
+      <<<grid, threads, size_t(onepass_smem_bytes(a.dim, VecOf<T>::value, ACC, ACC ? threads : 0)), s>>>(a, p);
+}
+
+// EXPERIMENT: GATECHECK_RMS_BWD_EXP=1 or 2 keeps the one pass's column sums
+// in shared memory (onepass_kernel's ACC) where its blocks are narrow enough.
+int onepass_acc_experiment() {
+  static const int v = [] {
+    const char* e = std::getenv("GATECHECK_RMS_BWD_EXP");
+    return e && (e[0] == '1' || e[0] == '2') && !e[1] ? e[0] - '0' : 0;
+  }();
+  return v;
 }
 
 template <class T>
@@ -193,8 +206,15 @@ bool launch_onepass(const Ptrs& a, const Plan& p, bool vec, int64_t groups, bool
       onepass_smem_bytes(a.dim, V) > kOnePassSmemMax || (!forced && groups < 2 * sm_count()))
     return false;
   if (a.rows == 0) return true;
-  if (nch <= threads) launch_onepass_k<T, 1>(a, p, threads, groups, s);
-  else launch_onepass_k<T, 2>(a, p, threads, groups, s);
+  const int acc = onepass_acc_experiment();
+  if (acc && threads <= kOnePassLeanThreads && nch > threads &&
+      2 * (onepass_smem_bytes(a.dim, V, acc, threads) + 1024) <= (228 << 10)) {
+    if (acc == 1) launch_onepass_k<T, 2, 1>(a, p, threads, groups, s);
+    else launch_onepass_k<T, 2, 2>(a, p, threads, groups, s);
+    return true;
+  }
+  if (nch <= threads) launch_onepass_k<T, 1, 0>(a, p, threads, groups, s);
+  else launch_onepass_k<T, 2, 0>(a, p, threads, groups, s);
   return true;
 }
 

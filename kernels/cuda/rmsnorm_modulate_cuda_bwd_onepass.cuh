@@ -60,14 +60,56 @@ constexpr int kOnePassAhead = 2;        // rows copied ahead of the one worked
 constexpr int kOnePassMaxThreads = 512;  // T at most (one block an SM, up to 128 registers a thread)
 constexpr int64_t kOnePassSmemMax = 200 << 10;
 
-// Shared memory of the one-pass kernel: kOnePassAhead + 1 rows of x and g.
-int64_t onepass_smem_bytes(int64_t dim, int vec) { return int64_t(kOnePassAhead + 1) * 2 * (dim / vec) * 16; }
+// EXPERIMENT (GATECHECK_RMS_BWD_EXP): the column sums in shared memory rather
+// than registers, each thread's own slots (no barrier), so that two blocks
+// fit an SM. ACC 1: dshift and dscale there; 2: dweight too. At most
+// kOnePassLeanThreads threads, two blocks an SM.
+constexpr int kOnePassLeanThreads = 352;
+template <int ACC>
+__host__ __device__ constexpr int onepass_ahead() { return ACC == 2 ? 1 : kOnePassAhead; }
+template <int ACC>
+__host__ __device__ constexpr int onepass_max_threads() { return ACC ? kOnePassLeanThreads : kOnePassMaxThreads; }
 
-template <class T, int CPT>
-__global__ void __launch_bounds__(kOnePassMaxThreads, 1) bwd_onepass_kernel(Ptrs a, Plan p) {
+// Shared memory of the one-pass kernel: ahead + 1 rows of x and g, and the
+// sums kept there (ACC) for `threads` threads.
+int64_t onepass_smem_bytes(int64_t dim, int vec, int acc = 0, int64_t threads = 0) {
+  const int ahead = acc == 2 ? 1 : kOnePassAhead;
+  const int64_t cpt = threads ? (dim / vec + threads - 1) / threads : 0;
+  const int64_t sums = acc == 2 ? 3 : acc == 1 ? 2 : 0;
+  return int64_t(ahead + 1) * 2 * (dim / vec) * 16 + sums * cpt * vec * 4 * threads;
+}
+
+// A thread's sums of one chunk in shared memory: V floats as V/4 float4, the
+// block's threads side by side (conflict-free), for sum j of chunk m.
+template <int V, int CPT>
+struct SmemSums {
+  float4* base;
+  int t, nt;
+  __device__ float4* at(int j, int m, int q) const { return base + ((j * CPT + m) * (V / 4) + q) * nt + t; }
+  __device__ void get(int j, int m, float (&v)[V]) const {
+#pragma unroll
+    for (int q = 0; q < V / 4; ++q) {
+      const float4 f = *at(j, m, q);
+      v[4 * q] = f.x, v[4 * q + 1] = f.y, v[4 * q + 2] = f.z, v[4 * q + 3] = f.w;
+    }
+  }
+  __device__ void put(int j, int m, const float (&v)[V]) const {
+#pragma unroll
+    for (int q = 0; q < V / 4; ++q) *at(j, m, q) = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+  }
+  __device__ void zero(int j, int m) const {
+#pragma unroll
+    for (int q = 0; q < V / 4; ++q) *at(j, m, q) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  }
+};
+
+template <class T, int CPT, int ACC = 0>
+__global__ void __launch_bounds__(onepass_max_threads<ACC>(), ACC ? 2 : 1) bwd_onepass_kernel(Ptrs a, Plan p) {
   if (*a.bad != kNoBadRow) return;
-  constexpr int V = VecOf<T>::value, D = kOnePassAhead + 1;
-  extern __shared__ uint4 staged[];  // [row % D][x, g][chunk]
+  constexpr int V = VecOf<T>::value, D = onepass_ahead<ACC>() + 1;
+  constexpr int RS = ACC >= 1 ? 1 : CPT;  // register sums' chunks (1 where none are kept: unused)
+  constexpr int RD = ACC == 2 ? 1 : CPT;
+  extern __shared__ uint4 staged[];  // [row % D][x, g][chunk], then the sums kept in shared memory
   __shared__ float2 red[2][32];      // a row's warp sums, by row parity
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
   const T *scale = static_cast<const T*>(a.scale), *g = static_cast<const T*>(a.g);
@@ -84,6 +126,8 @@ __global__ void __launch_bounds__(kOnePassMaxThreads, 1) bwd_onepass_kernel(Ptrs
     if (own[m]) wr[m] = load_raw(w, ch[m] * V);
   }
   const int64_t ntiles = p.tile_start[a.gates];
+  // Sums in shared memory: j 0 dshift, 1 dscale, 2 dweight.
+  const SmemSums<V, CPT> ss{reinterpret_cast<float4*>(staged + D * 2 * int(nch)), t, nt};
   for (int64_t grp = blockIdx.x; grp * p.tiles_per_group < ntiles; grp += gridDim.x) {
     const int64_t g0 = grp * p.tiles_per_group, g1 = min64(ntiles, g0 + p.tiles_per_group);
     // Positions and rows fit an int (rows < 2^31, checked by the entry point).
@@ -104,19 +148,36 @@ __global__ void __launch_bounds__(kOnePassMaxThreads, 1) bwd_onepass_kernel(Ptrs
     };
 #pragma unroll
     for (int i = 0; i < D - 1; ++i) stage(i);
-    float dw[CPT][V], sh[CPT][V], sc[CPT][V];
+    float dw[RD][V], sh[RS][V], sc[RS][V];
     uint4 fr[CPT];  // the tile's modulation factors, exact in T: packed, for registers
 #pragma unroll
     for (int m = 0; m < CPT; ++m) {
       fr[m] = make_uint4(0, 0, 0, 0);
+      if constexpr (ACC == 2) {
+        if (own[m]) ss.zero(2, m);
+      } else {
 #pragma unroll
-      for (int e = 0; e < V; ++e) dw[m][e] = sh[m][e] = sc[m][e] = 0.0f;
+        for (int e = 0; e < V; ++e) dw[m][e] = 0.0f;
+      }
+      if constexpr (ACC == 0) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) sh[m][e] = sc[m][e] = 0.0f;
+      }
     }
     int k = -1, ti = -1;
     auto flush = [&] {
 #pragma unroll
       for (int m = 0; m < CPT; ++m)
-        if (k >= 0 && own[m]) store_tile_sums<T, true>(a, p, k, ti, ch[m], V, sh[m], sc[m]);
+        if (k >= 0 && own[m]) {
+          if constexpr (ACC == 0) {
+            store_tile_sums<T, true>(a, p, k, ti, ch[m], V, sh[m], sc[m]);
+          } else {
+            float h[V], c[V];
+            ss.get(0, m, h);
+            ss.get(1, m, c);
+            store_tile_sums<T, true>(a, p, k, ti, ch[m], V, h, c);
+          }
+        }
     };
     for (int i = 0; i < n; ++i) {
       stage(i + D - 1);  // its buffer's last reads were this thread's own, before the last row's barrier
@@ -128,8 +189,13 @@ __global__ void __launch_bounds__(kOnePassMaxThreads, 1) bwd_onepass_kernel(Ptrs
         ti = tile;
 #pragma unroll
         for (int m = 0; m < CPT; ++m) {
+          if constexpr (ACC == 0) {
 #pragma unroll
-          for (int e = 0; e < V; ++e) sh[m][e] = sc[m][e] = 0.0f;
+            for (int e = 0; e < V; ++e) sh[m][e] = sc[m][e] = 0.0f;
+          } else if (own[m]) {
+            ss.zero(0, m);
+            ss.zero(1, m);
+          }
           if (own[m]) fr[m] = factor_raw<T>(load_raw(scale, int64_t(k) * dim + ch[m] * V));
         }
       }
@@ -163,16 +229,35 @@ __global__ void __launch_bounds__(kOnePassMaxThreads, 1) bwd_onepass_kernel(Ptrs
           unpack<T>(opaque(fr[m]), fv);
           dx_chunk(rstd, kq, xv, gv, wv, fv, o);
           *reinterpret_cast<uint4*>(dx + row * dim + ch[m] * V) = round_chunk<T>(o);
-          add_col_terms<T>(rstd, xv, gv, wv, fv, sh[m], sc[m], dw[m]);
+          if constexpr (ACC == 0) {
+            add_col_terms<T>(rstd, xv, gv, wv, fv, sh[m], sc[m], dw[m]);
+          } else {
+            float h[V], c[V], d[V];
+            ss.get(0, m, h);
+            ss.get(1, m, c);
+            if constexpr (ACC == 2) ss.get(2, m, d);
+            if constexpr (ACC == 2) add_col_terms<T>(rstd, xv, gv, wv, fv, h, c, d);
+            else add_col_terms<T>(rstd, xv, gv, wv, fv, h, c, dw[m]);
+            ss.put(0, m, h);
+            ss.put(1, m, c);
+            if constexpr (ACC == 2) ss.put(2, m, d);
+          }
         }
     }
     flush();
 #pragma unroll
     for (int m = 0; m < CPT; ++m)
       if (own[m]) {
+        float d[V];
+        if constexpr (ACC == 2) {
+          ss.get(2, m, d);
+        } else {
+#pragma unroll
+          for (int e = 0; e < V; ++e) d[e] = dw[m][e];
+        }
         float4* o = reinterpret_cast<float4*>(p.dw_part + grp * dim + ch[m] * V);
 #pragma unroll
-        for (int q = 0; q < V / 4; ++q) o[q] = make_float4(dw[m][4 * q], dw[m][4 * q + 1], dw[m][4 * q + 2], dw[m][4 * q + 3]);
+        for (int q = 0; q < V / 4; ++q) o[q] = make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]);
       }
   }
 }
