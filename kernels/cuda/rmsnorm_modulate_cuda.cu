@@ -31,9 +31,8 @@
 
 #include <cuda_runtime.h>
 
-#include <cstdlib>
-
 #include <atomic>
+#include <cstdlib>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cstdint>

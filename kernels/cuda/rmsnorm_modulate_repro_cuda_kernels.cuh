@@ -118,7 +118,7 @@ struct ColumnSums {
 // new top bin or is special, the 3G adds are one block of code, so that
 // their chains of dependent fp64 operations interleave; else row by row, a
 // gate's run flushed where it ends.
-template <class T, int G>
+template <class T, int G, bool TopFast = false>
 __device__ __forceinline__ void add_rows(ColumnSums& c, const TermsArgs& a, const TileRow* tile, int p, int n,
                                          const T* xv, const T* gv, float w, const T* scale_j, int64_t shift_at,
                                          int64_t scale_at) {
@@ -130,6 +130,22 @@ __device__ __forceinline__ void add_rows(ColumnSums& c, const TermsArgs& a, cons
     m[i] = column_terms<T>(t.rstd, to_float(xv[i]), to_float(gv[i]), w, c.f);
     fast = fast && t.gate == c.k && !c.dw.needs_slow(float_bits(m[i].dweight)) &&
            !c.sh.needs_slow(float_bits(m[i].dshift)) && !c.sc.needs_slow(float_bits(m[i].dscale));
+  }
+  if (TopFast && fast) {  // EXPERIMENT: every term of the top bin: add_top's 5 fp64 operations a term
+    bool top = true;
+#pragma unroll
+    for (int i = 0; i < G; ++i)
+      top = top && c.dw.in_top(float_bits(m[i].dweight)) && c.sh.in_top(float_bits(m[i].dshift)) &&
+            c.sc.in_top(float_bits(m[i].dscale));
+    if (top) {
+#pragma unroll
+      for (int i = 0; i < G; ++i) {
+        c.dw.add_top(m[i].dweight, float_bits(m[i].dweight));
+        c.sh.add_top(m[i].dshift, float_bits(m[i].dshift));
+        c.sc.add_top(m[i].dscale, float_bits(m[i].dscale));
+      }
+      return;
+    }
   }
   if (fast) {
 #pragma unroll
@@ -166,7 +182,7 @@ __device__ __forceinline__ void add_rows(ColumnSums& c, const TermsArgs& a, cons
 // (add_rows), and the next kAhead rows' loads are in flight while a thread
 // sums the last kAhead's: the kernel is bound by its instructions and their
 // latency, not by its bytes.
-template <class T, int G>
+template <class T, int G, bool TopFast = false>
 __global__ void __launch_bounds__(kThreads) terms_kernel(TermsArgs a) {
   static_assert(kAhead % G == 0, "a load group is whole groups of rows");
   __shared__ TileRow tile[kTileRows];
@@ -196,7 +212,7 @@ __global__ void __launch_bounds__(kThreads) terms_kernel(TermsArgs a) {
       load_rows(xj, gj, tile, p + kAhead, n, xn, gn);
 #pragma unroll
       for (int q = 0; q < kAhead; q += G)
-        add_rows<T, G>(c, a, tile, p + q, n, xv + q, gv + q, w, scale_j, shift_at, scale_at);
+        add_rows<T, G, TopFast>(c, a, tile, p + q, n, xv + q, gv + q, w, scale_j, shift_at, scale_at);
 #pragma unroll
       for (int q = 0; q < kAhead; ++q) {
         xv[q] = xn[q];
