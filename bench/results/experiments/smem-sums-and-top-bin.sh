@@ -17,6 +17,7 @@ S=$B/tests/split/split_cuda_test; R=$B/tests/split/rmsnorm_repro_cuda_test
     echo "== gate_residual repro cost, pass $pass: base"; timeout 60 $S --gtest_filter='SplitCuda.CostAgainstTodaysBackward' 2>&1 | grep -E " ms|us |OK|FAILED"
     echo "== gate_residual repro cost, pass $pass: binned_top"; GATECHECK_CUDA_TUNING=binned_top timeout 60 $S --gtest_filter='SplitCuda.CostAgainstTodaysBackward' 2>&1 | grep -E " ms|us |OK|FAILED"
   done
+  echo "== gate_residual repro cost: binned_top,seg=256"; GATECHECK_CUDA_TUNING=binned_top,seg=256 timeout 60 $S --gtest_filter='SplitCuda.CostAgainstTodaysBackward' 2>&1 | grep -E " ms|us |OK|FAILED"
 } > $O/gr-top.log 2>&1
 {
   for pass in 1 2; do
