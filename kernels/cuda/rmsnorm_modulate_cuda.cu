@@ -207,7 +207,7 @@ bool launch_onepass(const Ptrs& a, const Plan& p, bool vec, int64_t groups, bool
   if (a.rows == 0) return true;
   const int acc = onepass_acc_experiment();
   if (acc && threads <= kOnePassLeanThreads && nch > threads &&
-      2 * (onepass_smem_bytes(a.dim, V, acc, threads) + 1024) <= (228 << 10)) {
+      2 * (onepass_smem_bytes(a.dim, V, acc, threads) + kSmemReservedPerBlock) <= kSmemPerSm) {
     if (acc == 1) launch_onepass_k<T, 2, 1>(a, p, threads, groups, s);
     else launch_onepass_k<T, 2, 2>(a, p, threads, groups, s);
     return true;

@@ -65,15 +65,16 @@ constexpr int64_t kOnePassSmemMax = 200 << 10;
 // fit an SM. ACC 1: dshift and dscale there; 2: dweight too. At most
 // kOnePassLeanThreads threads, two blocks an SM.
 constexpr int kOnePassLeanThreads = 352;
-template <int ACC>
-__host__ __device__ constexpr int onepass_ahead() { return ACC == 2 ? 1 : kOnePassAhead; }
-template <int ACC>
-__host__ __device__ constexpr int onepass_max_threads() { return ACC ? kOnePassLeanThreads : kOnePassMaxThreads; }
+// Rows copied ahead for ACC (where all three sums take shared memory, one).
+__host__ __device__ constexpr int onepass_ahead(int acc) { return acc == 2 ? 1 : kOnePassAhead; }
+__host__ __device__ constexpr int onepass_max_threads(int acc) { return acc ? kOnePassLeanThreads : kOnePassMaxThreads; }
+// An SM's shared memory, and what the system keeps of it for each block.
+constexpr int64_t kSmemPerSm = 228 << 10, kSmemReservedPerBlock = 1 << 10;
 
 // Shared memory of the one-pass kernel: ahead + 1 rows of x and g, and the
 // sums kept there (ACC) for `threads` threads.
 int64_t onepass_smem_bytes(int64_t dim, int vec, int acc = 0, int64_t threads = 0) {
-  const int ahead = acc == 2 ? 1 : kOnePassAhead;
+  const int ahead = onepass_ahead(acc);
   const int64_t cpt = threads ? (dim / vec + threads - 1) / threads : 0;
   const int64_t sums = acc == 2 ? 3 : acc == 1 ? 2 : 0;
   return int64_t(ahead + 1) * 2 * (dim / vec) * 16 + sums * cpt * vec * 4 * threads;
@@ -104,9 +105,9 @@ struct SmemSums {
 };
 
 template <class T, int CPT, int ACC = 0>
-__global__ void __launch_bounds__(onepass_max_threads<ACC>(), ACC ? 2 : 1) bwd_onepass_kernel(Ptrs a, Plan p) {
+__global__ void __launch_bounds__(onepass_max_threads(ACC), ACC ? 2 : 1) bwd_onepass_kernel(Ptrs a, Plan p) {
   if (*a.bad != kNoBadRow) return;
-  constexpr int V = VecOf<T>::value, D = onepass_ahead<ACC>() + 1;
+  constexpr int V = VecOf<T>::value, D = onepass_ahead(ACC) + 1;
   constexpr int RS = ACC >= 1 ? 1 : CPT;  // register sums' chunks (1 where none are kept: unused)
   constexpr int RD = ACC == 2 ? 1 : CPT;
   extern __shared__ uint4 staged[];  // [row % D][x, g][chunk], then the sums kept in shared memory

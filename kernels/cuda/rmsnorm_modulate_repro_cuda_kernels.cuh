@@ -131,29 +131,25 @@ __device__ __forceinline__ void add_rows(ColumnSums& c, const TermsArgs& a, cons
     fast = fast && t.gate == c.k && !c.dw.needs_slow(float_bits(m[i].dweight)) &&
            !c.sh.needs_slow(float_bits(m[i].dshift)) && !c.sc.needs_slow(float_bits(m[i].dscale));
   }
+  // `add` for every row's three terms, each with its sum.
+  auto add_all = [&](auto add) {
+#pragma unroll
+    for (int i = 0; i < G; ++i) {
+      add(c.dw, m[i].dweight);
+      add(c.sh, m[i].dshift);
+      add(c.sc, m[i].dscale);
+    }
+  };
   if (TopFast && fast) {  // EXPERIMENT: every term of the top bin: add_top's 5 fp64 operations a term
     bool top = true;
-#pragma unroll
-    for (int i = 0; i < G; ++i)
-      top = top && c.dw.in_top(float_bits(m[i].dweight)) && c.sh.in_top(float_bits(m[i].dshift)) &&
-            c.sc.in_top(float_bits(m[i].dscale));
+    add_all([&](const BinnedFp64Sum& s, float t) { top = top && s.in_top(float_bits(t)); });
     if (top) {
-#pragma unroll
-      for (int i = 0; i < G; ++i) {
-        c.dw.add_top(m[i].dweight, float_bits(m[i].dweight));
-        c.sh.add_top(m[i].dshift, float_bits(m[i].dshift));
-        c.sc.add_top(m[i].dscale, float_bits(m[i].dscale));
-      }
+      add_all([](BinnedFp64Sum& s, float t) { s.add_top(t, float_bits(t)); });
       return;
     }
   }
   if (fast) {
-#pragma unroll
-    for (int i = 0; i < G; ++i) {
-      c.dw.add_in_window(m[i].dweight, float_bits(m[i].dweight));
-      c.sh.add_in_window(m[i].dshift, float_bits(m[i].dshift));
-      c.sc.add_in_window(m[i].dscale, float_bits(m[i].dscale));
-    }
+    add_all([](BinnedFp64Sum& s, float t) { s.add_in_window(t, float_bits(t)); });
     return;
   }
 #pragma unroll
