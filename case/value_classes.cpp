@@ -107,8 +107,10 @@ void fill_tensor(HostTensor& t, Fill role, const std::string& name, Prng& rng, i
         if (v == 0 && rng.chance(0.5)) v = -0.0;
         return rn(v);
       });
-    case Cls::normal:
-      return fill_each(t, cols, [&](int64_t, int64_t) { return rn(rng.normal() * normal_scale(role)); });
+    case Cls::normal: {
+      const double scale = normal_scale(role);  // once, not an element at a time
+      return fill_each(t, cols, [&](int64_t, int64_t) { return rn(rng.normal() * scale); });
+    }
     case Cls::mixed_magnitude: {
       const int lo = dt == DType::f16 ? -12 : -40, hi = dt == DType::f16 ? 7 : 40;
       return fill_each(t, cols, [&](int64_t, int64_t) {
