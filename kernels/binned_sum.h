@@ -204,9 +204,6 @@ struct BinnedFp64Sum {
   // |term bits| at or above this: a new top bin or a NaN or infinity. Top
   // bin 0 (empty): 0, every term.
   uint32_t raise_at;
-  // |term bits| - 1 (unsigned) at or above this: a term of top bin I, or a
-  // zero (add_top's terms).
-  uint32_t top_at_m1;
 
   GC_HD static double c_of(int top) { return binned_pow2(52 + kBinBits * top - 149); }
   // A term of exponent field e has top bin ((e ? e - 1 : 0) >> 5) + 1, above
@@ -217,7 +214,6 @@ struct BinnedFp64Sum {
     c1 = c_of(int(t) - 1);
     c2 = c_of(int(t) - 2);
     raise_at = t == 0 ? 0u : kBinBits * t + 1u >= 0xffu ? 0x7f800000u : (kBinBits * t + 1u) << 23;
-    top_at_m1 = t <= 1 ? 0u : ((kBinBits * (t - 1) + 1u) << 23) - 1u;
   }
   GC_HD void clear() {
     s0 = s1 = s2 = 0.0;
@@ -253,25 +249,10 @@ struct BinnedFp64Sum {
     s1 = std::fma(sg, q1, s1);
     s2 = std::fma(sg, q2, s2);
   }
-  // A finite term of top bin I, or a zero: its shares lie in bins I and I-1,
-  // so the rest after bin I's cut is bin I-1's share whole (add_in_window's
-  // q1 = r1, q2 = 0): the same digits at 5 fp64 operations rather than 11.
-  GC_HD void add_top(float t, uint32_t u) {
-    const double a = std::fabs(double(t));
-    const double q0 = binned_dadd_rz(a, c0) - c0, r1 = a - q0;
-    const double sg = (u >> 31) ? -1.0 : 1.0;
-    s0 = std::fma(sg, q0, s0);
-    s1 = std::fma(sg, r1, s1);
-  }
-  GC_HD bool in_top(uint32_t u) const { return (u & 0x7fffffffu) - 1u >= top_at_m1; }
-  // TopFast: terms of the top bin (most of them, where a column's terms span
-  // fewer than 32 binades) take add_top.
-  template <bool TopFast = false>
   GC_HD void add(float t) {
     const uint32_t u = float_bits(t);
     if (needs_slow(u) && slow(u)) return;  // rare once the largest terms are in
-    if (TopFast && in_top(u)) add_top(t, u);
-    else add_in_window(t, u);
+    add_in_window(t, u);
   }
   // BinnedSum's words: each digit in units of its bin (an exact integer).
   GC_HD void to_words(uint64_t* w) const {

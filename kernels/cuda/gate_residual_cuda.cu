@@ -629,16 +629,12 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
     if (binned_piped(p, max_bytes, tile_choice)) {
       dispatch_row_bytes(512, [&](auto rb) {
         constexpr int RB = decltype(rb)::value;
-        auto go_as = [&](auto cols, auto depth, auto top_fast) {
+        auto go = [&](auto cols, auto depth) {
           constexpr int kDepth = decltype(depth)::value;
-          constexpr auto kernel = bwd_pipe_binned_kernel<T, RB, decltype(cols)::value, kDepth, decltype(top_fast)::value>;
+          constexpr auto kernel = bwd_pipe_binned_kernel<T, RB, decltype(cols)::value, kDepth>;
           const dim3 grid(unsigned(L.tile_bound), unsigned(std::min<int64_t>(pipe_chunks(p.dim, elem, RB), 65535)));
           if ((e = allow_pipe_smem<kernel>(pipe_smem_bytes(RB, kDepth))) != cudaSuccess) return;
           launch_after(kernel, grid, dim3(kPipeThreads), size_t(pipe_smem_bytes(RB, kDepth)), s, a);
-        };
-        auto go = [&](auto cols, auto depth) {  // EXPERIMENT: binned_top, the top bin's fast path
-          if (gate_residual_cuda_tuning().binned_top) go_as(cols, depth, std::true_type{});
-          else go_as(cols, depth, std::false_type{});
         };
         auto with_depth = [&](auto cols) {
           // 3 stages (48 KiB at 512 B: four blocks an SM) unless the tuning asks for 4

@@ -152,9 +152,6 @@ struct CudaTuning {
   bool combine_cached = false;
   // the reproducible mode's copy pipeline: stages of shared memory, 3 or 4 (0: 3)
   int binned_pipe_depth = 0;
-  // EXPERIMENT: the reproducible pipeline's terms of the top bin on
-  // BinnedFp64Sum::add_top (the same words at fewer fp64 operations)
-  bool binned_top = false;
 };
 CudaTuning& gate_residual_cuda_tuning();
 

@@ -155,7 +155,7 @@ struct Fp32TileSum {
   }
 };
 
-template <class T, int N, bool TopFast = false>
+template <class T, int N>
 struct BinnedTileSum {
   static_assert(kGradGateTileRows <= BinnedFp64Sum::kMaxTerms, "a tile's digits stay exact in fp64");
   static constexpr bool kMayOmitGradY = true;
@@ -164,7 +164,7 @@ struct BinnedTileSum {
 #pragma unroll
     for (int j = 0; j < N; ++j) acc[j].clear();
   }
-  __device__ __forceinline__ void add(int j, float t) { acc[j].template add<TopFast>(t); }
+  __device__ __forceinline__ void add(int j, float t) { acc[j].add(t); }
   // Where this block's tile keeps column c's state.
   __device__ static uint64_t* state_at(const BwdArgs<T>& a, int64_t c) {
     return a.tile_states + (int64_t(blockIdx.x) * a.dim + c) * kBinnedWords;

@@ -272,7 +272,7 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_kernel(BwdArgs<T> a) {
 // blocks an SM holds (4 stages at 512 B: 64 KiB, three blocks; 3 stages: 48
 // KiB, four blocks, as many as its registers allow), and more warps hide more
 // of the latency of each term's fp64 chain.
-template <class T, int RowBytes, int Cols, int Depth = kPipeDepth, bool TopFast = false>
+template <class T, int RowBytes, int Cols, int Depth = kPipeDepth>
 __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_binned_kernel(BwdArgs<T> a) {
   extern __shared__ __align__(16) unsigned char pipe_smem[];
   __shared__ int64_t tile_rows[kGradGateTileRows];
@@ -285,7 +285,7 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_binned_kernel(BwdArgs<T
   const int lane = int(threadIdx.x) % kSumThreads, group = int(threadIdx.x) / kSumThreads;
   for (int64_t c0 = int64_t(blockIdx.y) * CW; c0 < a.dim; c0 += int64_t(gridDim.y) * CW) {
     PhaseClock unused;
-    BinnedTileSum<T, Cols, TopFast> sum;
+    BinnedTileSum<T, Cols> sum;
     pipe_tile<T, RowBytes, kPipeThreads, Cols, kGroups, Depth>(a, tile_rows, n, d.gate, c0, pipe_smem, unused, sum);
     const int64_t col = c0 + Cols * lane;
     auto* part = reinterpret_cast<uint64_t*>(pipe_smem);  // [kGroups - 1][kSumThreads][Cols][kBinnedWords]
@@ -302,8 +302,7 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_binned_kernel(BwdArgs<T
         uint64_t w[kBinnedWords];
         sum.acc[j].to_words(w);
         for (int k = 1; k < kGroups; ++k) binned_combine(w, part_at(k, j));
-        using Sum = BinnedTileSum<T, Cols, TopFast>;
-        Sum::store_words(Sum::state_at(a, col + j), w);
+        BinnedTileSum<T, Cols>::store_words(BinnedTileSum<T, Cols>::state_at(a, col + j), w);
       }
     }
     if constexpr (kGroups > 1) __syncthreads();  // the next column chunk's copies refill that memory

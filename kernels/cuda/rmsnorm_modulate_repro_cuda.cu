@@ -4,7 +4,6 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <cub/device/device_radix_sort.cuh>
 #include <string>
 #include <vector>
@@ -35,29 +34,13 @@ const char* const kGradients[3] = {"dweight", "dshift", "dscale"};
 
 std::atomic<int> terms_rows_at_once{kTermsRowsAtOnceDefault};
 
-// EXPERIMENT: GATECHECK_REPRO_EXP=1 adds a tile's terms of the top bin by
-// BinnedFp64Sum::add_top (the same words).
-bool top_fast_experiment() {
-  static const bool on = [] {
-    const char* e = std::getenv("GATECHECK_REPRO_EXP");
-    return e && e[0] == '1' && !e[1];
-  }();
-  return on;
-}
-
-template <class T, bool TopFast>
-void launch_terms_as(const TermsArgs& a, dim3 grid, cudaStream_t s) {
-  switch (terms_rows_at_once.load()) {
-    case 1: terms_kernel<T, 1, TopFast><<<grid, kThreads, 0, s>>>(a); break;
-    case 4: terms_kernel<T, 4, TopFast><<<grid, kThreads, 0, s>>>(a); break;
-    default: terms_kernel<T, 2, TopFast><<<grid, kThreads, 0, s>>>(a); break;  // 2: the setter takes no other
-  }
-}
-
 template <class T>
 void launch_terms(const TermsArgs& a, dim3 grid, cudaStream_t s) {
-  if (top_fast_experiment()) launch_terms_as<T, true>(a, grid, s);
-  else launch_terms_as<T, false>(a, grid, s);
+  switch (terms_rows_at_once.load()) {
+    case 1: terms_kernel<T, 1><<<grid, kThreads, 0, s>>>(a); break;
+    case 4: terms_kernel<T, 4><<<grid, kThreads, 0, s>>>(a); break;
+    default: terms_kernel<T, 2><<<grid, kThreads, 0, s>>>(a); break;  // 2: the setter takes no other
+  }
 }
 
 int64_t state_elements(const gatecheck_problem& p) {

@@ -118,7 +118,7 @@ struct ColumnSums {
 // new top bin or is special, the 3G adds are one block of code, so that
 // their chains of dependent fp64 operations interleave; else row by row, a
 // gate's run flushed where it ends.
-template <class T, int G, bool TopFast = false>
+template <class T, int G>
 __device__ __forceinline__ void add_rows(ColumnSums& c, const TermsArgs& a, const TileRow* tile, int p, int n,
                                          const T* xv, const T* gv, float w, const T* scale_j, int64_t shift_at,
                                          int64_t scale_at) {
@@ -131,25 +131,13 @@ __device__ __forceinline__ void add_rows(ColumnSums& c, const TermsArgs& a, cons
     fast = fast && t.gate == c.k && !c.dw.needs_slow(float_bits(m[i].dweight)) &&
            !c.sh.needs_slow(float_bits(m[i].dshift)) && !c.sc.needs_slow(float_bits(m[i].dscale));
   }
-  // `add` for every row's three terms, each with its sum.
-  auto add_all = [&](auto add) {
+  if (fast) {
 #pragma unroll
     for (int i = 0; i < G; ++i) {
-      add(c.dw, m[i].dweight);
-      add(c.sh, m[i].dshift);
-      add(c.sc, m[i].dscale);
+      c.dw.add_in_window(m[i].dweight, float_bits(m[i].dweight));
+      c.sh.add_in_window(m[i].dshift, float_bits(m[i].dshift));
+      c.sc.add_in_window(m[i].dscale, float_bits(m[i].dscale));
     }
-  };
-  if (TopFast && fast) {  // EXPERIMENT: every term of the top bin: add_top's 5 fp64 operations a term
-    bool top = true;
-    add_all([&](const BinnedFp64Sum& s, float t) { top = top && s.in_top(float_bits(t)); });
-    if (top) {
-      add_all([](BinnedFp64Sum& s, float t) { s.add_top(t, float_bits(t)); });
-      return;
-    }
-  }
-  if (fast) {
-    add_all([](BinnedFp64Sum& s, float t) { s.add_in_window(t, float_bits(t)); });
     return;
   }
 #pragma unroll
@@ -178,7 +166,7 @@ __device__ __forceinline__ void add_rows(ColumnSums& c, const TermsArgs& a, cons
 // (add_rows), and the next kAhead rows' loads are in flight while a thread
 // sums the last kAhead's: the kernel is bound by its instructions and their
 // latency, not by its bytes.
-template <class T, int G, bool TopFast = false>
+template <class T, int G>
 __global__ void __launch_bounds__(kThreads) terms_kernel(TermsArgs a) {
   static_assert(kAhead % G == 0, "a load group is whole groups of rows");
   __shared__ TileRow tile[kTileRows];
@@ -208,7 +196,7 @@ __global__ void __launch_bounds__(kThreads) terms_kernel(TermsArgs a) {
       load_rows(xj, gj, tile, p + kAhead, n, xn, gn);
 #pragma unroll
       for (int q = 0; q < kAhead; q += G)
-        add_rows<T, G, TopFast>(c, a, tile, p + q, n, xv + q, gv + q, w, scale_j, shift_at, scale_at);
+        add_rows<T, G>(c, a, tile, p + q, n, xv + q, gv + q, w, scale_j, shift_at, scale_at);
 #pragma unroll
       for (int q = 0; q < kAhead; ++q) {
         xv[q] = xn[q];

@@ -10,16 +10,6 @@
 
 namespace gatecheck {
 
-template <class Sum, class Add>
-std::vector<uint64_t> binned_words_by(const std::vector<float>& t, Add add) {
-  Sum s;
-  s.clear();
-  for (float x : t) add(s, x);
-  std::vector<uint64_t> w(kBinnedWords);
-  s.to_words(w.data());
-  return w;
-}
-
 template <class Sum>
 std::vector<uint64_t> binned_words(const std::vector<float>& t) {
   Sum s;
