@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <iterator>
 #include <cstdio>
 #include <stdexcept>
 #include <random>
@@ -46,9 +47,15 @@ struct Buffers {
   }
 };
 
-// The backward's kernels other than the default, timed beside it.
-constexpr RmsBwdKernels kOther =
-    kRmsBwdKernelsDefault == RmsBwdKernels::two_pass ? RmsBwdKernels::one_pass : RmsBwdKernels::two_pass;
+// The backward's other kernels, timed beside the default (automatic): the
+// two passes everywhere, and the one pass with its column sums in registers
+// (the default's before they moved to shared memory where two blocks fit).
+struct OtherKernels {
+  RmsBwdKernels kernels;
+  const char* column;
+};
+constexpr OtherKernels kOthers[] = {{RmsBwdKernels::two_pass, "fwd+bwd two-pass us"},
+                                    {RmsBwdKernels::one_pass_register_sums, "fwd+bwd one-pass register sums us"}};
 
 int run(int argc, char** argv) {
   CLI::App app{"rmsnorm_modulate's CUDA kernels beside a copy of the same bytes and torch eager"};
@@ -101,10 +108,11 @@ int run(int argc, char** argv) {
 #endif
   if (!torch_on && !no_torch)
     std::fprintf(stderr, "rmsnorm_modulate benchmark: torch eager left out (this build's LibTorch has no CUDA)\n");
-  std::printf("| dtype | rows | dim | gates | fwd us | copy us | fwd/copy | fwd+bwd us | copy us | (fwd+bwd)/copy | "
-              "fwd+bwd %s us | bwd scratch MiB | eager fwd us | eager fwd+bwd us |\n"
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
-              kOther == RmsBwdKernels::one_pass ? "one-pass" : "two-pass");
+  std::printf("| dtype | rows | dim | gates | fwd us | copy us | fwd/copy | fwd+bwd us | copy us | (fwd+bwd)/copy | ");
+  for (const OtherKernels& o : kOthers) std::printf("%s | ", o.column);
+  std::printf("bwd scratch MiB | eager fwd us | eager fwd+bwd us |\n|---|---|---|---|---|---|---|---|---|---|");
+  for (size_t i = 0; i < std::size(kOthers); ++i) std::printf("---|");
+  std::printf("---|---|---|\n");
   for (const auto& dt : bench::split_commas(dtypes_s))
     for (const auto& rs : bench::split_commas(rows_s))
       for (const auto& ds : bench::split_commas(dims_s))
@@ -151,8 +159,13 @@ int run(int argc, char** argv) {
           if (bad_row != ~0ull) throw std::runtime_error("the kernels report a bad index in the benchmark's own");
           const double fwd_us = bench::median_us([&](int) { call(fwd); }, warmup, reps);
           const double both_us = bench::median_us([&](int) { call(fwd); call(bwd); }, warmup, reps);
-          rmsnorm_modulate_cuda_set_bwd_kernels(kOther);
-          const double other_us = bench::median_us([&](int) { call(fwd); call(bwd); }, warmup, reps);
+          std::string others;
+          for (const OtherKernels& o : kOthers) {
+            rmsnorm_modulate_cuda_set_bwd_kernels(o.kernels);
+            char cell[32];
+            std::snprintf(cell, sizeof cell, " %.1f |", bench::median_us([&](int) { call(fwd); call(bwd); }, warmup, reps));
+            others += cell;
+          }
           rmsnorm_modulate_cuda_set_bwd_kernels(kRmsBwdKernelsDefault);
           const double fb = double(s) * double(2 * rows * dim + dim + 2 * gates * dim) + 8.0 * rows;
           const double bb = double(s) * double(3 * rows * dim + 2 * dim + 3 * gates * dim) + 8.0 * rows;
@@ -171,9 +184,9 @@ int run(int argc, char** argv) {
             bench::torch_release_cache();
           }
 #endif
-          std::printf("| %s | %lld | %lld | %lld | %.1f | %.1f | %.0f%% | %.1f | %.1f | %.0f%% | %.1f | %.1f %s\n",
+          std::printf("| %s | %lld | %lld | %lld | %.1f | %.1f | %.0f%% | %.1f | %.1f | %.0f%% |%s %.1f %s\n",
                       dt.c_str(), (long long)rows, (long long)dim, (long long)gates, fwd_us, copy_f,
-                      100.0 * copy_f / fwd_us, both_us, copy_fb, 100.0 * copy_fb / both_us, other_us,
+                      100.0 * copy_f / fwd_us, both_us, copy_fb, 100.0 * copy_fb / both_us, others.c_str(),
                       double(rmsnorm_modulate_cuda_bwd_scratch_bytes(rows, dim, gates)) / (1 << 20), eager.c_str());
           std::fflush(stdout);
         }

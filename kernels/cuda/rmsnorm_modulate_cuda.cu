@@ -7,7 +7,8 @@
 // them by the order's trees. Backward in one pass where a row's chunks load
 // as 16 bytes and fit (bwd_onepass_kernel: a block of T threads walks a
 // dweight group's rows in the tile order, each thread the same columns for
-// the row statistics, dx and its column sums in registers), else two passes:
+// the row statistics, dx and its column sums, those in shared memory where
+// two blocks then fit an SM, else in registers), else two passes:
 // the row kernel for dx (sum x^2 and sum w*d*x together) stores rstd; the
 // tile kernel sums dshift, dscale (per tile) and dweight (per group of tiles)
 // with one thread per chunk of columns, reading x and g again. Both take an
@@ -32,7 +33,6 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cstdint>
@@ -175,45 +175,42 @@ int sm_count() {
   return n;
 }
 
-template <class T, int CPT, int ACC>
+template <class T, int CPT, bool SHARED>
 void launch_onepass_k(const Ptrs& a, const Plan& p, int threads, int64_t groups, cudaStream_t s) {
   // The kernel's dynamic shared memory limit, raised once to the most it takes.
   static const cudaError_t raised = cudaFuncSetAttribute(
-      bwd_onepass_kernel<T, CPT, ACC>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kOnePassSmemMax));
+      bwd_onepass_kernel<T, CPT, SHARED>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kOnePassSmemMax));
   (void)raised;  // a failure shows as the launch's error
   const unsigned grid = unsigned(groups < 65535 ? groups : 65535);
-  bwd_onepass_kernel<T, CPT, ACC>
-      <<<grid, threads, size_t(onepass_smem_bytes(a.dim, VecOf<T>::value, ACC, ACC ? threads : 0)), s>>>(a, p);
+  bwd_onepass_kernel<T, CPT, SHARED>
+      <<<grid, threads, size_t(onepass_smem_bytes(a.dim, VecOf<T>::value, SHARED, threads)), s>>>(a, p);
 }
 
-// EXPERIMENT: GATECHECK_RMS_BWD_EXP=1 or 2 keeps the one pass's column sums
-// in shared memory (onepass_kernel's ACC) where its blocks are narrow enough.
-int onepass_acc_experiment() {
-  static const int v = [] {
-    const char* e = std::getenv("GATECHECK_RMS_BWD_EXP");
-    return e && (e[0] == '1' || e[0] == '2') && !e[1] ? e[0] - '0' : 0;
-  }();
-  return v;
+// The one pass's sums in shared memory where its threads own two chunks each
+// (one chunk's sums fit registers) and two such blocks fit an SM.
+bool onepass_sums_shared(int64_t dim, int vec) {
+  const int threads = rms_row_threads(dim, vec);
+  return dim % vec == 0 && threads <= kOnePassLeanThreads && dim / vec > threads &&
+         dim / vec <= int64_t(kRmsChunksPerThread) * threads &&
+         2 * (onepass_smem_bytes(dim, vec, true, threads) + kSmemReservedPerBlock) <= kSmemPerSm;
 }
 
 template <class T>
-bool launch_onepass(const Ptrs& a, const Plan& p, bool vec, int64_t groups, bool forced, cudaStream_t s) {
+bool launch_onepass(const Ptrs& a, const Plan& p, bool vec, int64_t groups, RmsBwdKernels k, cudaStream_t s) {
   constexpr int V = VecOf<T>::value;
   const int threads = rms_row_threads(a.dim, V);
   const int64_t nch = a.dim / V;
   if (!vec || threads > kOnePassMaxThreads || nch > int64_t(kRmsChunksPerThread) * threads ||
-      onepass_smem_bytes(a.dim, V) > kOnePassSmemMax || (!forced && groups < 2 * sm_count()))
+      onepass_smem_bytes(a.dim, V) > kOnePassSmemMax ||
+      (k == RmsBwdKernels::automatic && groups < 2 * sm_count()))
     return false;
   if (a.rows == 0) return true;
-  const int acc = onepass_acc_experiment();
-  if (acc && threads <= kOnePassLeanThreads && nch > threads &&
-      2 * (onepass_smem_bytes(a.dim, V, acc, threads) + kSmemReservedPerBlock) <= kSmemPerSm) {
-    if (acc == 1) launch_onepass_k<T, 2, 1>(a, p, threads, groups, s);
-    else launch_onepass_k<T, 2, 2>(a, p, threads, groups, s);
-    return true;
-  }
-  if (nch <= threads) launch_onepass_k<T, 1, 0>(a, p, threads, groups, s);
-  else launch_onepass_k<T, 2, 0>(a, p, threads, groups, s);
+  if (k != RmsBwdKernels::one_pass_register_sums && onepass_sums_shared(a.dim, V))
+    launch_onepass_k<T, 2, true>(a, p, threads, groups, s);
+  else if (nch <= threads)
+    launch_onepass_k<T, 1, false>(a, p, threads, groups, s);
+  else
+    launch_onepass_k<T, 2, false>(a, p, threads, groups, s);
   return true;
 }
 
@@ -229,7 +226,7 @@ void launch_bwd(const Ptrs& a, const Layout& l, bool vec, cudaStream_t s) {
   const int64_t nch = (a.dim + VecOf<T>::value - 1) / VecOf<T>::value;
   const int64_t groups = (rms_max_tiles(a.rows, a.gates) + p.tiles_per_group - 1) / p.tiles_per_group;
   const RmsBwdKernels k = bwd_kernels.load();
-  if (k == RmsBwdKernels::two_pass || !launch_onepass<T>(a, p, vec, groups, k == RmsBwdKernels::one_pass, s))
+  if (k == RmsBwdKernels::two_pass || !launch_onepass<T>(a, p, vec, groups, k, s))
     launch_two_pass<T>(a, p, vec, nch, groups, s);
   const int64_t fb = (a.gates * a.dim + kFoldThreads - 1) / kFoldThreads;
   bwd_fold_kernel<T><<<unsigned(fold_dw_blocks(a.dim) + (fb < 4096 ? fb : 4096)), kFoldThreads, 0, s>>>(a, p);
@@ -352,6 +349,12 @@ Status run_typed(const OpCall& c, unsigned long long* bad, void* scratch) {
 }  // namespace
 
 void rmsnorm_modulate_cuda_set_bwd_kernels(RmsBwdKernels k) { bwd_kernels.store(k); }
+
+bool rmsnorm_modulate_cuda_onepass_sums_shared(int64_t dim, DType t) {
+  bool shared = false;
+  dispatch_dtype(t, [&](auto tag) { shared = onepass_sums_shared(dim, VecOf<decltype(tag)>::value); });
+  return shared;
+}
 
 int64_t rmsnorm_modulate_cuda_bwd_scratch_bytes(int64_t rows, int64_t dim, int64_t gates) {
   Carve cv;

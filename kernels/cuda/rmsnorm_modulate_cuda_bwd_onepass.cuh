@@ -23,7 +23,8 @@ namespace rmsnorm_cuda_detail {
 //   - the row's statistics are folded by the order's trees, every warp
 //     folding the warp sums itself (one barrier a row);
 //   - it writes its chunks of dx and adds the row's terms to its column sums
-//     in registers: dweight for the group, dshift and dscale for the tile.
+//     (dweight for the group, dshift and dscale for the tile), in registers
+//     or in its own slots of shared memory (SHARED, below).
 // The row kernel's and the tile kernel's sums in their orders: the same bits.
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
@@ -60,24 +61,26 @@ constexpr int kOnePassAhead = 2;        // rows copied ahead of the one worked
 constexpr int kOnePassMaxThreads = 512;  // T at most (one block an SM, up to 128 registers a thread)
 constexpr int64_t kOnePassSmemMax = 200 << 10;
 
-// EXPERIMENT (GATECHECK_RMS_BWD_EXP): the column sums in shared memory rather
-// than registers, each thread's own slots (no barrier), so that two blocks
-// fit an SM. ACC 1: dshift and dscale there; 2: dweight too. At most
-// kOnePassLeanThreads threads, two blocks an SM.
+// The column sums in shared memory rather than registers (SHARED), each
+// thread's own slots (no barrier), so that two blocks of at most
+// kOnePassLeanThreads threads fit an SM: 48 fp32 sums a thread in registers
+// (two chunks of dweight, dshift and dscale) hold the kernel to one block an
+// SM, and the row statistics' serial chains then leave its schedulers idle.
+// One row is copied ahead where the sums take shared memory, to leave room.
 constexpr int kOnePassLeanThreads = 352;
-// Rows copied ahead for ACC (where all three sums take shared memory, one).
-__host__ __device__ constexpr int onepass_ahead(int acc) { return acc == 2 ? 1 : kOnePassAhead; }
-__host__ __device__ constexpr int onepass_max_threads(int acc) { return acc ? kOnePassLeanThreads : kOnePassMaxThreads; }
+__host__ __device__ constexpr int onepass_ahead(bool shared) { return shared ? 1 : kOnePassAhead; }
+__host__ __device__ constexpr int onepass_max_threads(bool shared) {
+  return shared ? kOnePassLeanThreads : kOnePassMaxThreads;
+}
 // An SM's shared memory, and what the system keeps of it for each block.
 constexpr int64_t kSmemPerSm = 228 << 10, kSmemReservedPerBlock = 1 << 10;
 
-// Shared memory of the one-pass kernel: ahead + 1 rows of x and g, and the
-// sums kept there (ACC) for `threads` threads.
-int64_t onepass_smem_bytes(int64_t dim, int vec, int acc = 0, int64_t threads = 0) {
-  const int ahead = onepass_ahead(acc);
-  const int64_t cpt = threads ? (dim / vec + threads - 1) / threads : 0;
-  const int64_t sums = acc == 2 ? 3 : acc == 1 ? 2 : 0;
-  return int64_t(ahead + 1) * 2 * (dim / vec) * 16 + sums * cpt * vec * 4 * threads;
+// Shared memory of the one-pass kernel: ahead + 1 rows of x and g, and, where
+// `shared`, the three sums of `threads` threads.
+int64_t onepass_smem_bytes(int64_t dim, int vec, bool shared = false, int64_t threads = 0) {
+  const int ahead = onepass_ahead(shared);
+  const int64_t cpt = shared ? (dim / vec + threads - 1) / threads : 0;
+  return int64_t(ahead + 1) * 2 * (dim / vec) * 16 + 3 * cpt * vec * 4 * threads;
 }
 
 // A thread's sums of one chunk in shared memory: V floats as V/4 float4, the
@@ -104,12 +107,11 @@ struct SmemSums {
   }
 };
 
-template <class T, int CPT, int ACC = 0>
-__global__ void __launch_bounds__(onepass_max_threads(ACC), ACC ? 2 : 1) bwd_onepass_kernel(Ptrs a, Plan p) {
+template <class T, int CPT, bool SHARED>
+__global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) bwd_onepass_kernel(Ptrs a, Plan p) {
   if (*a.bad != kNoBadRow) return;
-  constexpr int V = VecOf<T>::value, D = onepass_ahead(ACC) + 1;
-  constexpr int RS = ACC >= 1 ? 1 : CPT;  // register sums' chunks (1 where none are kept: unused)
-  constexpr int RD = ACC == 2 ? 1 : CPT;
+  constexpr int V = VecOf<T>::value, D = onepass_ahead(SHARED) + 1;
+  constexpr int RS = SHARED ? 1 : CPT;  // register sums' chunks (1 where they are in shared memory: unused)
   extern __shared__ uint4 staged[];  // [row % D][x, g][chunk], then the sums kept in shared memory
   __shared__ float2 red[2][32];      // a row's warp sums, by row parity
   const T *x = static_cast<const T*>(a.x), *w = static_cast<const T*>(a.w);
@@ -149,20 +151,16 @@ __global__ void __launch_bounds__(onepass_max_threads(ACC), ACC ? 2 : 1) bwd_one
     };
 #pragma unroll
     for (int i = 0; i < D - 1; ++i) stage(i);
-    float dw[RD][V], sh[RS][V], sc[RS][V];
+    float dw[RS][V], sh[RS][V], sc[RS][V];
     uint4 fr[CPT];  // the tile's modulation factors, exact in T: packed, for registers
 #pragma unroll
     for (int m = 0; m < CPT; ++m) {
       fr[m] = make_uint4(0, 0, 0, 0);
-      if constexpr (ACC == 2) {
+      if constexpr (SHARED) {
         if (own[m]) ss.zero(2, m);
       } else {
 #pragma unroll
-        for (int e = 0; e < V; ++e) dw[m][e] = 0.0f;
-      }
-      if constexpr (ACC == 0) {
-#pragma unroll
-        for (int e = 0; e < V; ++e) sh[m][e] = sc[m][e] = 0.0f;
+        for (int e = 0; e < V; ++e) dw[m][e] = sh[m][e] = sc[m][e] = 0.0f;
       }
     }
     int k = -1, ti = -1;
@@ -170,7 +168,7 @@ __global__ void __launch_bounds__(onepass_max_threads(ACC), ACC ? 2 : 1) bwd_one
 #pragma unroll
       for (int m = 0; m < CPT; ++m)
         if (k >= 0 && own[m]) {
-          if constexpr (ACC == 0) {
+          if constexpr (!SHARED) {
             store_tile_sums<T, true>(a, p, k, ti, ch[m], V, sh[m], sc[m]);
           } else {
             float h[V], c[V];
@@ -190,7 +188,7 @@ __global__ void __launch_bounds__(onepass_max_threads(ACC), ACC ? 2 : 1) bwd_one
         ti = tile;
 #pragma unroll
         for (int m = 0; m < CPT; ++m) {
-          if constexpr (ACC == 0) {
+          if constexpr (!SHARED) {
 #pragma unroll
             for (int e = 0; e < V; ++e) sh[m][e] = sc[m][e] = 0.0f;
           } else if (own[m]) {
@@ -230,18 +228,17 @@ __global__ void __launch_bounds__(onepass_max_threads(ACC), ACC ? 2 : 1) bwd_one
           unpack<T>(opaque(fr[m]), fv);
           dx_chunk(rstd, kq, xv, gv, wv, fv, o);
           *reinterpret_cast<uint4*>(dx + row * dim + ch[m] * V) = round_chunk<T>(o);
-          if constexpr (ACC == 0) {
+          if constexpr (!SHARED) {
             add_col_terms<T>(rstd, xv, gv, wv, fv, sh[m], sc[m], dw[m]);
           } else {
             float h[V], c[V], d[V];
             ss.get(0, m, h);
             ss.get(1, m, c);
-            if constexpr (ACC == 2) ss.get(2, m, d);
-            if constexpr (ACC == 2) add_col_terms<T>(rstd, xv, gv, wv, fv, h, c, d);
-            else add_col_terms<T>(rstd, xv, gv, wv, fv, h, c, dw[m]);
+            ss.get(2, m, d);
+            add_col_terms<T>(rstd, xv, gv, wv, fv, h, c, d);
             ss.put(0, m, h);
             ss.put(1, m, c);
-            if constexpr (ACC == 2) ss.put(2, m, d);
+            ss.put(2, m, d);
           }
         }
     }
@@ -250,7 +247,7 @@ __global__ void __launch_bounds__(onepass_max_threads(ACC), ACC ? 2 : 1) bwd_one
     for (int m = 0; m < CPT; ++m)
       if (own[m]) {
         float d[V];
-        if constexpr (ACC == 2) {
+        if constexpr (SHARED) {
           ss.get(2, m, d);
         } else {
 #pragma unroll

@@ -2,7 +2,9 @@
 // every output, through the plugin ABI v2, over the kernels' paths: the
 // one-pass backward (RmsBwdKernels::one_pass: 16-byte rows of at most two
 // chunks a partial and 512 partials; one and two chunks a thread, one gate
-// per row, many tiles, rows past the grid), special values on every path,
+// per row, many tiles, rows past the grid; its column sums in shared memory
+// where two blocks fit an SM, and with one_pass_register_sums in registers),
+// special values on every path,
 // and with the two passes (RmsBwdKernels::two_pass) the row kernels with a
 // row kept in registers (aligned, dim a multiple of 16 bytes, up to 2,048
 // chunks), with vector loads read twice (wider rows) and with element loads
@@ -334,29 +336,51 @@ TEST(rmsnorm_modulate_cuda, RowsPastTheGridLimit) {
   expect_same({70000, 3, 70000, DType::f16, Index::one_gate_per_row});
 }
 
-// The one-pass backward, taken whatever the dweight groups: rows of 8 to
-// 1,024 chunks (one and two chunks a thread), one gate per row (a tile a
-// row), one gate of many tiles (folded), gates without rows, sorted runs,
-// tiles that cross gates within a dweight group, rows past the grid's 65,535
-// blocks, and shapes it leaves to the two passes (more than 512 partials,
-// element loads).
+// Where the one pass keeps its column sums in shared memory: rows of two
+// 16-byte chunks a thread (3072 and 5376 columns of 16-bit types, 2048 of
+// f32) up to where two blocks no longer fit an SM (5632 columns of 16-bit
+// types: 352 threads, 111 KiB; 5640 take 384 threads) or one chunk a thread
+// suffices (64 columns). The GPU tests below take each side.
+TEST(rmsnorm_modulate_cuda, OnePassSumsInSharedMemoryWhereTwoBlocksFit) {
+  for (DType t : {DType::bf16, DType::f16}) {
+    for (int64_t dim : {3072, 5376, 5632, 2816}) EXPECT_TRUE(rmsnorm_modulate_cuda_onepass_sums_shared(dim, t)) << dim;
+    for (int64_t dim : {64, 5640, 6144, 5001}) EXPECT_FALSE(rmsnorm_modulate_cuda_onepass_sums_shared(dim, t)) << dim;
+  }
+  EXPECT_TRUE(rmsnorm_modulate_cuda_onepass_sums_shared(2048, DType::f32));
+  EXPECT_TRUE(rmsnorm_modulate_cuda_onepass_sums_shared(2816, DType::f32));
+  EXPECT_FALSE(rmsnorm_modulate_cuda_onepass_sums_shared(3072, DType::f32));
+  EXPECT_FALSE(rmsnorm_modulate_cuda_onepass_sums_shared(5376, DType::f32));
+}
+
+// The one-pass backward, taken whatever the dweight groups, with its column
+// sums where they fit (shared memory at 3072, 5376, 5632 and 2816 columns)
+// and in registers: rows of 8 to 1,024 chunks (one and two chunks a thread),
+// one gate per row (a tile a row), one gate of many tiles (folded), gates
+// without rows, sorted runs, tiles that cross gates within a dweight group,
+// rows past the grid's 65,535 blocks, and shapes it leaves to the two passes
+// (more than 512 partials, element loads).
 TEST(rmsnorm_modulate_cuda, OnePassBackward) {
   GATECHECK_REQUIRE_GPU();
-  const BwdKernels one_pass(RmsBwdKernels::one_pass);
-  for (DType t : kTypes) {
-    expect_same({4097, 64, 9, t});
-    expect_same({33, 5376, 9, t});
-    expect_same({300, 3072, 32, t});
-    expect_same({129, 6144, 5, t});
-    expect_same({65, 8192, 3, t});
-    expect_same({700, 16384, 9, t});
-    expect_same({100, 5001, 9, t});
-    expect_same({4097, 24, 4097, t, Index::one_gate_per_row});
-    expect_same({4097, 64, 1, t, Index::all_one_gate});
-    expect_same({4097, 40, 32, t, Index::all_one_gate});
-    expect_same({4097, 5376 / 8, 9, t, Index::sorted_runs});
+  for (RmsBwdKernels k : {RmsBwdKernels::one_pass, RmsBwdKernels::one_pass_register_sums}) {
+    const BwdKernels one_pass(k);
+    for (DType t : kTypes) {
+      expect_same({4097, 64, 9, t});
+      expect_same({33, 5376, 9, t});
+      expect_same({300, 3072, 32, t});
+      expect_same({65, 5632, 9, t});
+      expect_same({65, 2816, 9, t});
+      expect_same({129, 6144, 5, t});
+      expect_same({65, 8192, 3, t});
+      expect_same({700, 16384, 9, t});
+      expect_same({100, 5001, 9, t});
+      expect_same({4097, 24, 4097, t, Index::one_gate_per_row});
+      expect_same({4097, 64, 1, t, Index::all_one_gate});
+      expect_same({4097, 40, 32, t, Index::all_one_gate});
+      expect_same({4097, 5376 / 8, 9, t, Index::sorted_runs});
+      expect_same({3000, 3072, 3, t, Index::sorted_runs});  // tiles crossing gates, sums in shared memory
+    }
+    expect_same({70000, 8, 9, DType::bf16});
   }
-  expect_same({70000, 8, 9, DType::bf16});
 }
 
 // The fold of dweight's group partials, staged a chunk of groups at a time:
@@ -364,7 +388,7 @@ TEST(rmsnorm_modulate_cuda, OnePassBackward) {
 // that do not fill the last block of 32, with both backwards.
 TEST(rmsnorm_modulate_cuda, FoldOfDweightGroupsByChunks) {
   GATECHECK_REQUIRE_GPU();
-  for (RmsBwdKernels k : {RmsBwdKernels::one_pass, RmsBwdKernels::two_pass}) {
+  for (RmsBwdKernels k : {RmsBwdKernels::one_pass, RmsBwdKernels::one_pass_register_sums, RmsBwdKernels::two_pass}) {
     const BwdKernels kernels(k);
     for (DType t : kTypes) {
       expect_same({2000, 33, 9, t});    // about 70 groups: one chunk, partly filled
@@ -379,7 +403,7 @@ TEST(rmsnorm_modulate_cuda, FoldOfDweightGroupsByChunks) {
 // the forward and the NaN canonicalisation of every store among them.
 TEST(rmsnorm_modulate_cuda, SpecialValuesEveryPath) {
   GATECHECK_REQUIRE_GPU();
-  for (RmsBwdKernels k : {RmsBwdKernels::one_pass, RmsBwdKernels::two_pass}) {
+  for (RmsBwdKernels k : {RmsBwdKernels::one_pass, RmsBwdKernels::one_pass_register_sums, RmsBwdKernels::two_pass}) {
     const BwdKernels bwd(k);
     for (DType t : kTypes) {
       expect_same({300, 3072, 9, t, Index::random, 0, Values::special});
