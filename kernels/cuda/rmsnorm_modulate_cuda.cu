@@ -8,7 +8,7 @@
 // as 16 bytes and fit (bwd_onepass_kernel: a block of T threads walks a
 // dweight group's rows in the tile order, each thread the same columns for
 // the row statistics, dx and its column sums, those in shared memory where
-// two blocks then fit an SM, else in registers), else two passes:
+// that lets two blocks share an SM, else in registers), else two passes:
 // the row kernel for dx (sum x^2 and sum w*d*x together) stores rstd; the
 // tile kernel sums dshift, dscale (per tile) and dweight (per group of tiles)
 // with one thread per chunk of columns, reading x and g again. Both take an
@@ -186,11 +186,11 @@ void launch_onepass_k(const Ptrs& a, const Plan& p, int threads, int64_t groups,
       <<<grid, threads, size_t(onepass_smem_bytes(a.dim, VecOf<T>::value, SHARED, threads)), s>>>(a, p);
 }
 
-// The one pass's sums in shared memory where its threads own two chunks each
-// (one chunk's sums fit registers) and two such blocks fit an SM.
+// The one pass's sums in shared memory where the register kernel's blocks
+// fit one an SM and two of these fit (its threads then own two chunks each).
 bool onepass_sums_shared(int64_t dim, int vec) {
   const int threads = rms_row_threads(dim, vec);
-  return dim % vec == 0 && threads <= kOnePassLeanThreads && dim / vec > threads &&
+  return dim % vec == 0 && threads > kOnePassRegisterPairThreads && threads <= kOnePassLeanThreads &&
          dim / vec <= int64_t(kRmsChunksPerThread) * threads &&
          2 * (onepass_smem_bytes(dim, vec, true, threads) + kSmemReservedPerBlock) <= kSmemPerSm;
 }

@@ -63,11 +63,15 @@ constexpr int64_t kOnePassSmemMax = 200 << 10;
 
 // The column sums in shared memory rather than registers (SHARED), each
 // thread's own slots (no barrier), so that two blocks of at most
-// kOnePassLeanThreads threads fit an SM: 48 fp32 sums a thread in registers
-// (two chunks of dweight, dshift and dscale) hold the kernel to one block an
-// SM, and the row statistics' serial chains then leave its schedulers idle.
-// One row is copied ahead where the sums take shared memory, to leave room.
+// kOnePassLeanThreads threads fit an SM. With its 48 fp32 sums a thread in
+// registers (two chunks of dweight, dshift and dscale) the kernel takes 122
+// to 127 registers, so that two blocks share an SM's 64K registers only up
+// to kOnePassRegisterPairThreads threads; above, one block leaves the
+// schedulers idle on the row statistics' serial chains. Below, the sums'
+// loads and stores cost more than they gain. One row is copied ahead where
+// the sums take shared memory, to leave room.
 constexpr int kOnePassLeanThreads = 352;
+constexpr int kOnePassRegisterPairThreads = 256;
 __host__ __device__ constexpr int onepass_ahead(bool shared) { return shared ? 1 : kOnePassAhead; }
 __host__ __device__ constexpr int onepass_max_threads(bool shared) {
   return shared ? kOnePassLeanThreads : kOnePassMaxThreads;

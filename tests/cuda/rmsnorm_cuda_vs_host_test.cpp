@@ -336,25 +336,25 @@ TEST(rmsnorm_modulate_cuda, RowsPastTheGridLimit) {
   expect_same({70000, 3, 70000, DType::f16, Index::one_gate_per_row});
 }
 
-// Where the one pass keeps its column sums in shared memory: rows of two
-// 16-byte chunks a thread (3072 and 5376 columns of 16-bit types, 2048 of
-// f32) up to where two blocks no longer fit an SM (5632 columns of 16-bit
-// types: 352 threads, 111 KiB; 5640 take 384 threads) or one chunk a thread
-// suffices (64 columns). The GPU tests below take each side.
+// Where the one pass keeps its column sums in shared memory: rows of 16-byte
+// chunks whose register kernel fits one block an SM (more than 256 threads:
+// 513 chunks and more, 4104 columns of 16-bit types, 2052 of f32) and whose
+// blocks fit two an SM (at most 352 threads: 5632 and 2816 columns; 5640
+// take 384). 4096 columns of 16-bit types, 256 threads, keep the registers.
+// The GPU tests below take each side.
 TEST(rmsnorm_modulate_cuda, OnePassSumsInSharedMemoryWhereTwoBlocksFit) {
   for (DType t : {DType::bf16, DType::f16}) {
-    for (int64_t dim : {3072, 5376, 5632, 2816}) EXPECT_TRUE(rmsnorm_modulate_cuda_onepass_sums_shared(dim, t)) << dim;
-    for (int64_t dim : {64, 5640, 6144, 5001}) EXPECT_FALSE(rmsnorm_modulate_cuda_onepass_sums_shared(dim, t)) << dim;
+    for (int64_t dim : {4104, 5376, 5632}) EXPECT_TRUE(rmsnorm_modulate_cuda_onepass_sums_shared(dim, t)) << dim;
+    for (int64_t dim : {64, 3072, 4096, 5640, 6144, 5001})
+      EXPECT_FALSE(rmsnorm_modulate_cuda_onepass_sums_shared(dim, t)) << dim;
   }
-  EXPECT_TRUE(rmsnorm_modulate_cuda_onepass_sums_shared(2048, DType::f32));
-  EXPECT_TRUE(rmsnorm_modulate_cuda_onepass_sums_shared(2816, DType::f32));
-  EXPECT_FALSE(rmsnorm_modulate_cuda_onepass_sums_shared(3072, DType::f32));
-  EXPECT_FALSE(rmsnorm_modulate_cuda_onepass_sums_shared(5376, DType::f32));
+  for (int64_t dim : {2052, 2816}) EXPECT_TRUE(rmsnorm_modulate_cuda_onepass_sums_shared(dim, DType::f32)) << dim;
+  for (int64_t dim : {2048, 2820, 5376}) EXPECT_FALSE(rmsnorm_modulate_cuda_onepass_sums_shared(dim, DType::f32)) << dim;
 }
 
 // The one-pass backward, taken whatever the dweight groups, with its column
-// sums where they fit (shared memory at 3072, 5376, 5632 and 2816 columns)
-// and in registers: rows of 8 to 1,024 chunks (one and two chunks a thread),
+// sums where they fit (shared memory at 16-bit 4104, 5376 and 5632 columns
+// and f32 2816) and in registers: rows of 8 to 1,024 chunks (one and two chunks a thread),
 // one gate per row (a tile a row), one gate of many tiles (folded), gates
 // without rows, sorted runs, tiles that cross gates within a dweight group,
 // rows past the grid's 65,535 blocks, and shapes it leaves to the two passes
@@ -367,6 +367,7 @@ TEST(rmsnorm_modulate_cuda, OnePassBackward) {
       expect_same({4097, 64, 9, t});
       expect_same({33, 5376, 9, t});
       expect_same({300, 3072, 32, t});
+      expect_same({65, 4104, 9, t});
       expect_same({65, 5632, 9, t});
       expect_same({65, 2816, 9, t});
       expect_same({129, 6144, 5, t});
@@ -377,7 +378,7 @@ TEST(rmsnorm_modulate_cuda, OnePassBackward) {
       expect_same({4097, 64, 1, t, Index::all_one_gate});
       expect_same({4097, 40, 32, t, Index::all_one_gate});
       expect_same({4097, 5376 / 8, 9, t, Index::sorted_runs});
-      expect_same({3000, 3072, 3, t, Index::sorted_runs});  // tiles crossing gates, sums in shared memory
+      expect_same({3000, 5376, 3, t, Index::sorted_runs});  // tiles crossing gates, 16-bit sums in shared memory
     }
     expect_same({70000, 8, 9, DType::bf16});
   }
