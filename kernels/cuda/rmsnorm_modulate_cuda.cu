@@ -190,7 +190,7 @@ void launch_onepass_k(const Ptrs& a, const Plan& p, int threads, int64_t groups,
 // fit one an SM and two of these fit (its threads then own two chunks each).
 bool onepass_sums_shared(int64_t dim, int vec) {
   const int threads = rms_row_threads(dim, vec);
-  return dim % vec == 0 && threads > kOnePassRegisterPairThreads && threads <= kOnePassLeanThreads &&
+  return dim % vec == 0 && threads > onepass_register_pair_threads(vec) && threads <= kOnePassLeanThreads &&
          dim / vec <= int64_t(kRmsChunksPerThread) * threads &&
          2 * (onepass_smem_bytes(dim, vec, true, threads) + kSmemReservedPerBlock) <= kSmemPerSm;
 }

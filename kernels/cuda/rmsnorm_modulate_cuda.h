@@ -42,9 +42,9 @@ enum class RmsBwdKernels { two_pass, one_pass, one_pass_register_sums, automatic
 constexpr RmsBwdKernels kRmsBwdKernelsDefault = RmsBwdKernels::automatic;
 void rmsnorm_modulate_cuda_set_bwd_kernels(RmsBwdKernels k);
 // Whether the one pass keeps its column sums in shared memory for rows of
-// `dim` elements of type t (16-byte loads, 257 to 352 threads: 4,104 to
-// 5,632 columns of 16-bit types, 2,052 to 2,816 of f32): a host question,
-// for the tests that name the path.
+// `dim` elements of type t (16-byte loads; 4,104 to 5,632 columns of 16-bit
+// types, 288 to 352 threads; 2,564 to 2,816 of f32, 352 threads): a host
+// question, for the tests that name the path.
 bool rmsnorm_modulate_cuda_onepass_sums_shared(int64_t dim, DType t);
 
 // Bytes of scratch a backward of this problem takes at most: the fp32

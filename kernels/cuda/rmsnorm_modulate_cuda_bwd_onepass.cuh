@@ -63,15 +63,16 @@ constexpr int64_t kOnePassSmemMax = 200 << 10;
 
 // The column sums in shared memory rather than registers (SHARED), each
 // thread's own slots (no barrier), so that two blocks of at most
-// kOnePassLeanThreads threads fit an SM. With its 48 fp32 sums a thread in
-// registers (two chunks of dweight, dshift and dscale) the kernel takes 122
-// to 127 registers, so that two blocks share an SM's 64K registers only up
-// to kOnePassRegisterPairThreads threads; above, one block leaves the
-// schedulers idle on the row statistics' serial chains. Below, the sums'
-// loads and stores cost more than they gain. One row is copied ahead where
-// the sums take shared memory, to leave room.
+// kOnePassLeanThreads threads fit an SM. With its fp32 sums in registers
+// (two chunks of dweight, dshift and dscale: 48 floats a thread at 16 bits,
+// 24 at f32) the kernel takes 122 to 127 registers at 16 bits and 91 at f32
+// (ptxas), allocated as 128 and 96: two blocks share an SM's 64K registers
+// only up to onepass_register_pair_threads(vec) threads. Above, one block
+// leaves the schedulers idle on the row statistics' serial chains; below,
+// the sums' loads and stores cost more than they gain. One row is copied
+// ahead where the sums take shared memory, to leave room.
 constexpr int kOnePassLeanThreads = 352;
-constexpr int kOnePassRegisterPairThreads = 256;
+constexpr int onepass_register_pair_threads(int vec) { return vec == 8 ? 256 : 320; }
 __host__ __device__ constexpr int onepass_ahead(bool shared) { return shared ? 1 : kOnePassAhead; }
 __host__ __device__ constexpr int onepass_max_threads(bool shared) {
   return shared ? kOnePassLeanThreads : kOnePassMaxThreads;

@@ -337,19 +337,20 @@ TEST(rmsnorm_modulate_cuda, RowsPastTheGridLimit) {
 }
 
 // Where the one pass keeps its column sums in shared memory: rows of 16-byte
-// chunks whose register kernel fits one block an SM (more than 256 threads:
-// 513 chunks and more, 4104 columns of 16-bit types, 2052 of f32) and whose
-// blocks fit two an SM (at most 352 threads: 5632 and 2816 columns; 5640
-// take 384). 4096 columns of 16-bit types, 256 threads, keep the registers.
-// The GPU tests below take each side.
+// chunks whose register kernel fits one block an SM (more than 256 threads
+// at 16 bits, 320 at f32: 4104 columns of 16-bit types, 2564 of f32) and
+// whose blocks fit two an SM (at most 352 threads: 5632 and 2816 columns;
+// 5640 take 384). 4096 columns of 16-bit types (256 threads) and 2052 of f32
+// (288) keep the registers. The GPU tests below take each side.
 TEST(rmsnorm_modulate_cuda, OnePassSumsInSharedMemoryWhereTwoBlocksFit) {
   for (DType t : {DType::bf16, DType::f16}) {
     for (int64_t dim : {4104, 5376, 5632}) EXPECT_TRUE(rmsnorm_modulate_cuda_onepass_sums_shared(dim, t)) << dim;
     for (int64_t dim : {64, 3072, 4096, 5640, 6144, 5001})
       EXPECT_FALSE(rmsnorm_modulate_cuda_onepass_sums_shared(dim, t)) << dim;
   }
-  for (int64_t dim : {2052, 2816}) EXPECT_TRUE(rmsnorm_modulate_cuda_onepass_sums_shared(dim, DType::f32)) << dim;
-  for (int64_t dim : {2048, 2820, 5376}) EXPECT_FALSE(rmsnorm_modulate_cuda_onepass_sums_shared(dim, DType::f32)) << dim;
+  for (int64_t dim : {2564, 2816}) EXPECT_TRUE(rmsnorm_modulate_cuda_onepass_sums_shared(dim, DType::f32)) << dim;
+  for (int64_t dim : {2048, 2052, 2560, 2820, 5376})
+    EXPECT_FALSE(rmsnorm_modulate_cuda_onepass_sums_shared(dim, DType::f32)) << dim;
 }
 
 // The one-pass backward, taken whatever the dweight groups, with its column
