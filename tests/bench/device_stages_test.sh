@@ -3,8 +3,9 @@
 # a mistake in them is found only on the GPU machine, in its few minutes. Every stage parses
 # (bash -n) and `run.sh --list` names it; rms_kernels with every part switched off needs no
 # binary at all, and with the benchmark left on it stops, naming the binary it lacks (so the
-# switch is what left it out); rms_ab with nothing to compare skips; run.sh runs end to end
-# with stand-ins for the GPU's tools and reports the SM clock.
+# switch is what left it out); rms_iterate passes its experiment's VAR or VAR=VALUE on; rms_ab
+# with nothing to compare skips; run.sh runs end to end with stand-ins for the GPU's tools and
+# reports the SM clock.
 root=$(cd "$(dirname "$0")/../.." && pwd)
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -39,6 +40,25 @@ OUT="$work/out" BUILD="$work/build" bash "$root/bench/device/stages/rms_ab.sh" >
 rc=$?
 [ "$rc" -eq 77 ] && grep -q "nothing to compare" "$work/ab.txt" ||
   fail "rms_ab without AB_BASE or AB_FLAGS: exit $rc, not a skip ($(head -2 "$work/ab.txt"))"
+
+# rms_iterate with an experiment's switch: RMS_EXP=VAR sets it to 1, RMS_EXP=VAR=VALUE to VALUE,
+# for the tests' second run and the second benchmark (stand-ins that print what they were given).
+mkdir -p "$work/it/tests/cuda" "$work/it/bench"
+printf '#!/bin/sh\necho "[  PASSED  ] 1 test. (GC_EXP=$GC_EXP)"\n' > "$work/it/tests/cuda/test_rmsnorm_cuda_vs_host"
+printf '#!/bin/sh\necho "| bench | GC_EXP=$GC_EXP |"\n' > "$work/it/bench/gatecheck-rmsnorm-bench"
+chmod +x "$work/it/tests/cuda/test_rmsnorm_cuda_vs_host" "$work/it/bench/gatecheck-rmsnorm-bench"
+for e in GC_EXP:1 GC_EXP=2:2; do
+  mkdir -p "$work/itout/rms_iterate"
+  OUT="$work/itout" BUILD="$work/it" NCU=0 RMS_EXP="${e%%:*}" bash "$root/bench/device/stages/rms_iterate.sh" \
+    > "$work/it.txt" 2>&1
+  rc=$?
+  d="$work/itout/rms_iterate"
+  [ "$rc" -eq 0 ] && grep -q "(GC_EXP=)" "$d/iter.log" && grep -q "(GC_EXP=${e#*:})" "$d/iter.log" &&
+    grep -q "rms tests GC_EXP=${e#*:} exit 0" "$d/iter.log" && grep -q "GC_EXP= |" "$d/bench.md" &&
+    grep -q "GC_EXP=${e#*:} |" "$d/bench-exp.md" ||
+    fail "rms_iterate with RMS_EXP=${e%%:*}: exit $rc, iter.log: $(tr '\n' ' ' < "$d/iter.log" 2>/dev/null)"
+  rm -rf "$work/itout"
+done
 
 # run.sh end to end with stand-ins for cmake, nvcc and nvidia-smi: the build step, a stage
 # (rms_ab, skipping), and the clock sampler's mean SM clock while busy in the summary's head.
@@ -91,5 +111,5 @@ grep -qE "^bf16 32768 5001 9 +160.4 / +390.5 +700.0 / +2000.0 +733.5 / +2000.0 +
   "$work/out/rms_ab/summary.txt" 2>/dev/null && [ "$rc" -eq 0 ] ||
   fail "rms_ab against a base tree: exit $rc, summary: $(tr '\n' ' ' < "$work/out/rms_ab/summary.txt" 2>/dev/null) $(tail -3 "$work/ab2.txt" | tr '\n' ' ')"
 
-[ "$fails" -eq 0 ] && echo "OK: $(ls "$root"/bench/device/stages/*.sh | wc -l) stages parse and are listed; rms_kernels' switches hold; run.sh runs end to end and reports the SM clock"
+[ "$fails" -eq 0 ] && echo "OK: $(ls "$root"/bench/device/stages/*.sh | wc -l) stages parse and are listed; rms_kernels' and rms_iterate's switches hold; run.sh runs end to end and reports the SM clock"
 exit "$fails"

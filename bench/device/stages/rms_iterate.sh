@@ -6,8 +6,9 @@
 #   - ncu's report on one kernel's first launch at bf16 32768 x NCU_DIMS (throughput,
 #     occupancy, scheduler and warp stall statistics, memory): NCU_KERNEL, a regex of kernel
 #     names (default the one-pass backward, bwd_onepass, at 5376 columns);
-#   - RMS_EXP (optional): an experiment's switch, an environment variable the kernels read: the
-#     tests again and the benchmark at 32768 and 131072 rows with it set to 1;
+#   - RMS_EXP (optional): an experiment's switch, an environment variable the kernels read, as
+#     VAR (set to 1) or VAR=VALUE: the tests again and the benchmark at 32768 and 131072 rows
+#     with it set;
 #   - RERUN (a ctest regex, optional): those GPU tests again, one at a time.
 #   - CHECK=1: gatecheck check --op rmsnorm_modulate --impl cuda --device cuda --seed 34 (its
 #     default budget), its report in check-rms.json.
@@ -20,22 +21,24 @@ need "$RB"
 [ "${RMS_TESTS:-1}" = 0 ] || need "$RT"
 L="$D/iter.log"
 : > "$L"
-tests() {  # tests [VAR=1]: the tests, with that environment, their verdicts and failures kept
+exp=""  # the experiment's VAR=VALUE
+[ -z "${RMS_EXP:-}" ] || { [[ "$RMS_EXP" == *=* ]] && exp=$RMS_EXP || exp="$RMS_EXP=1"; }
+tests() {  # tests [VAR=VALUE]: the tests, with that environment, their verdicts and failures kept
   echo "== $RT${1:+, $1}"
   env "$@" timeout 120 "$RT" 2>&1 | grep -E "OK \]|FAILED|PASSED|differs|Failure|Expected|actual|Which is"
-  echo "rms tests ${1:+${1%=1} }exit ${PIPESTATUS[0]}"
+  echo "rms tests ${1:+$1 }exit ${PIPESTATUS[0]}"
 }
 [ "${RMS_TESTS:-1}" = 0 ] || {
   tests
-  [ -z "${RMS_EXP:-}" ] || tests "$RMS_EXP=1"  # the same tests with the experiment's switch on
+  [ -z "$exp" ] || tests "$exp"  # the same tests with the experiment's switch on
 } >> "$L" 2>&1
 if [ "${RMS_BENCH:-1}" != 0 ]; then
   timeout 90 "$RB" --rows 4097,32768,131072 --dims "${RMS_DIMS:-5376,3072}" --gates 9 --dtypes bf16 --no-torch > "$D/bench.md" 2>&1
   echo "bench exit $?" >> "$L"
-  if [ -n "${RMS_EXP:-}" ]; then  # an experiment's switch (an environment variable the kernels read), benchmarked beside
-    env "$RMS_EXP=1" timeout 90 "$RB" --rows 32768,131072 --dims "${RMS_DIMS:-5376,3072}" --gates 9 --dtypes bf16 \
+  if [ -n "$exp" ]; then  # an experiment's switch (an environment variable the kernels read), benchmarked beside
+    env "$exp" timeout 90 "$RB" --rows 32768,131072 --dims "${RMS_DIMS:-5376,3072}" --gates 9 --dtypes bf16 \
       --no-torch > "$D/bench-exp.md" 2>&1
-    echo "bench $RMS_EXP exit $?" >> "$L"
+    echo "bench $exp exit $?" >> "$L"
   fi
 fi
 [ "${NCU:-1}" = 0 ] || {
