@@ -1,8 +1,7 @@
-# One call on the GPU machine, from the repository root, after
+# On the GPU machine, from the repository root, after
 #   . .deps/remote-setup.sh && export OUT && BUILD_TARGETS="gatecheck-rmsnorm-bench" bench/device/run.sh rms_iterate
-# or call.sh
-# (which builds build-device): the one pass's two ways of keeping its sums across the widths that
-# take the shared-memory sums, 16-bit and f32. Files under $OUT/widths.
+# (which builds build-device), in the same call: the one pass with its sums where the default puts
+# them and in registers, at widths on both sides of the rule, 16-bit and f32. Files under $OUT/widths.
 B=build-device; O=$OUT/widths; mkdir -p $O; RB=$B/bench/gatecheck-rmsnorm-bench
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=csv > $O/machine.txt
 timeout 200 $RB --rows 32768,131072 --dims 264,1024,2048,3072,4096,4104,5376,5632 --gates 9 --dtypes bf16 --no-torch > $O/bf16.md 2>&1; echo "bf16 exit $?"
