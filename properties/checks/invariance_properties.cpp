@@ -180,18 +180,18 @@ Verdict repeatable(const Implementation& impl, const Case& c, const PropertyOpti
   Verdict v;
   const int extra = c.plan && c.plan->repeats > 0 ? c.plan->repeats + 1 : 2;
   const RunResult first = run(impl, c, o);
-  if (!first.status.ok()) return run_failed(c, impl.label() + " (run 1)", first.status);
+  if (!first.status.ok()) return run_failed(c, impl.label() + " (call 1)", first.status);
   std::vector<Comparison> total(c.op->outputs.size());
   for (int k = 0; k < extra; ++k) {
     const RunResult again = run(impl, c, o);
     if (!again.status.ok())
-      return run_failed(c, impl.label() + " (run " + std::to_string(k + 2) + ")", again.status);
+      return run_failed(c, impl.label() + " (call " + std::to_string(k + 2) + ")", again.status);
     const StageTimer timer(Stage::compare);
     for (size_t t = 0; t < total.size(); ++t) {
       Comparison cmp = compare_bitwise(c.op->outputs[t].name, again.outputs.tensors[t], first.outputs.tensors[t]);
-      cmp.got_side = "a later run";  // the mismatch's `why` says which
-      cmp.want_side = "run 1";
-      for (auto& m : cmp.first) m.why = "run " + std::to_string(k + 2) + " vs run 1: " + m.why;
+      cmp.got_side = "a later call";  // the mismatch's `why` says which
+      cmp.want_side = "call 1";
+      for (auto& m : cmp.first) m.why = "call " + std::to_string(k + 2) + " vs call 1: " + m.why;
       merge_into(total[t], cmp);
     }
   }
@@ -201,7 +201,7 @@ Verdict repeatable(const Implementation& impl, const Case& c, const PropertyOpti
   }
   if (!v.passed) {
     std::ostringstream s;
-    s << impl.label() << " on " << describe(c) << " (" << extra + 1 << " runs): ";
+    s << impl.label() << " on " << describe(c) << " (" << extra + 1 << " calls): ";
     for (size_t i = 0; i < v.comparisons.size(); ++i) {
       const auto& cmp = v.comparisons[i];
       const auto& m = cmp.first.front();

@@ -89,26 +89,26 @@ Verdict repeatable_at_scale(const Implementation& impl, const ScaleCase& c, cons
   const int runs = std::max(2, o.repeat_runs);
   const auto plan = schedule(c, o, runs, impl.device);
   Status st = s.run(0, nullptr, 0, plan[0]);
-  if (!st.ok()) return failed_run(impl, s, c, "(run 1)", st);
+  if (!st.ok()) return failed_run(impl, s, c, "(call 1)", st);
   std::ostringstream msg;
   for (int k = 1; k < runs && v.passed; ++k) {
     st = s.run(1, nullptr, 0, plan[size_t(k)]);
-    if (!st.ok()) return failed_run(impl, s, c, "(run " + std::to_string(k + 1) + ")", st);
+    if (!st.ok()) return failed_run(impl, s, c, "(call " + std::to_string(k + 1) + ")", st);
     for (ScaleOutput out : every_output(c)) {
       Comparison cmp = s.compare(1, 0, out);
-      cmp.got_side = "run " + std::to_string(k + 1);
-      cmp.want_side = "run 1";
+      cmp.got_side = "call " + std::to_string(k + 1);
+      cmp.want_side = "call 1";
       v.compared += cmp.checked;
       if (cmp.ok()) continue;
-      for (auto& m : cmp.first) m.why = "run " + std::to_string(k + 1) + " vs run 1: " + m.why;
+      for (auto& m : cmp.first) m.why = "call " + std::to_string(k + 1) + " vs call 1: " + m.why;
       add_failure(v, cmp);
       const Mismatch& m = cmp.first.front();
       msg << (msg.tellp() > 0 ? "; " : "") << cmp.tensor << ": " << cmp.failed << " elements differ, one at [" << m.row
-          << ", " << m.col << "]: run " << k + 1 << " 0x" << std::hex << m.got_bits << " vs run 1 0x" << m.want_bits << std::dec;
+          << ", " << m.col << "]: call " << k + 1 << " 0x" << std::hex << m.got_bits << " vs call 1 0x" << m.want_bits << std::dec;
     }
     if (!v.passed)
-      v.message = head(impl, c) + "run " + std::to_string(k + 1) + " of " + std::to_string(runs) + " (" +
-                  plan[size_t(k)].describe() + ") differs from run 1 (unperturbed): " + msg.str();
+      v.message = head(impl, c) + "call " + std::to_string(k + 1) + " of " + std::to_string(runs) + " (" +
+                  plan[size_t(k)].describe() + ") differs from call 1 (unperturbed): " + msg.str();
   }
   return v;
 }

@@ -11,7 +11,7 @@ rc=$?
 [ $rc -eq 1 ] || fail "check exited $rc (want 1: the flaky plugin fails repeatable)"
 saved=$(find "$work/found" -name '*repeatable*.json' | head -n 1)
 [ -n "$saved" ] || { cat "$work/check.out"; fail "no saved failure"; exit 1; }
-grep -q '"evidence": ".*run [0-9]* vs run 1' "$saved" || fail "the saved file does not keep the differing bits: $(grep evidence "$saved")"
+grep -q '"evidence": ".*call [0-9]* vs call 1' "$saved" || fail "the saved file does not keep the differing bits: $(grep evidence "$saved")"
 "$gc" repro "$saved" >"$work/again.out" 2>&1
 rc=$?
 [ $rc -eq 1 ] || fail "repro of a failure that comes back exited $rc (want 1)"
@@ -22,7 +22,7 @@ rc=$?
 [ $rc -eq 5 ] || fail "repro of a failure that never comes back exited $rc (want 5)"
 grep -q "repeatable: not reproduced in 12 attempts (.*this failure may depend on scheduling" "$work/gone.out" ||
   fail "repro does not say the failure was not reproduced"
-grep -Eq "^    .*run [0-9]+ vs run 1" "$work/gone.out" || fail "repro does not print the bits the file keeps"
+grep -Eq "^    .*call [0-9]+ vs call 1" "$work/gone.out" || fail "repro does not print the bits the file keeps"
 if grep -Eq "repeatable: pass" "$work/gone.out"; then fail "repro calls an unreproduced failure a pass"; fi
 if [ $fails -ne 0 ]; then
   for f in check.out again.out gone.out; do echo "--- $f ---"; cat "$work/$f"; done

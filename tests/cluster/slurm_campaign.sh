@@ -168,15 +168,15 @@ fi
   if wait_for 60 have_crash_input "$run2/shards/2" && ! has_record "$run2/shards/2"; then
     pid=$(json "$run2/shards/2/campaign.json" "d['pid']")
     tree=$(descendants "$pid")
-    echo "$(elapsed): share 2/4 of submission 2 has a crash input in flight: SIGKILL to its nightly.sh (pid $pid) and all under it"
+    echo "$(elapsed): share 2/4 of array ${a2} has a crash input in flight: SIGKILL to its nightly.sh (pid $pid) and all under it"
     kill -STOP $tree 2>/dev/null; kill -KILL $tree 2>/dev/null
-  else echo "FAIL: share 2/4 of submission 2: no crash input in flight to kill"; fails=$((fails + 1)); fi
+  else echo "FAIL: share 2/4 of array ${a2}: no crash input in flight to kill"; fails=$((fails + 1)); fi
   # submission 2, share 1: requeued once it has recorded the planted bug
   if wait_for 60 has_record "$run2/shards/1"; then
-    echo "$(elapsed): share 1/4 of submission 2 recorded a failure: scontrol requeue ${a2}_1"
+    echo "$(elapsed): share 1/4 of array ${a2} recorded a failure: scontrol requeue ${a2}_1"
     scontrol requeue "${a2}_1"
     squeue_snapshot
-  else echo "FAIL: share 1/4 of submission 2 recorded nothing to requeue with"; fails=$((fails + 1)); fi
+  else echo "FAIL: share 1/4 of array ${a2} recorded nothing to requeue with"; fails=$((fails + 1)); fi
   check "submission 1's jobs ended within 150 s" wait_for 150 ended "$(jobid "$run1" merge)"
   check "submission 2's jobs ended within 150 s" wait_for 150 ended "$(jobid "$run2" merge)"
   echo "$(elapsed): both submissions ended"

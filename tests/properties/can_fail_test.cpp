@@ -93,7 +93,7 @@ TEST(PropertyCanFail, RepeatableSeesAFlakyReduction) {
   const Case c = hand_case(DType::bf16, 8, 4, 2, {0, 0, 0, 1, 1, 1, 0, 1});
   const Verdict v = passes_then_fails("repeatable", Bug::flaky_grad_gate, c);
   ASSERT_EQ(v.failed_outputs, std::vector<std::string>{"grad_gate"});
-  EXPECT_TRUE(contains(v.comparisons.at(0).first.at(0).why, "vs run 1")) << v.comparisons[0].first[0].why;
+  EXPECT_TRUE(contains(v.comparisons.at(0).first.at(0).why, "vs call 1")) << v.comparisons[0].first[0].why;
 }
 
 TEST(PropertyCanFail, InputsUntouchedSeesAWrittenInput) {

@@ -97,7 +97,7 @@ TEST(ScaleRepeatable, ScheduleDependentSumsShow) {
     }
   }
   EXPECT_EQ(failed, 1) << "four cases of 30,000 rows with a 20,000-row segment never showed the racy sums";
-  EXPECT_NE(msg.find("differs from run 1 (unperturbed)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("differs from call 1 (unperturbed)"), std::string::npos) << msg;
 }
 
 TEST(ScaleInvariance, HostAndAlternativesAreInvariant) {
