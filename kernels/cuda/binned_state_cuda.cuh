@@ -13,6 +13,7 @@
 
 #include "../binned_sum.h"
 #include "../binned_wide.h"
+#include "binned_merge_cuda.cuh"
 
 namespace gatecheck {
 namespace binned_cuda {
@@ -23,12 +24,11 @@ unsigned blocks_for(int64_t n) { return unsigned((n + kThreads - 1) / kThreads);
 
 // n states (consecutive) combined per element; any order gives the same
 // words. Memory bound (64 states at 32 x 3072 are 201 MB). G threads share an
-// element, thread j merging states j, j + G, ..., each keeping kInFlight
-// states' loads in flight before it merges them; the G sums then meet in
-// shared memory. One thread an element (G = 1) leaves a grid of elements/128
-// blocks: at 32 x 3072 that is 768 blocks, more than one wave of 90-register
-// threads and far less than two, so the last blocks run nearly alone.
-constexpr int kInFlight = 8;
+// element, thread j merging states j, j + G, ... (merge_states: kMergeInFlight
+// loads in flight); the G sums then meet in shared memory. One thread an
+// element (G = 1) leaves a grid of elements/128 blocks: at 32 x 3072 that is
+// 768 blocks, more than one wave of 90-register threads and far less than
+// two, so the last blocks run nearly alone.
 // Streaming: loads marked evict-first (ld.global.cs), each state's bytes
 // being read once; else read-only cached loads. The grid may be smaller than
 // the elements' blocks: each block then strides over them.
@@ -42,26 +42,8 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(const uint64_t* state
     const int64_t e = e0 + local;
     BinnedSum acc;
     acc.clear();
-    if (e < elements) {
-      for (int32_t k0 = group; k0 < n; k0 += kInFlight * G) {
-        ulonglong2 v[kInFlight][2];
-#pragma unroll
-        for (int i = 0; i < kInFlight; ++i) {
-          if (k0 + i * G >= n) break;
-          const ulonglong2* w = reinterpret_cast<const ulonglong2*>(states + (k0 + i * G) * words + e * kBinnedWords);
-          v[i][0] = Streaming ? __ldcs(w) : __ldg(w);
-          v[i][1] = Streaming ? __ldcs(w + 1) : __ldg(w + 1);
-        }
-#pragma unroll
-        for (int i = 0; i < kInFlight; ++i) {
-          if (k0 + i * G >= n) break;
-          const uint64_t ws[kBinnedWords] = {v[i][0].x, v[i][0].y, v[i][1].x, v[i][1].y};
-          BinnedSum b;
-          b.from_words(ws);
-          acc.merge(b);
-        }
-      }
-    }
+    if (e < elements && group < n)
+      merge_states<Streaming>(acc, states + group * words + e * kBinnedWords, G * words, (n - group + G - 1) / G);
     if constexpr (G > 1) {
       __shared__ BinnedSum part[G - 1][kPerBlock];
       if (group > 0) part[group - 1][local] = acc;

@@ -10,6 +10,7 @@
 
 #include "../binned_sum.h"
 #include "../gate_residual_math.h"
+#include "binned_merge_cuda.cuh"
 #include "gate_residual_cuda_pack.cuh"
 #include "gate_residual_cuda_plan.cuh"
 
@@ -484,11 +485,8 @@ __global__ void __launch_bounds__(256) binned_fold_kernel(BinnedFoldArgs<T> a) {
   for (int64_t c = int64_t(blockIdx.y) * blockDim.x + threadIdx.x; c < a.dim; c += step) {
     BinnedSum s;
     s.clear();
-    for (int64_t t = lo; t < t1; ++t) {
-      BinnedSum b;
-      b.from_words(a.tile_states + (t * a.dim + c) * kBinnedWords);
-      s.merge(b);
-    }
+    binned_cuda::merge_states<true>(s, a.tile_states + (lo * a.dim + c) * kBinnedWords, a.dim * kBinnedWords,
+                                    int32_t(t1 - lo));
     if (a.state) {
       uint64_t v[kBinnedWords];
       s.to_words(v);
