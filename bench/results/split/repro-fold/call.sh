@@ -2,7 +2,8 @@
 # The binned fold as it is (HEAD) against the fold before it (this tree with fold.diff taken back),
 # on one machine: both built, the GPU tests of the reproducible modes and gate_residual's CUDA
 # kernels at HEAD (CudaReports.FirstReportStays... ten times at HEAD and before), then
-# SplitCuda.CostAgainstTodaysBackward alternating HEAD, BASE, HEAD, BASE, and each kernel alone under Nsight Compute for both (../repro-breakdown/run.sh). From the repository root on the
+# SplitCuda.CostAgainstTodaysBackward alternating HEAD, BASE, HEAD, BASE, and each kernel alone
+# under Nsight Compute for both (../repro-breakdown/run.sh). From the repository root on the
 # device, after `. .deps/remote-setup.sh`; results in $OUT.
 set -u
 O=${OUT:?}; W=/tmp/w; mkdir -p $W
@@ -14,7 +15,6 @@ rm -rf /tmp/base && mkdir -p /tmp/base && tar --exclude=./build-device --exclude
 (cfg /tmp/base base && cmake --build /tmp/base/build-device -j 6 --target split_cuda_test test_cuda_vs_host >> $W/base-build.log 2>&1; echo "base build rc=$?") &
 cfg . head && cmake --build build-device -j 10 --target split_cuda_test test_cuda_vs_host rmsnorm_repro_cuda_test \
   >> $W/head-build.log 2>&1; echo "head build rc=$?"
-wait
 wait
 B=build-device/tests
 {
