@@ -463,32 +463,6 @@ struct BinnedFoldArgs {
   cuda_status::Report* report;
 };
 
-// Gate k's tiles [*first, *end) of `total` tiles sorted by gate, found by one
-// warp (every lane calls it): a 32-way search for the first, each round of
-// loads narrowing the range 32 times, then the gate's tiles counted 32 at a
-// time. A binary search and a scan took a dependent load a step (about 13 at
-// 32768 x 3072 x 32: most of the fold's time).
-__device__ __forceinline__ void gate_tiles(const TileDesc* tiles, int64_t total, int64_t k, int lane, int64_t* first,
-                                           int64_t* end) {
-  int64_t lo = 0, hi = total;  // the first tile whose gate is >= k lies in [lo, hi]
-  while (lo < hi) {
-    const int64_t step = (hi - lo + 31) / 32, at = lo + (lane + 1) * step - 1;
-    // chunk `lane` lies wholly below k where its last tile does (gates ascend)
-    const unsigned below = __ballot_sync(0xffffffffu, at < hi && tiles[at].gate < k);
-    lo += __popc(below) * step;
-    hi = min(hi, lo + step - 1);
-  }
-  int64_t t1 = lo;
-  for (;;) {
-    const int64_t at = t1 + lane;
-    const unsigned in = __ballot_sync(0xffffffffu, at < total && tiles[at].gate == k);
-    t1 += __popc(in);  // the gate's tiles are a run from lo
-    if (in != 0xffffffffu) break;
-  }
-  *first = lo;
-  *end = t1;
-}
-
 // The reproducible mode's fold: a block per (gate, column chunk) combines the
 // gate's tile states (binned: exact integers, so any order gives the same
 // words), then writes the state and/or grad_gate rounded once. The last
@@ -499,10 +473,14 @@ __global__ void __launch_bounds__(256) binned_fold_kernel(BinnedFoldArgs<T> a) {
   if (last_kernel_found_failure(a, cuda_status::kReportedByBackward)) return;
   const int64_t k = blockIdx.x, total = a.totals->tiles;
   if (k >= a.gates) return;  // (a grid of one block where there are no gates)
-  __shared__ int64_t range[2];
-  if (threadIdx.x < 32) gate_tiles(a.tiles, total, k, int(threadIdx.x), &range[0], &range[1]);
-  __syncthreads();
-  const int64_t lo = range[0], t1 = range[1];
+  int64_t lo = 0, hi = total;  // the gate's first tile: the first whose gate is >= k
+  while (lo < hi) {
+    const int64_t mid = (lo + hi) / 2;
+    if (a.tiles[mid].gate < k) lo = mid + 1;
+    else hi = mid;
+  }
+  int64_t t1 = lo;
+  while (t1 < total && a.tiles[t1].gate == k) ++t1;
   const int64_t step = int64_t(gridDim.y) * blockDim.x;
   for (int64_t c = int64_t(blockIdx.y) * blockDim.x + threadIdx.x; c < a.dim; c += step) {
     BinnedSum s;
