@@ -22,6 +22,12 @@ namespace {
 
 const char* kOp = "test";
 
+// Reports that earlier tests of this process left untaken, taken first, so
+// that each test here sees only its own: ctest runs a test a process, but the
+// binary run whole does not, and a new stream may take a destroyed one's
+// handle, and with it that stream's workspace and report.
+void take_earlier_reports() { (void)gate_residual_cuda_wait_and_take_reports(kOp); }
+
 // One problem's device buffers on a stream of its own, called through the raw API.
 struct Call {
   RawCase c;
@@ -89,6 +95,7 @@ void expect_report(const Status& st, int64_t row, int64_t value, int64_t gates, 
 // taken once, it is gone.
 TEST(CudaReports, EveryPathReportsTheFirstBadRowWithoutASync) {
   GATECHECK_REQUIRE_GPU();
+  take_earlier_reports();
   const TuningScope tuning_back;
   std::mt19937_64 rng(41);
   for (const int plan : {0, 3, 2, 1}) {
@@ -120,6 +127,7 @@ TEST(CudaReports, EveryPathReportsTheFirstBadRowWithoutASync) {
 // finds a report on any stream.
 TEST(CudaReports, FirstReportStaysUntilTakenAndEachErrorIsReportedOnce) {
   GATECHECK_REQUIRE_GPU();
+  take_earlier_reports();
   std::mt19937_64 rng(42);
   Call k(make_case(rng, DType::f16, 300, 16, 4, Pattern::random));
   std::vector<int64_t> idx = k.c.index;
@@ -153,6 +161,7 @@ TEST(CudaReports, FirstReportStaysUntilTakenAndEachErrorIsReportedOnce) {
 // is taken, launches with a good index compute the host twin's bits again.
 TEST(CudaReports, GraphLaunchWithABadIndexReportsAndLaterLaunchesCompute) {
   GATECHECK_REQUIRE_GPU();
+  take_earlier_reports();
   const TuningScope tuning_back;
   std::mt19937_64 rng(43);
   for (const int plan : {0, 2, 1}) {  // 600 rows x 9 gates: the one-kernel backward; counting; CUB
