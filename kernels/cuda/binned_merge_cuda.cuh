@@ -1,8 +1,9 @@
-// The merge of many binned states' element on the device, their loads in
-// flight together: the combine of ranks' states (binned_state_cuda.cuh) and
-// the fold of a gate's tile states (gate_residual_cuda_kernels.cuh) read
-// each state once and are bound by the latency of those loads, so a thread
-// issues kMergeInFlight states' loads before it merges any of them.
+// The merge of many binned states' element on the device, one loop for the
+// combine of ranks' states (binned_state_cuda.cuh) and the fold of a gate's
+// tile states (gate_residual_cuda_kernels.cuh). A thread issues
+// kMergeInFlight states' loads before it merges any of them: the combine
+// reads each state once and is bound by those loads (it runs near the copy
+// ceiling). The fold took as long either way (docs/kernel-design.md).
 #pragma once
 
 #include <cuda_runtime.h>
