@@ -22,10 +22,11 @@ namespace {
 
 const char* kOp = "test";
 
-// Reports that earlier tests of this process left untaken, taken first, so
-// that each test here sees only its own: ctest runs a test a process, but the
-// binary run whole does not, and a new stream may take a destroyed one's
-// handle, and with it that stream's workspace and report.
+// Reports that earlier tests of this process left untaken (on the default
+// stream, say, which is never released), taken first, so that each test here
+// sees only its own: ctest runs a test a process, the binary run whole does
+// not, and gate_residual_cuda_wait_and_take_reports returns the first report
+// of any stream.
 void take_earlier_reports() { (void)gate_residual_cuda_wait_and_take_reports(kOp); }
 
 // One problem's device buffers on a stream of its own, called through the raw API.
