@@ -26,13 +26,7 @@ fi
 if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then  # each kernel of the first forward and backward, alone
   need "$RB"
   timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum --print-units base --launch-count 24 --csv "$RB" --rows 32768 \
-    --dims 5376 --gates 9 --dtypes bf16 --reps 1 --no-torch 2>/dev/null | python3 -c "
-import csv, sys
-rows = [r for r in csv.reader(l for l in sys.stdin if l.startswith('\"')) if len(r) > 10]
-h = rows[0]
-for r in rows[1:]:
-    print(f'{float(r[h.index(\"Metric Value\")].replace(\",\", \"\")) / 1000:9.1f} us  {r[h.index(\"Kernel Name\")][:100]}')
-" > "$D/kernels.txt" 2>&1
+    --dims 5376 --gates 9 --dtypes bf16 --reps 1 --no-torch 2>/dev/null | python3 bench/device/ncu_kernel_times.py > "$D/kernels.txt" 2>&1
   cat "$D/kernels.txt"
 fi
 if [ "${CHECK:-1}" != 0 ]; then

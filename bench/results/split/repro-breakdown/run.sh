@@ -7,11 +7,5 @@
 set -u
 out=${1:-kernels.txt}
 timeout 240 ncu --clock-control none --metrics gpu__time_duration.sum --print-units base --launch-skip "${SKIP:-84}" --launch-count "${COUNT:-16}" --csv \
-  build-device/tests/split/split_cuda_test --gtest_filter=SplitCuda.CostAgainstTodaysBackward 2>/dev/null | python3 -c "
-import csv, sys
-rows = [r for r in csv.reader(l for l in sys.stdin if l.startswith('\"')) if len(r) > 10]
-h = rows[0]
-for r in rows[1:]:
-    print(f'{r[h.index(\"ID\")]:>4} {float(r[h.index(\"Metric Value\")].replace(\",\", \"\")) / 1000:9.1f} us  grid {r[h.index(\"Grid Size\")]:>14}  {r[h.index(\"Kernel Name\")][:110]}')
-" > "$out"
+  build-device/tests/split/split_cuda_test --gtest_filter=SplitCuda.CostAgainstTodaysBackward 2>/dev/null | python3 bench/device/ncu_kernel_times.py --launch > "$out"
 cat "$out"
