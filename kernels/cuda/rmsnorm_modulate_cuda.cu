@@ -186,12 +186,20 @@ void launch_onepass_k(const Ptrs& a, const Plan& p, int threads, int64_t groups,
       <<<grid, threads, size_t(onepass_smem_bytes(a.dim, VecOf<T>::value, SHARED, threads)), s>>>(a, p);
 }
 
+// Rows of `dim` elements in 16-byte chunks the one pass takes: at most
+// kOnePassMaxThreads partials of at most two chunks each, its rows' stages
+// within its shared memory.
+bool onepass_fits(int64_t dim, int vec) {
+  const int threads = rms_row_threads(dim, vec);
+  return dim % vec == 0 && threads <= kOnePassMaxThreads && dim / vec <= int64_t(kRmsChunksPerThread) * threads &&
+         onepass_smem_bytes(dim, vec) <= kOnePassSmemMax;
+}
+
 // The one pass's sums in shared memory where the register kernel's blocks
 // fit one an SM and two of these fit (its threads then own two chunks each).
 bool onepass_sums_shared(int64_t dim, int vec) {
   const int threads = rms_row_threads(dim, vec);
-  return dim % vec == 0 && threads > onepass_register_pair_threads(vec) && threads <= kOnePassLeanThreads &&
-         dim / vec <= int64_t(kRmsChunksPerThread) * threads &&
+  return onepass_fits(dim, vec) && threads > onepass_register_pair_threads(vec) && threads <= kOnePassLeanThreads &&
          2 * (onepass_smem_bytes(dim, vec, true, threads) + kSmemReservedPerBlock) <= kSmemPerSm;
 }
 
@@ -200,10 +208,7 @@ bool launch_onepass(const Ptrs& a, const Plan& p, bool vec, int64_t groups, RmsB
   constexpr int V = VecOf<T>::value;
   const int threads = rms_row_threads(a.dim, V);
   const int64_t nch = a.dim / V;
-  if (!vec || threads > kOnePassMaxThreads || nch > int64_t(kRmsChunksPerThread) * threads ||
-      onepass_smem_bytes(a.dim, V) > kOnePassSmemMax ||
-      (k == RmsBwdKernels::automatic && groups < 2 * sm_count()))
-    return false;
+  if (!vec || !onepass_fits(a.dim, V) || (k == RmsBwdKernels::automatic && groups < 2 * sm_count())) return false;
   if (a.rows == 0) return true;
   if (k != RmsBwdKernels::one_pass_register_sums && onepass_sums_shared(a.dim, V))
     launch_onepass_k<T, 2, true>(a, p, threads, groups, s);
