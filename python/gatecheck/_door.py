@@ -80,6 +80,11 @@ class Door:
             self._bwd = bwd if callable(bwd) else None
         elif callable(target) and not isinstance(target, type):
             self._fwd, self._bwd = target, None
+        elif isinstance(target, type) and callable(getattr(target, "forward", None)):
+            # (its forward would be called unbound, with res in self's place)
+            args = self.op.forward_signature()
+            raise BadTarget(f"{self.name} is a class, not an object: name an instance of it "
+                            f"(in the module: obj = {target.__name__}()), whose forward({args}) is then called")
         else:
             args = self.op.forward_signature()
             raise BadTarget(f"{self.name} is {type(target).__name__}: not a callable fn({args}), "
