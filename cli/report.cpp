@@ -169,6 +169,18 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, con
                       {"estimate_seconds", s.estimate},
                       {"seconds", s.seconds}});
     e["scale_runs"] = runs;
+    json skipped = json::array();
+    for (const ScaleSkipRecord& s : p.scale_skipped) {
+      json k = {{"draw", s.shape}, {"why", s.why}};
+      if (s.units > 0)
+        k.update({{"parts", s.parts},
+                  {"units", s.units},
+                  {"estimate_seconds", s.estimate},
+                  {"left_seconds", s.left},
+                  {"rate_source", s.rate_source}});
+      skipped.push_back(k);
+    }
+    e["scale_skipped"] = skipped;
     if (p.failure) {
       const FailureReport& f = *p.failure;
       const FailureShape shape = failure_shape(f);

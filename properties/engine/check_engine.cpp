@@ -396,6 +396,7 @@ CheckReport run_check(const std::vector<Subject>& impls, const CheckOptions& opt
       pr.worker_seconds = run.worker_seconds;
       pr.overruns = run.overruns;
       pr.scale_runs = run.scale_runs;
+      pr.scale_skipped = run.scale_skipped;
       // Time past the slice that no case accounts for is the engine's own: said too.
       if (const double past = since(t0) - slice; slice >= 0 && run.overruns.empty() && past > kUnexplainedPast) {
         char buf[120];

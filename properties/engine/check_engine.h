@@ -124,6 +124,18 @@ struct ScaleRunRecord {
   double allowance = -1, estimate = 0, seconds = 0;  // seconds (allowance < 0: no time budget)
 };
 
+// A scale draw that did not run, and why (the JSON report's scale_skipped):
+// with a time budget mostly one whose estimate did not fit the time its slot
+// had left, with that estimate, so that a tier that ran few cases shows what
+// the cost model expected of the others.
+struct ScaleSkipRecord {
+  std::string shape;  // dtype, rows, dim, gates and rung of the draw ("" when the draw itself failed)
+  std::string why;    // as the coverage's skipped counts say it
+  int64_t parts = 0, units = 0;  // the parts bound and units its estimate used (0: not estimated)
+  double estimate = 0, left = 0;  // seconds: its estimate, and what its slot had left then
+  std::string rate_source;        // where the estimate's rates came from
+};
+
 struct PropertyResult {
   std::string impl;
   Device device = Device::cpu;
@@ -140,6 +152,7 @@ struct PropertyResult {
   // flight may): each says its size, its estimate and how far past it ran.
   std::vector<std::string> overruns;
   std::vector<ScaleRunRecord> scale_runs;
+  std::vector<ScaleSkipRecord> scale_skipped;  // in slot order
   // A claimed property that held on fewer cases than its floor: not a pass.
   bool inconclusive() const { return claimed && passed && cases < case_floor; }
 };

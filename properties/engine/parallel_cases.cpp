@@ -47,6 +47,7 @@ struct ScaleDone {
   int64_t position;
   ScaleCoverage coverage;
   std::optional<ScaleRunRecord> record;  // the case that ran
+  std::vector<ScaleSkipRecord> skipped;   // the draws that did not
 };
 
 // A scale case past its time by more than this is reported.
@@ -139,7 +140,7 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
       stop();
       return false;
     }
-    ScaleDone d{slot.position, {}, {}};
+    ScaleDone d{slot.position, {}, {}, std::move(run.skipped_draws)};
     for (const auto& why : run.skipped) ++d.coverage.skipped[why];
     if (run.ran) {
       d.coverage.add(run.c, run.seconds);
@@ -258,15 +259,19 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
         count(r.coverage, d);
       }
   std::vector<std::pair<int64_t, ScaleRunRecord>> records;
+  std::vector<std::pair<int64_t, ScaleSkipRecord>> skips;
   for (const auto& list : scale_done)
     for (const ScaleDone& d : list)
       if (d.position <= cutoff) {
         r.cases += d.coverage.cases;
         r.coverage.scale.add(d.coverage);
         if (d.record) records.emplace_back(d.position, *d.record);
+        for (const ScaleSkipRecord& k : d.skipped) skips.emplace_back(d.position, k);
       }
   std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [pos, rec] : records) r.scale_runs.push_back(std::move(rec));
+  std::stable_sort(skips.begin(), skips.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [pos, k] : skips) r.scale_skipped.push_back(std::move(k));
   r.overruns = std::move(overruns);
   if (claimed) r.failure = std::move(claimed);
   else if (unclaimed) r.failure = std::move(unclaimed);

@@ -51,6 +51,7 @@ struct PairCases {
   double worker_seconds = 0;   // the workers' wall time, summed
   std::vector<std::string> overruns;  // scale cases past their time (PropertyResult::overruns)
   std::vector<ScaleRunRecord> scale_runs;  // in slot order
+  std::vector<ScaleSkipRecord> scale_skipped;  // in slot order
 };
 
 // Runs the cases of (impl, property), drawn within `limits`, on `workers`

@@ -17,6 +17,11 @@ namespace gatecheck {
 namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+// A draw's shape as its estimate sees it (its plan is drawn after the shape).
+std::string spec_shape(const ScaleSpec& s) {
+  return std::string(dtype_name(s.dtype)) + " rows=" + std::to_string(s.rows) + " dim=" + std::to_string(s.dim) +
+         " gates=" + std::to_string(s.gates) + (s.rung.empty() ? "" : " [" + s.rung + "]");
+}
 }  // namespace
 
 const ScaleLimits& ScaleLimitsCache::get(Device d, const ScaleOptions& o) {
@@ -110,9 +115,12 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
   for (;; ++r.draw) {  // a draw that does not run hands on to the next, as the serial loop did
     if (stop()) return r;
     const auto t0 = Clock::now();
+    ScaleSkipRecord rec;  // what a skip records of this draw
     auto skip = [&](const std::string& why) {
       r.skipped.push_back(why);
       r.skipped_seconds += since(t0);
+      rec.why = why;
+      r.skipped_draws.push_back(rec);
     };
     ScaleCase c;
     double estimate = 0;
@@ -146,8 +154,12 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
           spec = draw_scale_case(*impl_.op, opt_.seed, property_, r.draw, *limits_);
         } else {
           spec = draw_scale_case_if(*impl_.op, opt_.seed, property_, r.draw, *limits_, [&](const ScaleSpec& s) {
-            return cost_.estimate_seconds(who, property_, impl_.device, units(s), parts_bound(s)) <=
-                   allowance - since(slot_t0);
+            rec.shape = spec_shape(s);
+            rec.units = units(s);
+            rec.parts = parts_bound(s);
+            rec.estimate = cost_.estimate_seconds(who, property_, impl_.device, rec.units, rec.parts, &rec.rate_source);
+            rec.left = allowance - since(slot_t0);
+            return rec.estimate <= rec.left;
           });
           if (!spec) {
             skip("estimated to take more than the share left");  // it would eat the next share
@@ -157,6 +169,7 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
           }
         }
       }
+      rec.shape = spec_shape(*spec);
       c = make_scale_case(*spec);
       r.parts = case_parts(c);
       r.units = scale_cost_units(c.op(), impl_.device, c.rows, c.dim, c.gates, r.parts);

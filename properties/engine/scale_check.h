@@ -30,6 +30,7 @@ class ScaleLimitsCache {
 // (why, for the coverage) and the one that did.
 struct ScaleSlotRun {
   std::vector<std::string> skipped;  // why each draw before it did not run
+  std::vector<ScaleSkipRecord> skipped_draws;  // the same draws: their shapes, and estimates where made
   bool ran = false;                  // false: abandoned, or a stop cut its call short
   int64_t draw = 0;                  // j of draw_scale_case(seed, property, j)
   ScaleCase c;

@@ -6,14 +6,15 @@
 # the report itself says the cases in flight ran past their share or the slice,
 # with each case's size (or, for draws that never ran, their time); the run
 # ends within the budget plus the same. Every scale case that ran is listed
-# under scale_runs, those past their allowance among the overruns too.
+# under scale_runs, those past their allowance among the overruns too, and
+# every draw skipped under scale_skipped, with the estimate that did not fit.
 . "$(dirname "$0")/script_start.sh"
 "$gc" check --impl "plugin:$plugin" --properties repeatable,segment_invariance --claims repeatable,segment_invariance \
   --seconds 4 --scale-share 0.5 --jobs 2 --seed 3 --corpus "$work/c" --json "$work/r.json" >"$work/out" 2>"$work/err"
 rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 4 ] || fail "check exited $rc (want 0, or 4 if too few cases ran)"
 python3 - "$work/r.json" <<'PY' || fail "a property or the run went past its budget (above)"
-import json, re, sys
+import collections, json, re, sys
 j = json.load(open(sys.argv[1]))
 slice_s, margin, bad, total_over = 2.0, 0.5, 0, 0.0
 runs = [s for r in j["results"] for s in r["scale_runs"]]
@@ -23,6 +24,16 @@ if any(set(s) != keys for s in runs):
 scale = j["coverage"]["scale"]
 if len(runs) != scale["cases"] or abs(sum(s["seconds"] for s in runs) - scale["seconds"]) > 1e-6:
     print(f"scale_runs ({len(runs)} cases) are not the coverage's {scale['cases']} scale cases"); bad = 1
+# Each draw counted as skipped is listed under scale_skipped; one skipped as
+# too costly carries the estimate that did not fit the time its slot had left.
+skips = [k for r in j["results"] for k in r["scale_skipped"]]
+if collections.Counter(k["why"] for k in skips) != collections.Counter(scale.get("skipped", {})):
+    print("scale_skipped", collections.Counter(k["why"] for k in skips), "is not the coverage's", scale.get("skipped")); bad = 1
+for k in skips:
+    if k["why"].startswith("estimated") and not k.get("estimate_seconds", -1) > k.get("left_seconds", float("inf")) >= 0:
+        print("a draw skipped as too costly without an estimate past the time left:", k); bad = 1
+if not any(k["why"].startswith("estimated") for k in skips):
+    print("no draw was skipped as too costly: the plugin's cost should force some"); bad = 1
 for r in j["results"]:
     for s in r["scale_runs"]:
         if s["allowance_seconds"] >= 0 and s["seconds"] > s["allowance_seconds"] + 0.05 and \
