@@ -1,6 +1,7 @@
 #include "scale_session.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -168,8 +169,32 @@ Status guarded(Body body) {
 
 }  // namespace
 
+double ScaleCallTimes::parts_own_seconds() const {
+  if (whole_rows <= 0 || part_calls <= 0) return -1;
+  return std::max(0.0, part_seconds - whole_seconds * double(part_rows) / double(whole_rows));
+}
+
+template <class Body>
+Status ScaleSession::timed(const std::vector<int64_t>* batch, Body body) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const Status st = body();
+  if (times_) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const int64_t rows = batch ? int64_t(batch->size()) : c_.rows;
+    if (rows == c_.rows) {
+      times_->whole_seconds += s;
+      times_->whole_rows += rows;
+    } else {
+      times_->part_seconds += s;
+      times_->part_rows += rows;
+      ++times_->part_calls;
+    }
+  }
+  return st;
+}
+
 Status ScaleSession::run(int set, const std::vector<int64_t>* batch, int poison, const StressSetting& stress) {
-  return guarded([&] { return run_unguarded(set, batch, poison, stress); });
+  return timed(batch, [&] { return guarded([&] { return run_unguarded(set, batch, poison, stress); }); });
 }
 
 int64_t ScaleSession::prepare(int set, const std::vector<int64_t>* batch, int poison) {
@@ -252,7 +277,7 @@ Status ScaleSession::run_unguarded(int set, const std::vector<int64_t>* batch, i
 }
 
 Status ScaleSession::exchange_partial(const std::vector<int64_t>& batch, std::vector<uint64_t>* state) {
-  return guarded([&] {
+  return timed(&batch, [&] { return guarded([&] {
     const int64_t n = prepare(1, &batch, 0);
     StressScope scope(impl_.device, StressSetting{});
     OpCall call = call_of(Pass::backward, 1, n, scope.stream());
@@ -261,7 +286,7 @@ Status ScaleSession::exchange_partial(const std::vector<int64_t>& batch, std::ve
     if (st.ok()) st = backend_->sync();
     if (!st.ok()) st.message = "the exchange's partial: " + st.message;
     return st;
-  });
+  }); });
 }
 
 Status ScaleSession::exchange_finalize(int set, const std::vector<int64_t>* batch, const std::vector<uint64_t>& state) {

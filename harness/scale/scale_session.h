@@ -31,6 +31,20 @@ namespace gatecheck {
 // An output of the case's op: its position in OpSchema::outputs.
 using ScaleOutput = int;
 
+// What a session's calls took, each with its inputs' generation and its sync:
+// those on the whole case (every row) and those on a part of its rows (a
+// plan's batch, a split's partial), for the scale tier's cost model
+// (properties/scale/scale_cost.h). A part costs its rows' share of the
+// whole's time plus a time of its own (its call, its syncs, its tables
+// generated again, its state brought back), which a GPU exchange makes large.
+struct ScaleCallTimes {
+  double whole_seconds = 0, part_seconds = 0;
+  int64_t whole_rows = 0, part_rows = 0, part_calls = 0;
+  // The parts' own time: their time past what the whole's time a row gives
+  // their rows, never negative; -1 when no call on the whole or no part ran.
+  double parts_own_seconds() const;
+};
+
 class ScaleSession {
  public:
   // Allocates the inputs and `output_sets` sets of outputs, for the case's rows
@@ -54,6 +68,9 @@ class ScaleSession {
   // `set` (its other outputs left poisoned).
   Status exchange_partial(const std::vector<int64_t>& batch, std::vector<uint64_t>* state);
   Status exchange_finalize(int set, const std::vector<int64_t>* batch, const std::vector<uint64_t>& state);
+
+  // Adds each call's time from now on to *times (null: none kept).
+  void time_calls(ScaleCallTimes* times) { times_ = times; }
 
   int64_t rows_of(int set) const { return set_rows_[size_t(set)]; }
   const ScaleCase& scale_case() const { return c_; }
@@ -92,6 +109,9 @@ class ScaleSession {
     void* ptr() const { return base + kGuardBytes; }
   };
   Status run_unguarded(int set, const std::vector<int64_t>* batch, int poison, const StressSetting& stress);
+  // body(), its time added to times_ as a call on `batch` (null: the whole case).
+  template <class Body>
+  Status timed(const std::vector<int64_t>* batch, Body body);
   // Inputs generated for `batch` (null: every row), `set`'s outputs poisoned: its rows.
   int64_t prepare(int set, const std::vector<int64_t>* batch, int poison);
   OpCall call_of(Pass pass, int set, int64_t n, void* stream) const;
@@ -108,6 +128,7 @@ class ScaleSession {
 
   Implementation impl_;
   ScaleCase c_;
+  ScaleCallTimes* times_ = nullptr;
   std::unique_ptr<ScaleBackend> backend_;
   int64_t max_rows_ = 0;
   size_t es_ = 2;

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "../../harness/scale/scale_backend.h"
+#include "../../harness/scale/scale_session.h"
 #include "../catalog/property_catalog.h"
 #include "../scale/shrink_scale.h"
 
@@ -179,11 +180,14 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
       continue;
     }
     Verdict v;
+    ScaleCallTimes times;  // its calls' times: what its parts took of their own
     {
       const AfterRunGuard after{opt_};
       if (opt_.before_scale_run) opt_.before_scale_run(impl_, property_, c);
       try {
-        v = check_scale_property(property_, impl_, c, check_options(r.draw));
+        ScaleCheckOptions so = check_options(r.draw);
+        so.times = &times;
+        v = check_scale_property(property_, impl_, c, so);
       } catch (const ScaleNoMemory&) {
         skip(std::string("out of memory (") + device_name(impl_.device) + ")");
         continue;
@@ -194,7 +198,7 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
     }
     if (stop()) return r;  // its call may have been cut short
     r.seconds = since(t0);
-    cost_.record(who, property_, r.units, r.parts, r.seconds);
+    cost_.record(who, property_, r.units, r.parts, r.seconds, times.parts_own_seconds());
     r.estimate = estimate;
     r.rate_source = source;
     r.ran = true;

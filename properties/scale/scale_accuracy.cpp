@@ -169,6 +169,7 @@ Verdict scale_accuracy(const Implementation& impl, const ScaleCase& c, const Sca
     if (const std::string why = exact_values_problem(c); !why.empty())
       throw std::invalid_argument("accuracy at scale: " + why);
   ScaleSession s(impl, c, 1, o.memory_bytes);
+  s.time_calls(o.times);
   const Status st = s.run(0, nullptr);
   if (!st.ok()) return failed_run(impl, s, c, "", st);
   return exact ? accuracy_exact(impl, c, s) : accuracy_sampled(impl, c, s);

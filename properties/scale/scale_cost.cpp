@@ -25,8 +25,14 @@ int64_t scale_cost_units(const OpSchema& op, Device d, int64_t rows, int64_t dim
 
 double scale_prior_part_seconds(Device d) { return d == Device::cpu ? 0.5e-3 : 20e-3; }
 
+namespace {
+// The most of a pair's time a measured part's own time may take: what is left
+// keeps an element's time positive.
+constexpr double kMaxMeasuredPartShare = 0.95;
+}  // namespace
+
 void ScaleCostModel::record(const std::string& impl, const std::string& property, int64_t units, int64_t parts,
-                            double seconds) {
+                            double seconds, double parts_own) {
   if (units <= 0 || !(seconds > 0)) return;
   const std::lock_guard<std::mutex> lock(m_);
   const double u = double(units), p = double(parts > 0 ? parts : 0), w = 1.0 / (seconds * seconds);
@@ -40,6 +46,10 @@ void ScaleCostModel::record(const std::string& impl, const std::string& property
     s->up += u * p * w;
     s->u += u * seconds * w;
     s->p += p * seconds * w;
+    if (p > 0 && parts_own >= 0) {
+      s->own_parts += p;
+      s->own_seconds += std::min(parts_own, seconds);
+    }
   }
 }
 
@@ -56,6 +66,11 @@ ScaleCostFit ScaleCostModel::fit_of(const Sum& s, double prior_part) {
   const double det = s.uu * s.pp - s.up * s.up;
   if (s.batched >= 2 && det > 1e-9 * s.uu * s.pp) c = std::max(0.0, (s.uu * s.p - s.up * s.u) / det);
   c = std::min(c, 0.5 * s.seconds / s.parts);
+  // Where the cases' calls measured a part's own time and it is more (a GPU
+  // exchange's part: about 20 ms), that: the split above, of a total, can give
+  // a small first case's part time to its elements, and then every larger draw
+  // looks a hundred times too slow to run. Held under all of the time measured.
+  if (s.own_parts > 0) c = std::max(c, std::min(s.own_seconds / s.own_parts, kMaxMeasuredPartShare * s.seconds / s.parts));
   return {(s.seconds - c * s.parts) / s.units, c};
 }
 

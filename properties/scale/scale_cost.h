@@ -62,7 +62,9 @@ constexpr double kScalePriorElementsPerSecond = 20e6;
 // where elements alone said 0.01). So it is learned with the rate, for each
 // implementation and property; before a pair has two cases that tell the two
 // apart, this prior stands in. Either way parts are given at most half of the
-// time measured.
+// time measured, unless the cases' calls measured more (ScaleCallTimes: the
+// parts' time past what the whole batch's time a row gives their rows): then
+// that, from the first case (bench/results/split/scale-parts-heavy/).
 double scale_prior_part_seconds(Device d);
 
 // What a case costs: seconds an element-equivalent, and seconds a part.
@@ -74,8 +76,11 @@ struct ScaleCostFit {
 class ScaleCostModel {
  public:
   // A scale case of `units` (scale_cost_units) in `parts` batches (0: no
-  // plan) took `seconds` end to end.
-  void record(const std::string& impl, const std::string& property, int64_t units, int64_t parts, double seconds);
+  // plan) took `seconds` end to end; `parts_own`: the seconds its parts took
+  // of their own, as its calls' times told them apart (ScaleCallTimes), or
+  // -1 where they did not.
+  void record(const std::string& impl, const std::string& property, int64_t units, int64_t parts, double seconds,
+              double parts_own = -1);
   // Its estimated seconds.
   double estimate_seconds(const std::string& impl, const std::string& property, Device d, int64_t units,
                           int64_t parts, std::string* source = nullptr) const;
@@ -93,6 +98,7 @@ class ScaleCostModel {
     int64_t batched = 0;  // cases with parts
     double units = 0, parts = 0, seconds = 0;
     double uu = 0, pp = 0, up = 0, u = 0, p = 0;  // weighted by 1 / t^2
+    double own_parts = 0, own_seconds = 0;        // the parts whose own time was measured, and that time
   };
   static ScaleCostFit fit_of(const Sum& s, double prior_part);
   mutable std::mutex m_;

@@ -86,6 +86,7 @@ std::vector<StressSetting> schedule(const ScaleCase& c, const ScaleCheckOptions&
 Verdict repeatable_at_scale(const Implementation& impl, const ScaleCase& c, const ScaleCheckOptions& o) {
   Verdict v;
   ScaleSession s(impl, c, 2, o.memory_bytes);
+  s.time_calls(o.times);
   const int runs = std::max(2, o.repeat_runs);
   const auto plan = schedule(c, o, runs, impl.device);
   Status st = s.run(0, nullptr, 0, plan[0]);
@@ -127,6 +128,7 @@ Verdict row_invariance_at_scale(const Implementation& impl, const ScaleCase& c, 
   const Case shadow = c.shadow();
   const BatchPlan plan = c.plan ? *c.plan : default_plan(shadow);
   ScaleSession s(impl, c, 2, o.memory_bytes);
+  s.time_calls(o.times);
   const auto stress = schedule(c, o, int(plan.batches.size()) + 1, impl.device);
   Status st = s.run(0, nullptr, 0, stress[0]);
   if (!st.ok()) return failed_run(impl, s, c, "(full batch)", st);
@@ -225,6 +227,7 @@ Verdict segment_invariance_at_scale(const Implementation& impl, const ScaleCase&
   for (size_t k = 0; k < by_gate.size(); ++k)
     if (by_gate[k].empty()) unused.push_back(int64_t(k));
   ScaleSession s(impl, c, 2, o.memory_bytes);
+  s.time_calls(o.times);
   const auto stress = schedule(c, o, int(plan.batches.size()) + 1, impl.device);
   Status st = s.run(0, nullptr, 0, stress[0]);
   if (!st.ok()) return failed_run(impl, s, c, "(full batch)", st);
@@ -271,6 +274,7 @@ Verdict memory(MemoryCheck what, const Implementation& impl, const ScaleCase& c,
   Verdict v;
   const bool two_sets = what == MemoryCheck::writes;
   ScaleSession s(impl, c, two_sets ? 2 : 1, o.memory_bytes);
+  s.time_calls(o.times);
   std::vector<MemoryFinding> found;
   for (int poison = 0; poison < 2; ++poison) {
     const Status st = s.run(two_sets ? poison : 0, nullptr, poison);

@@ -30,10 +30,13 @@
 
 namespace gatecheck {
 
+struct ScaleCallTimes;  // harness/scale/scale_session.h
+
 struct ScaleCheckOptions {
   uint64_t memory_bytes = 0;  // a session's budget (0: only what is free)
   int repeat_runs = 5;        // repeatable: runs, the first unperturbed
   uint64_t stress_seed = 0;   // the perturbations' schedule
+  ScaleCallTimes* times = nullptr;  // where the check's calls add their times (null: nowhere)
 };
 
 // Throws ScaleNoMemory (harness/scale_backend.h) when the case does not fit

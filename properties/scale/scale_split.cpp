@@ -80,6 +80,7 @@ Verdict scale_split_invariance(const Implementation& impl, const ScaleCase& c, c
   // The batch is the rows the parts name (all of them, unless a shrunk view kept fewer parts).
   const std::vector<int64_t>* whole = int64_t(rows.size()) == c.rows ? nullptr : &rows;
   ScaleSession s(impl, c, 2, o.memory_bytes);
+  s.time_calls(o.times);
   Status st = s.run(0, whole);
   if (!st.ok()) return failed_run(impl, s, c, "(full batch)", st);
   const std::vector<int> sums = row_reduction_outputs(c.op());

@@ -118,6 +118,44 @@ TEST(ScaleCost, OneCaseSplitsItsTimeByThePrior) {
   EXPECT_NEAR(cpu.fit("host@cpu", "row_invariance", Device::cpu).per_part, 0.5e-3, 1e-15);
 }
 
+// A part's own time as the case's calls measured it (ScaleCallTimes), where it
+// is more than the split of one total gives: the H200's rmsnorm_modulate split
+// tier ran a first case of 513 x 8 in about 30 parts in 0.5 s, nearly all of
+// it the exchange's 20 ms a part, and with half of it given to the elements
+// every later draw of 65,536 rows looked too slow for the 7 s its share had left.
+TEST(ScaleCost, APartsMeasuredOwnTimeStandsWhereItIsMore) {
+  const OpSchema& op = rmsnorm_modulate_schema();
+  const int64_t first = scale_cost_units(op, Device::cuda, 513, 8, 2, 30);
+  const int64_t next = scale_cost_units(op, Device::cuda, 65536, 8, 9, 64);
+  ScaleCostModel split, measured;
+  split.record("cuda-repro@cuda", "split_invariance", first, 30, 0.5);
+  measured.record("cuda-repro@cuda", "split_invariance", first, 30, 0.5, 0.47);
+  const ScaleCostFit a = split.fit("cuda-repro@cuda", "split_invariance", Device::cuda);
+  const ScaleCostFit b = measured.fit("cuda-repro@cuda", "split_invariance", Device::cuda);
+  EXPECT_NEAR(b.per_part, 0.47 / 30, 1e-12);
+  EXPECT_NEAR(b.seconds(first, 30), 0.5, 1e-12);  // the case's own time, still
+  EXPECT_GT(a.seconds(next, 64), 20.0);           // skipped
+  EXPECT_LT(b.seconds(next, 64), 5.0);            // fits: 64 parts of 15.7 ms, and its elements
+  // Held under all of the time: a measurement past it leaves the elements 5%.
+  ScaleCostModel over;
+  over.record("cuda-repro@cuda", "split_invariance", first, 30, 0.5, 0.9);
+  EXPECT_NEAR(over.fit("cuda-repro@cuda", "split_invariance", Device::cuda).per_part, 0.95 * 0.5 / 30, 1e-12);
+}
+
+// A part's measured own time below what the model already gives parts (on
+// the CPU, where parts cost little) changes nothing.
+TEST(ScaleCost, APartsMeasuredOwnTimeBelowTheFitChangesNothing) {
+  ScaleCostModel plain, measured;
+  for (ScaleCostModel* m : {&plain, &measured}) {
+    m->record("host@cpu", "row_invariance", 1'000'000, 40, 0.30, m == &measured ? 0.001 : -1);
+    m->record("host@cpu", "row_invariance", 200'000, 60, 0.10, m == &measured ? 0.002 : -1);
+  }
+  const ScaleCostFit a = plain.fit("host@cpu", "row_invariance", Device::cpu);
+  const ScaleCostFit b = measured.fit("host@cpu", "row_invariance", Device::cpu);
+  EXPECT_DOUBLE_EQ(a.per_part, b.per_part);
+  EXPECT_DOUBLE_EQ(a.per_unit, b.per_unit);
+}
+
 TEST(ScaleAllowance, TheShareLeftAndNeverPastTheSlice) {
   // A 4 s slice with a quarter for the scale tier: 1 s in all.
   EXPECT_DOUBLE_EQ(PairSchedule::scale_allowance(0.25, 4.0, 0.0, 0.0), 1.0);

@@ -166,6 +166,45 @@ TEST(ScaleSession, WritePastAShortBatchIsSeen) {
   EXPECT_EQ(g[0].first, 10 * 4 * 2);  // the first byte past the batch's 10 rows
 }
 
+// The parts' own time: their time past the whole batch's time a row.
+TEST(ScaleCallTimes, PartsOwnTimeIsTheirsPastTheWholesRate) {
+  ScaleCallTimes t;
+  EXPECT_EQ(t.parts_own_seconds(), -1);  // nothing ran
+  t.whole_seconds = 1.0;
+  t.whole_rows = 1000;
+  EXPECT_EQ(t.parts_own_seconds(), -1);  // no part
+  t.part_seconds = 3.0;
+  t.part_rows = 1000;
+  t.part_calls = 10;
+  EXPECT_DOUBLE_EQ(t.parts_own_seconds(), 2.0);
+  t.part_seconds = 0.5;  // faster than the whole's rate (noise): none, not a credit
+  EXPECT_DOUBLE_EQ(t.parts_own_seconds(), 0.0);
+}
+
+// A check's calls are timed by kind: the whole batch, and each batch of its plan.
+TEST(ScaleCallTimes, AnInvarianceCheckTimesTheWholeAndEachPart) {
+  const ScaleCase c = scale_case(DType::f32, 3000, 4, 5, ScaleValues::rounding, "uniform", 0, "gate_groups");
+  ASSERT_TRUE(c.plan);
+  int64_t parts = 0, part_rows = 0;
+  for (const auto& b : c.plan->batches)
+    if (!b.empty() && int64_t(b.size()) != c.rows) {
+      ++parts;
+      part_rows += int64_t(b.size());
+    }
+  ASSERT_GE(parts, 2);
+  ScaleCallTimes t;
+  ScaleCheckOptions o;
+  o.times = &t;
+  const Verdict v = check_scale_property("segment_invariance", host(), c, o);
+  EXPECT_TRUE(v.passed) << v.message;
+  EXPECT_EQ(t.whole_rows, c.rows);
+  EXPECT_EQ(t.part_calls, parts);
+  EXPECT_EQ(t.part_rows, part_rows);
+  EXPECT_GT(t.whole_seconds, 0);
+  EXPECT_GT(t.part_seconds, 0);
+  EXPECT_GE(t.parts_own_seconds(), 0);
+}
+
 TEST(ScaleSession, DoesNotFitIsASkipNotAVerdict) {
   const ScaleCase c = scale_case(DType::bf16, 1000, 4, 3, ScaleValues::rounding);
   ScaleCheckOptions o;

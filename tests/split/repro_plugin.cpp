@@ -5,8 +5,13 @@
 // reject). With SPLIT_EXCHANGE_ODD_TREE it drops the last of an odd count of
 // three or more, as a pairwise tree that forgets the odd one out: two halves
 // (the default split) never show it, so only split plans of three or more
-// parts find it (the fuzzer's planted split bug).
+// parts find it (the fuzzer's planted split bug). With SPLIT_EXCHANGE_SLOW_PARTS
+// each partial first sleeps 20 ms, a part's fixed cost as a GPU exchange has
+// it (a call, its syncs, its state brought to the host): the scale tier's cost
+// model must still run scale cases of it.
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "kernels/host/gate_residual_repro_host.h"
 #include "kernels/host/rmsnorm_modulate_repro_host.h"
@@ -20,6 +25,22 @@ const gatecheck_split_exchange* real() { return gatecheck::gate_residual_repro_h
                                       uint64_t* out) {
   return real()->combine(p, s, n >= 3 && n % 2 == 1 ? n - 1 : n, out);
 }
+#ifdef SPLIT_EXCHANGE_SLOW_PARTS
+template <const gatecheck_split_exchange* (*Real)()>
+int slow_partial(const gatecheck_call* c, uint64_t* state) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return Real()->partial(c, state);
+}
+template <const gatecheck_split_exchange* (*Real)()>
+const gatecheck_split_exchange* slowed() {
+  static const gatecheck_split_exchange e = [] {
+    gatecheck_split_exchange x = *Real();
+    x.partial = slow_partial<Real>;
+    return x;
+  }();
+  return &e;
+}
+#endif
 }  // namespace
 
 extern "C" const gatecheck_plugin* gatecheck_plugin_v1() { return gatecheck::gate_residual_repro_host_plugin(); }
@@ -33,6 +54,11 @@ extern "C" const gatecheck_op_plugin* gatecheck_plugin_v2(const char* op) {
 #endif
 
 extern "C" const gatecheck_split_exchange* gatecheck_split_exchange_v2(const char* op) {
+#ifdef SPLIT_EXCHANGE_SLOW_PARTS
+  if (is_rmsnorm(op)) return slowed<gatecheck::rmsnorm_modulate_repro_host_exchange>();
+  if (op && std::strcmp(op, "gate_residual") == 0) return slowed<real>();
+  return nullptr;
+#endif
 #if !defined(SPLIT_EXCHANGE_LOSSY) && !defined(SPLIT_EXCHANGE_ODD_TREE)
   if (is_rmsnorm(op)) return gatecheck::rmsnorm_modulate_repro_host_exchange();
 #endif
