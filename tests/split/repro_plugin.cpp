@@ -25,22 +25,26 @@ const gatecheck_split_exchange* real() { return gatecheck::gate_residual_repro_h
                                       uint64_t* out) {
   return real()->combine(p, s, n >= 3 && n % 2 == 1 ? n - 1 : n, out);
 }
-#ifdef SPLIT_EXCHANGE_SLOW_PARTS
+// The exchange this build declares for an op's real one (Real): as it is, or
+// with its partials slowed.
 template <const gatecheck_split_exchange* (*Real)()>
 int slow_partial(const gatecheck_call* c, uint64_t* state) {
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   return Real()->partial(c, state);
 }
 template <const gatecheck_split_exchange* (*Real)()>
-const gatecheck_split_exchange* slowed() {
+const gatecheck_split_exchange* declared() {
+#ifdef SPLIT_EXCHANGE_SLOW_PARTS
   static const gatecheck_split_exchange e = [] {
     gatecheck_split_exchange x = *Real();
     x.partial = slow_partial<Real>;
     return x;
   }();
   return &e;
-}
+#else
+  return Real();
 #endif
+}
 }  // namespace
 
 extern "C" const gatecheck_plugin* gatecheck_plugin_v1() { return gatecheck::gate_residual_repro_host_plugin(); }
@@ -54,13 +58,8 @@ extern "C" const gatecheck_op_plugin* gatecheck_plugin_v2(const char* op) {
 #endif
 
 extern "C" const gatecheck_split_exchange* gatecheck_split_exchange_v2(const char* op) {
-#ifdef SPLIT_EXCHANGE_SLOW_PARTS
-  if (is_rmsnorm(op)) return slowed<gatecheck::rmsnorm_modulate_repro_host_exchange>();
-  if (op && std::strcmp(op, "gate_residual") == 0) return slowed<real>();
-  return nullptr;
-#endif
 #if !defined(SPLIT_EXCHANGE_LOSSY) && !defined(SPLIT_EXCHANGE_ODD_TREE)
-  if (is_rmsnorm(op)) return gatecheck::rmsnorm_modulate_repro_host_exchange();
+  if (is_rmsnorm(op)) return declared<gatecheck::rmsnorm_modulate_repro_host_exchange>();
 #endif
   if (!op || std::strcmp(op, "gate_residual") != 0) return nullptr;
 #if defined(SPLIT_EXCHANGE_LOSSY) || defined(SPLIT_EXCHANGE_ODD_TREE)
@@ -75,6 +74,6 @@ extern "C" const gatecheck_split_exchange* gatecheck_split_exchange_v2(const cha
   }();
   return &broken;
 #else
-  return real();
+  return declared<real>();
 #endif
 }
