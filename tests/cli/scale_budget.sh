@@ -31,10 +31,11 @@ if len(runs) != scale["cases"] or abs(sum(s["seconds"] for s in runs) - scale["s
 # Each draw counted as skipped is listed under scale_skipped; one skipped as
 # too costly carries the estimate that did not fit the time its slot had left.
 skips = [k for r in j["results"] for k in r["scale_skipped"]]
-if collections.Counter(k["why"] for k in skips) != collections.Counter(scale.get("skipped", {})):
-    print("scale_skipped", collections.Counter(k["why"] for k in skips), "is not the coverage's", scale.get("skipped")); bad = 1
-for k in skips:
-    if k["why"].startswith("estimated") and not k.get("estimate_seconds", -1) > k.get("left_seconds", float("inf")) >= 0:
+skipped_why = collections.Counter(k["why"] for k in skips)
+if skipped_why != collections.Counter(scale.get("skipped", {})):
+    print("scale_skipped", skipped_why, "is not the coverage's", scale.get("skipped")); bad = 1
+for k in skips:  # (the time left may be below zero: a slot whose share was spent when it was drawn)
+    if k["why"].startswith("estimated") and not k.get("estimate_seconds", -1) > k.get("left_seconds", float("inf")):
         print("a draw skipped as too costly without an estimate past the time left:", k); bad = 1
 if not any(k["why"].startswith("estimated") for k in skips):
     print("no draw was skipped as too costly: the plugin's cost should force some"); bad = 1
