@@ -8,11 +8,11 @@
 # CRASH_INPUT + SEEDS: seeds with which every share hits the planted bug at once.
 #
 # campaign: two submissions of one campaign, at once, each of 4 shares on CPUs:
-#   submission 1: every share ran as an array task, after the build; the merge after
+#   undisturbed: every share ran as an array task, after the build; the merge after
 #          every share; the merged report counts every share's cases; the
 #          corpus merged and de-duplicated; the planted bug listed once, found
 #          by all four shares, with its repro command;
-#   submission 2: share 2 killed (SIGKILL) while its crash input is in flight: the
+#   disturbed: share 2 killed (SIGKILL) while its crash input is in flight: the
 #          merge still runs, names share 2 as not finished and keeps the input
 #          with its repro command; share 1 requeued (scontrol requeue) once it
 #          has recorded the bug: it runs again and the bug stays in its folder
@@ -155,33 +155,33 @@ fi
   # Shares 1 and 2 run the planted plugin, 0 and 3 the host implementation
   # (--setup is sourced by every job; the merge then runs on both).
   echo "case \${SLURM_ARRAY_TASK_ID:-} in 1|2) GATECHECK_IMPLS=plugin:$plugin ;; esac" >"$scratch/impls.sh"
-  run1=$(submit "$src" --out "$scratch/camp" --setup "$scratch/impls.sh") || exit 1
+  run_undisturbed=$(submit "$src" --out "$scratch/camp" --setup "$scratch/impls.sh") || exit 1
   sleep 1  # (the run folders are named by the second)
-  run2=$(submit "$src" --out "$scratch/camp" --setup "$scratch/impls.sh") || exit 1
+  run_disturbed=$(submit "$src" --out "$scratch/camp" --setup "$scratch/impls.sh") || exit 1
   [ "$mode" = all ] && can_fail_submit
   squeue_snapshot
-  a2=$(jobid "$run2" array)
-  # submission 2, share 2: nightly.sh and every process under it die at once
+  a2=$(jobid "$run_disturbed" array)
+  # the disturbed campaign, share 2: nightly.sh and every process under it die at once
   # (SIGKILL, as in a node lost) while its crash input is being minimised.
   # (Slurm's scancel turns SIGKILL into a cancel, which nightly.sh gets as
   # SIGTERM and handles: the tree is killed directly, stopped first.)
-  if wait_for 60 have_crash_input "$run2/shards/2" && ! has_record "$run2/shards/2"; then
-    pid=$(json "$run2/shards/2/campaign.json" "d['pid']")
+  if wait_for 60 have_crash_input "$run_disturbed/shards/2" && ! has_record "$run_disturbed/shards/2"; then
+    pid=$(json "$run_disturbed/shards/2/campaign.json" "d['pid']")
     tree=$(descendants "$pid")
     echo "$(elapsed): share 2/4 of array ${a2} has a crash input in flight: SIGKILL to its nightly.sh (pid $pid) and all under it"
     kill -STOP $tree 2>/dev/null; kill -KILL $tree 2>/dev/null
   else echo "FAIL: share 2/4 of array ${a2}: no crash input in flight to kill"; fails=$((fails + 1)); fi
-  # submission 2, share 1: requeued once it has recorded the planted bug
-  if wait_for 60 has_record "$run2/shards/1"; then
+  # the disturbed campaign, share 1: requeued once it has recorded the planted bug
+  if wait_for 60 has_record "$run_disturbed/shards/1"; then
     echo "$(elapsed): share 1/4 of array ${a2} recorded a failure: scontrol requeue ${a2}_1"
     scontrol requeue "${a2}_1"
     squeue_snapshot
   else echo "FAIL: share 1/4 of array ${a2} recorded nothing to requeue with"; fails=$((fails + 1)); fi
-  check "submission 1's jobs ended within 150 s" wait_for 150 ended "$(jobid "$run1" merge)"
-  check "submission 2's jobs ended within 150 s" wait_for 150 ended "$(jobid "$run2" merge)"
+  check "the undisturbed campaign's jobs ended within 150 s" wait_for 150 ended "$(jobid "$run_undisturbed" merge)"
+  check "the disturbed campaign's jobs ended within 150 s" wait_for 150 ended "$(jobid "$run_disturbed" merge)"
   echo "$(elapsed): both submissions ended"
   echo "\$ scontrol show job (state, exit code, restarts of each job and array task)"
-  for r in "$run1" "$run2"; do
+  for r in "$run_undisturbed" "$run_disturbed"; do
     for k in build array merge; do
       scontrol show job -o "$(jobid "$r" $k)" | while read -r line; do
         grep -oE '^JobId=[0-9]+|ArrayJobId=[0-9]+|ArrayTaskId=[0-9]+|JobName=[^ ]+|JobState=[A-Z]+|Restarts=[0-9]+|ExitCode=[0-9:]+' <<<"$line" | paste -sd' '
@@ -189,46 +189,46 @@ fi
     done
   done
 
-  # --- submission 1: the campaign ------------------------------------------------------
-  r=$run1 a=$(jobid "$run1" array)
-  check "submission 1: every share ran as a task of array $a" every_share_an_array_task "$r"
-  check "submission 1: the shares started after the build job" after "$(jobid "$r" build)" "$a"
-  check "submission 1: the merge started after every share had ended" after "$a" "$(jobid "$r" merge)"
-  check "submission 1: every share finished (exit 0, or 1: a new failure)" \
+  # --- the undisturbed campaign -----------------------------------------------------------
+  r=$run_undisturbed a=$(jobid "$run_undisturbed" array)
+  check "undisturbed: every share ran as a task of array $a" every_share_an_array_task "$r"
+  check "undisturbed: the shares started after the build job" after "$(jobid "$r" build)" "$a"
+  check "undisturbed: the merge started after every share had ended" after "$a" "$(jobid "$r" merge)"
+  check "undisturbed: every share finished (exit 0, or 1: a new failure)" \
     test "$(field "$a" ExitCode | sort -u | paste -sd,)" = 0:0,1:0
   got=$(json "$r/report.json" "d['cases']") want=$(cases_sum "$r")
-  check "submission 1: the merged report counts every share's cases ($got = $want)" test "${got:-x}" = "${want:-y}" -a "${want:-0}" -gt 0
-  check "submission 1: the corpus merged and de-duplicated" corpus_deduplicated "$r"
-  check "submission 1: the planted bug is one record, found by shares 1/4 and 2/4" records_are "$r/failures.jsonl" \
+  check "undisturbed: the merged report counts every share's cases ($got = $want)" test "${got:-x}" = "${want:-y}" -a "${want:-0}" -gt 0
+  check "undisturbed: the corpus merged and de-duplicated" corpus_deduplicated "$r"
+  check "undisturbed: the planted bug is one record, found by shares 1/4 and 2/4" records_are "$r/failures.jsonl" \
     "len(r) == 1 and r[0]['signature'].startswith('row_invariance|plugin:') and 'mutant_fused_large_batch' in r[0]['signature'] and r[0]['shards'] == ['1/4', '2/4'] and r[0]['records'] == 2"
   case_file=$(sed -n 's/.*"case":"\([^"]*\)".*/\1/p' "$r/failures.jsonl")
-  check "submission 1: its repro command names the merged case file" grep -qF "gatecheck repro $r/failures/" "$r/failures.jsonl"
-  check "submission 1: the case file fails on the plugin" bash -c '! "$0" check-case --impl "plugin:$1" "$2" >/dev/null 2>&1' \
+  check "undisturbed: its repro command names the merged case file" grep -qF "gatecheck repro $r/failures/" "$r/failures.jsonl"
+  check "undisturbed: the case file fails on the plugin" bash -c '! "$0" check-case --impl "plugin:$1" "$2" >/dev/null 2>&1' \
     "$build/fuzz/gatecheck-fuzz-tools" "$plugin" "$case_file"
-  check "submission 1: the report lists it once" test "$(grep -c '^- \*\*NEW\*\* `row_invariance|plugin:' "$r/report.md")" -eq 1
+  check "undisturbed: the report lists it once" test "$(grep -c '^- \*\*NEW\*\* `row_invariance|plugin:' "$r/report.md")" -eq 1
 
-  # --- submission 2: a killed share, a requeued share ----------------------------------
-  r=$run2
-  check "submission 2: every share ran as a task of array $a2" every_share_an_array_task "$r"
-  check "submission 2: the merge started after every share had ended" after "$a2" "$(jobid "$r" merge)"
-  check "submission 2: share 2's task failed ($(field "${a2}_2" JobState) $(field "${a2}_2" ExitCode))" test "$(field "${a2}_2" JobState)" = FAILED
-  check "submission 2: the merged report is incomplete: share 2/4 did not finish" \
+  # --- the disturbed campaign: a killed share, a requeued share ---------------------------
+  r=$run_disturbed
+  check "disturbed: every share ran as a task of array $a2" every_share_an_array_task "$r"
+  check "disturbed: the merge started after every share had ended" after "$a2" "$(jobid "$r" merge)"
+  check "disturbed: share 2's task failed ($(field "${a2}_2" JobState) $(field "${a2}_2" ExitCode))" test "$(field "${a2}_2" JobState)" = FAILED
+  check "disturbed: the merged report is incomplete: share 2/4 did not finish" \
     grep -q 'share 2/4 did not finish' "$r/report.md"
   inflight=$(cd "$r/shards/2/crashes" && ls w0-crash-* | head -1)
-  check "submission 2: share 2's in-flight crash input $inflight is kept, with its repro command" records_are "$r/failures.jsonl" \
+  check "disturbed: share 2's in-flight crash input $inflight is kept, with its repro command" records_are "$r/failures.jsonl" \
     "any(x['case'] == '$r/failures/$inflight' and x['repro'].endswith(x['case']) and x['shards'] == ['2/4'] for x in r)"
   sed -n "s/.*\"repro\":\"\([^\"]*$inflight\)\".*/    repro: \1/p" "$r/failures.jsonl"
-  check "submission 2: share 1's task was requeued once (Restarts=1)" test "$(field "${a2}_1" Restarts)" = 1
-  check "submission 2: share 1 ran twice (its first attempt in history/)" test -n "$(ls "$r/shards/1/history" 2>/dev/null)"
-  check "submission 2: share 1's second attempt finished" grep -q '"status": "finished"' "$r/shards/1/campaign.json"
-  check "submission 2: share 1 kept the planted bug it found before the requeue" \
+  check "disturbed: share 1's task was requeued once (Restarts=1)" test "$(field "${a2}_1" Restarts)" = 1
+  check "disturbed: share 1 ran twice (its first attempt in history/)" test -n "$(ls "$r/shards/1/history" 2>/dev/null)"
+  check "disturbed: share 1's second attempt finished" grep -q '"status": "finished"' "$r/shards/1/campaign.json"
+  check "disturbed: share 1 kept the planted bug it found before the requeue" \
     grep -q '"signature":"row_invariance|plugin:.*mutant_fused_large_batch' "$r/shards/1/failures.jsonl"
-  check "submission 2: the merged report has it from share 1/4" records_are "$r/failures.jsonl" \
+  check "disturbed: the merged report has it from share 1/4" records_are "$r/failures.jsonl" \
     "any('mutant_fused_large_batch' in x['signature'] and '1/4' in x['shards'] for x in r)"
 
   # --- two submissions, two folders ----------------------------------------------
-  check "the runs have folders of their own ($(basename "$run1"), $(basename "$run2"))" test "$run1" != "$run2"
-  for r in "$run1" "$run2"; do
+  check "the runs have folders of their own ($(basename "$run_undisturbed"), $(basename "$run_disturbed"))" test "$run_undisturbed" != "$run_disturbed"
+  for r in "$run_undisturbed" "$run_disturbed"; do
     check "$(basename "$r"): every file in its place" layout_ok "$r"
     check "$(basename "$r"): its shares' folders and logs are its own jobs'" own_files "$r"
   done
