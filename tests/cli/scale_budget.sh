@@ -17,7 +17,10 @@ props=${4:-repeatable,segment_invariance} op=${5:-gate_residual}
   --seconds 4 --scale-share 0.5 --jobs 2 --seed 3 --corpus "$work/c" --json "$work/r.json" >"$work/out" 2>"$work/err"
 rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 4 ] || fail "check exited $rc (want 0, or 4 if too few cases ran)"
-python3 - "$work/r.json" "$props" <<'PY' || fail "a property or the run went past its budget (above)"
+# The slow-rows run always has draws too costly for the share left; the
+# slow-parts run may not (a loaded machine's first case can take the whole share).
+must_skip=$([ -z "${4:-}" ] && echo 1 || echo 0)
+python3 - "$work/r.json" "$props" "$must_skip" <<'PY' || fail "a property or the run went past its budget (above)"
 import collections, json, re, sys
 j = json.load(open(sys.argv[1]))
 slice_s, margin, bad, total_over = 4.0 / len(sys.argv[2].split(",")), 0.5, 0, 0.0
@@ -37,7 +40,7 @@ if skipped_why != collections.Counter(scale.get("skipped", {})):
 for k in skips:  # (the time left may be below zero: a slot whose share was spent when it was drawn)
     if k["why"].startswith("estimated") and not k.get("estimate_seconds", -1) > k.get("left_seconds", float("inf")):
         print("a draw skipped as too costly without an estimate past the time left:", k); bad = 1
-if not any(k["why"].startswith("estimated") for k in skips):
+if sys.argv[3] == "1" and not any(k["why"].startswith("estimated") for k in skips):
     print("no draw was skipped as too costly: the plugin's cost should force some"); bad = 1
 for r in j["results"]:
     for s in r["scale_runs"]:
