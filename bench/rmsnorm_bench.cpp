@@ -55,7 +55,8 @@ struct OtherKernels {
   const char* column;
 };
 constexpr OtherKernels kOthers[] = {{RmsBwdKernels::two_pass, "fwd+bwd two-pass us"},
-                                    {RmsBwdKernels::one_pass_register_sums, "fwd+bwd one-pass register sums us"}};
+                                    {RmsBwdKernels::one_pass_register_sums, "fwd+bwd one-pass register sums us"},
+                                    {RmsBwdKernels::one_pass_wide, "fwd+bwd one-pass chunk a thread us"}};
 
 int run(int argc, char** argv) {
   CLI::App app{"rmsnorm_modulate's CUDA kernels beside a copy of the same bytes and torch eager"};
