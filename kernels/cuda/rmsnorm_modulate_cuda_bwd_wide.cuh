@@ -24,24 +24,13 @@ namespace rmsnorm_cuda_detail {
 // and divisions) thus overlaps the element work of the row before it, and
 // no sum leaves registers until its tile or group ends.
 constexpr int kWideRows = 4;  // a row worked, the next summed, two in flight
-// Threads of a block in buckets, each with the registers a thread that let
-// one block of the bucket's most threads fit an SM's 64K (in 8s): the 16-bit
-// types' 5,376 columns take 704 threads, at 88 registers.
+// Threads of a block in buckets, each with the registers a thread that fit
+// the bucket's blocks in an SM's 64K: two of up to 384 threads (3,072
+// columns of 16-bit types), one of up to 704 (5,376 columns) or 1,024.
 struct WideBucket {
   int threads, registers;
 };
 constexpr WideBucket kWideBuckets[] = {{384, 80}, {704, 88}, {1024, 64}};
-
-// A 16-byte load of w at each use (L1 keeps w): an asm the compiler cannot
-// hoist out of the loop into registers the sums need.
-template <class T>
-__device__ __forceinline__ uint4 load_here(const T* p, int64_t j0) {
-  uint4 v;
-  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p + j0));
-  return v;
-}
 
 int64_t wide_smem_bytes(int64_t dim, int vec) { return int64_t(kWideRows) * 2 * (dim / vec) * 16; }
 
