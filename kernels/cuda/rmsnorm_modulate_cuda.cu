@@ -27,7 +27,7 @@
 // 16-byte chunk's loads, roundings and stores), index (the index check),
 // rows (the forward), staged (the forward off alignment), bwd_terms (the
 // backward's per-element formulas), bwd_rows (dx and rstd per row),
-// bwd_tiles, bwd_onepass, bwd_fold.
+// bwd_tiles, bwd_onepass, bwd_wide (the one pass a chunk a thread), bwd_fold.
 #include "rmsnorm_modulate_cuda.h"
 
 #include <cuda_runtime.h>
