@@ -34,7 +34,8 @@ Status rmsnorm_modulate_cuda_check_size(const OpCall& c);
 // one_pass_register_sums: the same with the sums in registers everywhere.
 // one_pass_wide: the one pass with a thread a chunk (2T threads, its sums in
 // registers, the next row's statistics beside this row's dx) where its block
-// fits an SM, else one_pass.
+// fits an SM, else one_pass; not the default, for the GPU tests that name it
+// and gatecheck-rmsnorm-bench --wide, until measured against it.
 // two_pass: the row kernel for dx, then the tile kernel for the column sums,
 // reading x and g again, everywhere. automatic (the default): one_pass where
 // it applies and the call has dweight groups for two waves of one block an
