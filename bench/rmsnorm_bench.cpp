@@ -113,7 +113,9 @@ int run(int argc, char** argv) {
 #endif
   if (!torch_on && !no_torch)
     std::fprintf(stderr, "rmsnorm_modulate benchmark: torch eager left out (this build's LibTorch has no CUDA)\n");
-  const std::vector<OtherKernels> beside(std::begin(kAllOthers), std::end(kAllOthers) - (wide ? 0 : 1));
+  std::vector<OtherKernels> beside;
+  for (const OtherKernels& o : kAllOthers)
+    if (wide || o.kernels != RmsBwdKernels::one_pass_wide) beside.push_back(o);
   std::printf("| dtype | rows | dim | gates | fwd us | copy us | fwd/copy | fwd+bwd us | copy us | (fwd+bwd)/copy | ");
   for (const OtherKernels& o : beside) std::printf("%s | ", o.column);
   std::printf("bwd scratch MiB | eager fwd us | eager fwd+bwd us |\n|---|---|---|---|---|---|---|---|---|---|");
