@@ -258,9 +258,7 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
 #pragma unroll
           for (int e = 0; e < V; ++e) d[e] = dw[m][e];
         }
-        float4* o = reinterpret_cast<float4*>(p.dw_part + grp * dim + ch[m] * V);
-#pragma unroll
-        for (int q = 0; q < V / 4; ++q) o[q] = make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]);
+        store_group_sums(p, grp, dim, ch[m], d);
       }
   }
 }

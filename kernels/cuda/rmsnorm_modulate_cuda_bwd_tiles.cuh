@@ -40,6 +40,15 @@ __device__ __forceinline__ void store_tile_sums(const Ptrs& a, const Plan& p, in
     }
 }
 
+// Group grp's dweight partial of 16-byte chunk c (V floats) for the fold.
+template <int V>
+__device__ __forceinline__ void store_group_sums(const Plan& p, int64_t grp, int64_t dim, int64_t c,
+                                                 const float (&dw)[V]) {
+  float4* o = reinterpret_cast<float4*>(p.dw_part + grp * dim + c * V);
+#pragma unroll
+  for (int q = 0; q < V / 4; ++q) o[q] = make_float4(dw[4 * q], dw[4 * q + 1], dw[4 * q + 2], dw[4 * q + 3]);
+}
+
 template <class T, bool VEC>
 __global__ void __launch_bounds__(kTileThreads) bwd_tile_kernel(Ptrs a, Plan p) {
   if (*a.bad != kNoBadRow) return;

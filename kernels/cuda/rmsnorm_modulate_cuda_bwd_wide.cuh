@@ -51,7 +51,8 @@ __global__ void __maxnreg__(REGS) bwd_wide_kernel(Ptrs a, Plan p) {
   const int c = t;
   const bool own = c < nch, wdx = t >= P;
   const int q = wdx ? t - P : t;
-  const bool own0 = q < nch, own1 = q + P < nch;  // own1: chunk q + P, this thread's c where wdx
+  const int qc[2] = {q, q + P};  // partial q's chunks; qc[1] is this thread's c where wdx
+  const bool qown[2] = {q < nch, q + P < nch};
   const uint4 zero4 = make_uint4(0, 0, 0, 0);
 
   // The block's groups: a run of about equal count, from the plan's tiles.
@@ -75,57 +76,47 @@ __global__ void __maxnreg__(REGS) bwd_wide_kernel(Ptrs a, Plan p) {
     }
     cp_async_commit();
   };
-  // Row i's statistic of this thread's kind, folded over its warp. The
-  // factors of the chunks it reads are those of gate fk (wdx threads).
+  // Row i's statistic of this thread's kind, folded over its warp, into
+  // red[i & 1]. The factors of the chunks it reads are those of gate fk
+  // (wdx threads).
   int fk = -1;
-  uint4 f0 = zero4, f1 = zero4;
+  uint4 fq[2] = {zero4, zero4};
   auto statistic = [&](int i) {
     const uint4* b = staged + (i % D) * 2 * nch;
-    float v = 0.0f;
-    if (!wdx) {
-      float xv[V];
-      if (own0) {
-        unpack<T>(b[q], xv);
-        add_square_terms(V, xv, v);
-      }
-      if (own1) {
-        unpack<T>(b[q + P], xv);
-        add_square_terms(V, xv, v);
-      }
-    } else {
+    if (wdx) {
       const int k = p.keys_sorted[P0 + i];
       if (k != fk) {
         fk = k;
-        if (own0) f0 = factor_raw<T>(load_raw(scale, int64_t(k) * dim + int64_t(q) * V));
-        if (own1) f1 = factor_raw<T>(load_raw(scale, int64_t(k) * dim + int64_t(q + P) * V));
-      }
-      float xv[V], gv[V], wv[V], fv[V];
-      if (own0) {
-        unpack<T>(b[q], xv);
-        unpack<T>(b[nch + q], gv);
-        unpack<T>(load_here(w, int64_t(q) * V), wv);
-        unpack<T>(opaque(f0), fv);
-        add_wdx_terms(V, xv, gv, wv, fv, v);
-      }
-      if (own1) {
-        unpack<T>(b[q + P], xv);
-        unpack<T>(b[nch + q + P], gv);
-        unpack<T>(load_here(w, int64_t(q + P) * V), wv);
-        unpack<T>(opaque(f1), fv);
-        add_wdx_terms(V, xv, gv, wv, fv, v);
+#pragma unroll
+        for (int m = 0; m < 2; ++m)
+          if (qown[m]) fq[m] = factor_raw<T>(load_raw(scale, int64_t(k) * dim + int64_t(qc[m]) * V));
       }
     }
-    return warp_tree(v);
+    float v = 0.0f;
+#pragma unroll
+    for (int m = 0; m < 2; ++m)
+      if (qown[m]) {
+        float xv[V];
+        unpack<T>(b[qc[m]], xv);
+        if (!wdx) {
+          add_square_terms(V, xv, v);
+        } else {
+          float gv[V], wv[V], fv[V];
+          unpack<T>(b[nch + qc[m]], gv);
+          unpack<T>(load_here(w, int64_t(qc[m]) * V), wv);
+          unpack<T>(opaque(fq[m]), fv);
+          add_wdx_terms(V, xv, gv, wv, fv, v);
+        }
+      }
+    v = warp_tree(v);
+    if (lane == 0) red[i & 1][warp] = v;
   };
 
 #pragma unroll
   for (int i = 0; i < D - 1; ++i) stage(i);
   cp_async_wait<D - 3>();  // rows 0 and 1 in (this thread's copies)
   __syncthreads();
-  {
-    const float v = statistic(0);
-    if (lane == 0) red[0][warp] = v;
-  }
+  statistic(0);
   __syncthreads();
 
   float dw[V], sh[V], sc[V];
@@ -137,17 +128,11 @@ __global__ void __maxnreg__(REGS) bwd_wide_kernel(Ptrs a, Plan p) {
     if (k >= 0 && own) store_tile_sums<T, true>(a, p, k, ti, c, V, sh, sc);
   };
   auto flush_group = [&] {
-    if (!own) return;
-    float4* o = reinterpret_cast<float4*>(p.dw_part + grp * dim + int64_t(c) * V);
-#pragma unroll
-    for (int j = 0; j < V / 4; ++j) o[j] = make_float4(dw[4 * j], dw[4 * j + 1], dw[4 * j + 2], dw[4 * j + 3]);
+    if (own) store_group_sums(p, grp, dim, c, dw);
   };
   for (int i = 0; i < n; ++i) {
     stage(i + D - 1);  // into row i - 1's buffer, read last before the last barrier
-    if (i + 1 < n) {
-      const float v = statistic(i + 1);
-      if (lane == 0) red[(i + 1) & 1][warp] = v;
-    }
+    if (i + 1 < n) statistic(i + 1);
     const float ss = warp_tree(lane < nw ? red[i & 1][lane] : 0.0f);
     const float cs = warp_tree(lane < nw ? red[i & 1][nw + lane] : 0.0f);
     const float rstd = rstd_of(ss, dim, a.eps);
