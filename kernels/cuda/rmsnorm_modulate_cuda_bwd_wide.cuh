@@ -24,6 +24,7 @@ namespace rmsnorm_cuda_detail {
 // and divisions) thus overlaps the element work of the row before it, and
 // no sum leaves registers until its tile or group ends.
 constexpr int kWideRows = 4;  // a row worked, the next summed, two in flight
+static_assert(kRmsChunksPerThread == 2, "a partial's chunks are q and q + T: two, which the kernel reads as qc[0..1]");
 // Threads of a block in buckets, each with the registers a thread that fit
 // the bucket's blocks in an SM's 64K: two of up to 384 threads (3,072
 // columns of 16-bit types), one of up to 704 (5,376 columns) or 1,024.
