@@ -49,16 +49,13 @@ struct Buffers {
 
 // The backward's other kernels, timed beside the default (automatic): the
 // two passes everywhere, and the one pass with its column sums in registers
-// (the default's before they moved to shared memory where two blocks fit);
-// with --wide, also the one pass a chunk a thread (one_pass_wide), which is
-// not the default and not yet measured.
+// (the default's before they moved to shared memory where two blocks fit).
 struct OtherKernels {
   RmsBwdKernels kernels;
   const char* column;
 };
-constexpr OtherKernels kAllOthers[] = {{RmsBwdKernels::two_pass, "fwd+bwd two-pass us"},
-                                       {RmsBwdKernels::one_pass_register_sums, "fwd+bwd one-pass register sums us"},
-                                       {RmsBwdKernels::one_pass_wide, "fwd+bwd one-pass chunk a thread us"}};
+constexpr OtherKernels kOthers[] = {{RmsBwdKernels::two_pass, "fwd+bwd two-pass us"},
+                                    {RmsBwdKernels::one_pass_register_sums, "fwd+bwd one-pass register sums us"}};
 
 int run(int argc, char** argv) {
   CLI::App app{"rmsnorm_modulate's CUDA kernels beside a copy of the same bytes and torch eager"};
@@ -71,8 +68,6 @@ int run(int argc, char** argv) {
   app.add_option("--dtypes", dtypes_s, "comma list of bf16, f16, f32");
   app.add_option("--reps", reps, "timed runs per figure (median)")->check(CLI::PositiveNumber);
   app.add_option("--eager-reps", eager_reps, "timed runs per torch eager figure (median)")->check(CLI::PositiveNumber);
-  bool wide = false;
-  app.add_flag("--wide", wide, "also time the backward's one pass a chunk a thread (not the default)");
   app.add_flag("--no-torch", no_torch, "leave torch eager out");
   try {
     app.parse(argc, argv);
@@ -113,13 +108,10 @@ int run(int argc, char** argv) {
 #endif
   if (!torch_on && !no_torch)
     std::fprintf(stderr, "rmsnorm_modulate benchmark: torch eager left out (this build's LibTorch has no CUDA)\n");
-  std::vector<OtherKernels> beside;
-  for (const OtherKernels& o : kAllOthers)
-    if (wide || o.kernels != RmsBwdKernels::one_pass_wide) beside.push_back(o);
   std::printf("| dtype | rows | dim | gates | fwd us | copy us | fwd/copy | fwd+bwd us | copy us | (fwd+bwd)/copy | ");
-  for (const OtherKernels& o : beside) std::printf("%s | ", o.column);
+  for (const OtherKernels& o : kOthers) std::printf("%s | ", o.column);
   std::printf("bwd scratch MiB | eager fwd us | eager fwd+bwd us |\n|---|---|---|---|---|---|---|---|---|---|");
-  for (size_t i = 0; i < beside.size(); ++i) std::printf("---|");
+  for (size_t i = 0; i < std::size(kOthers); ++i) std::printf("---|");
   std::printf("---|---|---|\n");
   for (const auto& dt : bench::split_commas(dtypes_s))
     for (const auto& rs : bench::split_commas(rows_s))
@@ -168,7 +160,7 @@ int run(int argc, char** argv) {
           const double fwd_us = bench::median_us([&](int) { call(fwd); }, warmup, reps);
           const double both_us = bench::median_us([&](int) { call(fwd); call(bwd); }, warmup, reps);
           std::string others;
-          for (const OtherKernels& o : beside) {
+          for (const OtherKernels& o : kOthers) {
             rmsnorm_modulate_cuda_set_bwd_kernels(o.kernels);
             char cell[32];
             std::snprintf(cell, sizeof cell, " %.1f |", bench::median_us([&](int) { call(fwd); call(bwd); }, warmup, reps));

@@ -27,7 +27,7 @@
 // 16-byte chunk's loads, roundings and stores), index (the index check),
 // rows (the forward), staged (the forward off alignment), bwd_terms (the
 // backward's per-element formulas), bwd_rows (dx and rstd per row),
-// bwd_tiles, bwd_onepass, bwd_wide (the one pass a chunk a thread), bwd_fold.
+// bwd_tiles, bwd_onepass, bwd_fold.
 #include "rmsnorm_modulate_cuda.h"
 
 #include <cuda_runtime.h>
@@ -47,7 +47,6 @@
 #include "rmsnorm_modulate_cuda_bwd_onepass.cuh"
 #include "rmsnorm_modulate_cuda_bwd_rows.cuh"
 #include "rmsnorm_modulate_cuda_bwd_tiles.cuh"
-#include "rmsnorm_modulate_cuda_bwd_wide.cuh"
 #include "rmsnorm_modulate_cuda_index.cuh"
 #include "rmsnorm_modulate_cuda_rows.cuh"
 #include "rmsnorm_modulate_cuda_staged.cuh"
@@ -204,33 +203,6 @@ bool onepass_sums_shared(int64_t dim, int vec) {
          2 * (onepass_smem_bytes(dim, vec, true, threads) + kSmemReservedPerBlock) <= kSmemPerSm;
 }
 
-// The wide one pass (a chunk a thread), where its block fits an SM (its
-// registers and rows): false where it does not.
-template <class T, int REGS>
-bool launch_wide_k(const Ptrs& a, const Plan& p, int threads, int64_t groups, cudaStream_t s) {
-  const size_t smem = size_t(wide_smem_bytes(a.dim, VecOf<T>::value));
-  static const cudaError_t raised =
-      cudaFuncSetAttribute(bwd_wide_kernel<T, REGS>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kOnePassSmemMax));
-  (void)raised;
-  int per_sm = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, bwd_wide_kernel<T, REGS>, threads, smem) != cudaSuccess ||
-      per_sm < 1)
-    return false;
-  const int64_t most = int64_t(per_sm) * sm_count();
-  bwd_wide_kernel<T, REGS><<<unsigned(groups < most ? groups : most), threads, smem, s>>>(a, p);
-  return true;
-}
-
-template <class T>
-bool launch_wide(const Ptrs& a, const Plan& p, int64_t groups, cudaStream_t s) {
-  constexpr int V = VecOf<T>::value;
-  const int threads = 2 * rms_row_threads(a.dim, V);
-  if (threads > kWideBuckets[2].threads || wide_smem_bytes(a.dim, V) > kOnePassSmemMax) return false;
-  if (threads <= kWideBuckets[0].threads) return launch_wide_k<T, kWideBuckets[0].registers>(a, p, threads, groups, s);
-  if (threads <= kWideBuckets[1].threads) return launch_wide_k<T, kWideBuckets[1].registers>(a, p, threads, groups, s);
-  return launch_wide_k<T, kWideBuckets[2].registers>(a, p, threads, groups, s);
-}
-
 template <class T>
 bool launch_onepass(const Ptrs& a, const Plan& p, bool vec, int64_t groups, RmsBwdKernels k, cudaStream_t s) {
   constexpr int V = VecOf<T>::value;
@@ -238,7 +210,6 @@ bool launch_onepass(const Ptrs& a, const Plan& p, bool vec, int64_t groups, RmsB
   const int64_t nch = a.dim / V;
   if (!vec || !onepass_fits(a.dim, V) || (k == RmsBwdKernels::automatic && groups < 2 * sm_count())) return false;
   if (a.rows == 0) return true;
-  if (k == RmsBwdKernels::one_pass_wide && launch_wide<T>(a, p, groups, s)) return true;
   if (k != RmsBwdKernels::one_pass_register_sums && onepass_sums_shared(a.dim, V))
     launch_onepass_k<T, 2, true>(a, p, threads, groups, s);
   else if (nch <= threads)

@@ -32,17 +32,13 @@ Status rmsnorm_modulate_cuda_check_size(const OpCall& c);
 // its column sums in shared memory where that lets two of its blocks share
 // an SM (rmsnorm_modulate_cuda_onepass_sums_shared), in registers elsewhere.
 // one_pass_register_sums: the same with the sums in registers everywhere.
-// one_pass_wide: the one pass with a thread a chunk (2T threads, its sums in
-// registers, the next row's statistics beside this row's dx) where its block
-// fits an SM, else one_pass; not the default, for the GPU tests that name it
-// and gatecheck-rmsnorm-bench --wide, until measured against it.
 // two_pass: the row kernel for dx, then the tile kernel for the column sums,
 // reading x and g again, everywhere. automatic (the default): one_pass where
 // it applies and the call has dweight groups for two waves of one block an
 // SM, else two_pass. The same bits every way. Process-wide; for the tests
 // that name each path and the benchmark, which times the default beside
 // two_pass and one_pass_register_sums.
-enum class RmsBwdKernels { two_pass, one_pass, one_pass_register_sums, one_pass_wide, automatic };
+enum class RmsBwdKernels { two_pass, one_pass, one_pass_register_sums, automatic };
 constexpr RmsBwdKernels kRmsBwdKernelsDefault = RmsBwdKernels::automatic;
 void rmsnorm_modulate_cuda_set_bwd_kernels(RmsBwdKernels k);
 // Whether the one pass keeps its column sums in shared memory for rows of

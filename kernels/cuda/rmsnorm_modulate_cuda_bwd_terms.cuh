@@ -38,8 +38,8 @@ __device__ __forceinline__ uint4 factor_raw(const uint4& scr) {
 }
 
 // A chunk's terms of the row statistics, its first n elements in order:
-// s += x^2, cs += (w * d) * x, with d = g * f. Two chains with nothing
-// between them, so a kernel may sum them on different threads.
+// s += x^2, cs += (w * d) * x, with d = g * f: two chains with nothing
+// between them.
 template <int V>
 __device__ __forceinline__ void add_square_terms(int n, const float (&xv)[V], float& s) {
 #pragma unroll

@@ -155,15 +155,5 @@ __device__ __forceinline__ uint4 load_once(const T* p, int64_t j0) {
   return v;
 }
 
-// A load at each use of data every row reads (w in the wide one pass: L1
-// keeps it): volatile, so that the compiler does not hoist it out of a loop
-// into registers the column sums need.
-template <class T>
-__device__ __forceinline__ uint4 load_here(const T* p, int64_t j0) {
-  uint4 v;
-  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p + j0));
-  return v;
-}
-
 }  // namespace rmsnorm_cuda_detail
 }  // namespace gatecheck

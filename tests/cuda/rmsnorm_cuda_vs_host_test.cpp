@@ -362,7 +362,7 @@ TEST(rmsnorm_modulate_cuda, OnePassSumsInSharedMemoryWhereTwoBlocksFit) {
 // (more than 512 partials, element loads).
 TEST(rmsnorm_modulate_cuda, OnePassBackward) {
   GATECHECK_REQUIRE_GPU();
-  for (RmsBwdKernels k : {RmsBwdKernels::one_pass, RmsBwdKernels::one_pass_register_sums, RmsBwdKernels::one_pass_wide}) {
+  for (RmsBwdKernels k : {RmsBwdKernels::one_pass, RmsBwdKernels::one_pass_register_sums}) {
     const BwdKernels one_pass(k);
     for (DType t : kTypes) {
       expect_same({4097, 64, 9, t});
@@ -390,7 +390,7 @@ TEST(rmsnorm_modulate_cuda, OnePassBackward) {
 // that do not fill the last block of 32, with both backwards.
 TEST(rmsnorm_modulate_cuda, FoldOfDweightGroupsByChunks) {
   GATECHECK_REQUIRE_GPU();
-  for (RmsBwdKernels k : {RmsBwdKernels::one_pass, RmsBwdKernels::one_pass_register_sums, RmsBwdKernels::one_pass_wide,
+  for (RmsBwdKernels k : {RmsBwdKernels::one_pass, RmsBwdKernels::one_pass_register_sums,
                           RmsBwdKernels::two_pass}) {
     const BwdKernels kernels(k);
     for (DType t : kTypes) {
@@ -406,7 +406,7 @@ TEST(rmsnorm_modulate_cuda, FoldOfDweightGroupsByChunks) {
 // the forward and the NaN canonicalisation of every store among them.
 TEST(rmsnorm_modulate_cuda, SpecialValuesEveryPath) {
   GATECHECK_REQUIRE_GPU();
-  for (RmsBwdKernels k : {RmsBwdKernels::one_pass, RmsBwdKernels::one_pass_register_sums, RmsBwdKernels::one_pass_wide,
+  for (RmsBwdKernels k : {RmsBwdKernels::one_pass, RmsBwdKernels::one_pass_register_sums,
                           RmsBwdKernels::two_pass}) {
     const BwdKernels bwd(k);
     for (DType t : kTypes) {

@@ -1,3 +1,4 @@
+# (Runs at commit f6be8ae, where the kernel and --wide existed; both were removed after this run.)
 # The one pass a chunk a thread (one_pass_wide) beside the default one pass: the GPU tests in full,
 # the table at two widths and both 16-bit types, ncu's view of each one pass at bf16 32768 x 5376 x 9,
 # and compute-sanitizer's memcheck and racecheck on the tests that run it. From the repository root
