@@ -111,5 +111,23 @@ grep -qE "^bf16 32768 5001 9 +160.4 / +390.5 +700.0 / +2000.0 +733.5 / +2000.0 +
   "$work/out/rms_ab/summary.txt" 2>/dev/null && [ "$rc" -eq 0 ] ||
   fail "rms_ab against a base tree: exit $rc, summary: $(tr '\n' ' ' < "$work/out/rms_ab/summary.txt" 2>/dev/null) $(tail -3 "$work/ab2.txt" | tr '\n' ' ')"
 
-[ "$fails" -eq 0 ] && echo "OK: $(ls "$root"/bench/device/stages/*.sh | wc -l) stages parse and are listed; rms_kernels' and rms_iterate's switches hold; run.sh runs end to end and reports the SM clock"
+# pack_out.sh: ten small files, some three folders down, go into one results.tgz and leave;
+# a 13 MiB file stays; with no folder it stops, naming what it lacks.
+pk="$work/pack"
+mkdir -p "$pk/build" "$pk/wide/a/b"
+for i in 1 2 3 4; do echo "log $i" > "$pk/build/log$i.txt"; echo "row $i" > "$pk/wide/t$i.md"; done
+echo deep > "$pk/wide/a/b/deep.txt"; echo top > "$pk/run.log"
+head -c $((13 << 20)) /dev/zero > "$pk/big.ncu-rep"
+bash "$root/bench/device/pack_out.sh" "$pk" > "$work/pack.txt" 2>&1
+rc=$?
+left=$(cd "$pk" && find . -type f | sort | tr '\n' ' ')
+packed=$(tar tzf "$pk/results.tgz" 2>/dev/null | grep -c '[^/]$')
+[ "$rc" -eq 0 ] && [ "$left" = "./big.ncu-rep ./results.tgz " ] && [ "$packed" -eq 10 ] &&
+  tar xzOf "$pk/results.tgz" ./wide/a/b/deep.txt 2>/dev/null | grep -qx deep ||
+  fail "pack_out.sh: exit $rc, left '$left', $packed files packed ($(tr '\n' ' ' < "$work/pack.txt"))"
+OUT= bash "$root/bench/device/pack_out.sh" > "$work/pack0.txt" 2>&1
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "no folder to pack" "$work/pack0.txt" || fail "pack_out.sh with no folder: exit $rc"
+
+[ "$fails" -eq 0 ] && echo "OK: $(ls "$root"/bench/device/stages/*.sh | wc -l) stages parse and are listed; rms_kernels' and rms_iterate's switches hold; run.sh runs end to end and reports the SM clock; pack_out.sh leaves one file"
 exit "$fails"

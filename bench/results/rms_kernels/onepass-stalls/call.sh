@@ -30,3 +30,5 @@ rm -f $O/all.sass
 timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum --print-units base --launch-count 24 --csv $RB --rows 32768 \
   --dims 5376 --gates 9 --dtypes bf16 --reps 1 --no-torch 2>/dev/null | python3 bench/device/ncu_kernel_times.py > $O/kernels.txt 2>&1
 head -70 $O/hot-lines.txt | cut -c1-200; head -40 $O/mix.txt; grep -iE "stall|cycles being|Duration|Throughput" $O/details.txt | head -40; cat $O/kernels.txt
+# Everything under $OUT in one file that comes back (the tool returns at most 8).
+bash bench/device/pack_out.sh "$OUT"

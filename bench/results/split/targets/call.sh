@@ -26,3 +26,5 @@ for f in sys.argv[1:]:
               'scale cases in', round(sum(x.get('seconds', 0) for x in runs), 2), 's;', len(sk), 'skipped')
         for s in sk[:6]: print('   ', s)
 PY
+# Everything under $OUT in one file that comes back (the tool returns at most 8).
+bash bench/device/pack_out.sh "$OUT"
