@@ -38,26 +38,16 @@ __device__ __forceinline__ uint4 factor_raw(const uint4& scr) {
 }
 
 // A chunk's terms of the row statistics, its first n elements in order:
-// s += x^2, cs += (w * d) * x, with d = g * f: two chains with nothing
-// between them.
-template <int V>
-__device__ __forceinline__ void add_square_terms(int n, const float (&xv)[V], float& s) {
-#pragma unroll
-  for (int e = 0; e < V; ++e)
-    if (e < n) s = __fadd_rn(s, __fmul_rn(xv[e], xv[e]));
-}
-template <int V>
-__device__ __forceinline__ void add_wdx_terms(int n, const float (&xv)[V], const float (&gv)[V], const float (&wv)[V],
-                                              const float (&f)[V], float& cs) {
-#pragma unroll
-  for (int e = 0; e < V; ++e)
-    if (e < n) cs = __fadd_rn(cs, __fmul_rn(__fmul_rn(wv[e], __fmul_rn(gv[e], f[e])), xv[e]));
-}
+// s += x^2, cs += (w * d) * x, with d = g * f.
 template <int V>
 __device__ __forceinline__ void add_row_terms(int n, const float (&xv)[V], const float (&gv)[V], const float (&wv)[V],
                                               const float (&f)[V], float& s, float& cs) {
-  add_square_terms(n, xv, s);
-  add_wdx_terms(n, xv, gv, wv, f, cs);
+#pragma unroll
+  for (int e = 0; e < V; ++e)
+    if (e < n) {
+      s = __fadd_rn(s, __fmul_rn(xv[e], xv[e]));
+      cs = __fadd_rn(cs, __fmul_rn(__fmul_rn(wv[e], __fmul_rn(gv[e], f[e])), xv[e]));
+    }
 }
 
 // dx's second term's factor: rstd^3 * sum(w * d * x) / dim.
