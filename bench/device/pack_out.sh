@@ -12,7 +12,7 @@ dir=${1:-${OUT:-}}
 cd "$dir" || exit 2
 list=$(mktemp) || exit 2
 trap 'rm -f "$list"' EXIT
-find . -type f ! -path ./results.tgz -size -12M | sort > "$list"
+find . -type f ! -path ./results.tgz -size -$((12 << 20))c | sort > "$list"
 if [ -s "$list" ]; then
   tar czf results.tgz -T "$list" || { echo "pack_out.sh: tar failed; the files are left as they were" >&2; exit 1; }
   xargs -d '\n' rm -f < "$list"
