@@ -1,15 +1,15 @@
-# The issues' check targets on the GPU, each a whole check at its default 60 s, scale tier included:
+# The issues' check targets on the GPU, each a whole check at the issues' 60 s, scale tier included:
 # split_invariance on cuda-repro for each op (issue 35), and rmsnorm_modulate's default check on
 # cuda, every claimed property (issue 34). From the repository root on the GPU machine, after a
 # bench/device/run.sh whose build has the gatecheck target (build-device). Files under $OUT/targets.
 B=build-device; O=$OUT/targets; mkdir -p $O; GC=$B/cli/gatecheck
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader > $O/machine.txt
 for op in gate_residual rmsnorm_modulate; do
-  timeout 150 $GC check --op $op --impl cuda-repro --properties split_invariance --device cuda --seed 35 \
+  timeout 200 $GC check --op $op --impl cuda-repro --properties split_invariance --device cuda --seed 35 --seconds 60 \
     --corpus $O/corpus-split-$op --json $O/split-$op.json > $O/split-$op.txt 2>&1
   echo "split_invariance $op exit $?"
 done
-timeout 150 $GC check --op rmsnorm_modulate --impl cuda --device cuda --seed 34 --corpus $O/corpus-rms-cuda \
+timeout 200 $GC check --op rmsnorm_modulate --impl cuda --device cuda --seed 34 --seconds 60 --corpus $O/corpus-rms-cuda \
   --json $O/rms-cuda.json > $O/rms-cuda.txt 2>&1
 echo "rmsnorm_modulate cuda exit $?"
 for f in $O/split-gate_residual.txt $O/split-rmsnorm_modulate.txt $O/rms-cuda.txt; do
