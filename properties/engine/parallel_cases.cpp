@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <vector>
 
+#include "device_gate.h"
 #include "pair_schedule.h"
 
 namespace gatecheck {
@@ -173,6 +175,9 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
         continue;
       }
       const CaseSlot& cs = slot->small;
+      // Taken before the case's clock starts: a wait for a scale case is not this case's time.
+      std::optional<DeviceGate::Shared> hold;
+      if (scale.share() > 0) hold.emplace(device_gate(impl.device));
       const auto case_t0 = Clock::now();
       std::optional<rc::Shrinkable<Case>> gs;
       Case c;
@@ -205,6 +210,7 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
         }
         v = check_property(property, impl, c, popt);
       }
+      hold.reset();
       if (stop_requested(opt)) {  // this case's call may have been cut short by the stop itself
         stop();
         break;

@@ -12,6 +12,7 @@
 #include "../../harness/scale/scale_session.h"
 #include "../catalog/property_catalog.h"
 #include "../scale/shrink_scale.h"
+#include "device_gate.h"
 
 namespace gatecheck {
 
@@ -181,7 +182,10 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
     }
     Verdict v;
     ScaleCallTimes times;  // its calls' times: what its parts took of their own
+    double gate_wait = 0;  // for the small cases under way to finish (device_gate.h): not the case's cost
     {
+      const DeviceGate::Exclusive alone(device_gate(impl_.device));
+      gate_wait = alone.seconds_waited();
       const AfterRunGuard after{opt_};
       if (opt_.before_scale_run) opt_.before_scale_run(impl_, property_, c);
       try {
@@ -198,7 +202,7 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
     }
     if (stop()) return r;  // its call may have been cut short
     r.seconds = since(t0);
-    cost_.record(who, property_, r.units, r.parts, r.seconds, times.parts_own_seconds());
+    cost_.record(who, property_, r.units, r.parts, r.seconds - gate_wait, times.parts_own_seconds());
     r.estimate = estimate;
     r.rate_source = source;
     r.ran = true;
