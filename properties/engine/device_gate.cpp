@@ -50,9 +50,10 @@ int DeviceGate::scale_cases_waiting() const {
   return wanting_;
 }
 
-DeviceGate* device_gate(Device d) {
-  static DeviceGate cuda;
-  return d == Device::cuda ? &cuda : nullptr;
+DeviceGate* device_gate(Device d, bool cpu_too) {
+  static DeviceGate cuda, cpu;
+  if (d == Device::cuda) return &cuda;
+  return cpu_too ? &cpu : nullptr;
 }
 
 }  // namespace gatecheck

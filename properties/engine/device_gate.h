@@ -8,8 +8,9 @@
 // took 16.3 s of a 15 s share; bench/results/split/scale-parts-jobs/). Its
 // calls synchronise with the whole device, behind whatever the workers have
 // queued. The small cases give up the scale tier's share of the wall time,
-// which is what the share means. On the CPU the cases share the cores, as
-// before: there a scale case's time follows the cores it gets either way.
+// which is what the share means. On the CPU the cases share the cores unless
+// asked (ScaleOptions::alone_on_cpu): a scale case there is one thread's
+// work, and its time follows the cores it gets either way.
 #pragma once
 
 #include <condition_variable>
@@ -60,7 +61,8 @@ class DeviceGate {
   bool exclusive_ = false;
 };
 
-// The process's gate for device d; nullptr where cases share it (the CPU).
-DeviceGate* device_gate(Device d);
+// The process's gate for device d: a GPU's, and the CPU's where
+// `cpu_too`; nullptr where cases share the device.
+DeviceGate* device_gate(Device d, bool cpu_too = false);
 
 }  // namespace gatecheck

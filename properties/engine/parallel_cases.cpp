@@ -177,7 +177,7 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
       const CaseSlot& cs = slot->small;
       // Taken before the case's clock starts: a wait for a scale case is not this case's time.
       std::optional<DeviceGate::Shared> hold;
-      if (scale.share() > 0) hold.emplace(device_gate(impl.device));
+      if (scale.share() > 0) hold.emplace(device_gate(impl.device, opt.scale.alone_on_cpu));
       const auto case_t0 = Clock::now();
       std::optional<rc::Shrinkable<Case>> gs;
       Case c;

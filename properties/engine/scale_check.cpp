@@ -184,7 +184,7 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
     ScaleCallTimes times;  // its calls' times: what its parts took of their own
     double gate_wait = 0;  // for the small cases under way to finish (device_gate.h): not the case's cost
     {
-      const DeviceGate::Exclusive alone(device_gate(impl_.device));
+      const DeviceGate::Exclusive alone(device_gate(impl_.device, opt_.scale.alone_on_cpu));
       gate_wait = alone.seconds_waited();
       const AfterRunGuard after{opt_};
       if (opt_.before_scale_run) opt_.before_scale_run(impl_, property_, c);

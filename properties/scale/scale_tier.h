@@ -42,6 +42,9 @@ struct ScaleOptions {
   double share = -1;        // of each implementation x property budget; < 0: the device's default
   uint64_t memory_bytes = 0;  // the largest session; 0: 60% of the memory free where it runs (at run start)
   int repeat_runs = 5;      // repeatable at scale: one reference run and 4 under scheduling stress
+  // A scale case runs with no small case beside it (engine/device_gate.h): always on a GPU;
+  // on the CPU where this says so (the cases share the cores otherwise).
+  bool alone_on_cpu = false;
 };
 double scale_share_for(const ScaleOptions& o, Device d);
 

@@ -6,10 +6,12 @@
 
 #include "kernels/rmsnorm_modulate.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "case/case_spec.h"
 #include "case/plan_movement.h"
@@ -211,6 +213,46 @@ TEST(ScaleEngine, TheTierGetsItsShareAndTheSmallTierIsUnchanged) {
   EXPECT_EQ(d.coverage.scale.cases, 4);
   all.scale.share = 0;
   EXPECT_EQ(run_check(host, all).coverage.scale.cases, 0);
+}
+
+// Where a scale case runs alone (always on a GPU: properties/engine/device_gate.h;
+// here the CPU's gate, asked for), no small case runs beside it: those under way
+// finish first, and the next wait. Without the gate, small cases run beside it.
+TEST(ScaleEngine, AScaleCaseRunsAloneWhereAsked) {
+  const std::vector<Subject> host = {make_subject("host", Device::cpu)};
+  for (bool alone : {true, false}) {
+    SCOPED_TRACE(alone ? "alone" : "shared");
+    CheckOptions o = small_run({"accuracy"}, 24);
+    o.scale.enabled = true;
+    o.scale.share = 0.25;
+    o.scale.alone_on_cpu = alone;
+    o.jobs = 4;
+    std::atomic<int> small{0}, scale{0}, beside{0}, scale_cases{0};
+    static thread_local bool in_scale = false;  // this worker's case is a scale case
+    o.before_run = [&](const Subject&, const std::string&, const Case&) {
+      ++small;
+      if (scale.load()) ++beside;
+    };
+    o.before_scale_run = [&](const Subject&, const std::string&, const ScaleCase&) {
+      in_scale = true;
+      ++scale;
+      ++scale_cases;
+      if (small.load()) ++beside;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // time for the other workers to start cases
+      if (small.load()) ++beside;
+    };
+    o.after_run = [&] {
+      if (in_scale) --scale;
+      else --small;
+      in_scale = false;
+    };
+    const CheckReport r = run_check(host, o);
+    ASSERT_EQ(r.results.size(), 1u);
+    EXPECT_TRUE(r.results[0].passed);
+    EXPECT_EQ(scale_cases.load(), 6);
+    if (alone) EXPECT_EQ(beside.load(), 0) << "a small case ran beside a scale case";
+    else EXPECT_GT(beside.load(), 0) << "no small case ran beside a scale case: the test shows nothing";
+  }
 }
 
 // What a scale tier's coverage says, but its time.
