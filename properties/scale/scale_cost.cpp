@@ -90,6 +90,11 @@ ScaleCostFit ScaleCostModel::fit(const std::string& impl, const std::string& pro
   return {1.0 / kScalePriorElementsPerSecond, prior_part};
 }
 
+bool ScaleCostModel::warm_up(const std::string& impl) {
+  const std::lock_guard<std::mutex> lock(m_);
+  return warmed_.insert(impl).second;
+}
+
 bool ScaleCostModel::measured(const std::string& impl) const {
   const std::lock_guard<std::mutex> lock(m_);
   return by_impl_.count(impl) > 0;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "../../kernels/op_schema.h"
@@ -86,6 +87,15 @@ class ScaleCostModel {
                           int64_t parts, std::string* source = nullptr) const;
   // Has any scale case of `impl` been measured in this run?
   bool measured(const std::string& impl) const;
+  // True the first time it is asked for `impl`: that scale case is the
+  // implementation's first in the run, whose time holds one-time costs, and
+  // is not recorded (so the next case probes the rate again). On an H100
+  // rmsnorm_modulate's first cuda case, 4097 x 257, took 0.76 to 0.80 s where
+  // cases of 10 to 30 M elements after it took 0.01 to 0.05; learned from, it
+  // put every later draw of its property at 4 to 1,000 s, and the two
+  // properties after it ran no scale case at all
+  // (bench/results/split/targets/h100-78b3dbf/rms-cuda.json).
+  bool warm_up(const std::string& impl);
   // The costs used for it, and where from: the pair's cases, else the
   // implementation's, else the priors.
   ScaleCostFit fit(const std::string& impl, const std::string& property, Device d, std::string* source = nullptr) const;
@@ -103,6 +113,7 @@ class ScaleCostModel {
   static ScaleCostFit fit_of(const Sum& s, double prior_part);
   mutable std::mutex m_;
   std::map<std::string, Sum> by_pair_, by_impl_;
+  std::set<std::string> warmed_;  // implementations whose first case has run
 };
 
 }  // namespace gatecheck

@@ -27,6 +27,15 @@ TEST(ScaleCost, PriorBeforeAnythingIsMeasured) {
                    2e9 / kScalePriorElementsPerSecond + 10 * scale_prior_part_seconds(Device::cuda));
 }
 
+// An implementation's first scale case is its warm-up, once (scale_check.cpp leaves it out).
+TEST(ScaleCost, AnImplementationWarmsUpOnce) {
+  ScaleCostModel m;
+  EXPECT_TRUE(m.warm_up("cuda@cuda"));
+  EXPECT_FALSE(m.warm_up("cuda@cuda"));
+  EXPECT_TRUE(m.warm_up("cuda-repro@cuda"));
+  EXPECT_FALSE(m.measured("cuda@cuda"));  // a warm-up is not a measurement
+}
+
 TEST(ScaleCost, EstimateFollowsTheThroughputMeasuredForThePair) {
   ScaleCostModel m;
   m.record("cuda@cuda", "segment_invariance", 100'000'000, 0, 0.5);  // 2e8 elements a second

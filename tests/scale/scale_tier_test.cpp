@@ -255,6 +255,27 @@ TEST(ScaleEngine, AScaleCaseRunsAloneWhereAsked) {
   }
 }
 
+// An implementation's first scale case pays one-time costs (on a GPU, 0.8 s
+// for a case whose like took 0.02 s after it), so the cost model does not
+// learn from it: the next case probes again, estimated by the prior, and the
+// one after that by what the second measured.
+TEST(ScaleEngine, TheFirstScaleCaseIsAWarmUpAndTheNextProbesAgain) {
+  const std::vector<Subject> host = {make_subject("host", Device::cpu)};
+  CheckOptions o = small_run({"accuracy"}, 0);
+  o.seconds = 6;
+  o.max_cases = 0;
+  o.scale.enabled = true;
+  o.scale.share = 0.5;
+  const CheckReport r = run_check(host, o);
+  ASSERT_EQ(r.results.size(), 1u);
+  const auto& runs = r.results[0].scale_runs;
+  ASSERT_GE(runs.size(), 2u);
+  auto by_prior = [](const ScaleRunRecord& x) { return double(x.units) / kScalePriorElementsPerSecond; };
+  EXPECT_DOUBLE_EQ(runs[0].estimate, by_prior(runs[0]));
+  EXPECT_DOUBLE_EQ(runs[1].estimate, by_prior(runs[1])) << "the second case was estimated from the first";
+  if (runs.size() > 2) EXPECT_NE(runs[2].estimate, by_prior(runs[2])) << "the third was not estimated from the second";
+}
+
 // What a scale tier's coverage says, but its time.
 void expect_same_scale_coverage(const ScaleCoverage& a, const ScaleCoverage& b) {
   EXPECT_EQ(a.cases, b.cases);
