@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iomanip>
+#include <map>
 #include <sstream>
 
 namespace gatecheck {
@@ -71,6 +72,20 @@ void print_table(std::ostream& os, const CheckReport& r, const std::vector<Subje
   }
   for (const auto& p : r.results)  // the case in flight may run past its share; say which and by how much
     for (const auto& o : p.overruns) os << "over its time: " << p.impl << "@" << device_name(p.device) << " " << p.property << ": " << o << "\n";
+  // A pair whose scale tier drew cases but ran none: the tier's totals below would hide it.
+  for (const auto& p : r.results) {
+    if (!p.scale_runs.empty() || p.scale_skipped.empty()) continue;
+    std::map<std::string, int64_t> why;
+    for (const auto& k : p.scale_skipped) ++why[k.why];
+    os << "no scale case: " << p.impl << "@" << device_name(p.device) << " " << p.property << ": "
+       << p.scale_skipped.size() << (p.scale_skipped.size() == 1 ? " draw" : " draws") << " skipped (";
+    bool first = true;
+    for (const auto& [w, n] : why) {
+      os << (first ? "" : "; ") << n << " " << w;
+      first = false;
+    }
+    os << ")\n";
+  }
 }
 
 void print_failures(std::ostream& os, const CheckReport& r, const SavedFailures& saved,
