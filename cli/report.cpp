@@ -182,7 +182,8 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, con
                       {"units", s.units},
                       {"allowance_seconds", s.allowance},
                       {"estimate_seconds", s.estimate},
-                      {"seconds", s.seconds}});
+                      {"seconds", s.seconds},
+                      {"waited_seconds", s.waited}});
     e["scale_runs"] = runs;
     json skipped = json::array();
     for (const ScaleSkipRecord& s : p.scale_skipped) {

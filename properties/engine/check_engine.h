@@ -122,6 +122,7 @@ struct ScaleRunRecord {
   int64_t parts = 0;  // its plan's non-empty batches (0: a check without a plan)
   int64_t units = 0;  // its cost in element-equivalents (properties/scale/scale_cost.h)
   double allowance = -1, estimate = 0, seconds = 0;  // seconds (allowance < 0: no time budget)
+  double waited = 0;  // of its seconds, the wait for the small cases under way (engine/device_gate.h)
 };
 
 // A scale draw that did not run, and why (the JSON report's scale_skipped):

@@ -56,9 +56,11 @@ struct ScaleDone {
 constexpr double kOverrunNoted = 0.05;
 
 std::string overrun_text(const ScaleSlotRun& r) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, ": %.2f s, %.2f s past the %.2f s its share had left (estimated %.2f s from %s)",
-                r.seconds + r.skipped_seconds, r.seconds + r.skipped_seconds - r.allowance, r.allowance, r.estimate,
+  char buf[320], wait[80] = "";
+  if (r.waited >= 0.01)  // the estimate leaves it out
+    std::snprintf(wait, sizeof wait, ", %.2f s of it waiting for the small cases under way", r.waited);
+  std::snprintf(buf, sizeof buf, ": %.2f s%s, %.2f s past the %.2f s its share had left (estimated %.2f s from %s)",
+                r.seconds + r.skipped_seconds, wait, r.seconds + r.skipped_seconds - r.allowance, r.allowance, r.estimate,
                 r.rate_source.c_str());
   return "scale case " + describe(r.c) + ", " + std::to_string(r.c.elements()) + " elements" + buf;
 }
@@ -146,7 +148,7 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
     for (const auto& why : run.skipped) ++d.coverage.skipped[why];
     if (run.ran) {
       d.coverage.add(run.c, run.seconds);
-      d.record = ScaleRunRecord{describe(run.c), run.parts, run.units, run.allowance, run.estimate, run.seconds};
+      d.record = ScaleRunRecord{describe(run.c), run.parts, run.units, run.allowance, run.estimate, run.seconds, run.waited};
     }
     scale_done[size_t(w)].push_back(std::move(d));
     if (!run.ran) return true;  // abandoned: a claimed failure before it

@@ -203,6 +203,7 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
     if (stop()) return r;  // its call may have been cut short
     r.seconds = since(t0);
     if (!cost_.warm_up(who)) cost_.record(who, property_, r.units, r.parts, r.seconds - gate_wait, times.parts_own_seconds());
+    r.waited = gate_wait;
     r.estimate = estimate;
     r.rate_source = source;
     r.ran = true;

@@ -36,6 +36,7 @@ struct ScaleSlotRun {
   ScaleCase c;
   Verdict verdict;
   double seconds = 0;          // the one that ran
+  double waited = 0;           // of those, its wait for the small cases under way (device_gate.h)
   double skipped_seconds = 0;  // the others
   bool nothing_fits = false;   // no draw's estimated cost fitted the time the slot had
   double allowance = -1;       // that time (negative: no time budget)

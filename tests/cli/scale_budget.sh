@@ -25,9 +25,11 @@ import collections, json, re, sys
 j = json.load(open(sys.argv[1]))
 slice_s, margin, bad, total_over = 4.0 / len(sys.argv[2].split(",")), 0.5, 0, 0.0
 runs = [s for r in j["results"] for s in r["scale_runs"]]
-keys = {"case", "parts", "units", "allowance_seconds", "estimate_seconds", "seconds"}
+keys = {"case", "parts", "units", "allowance_seconds", "estimate_seconds", "seconds", "waited_seconds"}
 if any(set(s) != keys for s in runs):
     print("a scale_runs entry without", keys, ":", runs); bad = 1
+if any(not 0 <= s.get("waited_seconds", 0) <= s["seconds"] for s in runs):
+    print("a scale case waited outside [0, its seconds]:", runs); bad = 1
 scale = j["coverage"]["scale"]
 if len(runs) != scale["cases"] or abs(sum(s["seconds"] for s in runs) - scale["seconds"]) > 1e-6:
     print(f"scale_runs ({len(runs)} cases) are not the coverage's {scale['cases']} scale cases"); bad = 1

@@ -232,6 +232,7 @@ TEST(ScaleEngine, AScaleCaseRunsAloneWhereAsked) {
     o.before_run = [&](const Subject&, const std::string&, const Case&) {
       ++small;
       if (scale.load()) ++beside;
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));  // under way when a scale case asks
     };
     o.before_scale_run = [&](const Subject&, const std::string&, const ScaleCase&) {
       in_scale = true;
@@ -250,8 +251,22 @@ TEST(ScaleEngine, AScaleCaseRunsAloneWhereAsked) {
     ASSERT_EQ(r.results.size(), 1u);
     EXPECT_TRUE(r.results[0].passed);
     EXPECT_EQ(scale_cases.load(), 6);
-    if (alone) EXPECT_EQ(beside.load(), 0) << "a small case ran beside a scale case";
-    else EXPECT_GT(beside.load(), 0) << "no small case ran beside a scale case: the test shows nothing";
+    if (alone) {
+      EXPECT_EQ(beside.load(), 0) << "a small case ran beside a scale case";
+    } else {
+      EXPECT_GT(beside.load(), 0) << "no small case ran beside a scale case: the test shows nothing";
+    }
+    // Each scale case's record says how long it waited for the small cases under way.
+    double waited = 0;
+    for (const auto& x : r.results[0].scale_runs) {
+      EXPECT_LE(x.waited, x.seconds);
+      waited = std::max(waited, x.waited);
+    }
+    if (alone) {
+      EXPECT_GE(waited, 0.01) << "no scale case waited for a small case under way";
+    } else {
+      EXPECT_EQ(waited, 0.0);
+    }
   }
 }
 
@@ -273,7 +288,9 @@ TEST(ScaleEngine, TheFirstScaleCaseIsAWarmUpAndTheNextProbesAgain) {
   auto by_prior = [](const ScaleRunRecord& x) { return double(x.units) / kScalePriorElementsPerSecond; };
   EXPECT_DOUBLE_EQ(runs[0].estimate, by_prior(runs[0]));
   EXPECT_DOUBLE_EQ(runs[1].estimate, by_prior(runs[1])) << "the second case was estimated from the first";
-  if (runs.size() > 2) EXPECT_NE(runs[2].estimate, by_prior(runs[2])) << "the third was not estimated from the second";
+  if (runs.size() > 2) {
+    EXPECT_NE(runs[2].estimate, by_prior(runs[2])) << "the third was not estimated from the second";
+  }
 }
 
 // What a scale tier's coverage says, but its time.
