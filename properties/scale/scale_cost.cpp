@@ -31,13 +31,15 @@ namespace {
 constexpr double kMaxMeasuredPartShare = 0.95;
 }  // namespace
 
+int64_t scale_cost_calls(int64_t parts) { return parts > 0 ? parts : 1; }
+
 void ScaleCostModel::record(const std::string& impl, const std::string& property, int64_t units, int64_t parts,
                             double seconds, double parts_own) {
   if (units <= 0 || !(seconds > 0)) return;
   const std::lock_guard<std::mutex> lock(m_);
-  const double u = double(units), p = double(parts > 0 ? parts : 0), w = 1.0 / (seconds * seconds);
+  const double u = double(units), p = double(scale_cost_calls(parts)), w = 1.0 / (seconds * seconds);
   for (Sum* s : {&by_pair_[impl + "/" + property], &by_impl_[impl]}) {
-    s->batched += p > 0;
+    ++s->cases;
     s->units += u;
     s->parts += p;
     s->seconds += seconds;
@@ -46,7 +48,7 @@ void ScaleCostModel::record(const std::string& impl, const std::string& property
     s->up += u * p * w;
     s->u += u * seconds * w;
     s->p += p * seconds * w;
-    if (p > 0 && parts_own >= 0) {
+    if (parts > 0 && parts_own >= 0) {
       s->own_parts += p;
       s->own_seconds += std::min(parts_own, seconds);
     }
@@ -54,7 +56,7 @@ void ScaleCostModel::record(const std::string& impl, const std::string& property
 }
 
 ScaleCostFit ScaleCostModel::fit_of(const Sum& s, double prior_part) {
-  if (s.batched == 0) return {s.seconds / s.units, prior_part};  // the measured rate; nothing tells a part's time
+  if (s.cases == 0) return {1.0 / kScalePriorElementsPerSecond, prior_part};  // (never: a pair is fitted once it has a case)
   // A part's time: the least squares of both costs at once, where the cases
   // tell them apart (their parts and elements not in one proportion), never
   // a credit; else the prior's. At most half of all the time measured, and
@@ -64,7 +66,7 @@ ScaleCostFit ScaleCostModel::fit_of(const Sum& s, double prior_part) {
   // bench/results/split/scale-parts-cpu/.)
   double c = prior_part;
   const double det = s.uu * s.pp - s.up * s.up;
-  if (s.batched >= 2 && det > 1e-9 * s.uu * s.pp) c = std::max(0.0, (s.uu * s.p - s.up * s.u) / det);
+  if (s.cases >= 2 && det > 1e-9 * s.uu * s.pp) c = std::max(0.0, (s.uu * s.p - s.up * s.u) / det);
   c = std::min(c, 0.5 * s.seconds / s.parts);
   // Where the cases' calls measured a part's own time and it is more (a GPU
   // exchange's part: about 20 ms), that: the split above, of a total, can give
@@ -102,7 +104,7 @@ bool ScaleCostModel::measured(const std::string& impl) const {
 
 double ScaleCostModel::estimate_seconds(const std::string& impl, const std::string& property, Device d,
                                         int64_t units, int64_t parts, std::string* source) const {
-  return fit(impl, property, d, source).seconds(units, parts);
+  return fit(impl, property, d, source).seconds(units, scale_cost_calls(parts));
 }
 
 }  // namespace gatecheck

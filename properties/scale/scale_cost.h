@@ -54,6 +54,15 @@ int64_t scale_cost_units(const OpSchema& op, Device d, int64_t rows, int64_t dim
 // implementation's scale throughput we have seen, so the first case is small.
 constexpr double kScalePriorElementsPerSecond = 20e6;
 
+// A case's calls: its batch plan's parts, or one for a check without a plan.
+// Each costs a fixed time of its own (below), so a check without a plan
+// learns a time a case beside its rate: on an H100, where a small case of
+// rmsnorm_modulate's cuda checks took 10 to 50 ms whatever its size, the rate
+// alone put its estimates of later cases at a median 2.3 times short and up
+// to 2,938 times; with a case's own time, 1.1 and 26 (180 cases replayed,
+// bench/results/scale-cost-per-case/; on the CPU no worse).
+int64_t scale_cost_calls(int64_t parts);
+
 // A batch plan's part also costs a fixed time of its own, whatever its size:
 // its inputs prepared, its call, its syncs. That time depends on the
 // property as much as on the device: on this CPU (2 cores, 60 s of each op
@@ -105,7 +114,7 @@ class ScaleCostModel {
   // totals for the rate, and the least squares of relative errors
   // (sum ((t - a u - c p) / t)^2) for the two costs.
   struct Sum {
-    int64_t batched = 0;  // cases with parts
+    int64_t cases = 0;  // cases recorded (each of at least one call: scale_cost_calls)
     double units = 0, parts = 0, seconds = 0;
     double uu = 0, pp = 0, up = 0, u = 0, p = 0;  // weighted by 1 / t^2
     double own_parts = 0, own_seconds = 0;        // the parts whose own time was measured, and that time

@@ -21,8 +21,11 @@ TEST(ScaleCost, PriorBeforeAnythingIsMeasured) {
   EXPECT_DOUBLE_EQ(f.per_part, scale_prior_part_seconds(Device::cuda));
   EXPECT_NE(source.find("prior"), std::string::npos);
   EXPECT_FALSE(m.measured("cuda@cuda"));
+  // A check without a batch plan is one call, with a call's time of its own.
+  EXPECT_EQ(scale_cost_calls(0), 1);
+  EXPECT_EQ(scale_cost_calls(10), 10);
   EXPECT_DOUBLE_EQ(m.estimate_seconds("cuda@cuda", "repeatable", Device::cuda, int64_t(2e9), 0),
-                   2e9 / kScalePriorElementsPerSecond);
+                   2e9 / kScalePriorElementsPerSecond + scale_prior_part_seconds(Device::cuda));
   EXPECT_DOUBLE_EQ(m.estimate_seconds("cuda@cuda", "repeatable", Device::cuda, int64_t(2e9), 10),
                    2e9 / kScalePriorElementsPerSecond + 10 * scale_prior_part_seconds(Device::cuda));
 }
@@ -50,18 +53,39 @@ TEST(ScaleCost, EstimateFollowsTheThroughputMeasuredForThePair) {
 
 TEST(ScaleCost, AnotherPropertyOfTheSameImplementationStandsInThenItsOwnRate) {
   ScaleCostModel m;
-  m.record("host@cpu", "repeatable", 10'000'000, 0, 2.0);  // 5e6 a second
+  const double call = scale_prior_part_seconds(Device::cpu);  // one case's own time, before two cases tell it
+  m.record("host@cpu", "repeatable", 10'000'000, 0, 2.0);  // about 5e6 a second
   std::string source;
-  EXPECT_DOUBLE_EQ(1.0 / m.fit("host@cpu", "row_invariance", Device::cpu, &source).per_unit, 5e6);
+  EXPECT_DOUBLE_EQ(m.fit("host@cpu", "row_invariance", Device::cpu, &source).per_unit, (2.0 - call) / 1e7);
   EXPECT_NE(source.find("implementation"), std::string::npos);
   EXPECT_DOUBLE_EQ(m.fit("other@cpu", "row_invariance", Device::cpu).per_unit,
                    1.0 / kScalePriorElementsPerSecond);  // not another's
   m.record("host@cpu", "row_invariance", 10'000'000, 0, 0.5);
-  EXPECT_DOUBLE_EQ(1.0 / m.fit("host@cpu", "row_invariance", Device::cpu, &source).per_unit, 2e7);
+  EXPECT_DOUBLE_EQ(m.fit("host@cpu", "row_invariance", Device::cpu, &source).per_unit, (0.5 - call) / 1e7);
   EXPECT_NE(source.find("property"), std::string::npos);
   m.record("host@cpu", "row_invariance", 0, 0, 1.0);  // nothing to learn from
   m.record("host@cpu", "row_invariance", 5, 0, 0.0);
-  EXPECT_DOUBLE_EQ(1.0 / m.fit("host@cpu", "row_invariance", Device::cpu).per_unit, 2e7);
+  EXPECT_DOUBLE_EQ(m.fit("host@cpu", "row_invariance", Device::cpu).per_unit, (0.5 - call) / 1e7);
+}
+
+// A check without a batch plan learns a case's own time beside its rate, once
+// its cases differ in size: on a GPU a small case takes about as long as a case
+// a hundred times its size (rmsnorm_modulate's cuda repeatable on an H100:
+// 462,111 units in 0.015 s, 16.8 M in 0.021 s), and a rate alone would put a
+// 2^31-element draw at tens of seconds.
+TEST(ScaleCost, ACaseOwnTimeIsLearnedWithoutAPlan) {
+  ScaleCostModel m;
+  m.record("cuda@cuda", "repeatable", 462'111, 0, 0.015);
+  m.record("cuda@cuda", "repeatable", 16'800'000, 0, 0.021);
+  m.record("cuda@cuda", "repeatable", 33'800'000, 0, 0.030);
+  const ScaleCostFit f = m.fit("cuda@cuda", "repeatable", Device::cuda);
+  EXPECT_GT(f.per_part, 0.005);  // a case's own time
+  EXPECT_LT(f.per_part, 0.016);
+  const double big = m.estimate_seconds("cuda@cuda", "repeatable", Device::cuda, int64_t(1) << 31, 0);
+  EXPECT_LT(big, 2.0);  // such cases took 0.2 to 0.4 s there
+  // The rate alone (all time on the elements) would say about 1.5 s a 10^8 units.
+  const double by_rate = (0.015 + 0.021 + 0.030) / (462'111 + 16'800'000 + 33'800'000.0) * double(int64_t(1) << 31);
+  EXPECT_GT(by_rate, 2.0);
 }
 
 // A part's own time, learned: the first ten row_invariance scale cases of
