@@ -67,11 +67,12 @@ int64_t scale_cost_calls(int64_t parts);
 // its inputs prepared, its call, its syncs. That time depends on the
 // property as much as on the device: on this CPU (2 cores, 60 s of each op
 // on host and host-repro, 473 scale cases) row_invariance took 0.6 to 0.9 ms
-// a part and split_invariance next to none; on the H200 a split through
-// cuda-repro's exchange took about 20 ms a part (1475 x 8 in 62 parts: 1.23 s
-// where elements alone said 0.01). So it is learned with the rate, for each
-// implementation and property; before a pair has two cases that tell the two
-// apart, this prior stands in. Either way parts are given at most half of the
+// a part and split_invariance next to none; on an H100, the device to itself,
+// a split through cuda-repro's exchange took 0.2 to 3 ms a part in small
+// cases and 10 to 84 ms in large ones, and a case without a plan 10 to 50 ms
+// (the GPU's prior, 20 ms, is of that order). So it is learned with the
+// rate, for each implementation and property; before a pair has two cases
+// that tell the two apart, this prior stands in. Either way parts are given at most half of the
 // time measured, unless the cases' calls measured more (ScaleCallTimes: the
 // parts' time past what the whole batch's time a row gives their rows): then
 // that, from the first case (bench/results/split/scale-parts-heavy/).
