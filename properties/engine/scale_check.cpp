@@ -182,10 +182,9 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
     }
     Verdict v;
     ScaleCallTimes times;  // its calls' times: what its parts took of their own
-    double gate_wait = 0;  // for the small cases under way to finish (device_gate.h): not the case's cost
     {
       const DeviceGate::Exclusive alone(device_gate(impl_.device, opt_.scale.alone_on_cpu));
-      gate_wait = alone.seconds_waited();
+      r.waited = alone.seconds_waited();  // for the small cases under way (device_gate.h): not the case's cost
       const AfterRunGuard after{opt_};
       if (opt_.before_scale_run) opt_.before_scale_run(impl_, property_, c);
       try {
@@ -202,8 +201,7 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
     }
     if (stop()) return r;  // its call may have been cut short
     r.seconds = since(t0);
-    if (!cost_.warm_up(who)) cost_.record(who, property_, r.units, r.parts, r.seconds - gate_wait, times.parts_own_seconds());
-    r.waited = gate_wait;
+    if (!cost_.warm_up(who)) cost_.record(who, property_, r.units, r.parts, r.seconds - r.waited, times.parts_own_seconds());
     r.estimate = estimate;
     r.rate_source = source;
     r.ran = true;
