@@ -44,6 +44,13 @@ done
 mkdir -p "$OUT/build" || { echo "run.sh: cannot create OUT=$OUT" >&2; exit 2; }
 
 now() { date -u +%T; }
+# Debian keeps a package's CMake config under lib/<multiarch>/cmake, which CMake searches only when
+# the compiler reports that multiarch; a compiler built without it (the device's /opt/gcc) does
+# not, so the unpacked packages' folder is named outright (every stage's configure inherits it).
+multiarch=${DEPS_PREFIX:-}/lib/x86_64-linux-gnu
+if [ -n "${DEPS_PREFIX:-}" ] && [ -d "$multiarch/cmake" ] && [[ ":${CMAKE_PREFIX_PATH:-}:" != *":$multiarch:"* ]]; then
+  export CMAKE_PREFIX_PATH="${CMAKE_PREFIX_PATH:+$CMAKE_PREFIX_PATH:}$multiarch"
+fi
 # The device's copy of .git may lag behind its files: name the commit with COMMIT=.
 # A named commit also goes to the tools that record one (GATECHECK_COMMIT).
 [ -n "${COMMIT:-}" ] && export GATECHECK_COMMIT=${GATECHECK_COMMIT:-$COMMIT}
