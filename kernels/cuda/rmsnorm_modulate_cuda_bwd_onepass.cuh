@@ -81,20 +81,25 @@ __host__ __device__ constexpr int onepass_max_threads(bool shared) {
 constexpr int64_t kSmemPerSm = 228 << 10, kSmemReservedPerBlock = 1 << 10;
 
 // Shared memory of the one-pass kernel: ahead + 1 rows of x and g, and, where
-// `shared`, the three sums of `threads` threads.
+// `shared`, the three sums of `threads` threads, laid out for
+// kOnePassLeanThreads (SmemSums).
 int64_t onepass_smem_bytes(int64_t dim, int vec, bool shared = false, int64_t threads = 0) {
   const int ahead = onepass_ahead(shared);
   const int64_t cpt = shared ? (dim / vec + threads - 1) / threads : 0;
-  return int64_t(ahead + 1) * 2 * (dim / vec) * 16 + 3 * cpt * vec * 4 * threads;
+  return int64_t(ahead + 1) * 2 * (dim / vec) * 16 + 3 * cpt * vec * 4 * kOnePassLeanThreads;
 }
 
 // A thread's sums of one chunk in shared memory: V floats as V/4 float4, the
-// block's threads side by side (conflict-free), for sum j of chunk m.
+// block's threads side by side (conflict-free), for sum j of chunk m. The
+// stride is the most threads a block of them has, whatever it has: a
+// compile-time offset from the thread's own slot, so that each load and
+// store takes no address arithmetic (a runtime stride cost a multiply-add
+// or two for each of a chunk's twelve, as ptxas rebuilt the addresses from
+// the block size rather than keep twelve registers).
 template <int V, int CPT>
 struct SmemSums {
-  float4* base;
-  int t, nt;
-  __device__ float4* at(int j, int m, int q) const { return base + ((j * CPT + m) * (V / 4) + q) * nt + t; }
+  float4* base;  // this thread's first slot
+  __device__ float4* at(int j, int m, int q) const { return base + ((j * CPT + m) * (V / 4) + q) * kOnePassLeanThreads; }
   __device__ void get(int j, int m, float (&v)[V]) const {
 #pragma unroll
     for (int q = 0; q < V / 4; ++q) {
@@ -127,15 +132,23 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
   int ch[CPT];  // this thread's chunks (nch <= 2 * kOnePassMaxThreads)
   bool own[CPT];
   uint4 wr[CPT];  // w's chunks, as loaded
+  // A row's global addresses are its start (the same for the block) plus the
+  // chunk's byte offset (this thread's), so that each copy and store adds a
+  // 32-bit offset rather than redoing row * dim + chunk in 64 bits.
+  uint32_t at[CPT];
 #pragma unroll
   for (int m = 0; m < CPT; ++m) {
     ch[m] = t + m * nt;
     own[m] = ch[m] < nch;
+    at[m] = uint32_t(ch[m]) * 16u;
     if (own[m]) wr[m] = load_raw(w, ch[m] * V);
   }
+  auto row_start = [&](const void* base, int64_t row) {
+    return static_cast<const char*>(base) + row * dim * int64_t(sizeof(T));
+  };
   const int64_t ntiles = p.tile_start[a.gates];
   // Sums in shared memory: j 0 dshift, 1 dscale, 2 dweight.
-  const SmemSums<V, CPT> ss{reinterpret_cast<float4*>(staged + D * 2 * int(nch)), t, nt};
+  const SmemSums<V, CPT> ss{reinterpret_cast<float4*>(staged + D * 2 * int(nch)) + t};
   for (int64_t grp = blockIdx.x; grp * p.tiles_per_group < ntiles; grp += gridDim.x) {
     const int64_t g0 = grp * p.tiles_per_group, g1 = min64(ntiles, g0 + p.tiles_per_group);
     // Positions and rows fit an int (rows < 2^31, checked by the entry point).
@@ -156,11 +169,12 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
     auto stage = [&](int i, int64_t row) {
       if (i < n) {
         uint4* b = staged + (i % D) * 2 * int(nch);
+        const char *xr = row_start(x, row), *gr = row_start(g, row);
 #pragma unroll
         for (int m = 0; m < CPT; ++m)
           if (own[m]) {
-            cp_async16(b + ch[m], x + row * dim + ch[m] * V);
-            cp_async16(b + nch + ch[m], g + row * dim + ch[m] * V);
+            cp_async16(b + ch[m], xr + at[m]);
+            cp_async16(b + nch + ch[m], gr + at[m]);
           }
       }
       cp_async_commit();
@@ -250,7 +264,7 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
           unpack<T>(opaque(wr[m]), wv);
           unpack<T>(opaque(fr[m]), fv);
           dx_chunk(rstd, kq, xv, gv, wv, fv, o);
-          *reinterpret_cast<uint4*>(dx + row * dim + ch[m] * V) = round_chunk<T>(o);
+          *reinterpret_cast<uint4*>(const_cast<char*>(row_start(dx, row)) + at[m]) = round_chunk<T>(o);
           if constexpr (!SHARED) {
             add_col_terms<T>(rstd, xv, gv, wv, fv, sh[m], sc[m], dw[m]);
           } else {
