@@ -338,12 +338,16 @@ Status run_typed(const OpCall& c, unsigned long long* bad, void* scratch) {
     size_t tb = l.cub_bytes;
     cub::DeviceRadixSort::SortPairs(l.cub_tmp, tb, l.keys, l.keys_sorted, l.vals, l.rows_sorted, a.rows, 0, bits, s);
   }
-  const unsigned gb = unsigned((G + 255) / 256 < 4096 ? (G + 255) / 256 : 4096);
-  tile_counts_kernel<<<gb, 256, 0, s>>>(l.count, a.gates, l.tiles, l.multi);
-  size_t tb = l.cub_bytes;
-  cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.count, l.seg_start, int64_t(G), s);
-  cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.tiles, l.tile_start, int64_t(G), s);
-  cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.multi, l.multi_start, int64_t(G), s);
+  if (a.gates <= kPlanScanGates) {
+    plan_scan_kernel<<<1, kPlanScanThreads, 0, s>>>(l.count, a.gates, l.tiles, l.seg_start, l.tile_start, l.multi_start);
+  } else {
+    const unsigned gb = unsigned((G + 255) / 256 < 4096 ? (G + 255) / 256 : 4096);
+    tile_counts_kernel<<<gb, 256, 0, s>>>(l.count, a.gates, l.tiles, l.multi);
+    size_t tb = l.cub_bytes;
+    cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.count, l.seg_start, int64_t(G), s);
+    cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.tiles, l.tile_start, int64_t(G), s);
+    cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.multi, l.multi_start, int64_t(G), s);
+  }
   launch_bwd<T>(a, l, vec, s);
   e = cudaGetLastError();
   const cudaError_t f = scratch ? cudaSuccess : cudaFreeAsync(cv.base, s);

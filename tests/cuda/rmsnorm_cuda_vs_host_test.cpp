@@ -327,6 +327,21 @@ TEST(rmsnorm_modulate_cuda, TileKernelManyTilesFoldedAndEmptyGates) {
   }
 }
 
+// The plan's tile counts and scans: one block up to kPlanScanGates gates
+// (8,191), CUB's scans past it; each side of the line, with gates that have
+// no rows, gates of one row and gates of many tiles.
+TEST(rmsnorm_modulate_cuda, PlanScanOneBlockAndCubScans) {
+  GATECHECK_REQUIRE_GPU();
+  for (int64_t gates : {int64_t(8191), int64_t(8192)}) {
+    for (DType t : {DType::bf16, DType::f32}) {
+      expect_same({gates, 24, gates, t, Index::one_gate_per_row});
+      expect_same({9000, 16, gates, t, Index::random});
+      expect_same({9000, 16, gates, t, Index::all_one_gate});
+      expect_same({9000, 16, gates, t, Index::sorted_runs});
+    }
+  }
+}
+
 TEST(rmsnorm_modulate_cuda, RowsPastTheGridLimit) {
   GATECHECK_REQUIRE_GPU();
   const BwdKernels two_pass(RmsBwdKernels::two_pass);
