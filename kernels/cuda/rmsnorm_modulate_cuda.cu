@@ -234,6 +234,11 @@ void launch_bwd(const Ptrs& a, const Layout& l, bool vec, cudaStream_t s) {
   if (k == RmsBwdKernels::two_pass || !launch_onepass<T>(a, p, vec, groups, k, s))
     launch_two_pass<T>(a, p, vec, nch, groups, s);
   const int64_t fb = (a.gates * a.dim + kFoldThreads - 1) / kFoldThreads;
+  // The most shared memory an SM can keep, so that kFoldBlocksPerSm blocks fit (the driver's
+  // own choice left room for two: ncu's "Block Limit Shared Mem").
+  static const cudaError_t carved =
+      cudaFuncSetAttribute(bwd_fold_kernel<T>, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+  (void)carved;  // a hint: a failure leaves the driver's choice
   bwd_fold_kernel<T><<<unsigned(fold_dw_blocks(a.dim) + (fb < 4096 ? fb : 4096)), kFoldThreads, 0, s>>>(a, p);
 }
 
