@@ -183,7 +183,8 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, con
                       {"allowance_seconds", s.allowance},
                       {"estimate_seconds", s.estimate},
                       {"seconds", s.seconds},
-                      {"waited_seconds", s.waited}});
+                      {"waited_seconds", s.waited},
+                      {"expected_wait_seconds", s.expected_wait}});
     e["scale_runs"] = runs;
     json skipped = json::array();
     for (const ScaleSkipRecord& s : p.scale_skipped) {
@@ -193,6 +194,7 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, con
                   {"units", s.units},
                   {"estimate_seconds", s.estimate},
                   {"left_seconds", s.left},
+                  {"expected_wait_seconds", s.expected_wait},
                   {"rate_source", s.rate_source}});
       skipped.push_back(k);
     }

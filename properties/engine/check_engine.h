@@ -123,6 +123,7 @@ struct ScaleRunRecord {
   int64_t units = 0;  // its cost in element-equivalents (properties/scale/scale_cost.h)
   double allowance = -1, estimate = 0, seconds = 0;  // seconds (allowance < 0: no time budget)
   double waited = 0;  // of its seconds, the wait for the small cases under way (engine/device_gate.h)
+  double expected_wait = 0;  // the wait its estimate expected beside it (ScaleCostModel::expected_wait)
 };
 
 // A scale draw that did not run, and why (the JSON report's scale_skipped):
@@ -134,6 +135,7 @@ struct ScaleSkipRecord {
   std::string why;    // as the coverage's skipped counts say it
   int64_t parts = 0, units = 0;  // the parts bound and units its estimate used (0: not estimated)
   double estimate = 0, left = 0;  // seconds: its estimate, and what its slot had left then
+  double expected_wait = 0;       // the wait for the device expected beside the estimate
   std::string rate_source;        // where the estimate's rates came from
 };
 

@@ -56,12 +56,13 @@ struct ScaleDone {
 constexpr double kOverrunNoted = 0.05;
 
 std::string overrun_text(const ScaleSlotRun& r) {
-  char buf[320], wait[80] = "";
-  if (r.waited >= 0.01)  // the estimate leaves it out
+  char buf[384], wait[80] = "", expected[64] = "";
+  if (r.waited >= 0.01)
     std::snprintf(wait, sizeof wait, ", %.2f s of it waiting for the small cases under way", r.waited);
-  std::snprintf(buf, sizeof buf, ": %.2f s%s, %.2f s past the %.2f s its share had left (estimated %.2f s from %s)",
+  if (r.expected_wait >= 0.01) std::snprintf(expected, sizeof expected, ", and %.2f s of waiting", r.expected_wait);
+  std::snprintf(buf, sizeof buf, ": %.2f s%s, %.2f s past the %.2f s its share had left (estimated %.2f s from %s%s)",
                 r.seconds + r.skipped_seconds, wait, r.seconds + r.skipped_seconds - r.allowance, r.allowance, r.estimate,
-                r.rate_source.c_str());
+                r.rate_source.c_str(), expected);
   return "scale case " + describe(r.c) + ", " + std::to_string(r.c.elements()) + " elements" + buf;
 }
 
@@ -148,7 +149,8 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
     for (const auto& why : run.skipped) ++d.coverage.skipped[why];
     if (run.ran) {
       d.coverage.add(run.c, run.seconds);
-      d.record = ScaleRunRecord{describe(run.c), run.parts, run.units, run.allowance, run.estimate, run.seconds, run.waited};
+      d.record = ScaleRunRecord{describe(run.c), run.parts,   run.units,  run.allowance,
+                                run.estimate,      run.seconds, run.waited, run.expected_wait};
     }
     scale_done[size_t(w)].push_back(std::move(d));
     if (!run.ran) return true;  // abandoned: a claimed failure before it

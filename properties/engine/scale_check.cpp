@@ -160,8 +160,9 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
             rec.units = units(s);
             rec.parts = parts_bound(s);
             rec.estimate = cost_.estimate_seconds(who, property_, impl_.device, rec.units, rec.parts, &rec.rate_source);
+            rec.expected_wait = cost_.expected_wait(who);
             rec.left = allowance - since(slot_t0);
-            return rec.estimate <= rec.left;
+            return rec.estimate + rec.expected_wait <= rec.left;
           });
           if (!spec) {
             skip("estimated to take more than the share left");  // it would eat the next share
@@ -175,7 +176,10 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
       c = make_scale_case(*spec);
       r.parts = case_parts(c);
       r.units = scale_cost_units(c.op(), impl_.device, c.rows, c.dim, c.gates, r.parts);
-      if (allowance >= 0) estimate = cost_.estimate_seconds(who, property_, impl_.device, r.units, r.parts, &source);
+      if (allowance >= 0) {
+        estimate = cost_.estimate_seconds(who, property_, impl_.device, r.units, r.parts, &source);
+        r.expected_wait = cost_.expected_wait(who);
+      }
     } catch (const std::invalid_argument& e) {  // a draw the ladder should never make
       skip(std::string("bad draw: ") + e.what());
       continue;
@@ -185,6 +189,7 @@ ScaleSlotRun ScaleTierPair::run(int64_t ordinal, int64_t position, double allowa
     {
       const DeviceGate::Exclusive alone(device_gate(impl_.device, opt_.scale.alone_on_cpu));
       r.waited = alone.seconds_waited();  // for the small cases under way (device_gate.h): not the case's cost
+      cost_.record_wait(who, r.waited);
       const AfterRunGuard after{opt_};
       if (opt_.before_scale_run) opt_.before_scale_run(impl_, property_, c);
       try {

@@ -41,6 +41,7 @@ struct ScaleSlotRun {
   bool nothing_fits = false;   // no draw's estimated cost fitted the time the slot had
   double allowance = -1;       // that time (negative: no time budget)
   double estimate = 0;         // the estimated seconds of the one that ran
+  double expected_wait = 0;    // and the wait for the device expected beside it (with an allowance)
   std::string rate_source;     // where the rate of that estimate came from
   int64_t parts = 0;           // its plan's non-empty batches (0: a check without a plan)
   int64_t units = 0;           // its cost in element-equivalents (scale_cost_units)

@@ -97,6 +97,19 @@ bool ScaleCostModel::warm_up(const std::string& impl) {
   return warmed_.insert(impl).second;
 }
 
+void ScaleCostModel::record_wait(const std::string& impl, double seconds) {
+  const std::lock_guard<std::mutex> lock(m_);
+  auto& w = waits_[impl];
+  ++w.first;
+  w.second += std::max(0.0, seconds);
+}
+
+double ScaleCostModel::expected_wait(const std::string& impl) const {
+  const std::lock_guard<std::mutex> lock(m_);
+  const auto it = waits_.find(impl);
+  return it == waits_.end() ? 0.0 : it->second.second / double(it->second.first);
+}
+
 bool ScaleCostModel::measured(const std::string& impl) const {
   const std::lock_guard<std::mutex> lock(m_);
   return by_impl_.count(impl) > 0;

@@ -106,6 +106,16 @@ class ScaleCostModel {
   // properties after it ran no scale case at all
   // (bench/results/split/targets/h100-78b3dbf/rms-cuda.json).
   bool warm_up(const std::string& impl);
+  // A scale case of `impl` waited `seconds` for the device (device_gate.h:
+  // the small cases under way finish first), its warm-up included: the wait
+  // is the gate's, not the implementation's cost, and it is not in `record`.
+  void record_wait(const std::string& impl, double seconds);
+  // The wait the next scale case of `impl` should expect: the mean of those
+  // recorded (0 before any). A draw fits its share only with it: on an H100
+  // the scale cases of a 60 s check waited 3 to 5 s in all (up to 0.56 s a
+  // case) of its 15 s tier, and the cases that ended past their share were
+  // mostly past it by their wait (bench/results/split/targets/h100-3005c8b/).
+  double expected_wait(const std::string& impl) const;
   // The costs used for it, and where from: the pair's cases, else the
   // implementation's, else the priors.
   ScaleCostFit fit(const std::string& impl, const std::string& property, Device d, std::string* source = nullptr) const;
@@ -124,6 +134,7 @@ class ScaleCostModel {
   mutable std::mutex m_;
   std::map<std::string, Sum> by_pair_, by_impl_;
   std::set<std::string> warmed_;  // implementations whose first case has run
+  std::map<std::string, std::pair<int64_t, double>> waits_;  // an implementation's waits: how many, their sum
 };
 
 }  // namespace gatecheck

@@ -25,7 +25,8 @@ import collections, json, re, sys
 j = json.load(open(sys.argv[1]))
 slice_s, margin, bad, total_over = 4.0 / len(sys.argv[2].split(",")), 0.5, 0, 0.0
 runs = [s for r in j["results"] for s in r["scale_runs"]]
-keys = {"case", "parts", "units", "allowance_seconds", "estimate_seconds", "seconds", "waited_seconds"}
+keys = {"case", "parts", "units", "allowance_seconds", "estimate_seconds", "seconds", "waited_seconds",
+        "expected_wait_seconds"}
 if any(set(s) != keys for s in runs):
     print("a scale_runs entry without", keys, ":", runs); bad = 1
 if any(not 0 <= s.get("waited_seconds", 0) <= s["seconds"] for s in runs):
@@ -40,7 +41,8 @@ skipped_why = collections.Counter(k["why"] for k in skips)
 if skipped_why != collections.Counter(scale.get("skipped", {})):
     print("scale_skipped", skipped_why, "is not the coverage's", scale.get("skipped")); bad = 1
 for k in skips:  # (the time left may be below zero: a slot whose share was spent when it was drawn)
-    if k["why"].startswith("estimated") and not k.get("estimate_seconds", -1) > k.get("left_seconds", float("inf")):
+    if k["why"].startswith("estimated") and \
+            not k.get("estimate_seconds", -1) + k.get("expected_wait_seconds", -1) > k.get("left_seconds", float("inf")):
         print("a draw skipped as too costly without an estimate past the time left:", k); bad = 1
 if sys.argv[3] == "1" and not any(k["why"].startswith("estimated") for k in skips):
     print("no draw was skipped as too costly: the plugin's cost should force some"); bad = 1

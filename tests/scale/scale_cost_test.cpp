@@ -39,6 +39,19 @@ TEST(ScaleCost, AnImplementationWarmsUpOnce) {
   EXPECT_FALSE(m.measured("cuda@cuda"));  // a warm-up is not a measurement
 }
 
+// The wait for the device a scale case should expect: the mean of its
+// implementation's so far, none before any, and not a cost of the case.
+TEST(ScaleCost, AWaitIsExpectedAsTheMeanOfThoseSeen) {
+  ScaleCostModel m;
+  EXPECT_EQ(m.expected_wait("cuda@cuda"), 0.0);
+  m.record_wait("cuda@cuda", 0.3);
+  m.record_wait("cuda@cuda", 0.0);
+  m.record_wait("cuda@cuda", 0.6);
+  EXPECT_DOUBLE_EQ(m.expected_wait("cuda@cuda"), 0.3);
+  EXPECT_EQ(m.expected_wait("cuda-repro@cuda"), 0.0) << "another implementation's waits";
+  EXPECT_FALSE(m.measured("cuda@cuda")) << "a wait is not a measured case";
+}
+
 TEST(ScaleCost, EstimateFollowsTheThroughputMeasuredForThePair) {
   ScaleCostModel m;
   m.record("cuda@cuda", "segment_invariance", 100'000'000, 0, 0.5);  // 2e8 elements a second

@@ -270,6 +270,48 @@ TEST(ScaleEngine, AScaleCaseRunsAloneWhereAsked) {
   }
 }
 
+// A scale case that waits for the device (the small cases under way finish
+// first) spends its share waiting, so a draw fits only with the wait expected
+// beside its estimate: the mean of the waits before it. Here the first small
+// cases take a second each, so the early scale cases wait for them, and later
+// draws that would fit without that wait are skipped.
+TEST(ScaleEngine, ADrawFitsOnlyWithTheWaitExpected) {
+  const std::vector<Subject> host = {make_subject("host", Device::cpu)};
+  CheckOptions o = small_run({"accuracy"}, 0);
+  o.seconds = 6;
+  o.max_cases = 0;
+  o.jobs = 3;
+  o.scale.enabled = true;
+  o.scale.share = 0.2;
+  o.scale.alone_on_cpu = true;
+  std::atomic<int> small{0};
+  o.before_run = [&](const Subject&, const std::string&, const Case&) {  // the first ones slow: long waits early
+    std::this_thread::sleep_for(std::chrono::milliseconds(++small <= 6 ? 1000 : 1));
+  };
+  const CheckReport r = run_check(host, o);
+  ASSERT_EQ(r.results.size(), 1u);
+  const auto& runs = r.results[0].scale_runs;
+  ASSERT_GE(runs.size(), 2u);
+  double waited = 0, expected_max = 0;
+  for (size_t k = 0; k < runs.size(); ++k) {
+    if (runs[k].allowance >= 0 && k > 0)
+      EXPECT_NEAR(runs[k].expected_wait, waited / double(k), 1e-9) << "case " << k << " expected another wait";
+    expected_max = std::max(expected_max, runs[k].expected_wait);
+    waited += runs[k].waited;
+  }
+  int by_wait = 0;  // draws the wait alone kept out
+  for (const ScaleSkipRecord& k : r.results[0].scale_skipped) {
+    expected_max = std::max(expected_max, k.expected_wait);
+    if (k.why.rfind("estimated", 0) != 0) continue;
+    EXPECT_GT(k.estimate + k.expected_wait, k.left) << k.shape;
+    by_wait += k.estimate <= k.left;
+  }
+  std::printf("%zu scale cases, the wait expected up to %.3f s; %d draws skipped for their wait\n", runs.size(),
+              expected_max, by_wait);
+  EXPECT_GT(expected_max, 0.01) << "no draw expected a wait: the test shows nothing";
+  EXPECT_GT(by_wait, 0) << "no draw was kept out by its wait alone";
+}
+
 // An implementation's first scale case pays one-time costs (on a GPU, 0.8 s
 // for a case whose like took 0.02 s after it), so the cost model does not
 // learn from it: the next case probes again, estimated by the prior, and the
