@@ -71,6 +71,9 @@ struct CheckOptions {
   std::function<void(const Subject&, const std::string& property, const Case&)> before_run;
   // Called on the same thread once that case's check is over.
   std::function<void()> after_run;
+  // Called on the worker's thread once it has drawn a small case, before the
+  // case waits for its device (device_gate.h): tests watch the drawing there.
+  std::function<void()> after_generate;
   // The scale tier (scale_tier.h): off unless enabled; before_scale_run is
   // before_run for its cases, which are specs, not values (after_run follows
   // it too, on the same thread).

@@ -6,9 +6,11 @@ namespace gatecheck {
 
 DeviceGate::Shared::Shared(DeviceGate* g) : g_(g) {
   if (!g_) return;
+  const auto t0 = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(g_->m_);
   g_->cv_.wait(lock, [&] { return !g_->exclusive_ && g_->wanting_ == 0; });
   ++g_->shared_;
+  waited_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 DeviceGate::Shared::~Shared() {

@@ -1,6 +1,8 @@
 // A scale case on a GPU has the device to itself: the check's other workers
 // start no small case on that device while it runs (those under way finish
-// first), and wait at their next case until it is done.
+// first), and each draws its next case, then waits with it until it is done
+// (a case's drawing is host work: parallel_cases.cpp holds the device only
+// for its run).
 //
 // Sharing it cost the scale tier most of its cases: on an H100 a split
 // case's parts took 16 to 64 ms each with 16 workers running small cases
@@ -31,9 +33,11 @@ class DeviceGate {
     ~Shared();
     Shared(const Shared&) = delete;
     Shared& operator=(const Shared&) = delete;
+    double seconds_waited() const { return waited_; }
 
    private:
     DeviceGate* g_;
+    double waited_ = 0;
   };
   // A scale case's hold: waits for the small cases under way to finish.
   // seconds_waited() says how long, so that the case's own time leaves it out.

@@ -179,9 +179,6 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
         continue;
       }
       const CaseSlot& cs = slot->small;
-      // Taken before the case's clock starts: a wait for a scale case is not this case's time.
-      std::optional<DeviceGate::Shared> hold;
-      if (scale.share() > 0) hold.emplace(device_gate(impl.device, opt.scale.alone_on_cpu));
       const auto case_t0 = Clock::now();
       std::optional<rc::Shrinkable<Case>> gs;
       Case c;
@@ -205,6 +202,13 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
         }
         c = gs->value();
       }
+      if (opt.after_generate) opt.after_generate();
+      // The device is held for the case's run, not its drawing (host work, up to
+      // two thirds of a small GPU case): a scale case waits only for the calls
+      // under way. The wait for a scale case is not this case's time.
+      std::optional<DeviceGate::Shared> hold;
+      if (scale.share() > 0) hold.emplace(device_gate(impl.device, opt.scale.alone_on_cpu));
+      const double waited = hold ? hold->seconds_waited() : 0.0;
       Verdict v;
       {
         const AfterRunGuard after{opt};
@@ -221,7 +225,7 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
       }
       const StageTimer t(Stage::bookkeeping);
       if (slice_seconds >= 0) {
-        const double took = since(case_t0), past = since(start) - slice_seconds;
+        const double took = since(case_t0) - waited, past = since(start) - slice_seconds;
         if (took > kOverrunNoted && past > kOverrunNoted) {
           const std::lock_guard<std::mutex> lock(m);
           overruns.push_back(small_overrun_text(c, took, past));

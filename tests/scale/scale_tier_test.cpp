@@ -270,6 +270,38 @@ TEST(ScaleEngine, AScaleCaseRunsAloneWhereAsked) {
   }
 }
 
+// A small case holds the device for its run, not for its drawing: while a
+// scale case has the device, the other workers draw their next cases (host
+// work) and wait with them. Held from before the drawing, none would be
+// drawn beside a scale case.
+TEST(ScaleEngine, SmallCasesAreDrawnWhileAScaleCaseHasTheDevice) {
+  const std::vector<Subject> host = {make_subject("host", Device::cpu)};
+  CheckOptions o = small_run({"accuracy"}, 24);
+  o.scale.enabled = true;
+  o.scale.share = 0.25;
+  o.scale.alone_on_cpu = true;
+  o.jobs = 4;
+  std::atomic<int> scale{0}, drawn_beside{0}, run_beside{0};
+  static thread_local bool in_scale = false;
+  o.after_generate = [&] { drawn_beside += scale.load() > 0; };
+  o.before_run = [&](const Subject&, const std::string&, const Case&) { run_beside += scale.load() > 0; };
+  o.before_scale_run = [&](const Subject&, const std::string&, const ScaleCase&) {
+    in_scale = true;
+    ++scale;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // time for the others to draw
+  };
+  o.after_run = [&] {
+    if (in_scale) --scale;
+    in_scale = false;
+  };
+  const CheckReport r = run_check(host, o);
+  ASSERT_EQ(r.results.size(), 1u);
+  EXPECT_TRUE(r.results[0].passed);
+  EXPECT_EQ(r.coverage.scale.cases, 6);
+  EXPECT_GT(drawn_beside.load(), 0) << "no small case was drawn while a scale case had the device";
+  EXPECT_EQ(run_beside.load(), 0) << "a small case ran beside a scale case";
+}
+
 // A scale case that waits for the device (the small cases under way finish
 // first) spends its share waiting, so a draw fits only with the wait expected
 // beside its estimate: the mean of the waits before it. Here the first small
@@ -294,8 +326,9 @@ TEST(ScaleEngine, ADrawFitsOnlyWithTheWaitExpected) {
   ASSERT_GE(runs.size(), 2u);
   double waited = 0, expected_max = 0;
   for (size_t k = 0; k < runs.size(); ++k) {
-    if (runs[k].allowance >= 0 && k > 0)
+    if (runs[k].allowance >= 0 && k > 0) {
       EXPECT_NEAR(runs[k].expected_wait, waited / double(k), 1e-9) << "case " << k << " expected another wait";
+    }
     expected_max = std::max(expected_max, runs[k].expected_wait);
     waited += runs[k].waited;
   }
