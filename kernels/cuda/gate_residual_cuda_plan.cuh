@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "../gate_residual_math.h"
+#include "block_scan.cuh"
 #include "gate_residual_cuda_device.cuh"
 
 namespace gatecheck {
@@ -59,57 +60,16 @@ __host__ __device__ __forceinline__ PlanCount plan_count(long long n) {
   const long long t = n <= kGradGateTileRows ? 1 : (n + kGradGateTileRows - 1) / kGradGateTileRows;
   return t > 1 ? PlanCount{t, t, 1, n} : PlanCount{1, 0, 0, n};
 }
-// Exclusive scan of PlanCount over a block of Threads threads in thread
-// order, with the block's total: shuffles within each warp, then warp 0 scans
-// the warps' totals the same way. It stands in for cub::BlockScan, whose
-// raking warp spilled these 32-byte records to local memory in every plan
-// kernel (ptxas -v: 356 to 2112 bytes of spill stores), though on the H200
-// that was not what made plan_small slow. Every thread adding up all the
-// warps' totals itself would cost plan_small about 2.5 of its 15.5 us.
-// Called by every thread; the temporary storage is free on return.
+// The block scan of the plan kernels (block_scan.cuh).
+__host__ __device__ __forceinline__ PlanCount operator+(const PlanCount& a, const PlanCount& b) {
+  return PlanCountSum{}(a, b);
+}
+__device__ __forceinline__ PlanCount shfl_up(const PlanCount& v, int d) {
+  return PlanCount{__shfl_up_sync(0xffffffffu, v.tiles, d), __shfl_up_sync(0xffffffffu, v.slots, d),
+                   __shfl_up_sync(0xffffffffu, v.multi, d), __shfl_up_sync(0xffffffffu, v.rows, d)};
+}
 template <int Threads>
-struct PlanScan {
-  static constexpr int kWarps = Threads / 32;
-  static_assert(kWarps <= 32, "one warp scans the warps' totals");
-  struct TempStorage {
-    PlanCount warp_incl[kWarps];  // totals, then inclusive prefixes over warps
-  };
-  TempStorage& tmp;
-  __device__ explicit PlanScan(TempStorage& t) : tmp(t) {}
-  __device__ static PlanCount shfl_up(const PlanCount& v, int d) {
-    return PlanCount{__shfl_up_sync(0xffffffffu, v.tiles, d), __shfl_up_sync(0xffffffffu, v.slots, d),
-                     __shfl_up_sync(0xffffffffu, v.multi, d), __shfl_up_sync(0xffffffffu, v.rows, d)};
-  }
-  __device__ static PlanCount warp_inclusive(PlanCount inc, int lane, PlanCountSum sum) {
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const PlanCount v = shfl_up(inc, d);
-      if (lane >= d) inc = sum(v, inc);
-    }
-    return inc;
-  }
-  // out = init + the sum over earlier threads; total = the sum over all.
-  __device__ void ExclusiveScan(const PlanCount& x, PlanCount& out, const PlanCount& init, PlanCountSum sum,
-                                PlanCount& total) {
-    const PlanCount zero{0, 0, 0, 0};
-    const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
-    const PlanCount inc = warp_inclusive(x, lane, sum);
-    PlanCount ex = shfl_up(inc, 1);
-    if (lane == 0) ex = zero;
-    if (lane == 31) tmp.warp_incl[warp] = inc;
-    __syncthreads();
-    if (warp == 0) {
-      const PlanCount w = warp_inclusive(lane < kWarps ? tmp.warp_incl[lane] : zero, lane, sum);
-      __syncwarp();  // every lane has read its total before any prefix replaces it
-      if (lane < kWarps) tmp.warp_incl[lane] = w;
-    }
-    __syncthreads();
-    const PlanCount before = warp > 0 ? tmp.warp_incl[warp - 1] : zero;
-    total = tmp.warp_incl[kWarps - 1];
-    __syncthreads();
-    out = sum(init, sum(before, ex));
-  }
-};
+using PlanScan = BlockRecordScan<Threads, PlanCount>;
 
 // Gate k's counts; k == gates gives zeros, so an exclusive scan over gates + 1
 // entries ends with the totals.
@@ -175,11 +135,10 @@ __device__ __forceinline__ PlanCount scan_gates(int64_t gates, typename PlanScan
   for (int64_t base = 0; base < gates; base += Threads) {
     const int64_t k = base + int64_t(threadIdx.x);
     const long long n = k < gates ? rows_of(k) : 0;
-    PlanCount at, total;
-    PlanScan<Threads>(tmp).ExclusiveScan(k < gates ? plan_count(n) : PlanCount{0, 0, 0, 0}, at, carry,
-                                         PlanCountSum{}, total);
-    if (k < gates) on_gate(k, at, n);
-    carry = PlanCountSum{}(carry, total);
+    PlanCount before, total;
+    PlanScan<Threads>(tmp).exclusive(k < gates ? plan_count(n) : PlanCount{0, 0, 0, 0}, before, total);
+    if (k < gates) on_gate(k, carry + before, n);
+    carry = carry + total;
   }
   return carry;
 }

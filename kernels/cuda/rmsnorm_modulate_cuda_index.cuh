@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "../rmsnorm_modulate_order.h"
+#include "block_scan.cuh"
 
 namespace gatecheck {
 namespace rmsnorm_cuda_detail {
@@ -53,21 +54,12 @@ constexpr int64_t kPlanScanGates = int64_t(kPlanScanThreads) * kPlanScanPerThrea
 struct PlanSums {
   int rows, tiles, multi;
 };
-__device__ __forceinline__ PlanSums plan_shfl_up(const PlanSums& v, int d) {
-  return PlanSums{__shfl_up_sync(0xffffffffu, v.rows, d), __shfl_up_sync(0xffffffffu, v.tiles, d),
-                  __shfl_up_sync(0xffffffffu, v.multi, d)};
-}
-__device__ __forceinline__ PlanSums plan_add(const PlanSums& a, const PlanSums& b) {
+__device__ __forceinline__ PlanSums operator+(const PlanSums& a, const PlanSums& b) {
   return PlanSums{a.rows + b.rows, a.tiles + b.tiles, a.multi + b.multi};
 }
-// Inclusive scan over a warp's lanes.
-__device__ __forceinline__ PlanSums plan_warp_scan(PlanSums v, int lane) {
-#pragma unroll
-  for (int d = 1; d < 32; d *= 2) {
-    const PlanSums u = plan_shfl_up(v, d);
-    if (lane >= d) v = plan_add(v, u);
-  }
-  return v;
+__device__ __forceinline__ PlanSums shfl_up(const PlanSums& v, int d) {
+  return PlanSums{__shfl_up_sync(0xffffffffu, v.rows, d), __shfl_up_sync(0xffffffffu, v.tiles, d),
+                  __shfl_up_sync(0xffffffffu, v.multi, d)};
 }
 
 // One block of kPlanScanThreads; thread t owns gates t * kPlanScanPerThread
@@ -75,10 +67,10 @@ __device__ __forceinline__ PlanSums plan_warp_scan(PlanSums v, int lane) {
 __global__ void __launch_bounds__(kPlanScanThreads)
     plan_scan_kernel(const int* count, int64_t gates, int* tiles, int* seg_start, int* tile_start, int* multi_start) {
   constexpr int K = kPlanScanPerThread;
-  __shared__ PlanSums warp_sums[kPlanScanThreads / 32];
-  const int t = int(threadIdx.x), lane = t & 31, warp = t >> 5;
-  const int64_t k0 = int64_t(t) * K;
-  PlanSums own[K], total{0, 0, 0};
+  using Scan = BlockRecordScan<kPlanScanThreads, PlanSums>;
+  __shared__ typename Scan::TempStorage tmp;
+  const int64_t k0 = int64_t(threadIdx.x) * K;
+  PlanSums own[K], mine{0, 0, 0};
 #pragma unroll
   for (int j = 0; j < K; ++j) {
     const int64_t k = k0 + j;
@@ -86,19 +78,10 @@ __global__ void __launch_bounds__(kPlanScanThreads)
     const int tt = (n + kRmsSegTileRows - 1) / kRmsSegTileRows;
     own[j] = PlanSums{n, tt, tt > 1 ? tt : 0};
     if (k <= gates) tiles[k] = tt;
-    total = plan_add(total, own[j]);
+    mine = mine + own[j];
   }
-  const PlanSums incl = plan_warp_scan(total, lane);
-  if (lane == 31) warp_sums[warp] = incl;
-  __syncthreads();
-  if (warp == 0) {
-    const PlanSums w = lane < kPlanScanThreads / 32 ? warp_sums[lane] : PlanSums{0, 0, 0};
-    const PlanSums wi = plan_warp_scan(w, lane);
-    if (lane < kPlanScanThreads / 32) warp_sums[lane] = wi;
-  }
-  __syncthreads();
-  PlanSums run = plan_add(warp > 0 ? warp_sums[warp - 1] : PlanSums{0, 0, 0},
-                          PlanSums{incl.rows - total.rows, incl.tiles - total.tiles, incl.multi - total.multi});
+  PlanSums run, total;
+  Scan(tmp).exclusive(mine, run, total);
 #pragma unroll
   for (int j = 0; j < K; ++j) {
     const int64_t k = k0 + j;
@@ -107,7 +90,7 @@ __global__ void __launch_bounds__(kPlanScanThreads)
       tile_start[k] = run.tiles;
       multi_start[k] = run.multi;
     }
-    run = plan_add(run, own[j]);
+    run = run + own[j];
   }
 }
 
