@@ -32,9 +32,12 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -74,6 +77,7 @@ struct Carve {
 
 struct Layout {
   int *count, *tiles, *multi, *seg_start, *tile_start, *multi_start, *keys, *vals, *keys_sorted, *rows_sorted;
+  int *fold_gates, *fold_count;
   float *rstd, *seg_part, *dw_part;
   void* cub_tmp;
   size_t cub_bytes;
@@ -98,6 +102,8 @@ Layout carve(Carve& cv, int64_t rows, int64_t dim, int64_t gates, size_t cub_byt
   l.seg_start = cv.take<int>(G);
   l.tile_start = cv.take<int>(G);
   l.multi_start = cv.take<int>(G);
+  l.fold_gates = cv.take<int>(G);
+  l.fold_count = cv.take<int>(1);
   l.keys = cv.take<int>(R);
   l.vals = cv.take<int>(R);
   l.keys_sorted = cv.take<int>(R);
@@ -111,11 +117,13 @@ Layout carve(Carve& cv, int64_t rows, int64_t dim, int64_t gates, size_t cub_byt
 }
 
 size_t cub_bytes_for(int64_t rows, int64_t gates, int end_bit) {
-  size_t sort = 0, scan = 0;
+  size_t sort = 0, scan = 0, select = 0;
   cub::DeviceRadixSort::SortPairs(nullptr, sort, (const int*)nullptr, (int*)nullptr, (const int*)nullptr,
                                   (int*)nullptr, rows, 0, end_bit);
   cub::DeviceScan::ExclusiveSum(nullptr, scan, (const int*)nullptr, (int*)nullptr, gates + 1);
-  return sort > scan ? sort : scan;
+  cub::DeviceSelect::If(nullptr, select, thrust::counting_iterator<int>(0), (int*)nullptr, (int*)nullptr, gates,
+                        FoldedGate{nullptr});
+  return std::max({sort, scan, select});
 }
 
 int key_bits(int64_t gates) { return rmsnorm_gate_key_bits(gates, 31); }  // the plan's int keys
@@ -226,8 +234,8 @@ std::atomic<RmsBwdKernels> bwd_kernels{kRmsBwdKernelsDefault};
 
 template <class T>
 void launch_bwd(const Ptrs& a, const Layout& l, bool vec, cudaStream_t s) {
-  Plan p{l.seg_start, l.tiles, l.tile_start, l.multi_start, l.rows_sorted, l.keys_sorted, l.rstd, l.seg_part, l.dw_part,
-         rms_tiles_per_group(a.rows, a.gates)};
+  Plan p{l.seg_start,  l.tiles,      l.tile_start, l.multi_start, l.rows_sorted, l.keys_sorted, l.fold_gates,
+         l.fold_count, l.rstd,     l.seg_part,   l.dw_part,     rms_tiles_per_group(a.rows, a.gates)};
   const int64_t nch = (a.dim + VecOf<T>::value - 1) / VecOf<T>::value;
   const int64_t groups = (rms_max_tiles(a.rows, a.gates) + p.tiles_per_group - 1) / p.tiles_per_group;
   const RmsBwdKernels k = bwd_kernels.load();
@@ -344,7 +352,8 @@ Status run_typed(const OpCall& c, unsigned long long* bad, void* scratch) {
     cub::DeviceRadixSort::SortPairs(l.cub_tmp, tb, l.keys, l.keys_sorted, l.vals, l.rows_sorted, a.rows, 0, bits, s);
   }
   if (a.gates <= kPlanScanGates) {
-    plan_scan_kernel<<<1, kPlanScanThreads, 0, s>>>(l.count, a.gates, l.tiles, l.seg_start, l.tile_start, l.multi_start);
+    plan_scan_kernel<<<1, kPlanScanThreads, 0, s>>>(l.count, a.gates, l.tiles, l.seg_start, l.tile_start, l.multi_start,
+                                                    l.fold_gates, l.fold_count);
   } else {
     const unsigned gb = unsigned((G + 255) / 256 < 4096 ? (G + 255) / 256 : 4096);
     tile_counts_kernel<<<gb, 256, 0, s>>>(l.count, a.gates, l.tiles, l.multi);
@@ -352,6 +361,8 @@ Status run_typed(const OpCall& c, unsigned long long* bad, void* scratch) {
     cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.count, l.seg_start, int64_t(G), s);
     cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.tiles, l.tile_start, int64_t(G), s);
     cub::DeviceScan::ExclusiveSum(l.cub_tmp, tb, l.multi, l.multi_start, int64_t(G), s);
+    cub::DeviceSelect::If(l.cub_tmp, tb, thrust::counting_iterator<int>(0), l.fold_gates, l.fold_count, a.gates,
+                          FoldedGate{l.tiles}, s);
   }
   launch_bwd<T>(a, l, vec, s);
   e = cudaGetLastError();

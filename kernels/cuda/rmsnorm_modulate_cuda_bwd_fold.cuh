@@ -18,9 +18,9 @@ constexpr int kFoldAhead = 16;  // partials the fold loads at once: its sums are
 // kFoldRows rows while warp 0 adds the last ones, so the chain waits on
 // shared memory, not on DRAM (the chain by a thread a column, 32 loads ahead,
 // took 99 us at bf16 32768 x 5376 x 9 on the H200: 1,033 groups). dshift and
-// dscale of gates with several tiles (a thread an element, kFoldAhead loads
-// issued at once, then added in order) and gates without rows (zeros) take
-// the blocks after those. Four blocks an SM (64 registers, 49 KB of shared
+// dscale of the plan's fold gates, those with several tiles (a thread an
+// element, kFoldAhead loads issued at once, then added in order) and those
+// without rows (zeros), take the blocks after those. Four blocks an SM (64 registers, 49 KB of shared
 // memory each), so that the grid is one wave: with 32 loads ahead the kernel
 // took 126 registers, two blocks an SM, and its 357 blocks at bf16 32768 x
 // 5376 x 9 ran in 1.35 waves (ncu on the H100: 31.7 us at 65% of DRAM).
@@ -69,7 +69,7 @@ __device__ __forceinline__ void fold_dweight(const Ptrs& a, const Plan& p, int64
 template <class T>
 __global__ void __launch_bounds__(kFoldThreads, kFoldBlocksPerSm) bwd_fold_kernel(Ptrs a, Plan p) {
   if (*a.bad != kNoBadRow) return;
-  const int64_t dim = a.dim, gates = a.gates, total = gates * dim;
+  const int64_t dim = a.dim, gates = a.gates, total = int64_t(*p.fold_count) * dim;
   const int64_t ntiles = p.tile_start[gates];
   const int dwb = fold_dw_blocks(dim);
   if (int(blockIdx.x) < dwb) {
@@ -79,9 +79,8 @@ __global__ void __launch_bounds__(kFoldThreads, kFoldBlocksPerSm) bwd_fold_kerne
   T *dshift = static_cast<T*>(a.dshift), *dscale = static_cast<T*>(a.dscale);
   const int64_t nb = int64_t(gridDim.x) - dwb;
   for (int64_t e = (blockIdx.x - dwb) * int64_t(blockDim.x) + threadIdx.x; e < total; e += nb * blockDim.x) {
-    const int64_t k = e / dim, j = e - k * dim;
-    const int nt = p.tiles[k];
-    if (nt == 1) continue;  // written by its tile
+    int64_t i = e / dim, j = e - i * dim;
+    const int k = p.fold_gates[i], nt = p.tiles[k];
     float sh = 0.0f, sc = 0.0f;
     const float* part = p.seg_part + 2 * int64_t(p.multi_start[k]) * dim + j;
     for (int i0 = 0; i0 < nt; i0 += kFoldAhead) {
@@ -99,8 +98,10 @@ __global__ void __launch_bounds__(kFoldThreads, kFoldBlocksPerSm) bwd_fold_kerne
           sc = __fadd_rn(sc, vc[q]);
         }
     }
-    dshift[e] = round_to<T>(sh);
-    dscale[e] = round_to<T>(sc);
+    i = e / dim;  // again, rather than a register kept over the chain
+    const int64_t at = int64_t(p.fold_gates[i]) * dim + (e - i * dim);
+    dshift[at] = round_to<T>(sh);
+    dscale[at] = round_to<T>(sc);
   }
 }
 

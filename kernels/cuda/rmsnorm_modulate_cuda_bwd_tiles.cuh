@@ -15,6 +15,9 @@ constexpr int kAhead = 4;  // rows of a tile whose loads the tile kernel issues 
 
 struct Plan {
   const int *seg_start, *tiles, *tile_start, *multi_start, *rows_sorted, *keys_sorted;
+  // The gates the fold writes dshift and dscale for (those without exactly
+  // one tile, in gate order), and how many.
+  const int *fold_gates, *fold_count;
   const float* rstd;
   float *seg_part, *dw_part;
   int64_t tiles_per_group;

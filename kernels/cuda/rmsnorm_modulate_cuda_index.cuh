@@ -51,21 +51,33 @@ __global__ void tile_counts_kernel(const int* count, int64_t gates, int* tiles, 
 constexpr int kPlanScanThreads = 1024, kPlanScanPerThread = 8;
 constexpr int64_t kPlanScanGates = int64_t(kPlanScanThreads) * kPlanScanPerThread - 1;
 
+// A gate's rows, tiles, tiles if several, and whether the fold writes it.
 struct PlanSums {
-  int rows, tiles, multi;
+  int rows, tiles, multi, fold;
 };
 __device__ __forceinline__ PlanSums operator+(const PlanSums& a, const PlanSums& b) {
-  return PlanSums{a.rows + b.rows, a.tiles + b.tiles, a.multi + b.multi};
+  return PlanSums{a.rows + b.rows, a.tiles + b.tiles, a.multi + b.multi, a.fold + b.fold};
 }
 __device__ __forceinline__ PlanSums shfl_up(const PlanSums& v, int d) {
   return PlanSums{__shfl_up_sync(0xffffffffu, v.rows, d), __shfl_up_sync(0xffffffffu, v.tiles, d),
-                  __shfl_up_sync(0xffffffffu, v.multi, d)};
+                  __shfl_up_sync(0xffffffffu, v.multi, d), __shfl_up_sync(0xffffffffu, v.fold, d)};
 }
 
+// The fold writes a gate's dshift and dscale unless its one tile did: gates
+// of several tiles (their partials folded) and gates without rows (zeros).
+// With one gate a row no gate is left to it, where a walk over every gate's
+// elements took most of the backward.
+__host__ __device__ __forceinline__ bool folded_gate(int tiles) { return tiles != 1; }
+struct FoldedGate {
+  const int* tiles;
+  __host__ __device__ bool operator()(int k) const { return folded_gate(tiles[k]); }
+};
+
 // One block of kPlanScanThreads; thread t owns gates t * kPlanScanPerThread
-// and the next ones.
+// and the next ones. Also the fold's gates (FoldedGate), listed in order.
 __global__ void __launch_bounds__(kPlanScanThreads)
-    plan_scan_kernel(const int* count, int64_t gates, int* tiles, int* seg_start, int* tile_start, int* multi_start) {
+    plan_scan_kernel(const int* count, int64_t gates, int* tiles, int* seg_start, int* tile_start, int* multi_start,
+                     int* fold_gates, int* fold_count) {
   constexpr int K = kPlanScanPerThread;
   using Scan = BlockRecordScan<kPlanScanThreads, PlanSums>;
   __shared__ typename Scan::TempStorage tmp;
@@ -76,12 +88,13 @@ __global__ void __launch_bounds__(kPlanScanThreads)
     const int64_t k = k0 + j;
     const int n = k < gates ? count[k] : 0;  // entry `gates` stays 0: the scans' last entry is the total
     const int tt = (n + kRmsSegTileRows - 1) / kRmsSegTileRows;
-    own[j] = PlanSums{n, tt, tt > 1 ? tt : 0};
+    own[j] = PlanSums{n, tt, tt > 1 ? tt : 0, k < gates && folded_gate(tt) ? 1 : 0};
     if (k <= gates) tiles[k] = tt;
     mine = mine + own[j];
   }
   PlanSums run, total;
   Scan(tmp).exclusive(mine, run, total);
+  if (threadIdx.x == 0) *fold_count = total.fold;
 #pragma unroll
   for (int j = 0; j < K; ++j) {
     const int64_t k = k0 + j;
@@ -89,6 +102,7 @@ __global__ void __launch_bounds__(kPlanScanThreads)
       seg_start[k] = run.rows;
       tile_start[k] = run.tiles;
       multi_start[k] = run.multi;
+      if (own[j].fold) fold_gates[run.fold] = int(k);
     }
     run = run + own[j];
   }
