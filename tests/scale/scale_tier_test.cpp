@@ -272,8 +272,8 @@ TEST(ScaleEngine, AScaleCaseRunsAloneWhereAsked) {
 
 // A small case holds the device for its run, not for its drawing: while a
 // scale case has the device, the other workers draw their next cases (host
-// work) and wait with them. Held from before the drawing, none would be
-// drawn beside a scale case.
+// work) and wait with them. Held from before the drawing, no drawing would
+// end while a scale case has the device: the scale case would wait for it.
 TEST(ScaleEngine, SmallCasesAreDrawnWhileAScaleCaseHasTheDevice) {
   const std::vector<Subject> host = {make_subject("host", Device::cpu)};
   CheckOptions o = small_run({"accuracy"}, 24);
@@ -283,7 +283,10 @@ TEST(ScaleEngine, SmallCasesAreDrawnWhileAScaleCaseHasTheDevice) {
   o.jobs = 4;
   std::atomic<int> scale{0}, drawn_beside{0}, run_beside{0};
   static thread_local bool in_scale = false;
-  o.after_generate = [&] { drawn_beside += scale.load() > 0; };
+  o.after_generate = [&] {  // a drawing that takes a while: a scale case that asks meanwhile gets the device
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    drawn_beside += scale.load() > 0;
+  };
   o.before_run = [&](const Subject&, const std::string&, const Case&) { run_beside += scale.load() > 0; };
   o.before_scale_run = [&](const Subject&, const std::string&, const ScaleCase&) {
     in_scale = true;
