@@ -22,7 +22,9 @@ TwoRuns run_twice(const Implementation& impl, const Case& c, const PropertyOptio
   RunOptions o0, o1;
   o0.poison = 0;
   o1.poison = 1;
-  return {run(impl, c, o, o0), run(impl, c, o, o1)};
+  TwoRuns r{run(impl, c, o, o0), run(impl, c, o, o1)};
+  device_done(o);
+  return r;
 }
 
 // Keeps the findings of one kind from both runs (deduplicated by tensor).

@@ -13,6 +13,7 @@ using namespace detail;
 
 Verdict accuracy(const Implementation& impl, const Case& c, const PropertyOptions& o) {
   const RunResult result = run(impl, c, o);
+  device_done(o);
   if (!result.status.ok()) return run_failed(c, impl.label(), result.status);
   StageTimer oracle(Stage::oracle);
   const Reference ref = oracle_reference(c);
@@ -38,6 +39,7 @@ Verdict accuracy(const Implementation& impl, const Case& c, const PropertyOption
 
 Verdict eager_exact(const Implementation& impl, const Case& c, const PropertyOptions& o) {
   const RunResult result = run(impl, c, o);
+  device_done(o);
   if (!result.status.ok()) return run_failed(c, impl.label(), result.status);
   StageTimer oracle(Stage::oracle);
   const Outputs model = eager_model(c);

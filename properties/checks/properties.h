@@ -3,6 +3,7 @@
 // assertions; front ends (CLI, GoogleTest, fuzzers) decide what to do.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,12 @@ struct PropertyOptions {
   // candidate still fails, so it turns this off and names them on the minimal
   // case (Verdict::probes_unnamed says a verdict still lacks the names).
   bool name_probes = true;
+  // Called on the checking thread once the property's calls of the
+  // implementation for the case are over and only host work is left (the
+  // oracle, the comparisons): the engine gives the case's hold on its device
+  // back there (properties/engine/device_gate.h). Properties that compare
+  // between calls do not call it.
+  std::function<void()> device_done;
 };
 
 // Runs one property. Unknown names throw std::invalid_argument.

@@ -11,6 +11,10 @@ namespace gatecheck::detail {
 
 // run_case, or run_case_isolated when o.isolate is set.
 RunResult run(const Implementation& impl, const Case& c, const PropertyOptions& o, const RunOptions& r = {});
+// The case's calls are over: o.device_done, where set.
+inline void device_done(const PropertyOptions& o) {
+  if (o.device_done) o.device_done();
+}
 // A verdict for a run that returned an error on valid input.
 Verdict run_failed(const Case& c, const std::string& what, const Status& s);
 // Adds a failing comparison to v (marks the output failed, fails v).

@@ -133,6 +133,7 @@ Verdict split_invariance(const Implementation& impl, const Case& c, const Proper
       combined.tensors[size_t(k)] = framework_sum(ts);
     }
   }
+  device_done(o);
   const StageTimer t(Stage::compare);
   for (int k : sums) {
     const char* name = c.op->outputs[size_t(k)].name;

@@ -1,8 +1,9 @@
 // A scale case on a GPU has the device to itself: the check's other workers
 // start no small case on that device while it runs (those under way finish
-// first), and each draws its next case, then waits with it until it is done
-// (a case's drawing is host work: parallel_cases.cpp holds the device only
-// for its run).
+// first), and each draws its next case, then waits with it until it is done.
+// A small case holds the device for its calls only: from after its drawing
+// until its property's calls are over (PropertyOptions::device_done), so that
+// its drawing, oracle and comparisons, host work, run beside a scale case.
 //
 // Sharing it cost the scale tier most of its cases: on an H100 a split
 // case's parts took 16 to 64 ms each with 16 workers running small cases

@@ -75,6 +75,15 @@ std::string small_overrun_text(const Case& c, double took, double past) {
 }
 bool stop_requested(const CheckOptions& opt) { return opt.stop_requested && opt.stop_requested(); }
 
+// The device hold of the small case this worker thread checks, which a
+// property gives back once its calls are over (PropertyOptions::device_done);
+// null elsewhere (a scale case, shrinking on the calling thread).
+thread_local std::optional<DeviceGate::Shared>* current_hold = nullptr;
+struct HoldInScope {
+  explicit HoldInScope(std::optional<DeviceGate::Shared>* h) { current_hold = h; }
+  ~HoldInScope() { current_hold = nullptr; }
+};
+
 }  // namespace
 
 PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::string& property,
@@ -89,6 +98,9 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
   PropertyOptions popt;
   popt.isolate = opt.isolate;
   popt.isolate_timeout_seconds = opt.isolate_timeout_seconds;
+  popt.device_done = [] {
+    if (current_hold) current_hold->reset();
+  };
   const int n = workers.size();
   std::vector<std::vector<Drawn>> done(size_t(n), std::vector<Drawn>{});
   std::vector<std::vector<ScaleDone>> scale_done(size_t(n), std::vector<ScaleDone>{});
@@ -216,6 +228,7 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
           const StageTimer t(Stage::bookkeeping);
           if (opt.before_run) opt.before_run(impl, property, c);
         }
+        const HoldInScope in_scope(&hold);
         v = check_property(property, impl, c, popt);
       }
       hold.reset();

@@ -16,6 +16,7 @@
 #include "case/case_spec.h"
 #include "case/plan_movement.h"
 #include "properties/engine/check_engine.h"
+#include "properties/engine/device_gate.h"
 #include "properties/generate/generators.h"
 #include "properties/engine/scale_check.h"
 
@@ -218,11 +219,13 @@ TEST(ScaleEngine, TheTierGetsItsShareAndTheSmallTierIsUnchanged) {
 // Where a scale case runs alone (always on a GPU: properties/engine/device_gate.h;
 // here the CPU's gate, asked for), no small case runs beside it: those under way
 // finish first, and the next wait. Without the gate, small cases run beside it.
+// row_invariance holds the device to its case's end (it compares between its
+// calls), so a case here is device work from before_run to after_run.
 TEST(ScaleEngine, AScaleCaseRunsAloneWhereAsked) {
   const std::vector<Subject> host = {make_subject("host", Device::cpu)};
   for (bool alone : {true, false}) {
     SCOPED_TRACE(alone ? "alone" : "shared");
-    CheckOptions o = small_run({"accuracy"}, 24);
+    CheckOptions o = small_run({"row_invariance"}, 24);
     o.scale.enabled = true;
     o.scale.share = 0.25;
     o.scale.alone_on_cpu = alone;
@@ -303,6 +306,39 @@ TEST(ScaleEngine, SmallCasesAreDrawnWhileAScaleCaseHasTheDevice) {
   EXPECT_EQ(r.coverage.scale.cases, 6);
   EXPECT_GT(drawn_beside.load(), 0) << "no small case was drawn while a scale case had the device";
   EXPECT_EQ(run_beside.load(), 0) << "a small case ran beside a scale case";
+}
+
+// A small case gives its device hold back once its property's calls are over
+// (PropertyOptions::device_done): accuracy before its oracle, full_write
+// before its comparisons. row_invariance compares between its calls and keeps
+// it to the end. One worker, so that the gate counts this case alone.
+TEST(ScaleEngine, APropertyGivesTheDeviceBackOnceItsCallsAreOver) {
+  const std::vector<Subject> host = {make_subject("host", Device::cpu)};
+  const DeviceGate* gate = device_gate(Device::cpu, true);
+  for (const auto& [property, gives_back] : {std::pair<const char*, bool>{"accuracy", true}, {"full_write", true},
+                                             {"row_invariance", false}}) {
+    SCOPED_TRACE(property);
+    CheckOptions o = small_run({property}, 8);
+    o.scale.enabled = true;
+    o.scale.share = 0.25;
+    o.scale.alone_on_cpu = true;
+    o.jobs = 1;
+    int small = 0, held_at_end = 0;
+    static thread_local bool in_scale = false;
+    o.before_scale_run = [&](const Subject&, const std::string&, const ScaleCase&) { in_scale = true; };
+    o.after_run = [&] {  // still inside the case's check, before the engine's own release
+      if (!in_scale) {
+        ++small;
+        held_at_end += gate->small_cases_running();
+      }
+      in_scale = false;
+    };
+    const CheckReport r = run_check(host, o);
+    ASSERT_EQ(r.results.size(), 1u);
+    EXPECT_TRUE(r.results[0].passed);
+    ASSERT_GT(small, 0);
+    EXPECT_EQ(held_at_end, gives_back ? 0 : small) << "small cases that still held the device at their end";
+  }
 }
 
 // A scale case that waits for the device (the small cases under way finish
