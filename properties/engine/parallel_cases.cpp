@@ -215,9 +215,10 @@ PairCases run_pair_cases(CheckWorkers& workers, const Subject& impl, const std::
         c = gs->value();
       }
       if (opt.after_generate) opt.after_generate();
-      // The device is held for the case's run, not its drawing (host work, up to
-      // two thirds of a small GPU case): a scale case waits only for the calls
-      // under way. The wait for a scale case is not this case's time.
+      // The device is held from here, not through the drawing (host work, up to
+      // two thirds of a small GPU case), until the property's calls are over
+      // (popt.device_done): a scale case waits only for the calls under way.
+      // The wait for a scale case is not this case's time.
       std::optional<DeviceGate::Shared> hold;
       if (scale.share() > 0) hold.emplace(device_gate(impl.device, opt.scale.alone_on_cpu));
       const double waited = hold ? hold->seconds_waited() : 0.0;
