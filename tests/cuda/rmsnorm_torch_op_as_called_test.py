@@ -27,37 +27,13 @@ import textwrap
 import pytest
 import torch
 
-LIB = os.environ.get("GATECHECK_TORCH_OP", "")
-if not torch.cuda.is_available():
-    pytest.skip("no CUDA device", allow_module_level=True)
-if not os.path.isfile(LIB):
-    pytest.exit(f"GATECHECK_TORCH_OP={LIB!r} is not the op's library (libgatecheck_torch_op.so)", returncode=2)
-if os.environ.get("GATECHECK_OP_CHECKED", "0") not in ("", "0"):
-    pytest.exit("these tests are for the default mode: unset GATECHECK_OP_CHECKED", returncode=2)
-torch.ops.load_library(LIB)
-op = torch.ops.gatecheck.rmsnorm_modulate
-op_backward = torch.ops.gatecheck.rmsnorm_modulate_backward
-check_errors = torch.ops.gatecheck.check_errors
-
-# The helpers gate_residual's as-called test uses (the same directory).
+# The op library, the pending-error fixture and the bit helpers (the same directory).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_op_as_called_test import inside, poisoned_pool, same_bits, untouched  # noqa: E402
+from op_as_called import (LIB, check_errors, inside, no_pending_errors, ops, poisoned_pool,  # noqa: E402,F401
+                          same_bits, untouched)
 
-
-@pytest.fixture(autouse=True)
-def no_pending_errors():
-    check_errors()  # an earlier test's error must not be raised by this one
-    yield
-    try:
-        check_errors()
-    except RuntimeError as e:
-        for _ in range(8):
-            try:
-                check_errors()
-                break
-            except RuntimeError:
-                pass
-        pytest.fail(f"the test left an error pending: {e}")
+op = ops.rmsnorm_modulate
+op_backward = ops.rmsnorm_modulate_backward
 
 
 def inputs(rows, dim, gates, seed, dt=torch.bfloat16):

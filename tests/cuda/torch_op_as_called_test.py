@@ -17,7 +17,6 @@ Run (without a CUDA device every test is skipped, "no CUDA device"):
   GATECHECK_TORCH_OP=build/kernels/torch_op/libgatecheck_torch_op.so \\
     python3 -m pytest -q tests/cuda/torch_op_as_called_test.py
 """
-import contextlib
 import os
 import subprocess
 import sys
@@ -26,46 +25,18 @@ import textwrap
 import pytest
 import torch
 
-LIB = os.environ.get("GATECHECK_TORCH_OP", "")
-if not torch.cuda.is_available():
-    pytest.skip("no CUDA device", allow_module_level=True)
-if not os.path.isfile(LIB):
-    pytest.exit(f"GATECHECK_TORCH_OP={LIB!r} is not the op's library (libgatecheck_torch_op.so)", returncode=2)
-if os.environ.get("GATECHECK_OP_CHECKED", "0") not in ("", "0"):
-    pytest.exit("these tests are for the default mode: unset GATECHECK_OP_CHECKED", returncode=2)
-torch.ops.load_library(LIB)
-op = torch.ops.gatecheck.gate_residual
-op_backward = torch.ops.gatecheck.gate_residual_backward
-check_errors = torch.ops.gatecheck.check_errors
+# The op library, the pending-error fixture and the bit helpers (the same directory).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from op_as_called import (LIB, check_errors, inside, no_pending_errors, ops, poisoned_pool,  # noqa: E402,F401
+                          same_bits, untouched)
 
-
-def bits(t):
-    return t.detach().contiguous().view(torch.int32 if t.dtype == torch.float32 else torch.int16)
-
-
-def same_bits(a, b):
-    return a.shape == b.shape and a.dtype == b.dtype and torch.equal(bits(a), bits(b))
+op = ops.gate_residual
+op_backward = ops.gate_residual_backward
 
 
 def eager(res, gate, index, y):
     rows = res.shape[0]
     return res + gate.index_select(0, index.repeat(rows // index.shape[0])) * y
-
-
-@pytest.fixture(autouse=True)
-def no_pending_errors():
-    check_errors()  # an earlier test's error must not be raised by this one
-    yield
-    try:
-        check_errors()
-    except RuntimeError as e:  # drained here, so that the next test starts clean
-        for _ in range(8):
-            try:
-                check_errors()
-                break
-            except RuntimeError:
-                pass
-        pytest.fail(f"the test left an error pending: {e}")
 
 
 def test_grad_res_is_the_incoming_gradient():
@@ -83,32 +54,6 @@ def test_grad_res_is_the_incoming_gradient():
     e = eager(res, gate, idx, y)
     ge = torch.autograd.grad(e, (res, table, y), go)
     assert same_bits(ours, e) and same_bits(g[0], ge[0]) and same_bits(g[2], ge[2])
-
-
-@contextlib.contextmanager
-def poisoned_pool(byte=0x5A, nbytes=(1 << 20) - 512):
-    """Allocations made inside come from a private pool of the caching allocator
-    whose one segment (2 MiB, as for every block under 1 MiB) was filled with
-    `byte` and freed, so they are carved from it and start out holding `byte`.
-    (Freed blocks of the shared pool are no such promise: a partly used segment's
-    free tail may come first.) Yields the poisoned address range; `inside` tells
-    whether a tensor got its memory there."""
-    if not hasattr(torch.cuda, "use_mem_pool"):  # a failure, not a skip: the only skip is "no CUDA device"
-        pytest.fail(f"torch {torch.__version__} has no torch.cuda.use_mem_pool to poison an op's outputs")
-    pool = torch.cuda.MemPool()
-    with torch.cuda.use_mem_pool(pool):
-        t = torch.full((nbytes,), byte, dtype=torch.uint8, device="cuda")
-        span = (t.data_ptr(), t.data_ptr() + nbytes)
-        del t
-        yield span
-
-
-def inside(t, span):
-    return span[0] <= t.data_ptr() and t.data_ptr() + t.numel() * t.element_size() <= span[1]
-
-
-def untouched(t, byte=0x5A):
-    return bool((t.view(torch.uint8) == byte).all())
 
 
 def test_bad_index_raises_at_the_next_call_naming_row_and_value_and_writes_nothing():
