@@ -8,6 +8,9 @@
 //   out     = RN(RN(n * f) + shift[index])
 //   d = g * f;  dx = rstd w d - x rstd^3 sum_j(w d x) / dim;  dweight = sum_r d x rstd;
 //   dshift[k] = sum over rows with index k of g;  dscale[k] = the same of g * n
+// (the host twin and the CUDA kernels fuse the last product of each of
+// dx, sum_j(w d x), dweight and dscale with its add or subtraction: one
+// rounding where there were two)
 // The orders of these sums, which the host twin and the CUDA kernels share,
 // are in rmsnorm_modulate_order.h: a row's statistics in an order fixed by
 // dim alone (batch invariant), dshift and dscale per gate over its rows in

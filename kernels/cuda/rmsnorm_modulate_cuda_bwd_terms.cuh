@@ -38,7 +38,7 @@ __device__ __forceinline__ uint4 factor_raw(const uint4& scr) {
 }
 
 // A chunk's terms of the row statistics, its first n elements in order:
-// s += x^2, cs += (w * d) * x, with d = g * f.
+// s += x^2, cs += (w * d) * x with the last product fused, d = g * f.
 template <int V>
 __device__ __forceinline__ void add_row_terms(int n, const float (&xv)[V], const float (&gv)[V], const float (&wv)[V],
                                               const float (&f)[V], float& s, float& cs) {
@@ -46,7 +46,7 @@ __device__ __forceinline__ void add_row_terms(int n, const float (&xv)[V], const
   for (int e = 0; e < V; ++e)
     if (e < n) {
       s = __fadd_rn(s, __fmul_rn(xv[e], xv[e]));
-      cs = __fadd_rn(cs, __fmul_rn(__fmul_rn(wv[e], __fmul_rn(gv[e], f[e])), xv[e]));
+      cs = __fmaf_rn(__fmul_rn(wv[e], __fmul_rn(gv[e], f[e])), xv[e], cs);
     }
 }
 
@@ -55,17 +55,17 @@ __device__ __forceinline__ float dx_factor(float rstd, float cs, int64_t dim) {
   return __fdiv_rn(__fmul_rn(__fmul_rn(__fmul_rn(rstd, rstd), rstd), cs), float(dim));
 }
 
-// A chunk of dx: rstd * w * d - x * kq.
+// A chunk of dx: rstd * w * d - x * kq, the last product fused.
 template <int V>
 __device__ __forceinline__ void dx_chunk(float rstd, float kq, const float (&xv)[V], const float (&gv)[V],
                                          const float (&wv)[V], const float (&f)[V], float (&o)[V]) {
 #pragma unroll
   for (int e = 0; e < V; ++e)
-    o[e] = __fsub_rn(__fmul_rn(__fmul_rn(rstd, wv[e]), __fmul_rn(gv[e], f[e])), __fmul_rn(xv[e], kq));
+    o[e] = __fmaf_rn(-xv[e], kq, __fmul_rn(__fmul_rn(rstd, wv[e]), __fmul_rn(gv[e], f[e])));
 }
 
 // One row's terms of the column sums: dshift += g, dscale += g * n,
-// dweight += d * x * rstd.
+// dweight += (d * x) * rstd, the products by n and by rstd fused with the add.
 template <class T, int V>
 __device__ __forceinline__ void add_col_terms(float rs, const float (&xv)[V], const float (&gv)[V],
                                               const float (&wv)[V], const float (&f)[V], float (&sh)[V],
@@ -86,8 +86,8 @@ __device__ __forceinline__ void add_col_terms(float rs, const float (&xv)[V], co
   for (int e = 0; e < V; ++e) {
     const float d = __fmul_rn(gv[e], f[e]);
     sh[e] = __fadd_rn(sh[e], gv[e]);
-    sc[e] = __fadd_rn(sc[e], __fmul_rn(gv[e], nv[e]));
-    dw[e] = __fadd_rn(dw[e], __fmul_rn(__fmul_rn(d, xv[e]), rs));
+    sc[e] = __fmaf_rn(gv[e], nv[e], sc[e]);
+    dw[e] = __fmaf_rn(__fmul_rn(d, xv[e]), rs, dw[e]);
   }
 }
 

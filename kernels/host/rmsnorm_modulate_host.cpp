@@ -1,7 +1,9 @@
 // rmsnorm_modulate on the host, in fp32 with one rounding to the dtype per
 // stored value, as the op's formula says (op_schema.h's summary):
 //   rstd = 1/sqrt(sum_j x^2 / dim + eps);
-//   n = rnd(w * (rstd * x)); out = rnd(rnd(n * f) + shift), f = rnd(1 + scale).
+//   n = rnd(w * (rstd * x)); out = rnd(rnd(n * f) + shift), f = rnd(1 + scale);
+//   the backward's sums of w*d*x, g*n and d*x*rstd, and dx's x*k, with their
+//   last product fused (std::fma), as the CUDA kernels' __fmaf_rn.
 // Every reduction in the orders of rmsnorm_modulate_order.h, the CUDA
 // kernels' orders, so that both compute the same bits: a row's sums (of x^2,
 // of w*d*x) in partials by chunk and a fixed tree, fixed by dim alone;
@@ -68,16 +70,17 @@ float tree32(const float* in) {
   return a[0];
 }
 
-// sum_j term(j) over a row in the order's partials and trees.
-template <class T, class Term>
-float row_sum(int64_t dim, Term term) {
+// A row's sum in the order's partials and trees: each partial from +0 by
+// p = add(p, j) over its columns j in order, then the partials' trees.
+template <class T, class Add>
+float row_sum(int64_t dim, Add add) {
   const int vec = rms_vec(int(sizeof(T))), threads = rms_row_threads(dim, vec);
   float part[1024];  // rms_row_threads' largest; on the stack, not allocated a row
   std::fill(part, part + threads, 0.0f);
   int t = 0;  // the chunk's partial (chunk mod threads), kept as the chunks advance: no division an element
   for (int64_t c0 = 0; c0 < dim; c0 += vec, t = t + 1 == threads ? 0 : t + 1) {
     float& p = part[t];
-    for (int64_t j = c0, end = std::min<int64_t>(dim, c0 + vec); j < end; ++j) p = p + term(j);
+    for (int64_t j = c0, end = std::min<int64_t>(dim, c0 + vec); j < end; ++j) p = add(p, j);
   }
   float warps[32] = {};
   for (int w = 0; w < threads / 32; ++w) warps[w] = tree32(&part[w * 32]);
@@ -89,9 +92,9 @@ float rstd_of(float ss, int64_t dim, float eps) { return 1.0f / std::sqrt(ss / f
 // Row r's rstd.
 template <class T>
 float row_rstd(const TensorBuf& x, int64_t r, int64_t dim, float eps) {
-  return rstd_of(row_sum<T>(dim, [&](int64_t j) {
+  return rstd_of(row_sum<T>(dim, [&](float p, int64_t j) {
                    const float v = load<T>(x, r * dim + j);
-                   return v * v;
+                   return p + v * v;
                  }),
                  dim, eps);
 }
@@ -122,13 +125,13 @@ std::vector<float> backward_rows(const Views& v, int64_t rows, int64_t dim, floa
     const int64_t t = index[r] * dim;
     for (int64_t j = 0; j < dim; ++j)
       dd[size_t(j)] = load<T>(v.grad_out, r * dim + j) * rn<T>(1.0f + load<T>(v.scale, t + j));
-    const float c = row_sum<T>(dim, [&](int64_t j) {
-      return load<T>(v.w, j) * dd[size_t(j)] * load<T>(v.x, r * dim + j);
+    const float c = row_sum<T>(dim, [&](float p, int64_t j) {  // p + w*d*x, the last product fused
+      return std::fma(load<T>(v.w, j) * dd[size_t(j)], load<T>(v.x, r * dim + j), p);
     });
     const float k = rstd * rstd * rstd * c / float(dim);
     for (int64_t j = 0; j < dim; ++j) {
       const float x = load<T>(v.x, r * dim + j), w = load<T>(v.w, j);
-      store<T>(v.dx, r * dim + j, rstd * w * dd[size_t(j)] - x * k);
+      store<T>(v.dx, r * dim + j, std::fma(-x, k, rstd * w * dd[size_t(j)]));  // rstd w d - x k, fused
     }
   }
   return rstds;
@@ -167,8 +170,8 @@ void backward_columns(const Views& v, int64_t rows, int64_t dim, int64_t gates, 
         for (int64_t j = 0; j < dim; ++j) {
           const RmsColumnTerms t = terms.column_terms_of<T>(r, j, rstd);
           sh[size_t(j)] = sh[size_t(j)] + t.dshift;
-          sc[size_t(j)] = sc[size_t(j)] + t.dscale;
-          dw_group[size_t(j)] = dw_group[size_t(j)] + t.dweight;
+          sc[size_t(j)] = std::fma(t.dshift, t.n, sc[size_t(j)]);                 // + g*n, fused
+          dw_group[size_t(j)] = std::fma(t.dx_product, rstd, dw_group[size_t(j)]);  // + d*x*rstd, fused
         }
       }
       for (int64_t j = 0; j < dim; ++j) {
@@ -240,8 +243,8 @@ RmsColumnTerms RmsHostTerms::column_terms_of(int64_t r, int64_t j, float rstd) c
   const int64_t dim = c_.p.dim, k = index_[r];
   const float g = load<T>(g_, r * dim + j);
   const float x = load<T>(x_, r * dim + j), w = load<T>(w_, j);
-  const float dd = g * rn<T>(1.0f + load<T>(scale_, k * dim + j));
-  return {dd * x * rstd, g, g * rn<T>(w * (rstd * x))};
+  const float dd = g * rn<T>(1.0f + load<T>(scale_, k * dim + j)), n = rn<T>(w * (rstd * x));
+  return {dd * x * rstd, g, g * n, dd * x, n};
 }
 
 RmsColumnTerms RmsHostTerms::column_terms(int64_t r, int64_t j, float rstd) const {

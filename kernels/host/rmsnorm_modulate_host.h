@@ -13,7 +13,8 @@ const gatecheck_op_plugin* rmsnorm_modulate_host_plugin();
 // (rmsnorm_modulate_repro_host.h) so that both compute the same fp32 values.
 // Built once a call (it finds the tensors by name), used for every element.
 struct RmsColumnTerms {
-  float dweight, dshift, dscale;
+  float dweight, dshift, dscale;  // the terms, each rounded: the reproducible mode's
+  float dx_product, n;            // d*x and n: the twin's fp32 sums add d*x*rstd and g*n fused
 };
 class RmsHostTerms {
  public:
@@ -21,8 +22,8 @@ class RmsHostTerms {
   explicit RmsHostTerms(const OpCall& c);
   // Row r's rstd, its sum of squares in the order's partials and trees.
   float row_rstd(int64_t r) const;
-  // Element (r, j)'s terms of the parameter gradients, in fp32 as the twin
-  // sums them: dweight's d*x*rstd, dshift's g, dscale's g*n.
+  // Element (r, j)'s terms of the parameter gradients in fp32: dweight's
+  // d*x*rstd, dshift's g, dscale's g*n, and the factors the twin's sums fuse.
   RmsColumnTerms column_terms(int64_t r, int64_t j, float rstd) const;
   // The same with the call's dtype T named (float, f16_t or bf16_t): no
   // branch on it an element. Defined for the twin's own file.
