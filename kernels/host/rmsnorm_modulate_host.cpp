@@ -169,8 +169,8 @@ void backward_columns(const Views& v, int64_t rows, int64_t dim, int64_t gates, 
         const float rstd = rstds[size_t(r)];
         for (int64_t j = 0; j < dim; ++j) {
           const RmsColumnTerms t = terms.column_terms_of<T>(r, j, rstd);
-          sh[size_t(j)] = sh[size_t(j)] + t.dshift;
-          sc[size_t(j)] = std::fma(t.dshift, t.n, sc[size_t(j)]);                 // + g*n, fused
+          sh[size_t(j)] = sh[size_t(j)] + t.dshift();
+          sc[size_t(j)] = std::fma(t.g, t.n, sc[size_t(j)]);                      // + g*n, fused
           dw_group[size_t(j)] = std::fma(t.dx_product, rstd, dw_group[size_t(j)]);  // + d*x*rstd, fused
         }
       }
@@ -243,8 +243,8 @@ RmsColumnTerms RmsHostTerms::column_terms_of(int64_t r, int64_t j, float rstd) c
   const int64_t dim = c_.p.dim, k = index_[r];
   const float g = load<T>(g_, r * dim + j);
   const float x = load<T>(x_, r * dim + j), w = load<T>(w_, j);
-  const float dd = g * rn<T>(1.0f + load<T>(scale_, k * dim + j)), n = rn<T>(w * (rstd * x));
-  return {dd * x * rstd, g, g * n, dd * x, n};
+  const float dd = g * rn<T>(1.0f + load<T>(scale_, k * dim + j));
+  return {dd * x, g, rn<T>(w * (rstd * x))};
 }
 
 RmsColumnTerms RmsHostTerms::column_terms(int64_t r, int64_t j, float rstd) const {

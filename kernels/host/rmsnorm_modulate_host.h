@@ -12,9 +12,13 @@ const gatecheck_op_plugin* rmsnorm_modulate_host_plugin();
 // The twin's row-local pieces, shared with its reproducible mode
 // (rmsnorm_modulate_repro_host.h) so that both compute the same fp32 values.
 // Built once a call (it finds the tensors by name), used for every element.
+// An element's factors of its terms: the reproducible mode adds the terms,
+// each rounded; the twin's fp32 sums fuse their last product with the add.
 struct RmsColumnTerms {
-  float dweight, dshift, dscale;  // the terms, each rounded: the reproducible mode's
-  float dx_product, n;            // d*x and n: the twin's fp32 sums add d*x*rstd and g*n fused
+  float dx_product, g, n;  // d*x, g, n = rnd(w * (rstd * x))
+  float dweight(float rstd) const { return dx_product * rstd; }
+  float dshift() const { return g; }
+  float dscale() const { return g * n; }
 };
 class RmsHostTerms {
  public:
@@ -23,7 +27,7 @@ class RmsHostTerms {
   // Row r's rstd, its sum of squares in the order's partials and trees.
   float row_rstd(int64_t r) const;
   // Element (r, j)'s terms of the parameter gradients in fp32: dweight's
-  // d*x*rstd, dshift's g, dscale's g*n, and the factors the twin's sums fuse.
+  // d*x*rstd, dshift's g, dscale's g*n.
   RmsColumnTerms column_terms(int64_t r, int64_t j, float rstd) const;
   // The same with the call's dtype T named (float, f16_t or bf16_t): no
   // branch on it an element. Defined for the twin's own file.

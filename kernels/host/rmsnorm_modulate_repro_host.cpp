@@ -129,9 +129,9 @@ Status rmsnorm_modulate_repro_partial(const OpCall& bwd, uint64_t* state) {
     const int64_t t = index[r] * p.dim;
     for (int64_t j = 0; j < p.dim; ++j) {
       const RmsColumnTerms term = terms.column_terms(r, j, rstd);
-      dw[j].add(term.dweight);
-      dsh[t + j].add(term.dshift);
-      dsc[t + j].add(term.dscale);
+      dw[j].add(term.dweight(rstd));
+      dsh[t + j].add(term.dshift());
+      dsc[t + j].add(term.dscale());
     }
   }
   for (int64_t e = 0; e < elems; ++e) acc[size_t(e)].to_words(state + e * kBinnedWords);
