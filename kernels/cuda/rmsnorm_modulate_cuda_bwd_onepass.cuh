@@ -154,18 +154,18 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
     // Positions and rows fit an int (rows < 2^31, checked by the entry point).
     const int P0 = int(tile_first_pos(p, a.gates, g0)), P1 = int(g1 < ntiles ? tile_first_pos(p, a.gates, g1) : a.rows);
     const int n = P1 - P0;
-    // The rows and keys of the next positions, loaded rows ahead of their use: read where
-    // needed, each row waited out a chain of index loads (the key, its segment's start, the
-    // row for the copy ahead: about 12% of the stall samples under ncu, h100-65372c3).
-    // rq[j]: the row at position i + j (the copy ahead takes rq[D - 1]); kq[j]: the key at
-    // i + j. Shifted a row at a time, so they stay in registers.
-    int rq[D + 1], kq[2];
+    // The group's rows, keys and their gates' first positions, a lane a position: lane l
+    // holds positions base + l (r0, k0, s0) and base + 32 + l (r1, k1, s1), and a row reads
+    // its own by shuffle. Loaded a position a lane, rows before they are needed, they are
+    // not waited out: loaded a row ahead as block-wide values, each went to the uniform
+    // registers at once, and that conversion waited out the load (about 11% of the stall
+    // samples under ncu, source-profile/h100-f9c319d), as did a new gate's first position.
     auto fetch_row = [&](int i) { return i < n ? p.rows_sorted[P0 + i] : 0; };
     auto fetch_key = [&](int i) { return i < n ? p.keys_sorted[P0 + i] : 0; };
-#pragma unroll
-    for (int j = 0; j <= D; ++j) rq[j] = fetch_row(j);
-    kq[0] = fetch_key(0);
-    kq[1] = fetch_key(1);
+    int base = 0, r0 = fetch_row(lane), r1 = fetch_row(32 + lane), k0 = fetch_key(lane), k1 = fetch_key(32 + lane);
+    int s0 = p.seg_start[k0], s1 = 0;  // s1 is loaded halfway through the window, once k1 is in
+    // Position j's row, for base <= j < base + 64 (j is the same for the block).
+    auto row_at = [&](int j) { return __shfl_sync(0xffffffffu, j - base < 32 ? r0 : r1, j & 31); };
     auto stage = [&](int i, int64_t row) {
       if (i < n) {
         uint4* b = staged + (i % D) * 2 * int(nch);
@@ -180,7 +180,7 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
       cp_async_commit();
     };
 #pragma unroll
-    for (int i = 0; i < D - 1; ++i) stage(i, rq[i]);
+    for (int i = 0; i < D - 1; ++i) stage(i, row_at(i));
     float dw[RS][V], sh[RS][V], sc[RS][V];
     uint4 fr[CPT];  // the tile's modulation factors, exact in T: packed, for registers
 #pragma unroll
@@ -193,7 +193,7 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
         for (int e = 0; e < V; ++e) dw[m][e] = sh[m][e] = sc[m][e] = 0.0f;
       }
     }
-    int k = -1, ti = -1, seg = 0;  // the tile's gate, its tile, and the gate's first position
+    int k = -1, ti = -1;  // the tile's gate and its tile
     auto flush = [&] {
 #pragma unroll
       for (int m = 0; m < CPT; ++m)
@@ -209,19 +209,22 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
         }
     };
     for (int i = 0; i < n; ++i) {
-      stage(i + D - 1, rq[D - 1]);  // its buffer's last reads were this thread's own, before the last row's barrier
-      const int pos = P0 + i, kk = kq[0], sk = kk == k ? seg : p.seg_start[kk];
+      if (i - base == 16) s1 = p.seg_start[k1];
+      if (i - base == 32) {  // the window on by 32 positions (base is a multiple of 32: i & 31 is i - base)
+        base = i;
+        r0 = r1;
+        k0 = k1;
+        s0 = s1;
+        r1 = fetch_row(i + 32 + lane);
+        k1 = fetch_key(i + 32 + lane);
+      }
+      stage(i + D - 1, row_at(i + D - 1));  // its buffer's last reads were this thread's own, before the last row's barrier
+      const int pos = P0 + i, kk = __shfl_sync(0xffffffffu, k0, i & 31), sk = __shfl_sync(0xffffffffu, s0, i & 31);
       const int tile = (pos - sk) / kRmsSegTileRows;
-      const int64_t row = rq[0];
-#pragma unroll
-      for (int j = 0; j < D; ++j) rq[j] = rq[j + 1];
-      rq[D] = fetch_row(i + D + 1);
-      kq[0] = kq[1];
-      kq[1] = fetch_key(i + 2);
+      const int64_t row = __shfl_sync(0xffffffffu, r0, i & 31);
       if (kk != k || tile != ti) {  // a new tile: the last one's sums out, zeros in
         flush();
         k = kk;
-        seg = sk;
         ti = tile;
 #pragma unroll
         for (int m = 0; m < CPT; ++m) {
