@@ -183,15 +183,25 @@ int sm_count() {
   return n;
 }
 
+std::atomic<int64_t> onepass_grid_limit{0};
+
 template <class T, int CPT, bool SHARED>
 void launch_onepass_k(const Ptrs& a, const Plan& p, int threads, int64_t groups, cudaStream_t s) {
+  const auto kernel = bwd_onepass_kernel<T, CPT, SHARED>;
   // The kernel's dynamic shared memory limit, raised once to the most it takes.
-  static const cudaError_t raised = cudaFuncSetAttribute(
-      bwd_onepass_kernel<T, CPT, SHARED>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kOnePassSmemMax));
+  static const cudaError_t raised =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kOnePassSmemMax));
   (void)raised;  // a failure shows as the launch's error
-  const unsigned grid = unsigned(groups < 65535 ? groups : 65535);
-  bwd_onepass_kernel<T, CPT, SHARED>
-      <<<grid, threads, size_t(onepass_smem_bytes(a.dim, VecOf<T>::value, SHARED, threads)), s>>>(a, p);
+  // As many blocks as fit at once, each walking its groups, so that a block
+  // loads its next group's positions during this one's rows rather than
+  // starting cold (a failed query shows as the launch's error, if any).
+  const size_t smem = size_t(onepass_smem_bytes(a.dim, VecOf<T>::value, SHARED, threads));
+  int per_sm = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem) != cudaSuccess || per_sm < 1)
+    per_sm = 1;
+  int64_t grid = std::min<int64_t>(groups, int64_t(per_sm) * sm_count());
+  if (const int64_t cap = onepass_grid_limit.load(); cap > 0) grid = std::min(grid, cap);
+  kernel<<<unsigned(std::max<int64_t>(grid, 1)), threads, smem, s>>>(a, p);
 }
 
 // Rows of `dim` elements in 16-byte chunks the one pass takes: at most
@@ -374,6 +384,7 @@ Status run_typed(const OpCall& c, unsigned long long* bad, void* scratch) {
 }  // namespace
 
 void rmsnorm_modulate_cuda_set_bwd_kernels(RmsBwdKernels k) { bwd_kernels.store(k); }
+void rmsnorm_modulate_cuda_set_onepass_grid_limit(int64_t blocks) { onepass_grid_limit.store(blocks); }
 
 bool rmsnorm_modulate_cuda_onepass_sums_shared(int64_t dim, DType t) {
   bool shared = false;

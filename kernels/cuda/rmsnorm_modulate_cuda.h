@@ -41,6 +41,10 @@ Status rmsnorm_modulate_cuda_check_size(const OpCall& c);
 enum class RmsBwdKernels { two_pass, one_pass, one_pass_register_sums, automatic };
 constexpr RmsBwdKernels kRmsBwdKernelsDefault = RmsBwdKernels::automatic;
 void rmsnorm_modulate_cuda_set_bwd_kernels(RmsBwdKernels k);
+// The one pass's grid: as many blocks as fit the GPU at once (0, the default),
+// each walking its dweight groups, or at most `blocks`: for the tests that
+// make each block walk many groups. Process-wide.
+void rmsnorm_modulate_cuda_set_onepass_grid_limit(int64_t blocks);
 // Whether the one pass keeps its column sums in shared memory for rows of
 // `dim` elements of type t (16-byte loads; 4,104 to 5,632 columns of 16-bit
 // types, 288 to 352 threads; 2,564 to 2,816 of f32, 352 threads): a host

@@ -149,38 +149,73 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
   const int64_t ntiles = p.tile_start[a.gates];
   // Sums in shared memory: j 0 dshift, 1 dscale, 2 dweight.
   const SmemSums<V, CPT> ss{reinterpret_cast<float4*>(staged + D * 2 * int(nch)) + t};
-  for (int64_t grp = blockIdx.x; grp * p.tiles_per_group < ntiles; grp += gridDim.x) {
-    const int64_t g0 = grp * p.tiles_per_group, g1 = min64(ntiles, g0 + p.tiles_per_group);
-    // Positions and rows fit an int (rows < 2^31, checked by the entry point).
-    const int P0 = int(tile_first_pos(p, a.gates, g0)), P1 = int(g1 < ntiles ? tile_first_pos(p, a.gates, g1) : a.rows);
-    const int n = P1 - P0;
-    // The group's rows, keys and their gates' first positions, a lane a position: lane l
-    // holds positions base + l (r0, k0, s0) and base + 32 + l (r1, k1, s1), and a row reads
-    // its own by shuffle. Loaded a position a lane, rows before they are needed, they are
-    // not waited out: loaded a row ahead as block-wide values, each went to the uniform
-    // registers at once, and that conversion waited out the load (about 11% of the stall
-    // samples under ncu, source-profile/h100-f9c319d), as did a new gate's first position.
-    auto fetch_row = [&](int i) { return i < n ? p.rows_sorted[P0 + i] : 0; };
-    auto fetch_key = [&](int i) { return i < n ? p.keys_sorted[P0 + i] : 0; };
-    int base = 0, r0 = fetch_row(lane), r1 = fetch_row(32 + lane), k0 = fetch_key(lane), k1 = fetch_key(32 + lane);
-    int s0 = p.seg_start[k0], s1 = 0;  // s1 is loaded halfway through the window, once k1 is in
-    // Position j's row, for base <= j < base + 64 (j is the same for the block).
-    auto row_at = [&](int j) { return __shfl_sync(0xffffffffu, j - base < 32 ? r0 : r1, j & 31); };
-    auto stage = [&](int i, int64_t row) {
-      if (i < n) {
-        uint4* b = staged + (i % D) * 2 * int(nch);
-        const char *xr = row_start(x, row), *gr = row_start(g, row);
+  constexpr unsigned kAll = 0xffffffffu;
+  // The block's groups are blockIdx.x + j * gridDim.x (a grid of the blocks
+  // that fit at once). Their first and end positions, a lane a group, 32 groups
+  // at a time (lane j - j0 holding group j's): the searches of 32 groups wait
+  // out one chain of loads where each group waited out its own, the next
+  // group's are known a group ahead, and positions and rows fit an int (rows <
+  // 2^31, checked by the entry point).
+  int glo = 0, ghi = 0;
+  auto bounds = [&](int64_t j0) {
+    const int64_t t0 = (int64_t(blockIdx.x) + (j0 + lane) * int64_t(gridDim.x)) * p.tiles_per_group;
+    glo = ghi = 0;
+    if (t0 < ntiles) {
+      const int64_t t1 = min64(ntiles, t0 + p.tiles_per_group);
+      glo = int(tile_first_pos(p, a.gates, t0));
+      ghi = int(t1 < ntiles ? tile_first_pos(p, a.gates, t1) : a.rows);
+    }
+  };
+  // A group's rows, keys and their gates' first positions, a lane a position:
+  // lane l holds positions base + l (r0, k0, s0) and base + 32 + l (r1, k1,
+  // s1), and a row reads its own by shuffle. Loaded a position a lane, rows
+  // before they are needed, they are not waited out: loaded a row ahead as
+  // block-wide values, each went to the uniform registers at once, and that
+  // conversion waited out the load (about 11% of the stall samples under ncu,
+  // source-profile/h100-f9c319d), as did a new gate's first position and, at
+  // each group's start, its bounds' searches and its first rows' copies. The
+  // next group's first 32 positions (nr0, nk0, ns0) load during this group,
+  // and its first rows' copies start during this group's last rows.
+  auto fetch_row = [&](int q0, int nq, int i) { return i < nq ? p.rows_sorted[q0 + i] : 0; };
+  auto fetch_key = [&](int q0, int nq, int i) { return i < nq ? p.keys_sorted[q0 + i] : 0; };
+  bounds(0);
+  int P0 = __shfl_sync(kAll, glo, 0), n = __shfl_sync(kAll, ghi, 0) - P0;
+  int nr0 = fetch_row(P0, n, lane), nk0 = fetch_key(P0, n, lane), ns0 = p.seg_start[nk0];
+  int c = 0;  // rows this block has taken, for their copies' buffers and the warp sums' parity
+  auto stage = [&](int q, bool valid, int64_t row) {  // the block's row q's copy (or none)
+    if (valid) {
+      uint4* b = staged + (q % D) * 2 * int(nch);
+      const char *xr = row_start(x, row), *gr = row_start(g, row);
 #pragma unroll
-        for (int m = 0; m < CPT; ++m)
-          if (own[m]) {
-            cp_async16(b + ch[m], xr + at[m]);
-            cp_async16(b + nch + ch[m], gr + at[m]);
-          }
-      }
-      cp_async_commit();
+      for (int m = 0; m < CPT; ++m)
+        if (own[m]) {
+          cp_async16(b + ch[m], xr + at[m]);
+          cp_async16(b + nch + ch[m], gr + at[m]);
+        }
+    }
+    cp_async_commit();
+  };
+  // A group's first rows are copied during the last one's, as far as that
+  // one's rows reach (D - 1 rows ahead); the rest (all of the first group's,
+  // and where the last group had fewer than D - 1 rows) at its start, waited
+  // out at once, as they come after the copies the rows' waits count on.
+  int late = D - 1;
+  for (int64_t j = 0, grp = blockIdx.x; grp * p.tiles_per_group < ntiles; ++j, grp += gridDim.x) {
+    int base = 0, r0 = nr0, k0 = nk0, s0 = ns0, s1 = 0;
+    int r1 = fetch_row(P0, n, 32 + lane), k1 = fetch_key(P0, n, 32 + lane);
+    if ((j + 1) % 32 == 0) bounds(j + 1);
+    const int nP0 = __shfl_sync(kAll, glo, int((j + 1) % 32)), nn = __shfl_sync(kAll, ghi, int((j + 1) % 32)) - nP0;
+    nr0 = fetch_row(nP0, nn, lane);
+    nk0 = fetch_key(nP0, nn, lane);
+    // Position q's row, this group's (base <= q < base + 64) or past its end the next group's.
+    auto row_at = [&](int q) {
+      return q < n ? __shfl_sync(kAll, q - base < 32 ? r0 : r1, q & 31) : __shfl_sync(kAll, nr0, (q - n) & 31);
     };
-#pragma unroll
-    for (int i = 0; i < D - 1; ++i) stage(i, row_at(i));
+    if (late > 0) {
+      for (int i = 0; i < late; ++i) stage(c + i, i < n, row_at(i));
+      cp_async_wait<0>();
+    }
+    late = n < D - 1 ? D - 1 - n : 0;  // the next group's
     float dw[RS][V], sh[RS][V], sc[RS][V];
     uint4 fr[CPT];  // the tile's modulation factors, exact in T: packed, for registers
 #pragma unroll
@@ -208,20 +243,22 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
           }
         }
     };
-    for (int i = 0; i < n; ++i) {
+    for (int i = 0; i < n; ++i, ++c) {
       if (i - base == 16) s1 = p.seg_start[k1];
+      if (i == (n > 8 ? 8 : n - 1)) ns0 = p.seg_start[nk0];  // the next group's (their keys long in by now)
       if (i - base == 32) {  // the window on by 32 positions (base is a multiple of 32: i & 31 is i - base)
         base = i;
         r0 = r1;
         k0 = k1;
         s0 = s1;
-        r1 = fetch_row(i + 32 + lane);
-        k1 = fetch_key(i + 32 + lane);
+        r1 = fetch_row(P0, n, i + 32 + lane);
+        k1 = fetch_key(P0, n, i + 32 + lane);
       }
-      stage(i + D - 1, row_at(i + D - 1));  // its buffer's last reads were this thread's own, before the last row's barrier
-      const int pos = P0 + i, kk = __shfl_sync(0xffffffffu, k0, i & 31), sk = __shfl_sync(0xffffffffu, s0, i & 31);
+      // Its buffer's last reads were this thread's own, before the last row's barrier.
+      stage(c + D - 1, i + D - 1 < n + nn, row_at(i + D - 1));
+      const int pos = P0 + i, kk = __shfl_sync(kAll, k0, i & 31), sk = __shfl_sync(kAll, s0, i & 31);
       const int tile = (pos - sk) / kRmsSegTileRows;
-      const int64_t row = __shfl_sync(0xffffffffu, r0, i & 31);
+      const int64_t row = __shfl_sync(kAll, r0, i & 31);
       if (kk != k || tile != ti) {  // a new tile: the last one's sums out, zeros in
         flush();
         k = kk;
@@ -239,7 +276,7 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
         }
       }
       cp_async_wait<D - 1>();
-      const uint4* b = staged + (i % D) * 2 * int(nch);
+      const uint4* b = staged + (c % D) * 2 * int(nch);
       float s = 0.0f, cs = 0.0f;
 #pragma unroll
       for (int m = 0; m < CPT; ++m)
@@ -253,9 +290,10 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
         }
       s = warp_tree(s);
       cs = warp_tree(cs);
-      if (lane == 0) red[i & 1][warp] = make_float2(s, cs);
+      const int par = c & 1;
+      if (lane == 0) red[par][warp] = make_float2(s, cs);
       __syncthreads();
-      const float2 v = lane < nw ? red[i & 1][lane] : make_float2(0.0f, 0.0f);
+      const float2 v = lane < nw ? red[par][lane] : make_float2(0.0f, 0.0f);
       const float rstd = rstd_of(warp_tree(v.x), dim, a.eps);
       const float kq = dx_factor(rstd, warp_tree(v.y), dim);
 #pragma unroll
@@ -295,6 +333,8 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
         }
         store_group_sums(p, grp, dim, ch[m], d);
       }
+    P0 = nP0;
+    n = nn;
   }
 }
 

@@ -2,8 +2,9 @@
 // every output, through the plugin ABI v2, over the kernels' paths: the
 // one-pass backward (RmsBwdKernels::one_pass: 16-byte rows of at most two
 // chunks a partial and 512 partials; one and two chunks a thread, one gate
-// per row, many tiles, rows past the grid; its column sums in shared memory
-// where two blocks fit an SM, and with one_pass_register_sums in registers),
+// per row, many tiles, rows past the grid, blocks that walk many groups; its
+// column sums in shared memory where two blocks fit an SM, and with
+// one_pass_register_sums in registers),
 // special values on every path,
 // and with the two passes (RmsBwdKernels::two_pass) the row kernels with a
 // row kept in registers (aligned, dim a multiple of 16 bytes, up to 2,048
@@ -232,6 +233,12 @@ struct BwdKernels {
   ~BwdKernels() { rmsnorm_modulate_cuda_set_bwd_kernels(kRmsBwdKernelsDefault); }
 };
 
+// The one pass's grid held to a few blocks, for its scope.
+struct OnePassGrid {
+  explicit OnePassGrid(int64_t blocks) { rmsnorm_modulate_cuda_set_onepass_grid_limit(blocks); }
+  ~OnePassGrid() { rmsnorm_modulate_cuda_set_onepass_grid_limit(0); }
+};
+
 // The host side of every comparison runs anywhere: the calls this file builds
 // are ones the host twin takes, and it writes every output.
 TEST(rmsnorm_modulate_cuda, HostTwinTakesTheseCalls) {
@@ -397,6 +404,30 @@ TEST(rmsnorm_modulate_cuda, OnePassBackward) {
       expect_same({3000, 5376, 3, t, Index::sorted_runs});  // tiles crossing gates, 16-bit sums in shared memory
     }
     expect_same({70000, 8, 9, DType::bf16});
+  }
+}
+
+// Blocks of the one pass that walk many dweight groups each (a grid of one and
+// of three blocks): a group's positions known a group ahead (past 32 groups a
+// block, the next 32 groups' at once), its first rows copied during the last
+// group's rows, and groups of one row (one gate per row), fewer than the rows
+// copied ahead with the sums in registers, so that some are copied at the
+// group's start. Sums in shared memory (5376 columns at 16 bits) and in
+// registers, one and two chunks a thread.
+TEST(rmsnorm_modulate_cuda, OnePassBlocksWalkManyGroups) {
+  GATECHECK_REQUIRE_GPU();
+  const BwdKernels one_pass(RmsBwdKernels::one_pass);
+  for (int64_t blocks : {1, 3}) {
+    SCOPED_TRACE("grid of " + std::to_string(blocks));
+    const OnePassGrid grid(blocks);
+    for (DType t : kTypes) {
+      expect_same({4097, 5376, 4097, t, Index::one_gate_per_row});
+      expect_same({4097, 3072, 4097, t, Index::one_gate_per_row});
+      expect_same({2000, 64, 2000, t, Index::one_gate_per_row});
+      expect_same({4097, 5376, 9, t});
+      expect_same({3000, 3072, 3, t, Index::sorted_runs});
+      expect_same({300, 2048, 32, t});
+    }
   }
 }
 
