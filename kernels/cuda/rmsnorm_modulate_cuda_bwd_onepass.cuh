@@ -36,14 +36,17 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
-__device__ __forceinline__ int64_t tile_first_pos(const Plan& p, int64_t gates, int64_t t) {
+// Tile t's first position; *gate_first, where given, its gate's first position.
+__device__ __forceinline__ int64_t tile_first_pos(const Plan& p, int64_t gates, int64_t t, int* gate_first = nullptr) {
   int64_t lo = 0, hi = gates;  // gate k: the last with tile_start[k] <= t
   while (lo < hi) {
     const int64_t mid = (lo + hi + 1) / 2;
     if (p.tile_start[mid] <= t) lo = mid;
     else hi = mid - 1;
   }
-  return p.seg_start[lo] + (t - p.tile_start[lo]) * kRmsSegTileRows;
+  const int first = p.seg_start[lo];
+  if (gate_first) *gate_first = first;
+  return first + (t - p.tile_start[lo]) * kRmsSegTileRows;
 }
 
 // v as an opaque new value: its unpacking stays at the use, so registers hold
@@ -151,36 +154,45 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
   const SmemSums<V, CPT> ss{reinterpret_cast<float4*>(staged + D * 2 * int(nch)) + t};
   constexpr unsigned kAll = 0xffffffffu;
   // The block's groups are blockIdx.x + j * gridDim.x (a grid of the blocks
-  // that fit at once). Their first and end positions, a lane a group, 32 groups
-  // at a time (lane j - j0 holding group j's): the searches of 32 groups wait
-  // out one chain of loads where each group waited out its own, the next
-  // group's are known a group ahead, and positions and rows fit an int (rows <
-  // 2^31, checked by the entry point).
-  int glo = 0, ghi = 0;
-  auto bounds = [&](int64_t j0) {
-    const int64_t t0 = (int64_t(blockIdx.x) + (j0 + lane) * int64_t(gridDim.x)) * p.tiles_per_group;
-    glo = ghi = 0;
-    if (t0 < ntiles) {
-      const int64_t t1 = min64(ntiles, t0 + p.tiles_per_group);
-      glo = int(tile_first_pos(p, a.gates, t0));
-      ghi = int(t1 < ntiles ? tile_first_pos(p, a.gates, t1) : a.rows);
+  // that fit at once). Their first and end positions and the first one's
+  // gate's first position, 32 groups at a time, found by the first warp a lane
+  // a group (its 32 searches wait out one chain of loads where each group
+  // waited out its own) and kept in shared memory (gb[.][j % 32]), so the next
+  // group's are known a group ahead; positions and rows fit an int (rows <
+  // 2^31, checked by the entry point). Past a group's first row, a new gate
+  // starts at its row's position (the rows are in gate order), so no other
+  // gate's first position is loaded.
+  __shared__ int gb[3][32];
+  auto bounds = [&](int64_t j0) {  // at a barrier's distance from any reader of the last 32
+    if (warp == 0) {
+      const int64_t t0 = (int64_t(blockIdx.x) + (j0 + lane) * int64_t(gridDim.x)) * p.tiles_per_group;
+      int lo = 0, hi = 0, first = 0;
+      if (t0 < ntiles) {
+        const int64_t t1 = min64(ntiles, t0 + p.tiles_per_group);
+        lo = int(tile_first_pos(p, a.gates, t0, &first));
+        hi = int(t1 < ntiles ? tile_first_pos(p, a.gates, t1) : a.rows);
+      }
+      gb[0][lane] = lo;
+      gb[1][lane] = hi;
+      gb[2][lane] = first;
     }
+    __syncthreads();
   };
-  // A group's rows, keys and their gates' first positions, a lane a position:
-  // lane l holds positions base + l (r0, k0, s0) and base + 32 + l (r1, k1,
-  // s1), and a row reads its own by shuffle. Loaded a position a lane, rows
-  // before they are needed, they are not waited out: loaded a row ahead as
-  // block-wide values, each went to the uniform registers at once, and that
-  // conversion waited out the load (about 11% of the stall samples under ncu,
-  // source-profile/h100-f9c319d), as did a new gate's first position and, at
-  // each group's start, its bounds' searches and its first rows' copies. The
-  // next group's first 32 positions (nr0, nk0, ns0) load during this group,
-  // and its first rows' copies start during this group's last rows.
+  // A group's rows and keys, a lane a position: lane l holds positions base +
+  // l (r0, k0) and base + 32 + l (r1, k1), and a row reads its own by shuffle.
+  // Loaded a position a lane, rows before they are needed, they are not waited
+  // out: loaded a row ahead as block-wide values, each went to the uniform
+  // registers at once, and that conversion waited out the load (about 11% of
+  // the stall samples under ncu, source-profile/h100-f9c319d), as did a new
+  // gate's first position and, at each group's start, its bounds' searches and
+  // its first rows' copies. The next group's first 32 positions (nr0, nk0)
+  // load during this group, and its first rows' copies start during this
+  // group's last rows.
   auto fetch_row = [&](int q0, int nq, int i) { return i < nq ? p.rows_sorted[q0 + i] : 0; };
   auto fetch_key = [&](int q0, int nq, int i) { return i < nq ? p.keys_sorted[q0 + i] : 0; };
   bounds(0);
-  int P0 = __shfl_sync(kAll, glo, 0), n = __shfl_sync(kAll, ghi, 0) - P0;
-  int nr0 = fetch_row(P0, n, lane), nk0 = fetch_key(P0, n, lane), ns0 = p.seg_start[nk0];
+  int P0 = gb[0][0], n = gb[1][0] - P0, seg = gb[2][0];
+  int nr0 = fetch_row(P0, n, lane), nk0 = fetch_key(P0, n, lane);
   int c = 0;  // rows this block has taken, for their copies' buffers and the warp sums' parity
   auto stage = [&](int q, bool valid, int64_t row) {  // the block's row q's copy (or none)
     if (valid) {
@@ -201,10 +213,10 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
   // out at once, as they come after the copies the rows' waits count on.
   int late = D - 1;
   for (int64_t j = 0, grp = blockIdx.x; grp * p.tiles_per_group < ntiles; ++j, grp += gridDim.x) {
-    int base = 0, r0 = nr0, k0 = nk0, s0 = ns0, s1 = 0;
+    int base = 0, r0 = nr0, k0 = nk0;
     int r1 = fetch_row(P0, n, 32 + lane), k1 = fetch_key(P0, n, 32 + lane);
     if ((j + 1) % 32 == 0) bounds(j + 1);
-    const int nP0 = __shfl_sync(kAll, glo, int((j + 1) % 32)), nn = __shfl_sync(kAll, ghi, int((j + 1) % 32)) - nP0;
+    const int jn = int((j + 1) % 32), nP0 = gb[0][jn], nn = gb[1][jn] - nP0, nseg = gb[2][jn];
     nr0 = fetch_row(nP0, nn, lane);
     nk0 = fetch_key(nP0, nn, lane);
     // Position q's row, this group's (base <= q < base + 64) or past its end the next group's.
@@ -228,7 +240,7 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
         for (int e = 0; e < V; ++e) dw[m][e] = sh[m][e] = sc[m][e] = 0.0f;
       }
     }
-    int k = -1, ti = -1;  // the tile's gate and its tile
+    int k = -1, ti = -1;  // the tile's gate and its tile (seg: the gate's first position)
     auto flush = [&] {
 #pragma unroll
       for (int m = 0; m < CPT; ++m)
@@ -244,20 +256,18 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
         }
     };
     for (int i = 0; i < n; ++i, ++c) {
-      if (i - base == 16) s1 = p.seg_start[k1];
-      if (i == (n > 8 ? 8 : n - 1)) ns0 = p.seg_start[nk0];  // the next group's (their keys long in by now)
       if (i - base == 32) {  // the window on by 32 positions (base is a multiple of 32: i & 31 is i - base)
         base = i;
         r0 = r1;
         k0 = k1;
-        s0 = s1;
         r1 = fetch_row(P0, n, i + 32 + lane);
         k1 = fetch_key(P0, n, i + 32 + lane);
       }
       // Its buffer's last reads were this thread's own, before the last row's barrier.
       stage(c + D - 1, i + D - 1 < n + nn, row_at(i + D - 1));
-      const int pos = P0 + i, kk = __shfl_sync(kAll, k0, i & 31), sk = __shfl_sync(kAll, s0, i & 31);
-      const int tile = (pos - sk) / kRmsSegTileRows;
+      const int pos = P0 + i, kk = __shfl_sync(kAll, k0, i & 31);
+      if (i > 0 && kk != k) seg = pos;
+      const int tile = (pos - seg) / kRmsSegTileRows;
       const int64_t row = __shfl_sync(kAll, r0, i & 31);
       if (kk != k || tile != ti) {  // a new tile: the last one's sums out, zeros in
         flush();
@@ -335,6 +345,7 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
       }
     P0 = nP0;
     n = nn;
+    seg = nseg;
   }
 }
 
