@@ -171,8 +171,8 @@ void launch_fwd(const Ptrs& a, bool vec, cudaStream_t s) {
 // The one-pass kernel where it applies (16-byte loads, at most two chunks a
 // partial, T <= kOnePassMaxThreads, its rows in shared memory) and
 // pays (dweight groups for two waves of one block an SM at least: fewer leave
-// SMs idle, and the two passes spread the rows wider): a block a dweight
-// group. False: the two passes' problem.
+// SMs idle, and the two passes spread the rows wider): the blocks that fit at
+// once, each walking its dweight groups. False: the two passes' problem.
 int sm_count() {
   static const int n = [] {
     int dev = 0, c = 0;
