@@ -380,7 +380,8 @@ TEST(rmsnorm_modulate_cuda, OnePassSumsInSharedMemoryWhereTwoBlocksFit) {
 // and f32 2816) and in registers: rows of 8 to 1,024 chunks (one and two chunks a thread),
 // one gate per row (a tile a row), one gate of many tiles (folded), gates
 // without rows, sorted runs, tiles that cross gates within a dweight group,
-// rows past the grid's 65,535 blocks, and shapes it leaves to the two passes
+// 70,000 rows (more dweight groups than blocks at once: each block walks
+// several), and shapes it leaves to the two passes
 // (more than 512 partials, element loads).
 TEST(rmsnorm_modulate_cuda, OnePassBackward) {
   GATECHECK_REQUIRE_GPU();
