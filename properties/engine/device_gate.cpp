@@ -52,6 +52,11 @@ int DeviceGate::scale_cases_waiting() const {
   return wanting_;
 }
 
+bool DeviceGate::scale_case_running() const {
+  const std::lock_guard<std::mutex> lock(m_);
+  return exclusive_;
+}
+
 DeviceGate* device_gate(Device d, bool cpu_too) {
   static DeviceGate cuda, cpu;
   if (d == Device::cuda) return &cuda;

@@ -57,6 +57,7 @@ class DeviceGate {
 
   int small_cases_running() const;
   int scale_cases_waiting() const;
+  bool scale_case_running() const;
 
  private:
   mutable std::mutex m_;

@@ -219,10 +219,12 @@ TEST(ScaleEngine, TheTierGetsItsShareAndTheSmallTierIsUnchanged) {
 // Where a scale case runs alone (always on a GPU: properties/engine/device_gate.h;
 // here the CPU's gate, asked for), no small case runs beside it: those under way
 // finish first, and the next wait. Without the gate, small cases run beside it.
-// row_invariance holds the device to its case's end (it compares between its
-// calls), so a case here is device work from before_run to after_run.
+// A small case gives the device back before its comparisons, so with the gate
+// its device work is read off the gate itself; without it, a case is from
+// before_run to after_run.
 TEST(ScaleEngine, AScaleCaseRunsAloneWhereAsked) {
   const std::vector<Subject> host = {make_subject("host", Device::cpu)};
+  const DeviceGate* gate = device_gate(Device::cpu, true);
   for (bool alone : {true, false}) {
     SCOPED_TRACE(alone ? "alone" : "shared");
     CheckOptions o = small_run({"row_invariance"}, 24);
@@ -232,18 +234,20 @@ TEST(ScaleEngine, AScaleCaseRunsAloneWhereAsked) {
     o.jobs = 4;
     std::atomic<int> small{0}, scale{0}, beside{0}, scale_cases{0};
     static thread_local bool in_scale = false;  // this worker's case is a scale case
+    auto scale_running = [&] { return alone ? gate->scale_case_running() : scale.load() > 0; };
+    auto small_running = [&] { return alone ? gate->small_cases_running() > 0 : small.load() > 0; };
     o.before_run = [&](const Subject&, const std::string&, const Case&) {
       ++small;
-      if (scale.load()) ++beside;
+      if (scale_running()) ++beside;
       std::this_thread::sleep_for(std::chrono::milliseconds(30));  // under way when a scale case asks
     };
     o.before_scale_run = [&](const Subject&, const std::string&, const ScaleCase&) {
       in_scale = true;
       ++scale;
       ++scale_cases;
-      if (small.load()) ++beside;
+      if (small_running()) ++beside;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));  // time for the other workers to start cases
-      if (small.load()) ++beside;
+      if (small_running()) ++beside;
     };
     o.after_run = [&] {
       if (in_scale) --scale;
@@ -309,23 +313,26 @@ TEST(ScaleEngine, SmallCasesAreDrawnWhileAScaleCaseHasTheDevice) {
 }
 
 // A small case gives its device hold back once its property's calls are over
-// (PropertyOptions::device_done): accuracy before its oracle, full_write
-// before its comparisons. row_invariance compares between its calls and keeps
-// it to the end. One worker, so that the gate counts this case alone.
+// (PropertyOptions::device_done): accuracy before its oracle, full_write,
+// row_invariance, segment_invariance and repeatable before their comparisons.
+// Each held it before its property ran: the count sees a hold. One worker, so
+// that the gate counts this case alone.
 TEST(ScaleEngine, APropertyGivesTheDeviceBackOnceItsCallsAreOver) {
   const std::vector<Subject> host = {make_subject("host", Device::cpu)};
   const DeviceGate* gate = device_gate(Device::cpu, true);
-  for (const auto& [property, gives_back] : {std::pair<const char*, bool>{"accuracy", true}, {"full_write", true},
-                                             {"row_invariance", false}}) {
+  for (const char* property : {"accuracy", "full_write", "row_invariance", "segment_invariance", "repeatable"}) {
     SCOPED_TRACE(property);
     CheckOptions o = small_run({property}, 8);
     o.scale.enabled = true;
     o.scale.share = 0.25;
     o.scale.alone_on_cpu = true;
     o.jobs = 1;
-    int small = 0, held_at_end = 0;
+    int small = 0, held_before = 0, held_at_end = 0;
     static thread_local bool in_scale = false;
     o.before_scale_run = [&](const Subject&, const std::string&, const ScaleCase&) { in_scale = true; };
+    o.before_run = [&](const Subject&, const std::string&, const Case&) {  // a small case's, its hold taken
+      held_before += gate->small_cases_running();
+    };
     o.after_run = [&] {  // still inside the case's check, before the engine's own release
       if (!in_scale) {
         ++small;
@@ -337,7 +344,8 @@ TEST(ScaleEngine, APropertyGivesTheDeviceBackOnceItsCallsAreOver) {
     ASSERT_EQ(r.results.size(), 1u);
     EXPECT_TRUE(r.results[0].passed);
     ASSERT_GT(small, 0);
-    EXPECT_EQ(held_at_end, gives_back ? 0 : small) << "small cases that still held the device at their end";
+    EXPECT_EQ(held_before, small) << "small cases that held the device as their property began";
+    EXPECT_EQ(held_at_end, 0) << "small cases that still held the device at their end";
   }
 }
 
