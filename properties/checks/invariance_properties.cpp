@@ -8,6 +8,7 @@
 #include "../generate/generators.h"
 #include "../../case/plan_movement.h"
 #include "../../harness/run/stage_clock.h"
+#include "deferred_comparisons.h"
 #include "property_impls.h"
 
 namespace gatecheck::checks {
@@ -102,33 +103,32 @@ Verdict row_invariance(const Implementation& impl, const Case& c, const Property
   const RunResult full = run(impl, c, o);
   if (!full.status.ok()) return run_failed(c, impl.label() + " (full batch)", full.status);
   const std::vector<int> rowwise = c.op->outputs_of_kind(OutputKind::rowwise);
-  std::vector<std::vector<HostTensor>> parts(plan.batches.size());  // each batch's row-wise outputs
+  std::vector<Comparison> total(rowwise.size());
+  DeferredComparisons deferred;
   for (size_t bi = 0; bi < plan.batches.size(); ++bi) {
     const auto& b = plan.batches[bi];
     if (b.empty()) continue;
     RunResult part = run(impl, sub_case(c, b), o);
     if (!part.status.ok())
       return run_failed(c, impl.label() + " (batch " + std::to_string(bi) + ")", part.status);
-    for (int k : rowwise) parts[bi].push_back(std::move(part.outputs.tensors[size_t(k)]));
+    std::vector<HostTensor> outs;  // the batch's row-wise outputs
+    for (int k : rowwise) outs.push_back(std::move(part.outputs.tensors[size_t(k)]));
+    deferred.add(std::move(outs), [&, bi](const std::vector<HostTensor>& got) {
+      const auto& b = plan.batches[bi];
+      for (size_t o = 0; o < rowwise.size(); ++o) {
+        const size_t k = size_t(rowwise[o]);
+        const HostTensor want = gather_rows(full.outputs.tensors[k], b);
+        Comparison cmp = compare_bitwise(c.op->outputs[k].name, got[o], want);
+        relabel(cmp, got[o], want, b, c.dim, [&](int64_t i) {
+          return "batch " + std::to_string(bi) + " (" + std::to_string(b.size()) + " rows) offset " +
+                 std::to_string(i) + " vs full batch offset " + std::to_string(b[size_t(i)]);
+        });
+        merge_into(total[o], cmp);
+      }
+    });
   }
   device_done(o);  // the comparisons need no device
-  const StageTimer t(Stage::compare);
-  std::vector<Comparison> total(rowwise.size());
-  for (size_t bi = 0; bi < plan.batches.size(); ++bi) {
-    const auto& b = plan.batches[bi];
-    if (b.empty()) continue;
-    for (size_t o = 0; o < rowwise.size(); ++o) {
-      const size_t k = size_t(rowwise[o]);
-      const HostTensor& got = parts[bi][o];
-      const HostTensor want = gather_rows(full.outputs.tensors[k], b);
-      Comparison cmp = compare_bitwise(c.op->outputs[k].name, got, want);
-      relabel(cmp, got, want, b, c.dim, [&](int64_t i) {
-        return "batch " + std::to_string(bi) + " (" + std::to_string(b.size()) + " rows) offset " +
-               std::to_string(i) + " vs full batch offset " + std::to_string(b[size_t(i)]);
-      });
-      merge_into(total[o], cmp);
-    }
-  }
+  deferred.flush();
   const Movement mv = row_movement(c, plan);
   v.compared = mv.compared;
   for (auto& t : total)
@@ -149,42 +149,37 @@ Verdict segment_invariance(const Implementation& impl, const Case& c, const Prop
   std::vector<int64_t> unused;
   for (size_t k = 0; k < by_gate.size(); ++k)
     if (by_gate[k].empty()) unused.push_back(int64_t(k));
-  // Each batch with a whole segment: its gates (those segments, then the
-  // unused gates, zero in both) and its sums' outputs.
-  std::vector<std::vector<int64_t>> batch_gates(plan.batches.size());
-  std::vector<std::vector<HostTensor>> parts(plan.batches.size());
+  std::vector<Comparison> total(sums.size());
+  DeferredComparisons deferred;
   for (size_t bi = 0; bi < plan.batches.size(); ++bi) {
     const auto& b = plan.batches[bi];
     auto gates = whole_segments(by_gate, c, b);
     if (b.empty() || gates.empty()) continue;
-    gates.insert(gates.end(), unused.begin(), unused.end());
+    gates.insert(gates.end(), unused.begin(), unused.end());  // zero in both
     RunResult part = run(impl, sub_case(c, b), o);
     if (!part.status.ok())
       return run_failed(c, impl.label() + " (batch " + std::to_string(bi) + ")", part.status);
-    batch_gates[bi] = std::move(gates);
-    for (int k : sums) parts[bi].push_back(std::move(part.outputs.tensors[size_t(k)]));
+    std::vector<HostTensor> outs;  // the batch's segment sums
+    for (int k : sums) outs.push_back(std::move(part.outputs.tensors[size_t(k)]));
+    deferred.add(std::move(outs), [&, bi, gates = std::move(gates)](const std::vector<HostTensor>& part_sums) {
+      const auto& b = plan.batches[bi];
+      for (size_t s = 0; s < sums.size(); ++s) {
+        const size_t out = size_t(sums[s]);
+        const HostTensor got = gather_rows(part_sums[s], gates);
+        const HostTensor want = gather_rows(full.outputs.tensors[out], gates);
+        Comparison cmp = compare_bitwise(c.op->outputs[out].name, got, want);
+        relabel(cmp, got, want, gates, c.dim, [&](int64_t i) {
+          const int64_t k = gates[size_t(i)];
+          const size_t n = by_gate[size_t(k)].size();
+          return "index " + std::to_string(k) + (n ? " (all its " + std::to_string(n) + " rows" : " (unused") +
+                 " in batch " + std::to_string(bi) + " of " + std::to_string(b.size()) + " rows)";
+        });
+        merge_into(total[s], cmp);
+      }
+    });
   }
   device_done(o);  // the comparisons need no device
-  const StageTimer t(Stage::compare);
-  std::vector<Comparison> total(sums.size());
-  for (size_t bi = 0; bi < plan.batches.size(); ++bi) {
-    const auto& b = plan.batches[bi];
-    const auto& gates = batch_gates[bi];
-    if (gates.empty()) continue;
-    for (size_t s = 0; s < sums.size(); ++s) {
-      const size_t out = size_t(sums[s]);
-      const HostTensor got = gather_rows(parts[bi][s], gates);
-      const HostTensor want = gather_rows(full.outputs.tensors[out], gates);
-      Comparison cmp = compare_bitwise(c.op->outputs[out].name, got, want);
-      relabel(cmp, got, want, gates, c.dim, [&](int64_t i) {
-        const int64_t k = gates[size_t(i)];
-        const size_t n = by_gate[size_t(k)].size();
-        return "index " + std::to_string(k) + (n ? " (all its " + std::to_string(n) + " rows" : " (unused") +
-               " in batch " + std::to_string(bi) + " of " + std::to_string(b.size()) + " rows)";
-      });
-      merge_into(total[s], cmp);
-    }
-  }
+  deferred.flush();
   const Movement mv = segment_movement(c, plan);
   v.compared = mv.compared;
   for (auto& t : total)
@@ -199,25 +194,24 @@ Verdict repeatable(const Implementation& impl, const Case& c, const PropertyOpti
   const int extra = c.plan && c.plan->repeats > 0 ? c.plan->repeats + 1 : 2;
   const RunResult first = run(impl, c, o);
   if (!first.status.ok()) return run_failed(c, impl.label() + " (call 1)", first.status);
-  std::vector<Outputs> later;
+  std::vector<Comparison> total(c.op->outputs.size());
+  DeferredComparisons deferred;
   for (int k = 0; k < extra; ++k) {
     RunResult again = run(impl, c, o);
     if (!again.status.ok())
       return run_failed(c, impl.label() + " (call " + std::to_string(k + 2) + ")", again.status);
-    later.push_back(std::move(again.outputs));
+    deferred.add(std::move(again.outputs.tensors), [&, k](const std::vector<HostTensor>& later) {
+      for (size_t t = 0; t < total.size(); ++t) {
+        Comparison cmp = compare_bitwise(c.op->outputs[t].name, later[t], first.outputs.tensors[t]);
+        cmp.got_side = "a later call";  // the mismatch's `why` says which
+        cmp.want_side = "call 1";
+        for (auto& m : cmp.first) m.why = "call " + std::to_string(k + 2) + " vs call 1: " + m.why;
+        merge_into(total[t], cmp);
+      }
+    });
   }
   device_done(o);  // the comparisons need no device
-  const StageTimer timer(Stage::compare);
-  std::vector<Comparison> total(c.op->outputs.size());
-  for (int k = 0; k < extra; ++k) {
-    for (size_t t = 0; t < total.size(); ++t) {
-      Comparison cmp = compare_bitwise(c.op->outputs[t].name, later[size_t(k)].tensors[t], first.outputs.tensors[t]);
-      cmp.got_side = "a later call";  // the mismatch's `why` says which
-      cmp.want_side = "call 1";
-      for (auto& m : cmp.first) m.why = "call " + std::to_string(k + 2) + " vs call 1: " + m.why;
-      merge_into(total[t], cmp);
-    }
-  }
+  deferred.flush();
   for (auto& t : total) {
     v.compared += t.checked;
     if (!t.ok()) add_failure(v, t);
