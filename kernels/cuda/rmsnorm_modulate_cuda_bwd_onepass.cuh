@@ -13,9 +13,9 @@ namespace rmsnorm_cuda_detail {
 
 // Where a row's chunks load as 16 bytes and each of the order's T partials
 // has at most two chunks, one kernel does both passes' work and reads x and g
-// once. A block of T threads walks a dweight group's rows in tile order (gate
-// order, then a gate's rows in batch order, as the tile kernel does), a row
-// at a time; thread t holds partial t, so the same thread owns the same
+// once. Each block of T threads walks its dweight groups' rows in tile order
+// (gate order, then a gate's rows in batch order, as the tile kernel does), a
+// row at a time; thread t holds partial t, so the same thread owns the same
 // columns for a row's statistics and for the column sums:
 //   - its chunks of the next kOnePassAhead rows are copied into shared memory
 //     ahead (cp.async); it reads back only its own copies, so they need no
@@ -193,7 +193,7 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
   bounds(0);
   int P0 = gb[0][0], n = gb[1][0] - P0, seg = gb[2][0];
   int nr0 = fetch_row(P0, n, lane), nk0 = fetch_key(P0, n, lane);
-  int c = 0;  // rows this block has taken, for their copies' buffers and the warp sums' parity
+  int taken = 0;  // rows this block has taken, for their copies' buffers and the warp sums' parity
   auto stage = [&](int q, bool valid, int64_t row) {  // the block's row q's copy (or none)
     if (valid) {
       uint4* b = staged + (q % D) * 2 * int(nch);
@@ -224,7 +224,7 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
       return q < n ? __shfl_sync(kAll, q - base < 32 ? r0 : r1, q & 31) : __shfl_sync(kAll, nr0, (q - n) & 31);
     };
     if (late > 0) {
-      for (int i = 0; i < late; ++i) stage(c + i, i < n, row_at(i));
+      for (int i = 0; i < late; ++i) stage(taken + i, i < n, row_at(i));
       cp_async_wait<0>();
     }
     late = n < D - 1 ? D - 1 - n : 0;  // the next group's
@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
           }
         }
     };
-    for (int i = 0; i < n; ++i, ++c) {
+    for (int i = 0; i < n; ++i, ++taken) {
       if (i - base == 32) {  // the window on by 32 positions (base is a multiple of 32: i & 31 is i - base)
         base = i;
         r0 = r1;
@@ -264,7 +264,7 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
         k1 = fetch_key(P0, n, i + 32 + lane);
       }
       // Its buffer's last reads were this thread's own, before the last row's barrier.
-      stage(c + D - 1, i + D - 1 < n + nn, row_at(i + D - 1));
+      stage(taken + D - 1, i + D - 1 < n + nn, row_at(i + D - 1));
       const int pos = P0 + i, kk = __shfl_sync(kAll, k0, i & 31);
       if (i > 0 && kk != k) seg = pos;
       const int tile = (pos - seg) / kRmsSegTileRows;
@@ -286,7 +286,7 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
         }
       }
       cp_async_wait<D - 1>();
-      const uint4* b = staged + (c % D) * 2 * int(nch);
+      const uint4* b = staged + (taken % D) * 2 * int(nch);
       float s = 0.0f, cs = 0.0f;
 #pragma unroll
       for (int m = 0; m < CPT; ++m)
@@ -300,7 +300,7 @@ __global__ void __launch_bounds__(onepass_max_threads(SHARED), SHARED ? 2 : 1) b
         }
       s = warp_tree(s);
       cs = warp_tree(cs);
-      const int par = c & 1;
+      const int par = taken & 1;
       if (lane == 0) red[par][warp] = make_float2(s, cs);
       __syncthreads();
       const float2 v = lane < nw ? red[par][lane] : make_float2(0.0f, 0.0f);
