@@ -14,6 +14,7 @@
 #include "../binned_sum.h"
 #include "../binned_wide.h"
 #include "binned_merge_cuda.cuh"
+#include "device_occupancy.cuh"
 
 namespace gatecheck {
 namespace binned_cuda {
@@ -81,10 +82,8 @@ cudaError_t launch_combine_as(const uint64_t* states, int32_t n, int64_t element
                               int blocks_per_sm) {
   int64_t blocks = (elements * G + kThreads - 1) / kThreads;
   if (blocks_per_sm > 0) {
-    int dev = 0, sms = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (e != cudaSuccess) return e;
+    int sms = 0;
+    if (const cudaError_t e = cuda_occupancy::sm_count(&sms); e != cudaSuccess) return e;
     blocks = std::min<int64_t>(blocks, int64_t(blocks_per_sm) * sms);
   }
   blocks = std::min<int64_t>(blocks, int64_t(1) << 30);

@@ -24,8 +24,6 @@
 #include <thrust/iterator/transform_iterator.h>
 
 #include <atomic>
-#include <map>
-#include <mutex>
 #include <cinttypes>
 #include <cstdio>
 #include <string>
@@ -35,6 +33,7 @@
 #include "cuda_error_status.h"
 #include "gate_residual_cuda_kernels.cuh"
 #include "gate_residual_cuda_pipe.cuh"
+#include "device_occupancy.cuh"
 #include "gate_residual_cuda_workspace.h"
 
 namespace gatecheck {
@@ -247,26 +246,6 @@ cudaError_t allow_pipe_smem(int bytes) {
   if (e == cudaSuccess)
     e = cudaFuncSetAttribute(Kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
   if (e == cudaSuccess) done.fetch_or(bit);
-  return e;
-}
-
-// Blocks of `Kernel` (`threads` threads, `smem` bytes of dynamic shared
-// memory) resident on one SM of the current device, asked once per device and size.
-template <auto Kernel>
-cudaError_t resident_blocks_per_sm(int threads, int smem, int* n) {
-  static std::mutex m;
-  static std::map<std::pair<int, int>, int> known;
-  int dev = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e != cudaSuccess) return e;
-  std::lock_guard<std::mutex> lock(m);
-  const auto it = known.find({dev, smem});
-  if (it != known.end()) {
-    *n = it->second;
-    return cudaSuccess;
-  }
-  e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, Kernel, threads, size_t(smem));
-  if (e == cudaSuccess) known[{dev, smem}] = *n;
   return e;
 }
 
@@ -574,7 +553,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       if (plan_choice != 3) {
         if (p.rows > kFusedAutoMaxRows) return;
         int per_sm = 0;
-        if ((e = resident_blocks_per_sm<kernel>(kThreads, smem, &per_sm)) != cudaSuccess) return;
+        if ((e = cuda_occupancy::resident_blocks_per_sm<kernel>(kThreads, size_t(smem), &per_sm)) != cudaSuccess) return;
         if (int64_t(grid.x) * grid.y > kFusedMaxWaves * int64_t(per_sm) * w.sm_count) return;
       }
       auto* counters = reinterpret_cast<unsigned long long*>(base + L.counts);

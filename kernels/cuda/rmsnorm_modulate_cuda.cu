@@ -46,6 +46,7 @@
 #include "../rmsnorm_modulate.h"
 #include "../rmsnorm_modulate_order.h"
 #include "cuda_error_status.h"
+#include "device_occupancy.cuh"
 #include "rmsnorm_modulate_cuda_bwd_fold.cuh"
 #include "rmsnorm_modulate_cuda_bwd_onepass.cuh"
 #include "rmsnorm_modulate_cuda_bwd_rows.cuh"
@@ -174,20 +175,15 @@ void launch_fwd(const Ptrs& a, bool vec, cudaStream_t s) {
 // SMs idle, and the two passes spread the rows wider): the blocks that fit at
 // once, each walking its dweight groups. False: the two passes' problem.
 int sm_count() {
-  static const int n = [] {
-    int dev = 0, c = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&c, cudaDevAttrMultiProcessorCount, dev);
-    return c > 0 ? c : 1;
-  }();
-  return n;
+  int n = 0;
+  return cuda_occupancy::sm_count(&n) == cudaSuccess && n > 0 ? n : 1;
 }
 
 std::atomic<int64_t> onepass_grid_limit{0};
 
 template <class T, int CPT, bool SHARED>
 void launch_onepass_k(const Ptrs& a, const Plan& p, int threads, int64_t groups, cudaStream_t s) {
-  const auto kernel = bwd_onepass_kernel<T, CPT, SHARED>;
+  constexpr auto kernel = bwd_onepass_kernel<T, CPT, SHARED>;
   // The kernel's dynamic shared memory limit, raised once to the most it takes.
   static const cudaError_t raised =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kOnePassSmemMax));
@@ -197,8 +193,7 @@ void launch_onepass_k(const Ptrs& a, const Plan& p, int threads, int64_t groups,
   // starting cold (a failed query shows as the launch's error, if any).
   const size_t smem = size_t(onepass_smem_bytes(a.dim, VecOf<T>::value, SHARED, threads));
   int per_sm = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem) != cudaSuccess || per_sm < 1)
-    per_sm = 1;
+  if (cuda_occupancy::resident_blocks_per_sm<kernel>(threads, smem, &per_sm) != cudaSuccess || per_sm < 1) per_sm = 1;
   int64_t grid = std::min<int64_t>(groups, int64_t(per_sm) * sm_count());
   if (const int64_t cap = onepass_grid_limit.load(); cap > 0) grid = std::min(grid, cap);
   kernel<<<unsigned(std::max<int64_t>(grid, 1)), threads, smem, s>>>(a, p);
