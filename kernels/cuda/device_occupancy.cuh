@@ -10,26 +10,35 @@
 #include <cstddef>
 #include <map>
 #include <mutex>
-#include <tuple>
+#include <utility>
 
 namespace gatecheck {
 namespace cuda_occupancy {
 
-inline cudaError_t sm_count(int* n) {
-  static std::mutex m;
-  static std::map<int, int> known;
+// The current device's figure for `key`: ask(dev, n) the first time, then
+// the answer kept in `known`.
+template <class Key, class Ask>
+cudaError_t asked_once(std::mutex& m, std::map<std::pair<int, Key>, int>& known, const Key& key, int* n, Ask ask) {
   int dev = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (e != cudaSuccess) return e;
   std::lock_guard<std::mutex> lock(m);
-  const auto it = known.find(dev);
+  const auto it = known.find({dev, key});
   if (it != known.end()) {
     *n = it->second;
     return cudaSuccess;
   }
-  e = cudaDeviceGetAttribute(n, cudaDevAttrMultiProcessorCount, dev);
-  if (e == cudaSuccess) known[dev] = *n;
+  e = ask(dev, n);
+  if (e == cudaSuccess) known[{dev, key}] = *n;
   return e;
+}
+
+inline cudaError_t sm_count(int* n) {
+  static std::mutex m;
+  static std::map<std::pair<int, int>, int> known;
+  return asked_once(m, known, 0, n, [](int dev, int* out) {
+    return cudaDeviceGetAttribute(out, cudaDevAttrMultiProcessorCount, dev);
+  });
 }
 
 // Blocks of `Kernel` (`threads` threads, `smem` bytes of dynamic shared
@@ -38,20 +47,10 @@ inline cudaError_t sm_count(int* n) {
 template <auto Kernel>
 cudaError_t resident_blocks_per_sm(int threads, size_t smem, int* n) {
   static std::mutex m;
-  static std::map<std::tuple<int, int, size_t>, int> known;
-  int dev = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e != cudaSuccess) return e;
-  std::lock_guard<std::mutex> lock(m);
-  const auto key = std::make_tuple(dev, threads, smem);
-  const auto it = known.find(key);
-  if (it != known.end()) {
-    *n = it->second;
-    return cudaSuccess;
-  }
-  e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, Kernel, threads, smem);
-  if (e == cudaSuccess) known[key] = *n;
-  return e;
+  static std::map<std::pair<int, std::pair<int, size_t>>, int> known;
+  return asked_once(m, known, std::make_pair(threads, smem), n, [&](int, int* out) {
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(out, Kernel, threads, smem);
+  });
 }
 
 }  // namespace cuda_occupancy

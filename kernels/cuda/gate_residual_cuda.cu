@@ -31,9 +31,9 @@
 
 #include "../gate_residual_dtype.h"
 #include "cuda_error_status.h"
+#include "device_occupancy.cuh"
 #include "gate_residual_cuda_kernels.cuh"
 #include "gate_residual_cuda_pipe.cuh"
-#include "device_occupancy.cuh"
 #include "gate_residual_cuda_workspace.h"
 
 namespace gatecheck {

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <utility>
 
+#include "device_occupancy.cuh"
 #include "gate_residual_cuda_status.h"
 
 namespace gatecheck {
@@ -41,7 +42,7 @@ Workspace* workspace_for(cudaStream_t stream, cudaError_t* err) {
       *err = cudaHostGetDevicePointer(reinterpret_cast<void**>(&w.report_dev), w.report, 0);
     }
     if (*err == cudaSuccess) *err = cudaHostAlloc(&w.host_words, 2 * sizeof *w.host_words, cudaHostAllocPortable);
-    if (*err == cudaSuccess) *err = cudaDeviceGetAttribute(&w.sm_count, cudaDevAttrMultiProcessorCount, dev);
+    if (*err == cudaSuccess) *err = cuda_occupancy::sm_count(&w.sm_count);
     if (*err != cudaSuccess) {
       if (w.status) cudaFree(w.status);
       if (w.report) cudaFreeHost(w.report);
