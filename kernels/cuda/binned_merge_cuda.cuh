@@ -17,21 +17,10 @@ namespace binned_cuda {
 
 constexpr int kMergeInFlight = 8;
 
-// How merge_states loads a state: evict-first (each state's bytes read once),
-// through the read-only cache, or from L2 (states that other blocks of the
-// running kernel wrote, which the read-only path may not see).
-enum class StateLoad { streaming, read_only, from_l2 };
-
-template <StateLoad Load>
-__device__ __forceinline__ ulonglong2 load_state_half(const ulonglong2* w) {
-  if constexpr (Load == StateLoad::streaming) return __ldcs(w);
-  else if constexpr (Load == StateLoad::read_only) return __ldg(w);
-  else return __ldcg(w);
-}
-
 // acc += the n states' words at at, at + stride, ... (stride in words; each
-// state 16-byte aligned).
-template <StateLoad Load>
+// state 16-byte aligned). Streaming: loads marked evict-first (each state's
+// bytes are read once), else read-only cached loads.
+template <bool Streaming>
 __device__ __forceinline__ void merge_states(BinnedSum& acc, const uint64_t* at, int64_t stride, int32_t n) {
   for (int32_t k0 = 0; k0 < n; k0 += kMergeInFlight) {
     ulonglong2 v[kMergeInFlight][2];
@@ -39,8 +28,8 @@ __device__ __forceinline__ void merge_states(BinnedSum& acc, const uint64_t* at,
     for (int i = 0; i < kMergeInFlight; ++i) {
       if (k0 + i >= n) break;
       const ulonglong2* w = reinterpret_cast<const ulonglong2*>(at + (k0 + i) * stride);
-      v[i][0] = load_state_half<Load>(w);
-      v[i][1] = load_state_half<Load>(w + 1);
+      v[i][0] = Streaming ? __ldcs(w) : __ldg(w);
+      v[i][1] = Streaming ? __ldcs(w + 1) : __ldg(w + 1);
     }
 #pragma unroll
     for (int i = 0; i < kMergeInFlight; ++i) {

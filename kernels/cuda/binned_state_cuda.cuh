@@ -43,9 +43,8 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(const uint64_t* state
     const int64_t e = e0 + local;
     BinnedSum acc;
     acc.clear();
-    constexpr StateLoad kLoad = Streaming ? StateLoad::streaming : StateLoad::read_only;
     if (e < elements && group < n)
-      merge_states<kLoad>(acc, states + group * words + e * kBinnedWords, G * words, (n - group + G - 1) / G);
+      merge_states<Streaming>(acc, states + group * words + e * kBinnedWords, G * words, (n - group + G - 1) / G);
     if constexpr (G > 1) {
       __shared__ BinnedSum part[G - 1][kPerBlock];
       if (group > 0) part[group - 1][local] = acc;

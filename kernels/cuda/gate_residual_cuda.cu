@@ -23,7 +23,6 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cinttypes>
 #include <cstdio>
@@ -183,11 +182,8 @@ size_t align_up(size_t n) { return (n + 255) & ~size_t(255); }
 // Byte offsets of the backward's scratch in the workspace blob. The per-gate
 // counters come first, so that they stay in place from call to call.
 struct BwdLayout {
-  // 8-byte counters at the start: the CUB path's per-gate counts, the fused
-  // path's per (gate, column chunk) tile counts, the reproducible mode's fold
-  // counters
-  int64_t counter_slots;
-  size_t counts, row_ids, order, keys, plan, tiles, folds, slot_folds, partials, sort_tmp, scan_tmp, hist, total;
+  int64_t counter_slots;  // 8-byte counters at the start: the CUB path's per-gate counts, the fused path's per (gate, column chunk) tile counts
+  size_t counts, row_ids, order, keys, plan, tiles, folds, partials, sort_tmp, scan_tmp, hist, total;
   size_t sort_bytes, scan_bytes;
   int64_t tile_bound, multi_bound, slot_bound;
   int end_bit;       // CUB path: bits of gates - 1
@@ -223,18 +219,6 @@ bool fused_applies(const gatecheck_problem& p, int max_bytes) {
 int64_t fused_counters(const gatecheck_problem& p) {
   if (p.rows > kFusedMaxRows || p.gates > kFusedMaxGates) return 0;
   return p.gates * pipe_chunks(p.dim, 4, 256);
-}
-
-// The most gates of several tiles (more than kGradGateTileRows rows each).
-int64_t multi_tile_gates_bound(const gatecheck_problem& p) {
-  return std::min<int64_t>(p.gates, p.rows / (kGradGateTileRows + 1) + 1);
-}
-
-// The reproducible mode's fold counters in its copy pipeline's tile kernel,
-// one per (gate of several tiles, column chunk), sized for the most chunks
-// (fp32 at 256 bytes per row and block).
-int64_t binned_fold_counters(const gatecheck_problem& p) {
-  return multi_tile_gates_bound(p) * pipe_chunks(p.dim, 4, 256);
 }
 
 // Makes the first n counters at the start of the blob zero (those earlier
@@ -276,7 +260,7 @@ using PlanIter = thrust::transform_iterator<PlanCountOf, thrust::counting_iterat
 
 cudaError_t plan_layout(const gatecheck_problem& p, BwdLayout* L) {
   L->tile_bound = p.gates + p.rows / kGradGateTileRows;
-  L->multi_bound = multi_tile_gates_bound(p);
+  L->multi_bound = std::min<int64_t>(p.gates, p.rows / (kGradGateTileRows + 1) + 1);
   L->slot_bound = 2 * (p.rows / kGradGateTileRows) + 1;
   L->end_bit = bits_covering(p.gates, 63);        // keys 0 .. gates-1
   L->chunks = counting_chunks(p);
@@ -295,7 +279,7 @@ cudaError_t plan_layout(const gatecheck_problem& p, BwdLayout* L) {
   size_t at = 0;
   auto take = [&](size_t bytes) { const size_t o = at; at += align_up(bytes); return o; };
   const size_t r8 = size_t(p.rows) * 8;
-  L->counter_slots = std::max({p.gates, fused_counters(p), binned_fold_counters(p)});
+  L->counter_slots = std::max<int64_t>(p.gates, fused_counters(p));
   L->counts = take(size_t(L->counter_slots) * 8);
   L->row_ids = take(r8);
   L->order = take(r8);
@@ -303,7 +287,6 @@ cudaError_t plan_layout(const gatecheck_problem& p, BwdLayout* L) {
   L->plan = take(size_t(p.gates + 1) * sizeof(PlanCount));
   L->tiles = take(size_t(L->tile_bound) * sizeof(TileDesc));
   L->folds = take(size_t(L->multi_bound) * sizeof(FoldDesc));
-  L->slot_folds = take(size_t(L->slot_bound) * sizeof(SlotFold));
   L->partials = take(size_t(L->slot_bound) * size_t(p.dim) * sizeof(float));
   L->sort_tmp = take(L->sort_bytes);
   L->scan_tmp = take(L->scan_bytes);
@@ -429,12 +412,6 @@ bool short_tiles(const gatecheck_problem& p) {
 // Rows each thread of the per-thread tile kernel keeps in flight on long tiles.
 constexpr int rows_in_flight(int bytes) { return bytes >= 8 ? 8 : 16; }
 
-// Where the plan kernels write the tile descriptors.
-PlanOut plan_out(const BwdLayout& L, char* base) {
-  return PlanOut{reinterpret_cast<TileDesc*>(base + L.tiles), reinterpret_cast<FoldDesc*>(base + L.folds),
-                 reinterpret_cast<SlotFold*>(base + L.slot_folds)};
-}
-
 // The CUB path of the index plan (any number of gates): prologue (index check,
 // row ids, per-gate counts), stable radix sort by gate, scan and tiles.
 cudaError_t cub_plan(const gatecheck_problem& p, const BwdLayout& L, char* base, const int64_t* index,
@@ -444,7 +421,8 @@ cudaError_t cub_plan(const gatecheck_problem& p, const BwdLayout& L, char* base,
   auto* order = reinterpret_cast<int64_t*>(base + L.order);
   auto* keys = reinterpret_cast<unsigned long long*>(base + L.keys);
   auto* plan = reinterpret_cast<PlanCount*>(base + L.plan);
-  const PlanOut out = plan_out(L, base);
+  auto* tiles = reinterpret_cast<TileDesc*>(base + L.tiles);
+  auto* folds = reinterpret_cast<FoldDesc*>(base + L.folds);
   cudaError_t e;
   if ((e = zero_counters(w, counts, p.gates, s)) != cudaSuccess) return e;
   w.zeroed_counts = 0;  // until the plan step below is queued
@@ -457,8 +435,8 @@ cudaError_t cub_plan(const gatecheck_problem& p, const BwdLayout& L, char* base,
                                       row_ids, order, p.rows, 0, L.end_bit, s);
   if (e != cudaSuccess) return e;
   if (p.gates <= kPlanBlockGates && !gate_residual_cuda_tuning().device_wide_plan) {
-    launch_after(plan_block_kernel, dim3(1), dim3(kPlanThreads), 0, s, counts, p.gates, plan, out, status,
-                 w.epoch);
+    launch_after(plan_block_kernel, dim3(1), dim3(kPlanThreads), 0, s, counts, p.gates, plan, tiles,
+                 folds, status, w.epoch);
   } else {
     size_t scan_bytes = L.scan_bytes;
     PlanIter it(thrust::counting_iterator<int64_t>(0), PlanCountOf{counts, p.gates});
@@ -466,7 +444,7 @@ cudaError_t cub_plan(const gatecheck_problem& p, const BwdLayout& L, char* base,
                                        PlanCount{0, 0, 0, 0}, p.gates + 1, s);
     if (e != cudaSuccess) return e;
     launch_after(fill_tiles_kernel, dim3(grid_1d(p.gates, 128)), dim3(128), 0, s, counts,
-                 static_cast<const PlanCount*>(plan), p.gates, out, status, w.epoch);
+                 static_cast<const PlanCount*>(plan), p.gates, tiles, folds, status, w.epoch);
   }
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
   w.zeroed_counts = p.gates;
@@ -603,9 +581,8 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       constexpr int W = decltype(width)::value;
       constexpr auto kernel = plan_small_kernel<W>;
       if ((e = allow_pipe_smem<kernel>(kSmallPlanSmemBudget)) != cudaSuccess) return;
-      kernel<<<1, W * 32, size_t(small_plan_smem_at(W, p.rows, p.gates)), s>>>(index, p.rows, p.gates, plan,
-                                                                              plan_out(L, base), order, w.status,
-                                                                              w.epoch);
+      kernel<<<1, W * 32, size_t(small_plan_smem_at(W, p.rows, p.gates)), s>>>(index, p.rows, p.gates, plan, tiles,
+                                                                              folds, order, w.status, w.epoch);
       e = cudaGetLastError();
     };
     if (warps == 16) one_block(std::integral_constant<int, 16>{});
@@ -617,8 +594,8 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
                                                                    hist, L.chunks);
     using Sort = cub::BlockRadixSort<unsigned, kSortThreads, kSortItems, int>;
     launch_after(plan_scatter_kernel<Sort>, dim3(unsigned(L.chunks)), dim3(kSortThreads), 0, s, index, p.rows,
-                 p.gates, L.chunk_bits, static_cast<const unsigned*>(hist), L.chunks, plan, plan_out(L, base),
-                 order, status, w.epoch);
+                 p.gates, L.chunk_bits, static_cast<const unsigned*>(hist), L.chunks, plan, tiles, folds, order,
+                 status, w.epoch);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   } else {
     e = cub_plan(p, L, base, index, status, w, s);
@@ -629,24 +606,14 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   const int bytes = bwd_width(elem, p, max_bytes, w.sm_count);
   if (binned) {  // the plan's tiles, binned sums, and their fold per gate
     if (binned_piped(p, max_bytes, tile_choice)) {
-      // The fold in the tile kernel, unless the tuning asks for its own kernel.
-      const bool fold_here = !gate_residual_cuda_tuning().binned_fold_kernel;
-      auto* counters = reinterpret_cast<unsigned long long*>(base + L.counts);
-      if (fold_here && (e = zero_counters(w, counters, binned_fold_counters(p), s)) != cudaSuccess) return e;
-      const BinnedTileFold f{reinterpret_cast<const SlotFold*>(base + L.slot_folds), counters, binned->state,
-                             binned->grad_gate, index, p.gates, w.report_dev};
       dispatch_row_bytes(512, [&](auto rb) {
         constexpr int RB = decltype(rb)::value;
         auto go = [&](auto cols, auto depth) {
           constexpr int kDepth = decltype(depth)::value;
+          constexpr auto kernel = bwd_pipe_binned_kernel<T, RB, decltype(cols)::value, kDepth>;
           const dim3 grid(unsigned(L.tile_bound), unsigned(std::min<int64_t>(pipe_chunks(p.dim, elem, RB), 65535)));
-          auto launch = [&](auto here) {
-            constexpr auto kernel = bwd_pipe_binned_kernel<T, RB, decltype(cols)::value, kDepth, decltype(here)::value>;
-            if ((e = allow_pipe_smem<kernel>(pipe_smem_bytes(RB, kDepth))) != cudaSuccess) return;
-            launch_after(kernel, grid, dim3(kPipeThreads), size_t(pipe_smem_bytes(RB, kDepth)), s, a, f);
-          };
-          if (fold_here) launch(std::true_type{});
-          else launch(std::false_type{});
+          if ((e = allow_pipe_smem<kernel>(pipe_smem_bytes(RB, kDepth))) != cudaSuccess) return;
+          launch_after(kernel, grid, dim3(kPipeThreads), size_t(pipe_smem_bytes(RB, kDepth)), s, a);
         };
         auto with_depth = [&](auto cols) {
           // 3 stages (48 KiB at 512 B: four blocks an SM) unless the tuning asks for 4
@@ -657,7 +624,6 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
         else with_depth(std::integral_constant<int, 1>{});
       });
       if (e != cudaSuccess) return e;
-      if (fold_here) return cudaGetLastError();
     } else {
       dispatch_width<T>(binned_width<T>(max_bytes),
                         [&](auto n) { launch_binned_tiles<T, decltype(n)::value>(p, a, L.tile_bound, s); });

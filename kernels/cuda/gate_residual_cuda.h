@@ -152,9 +152,6 @@ struct CudaTuning {
   bool combine_cached = false;
   // the reproducible mode's copy pipeline: stages of shared memory, 3 or 4 (0: 3)
   int binned_pipe_depth = 0;
-  // the reproducible mode's copy pipeline: fold the tile states in a kernel of
-  // their own rather than in each gate's last tile block
-  bool binned_fold_kernel = false;
 };
 CudaTuning& gate_residual_cuda_tuning();
 

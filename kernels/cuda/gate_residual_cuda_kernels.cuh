@@ -485,7 +485,7 @@ __global__ void __launch_bounds__(256) binned_fold_kernel(BinnedFoldArgs<T> a) {
   for (int64_t c = int64_t(blockIdx.y) * blockDim.x + threadIdx.x; c < a.dim; c += step) {
     BinnedSum s;
     s.clear();
-    binned_cuda::merge_states<binned_cuda::StateLoad::streaming>(s, a.tile_states + (lo * a.dim + c) * kBinnedWords, a.dim * kBinnedWords,
+    binned_cuda::merge_states<true>(s, a.tile_states + (lo * a.dim + c) * kBinnedWords, a.dim * kBinnedWords,
                                     int32_t(t1 - lo));
     if (a.state) {
       uint64_t v[kBinnedWords];

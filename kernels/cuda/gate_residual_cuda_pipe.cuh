@@ -261,53 +261,26 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_kernel(BwdArgs<T> a) {
   }
 }
 
-// The reproducible mode's fold in the tile kernel (BinnedTileFold given): a
-// gate of one tile writes its outputs from its own sums; each tile of a gate
-// of several stores its state, counts itself on the gate's counter for the
-// column chunk, and the last to count merges the gate's tile states and
-// writes the outputs. The states are exact integers, so which block comes
-// last changes no bit. No fold kernel: it saves a launch and the fold's chain
-// of dependent loads, and the merge reads states still in L2.
-struct BinnedTileFold {
-  const SlotFold* slot_folds;     // by partial slot: the gate's tiles and fold counter
-  unsigned long long* counters;   // [gates of several tiles][column chunks], zero between calls
-  uint64_t* state;                // [gates, dim, kBinnedWords], or null
-  void* grad_gate;                // T [gates, dim], or null
-  const int64_t* index;           // for the report of a failed call
-  int64_t gates;
-  cuda_status::Report* report;
-};
-
 // The reproducible mode's tiles through the pipeline: binned sums of Cols
 // columns a thread, every tile's state stored by tile index for
-// binned_fold_kernel, or folded here (FoldHere: the last kernel of the
-// backward, which reports a failed call). The copies in flight cost no
-// registers, so the binned sums' registers (15 a column) do not cut the bytes
-// in flight as they do in the per-thread tile kernel. Every thread sums:
-// where a block's columns are fewer than its threads, row groups share each
-// column's rows and merge their states through shared memory (binned sums are
-// exact, so the split changes no bit). Depth: the pipeline's stages; its
-// shared memory sets how many blocks an SM holds (4 stages at 512 B: 64 KiB,
-// three blocks; 3 stages: 48 KiB, four blocks, as many as its registers
-// allow), and more warps hide more of the latency of each term's fp64 chain.
-template <class T, int RowBytes, int Cols, int Depth = kPipeDepth, bool FoldHere = false>
-__global__ void __launch_bounds__(kPipeThreads) bwd_pipe_binned_kernel(BwdArgs<T> a, BinnedTileFold f) {
+// binned_fold_kernel. The copies in flight cost no registers, so the binned
+// sums' registers (15 a column) do not cut the bytes in flight as they do in
+// the per-thread tile kernel. Every thread sums: where a block's columns are
+// fewer than its threads, row groups share each column's rows and merge their
+// states through shared memory (binned sums are exact, so the split changes
+// no bit). Depth: the pipeline's stages; its shared memory sets how many
+// blocks an SM holds (4 stages at 512 B: 64 KiB, three blocks; 3 stages: 48
+// KiB, four blocks, as many as its registers allow), and more warps hide more
+// of the latency of each term's fp64 chain.
+template <class T, int RowBytes, int Cols, int Depth = kPipeDepth>
+__global__ void __launch_bounds__(kPipeThreads) bwd_pipe_binned_kernel(BwdArgs<T> a) {
   extern __shared__ __align__(16) unsigned char pipe_smem[];
   __shared__ int64_t tile_rows[kGradGateTileRows];
-  __shared__ bool last;
   constexpr int CW = RowBytes / int(sizeof(T)), kSumThreads = CW / Cols, kGroups = kPipeThreads / kSumThreads;
   static_assert(kGroups >= 1 && (kGroups - 1) * kSumThreads * Cols * kBinnedWords * 8 <= pipe_smem_bytes(RowBytes, Depth),
                 "the row groups' states fit in the pipeline's shared memory");
   TileDesc d;
-  if (!begin_tile(a, tile_rows, d)) {
-    if (FoldHere && blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0 && call_failed(a.status, a.epoch))
-      report_failed_call(f.report, a.status, f.index, f.gates, cuda_status::kReportedByBackward);
-    return;
-  }
-  // A gate of several tiles: where its tiles and counters are (loaded now, used
-  // after the tile).
-  SlotFold sf{0, 1, 0};
-  if (FoldHere && d.slot >= 0) sf = f.slot_folds[d.slot];
+  if (!begin_tile(a, tile_rows, d)) return;
   const int n = int(d.end - d.begin);
   const int lane = int(threadIdx.x) % kSumThreads, group = int(threadIdx.x) / kSumThreads;
   for (int64_t c0 = int64_t(blockIdx.y) * CW; c0 < a.dim; c0 += int64_t(gridDim.y) * CW) {
@@ -323,62 +296,16 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_binned_kernel(BwdArgs<T
         for (int j = 0; j < Cols; ++j) sum.acc[j].to_words(part_at(group, j));
       __syncthreads();
     }
-    const bool sums = group == 0 && col < a.dim;  // (threads past the last row group hold nothing)
-    uint64_t w[Cols][kBinnedWords];
-    if (sums) {
+    if (group == 0 && col < a.dim) {  // (threads past the last row group hold nothing)
 #pragma unroll
       for (int j = 0; j < Cols; ++j) {
-        sum.acc[j].to_words(w[j]);
-        for (int k = 1; k < kGroups; ++k) binned_combine(w[j], part_at(k, j));
+        uint64_t w[kBinnedWords];
+        sum.acc[j].to_words(w);
+        for (int k = 1; k < kGroups; ++k) binned_combine(w, part_at(k, j));
+        BinnedTileSum<T, Cols>::store_words(BinnedTileSum<T, Cols>::state_at(a, col + j), w);
       }
     }
     if constexpr (kGroups > 1) __syncthreads();  // the next column chunk's copies refill that memory
-    if (!FoldHere || sf.tiles > 1) {  // the tile's state, for the fold
-      if (sums)
-#pragma unroll
-        for (int j = 0; j < Cols; ++j) BinnedTileSum<T, Cols>::store_words(BinnedTileSum<T, Cols>::state_at(a, col + j), w[j]);
-    }
-    if constexpr (FoldHere) {
-      if (sf.tiles > 1) {  // (the same for the whole block)
-        if (sums) __threadfence();  // this thread's state is visible before the block is counted
-        __syncthreads();
-        if (threadIdx.x == 0) {
-          unsigned long long* counter = f.counters + int64_t(sf.multi) * pipe_chunks(a.dim, int(sizeof(T)), RowBytes) + c0 / CW;
-          last = atomicAdd(counter, 1ull) == (unsigned long long)(sf.tiles - 1);
-          if (last) *counter = 0;  // every tile has counted: back to zero for the next call
-        }
-        __syncthreads();
-        if (!last) continue;
-        __threadfence();
-      }
-      if (sums) {
-#pragma unroll
-        for (int j = 0; j < Cols; ++j) {
-          BinnedSum s;
-          s.from_words(w[j]);
-          // The other tiles' states, one at a time: a few loads from L2 in the
-          // gate's last block, where more in flight would cost every block
-          // registers (and blocks an SM).
-          const uint64_t* other = a.tile_states + (sf.tile0 * a.dim + col + j) * kBinnedWords;
-          for (int64_t t = sf.tile0; t < sf.tile0 + sf.tiles; ++t, other += a.dim * kBinnedWords) {
-            if (t == int64_t(blockIdx.x)) continue;  // this tile's own, in w
-            const ulonglong2 lo = __ldcg(reinterpret_cast<const ulonglong2*>(other));
-            const ulonglong2 hi = __ldcg(reinterpret_cast<const ulonglong2*>(other) + 1);
-            const uint64_t ws[kBinnedWords] = {lo.x, lo.y, hi.x, hi.y};
-            BinnedSum b;
-            b.from_words(ws);
-            s.merge(b);
-          }
-          const int64_t at = d.gate * a.dim + col + j;
-          if (f.state) {
-            uint64_t v[kBinnedWords];
-            s.to_words(v);
-            BinnedTileSum<T, Cols>::store_words(f.state + at * kBinnedWords, v);
-          }
-          if (f.grad_gate) static_cast<T*>(f.grad_gate)[at] = binned_finish<T>(s);
-        }
-      }
-    }
   }
 }
 

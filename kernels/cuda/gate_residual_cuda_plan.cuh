@@ -33,22 +33,6 @@ struct alignas(16) FoldDesc {
   int64_t gate, slot0, tiles, unused;
 };
 
-// What a tile of a gate of several tiles needs to fold the gate in the tile
-// kernel (the reproducible mode, which keeps no fp32 partials), found by its
-// partial slot: the gate's tiles are [tile0, tile0 + tiles), and `multi` is
-// the gate's place among the gates of several tiles (its fold counters).
-struct alignas(16) SlotFold {
-  int64_t tile0;
-  int32_t tiles, multi;
-};
-
-// Where the plan kernels write the descriptors.
-struct PlanOut {
-  TileDesc* tiles;
-  FoldDesc* folds;       // [gates of several tiles]
-  SlotFold* slot_folds;  // [partial slots]
-};
-
 // A 32-byte record in two 16-byte stores. The plan kernels run on one or a
 // few SMs, where stores are the cost: on the H200 (ncu) plan_small_kernel spent
 // about 11 of its 26 us writing descriptors as 8-byte stores, a thread per
@@ -128,18 +112,15 @@ __global__ void bwd_prepare_kernel(const int64_t* index, int64_t rows, int64_t g
 
 // Writes gate k's tile descriptors (tiles of kGradGateTileRows rows, counted
 // within the gate's own rows in row order) from its scanned counts.
-__device__ __forceinline__ void write_tiles(int64_t k, const PlanCount& at, long long n, const PlanOut& out) {
+__device__ __forceinline__ void write_tiles(int64_t k, const PlanCount& at, long long n, TileDesc* tiles,
+                                            FoldDesc* folds) {
   const PlanCount own = plan_count(n);
   for (int64_t t = 0; t < own.tiles; ++t) {
     const int64_t tb = at.rows + t * kGradGateTileRows;
     const int64_t te = tb + kGradGateTileRows < at.rows + n ? tb + kGradGateTileRows : at.rows + n;
-    store_record(out.tiles + at.tiles + t, k, tb, te, own.tiles > 1 ? at.slots + t : -1);
-    if (own.tiles > 1) {
-      const SlotFold f{at.tiles, int32_t(own.tiles), int32_t(at.multi)};
-      out.slot_folds[at.slots + t] = f;
-    }
+    store_record(tiles + at.tiles + t, k, tb, te, own.tiles > 1 ? at.slots + t : -1);
   }
-  if (own.tiles > 1) store_record(out.folds + at.multi, k, at.slots, own.tiles, 0);
+  if (own.tiles > 1) store_record(folds + at.multi, k, at.slots, own.tiles, 0);
 }
 
 // Walks gates [0, gates) in rounds of Threads, a gate per thread (a warp's
@@ -173,7 +154,7 @@ constexpr int64_t kPlanBlockGates = 2048;
 // reads it); fold_kernel reads FoldDesc records, and the tile kernels only
 // the totals plan[gates].
 __global__ void __launch_bounds__(kPlanThreads) plan_block_kernel(
-    unsigned long long* counts, int64_t gates, PlanCount* plan, PlanOut out,
+    unsigned long long* counts, int64_t gates, PlanCount* plan, TileDesc* tiles, FoldDesc* folds,
     const unsigned long long* status, unsigned long long epoch) {
   __shared__ PlanScan<kPlanThreads>::TempStorage scan_tmp;
   wait_for_previous_kernel();
@@ -182,20 +163,21 @@ __global__ void __launch_bounds__(kPlanThreads) plan_block_kernel(
   const PlanCount total = scan_gates<kPlanThreads>(
       gates, scan_tmp, [&](int64_t k) { return (long long)counts[k]; },
       [&](int64_t k, const PlanCount& at, long long n) {
-        if (!failed) write_tiles(k, at, n, out);
+        if (!failed) write_tiles(k, at, n, tiles, folds);
         counts[k] = 0;
       });
   if (threadIdx.x == 0) plan[gates] = total;
 }
 
 // The same for more gates, after a device-wide scan: one thread per gate.
-__global__ void fill_tiles_kernel(unsigned long long* counts, const PlanCount* plan, int64_t gates, PlanOut out,
-                                  const unsigned long long* status, unsigned long long epoch) {
+__global__ void fill_tiles_kernel(unsigned long long* counts, const PlanCount* plan, int64_t gates,
+                                  TileDesc* tiles, FoldDesc* folds, const unsigned long long* status,
+                                  unsigned long long epoch) {
   wait_for_previous_kernel();
   let_next_kernel_start();
   const bool failed = call_failed(status, epoch);
   for (int64_t k = global_thread(); k < gates; k += global_threads()) {
-    if (!failed) write_tiles(k, plan[k], (long long)counts[k], out);
+    if (!failed) write_tiles(k, plan[k], (long long)counts[k], tiles, folds);
     counts[k] = 0;
   }
 }
@@ -250,7 +232,8 @@ __global__ void __launch_bounds__(kSortThreads) plan_count_kernel(const int64_t*
 template <class BlockSort>
 __global__ void __launch_bounds__(kSortThreads, 1) plan_scatter_kernel(
     const int64_t* index, int64_t rows, int64_t gates, int end_bit, const unsigned* hist, int chunks,
-    PlanCount* plan, PlanOut out, int64_t* order, const unsigned long long* status, unsigned long long epoch) {
+    PlanCount* plan, TileDesc* tiles, FoldDesc* folds, int64_t* order, const unsigned long long* status,
+    unsigned long long epoch) {
   __shared__ union {
     typename BlockSort::TempStorage sort;
     PlanScan<kSortThreads>::TempStorage scan;
@@ -300,7 +283,7 @@ __global__ void __launch_bounds__(kSortThreads, 1) plan_scatter_kernel(
       gates, tmp.scan, [&](int64_t k) { return (long long)total_rows[k]; },
       [&](int64_t k, const PlanCount& at, long long n) {
         offset[k] += at.rows;
-        if (b == 0) write_tiles(k, at, n, out);
+        if (b == 0) write_tiles(k, at, n, tiles, folds);
       });
   if (b == 0 && threadIdx.x == 0) plan[gates] = total;
 
@@ -398,8 +381,8 @@ __device__ __forceinline__ unsigned match_by_ballots(unsigned key, int bits) {
 
 template <int Warps>
 __global__ void __launch_bounds__(Warps * 32, 1) plan_small_kernel(
-    const int64_t* index, int64_t rows, int64_t gates, PlanCount* plan, PlanOut out, int64_t* order,
-    unsigned long long* status, unsigned long long epoch) {
+    const int64_t* index, int64_t rows, int64_t gates, PlanCount* plan, TileDesc* tiles, FoldDesc* folds,
+    int64_t* order, unsigned long long* status, unsigned long long epoch) {
   constexpr int kThreads = Warps * 32;
   constexpr int kSteps = int(kSmallPlanRows / kThreads);  // 32-row steps of a warp, at most
   extern __shared__ __align__(16) unsigned char small_smem[];
@@ -465,7 +448,7 @@ __global__ void __launch_bounds__(Warps * 32, 1) plan_small_kernel(
       },
       [&](int64_t k, const PlanCount& at, long long n) {
         start[k] = int(at.rows);
-        write_tiles(k, at, n, out);
+        write_tiles(k, at, n, tiles, folds);
       });
   if (tid == 0) plan[G] = total;
   __syncthreads();

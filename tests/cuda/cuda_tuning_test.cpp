@@ -65,14 +65,6 @@ TEST(CudaTuning, CombineGridLoadsAndPipelineDepth) {
     EXPECT_NE(w.find(named), std::string::npos) << named << " not in: " << w;
 }
 
-TEST(CudaTuning, ReproducibleFoldKernel) {
-  std::string w;
-  EXPECT_TRUE(parse_cuda_tuning("fold_kernel", &w).binned_fold_kernel);
-  EXPECT_EQ(w, "");
-  EXPECT_FALSE(parse_cuda_tuning("fold_kernel=1", &w).binned_fold_kernel);
-  EXPECT_NE(w.find("'fold_kernel=1' ignored"), std::string::npos) << w;
-}
-
 TEST(CudaTuning, RowSegmentsOf448Bytes) {
   std::string w;
   EXPECT_EQ(parse_cuda_tuning("seg=448", &w).pipe_row_bytes, 448);

@@ -86,22 +86,20 @@ void with_tuning(Set set, F f) {
   f();
 }
 
-// A reproducible tile kernel forced: tile=, cols=, seg=, vec=, depth= and
-// fold_kernel of GATECHECK_CUDA_TUNING (0: automatic).
+// A reproducible tile kernel forced: tile=, cols=, seg=, vec= and depth= of
+// GATECHECK_CUDA_TUNING (0: automatic).
 struct TileKernel {
   int tile, cols, seg, vec, depth;
-  bool fold_kernel = false;
   void force(CudaTuning& t) const {
     t.bwd_tile = tile;
     t.pipe_cols = cols;
     t.pipe_row_bytes = seg;
     t.bwd_vector_bytes = vec;
     t.binned_pipe_depth = depth;
-    t.binned_fold_kernel = fold_kernel;
   }
   std::string name() const {
     return "tile=" + std::to_string(tile) + " cols=" + std::to_string(cols) + " seg=" + std::to_string(seg) +
-           " vec=" + std::to_string(vec) + " depth=" + std::to_string(depth) + (fold_kernel ? " fold_kernel" : "");
+           " vec=" + std::to_string(vec) + " depth=" + std::to_string(depth);
   }
 };
 
@@ -174,8 +172,7 @@ TEST(SplitCuda, EveryPlanPathGivesTheSameState) {
 }
 
 // Each tile kernel forced (the copy pipeline with one and two columns a
-// thread, its tile states folded in the tile kernel or by a kernel of their
-// own, the per-thread kernel): the same state words as the host's, and the
+// thread, the per-thread kernel): the same state words as the host's, and the
 // one-call backward's grad_res and grad_y equal today's. Shapes: gates of one
 // tile and of many, a last stage of a tile short of 16 rows, a row longer
 // than one 512-byte segment and not a multiple of it.
@@ -186,8 +183,7 @@ TEST(SplitCuda, EveryTileKernelGivesTheSameState) {
   // the pipeline at 4 stages and at 3
   for (TileKernel f : {TileKernel{3, 1, 512, 0, 4}, TileKernel{3, 1, 256, 0, 4}, TileKernel{3, 2, 512, 0, 4},
                        TileKernel{3, 1, 448, 0, 4}, TileKernel{3, 1, 512, 0, 3}, TileKernel{3, 1, 256, 0, 3},
-                       TileKernel{3, 2, 512, 0, 3}, TileKernel{3, 1, 512, 0, 3, true},
-                       TileKernel{3, 2, 256, 0, 3, true}, TileKernel{1, 0, 0, 0, 0}})
+                       TileKernel{3, 2, 512, 0, 3}, TileKernel{1, 0, 0, 0, 0}})
     for (DType t : {DType::bf16, DType::f16, DType::f32})
       for (const char* values : {"normal", "subnormal", "nan_inf", "mixed_magnitude"}) {
         const int64_t dim = t == DType::f32 ? 292 : 392;  // 1168 and 784 bytes: 3 and 2 segments, the last short
@@ -210,46 +206,6 @@ TEST(SplitCuda, EveryTileKernelGivesTheSameState) {
         EXPECT_TRUE(a.outputs["grad_y"] == o.outputs["grad_y"]) << where;
         EXPECT_TRUE(a.outputs["grad_res"] == o.outputs["grad_res"]) << where;
       }
-}
-
-// The fold in the tile kernel counts each gate's tiles on counters at the
-// start of the stream's workspace, which today's CUB plan uses for its
-// per-gate counts too; each leaves them zero. Calls of both, on one stream,
-// shapes in turn, each state written over a poisoned buffer: a counter not
-// back at zero would leave a gate's outputs unwritten (or written early).
-TEST(SplitCuda, FoldCountersAreZeroAgainAfterEveryCall) {
-  GATECHECK_REQUIRE_GPU();
-  struct Shape {
-    int64_t rows, dim, gates;
-  };
-  cudaStream_t s;
-  ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
-  const Case cub = drawn(DType::bf16, 9000, 40, 2600, "normal", 5);  // more gates than the counting plan takes
-  OnDevice cd;
-  void* cub_g = cd.put(cub.input("grad_out"));
-  void* cub_gate = cd.put(cub.input("gate"));
-  int64_t* cub_index = cd.put(cub.index);
-  void* cub_y = cd.put(cub.input("y"));
-  void* cub_out = cd.zeros(size_t(cub.rows * cub.dim * 2) * 2 + size_t(cub.gates * cub.dim * 2));
-  auto* grad_res = static_cast<char*>(cub_out);
-  for (int round = 0; round < 3; ++round)
-    for (Shape sh : {Shape{3000, 64, 3}, Shape{20000, 16, 9}, Shape{9000, 40, 2600}, Shape{1000, 300, 2}}) {
-      Case c = drawn(DType::bf16, sh.rows, sh.dim, sh.gates, "mixed_magnitude", uint64_t(round + 1));
-      const std::vector<uint64_t> host = host_state(c);
-      OnDevice d;
-      auto* state = static_cast<uint64_t*>(d.zeros(host.size() * 8));
-      ASSERT_EQ(cudaMemset(state, 0xab, host.size() * 8), cudaSuccess);
-      ASSERT_TRUE(gate_residual_repro_partial_cuda(c.problem(Device::cuda, s), d.put(c.input("grad_out")),
-                                                   d.put(c.index), d.put(c.input("y")), state).ok());
-      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-      EXPECT_EQ(down<uint64_t>(state, host.size()), host) << "round " << round << " " << describe(c);
-      // today's backward through the CUB plan on the same stream, between them
-      ASSERT_TRUE(gate_residual_bwd_cuda(cub.problem(Device::cuda, s), cub_g, cub_gate, cub_index, cub_y, grad_res,
-                                         grad_res + cub.rows * cub.dim * 2 * 2, grad_res + cub.rows * cub.dim * 2)
-                      .ok());
-    }
-  EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-  cudaStreamDestroy(s);
 }
 
 // Every index pattern: the one-call backward's grad_gate equals host-repro's
@@ -505,8 +461,7 @@ TEST(SplitCuda, CostAgainstTodaysBackward) {
     ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     EXPECT_EQ(down<uint8_t>(grad_gate_repro, want.size()), want);
     // Each tile kernel, for the record, each checked too: the copy pipeline
-    // in three shapes at 4 stages and at 3 (and its tile states folded by a
-    // kernel of their own rather than in it), the per-thread tile kernel at its
+    // in three shapes at 4 stages and at 3, the per-thread tile kernel at its
     // 4-byte width (8 and 16 bytes: 1.74x and 2.61x the cuda backward at
     // 32768 rows, in bench/results/split/repro-tiles/first/).
     struct Variant {
@@ -516,8 +471,6 @@ TEST(SplitCuda, CostAgainstTodaysBackward) {
     for (Variant v :
          {Variant{{3, 1, 512, 0, 4}, "the copy pipeline, 512-byte segments, 1 column a thread, 4 stages"},
           Variant{{3, 1, 512, 0, 3}, "the copy pipeline, 512-byte segments, 1 column a thread, 3 stages"},
-          Variant{{3, 1, 512, 0, 3, true},
-                  "the copy pipeline, 512-byte segments, 1 column a thread, 3 stages, the fold a kernel of its own"},
           Variant{{3, 1, 256, 0, 4}, "the copy pipeline, 256-byte segments, 1 column a thread, 2 row groups, 4 stages"},
           Variant{{3, 1, 256, 0, 3}, "the copy pipeline, 256-byte segments, 1 column a thread, 2 row groups, 3 stages"},
           Variant{{3, 2, 512, 0, 3}, "the copy pipeline, 512-byte segments, 2 columns a thread, 2 row groups, 3 stages"},
