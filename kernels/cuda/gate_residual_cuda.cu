@@ -506,10 +506,10 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   BwdLayout L;
   cudaError_t e = cached_layout(p, w, &L);
   if (e != cudaSuccess) return e;
-  // The reproducible mode's tile states lie past the plan's scratch.
+  // The reproducible mode's tile states (by partial slot) lie past the plan's scratch.
   const size_t tile_states_at = align_up(L.total);
   const size_t blob_bytes =
-      binned ? tile_states_at + size_t(L.tile_bound) * size_t(p.dim) * kBinnedWords * sizeof(uint64_t) : L.total;
+      binned ? tile_states_at + size_t(L.slot_bound) * size_t(p.dim) * kBinnedWords * sizeof(uint64_t) : L.total;
   e = reserve_blob(w, blob_bytes, s);
   if (e != cudaSuccess) return e;
   // The blob starts with counters (the CUB path's per-gate counts, the fused
@@ -531,10 +531,25 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   const int elem = int(sizeof(T));
   const int max_bytes = std::min(vector_bytes(elem, p.dim, {grad_out, gate, y, grad_res, grad_gate, grad_y}, 0),
                                  vector_bytes(elem, gate_stride, {gate}, 0));
-  BwdArgs<T> a{static_cast<const T*>(grad_out), static_cast<const T*>(gate), static_cast<const T*>(y),
-               static_cast<T*>(grad_res), static_cast<T*>(grad_gate), static_cast<T*>(grad_y),
-               order, tiles, plan + p.gates, partials, p.dim, gate_stride, w.status, w.epoch,
-               binned ? reinterpret_cast<uint64_t*>(base + tile_states_at) : nullptr};
+  // The reproducible mode's grad_gate (binned->grad_gate: the caller passes
+  // grad_gate null) is written an element at a time, so the vector widths
+  // above leave it out.
+  BwdArgs<T> a{static_cast<const T*>(grad_out),
+               static_cast<const T*>(gate),
+               static_cast<const T*>(y),
+               static_cast<T*>(grad_res),
+               static_cast<T*>(binned ? binned->grad_gate : grad_gate),
+               static_cast<T*>(grad_y),
+               order,
+               tiles,
+               plan + p.gates,
+               partials,
+               p.dim,
+               gate_stride,
+               w.status,
+               w.epoch,
+               binned ? reinterpret_cast<uint64_t*>(base + tile_states_at) : nullptr,
+               binned ? binned->state : nullptr};
   // Short problems with few gates: one kernel, no plan in memory, up to
   // kFusedAutoMaxRows rows where its grid takes at most kFusedMaxWaves waves
   // of resident blocks (blocks past the last tile, the last in the grid, only
@@ -628,12 +643,12 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       dispatch_width<T>(binned_width<T>(max_bytes),
                         [&](auto n) { launch_binned_tiles<T, decltype(n)::value>(p, a, L.tile_bound, s); });
     }
-    BinnedFoldArgs<T> f{tiles,   plan + p.gates, a.tile_states, binned->state, static_cast<T*>(binned->grad_gate),
+    BinnedFoldArgs<T> f{folds,   plan + p.gates, a.tile_states, binned->state, static_cast<T*>(binned->grad_gate),
                         p.dim,   w.status,       w.epoch,       index,         p.gates,
                         w.report_dev};
     const int ft = threads_for(p.dim);
-    launch_after(binned_fold_kernel<T>, dim3(unsigned(std::max<int64_t>(p.gates, 1)), grid_y_for(p.dim, ft)), dim3(ft),
-                 0, s, f);
+    launch_after(binned_fold_kernel<T>, dim3(unsigned(std::max<int64_t>(L.multi_bound, 1)), grid_y_for(p.dim, ft)),
+                 dim3(ft), 0, s, f);
     return cudaGetLastError();
   }
   // Long tiles (few gates) on a short problem: the copy pipeline where rows

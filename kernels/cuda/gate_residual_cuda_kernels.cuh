@@ -96,7 +96,11 @@ struct BwdArgs {
   int64_t gate_stride;       // elements between gate rows; grad_gate is dense
   const unsigned long long* status;
   unsigned long long epoch;
-  uint64_t* tile_states;     // the reproducible mode: [tiles, dim, kBinnedWords], every tile's binned sums
+  // The reproducible mode: [slots, dim, kBinnedWords], the binned sums of each
+  // tile of a gate of several tiles, by partial slot; and its output state
+  // [gates, dim, kBinnedWords], or null
+  uint64_t* tile_states;
+  uint64_t* binned_state;
 };
 
 // The start of both tile kernels: waits for the plan; false when this block
@@ -138,8 +142,9 @@ __device__ __forceinline__ void store_tile_sum(const BwdArgs<T>& a, const TileDe
 //   partial (or grad_gate for a gate's only tile);
 // - BinnedTileSum: binned_sum.h's exact state per column in registers
 //   (BinnedFp64Sum: the shares taken and summed on the fp64 pipe, no
-//   atomics, no run-time register index), stored as the tile's state (every
-//   tile, by tile index), folded per gate by binned_fold_kernel. It may run
+//   atomics, no run-time register index), stored as fp32 sums are: a gate's
+//   only tile writes its outputs, other tiles their state by partial slot,
+//   folded per gate by binned_fold_kernel. It may run
 //   without grad_y (a partial for the split exchange): then neither the gate
 //   nor grad_y is touched.
 template <class T, int N>
@@ -156,6 +161,27 @@ struct Fp32TileSum {
   }
 };
 
+__device__ __forceinline__ void store_binned_words(uint64_t* to, const uint64_t (&w)[kBinnedWords]) {
+  *reinterpret_cast<ulonglong2*>(to) = make_ulonglong2(w[0], w[1]);
+  *reinterpret_cast<ulonglong2*>(to + 2) = make_ulonglong2(w[2], w[3]);
+}
+
+// A tile's binned state of column col, as the fp32 sums are stored: a gate's
+// only tile writes the gate's outputs (the state and/or grad_gate, rounded
+// once); a tile of a gate of several keeps it at its partial slot for
+// binned_fold_kernel.
+template <class T>
+__device__ __forceinline__ void store_binned_tile(const BwdArgs<T>& a, const TileDesc& d, int64_t col,
+                                                  const uint64_t (&w)[kBinnedWords]) {
+  if (d.slot >= 0) {
+    store_binned_words(a.tile_states + (d.slot * a.dim + col) * kBinnedWords, w);
+    return;
+  }
+  const int64_t at = d.gate * a.dim + col;
+  if (a.binned_state) store_binned_words(a.binned_state + at * kBinnedWords, w);
+  if (a.grad_gate) a.grad_gate[at] = binned_finish_words<T>(w);
+}
+
 template <class T, int N>
 struct BinnedTileSum {
   static_assert(kGradGateTileRows <= BinnedFp64Sum::kMaxTerms, "a tile's digits stay exact in fp64");
@@ -166,20 +192,12 @@ struct BinnedTileSum {
     for (int j = 0; j < N; ++j) acc[j].clear();
   }
   __device__ __forceinline__ void add(int j, float t) { acc[j].add(t); }
-  // Where this block's tile keeps column c's state.
-  __device__ static uint64_t* state_at(const BwdArgs<T>& a, int64_t c) {
-    return a.tile_states + (int64_t(blockIdx.x) * a.dim + c) * kBinnedWords;
-  }
-  __device__ static void store_words(uint64_t* to, const uint64_t (&w)[kBinnedWords]) {
-    *reinterpret_cast<ulonglong2*>(to) = make_ulonglong2(w[0], w[1]);
-    *reinterpret_cast<ulonglong2*>(to + 2) = make_ulonglong2(w[2], w[3]);
-  }
-  __device__ __forceinline__ void store(const BwdArgs<T>& a, const TileDesc&, int64_t c) const {
+  __device__ __forceinline__ void store(const BwdArgs<T>& a, const TileDesc& d, int64_t c) const {
 #pragma unroll
     for (int j = 0; j < N; ++j) {
       uint64_t v[kBinnedWords];
       acc[j].to_words(v);
-      store_words(state_at(a, c + j), v);
+      store_binned_tile(a, d, c + j, v);
     }
   }
 };
@@ -450,9 +468,9 @@ __global__ void __launch_bounds__(256) fold_kernel(FoldArgs<T> a) {
 
 template <class T>
 struct BinnedFoldArgs {
-  const TileDesc* tiles;    // sorted by gate
+  const FoldDesc* folds;    // [totals->multi]
   const PlanCount* totals;  // plan[gates]: totals of the scan
-  const uint64_t* tile_states;
+  const uint64_t* tile_states;  // by partial slot
   uint64_t* state;  // [gates, dim, kBinnedWords], or null
   T* grad_gate;     // or null
   int64_t dim;
@@ -463,36 +481,29 @@ struct BinnedFoldArgs {
   cuda_status::Report* report;
 };
 
-// The reproducible mode's fold: a block per (gate, column chunk) combines the
-// gate's tile states (binned: exact integers, so any order gives the same
-// words), then writes the state and/or grad_gate rounded once. The last
-// kernel of such a backward: block (0, 0) reports a failed call.
+// The reproducible mode's fold, as fold_kernel: a block per (gate of several
+// tiles, column chunk) combines the gate's tile states, slots [slot0, slot0 +
+// tiles) (binned: exact integers, so any order gives the same words), then
+// writes the state and/or grad_gate rounded once. (Gates of one tile were
+// written by their tile.) The last kernel of such a backward: block (0, 0)
+// reports a failed call.
 template <class T>
 __global__ void __launch_bounds__(256) binned_fold_kernel(BinnedFoldArgs<T> a) {
   wait_for_previous_kernel();
   if (last_kernel_found_failure(a, cuda_status::kReportedByBackward)) return;
-  const int64_t k = blockIdx.x, total = a.totals->tiles;
-  if (k >= a.gates) return;  // (a grid of one block where there are no gates)
-  int64_t lo = 0, hi = total;  // the gate's first tile: the first whose gate is >= k
-  while (lo < hi) {
-    const int64_t mid = (lo + hi) / 2;
-    if (a.tiles[mid].gate < k) lo = mid + 1;
-    else hi = mid;
-  }
-  int64_t t1 = lo;
-  while (t1 < total && a.tiles[t1].gate == k) ++t1;
+  if (int64_t(blockIdx.x) >= a.totals->multi) return;
+  const FoldDesc fd = a.folds[blockIdx.x];
+  const int64_t k = fd.gate;
   const int64_t step = int64_t(gridDim.y) * blockDim.x;
   for (int64_t c = int64_t(blockIdx.y) * blockDim.x + threadIdx.x; c < a.dim; c += step) {
     BinnedSum s;
     s.clear();
-    binned_cuda::merge_states<true>(s, a.tile_states + (lo * a.dim + c) * kBinnedWords, a.dim * kBinnedWords,
-                                    int32_t(t1 - lo));
+    binned_cuda::merge_states<true>(s, a.tile_states + (fd.slot0 * a.dim + c) * kBinnedWords, a.dim * kBinnedWords,
+                                    int32_t(fd.tiles));
     if (a.state) {
       uint64_t v[kBinnedWords];
       s.to_words(v);
-      uint64_t* w = a.state + (k * a.dim + c) * kBinnedWords;
-      *reinterpret_cast<ulonglong2*>(w) = make_ulonglong2(v[0], v[1]);
-      *reinterpret_cast<ulonglong2*>(w + 2) = make_ulonglong2(v[2], v[3]);
+      store_binned_words(a.state + (k * a.dim + c) * kBinnedWords, v);
     }
     if (a.grad_gate) a.grad_gate[k * a.dim + c] = binned_finish<T>(s);
   }

@@ -262,10 +262,10 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_kernel(BwdArgs<T> a) {
 }
 
 // The reproducible mode's tiles through the pipeline: binned sums of Cols
-// columns a thread, every tile's state stored by tile index for
-// binned_fold_kernel. The copies in flight cost no registers, so the binned
-// sums' registers (15 a column) do not cut the bytes in flight as they do in
-// the per-thread tile kernel. Every thread sums: where a block's columns are
+// columns a thread, stored as the fp32 sums are (store_binned_tile). The
+// copies in flight cost no registers, so the binned sums' registers (15 a
+// column) do not cut the bytes in flight as they do in the per-thread tile
+// kernel. Every thread sums: where a block's columns are
 // fewer than its threads, row groups share each column's rows and merge their
 // states through shared memory (binned sums are exact, so the split changes
 // no bit). Depth: the pipeline's stages; its shared memory sets how many
@@ -302,7 +302,7 @@ __global__ void __launch_bounds__(kPipeThreads) bwd_pipe_binned_kernel(BwdArgs<T
         uint64_t w[kBinnedWords];
         sum.acc[j].to_words(w);
         for (int k = 1; k < kGroups; ++k) binned_combine(w, part_at(k, j));
-        BinnedTileSum<T, Cols>::store_words(BinnedTileSum<T, Cols>::state_at(a, col + j), w);
+        store_binned_tile(a, d, col + j, w);
       }
     }
     if constexpr (kGroups > 1) __syncthreads();  // the next column chunk's copies refill that memory

@@ -129,16 +129,19 @@ std::vector<uint64_t> host_state(const Case& c) {
 }
 
 // The device partial's words equal the host's, for every dtype and class, on
-// shapes that take each plan path and tile width: gates of one tile and of
-// many (multi-tile gates fold several tile states), one gate per row, odd
-// dims (element loads), unused gates.
+// shapes that take each plan path and tile width: gates of one tile (which
+// write their outputs from the tile kernel) and of many (folded by the fold
+// kernel), both through the copy pipeline (16-byte rows, 64 rows a gate or
+// more) and the per-thread kernel, one gate per row, odd dims (element
+// loads), unused gates.
 TEST(SplitCuda, PartialStateEqualsTheHosts) {
   GATECHECK_REQUIRE_GPU();
   struct Shape {
     int64_t rows, dim, gates;
   };
   for (Shape sh : {Shape{1000, 37, 5}, Shape{3000, 64, 3}, Shape{700, 24, 700}, Shape{9000, 40, 2000},
-                   Shape{20000, 16, 9}, Shape{12000, 8, 3000}, Shape{5, 3, 8}})
+                   Shape{20000, 16, 9}, Shape{12000, 8, 3000}, Shape{5, 3, 8}, Shape{4000, 64, 32},
+                   Shape{2000, 136, 6}})
     for (DType t : {DType::bf16, DType::f16, DType::f32})
       for (const char* values : {"normal", "order_sensitive", "subnormal", "near_overflow", "nan_inf", "mixed_magnitude"}) {
         Case c = drawn(t, sh.rows, sh.dim, sh.gates, values, 3);
