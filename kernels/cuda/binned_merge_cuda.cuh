@@ -3,7 +3,8 @@
 // tile states (gate_residual_cuda_kernels.cuh). A thread issues
 // kMergeInFlight states' loads before it merges any of them: the combine
 // reads each state once and is bound by those loads (it runs near the copy
-// ceiling). The fold took as long either way (docs/kernel-design.md).
+// ceiling). The fold took as long either way (docs/kernel-design.md). And
+// the one way every device kernel stores a state's words.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -16,6 +17,13 @@ namespace gatecheck {
 namespace binned_cuda {
 
 constexpr int kMergeInFlight = 8;
+
+// A state's words stored at `to` (16-byte aligned) in two 16-byte stores.
+__device__ __forceinline__ void store_state(uint64_t* to, const uint64_t (&w)[kBinnedWords]) {
+  ulonglong2* o = reinterpret_cast<ulonglong2*>(to);
+  o[0] = make_ulonglong2(w[0], w[1]);
+  o[1] = make_ulonglong2(w[2], w[3]);
+}
 
 // acc += the n states' words at at, at + stride, ... (stride in words; each
 // state 16-byte aligned). Streaming: loads marked evict-first (each state's

@@ -58,9 +58,7 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(const uint64_t* state
     if (group > 0 || e >= elements) continue;
     uint64_t r[kBinnedWords];
     acc.to_words(r);
-    ulonglong2* o = reinterpret_cast<ulonglong2*>(out + e * kBinnedWords);
-    o[0] = make_ulonglong2(r[0], r[1]);
-    o[1] = make_ulonglong2(r[2], r[3]);
+    store_state(out + e * kBinnedWords, r);
   }
 }
 
@@ -166,9 +164,7 @@ __global__ void wide_to_state_kernel(WideSums w, uint64_t* state) {
   const uint32_t count[3] = {w.count[e], w.count[w.elements + e], w.count[2 * w.elements + e]};
   uint64_t v[kBinnedWords];
   binned_wide_words(w.top[e], [&](int b) { return uint64_t(w.bins[b * w.elements + e]); }, count, v);
-  ulonglong2* o = reinterpret_cast<ulonglong2*>(state + e * kBinnedWords);
-  o[0] = make_ulonglong2(v[0], v[1]);
-  o[1] = make_ulonglong2(v[2], v[3]);
+  store_state(state + e * kBinnedWords, v);
 }
 
 cudaError_t launch_wide_to_state(const WideSums& w, uint64_t* state, cudaStream_t s) {

@@ -161,11 +161,6 @@ struct Fp32TileSum {
   }
 };
 
-__device__ __forceinline__ void store_binned_words(uint64_t* to, const uint64_t (&w)[kBinnedWords]) {
-  *reinterpret_cast<ulonglong2*>(to) = make_ulonglong2(w[0], w[1]);
-  *reinterpret_cast<ulonglong2*>(to + 2) = make_ulonglong2(w[2], w[3]);
-}
-
 // A tile's binned state of column col, as the fp32 sums are stored: a gate's
 // only tile writes the gate's outputs (the state and/or grad_gate, rounded
 // once); a tile of a gate of several keeps it at its partial slot for
@@ -174,11 +169,11 @@ template <class T>
 __device__ __forceinline__ void store_binned_tile(const BwdArgs<T>& a, const TileDesc& d, int64_t col,
                                                   const uint64_t (&w)[kBinnedWords]) {
   if (d.slot >= 0) {
-    store_binned_words(a.tile_states + (d.slot * a.dim + col) * kBinnedWords, w);
+    binned_cuda::store_state(a.tile_states + (d.slot * a.dim + col) * kBinnedWords, w);
     return;
   }
   const int64_t at = d.gate * a.dim + col;
-  if (a.binned_state) store_binned_words(a.binned_state + at * kBinnedWords, w);
+  if (a.binned_state) binned_cuda::store_state(a.binned_state + at * kBinnedWords, w);
   if (a.grad_gate) a.grad_gate[at] = binned_finish_words<T>(w);
 }
 
@@ -503,7 +498,7 @@ __global__ void __launch_bounds__(256) binned_fold_kernel(BinnedFoldArgs<T> a) {
     if (a.state) {
       uint64_t v[kBinnedWords];
       s.to_words(v);
-      store_binned_words(a.state + (k * a.dim + c) * kBinnedWords, v);
+      binned_cuda::store_state(a.state + (k * a.dim + c) * kBinnedWords, v);
     }
     if (a.grad_gate) a.grad_gate[k * a.dim + c] = binned_finish<T>(s);
   }
