@@ -647,7 +647,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
                         p.dim,   w.status,       w.epoch,       index,         p.gates,
                         w.report_dev};
     const int ft = threads_for(p.dim);
-    launch_after(binned_fold_kernel<T>, dim3(unsigned(std::max<int64_t>(L.multi_bound, 1)), grid_y_for(p.dim, ft)),
+    launch_after(fold_kernel<BinnedFoldArgs<T>>, dim3(unsigned(std::max<int64_t>(L.multi_bound, 1)), grid_y_for(p.dim, ft)),
                  dim3(ft), 0, s, f);
     return cudaGetLastError();
   }
@@ -717,7 +717,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   FoldArgs<T> f{folds,   plan + p.gates, partials, static_cast<T*>(grad_gate), p.dim, w.status, w.epoch,
                 index,   p.gates,        w.report_dev};
   const int ft = threads_for(p.dim);
-  launch_after(fold_kernel<T>, dim3(unsigned(L.multi_bound), grid_y_for(p.dim, ft)), dim3(ft), 0, s, f);
+  launch_after(fold_kernel<FoldArgs<T>>, dim3(unsigned(L.multi_bound), grid_y_for(p.dim, ft)), dim3(ft), 0, s, f);
   return cudaGetLastError();
 }
 

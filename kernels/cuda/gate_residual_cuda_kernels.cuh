@@ -144,7 +144,7 @@ __device__ __forceinline__ void store_tile_sum(const BwdArgs<T>& a, const TileDe
 //   (BinnedFp64Sum: the shares taken and summed on the fp64 pipe, no
 //   atomics, no run-time register index), stored as fp32 sums are: a gate's
 //   only tile writes its outputs, other tiles their state by partial slot,
-//   folded per gate by binned_fold_kernel. It may run
+//   folded per gate by fold_kernel. It may run
 //   without grad_y (a partial for the split exchange): then neither the gate
 //   nor grad_y is touched.
 template <class T, int N>
@@ -164,7 +164,7 @@ struct Fp32TileSum {
 // A tile's binned state of column col, as the fp32 sums are stored: a gate's
 // only tile writes the gate's outputs (the state and/or grad_gate, rounded
 // once); a tile of a gate of several keeps it at its partial slot for
-// binned_fold_kernel.
+// fold_kernel.
 template <class T>
 __device__ __forceinline__ void store_binned_tile(const BwdArgs<T>& a, const TileDesc& d, int64_t col,
                                                   const uint64_t (&w)[kBinnedWords]) {
@@ -427,6 +427,22 @@ __global__ void __launch_bounds__(kStageWarps * 32) bwd_staged_kernel(BwdArgs<T>
   }
 }
 
+// The fold of gates of several tiles, one kernel for both accumulators: a
+// block per (listed gate, column chunk) folds the gate's tile slots [slot0,
+// slot0 + tiles) column by column with its Args' fold_column. The last kernel
+// of a backward with an index plan in memory: block (0, 0) reports a failed
+// call. (Gates of one tile were written by their tile.)
+template <class Args>
+__global__ void __launch_bounds__(256) fold_kernel(Args a) {
+  wait_for_previous_kernel();
+  if (last_kernel_found_failure(a, cuda_status::kReportedByBackward)) return;
+  if (int64_t(blockIdx.x) >= a.totals->multi) return;
+  const FoldDesc fd = a.folds[blockIdx.x];
+  const int64_t step = int64_t(gridDim.y) * blockDim.x;
+  for (int64_t c = int64_t(blockIdx.y) * blockDim.x + threadIdx.x; c < a.dim; c += step) a.fold_column(fd, c);
+}
+
+// fp32 partials: folded in tile order from +0, rounded once.
 template <class T>
 struct FoldArgs {
   const FoldDesc* folds;   // [totals->multi]
@@ -439,28 +455,18 @@ struct FoldArgs {
   const int64_t* index;  // for the report of a failed call
   int64_t gates;
   cuda_status::Report* report;
-};
 
-// Gates of several tiles: fold the tile partials in tile order from +0, round
-// once. The last kernel of a backward with an index plan in memory: block
-// (0, 0) reports a failed call.
-template <class T>
-__global__ void __launch_bounds__(256) fold_kernel(FoldArgs<T> a) {
-  wait_for_previous_kernel();
-  if (last_kernel_found_failure(a, cuda_status::kReportedByBackward)) return;
-  if (int64_t(blockIdx.x) >= a.totals->multi) return;
-  const FoldDesc fd = a.folds[blockIdx.x];
-  const int64_t k = fd.gate, slot0 = fd.slot0, nt = fd.tiles;
-  const int64_t step = int64_t(gridDim.y) * blockDim.x;
-  for (int64_t c = int64_t(blockIdx.y) * blockDim.x + threadIdx.x; c < a.dim; c += step) {
-    const float* p = a.partials + slot0 * a.dim + c;
+  __device__ __forceinline__ void fold_column(const FoldDesc& fd, int64_t c) const {
+    const float* p = partials + fd.slot0 * dim + c;
     float total = 0.0f;
 #pragma unroll 8
-    for (int64_t t = 0; t < nt; ++t) total = gate_residual_accumulate(total, p[t * a.dim]);
-    a.grad_gate[k * a.dim + c] = gate_residual_grad_gate_finish<T>(total);
+    for (int64_t t = 0; t < fd.tiles; ++t) total = gate_residual_accumulate(total, p[t * dim]);
+    grad_gate[fd.gate * dim + c] = gate_residual_grad_gate_finish<T>(total);
   }
-}
+};
 
+// Binned tile states: merged (exact integers, so any order gives the same
+// words), then the state and/or grad_gate written, rounded once.
 template <class T>
 struct BinnedFoldArgs {
   const FoldDesc* folds;    // [totals->multi]
@@ -474,35 +480,21 @@ struct BinnedFoldArgs {
   const int64_t* index;  // for the report of a failed call
   int64_t gates;
   cuda_status::Report* report;
-};
 
-// The reproducible mode's fold, as fold_kernel: a block per (gate of several
-// tiles, column chunk) combines the gate's tile states, slots [slot0, slot0 +
-// tiles) (binned: exact integers, so any order gives the same words), then
-// writes the state and/or grad_gate rounded once. (Gates of one tile were
-// written by their tile.) The last kernel of such a backward: block (0, 0)
-// reports a failed call.
-template <class T>
-__global__ void __launch_bounds__(256) binned_fold_kernel(BinnedFoldArgs<T> a) {
-  wait_for_previous_kernel();
-  if (last_kernel_found_failure(a, cuda_status::kReportedByBackward)) return;
-  if (int64_t(blockIdx.x) >= a.totals->multi) return;
-  const FoldDesc fd = a.folds[blockIdx.x];
-  const int64_t k = fd.gate;
-  const int64_t step = int64_t(gridDim.y) * blockDim.x;
-  for (int64_t c = int64_t(blockIdx.y) * blockDim.x + threadIdx.x; c < a.dim; c += step) {
+  __device__ __forceinline__ void fold_column(const FoldDesc& fd, int64_t c) const {
     BinnedSum s;
     s.clear();
-    binned_cuda::merge_states<true>(s, a.tile_states + (fd.slot0 * a.dim + c) * kBinnedWords, a.dim * kBinnedWords,
+    binned_cuda::merge_states<true>(s, tile_states + (fd.slot0 * dim + c) * kBinnedWords, dim * kBinnedWords,
                                     int32_t(fd.tiles));
-    if (a.state) {
+    const int64_t at = fd.gate * dim + c;
+    if (state) {
       uint64_t v[kBinnedWords];
       s.to_words(v);
-      binned_cuda::store_state(a.state + (k * a.dim + c) * kBinnedWords, v);
+      binned_cuda::store_state(state + at * kBinnedWords, v);
     }
-    if (a.grad_gate) a.grad_gate[k * a.dim + c] = binned_finish<T>(s);
+    if (grad_gate) grad_gate[at] = binned_finish<T>(s);
   }
-}
+};
 
 }  // namespace cuda_detail
 }  // namespace gatecheck
