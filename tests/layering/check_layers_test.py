@@ -46,8 +46,8 @@ PLANTED = [
 ]
 
 
-def tree(extra=None):
-    root = tempfile.mkdtemp(prefix="layers-")
+def tree(parent, extra=None):
+    root = tempfile.mkdtemp(prefix="layers-", dir=parent)
     with open(os.path.join(root, "CMakeLists.txt"), "w") as f:
         f.write(LAYERS)
     for path, text in CLEAN.items():
@@ -67,13 +67,15 @@ def run(root):
 
 def main():
     failures = []
-    rc, out = run(tree())
-    if rc != 0:
-        failures.append(f"the clean tree fails:\n{out}")
-    for path, line, words in PLANTED:
-        rc, out = run(tree((path, line)))
-        if rc != 1 or words not in out or path not in out:
-            failures.append(f"{line.strip()} in {path}: exit {rc}, want 1 with '{words}':\n{out}")
+    # The trees go with the folder: a run leaves nothing behind in /tmp.
+    with tempfile.TemporaryDirectory(prefix="layers-") as parent:
+        rc, out = run(tree(parent))
+        if rc != 0:
+            failures.append(f"the clean tree fails:\n{out}")
+        for path, line, words in PLANTED:
+            rc, out = run(tree(parent, (path, line)))
+            if rc != 1 or words not in out or path not in out:
+                failures.append(f"{line.strip()} in {path}: exit {rc}, want 1 with '{words}':\n{out}")
     for f in failures:
         print("FAIL:", f)
     print(f"check_layers_test: {len(PLANTED) - len(failures) + 1} of {len(PLANTED) + 1} cases as expected")
