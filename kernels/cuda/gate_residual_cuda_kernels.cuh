@@ -442,19 +442,24 @@ __global__ void __launch_bounds__(256) fold_kernel(Args a) {
   for (int64_t c = int64_t(blockIdx.y) * blockDim.x + threadIdx.x; c < a.dim; c += step) a.fold_column(fd, c);
 }
 
-// fp32 partials: folded in tile order from +0, rounded once.
-template <class T>
-struct FoldArgs {
-  const FoldDesc* folds;   // [totals->multi]
+// What both folds read: the plan's list of gates of several tiles, and what
+// the failure report needs.
+struct FoldPlan {
+  const FoldDesc* folds;    // [totals->multi]
   const PlanCount* totals;  // plan[gates]: totals of the scan
-  const float* partials;
-  T* grad_gate;
   int64_t dim;
   const unsigned long long* status;
   unsigned long long epoch;
   const int64_t* index;  // for the report of a failed call
   int64_t gates;
   cuda_status::Report* report;
+};
+
+// fp32 partials: folded in tile order from +0, rounded once.
+template <class T>
+struct FoldArgs : FoldPlan {
+  const float* partials;
+  T* grad_gate;
 
   __device__ __forceinline__ void fold_column(const FoldDesc& fd, int64_t c) const {
     const float* p = partials + fd.slot0 * dim + c;
@@ -468,18 +473,10 @@ struct FoldArgs {
 // Binned tile states: merged (exact integers, so any order gives the same
 // words), then the state and/or grad_gate written, rounded once.
 template <class T>
-struct BinnedFoldArgs {
-  const FoldDesc* folds;    // [totals->multi]
-  const PlanCount* totals;  // plan[gates]: totals of the scan
+struct BinnedFoldArgs : FoldPlan {
   const uint64_t* tile_states;  // by partial slot
-  uint64_t* state;  // [gates, dim, kBinnedWords], or null
-  T* grad_gate;     // or null
-  int64_t dim;
-  const unsigned long long* status;
-  unsigned long long epoch;
-  const int64_t* index;  // for the report of a failed call
-  int64_t gates;
-  cuda_status::Report* report;
+  uint64_t* state;              // [gates, dim, kBinnedWords], or null
+  T* grad_gate;                 // or null
 
   __device__ __forceinline__ void fold_column(const FoldDesc& fd, int64_t c) const {
     BinnedSum s;
