@@ -1,6 +1,6 @@
 # kernel_mutants: the GPU tests can fail. Each mutant plants one bug in a
-# copy of the CUDA kernels (a sed expression on one file), rebuilds
-# test_cuda_vs_host from that copy and runs the test aimed at it, which
+# copy of the CUDA kernels (a sed expression on one file), rebuilds the test
+# binary aimed at it (test_cuda_vs_host unless named) from that copy and runs the test, which
 # must fail. The repository's own files are never changed.
 #   large_offsets_31bit  the forward loads res and y at 31-bit offsets
 #   wide_plan_offsets    past 4096 gates the 16-warp one-block plan drops the
@@ -13,8 +13,8 @@
 . "$(dirname "$0")/../stage_common.sh"
 src=/tmp/gatecheck-mutant-src
 mb="$BUILD-mutants"
-# name | file | sed expression | GATECHECK_CUDA_TUNING | gtest filter
-mutants='large_offsets_31bit|kernels/cuda/gate_residual_cuda_kernels.cuh|s/const int64_t o = (r0 + u) \* a.dim + c;/const int64_t o = ((r0 + u) * a.dim + c) \& 0x7fffffff;/||CudaLargeOffsets.Bf16*:CudaLargeOffsets.F32*
+# name | file | sed expression | GATECHECK_CUDA_TUNING | gtest filter | test binary (default test_cuda_vs_host)
+mutants='large_offsets_31bit|kernels/cuda/gate_residual_cuda_kernels.cuh|s/const int64_t o = (r0 + u) \* a.dim + c;/const int64_t o = ((r0 + u) * a.dim + c) \& 0x7fffffff;/||CudaLargeOffsets.Bf16*:CudaLargeOffsets.F32*|test_cuda_large_offsets
 wide_plan_offsets|kernels/cuda/gate_residual_cuda_plan.cuh|s/placed\[start\[k\] + mine\[k\] + rank\[i\]\]/placed[start[k] + (Warps == 16 \&\& gates > 4096 ? 0 : mine[k]) + rank[i]]/||CudaVsHost.OneBlockPlanTakesUpTo8192Gates
 short_tiles_restart|kernels/cuda/gate_residual_cuda_kernels.cuh|s/while (cur < int(row_tile\[i + u\])) finish_tile();/if (false) finish_tile();  \/\/ MUTANT/|tile=4|CudaVsHost.RandomCasesBitIdentical'
 
@@ -27,7 +27,8 @@ if [ ! -f "$mb/CMakeCache.txt" ]; then
     { tail -20 "$D/configure.log"; echo "kernel_mutants: the copy did not configure"; exit 1; }
 fi
 caught=0 tried=0 skipped=0
-while IFS='|' read -r name file expr tuning filter; do
+while IFS='|' read -r name file expr tuning filter binary; do
+  binary=${binary:-test_cuda_vs_host}
   case " ${KERNEL_MUTANTS:-$name} " in *" $name "*) ;; *) continue ;; esac
   tried=$((tried + 1))
   log="$D/$name.log"
@@ -38,12 +39,12 @@ while IFS='|' read -r name file expr tuning filter; do
     continue
   fi
   { echo "## mutant $name: $file"; diff "$file" "$src/$file"
-    echo "## GATECHECK_CUDA_TUNING='$tuning' test_cuda_vs_host --gtest_filter='$filter'"; } > "$log"
+    echo "## GATECHECK_CUDA_TUNING='$tuning' $binary --gtest_filter='$filter'"; } > "$log"
   echo "## $name" >> "$D/build.log"
-  if ! cmake --build "$mb" -j "$JOBS" --target test_cuda_vs_host >> "$D/build.log" 2>&1; then
+  if ! cmake --build "$mb" -j "$JOBS" --target "$binary" >> "$D/build.log" 2>&1; then
     tail -20 "$D/build.log"; echo "$name: the mutant did not build"; continue
   fi
-  GATECHECK_CUDA_TUNING="$tuning" timeout 180 "$mb/tests/cuda/test_cuda_vs_host" --gtest_filter="$filter" > "$log.run" 2>&1
+  GATECHECK_CUDA_TUNING="$tuning" timeout 180 "$mb/tests/cuda/$binary" --gtest_filter="$filter" > "$log.run" 2>&1
   rc=$?
   grep -vE "^\[ +(RUN|OK) +\]" "$log.run" | head -60 >> "$log"; echo "(exit $rc)" >> "$log"; rm -f "$log.run"
   if grep -q "^\[  SKIPPED \]" "$log" && ! grep -q "^\[  FAILED  \]" "$log"; then
