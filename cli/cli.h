@@ -46,6 +46,7 @@ struct CheckArgs {
   std::vector<std::string> impls;
   std::string device;        // "", "cpu" or "cuda"
   double seconds = 30;
+  double shrink_seconds = 60;  // each failure's shrink, on top of `seconds`
   long long cases = 0;
   unsigned long long seed = 0;
   bool seed_given = false;

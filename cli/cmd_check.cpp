@@ -145,6 +145,7 @@ int cmd_check(const CheckArgs& a) {
   opt.seed = a.seed_given ? a.seed
                           : uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) ^ uint64_t(getpid());
   opt.seconds = a.seconds;
+  opt.max_shrink_seconds = a.shrink_seconds;
   opt.max_cases = a.cases;
   opt.isolate = a.isolate;
   opt.isolate_timeout_seconds = a.timeout;
@@ -196,9 +197,10 @@ int cmd_check(const CheckArgs& a) {
   CheckReport report = run_check(impls, opt);
   progress.finish();
   clear_crash_messages();
-  if (!report.interrupted)
+  // The project's shrinker after RapidCheck's: up to 10 s each, within --shrink-seconds.
+  if (!report.interrupted && a.shrink_seconds > 0)
     shrink_failures_further(&report, impls, opt.before_run, PropertyOptions{a.isolate, a.timeout},
-                            opt.stop_requested);
+                            opt.stop_requested, std::min(10.0, a.shrink_seconds));
   clear_crash_messages();
   inflight.remove_all();
 

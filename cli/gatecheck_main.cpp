@@ -75,9 +75,13 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
                 "(repeatable; default: all available)");
   c->add_option("--device", check.device, "cpu or cuda (default: every device available)")->check(CLI::IsMember({"cpu", "cuda"}));
   c->add_option("--seconds", check.seconds,
-                "time budget for the whole run's cases; shrinking a failure comes on top, at most " +
-                    std::to_string(std::lround(CheckOptions{}.max_shrink_seconds)) + " s each (0: none, so --cases, or " +
-                    std::to_string(kCasesWithoutBudget) + " cases a property)")->capture_default_str()->check(finite_seconds());
+                "time budget for the whole run's cases; shrinking a failure comes on top (--shrink-seconds) "
+                "(0: none, so --cases, or " + std::to_string(kCasesWithoutBudget) + " cases a property)")
+      ->capture_default_str()->check(finite_seconds());
+  c->add_option("--shrink-seconds", check.shrink_seconds,
+                "time budget for shrinking each failure, on top of --seconds (0: report the case as found); a shrink "
+                "it cuts short says so, and gatecheck shrink FILE goes on from the saved case")
+      ->capture_default_str()->check(finite_seconds());
   c->add_option("--cases", check.cases, "case budget per implementation x property (0: time budget only)")
       ->check(whole_number(1000000000000ull, "cases"));
   c->add_option("--seed", check.seed, "random seed (printed on every run; default: from the clock)")

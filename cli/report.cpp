@@ -98,7 +98,12 @@ void print_failures(std::ostream& os, const CheckReport& r, const SavedFailures&
        << p.impl << "@" << device_name(p.device) << " " << p.property << "\n";
     os << "  found after " << std::fixed << std::setprecision(2) << f.seconds_to_find << " s; shrunk in "
        << f.shrink_steps << " steps from " << describe_found_case(f) << "\n";
-    os << "  minimal case: " << minimal_case_text(f) << "\n";
+    if (f.shrink_cut_short)
+      os << "  smallest case found (the shrink was cut short by its budget, --shrink-seconds, or a stop: a smaller "
+            "case may fail; gatecheck shrink FILE goes on): "
+         << minimal_case_text(f) << "\n";
+    else
+      os << "  minimal case: " << minimal_case_text(f) << "\n";
     std::istringstream ev(evidence_text(f.verdict));
     for (std::string line; std::getline(ev, line);) os << "  " << line << "\n";
     if (k < saved.paths.size() && !saved.paths[k].empty()) {
@@ -211,6 +216,7 @@ nlohmann::json report_json(const CheckReport& r, const SavedFailures& saved, con
                       {"claimed", f.claimed},
                       {"seconds_to_find", f.seconds_to_find},
                       {"shrink_steps", f.shrink_steps},
+                      {"shrink_cut_short", f.shrink_cut_short},
                       {"reproduce", f.reproduce},
                       {"message", f.verdict.message},
                       {"minimal_case", minimal_case_text(f)},

@@ -55,7 +55,9 @@ SavedFailures save_failures(const CheckReport& r, const std::string& corpus, con
     if (!p.failure) continue;
     const std::string note = "found by gatecheck check " + origin + " after " +
                              std::to_string(p.failure->seconds_to_find) + " s; shrunk in " +
-                             std::to_string(p.failure->shrink_steps) + " steps from " + describe_found_case(*p.failure);
+                             std::to_string(p.failure->shrink_steps) + " steps" +
+                             (p.failure->shrink_cut_short ? " (cut short: a smaller case may fail)" : "") + " from " +
+                             describe_found_case(*p.failure);
     try {
       // values where small, the generator spec where large
       saved.paths[k] = save_failure_file(corpus, failure_case_file(*p.failure), failure_digest(*p.failure),

@@ -3,7 +3,7 @@
 namespace gatecheck {
 
 void shrink_failures_further(CheckReport* report, const std::vector<Subject>& impls, const BeforeShrinkRun& before,
-                             const PropertyOptions& popt, const ShrinkStop& stop) {
+                             const PropertyOptions& popt, const ShrinkStop& stop, double max_seconds) {
   for (auto& p : report->results) {
     if (!p.failure || p.failure->scale_shrunk) continue;  // still a scale case: shrunk by the scale tier
     if ((report->interrupted = stop())) return;
@@ -11,8 +11,9 @@ void shrink_failures_further(CheckReport* report, const std::vector<Subject>& im
       if (impl.name != p.impl || impl.device != p.device) continue;
       before(impl, p.property, p.failure->shrunk);
       try {
-        const ShrinkResult sr = shrink_case(impl, p.property, p.failure->shrunk, nullptr, 10, popt, stop);
+        const ShrinkResult sr = shrink_case(impl, p.property, p.failure->shrunk, nullptr, max_seconds, popt, stop);
         report->interrupted = sr.interrupted;
+        p.failure->shrink_cut_short = sr.cut_short;
         if (sr.steps > 0) {
           p.failure->shrunk = sr.minimal;
           p.failure->verdict = sr.verdict;

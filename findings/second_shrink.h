@@ -18,11 +18,12 @@ namespace gatecheck {
 using BeforeShrinkRun = std::function<void(const Subject&, const std::string&, const Case&)>;
 
 // Shrinks every failure of `report` that is not a scale case (those the scale
-// tier shrinks) further, in place. Under popt.isolate its calls run in child
-// processes. A stop request ends it and marks the report interrupted, keeping
+// tier shrinks) further, in place, for at most max_seconds each; a failure's
+// shrink_cut_short then says whether this shrink ended before a fixed point.
+// Under popt.isolate its calls run in child processes. A stop request ends it and marks the report interrupted, keeping
 // what it has shrunk so far. A failure that does not reproduce outside the
 // engine (a flaky one) keeps RapidCheck's case.
 void shrink_failures_further(CheckReport* report, const std::vector<Subject>& impls, const BeforeShrinkRun& before,
-                             const PropertyOptions& popt, const ShrinkStop& stop);
+                             const PropertyOptions& popt, const ShrinkStop& stop, double max_seconds);
 
 }  // namespace gatecheck

@@ -109,6 +109,7 @@ struct Shrunk {
   rc::Shrinkable<Case> at;
   Verdict verdict;
   std::vector<size_t> path;
+  bool cut_short = false;  // ended by the budget or a stop, not at a case none of whose children fails
 };
 
 bool stop_requested(const CheckOptions& opt) { return opt.stop_requested && opt.stop_requested(); }
@@ -126,12 +127,19 @@ Shrunk shrink(const Subject& impl, const std::string& property, const rc::Shrink
   quick.name_probes = false;
   const auto t0 = Clock::now();
   bool progress = true;
-  while (progress && since(t0) < opt.max_shrink_seconds) {
+  while (progress) {
+    if (since(t0) >= opt.max_shrink_seconds || stop_requested(opt)) {
+      s.cut_short = bool(s.at.shrinks().next());  // a child left untried
+      break;
+    }
     progress = false;
     auto children = s.at.shrinks();
     size_t k = 0;
     while (auto child = children.next()) {
-      if (since(t0) >= opt.max_shrink_seconds || stop_requested(opt)) break;
+      if (since(t0) >= opt.max_shrink_seconds || stop_requested(opt)) {
+        s.cut_short = true;
+        break;
+      }
       const Case c = child->value();
       if (!impl.contract.valid.admits(c)) {  // a simpler case its contract refuses stands in for nothing
         ++k;
@@ -140,7 +148,10 @@ Shrunk shrink(const Subject& impl, const std::string& property, const rc::Shrink
       if (opt.before_run) opt.before_run(impl, property, c);
       Verdict v = check_property(property, impl, c, quick);
       if (opt.after_run) opt.after_run();
-      if (stop_requested(opt)) break;  // the call may have been cut short by the stop itself
+      if (stop_requested(opt)) {  // the call may have been cut short by the stop itself
+        s.cut_short = true;
+        break;
+      }
       if (!v.passed && (!claimed || breaks_claim(v, impl.contract, c.dtype))) {
         s.at = *child;
         s.verdict = std::move(v);
@@ -187,6 +198,7 @@ FailureReport report(const Subject& impl, const std::string& property, const Gen
   f.claimed = breaks_claim(sh.verdict, impl.contract, f.shrunk.dtype);
   f.seconds_to_find = found_after;
   f.shrink_steps = int(sh.path.size());
+  f.shrink_cut_short = sh.cut_short;
   rc::detail::Reproduce r{random, size, sh.path};
   f.reproduce = rc::detail::reproduceMapToString({{reproduce_key(impl, property, limits), r}});
   return f;

@@ -104,6 +104,9 @@ struct FailureReport {
   bool claimed = false;            // breaks a claim (exit 1) or is a finding
   double seconds_to_find = 0;
   int shrink_steps = 0;
+  // The shrink ended at its time budget (or a stop) with candidates left to
+  // try: a smaller case may still fail. `shrunk` is then the smallest found.
+  bool shrink_cut_short = false;
   std::string reproduce;           // RapidCheck reproduce string (RC_PARAMS="reproduce=..."),
                                    // accepted back by CheckOptions::reproduce
   // A failure found by the scale tier: the case as drawn, and the minimal

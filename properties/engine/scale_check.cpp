@@ -232,6 +232,7 @@ FailureReport ScaleTierPair::report(const ScaleSlotRun& r, double found_after) c
     if (opt_.after_run) opt_.after_run();
     f.verdict = sh.verdict;
     f.shrink_steps = sh.steps;
+    f.shrink_cut_short = sh.cut_short;
     if (sh.small) {
       f.shrunk = *sh.small;
       f.scale_shrunk.reset();

@@ -73,13 +73,15 @@ class Failure:
     case_file: str      # the corpus file ("" if it could not be written)
     repro: str          # the command that replays it
     rc_params: str      # RapidCheck's replay of the unshrunk case
+    shrink_cut_short: bool = False  # the shrink ended at its budget: a smaller case may fail
 
     def __str__(self):
         kind = "FAILURE" if self.claimed else "FINDING (unclaimed property)"
         lines = [f"{kind}: {self.impl}@{self.device} {self.property}",
                  f"  found after {self.seconds_to_find:.2f} s; shrunk in {self.shrink_steps} steps "
                  f"from {self.original_case}",
-                 f"  minimal case: {self.minimal_case}"]
+                 (f"  smallest case found (the shrink was cut short: a smaller case may fail): {self.minimal_case}"
+                  if self.shrink_cut_short else f"  minimal case: {self.minimal_case}")]
         lines += ["  " + line for line in self.evidence.rstrip("\n").split("\n")]
         if self.case_file:
             lines += [f"  saved: {self.case_file}", f"  repro: {self.repro}"]
@@ -136,7 +138,8 @@ def _failure(result):
     f = result["failure"]
     return Failure(result["impl"], result["device"], result["property"], f["claimed"], f["minimal_case"],
                    f["original_case"], f["evidence"], f["seconds_to_find"], f["shrink_steps"], f["case_file"],
-                   f["repro"], f"reproduce={f['reproduce']}" if f["reproduce"] else "")
+                   f["repro"], f"reproduce={f['reproduce']}" if f["reproduce"] else "",
+                   bool(f.get("shrink_cut_short", False)))
 
 
 def spec_of(impl):

@@ -107,6 +107,21 @@ TEST(CheckEngine, SameSeedSameCases) {
   EXPECT_EQ(a, b);
 }
 
+// A shrink with no time left reports the case as found and says it was cut
+// short, so that the report does not call it minimal.
+TEST(CheckEngine, AShrinkOutOfTimeSaysItWasCutShort) {
+  CheckOptions o = small({"row_invariance"}, 50);
+  o.max_shrink_seconds = 0;
+  const CheckReport r = run_check({broken(Bug::odd_batch_flip)}, o);
+  ASSERT_EQ(r.results.size(), 1u);
+  ASSERT_TRUE(r.results[0].failure.has_value());
+  const FailureReport& f = *r.results[0].failure;
+  EXPECT_TRUE(f.shrink_cut_short);
+  EXPECT_EQ(f.shrink_steps, 0);
+  EXPECT_EQ(describe(f.shrunk), describe(f.original));
+  EXPECT_FALSE(f.verdict.passed);
+}
+
 TEST(CheckEngine, ShrinksAClaimedFailureAndReproducesIt) {
   const Subject bad = broken(Bug::odd_batch_flip);
   const CheckReport r = run_check({bad}, small({"row_invariance"}, 50));
@@ -120,6 +135,7 @@ TEST(CheckEngine, ShrinksAClaimedFailureAndReproducesIt) {
   EXPECT_LE(pr.failure->shrunk.rows, pr.failure->original.rows);
   EXPECT_LE(pr.failure->shrunk.rows, 4) << describe(pr.failure->shrunk);
   EXPECT_GT(pr.failure->shrink_steps, 0);
+  EXPECT_FALSE(pr.failure->shrink_cut_short) << "it ran to a case none of whose shrinks fails";
   EXPECT_GE(pr.failure->seconds_to_find, 0);
   ASSERT_FALSE(pr.failure->reproduce.empty());
 
