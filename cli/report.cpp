@@ -99,8 +99,8 @@ void print_failures(std::ostream& os, const CheckReport& r, const SavedFailures&
     os << "  found after " << std::fixed << std::setprecision(2) << f.seconds_to_find << " s; shrunk in "
        << f.shrink_steps << " steps from " << describe_found_case(f) << "\n";
     if (f.shrink_cut_short)
-      os << "  smallest case found (the shrink was cut short by its budget, --shrink-seconds, or a stop: a smaller "
-            "case may fail; gatecheck shrink FILE goes on): "
+      os << "  smallest case found (the shrink stopped early, at --shrink-seconds, a stop or a device error: a "
+            "smaller case may fail; gatecheck shrink FILE goes on): "
          << minimal_case_text(f) << "\n";
     else
       os << "  minimal case: " << minimal_case_text(f) << "\n";

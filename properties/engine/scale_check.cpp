@@ -222,9 +222,12 @@ FailureReport ScaleTierPair::report(const ScaleSlotRun& r, double found_after) c
   f.seconds_to_find = found_after;
   f.verdict = r.verdict;
   f.scale_shrunk = r.c;
-  // A sticky CUDA error leaves nothing to shrink with in this process: the
-  // case as drawn is kept (gatecheck repro replays it in a fresh one).
-  if (scale_device_usable(impl_.device)) {
+  // A sticky CUDA error leaves nothing to shrink with in this process, and a
+  // shrink budget of 0 asks for none (the scale shrinker reads 0 as no
+  // limit): the case as drawn is kept (gatecheck repro replays it in a fresh
+  // process), its shrink cut short.
+  f.shrink_cut_short = true;
+  if (opt_.max_shrink_seconds > 0 && scale_device_usable(impl_.device)) {
     std::function<void(const ScaleCase&)> before;
     if (opt_.before_scale_run) before = [&](const ScaleCase& cand) { opt_.before_scale_run(impl_, property_, cand); };
     const ScaleShrinkResult sh = shrink_scale_case(impl_, property_, r.c, r.verdict, check_options(r.draw), nullptr,

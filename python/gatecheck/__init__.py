@@ -80,7 +80,7 @@ class Failure:
         lines = [f"{kind}: {self.impl}@{self.device} {self.property}",
                  f"  found after {self.seconds_to_find:.2f} s; shrunk in {self.shrink_steps} steps "
                  f"from {self.original_case}",
-                 (f"  smallest case found (the shrink was cut short: a smaller case may fail): {self.minimal_case}"
+                 (f"  smallest case found (the shrink stopped early: a smaller case may fail): {self.minimal_case}"
                   if self.shrink_cut_short else f"  minimal case: {self.minimal_case}")]
         lines += ["  " + line for line in self.evidence.rstrip("\n").split("\n")]
         if self.case_file:

@@ -18,7 +18,7 @@ run() {  # NAME ARGS...
   [ $rc -eq 1 ] || { cat "$work/$name.out"; fail "$name: exit $rc (want 1, the claimed failure)"; }
 }
 run cut --shrink-seconds 0
-grep -q "smallest case found (the shrink was cut short by its budget" "$work/cut.out" ||
+grep -q "smallest case found (the shrink stopped early, at --shrink-seconds" "$work/cut.out" ||
   fail "cut: the report does not say the shrink was cut short"
 grep -q "minimal case:" "$work/cut.out" && fail "cut: the report calls an unshrunk case minimal"
 [ "$(field "$work/cut.json" shrink_cut_short)" = True ] || fail "cut: JSON shrink_cut_short is not true"

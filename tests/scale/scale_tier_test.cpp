@@ -489,6 +489,26 @@ TEST(ScaleEngine, OneAndFourJobsFindAndShrinkTheSameScaleFailure) {
   expect_same_scale_coverage(a.coverage.scale, b.coverage.scale);
 }
 
+// With no shrink budget a scale failure keeps its case as drawn and says its
+// shrink was cut short (the scale shrinker reads a 0 budget as no limit, so
+// the tier must not call it at all).
+TEST(ScaleEngine, NoShrinkBudgetKeepsTheScaleCaseAsDrawn) {
+  const std::vector<Subject> grid = {make_subject(std::string("plugin:") + GC_SCALE_GRID_LIMIT, Device::cpu)};
+  CheckOptions o = small_run({"full_write"}, 40);
+  o.seed = 3;
+  o.scale.enabled = true;
+  o.scale.share = 0.25;
+  o.stop_on_failure = true;
+  o.max_shrink_seconds = 0;
+  const CheckReport r = run_check(grid, o);
+  ASSERT_TRUE(r.any_claimed_failure());
+  const FailureReport& f = *r.results.back().failure;
+  ASSERT_TRUE(f.scale_original && f.scale_shrunk);
+  EXPECT_EQ(scale_digest(*f.scale_shrunk), scale_digest(*f.scale_original));
+  EXPECT_EQ(f.shrink_steps, 0);
+  EXPECT_TRUE(f.shrink_cut_short);
+}
+
 // A bug that only rows past 65,535 show: the small tier cannot reach it, the
 // scale tier does, shrinks it and, with stop_on_failure, ends the run there.
 TEST(ScaleEngine, CatchesWhatOnlyScaleShowsAndStops) {
