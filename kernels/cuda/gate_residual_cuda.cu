@@ -550,6 +550,8 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
                w.epoch,
                binned ? reinterpret_cast<uint64_t*>(base + tile_states_at) : nullptr,
                binned ? binned->state : nullptr};
+  // Both folds' plan and failure report (gates of several tiles, FoldDesc).
+  const FoldPlan fold_plan{folds, plan + p.gates, p.dim, w.status, w.epoch, index, p.gates, w.report_dev};
   // Short problems with few gates: one kernel, no plan in memory, up to
   // kFusedAutoMaxRows rows where its grid takes at most kFusedMaxWaves waves
   // of resident blocks (blocks past the last tile, the last in the grid, only
@@ -643,8 +645,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       dispatch_width<T>(binned_width<T>(max_bytes),
                         [&](auto n) { launch_binned_tiles<T, decltype(n)::value>(p, a, L.tile_bound, s); });
     }
-    const FoldPlan fp{folds, plan + p.gates, p.dim, w.status, w.epoch, index, p.gates, w.report_dev};
-    const BinnedFoldArgs<T> f{fp, a.tile_states, binned->state, static_cast<T*>(binned->grad_gate)};
+    const BinnedFoldArgs<T> f{fold_plan, a.tile_states, binned->state, static_cast<T*>(binned->grad_gate)};
     const int ft = threads_for(p.dim);
     launch_after(fold_kernel<BinnedFoldArgs<T>>, dim3(unsigned(std::max<int64_t>(L.multi_bound, 1)), grid_y_for(p.dim, ft)),
                  dim3(ft), 0, s, f);
@@ -713,8 +714,7 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
       else launch_after(bwd_tile_kernel<T, N, 4>, grid, dim3(threads), 0, s, a);
     });
   }
-  const FoldPlan fp{folds, plan + p.gates, p.dim, w.status, w.epoch, index, p.gates, w.report_dev};
-  const FoldArgs<T> f{fp, partials, static_cast<T*>(grad_gate)};
+  const FoldArgs<T> f{fold_plan, partials, static_cast<T*>(grad_gate)};
   const int ft = threads_for(p.dim);
   launch_after(fold_kernel<FoldArgs<T>>, dim3(unsigned(L.multi_bound), grid_y_for(p.dim, ft)), dim3(ft), 0, s, f);
   return cudaGetLastError();

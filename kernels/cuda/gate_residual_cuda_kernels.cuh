@@ -161,20 +161,24 @@ struct Fp32TileSum {
   }
 };
 
+// A gate's finished binned sum at element at: its state's words and/or
+// grad_gate, rounded once (either may be null). Written by a gate's only tile
+// or by the fold.
+template <class T>
+__device__ __forceinline__ void store_gate_outputs(uint64_t* state, T* grad_gate, int64_t at,
+                                                   const uint64_t (&w)[kBinnedWords]) {
+  if (state) binned_cuda::store_state(state + at * kBinnedWords, w);
+  if (grad_gate) grad_gate[at] = binned_finish_words<T>(w);
+}
+
 // A tile's binned state of column col, as the fp32 sums are stored: a gate's
-// only tile writes the gate's outputs (the state and/or grad_gate, rounded
-// once); a tile of a gate of several keeps it at its partial slot for
-// fold_kernel.
+// only tile writes the gate's outputs; a tile of a gate of several keeps it
+// at its partial slot for fold_kernel.
 template <class T>
 __device__ __forceinline__ void store_binned_tile(const BwdArgs<T>& a, const TileDesc& d, int64_t col,
                                                   const uint64_t (&w)[kBinnedWords]) {
-  if (d.slot >= 0) {
-    binned_cuda::store_state(a.tile_states + (d.slot * a.dim + col) * kBinnedWords, w);
-    return;
-  }
-  const int64_t at = d.gate * a.dim + col;
-  if (a.binned_state) binned_cuda::store_state(a.binned_state + at * kBinnedWords, w);
-  if (a.grad_gate) a.grad_gate[at] = binned_finish_words<T>(w);
+  if (d.slot >= 0) binned_cuda::store_state(a.tile_states + (d.slot * a.dim + col) * kBinnedWords, w);
+  else store_gate_outputs(a.binned_state, a.grad_gate, d.gate * a.dim + col, w);
 }
 
 template <class T, int N>
@@ -483,13 +487,9 @@ struct BinnedFoldArgs : FoldPlan {
     s.clear();
     binned_cuda::merge_states<true>(s, tile_states + (fd.slot0 * dim + c) * kBinnedWords, dim * kBinnedWords,
                                     int32_t(fd.tiles));
-    const int64_t at = fd.gate * dim + c;
-    if (state) {
-      uint64_t v[kBinnedWords];
-      s.to_words(v);
-      binned_cuda::store_state(state + at * kBinnedWords, v);
-    }
-    if (grad_gate) grad_gate[at] = binned_finish<T>(s);
+    uint64_t v[kBinnedWords];
+    s.to_words(v);
+    store_gate_outputs(state, grad_gate, fd.gate * dim + c, v);
   }
 };
 
