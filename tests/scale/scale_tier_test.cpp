@@ -459,15 +459,26 @@ TEST(ScaleEngine, OneAndFourJobsRunTheSameScaleCases) {
   }
 }
 
-// A bug only scale shows: one worker and four find it on the same scale
-// draw, count the same cases up to it, and shrink it to the same case.
-TEST(ScaleEngine, OneAndFourJobsFindAndShrinkTheSameScaleFailure) {
-  const std::vector<Subject> grid = {make_subject(std::string("plugin:") + GC_SCALE_GRID_LIMIT, Device::cpu)};
-  CheckOptions o = small_run({"inputs_untouched", "full_write"}, 40);
+// The plugin whose bug only rows past 65,535 show (full_write fails at
+// scale), and a run whose scale tier reaches it at seed 3, shrinking for up
+// to shrink_seconds.
+std::vector<Subject> grid_limit_plugin() {
+  return {make_subject(std::string("plugin:") + GC_SCALE_GRID_LIMIT, Device::cpu)};
+}
+CheckOptions grid_limit_scale_run(const std::vector<std::string>& props, double shrink_seconds) {
+  CheckOptions o = small_run(props, 40);
   o.seed = 3;
   o.scale.enabled = true;
   o.scale.share = 0.25;
-  o.max_shrink_seconds = 120;
+  o.max_shrink_seconds = shrink_seconds;
+  return o;
+}
+
+// A bug only scale shows: one worker and four find it on the same scale
+// draw, count the same cases up to it, and shrink it to the same case.
+TEST(ScaleEngine, OneAndFourJobsFindAndShrinkTheSameScaleFailure) {
+  const std::vector<Subject> grid = grid_limit_plugin();
+  CheckOptions o = grid_limit_scale_run({"inputs_untouched", "full_write"}, 120);
   o.jobs = 1;
   const CheckReport a = run_check(grid, o);
   o.jobs = 4;
@@ -493,14 +504,9 @@ TEST(ScaleEngine, OneAndFourJobsFindAndShrinkTheSameScaleFailure) {
 // shrink was cut short (the scale shrinker reads a 0 budget as no limit, so
 // the tier must not call it at all).
 TEST(ScaleEngine, NoShrinkBudgetKeepsTheScaleCaseAsDrawn) {
-  const std::vector<Subject> grid = {make_subject(std::string("plugin:") + GC_SCALE_GRID_LIMIT, Device::cpu)};
-  CheckOptions o = small_run({"full_write"}, 40);
-  o.seed = 3;
-  o.scale.enabled = true;
-  o.scale.share = 0.25;
+  CheckOptions o = grid_limit_scale_run({"full_write"}, 0);
   o.stop_on_failure = true;
-  o.max_shrink_seconds = 0;
-  const CheckReport r = run_check(grid, o);
+  const CheckReport r = run_check(grid_limit_plugin(), o);
   ASSERT_TRUE(r.any_claimed_failure());
   const FailureReport& f = *r.results.back().failure;
   ASSERT_TRUE(f.scale_original && f.scale_shrunk);
@@ -512,15 +518,13 @@ TEST(ScaleEngine, NoShrinkBudgetKeepsTheScaleCaseAsDrawn) {
 // A bug that only rows past 65,535 show: the small tier cannot reach it, the
 // scale tier does, shrinks it and, with stop_on_failure, ends the run there.
 TEST(ScaleEngine, CatchesWhatOnlyScaleShowsAndStops) {
-  const std::vector<Subject> grid = {make_subject(std::string("plugin:") + GC_SCALE_GRID_LIMIT, Device::cpu)};
-  CheckOptions o = small_run({"inputs_untouched", "full_write", "accuracy", "repeatable"}, 40);
-  o.seed = 3;
+  const std::vector<Subject> grid = grid_limit_plugin();
+  CheckOptions o = grid_limit_scale_run({"inputs_untouched", "full_write", "accuracy", "repeatable"}, 120);
+  o.scale.enabled = false;
   CheckReport none = run_check(grid, o);
   EXPECT_FALSE(none.any_claimed_failure()) << "the small tier reaches 64 rows";
   o.scale.enabled = true;
-  o.scale.share = 0.25;
   o.stop_on_failure = true;
-  o.max_shrink_seconds = 120;
   const CheckReport r = run_check(grid, o);
   ASSERT_TRUE(r.any_claimed_failure());
   EXPECT_TRUE(r.stopped_on_failure);
