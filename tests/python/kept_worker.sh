@@ -41,8 +41,9 @@ run two_jobs 0 pid_logged --cases 8 --seconds 0 --jobs 2
 [ "$(distinct two_jobs)" -le 2 ] || fail "two_jobs: $(distinct two_jobs) processes for 8 cases on 2 threads (want 2 at most)"
 
 # A crash on a negative index: pinned on the two negative-index probes (forward
-# and backward), each in a worker of its own; every other probe passes.
-run crash 1 aborts_on_negative_index --cases 1 --seconds 0 --jobs 1
+# and backward), each in a worker of its own; every other probe passes. Not
+# shrunk: each candidate would crash a fresh worker, and this tests the pinning.
+run crash 1 aborts_on_negative_index --cases 1 --seconds 0 --jobs 1 --shrink-seconds 0
 grep -Eq "2 of [0-9]+ bad inputs not rejected as documented: negative index \(index\[[0-9]+\] = -1\): the call did not return: .* crashed: the isolated child \(pid [0-9]+\) was killed by SIGABRT.*; negative index \(index\[[0-9]+\] = -1\): the call did not return: .* crashed: the isolated child \(pid [0-9]+\) was killed by SIGABRT" \
   "$work/crash.log" || { cat "$work/crash.log"; fail "crash: not pinned on the two negative-index probes"; }
 
