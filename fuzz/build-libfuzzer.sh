@@ -7,6 +7,10 @@
 #   fuzz/build-libfuzzer.sh BUILD_DIR [TARGET...]
 # (default targets: fuzz_gate_residual fuzz_rmsnorm_modulate fuzz_corpus_file gatecheck-fuzz-tools;
 # GATECHECK_JOBS build jobs, default all cores)
+# GATECHECK_CUDA_OBJECTS_FROM=DIR, on the first configure: link the kernels'
+# nvcc objects of DIR, a build of this tree (kernels/cuda/CMakeLists.txt),
+# rather than compiling them again; each build here brings them up to date
+# there first, unless GATECHECK_CUDA_OBJECTS_FRESH is set (./gatecheck has).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:?usage: fuzz/build-libfuzzer.sh BUILD_DIR [TARGET...]}
@@ -20,6 +24,11 @@ exec 9>"$build/.build-libfuzzer.lock"
 flock 9
 if [ ! -f "$build/CMakeCache.txt" ]; then
   common=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGATECHECK_TESTS=OFF -DGATECHECK_WITH_TORCH=OFF)
+  if [ -n "${GATECHECK_CUDA_OBJECTS_FROM:-}" ]; then
+    from=$(cd "$GATECHECK_CUDA_OBJECTS_FROM" && pwd) ||
+      { echo "build-libfuzzer: GATECHECK_CUDA_OBJECTS_FROM: no folder $GATECHECK_CUDA_OBJECTS_FROM" >&2; exit 2; }
+    common+=("-DGATECHECK_CUDA_OBJECTS_FROM=$from")
+  fi
   if command -v clang++-14 >/dev/null; then
     echo "build-libfuzzer: configuring $build (clang-14, libFuzzer + ASan + UBSan)" >&2
     cmake -S "$root" -B "$build" "${common[@]}" -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14 \
