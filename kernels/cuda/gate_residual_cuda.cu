@@ -526,7 +526,9 @@ cudaError_t wave_blocks(const gatecheck_problem& p, int sm_count, int64_t* block
   if (e != cudaSuccess) return e;
   const int64_t chunks = std::min<int64_t>(pipe_chunks(p.dim, int(sizeof(T)), 512), 65535);
   const int64_t most_rows = BinnedFp64Sum::kMaxTerms;
-  const int64_t b = std::max<int64_t>(int64_t(std::max(per_sm, 1)) * sm_count / chunks, (p.rows + most_rows - 1) / most_rows);
+  const int waves = std::max(gate_residual_cuda_tuning().wave_count, 1);
+  const int64_t b = std::max<int64_t>(int64_t(std::max(per_sm, 1)) * sm_count * waves / chunks,
+                                      (p.rows + most_rows - 1) / most_rows);
   *blocks = std::max<int64_t>(1, std::min(b, p.rows));
   return cudaSuccess;
 }

@@ -156,6 +156,9 @@ struct CudaTuning {
   // one balanced wave over the gate-sorted rows (the wave: 16-bit types at
   // 512-byte segments, one column a thread)
   bool no_wave = false;
+  // the wave's shares: this many waves of the GPU's resident blocks (1, 2, 4
+  // or 8; 0: automatic)
+  int wave_count = 0;
 };
 CudaTuning& gate_residual_cuda_tuning();
 

@@ -93,6 +93,7 @@ void with_tuning(Set set, F f) {
 struct TileKernel {
   int tile, cols, seg, vec, depth;
   bool no_wave = false;
+  int waves = 0;
   void force(CudaTuning& t) const {
     t.bwd_tile = tile;
     t.pipe_cols = cols;
@@ -100,10 +101,12 @@ struct TileKernel {
     t.bwd_vector_bytes = vec;
     t.binned_pipe_depth = depth;
     t.no_wave = no_wave;
+    t.wave_count = waves;
   }
   std::string name() const {
     return "tile=" + std::to_string(tile) + " cols=" + std::to_string(cols) + " seg=" + std::to_string(seg) +
-           " vec=" + std::to_string(vec) + " depth=" + std::to_string(depth) + (no_wave ? " no_wave" : "");
+           " vec=" + std::to_string(vec) + " depth=" + std::to_string(depth) + (no_wave ? " no_wave" : "") +
+           (waves ? " waves=" + std::to_string(waves) : "");
   }
 };
 
@@ -235,19 +238,20 @@ TEST(SplitCuda, TheWaveGivesTheHostsStateForEveryIndexPattern) {
   for (const Shape& shape : {Shape{6000, 392, 40}, Shape{9000, 256, 1}, Shape{100, 392, 1}, Shape{130, 64, 2}})
     for (const std::string& pattern : all_index_patterns())
       for (DType t : {DType::bf16, DType::f16})
-        for (int depth : {3, 4}) {
+        for (int depth : {3, 4})
+          for (int waves : {1, 4}) {
           Case c = make_case(t, shape.rows, shape.dim, shape.gates);
           c.index = make_index(pattern, c.rows, c.gates, seed);
           fill_values(&c, std::vector<const char*>{"normal", "mixed_magnitude", "nan_inf", "order_sensitive"}[seed % 4],
                       seed);
           ++seed;
-          const std::string where = "depth=" + std::to_string(depth) + " " + describe(c);
+          const std::string where = "depth=" + std::to_string(depth) + " waves=" + std::to_string(waves) + " " + describe(c);
           const std::vector<uint64_t> want = host_state(c);
           OnDevice d;
           uint64_t* state = static_cast<uint64_t*>(d.zeros(want.size() * 8));
           Status st;
           RunResult a;
-          with_tuning([&](CudaTuning& k) { k.binned_pipe_depth = depth; }, [&] {
+          with_tuning([&](CudaTuning& k) { k.binned_pipe_depth = depth; k.wave_count = waves; }, [&] {
             st = gate_residual_repro_partial_cuda(c.problem(Device::cuda), d.put(c.input("grad_out")), d.put(c.index),
                                                   d.put(c.input("y")), state);
             a = run_case(repro, c);
@@ -527,6 +531,10 @@ TEST(SplitCuda, CostAgainstTodaysBackward) {
     for (Variant v :
          {Variant{{3, 1, 512, 0, 4}, "one wave, 512-byte segments, 1 column a thread, 4 stages"},
           Variant{{3, 1, 512, 0, 3}, "one wave, 512-byte segments, 1 column a thread, 3 stages"},
+          Variant{{3, 1, 512, 0, 3, false, 2}, "two waves, 512-byte segments, 1 column a thread, 3 stages"},
+          Variant{{3, 1, 512, 0, 3, false, 4}, "four waves, 512-byte segments, 1 column a thread, 3 stages"},
+          Variant{{3, 1, 512, 0, 3, false, 8}, "eight waves, 512-byte segments, 1 column a thread, 3 stages"},
+          Variant{{3, 1, 512, 0, 4, false, 4}, "four waves, 512-byte segments, 1 column a thread, 4 stages"},
           Variant{{3, 1, 512, 0, 4, true}, "the copy pipeline, 512-byte segments, 1 column a thread, 4 stages"},
           Variant{{3, 1, 512, 0, 3, true}, "the copy pipeline, 512-byte segments, 1 column a thread, 3 stages"},
           Variant{{3, 1, 256, 0, 4}, "the copy pipeline, 256-byte segments, 1 column a thread, 2 row groups, 4 stages"},
