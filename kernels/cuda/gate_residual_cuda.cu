@@ -34,7 +34,6 @@
 #include "device_occupancy.cuh"
 #include "gate_residual_cuda_kernels.cuh"
 #include "gate_residual_cuda_pipe.cuh"
-#include "gate_residual_cuda_wave.cuh"
 #include "gate_residual_cuda_workspace.h"
 
 namespace gatecheck {
@@ -500,55 +499,6 @@ bool binned_piped(const gatecheck_problem& p, int max_bytes, int tile_choice) {
   return tile_choice == 3 || p.rows / std::max<int64_t>(p.gates, 1) >= 64;
 }
 
-// The reproducible tiles as one balanced wave (gate_residual_cuda_wave.cuh):
-// where they go through the copy pipeline, for 16-bit types at 512-byte
-// segments and one column a thread, unless the tuning's no_wave keeps the
-// plan's tiles. H200, bf16, 3072 columns, 32 gates: see docs/kernel-design.md.
-template <class T>
-bool wave_applies(const gatecheck_problem& p, int max_bytes, int tile_choice) {
-  static_assert(sizeof(T) == 2, "the wave kernel: one column a thread at 512-byte segments");
-  const CudaTuning& t = gate_residual_cuda_tuning();
-  const int64_t ids = int64_t(1) << 31;  // the kernel's row ids and gates are 32-bit
-  return !t.no_wave && t.pipe_cols != 2 && (t.pipe_row_bytes == 0 || t.pipe_row_bytes == 512) && p.rows < ids &&
-         p.gates < ids && binned_piped(p, max_bytes, tile_choice);
-}
-
-// The wave's blocks a column chunk: what the GPU holds at once over the
-// chunks, at least one row a block, and at most BinnedFp64Sum::kMaxTerms rows
-// (a run's digits stay exact).
-template <class T, int Depth>
-cudaError_t wave_blocks(const gatecheck_problem& p, int sm_count, int64_t* blocks) {
-  constexpr auto kernel = bwd_pipe_binned_wave_kernel<T, 512, Depth>;
-  const int smem = pipe_smem_bytes(512, Depth);
-  cudaError_t e = allow_pipe_smem<kernel>(smem);
-  int per_sm = 0;
-  if (e == cudaSuccess) e = cuda_occupancy::resident_blocks_per_sm<kernel>(kPipeThreads, size_t(smem), &per_sm);
-  if (e != cudaSuccess) return e;
-  const int64_t chunks = std::min<int64_t>(pipe_chunks(p.dim, int(sizeof(T)), 512), 65535);
-  const int64_t most_rows = BinnedFp64Sum::kMaxTerms;
-  const int waves = std::max(gate_residual_cuda_tuning().wave_count, 1);
-  const int64_t b = std::max<int64_t>(int64_t(std::max(per_sm, 1)) * sm_count * waves / chunks,
-                                      (p.rows + most_rows - 1) / most_rows);
-  *blocks = std::max<int64_t>(1, std::min(b, p.rows));
-  return cudaSuccess;
-}
-
-template <class T>
-void launch_binned_wave(const gatecheck_problem& p, const BwdArgs<T>& a, const WaveArgs& wave, const FoldPlan& fp,
-                        const BinnedOut& out, cudaStream_t s) {
-  const dim3 grid(unsigned(wave.blocks), unsigned(std::min<int64_t>(pipe_chunks(p.dim, int(sizeof(T)), 512), 65535)));
-  auto go = [&](auto depth) {
-    constexpr int kDepth = decltype(depth)::value;
-    launch_after(bwd_pipe_binned_wave_kernel<T, 512, kDepth>, grid, dim3(kPipeThreads),
-                 size_t(pipe_smem_bytes(512, kDepth)), s, a, wave);
-  };
-  if (gate_residual_cuda_tuning().binned_pipe_depth == 4) go(std::integral_constant<int, 4>{});
-  else go(std::integral_constant<int, 3>{});
-  const WaveFoldArgs<T> f{fp, wave, a.tile_states, out.state, static_cast<T*>(out.grad_gate)};
-  const int ft = threads_for(p.dim);
-  launch_after(wave_fold_kernel<T>, dim3(unsigned(wave.blocks), grid_y_for(p.dim, ft)), dim3(ft), 0, s, f);
-}
-
 template <class T>
 cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const void* gate,
                        int64_t gate_stride, const int64_t* index, const void* y, void* grad_res, void* grad_gate,
@@ -556,26 +506,10 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   BwdLayout L;
   cudaError_t e = cached_layout(p, w, &L);
   if (e != cudaSuccess) return e;
-  const int plan_choice = gate_residual_cuda_tuning().bwd_plan;
-  const int tile_choice = gate_residual_cuda_tuning().bwd_tile;
-  const int elem = int(sizeof(T));
-  const int max_bytes = std::min(vector_bytes(elem, p.dim, {grad_out, gate, y, grad_res, grad_gate, grad_y}, 0),
-                                 vector_bytes(elem, gate_stride, {gate}, 0));
-  // The reproducible tiles as one wave: its blocks a column chunk (0: the plan's tiles).
-  int64_t wave = 0;
-  if constexpr (sizeof(T) == 2) {
-    if (binned && wave_applies<T>(p, max_bytes, tile_choice)) {
-      e = gate_residual_cuda_tuning().binned_pipe_depth == 4 ? wave_blocks<T, 4>(p, w.sm_count, &wave)
-                                                               : wave_blocks<T, 3>(p, w.sm_count, &wave);
-      if (e != cudaSuccess) return e;
-    }
-  }
-  // The reproducible mode's tile states (by partial slot, or the wave's by
-  // block + gate) lie past the plan's scratch.
+  // The reproducible mode's tile states (by partial slot) lie past the plan's scratch.
   const size_t tile_states_at = align_up(L.total);
-  const int64_t state_slots = std::max<int64_t>(L.slot_bound, wave ? wave + p.gates : 0);
   const size_t blob_bytes =
-      binned ? tile_states_at + size_t(state_slots) * size_t(p.dim) * kBinnedWords * sizeof(uint64_t) : L.total;
+      binned ? tile_states_at + size_t(L.slot_bound) * size_t(p.dim) * kBinnedWords * sizeof(uint64_t) : L.total;
   e = reserve_blob(w, blob_bytes, s);
   if (e != cudaSuccess) return e;
   // The blob starts with counters (the CUB path's per-gate counts, the fused
@@ -592,6 +526,11 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   auto* partials = reinterpret_cast<float*>(base + L.partials);
 
   const auto* status = static_cast<const unsigned long long*>(w.status);
+  const int plan_choice = gate_residual_cuda_tuning().bwd_plan;
+  const int tile_choice = gate_residual_cuda_tuning().bwd_tile;
+  const int elem = int(sizeof(T));
+  const int max_bytes = std::min(vector_bytes(elem, p.dim, {grad_out, gate, y, grad_res, grad_gate, grad_y}, 0),
+                                 vector_bytes(elem, gate_stride, {gate}, 0));
   // The reproducible mode's grad_gate (binned->grad_gate: the caller passes
   // grad_gate null) is written an element at a time, so the vector widths
   // above leave it out.
@@ -682,12 +621,6 @@ cudaError_t launch_bwd(const gatecheck_problem& p, const void* grad_out, const v
   if (gate_residual_cuda_tuning().stop_after_plan) return cudaSuccess;
 
   const int bytes = bwd_width(elem, p, max_bytes, w.sm_count);
-  if constexpr (sizeof(T) == 2) {
-    if (binned && wave) {  // the plan's order as one wave of binned sums, and the fold of gates of several blocks
-      launch_binned_wave<T>(p, a, WaveArgs{index, order, p.rows, p.gates, wave}, fold_plan, *binned, s);
-      return cudaGetLastError();
-    }
-  }
   if (binned) {  // the plan's tiles, binned sums, and their fold per gate
     if (binned_piped(p, max_bytes, tile_choice)) {
       dispatch_row_bytes(512, [&](auto rb) {

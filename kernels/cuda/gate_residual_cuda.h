@@ -152,13 +152,6 @@ struct CudaTuning {
   bool combine_cached = false;
   // the reproducible mode's copy pipeline: stages of shared memory, 3 or 4 (0: 3)
   int binned_pipe_depth = 0;
-  // the reproducible mode's copy pipeline on the plan's tiles rather than as
-  // one balanced wave over the gate-sorted rows (the wave: 16-bit types at
-  // 512-byte segments, one column a thread)
-  bool no_wave = false;
-  // the wave's shares: this many waves of the GPU's resident blocks (1, 2, 4
-  // or 8; 0: automatic)
-  int wave_count = 0;
 };
 CudaTuning& gate_residual_cuda_tuning();
 

@@ -45,11 +45,9 @@ CudaTuning parse_cuda_tuning(const char* text, std::string* warnings) {
       t.combine_blocks_per_sm = v;
     else if (item == "combine_cached") t.combine_cached = true;
     else if (item == "depth=3" || item == "depth=4") t.binned_pipe_depth = std::stoi(item.substr(6));
-    else if (item == "no_wave") t.no_wave = true;
-    else if (item.rfind("waves=", 0) == 0 && (v = value(item, 6, {1, 2, 4, 8})) >= 0) t.wave_count = v;
     else if (!item.empty())
       warn("'" + item +
-           "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3|4, vec=0|2|4|8|16, seg=256|448|512, threads=256|512, cols=1|2, cluster=1|2|3|4|6|8, fwd_rows=1|2|4, plan_warps=8|16, combine=1|2|4|8, combine_grid=1|2|4|8|16, combine_cached, depth=3|4, no_wave, waves=1|2|4|8)");
+           "' ignored (known: no_pdl, plan=0|1|2|3, tile=0|1|2|3|4, vec=0|2|4|8|16, seg=256|448|512, threads=256|512, cols=1|2, cluster=1|2|3|4|6|8, fwd_rows=1|2|4, plan_warps=8|16, combine=1|2|4|8, combine_grid=1|2|4|8|16, combine_cached, depth=3|4)");
     at = comma + 1;
   }
   return t;

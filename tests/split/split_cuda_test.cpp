@@ -86,27 +86,20 @@ void with_tuning(Set set, F f) {
   f();
 }
 
-// A reproducible tile kernel forced: tile=, cols=, seg=, vec=, depth= and
-// no_wave of GATECHECK_CUDA_TUNING (0: automatic). The copy pipeline at
-// 512-byte segments and one column a thread runs as one wave for 16-bit
-// types, unless no_wave.
+// A reproducible tile kernel forced: tile=, cols=, seg=, vec= and depth= of
+// GATECHECK_CUDA_TUNING (0: automatic).
 struct TileKernel {
   int tile, cols, seg, vec, depth;
-  bool no_wave = false;
-  int waves = 0;
   void force(CudaTuning& t) const {
     t.bwd_tile = tile;
     t.pipe_cols = cols;
     t.pipe_row_bytes = seg;
     t.bwd_vector_bytes = vec;
     t.binned_pipe_depth = depth;
-    t.no_wave = no_wave;
-    t.wave_count = waves;
   }
   std::string name() const {
     return "tile=" + std::to_string(tile) + " cols=" + std::to_string(cols) + " seg=" + std::to_string(seg) +
-           " vec=" + std::to_string(vec) + " depth=" + std::to_string(depth) + (no_wave ? " no_wave" : "") +
-           (waves ? " waves=" + std::to_string(waves) : "");
+           " vec=" + std::to_string(vec) + " depth=" + std::to_string(depth);
   }
 };
 
@@ -193,8 +186,7 @@ TEST(SplitCuda, EveryTileKernelGivesTheSameState) {
   // the pipeline at 4 stages and at 3
   for (TileKernel f : {TileKernel{3, 1, 512, 0, 4}, TileKernel{3, 1, 256, 0, 4}, TileKernel{3, 2, 512, 0, 4},
                        TileKernel{3, 1, 448, 0, 4}, TileKernel{3, 1, 512, 0, 3}, TileKernel{3, 1, 256, 0, 3},
-                       TileKernel{3, 2, 512, 0, 3}, TileKernel{1, 0, 0, 0, 0}, TileKernel{3, 1, 512, 0, 3, true},
-                       TileKernel{3, 1, 512, 0, 4, true}})
+                       TileKernel{3, 2, 512, 0, 3}, TileKernel{1, 0, 0, 0, 0}})
     for (DType t : {DType::bf16, DType::f16, DType::f32})
       for (const char* values : {"normal", "subnormal", "nan_inf", "mixed_magnitude"}) {
         const int64_t dim = t == DType::f32 ? 292 : 392;  // 1168 and 784 bytes: 3 and 2 segments, the last short
@@ -217,54 +209,6 @@ TEST(SplitCuda, EveryTileKernelGivesTheSameState) {
         EXPECT_TRUE(a.outputs["grad_y"] == o.outputs["grad_y"]) << where;
         EXPECT_TRUE(a.outputs["grad_res"] == o.outputs["grad_res"]) << where;
       }
-}
-
-// The wave (16-bit types at 512-byte segments) against the plan's tiles and
-// host-repro: every index pattern at 96 rows a gate and more (gates of one
-// share and of many, unused gates, one gate over every share, which the fold
-// counts in more than one round of its threads), fewer rows than the grid's
-// shares (one row a share), both pipeline depths. The partial's state words
-// equal the host's; the one call's grad_gate equals host-repro's, its
-// grad_res and grad_y today's.
-TEST(SplitCuda, TheWaveGivesTheHostsStateForEveryIndexPattern) {
-  GATECHECK_REQUIRE_GPU();
-  const Implementation repro = make_implementation("cuda-repro", Device::cuda);
-  const Implementation host = make_implementation("host-repro", Device::cpu);
-  const Implementation today = make_implementation("cuda", Device::cuda);
-  struct Shape {
-    int64_t rows, dim, gates;
-  };
-  uint64_t seed = 40;
-  for (const Shape& shape : {Shape{6000, 392, 40}, Shape{9000, 256, 1}, Shape{100, 392, 1}, Shape{130, 64, 2}})
-    for (const std::string& pattern : all_index_patterns())
-      for (DType t : {DType::bf16, DType::f16})
-        for (int depth : {3, 4})
-          for (int waves : {1, 4}) {
-          Case c = make_case(t, shape.rows, shape.dim, shape.gates);
-          c.index = make_index(pattern, c.rows, c.gates, seed);
-          fill_values(&c, std::vector<const char*>{"normal", "mixed_magnitude", "nan_inf", "order_sensitive"}[seed % 4],
-                      seed);
-          ++seed;
-          const std::string where = "depth=" + std::to_string(depth) + " waves=" + std::to_string(waves) + " " + describe(c);
-          const std::vector<uint64_t> want = host_state(c);
-          OnDevice d;
-          uint64_t* state = static_cast<uint64_t*>(d.zeros(want.size() * 8));
-          Status st;
-          RunResult a;
-          with_tuning([&](CudaTuning& k) { k.binned_pipe_depth = depth; k.wave_count = waves; }, [&] {
-            st = gate_residual_repro_partial_cuda(c.problem(Device::cuda), d.put(c.input("grad_out")), d.put(c.index),
-                                                  d.put(c.input("y")), state);
-            a = run_case(repro, c);
-          });
-          ASSERT_TRUE(st.ok()) << st.message << " " << where;
-          EXPECT_EQ(down<uint64_t>(state, want.size()), want) << where;
-          const RunResult b = run_case(host, c), o = run_case(today, c);
-          ASSERT_TRUE(a.status.ok()) << a.status.message << " " << where;
-          ASSERT_TRUE(b.status.ok() && o.status.ok()) << where;
-          EXPECT_TRUE(a.outputs["grad_gate"] == b.outputs["grad_gate"]) << where;
-          EXPECT_TRUE(a.outputs["grad_y"] == o.outputs["grad_y"]) << where;
-          EXPECT_TRUE(a.outputs["grad_res"] == o.outputs["grad_res"]) << where;
-        }
 }
 
 // Every index pattern: the one-call backward's grad_gate equals host-repro's
@@ -519,9 +463,8 @@ TEST(SplitCuda, CostAgainstTodaysBackward) {
     // The timed calls computed: the reproducible grad_gate is host-repro's.
     ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     EXPECT_EQ(down<uint8_t>(grad_gate_repro, want.size()), want);
-    // Each tile kernel, for the record, each checked too: the wave and the
-    // copy pipeline on the plan's tiles at 4 stages and at 3, the pipeline in
-    // two more shapes, the per-thread tile kernel at its
+    // Each tile kernel, for the record, each checked too: the copy pipeline
+    // in three shapes at 4 stages and at 3, the per-thread tile kernel at its
     // 4-byte width (8 and 16 bytes: 1.74x and 2.61x the cuda backward at
     // 32768 rows, in bench/results/split/repro-tiles/first/).
     struct Variant {
@@ -529,14 +472,8 @@ TEST(SplitCuda, CostAgainstTodaysBackward) {
       const char* what;
     };
     for (Variant v :
-         {Variant{{3, 1, 512, 0, 4}, "one wave, 512-byte segments, 1 column a thread, 4 stages"},
-          Variant{{3, 1, 512, 0, 3}, "one wave, 512-byte segments, 1 column a thread, 3 stages"},
-          Variant{{3, 1, 512, 0, 3, false, 2}, "two waves, 512-byte segments, 1 column a thread, 3 stages"},
-          Variant{{3, 1, 512, 0, 3, false, 4}, "four waves, 512-byte segments, 1 column a thread, 3 stages"},
-          Variant{{3, 1, 512, 0, 3, false, 8}, "eight waves, 512-byte segments, 1 column a thread, 3 stages"},
-          Variant{{3, 1, 512, 0, 4, false, 4}, "four waves, 512-byte segments, 1 column a thread, 4 stages"},
-          Variant{{3, 1, 512, 0, 4, true}, "the copy pipeline, 512-byte segments, 1 column a thread, 4 stages"},
-          Variant{{3, 1, 512, 0, 3, true}, "the copy pipeline, 512-byte segments, 1 column a thread, 3 stages"},
+         {Variant{{3, 1, 512, 0, 4}, "the copy pipeline, 512-byte segments, 1 column a thread, 4 stages"},
+          Variant{{3, 1, 512, 0, 3}, "the copy pipeline, 512-byte segments, 1 column a thread, 3 stages"},
           Variant{{3, 1, 256, 0, 4}, "the copy pipeline, 256-byte segments, 1 column a thread, 2 row groups, 4 stages"},
           Variant{{3, 1, 256, 0, 3}, "the copy pipeline, 256-byte segments, 1 column a thread, 2 row groups, 3 stages"},
           Variant{{3, 2, 512, 0, 3}, "the copy pipeline, 512-byte segments, 2 columns a thread, 2 row groups, 3 stages"},
