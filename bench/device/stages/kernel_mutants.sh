@@ -46,10 +46,18 @@ while IFS='|' read -r name file expr tuning filter binary; do
   fi
   GATECHECK_CUDA_TUNING="$tuning" timeout 180 "$mb/tests/cuda/$binary" --gtest_filter="$filter" > "$log.run" 2>&1
   rc=$?
-  grep -vE "^\[ +(RUN|OK) +\]" "$log.run" | head -60 >> "$log"; echo "(exit $rc)" >> "$log"; rm -f "$log.run"
-  if grep -q "^\[  SKIPPED \]" "$log" && ! grep -q "^\[  FAILED  \]" "$log"; then
+  # The verdict from the whole output: the log keeps its first 60 lines and
+  # gtest's summary lines, which a long failure pushes past those 60.
+  failed=0 skipped_all=0
+  grep -q "^\[  FAILED  \]" "$log.run" && failed=1
+  grep -q "^\[  SKIPPED \]" "$log.run" && [ $failed -eq 0 ] && skipped_all=1
+  { grep -vE "^\[ +(RUN|OK) +\]" "$log.run" | head -60
+    echo "(gtest's summary:)"; grep -E "^\[  (PASSED|FAILED|SKIPPED) +\]" "$log.run" | head -20
+    echo "(exit $rc)"; } >> "$log"
+  rm -f "$log.run"
+  if [ $skipped_all -eq 1 ]; then
     skipped=$((skipped + 1)); echo "$name: skipped (no GPU?), not verified"
-  elif [ $rc -ne 0 ] && grep -q "^\[  FAILED  \]" "$log"; then
+  elif [ $rc -ne 0 ] && [ $failed -eq 1 ]; then
     caught=$((caught + 1)); echo "$name: caught: $(grep -m1 -E 'differ|Failure' "$log" | cut -c1-120)"
   else
     echo "$name: NOT caught (exit $rc): the test passed with the bug planted"
