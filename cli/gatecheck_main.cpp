@@ -159,7 +159,9 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
   s->add_option("--device", shrink.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   s->add_option("--property", shrink.property, "property that fails (default: the one recorded in the file)");
   s->add_option("--out", shrink.out, "where to write the minimal case (default: FILE with .min.json)");
-  s->add_option("--seconds", shrink.seconds, "time cap")->capture_default_str()->check(finite_seconds());
+  s->add_option("--seconds", shrink.seconds, "time cap (> 0: a shrink with no time does nothing)")
+      ->capture_default_str()
+      ->check(finite_seconds(true));
   add_isolate_options(s, &shrink.isolate, &shrink.timeout, "the shrink beyond --seconds");
 
   SweepArgs sweep;
