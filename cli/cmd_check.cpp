@@ -102,6 +102,9 @@ void print_header(const CheckArgs& a, uint64_t seed, const std::vector<std::stri
 }  // namespace
 
 int cmd_check(const CheckArgs& a) {
+  // Before the implementations load (a Python one imports its modules, which
+  // can take seconds): a Ctrl-C then stops the run before its first case.
+  install_stop_handlers();
   std::vector<Subject> impls;
   try {
     impls = implementations_from_args(a.impls, a.device, a.claims, a.valid, a.op);
@@ -192,7 +195,6 @@ int cmd_check(const CheckArgs& a) {
     progress.update(buf);
   };
 
-  install_stop_handlers();
   opt.stop_requested = stop_requested;
   CheckReport report = run_check(impls, opt);
   progress.finish();

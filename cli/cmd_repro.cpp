@@ -255,7 +255,6 @@ static int shrink_scale_file(const ShrinkArgs& a, const CaseFile& f, const Subje
                  property.c_str(), impl.label().c_str(), describe(c).c_str());
     return kExitUsage;
   }
-  install_stop_handlers();
   const ScaleShrinkResult r = shrink_scale_case(impl, property, c, v, ScaleCheckOptions{},
                                                 [](const std::string& step) { std::cout << "  " << step << "\n"; },
                                                 a.seconds, stop_requested);
@@ -287,6 +286,7 @@ int cmd_shrink(const ShrinkArgs& a) {
                  op_of(f).name);
     return kExitUsage;
   }
+  install_stop_handlers();  // before a Python implementation's import: a Ctrl-C during it stops the shrink
   std::vector<Subject> impls;
   try {
     impls = replay_impls(a.impl.empty() ? std::vector<std::string>{} : std::vector<std::string>{a.impl}, a.device, f);
@@ -324,7 +324,7 @@ int cmd_shrink(const ShrinkArgs& a) {
   try {
     CrashMessageScope guard(
         replay_crash_message(impl, property, "a candidate shrunk from " + a.file, a.file, a.isolate));
-    install_stop_handlers();  // Ctrl-C keeps the smallest case so far
+    // Ctrl-C keeps the smallest case so far (the stop handlers went in before the implementation loaded)
     r = shrink_case(impl, property, f.c, [](const std::string& step) { std::cout << "  " << step << "\n"; },
                     a.seconds, PropertyOptions{a.isolate, a.timeout}, stop_requested);
   } catch (const std::invalid_argument& e) {

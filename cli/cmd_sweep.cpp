@@ -319,6 +319,7 @@ int cmd_sweep(const SweepArgs& args) {
     return usage("--op " + a.op + ": the oracle has no float64 reference for it, and the sweep's accuracy needs one");
   std::vector<Subject> subjects;
   std::vector<SweepImplResult> unavailable;
+  install_stop_handlers();  // before a Python implementation's import: a Ctrl-C during it stops the sweep
   for (const auto& spec : a.impls) {
     try {
       auto one = implementations_from_args({spec}, a.device, "", "", a.op);
@@ -380,7 +381,6 @@ int cmd_sweep(const SweepArgs& args) {
     opt.checkpoint = [&](const SweepRun& so_far) {  // a crash or kill loses at most the phase in hand
       write_text(a.json, sweep_report_json(so_far, environment, command_line(a)).dump(1) + "\n");
     };
-  install_stop_handlers();
   const SweepRun run = run_sweep(subjects, unavailable, grid, opt);
   set_crash_message("");
 
