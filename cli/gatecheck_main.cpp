@@ -23,7 +23,6 @@
 #include "cli.h"
 #include "crash_guard.h"
 #include "implementations_from_args.h"
-#include "stop_signal.h"
 #include "validators.h"
 
 // The fresh-process children of --isolate run from main(), after every static
@@ -237,7 +236,6 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
     if (*w) return cmd_sweep(sweep);
     if (*b) {
       if (harness_bench_flag) {
-        install_quit_handlers();  // before a Python implementation's import (stop_signal.h)
         std::vector<Subject> impls;
         try {
           impls = implementations_from_args(bench_impls.empty() ? std::vector<std::string>{"host"} : bench_impls,

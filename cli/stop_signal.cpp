@@ -40,19 +40,7 @@ extern "C" void on_stop(int sig) {
   const ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
   (void)n;
 }
-extern "C" void on_quit(int sig) {
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
 }  // namespace
-
-void install_quit_handlers() {
-  struct sigaction sa {};
-  sa.sa_handler = on_quit;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-}
 
 void install_stop_handlers() {
   static bool done = false;

@@ -9,14 +9,6 @@ namespace gatecheck {
 // Installs the handlers for SIGINT and SIGTERM (once). Forked children
 // (--isolate) inherit them and finish their call.
 void install_stop_handlers();
-// For a command with nothing to save (bench --harness): SIGINT and SIGTERM
-// end the process at once, as their default action does, but through a
-// handler of ours. CPython puts its own SIGINT handler wherever SIGINT has
-// the default action when a module imports signal (torch does), and that
-// handler only raises KeyboardInterrupt in Python code on the main thread,
-// which a run calling Python from worker threads never reaches: the Ctrl-C
-// was lost.
-void install_quit_handlers();
 // 0, or the signal that asked the run to stop.
 int stop_signal();
 // Has one? (The stop predicate of CheckOptions and shrink_case.)

@@ -9,6 +9,7 @@
 #include <dlpack/dlpack.h>
 #endif
 #include <cuda_runtime.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <climits>
@@ -42,6 +43,26 @@ std::string package_dir() {
   return GATECHECK_PYTHON_BUILD_DIR;
 }
 
+// SIGINT stays the process's. CPython puts its own handler wherever SIGINT has
+// the default action when a module imports signal (torch does), and that
+// handler only raises KeyboardInterrupt in Python code on the main thread:
+// calls made from worker threads never see it, so the Ctrl-C was lost, and
+// one during an import failed the implementation's load. A command that stops
+// gracefully has its own handler in before the interpreter starts; otherwise
+// this one, which does what the default action does, keeps CPython out.
+extern "C" void sigint_as_by_default(int sig) {
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+void keep_sigint_from_python() {
+  struct sigaction now {};
+  if (sigaction(SIGINT, nullptr, &now) != 0 || (now.sa_flags & SA_SIGINFO) || now.sa_handler != SIG_DFL) return;
+  struct sigaction sa {};
+  sa.sa_handler = sigint_as_by_default;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+}
+
 // Starts the interpreter, once. It is never finalised: torch's threads may
 // outlive any point we could pick.
 void ensure_interpreter() {
@@ -49,6 +70,7 @@ void ensure_interpreter() {
   static std::string failed;
   std::call_once(once, [] {
     if (Py_IsInitialized()) return;
+    keep_sigint_from_python();
     PyConfig config;
     PyConfig_InitPythonConfig(&config);
     config.install_signal_handlers = 0;  // Ctrl-C stays gatecheck's (it stops after the case in hand)
