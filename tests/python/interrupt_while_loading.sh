@@ -8,37 +8,24 @@
 # during the import or during the calls, which run on worker threads (where
 # CPython's own handler, had it been let in, would never have raised).
 . "$(dirname "$0")/../cli/script_start.sh"
+. "$(dirname "$0")/interrupt_group.sh"
 slow=$2
 ops=$(dirname "$slow")/ops.py
-# interrupt NAME READY REPORTS ARGS...: gatecheck ARGS in a process group of
-# its own, and SIGINT to that group (as a terminal's Ctrl-C sends it) once
-# the file READY exists (slow_import.py's mark: the import is under way) or
-# has a line (ops.py's pid log: calls are being made); REPORTS 1 if the
-# command must say it was interrupted. It must exit 130.
+# interrupt NAME READY REPORTS ARGS...: gatecheck ARGS, and a Ctrl-C once the
+# file READY has a line (slow_import.py's mark: the import is under way; or
+# ops.py's pid log: calls are being made); REPORTS 1 if the command must say
+# it was interrupted. It must exit 130.
 interrupt() {
-  local name=$1 ready=$2 reports=$3 pid rc i
+  local name=$1 ready=$2 reports=$3
   shift 3
-  set -m  # the background job gets a process group of its own
-  GATECHECK_TEST_IMPORT_MARK="$work/$name.mark" GATECHECK_TEST_PID_LOG="$work/$name.pids" "$gc" "$@" \
-    >"$work/$name.log" 2>&1 &
-  pid=$!
-  set +m
-  for i in $(seq 600); do
-    [ -e "$ready" ] && { [ "$ready" = "$work/$name.mark" ] || [ -s "$ready" ]; } && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if ! kill -0 "$pid" 2>/dev/null || [ "$i" -eq 600 ]; then
-    kill -9 -- "-$pid" 2>/dev/null
-    wait "$pid"
+  start_in_group "$work/$name.log" env GATECHECK_TEST_IMPORT_MARK="$work/$name.mark" \
+    GATECHECK_TEST_PID_LOG="$work/$name.pids" "$gc" "$@"
+  if ! interrupt_group_when "$ready"; then
     cat "$work/$name.log"
-    fail "$name: ended, or not ready within 60 s, before the Ctrl-C"
+    fail "$name: ended (exit $group_rc), or not ready within 60 s, before the Ctrl-C"
     return
   fi
-  kill -INT -- "-$pid"
-  wait "$pid"
-  rc=$?
-  [ "$rc" -eq 130 ] || { cat "$work/$name.log"; fail "$name: exit $rc (want 130)"; }
+  [ "$group_rc" -eq 130 ] || { cat "$work/$name.log"; fail "$name: exit $group_rc (want 130)"; }
   if [ "$reports" = 1 ] && ! grep -q "interrupted by SIGINT" "$work/$name.log"; then
     fail "$name: the report does not say it was interrupted"
   fi

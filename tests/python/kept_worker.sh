@@ -8,6 +8,7 @@
 # only in a worker that has served a case before still caught; no worker left
 # after a run, an interrupted one included.
 . "$(dirname "$0")/../cli/script_start.sh"
+. "$(dirname "$0")/interrupt_group.sh"
 ops=$2
 # alive PID: a live process (not a zombie)
 alive() { [ -r "/proc/$1/stat" ] && [ "$(sed 's/^.*) //' "/proc/$1/stat" | cut -d' ' -f1)" != Z ]; }
@@ -59,22 +60,15 @@ grep -Eq "index out of range \(index\[[0-9]+\] = [0-9]+, gates = [0-9]+\): forwa
 # its first probe has run in a worker (not after a fixed delay: on a busy
 # machine torch's import alone can outlast one): the run stops with its
 # report, and its workers with it.
-set -m  # the background job gets a process group of its own
-GATECHECK_TEST_PID_LOG="$work/int.pids" "$gc" check --impl "python:$ops:pid_logged" --isolate \
-  --properties error_inputs --seconds 60 --seed 1 --jobs 2 --corpus "$work/int" >"$work/int.log" 2>&1 &
-pid=$!
-set +m
-for i in $(seq 600); do
-  [ -s "$work/int.pids" ] && break
-  kill -0 "$pid" 2>/dev/null || break  # (ended already: the checks below say how)
-  sleep 0.1
-done
-[ -s "$work/int.pids" ] || fail "int: no probe ran within 60 s"
-kill -INT -- "-$pid"
-wait "$pid"
-rc=$?
-[ "$rc" -eq 130 ] || { cat "$work/int.log"; fail "int: exit $rc (want 130)"; }
-grep -q "^interrupted by SIGINT" "$work/int.log" || fail "int: the report does not say it was interrupted"
+start_in_group "$work/int.log" env GATECHECK_TEST_PID_LOG="$work/int.pids" "$gc" check \
+  --impl "python:$ops:pid_logged" --isolate --properties error_inputs --seconds 60 --seed 1 --jobs 2 --corpus "$work/int"
+if interrupt_group_when "$work/int.pids"; then
+  [ "$group_rc" -eq 130 ] || { cat "$work/int.log"; fail "int: exit $group_rc (want 130)"; }
+  grep -q "^interrupted by SIGINT" "$work/int.log" || fail "int: the report does not say it was interrupted"
+else
+  cat "$work/int.log"
+  fail "int: ended (exit $group_rc), or no probe ran within 60 s, before the Ctrl-C"
+fi
 touch "$work/int.pids"
 no_survivors int
 [ "$fails" -eq 0 ] && echo OK
