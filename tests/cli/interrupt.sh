@@ -8,29 +8,63 @@
 # it has, which still fails; a repro of many files says which it replayed.
 . "$(dirname "$0")/script_start.sh"
 slow=$4
-# stop NAME SIGNAL AFTER WANT ARGS...: gatecheck check ARGS, sent SIGNAL after AFTER s
-stop() {
-  local name=$1 sig=$2 after=$3 want=$4 rc t0
-  shift 4
+# signal_when NAME SIG LINE CMD...: CMD in the background in a process group of
+# its own (stdout to NAME.out, stderr to NAME.err); once either has a line
+# matching LINE (grep -E, 60 s at most), SIG to the process and to its group,
+# as timeout(1) sends it (gatecheck takes the two as one request). A signal
+# test signals at the state it tests (docs/testing.md): a fixed delay can come
+# before it on a loaded machine. Sets rc; fails if LINE never comes or the run
+# goes on 30 s after the signal.
+signal_when() {
+  local name=$1 sig=$2 line=$3 pid t0
+  shift 3
+  set -m
+  "$@" >"$work/$name.out" 2>"$work/$name.err" &
+  pid=$!
+  set +m
+  for _ in $(seq 1 600); do
+    grep -Eqs "$line" "$work/$name.out" "$work/$name.err" && break
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.1
+  done
+  if ! grep -Eqs "$line" "$work/$name.out" "$work/$name.err"; then
+    fail "$name: the state to signal at never came (no line /$line/ in 60 s, or the run ended first)"
+    kill -KILL -- -$pid 2>/dev/null
+    wait $pid
+    rc=-1
+    return
+  fi
   t0=$(date +%s)
-  timeout --preserve-status -s "$sig" "$after" "$gc" check "$@" --json "$work/$name.json" --corpus "$work/$name" \
-    >"$work/$name.out" 2>"$work/$name.err"
+  kill -s "$sig" -- $pid -$pid
+  wait $pid
   rc=$?
-  [ $rc -eq "$want" ] || fail "$name: exit $rc (want $want)"
   [ $(( $(date +%s) - t0 )) -lt 30 ] || fail "$name: the run went on after SIG$sig"
+}
+# stop NAME SIGNAL LINE WANT ARGS...: gatecheck check ARGS, sent SIGNAL once it prints LINE
+stop() {
+  local name=$1 sig=$2 line=$3 want=$4
+  shift 4
+  signal_when "$name" "$sig" "$line" "$gc" check "$@" --json "$work/$name.json" --corpus "$work/$name"
+  [ $rc -eq "$want" ] || fail "$name: exit $rc (want $want)"
   grep -q "^interrupted by SIG$sig: the results above cover only what ran before it" "$work/$name.out" ||
     fail "$name: the summary does not say it was interrupted"
   grep -q "^implementation .*verdict" "$work/$name.out" || fail "$name: no results table"
   grep -q '"interrupted": true' "$work/$name.json" || fail "$name: --json missing or not marked interrupted"
   if ls "$work/$name"/inflight-* >/dev/null 2>&1; then fail "$name: an in-flight case was left behind"; fi
 }
-stop int INT 3 130 --impl host --seconds 60 --seed 5
-stop term TERM 3 143 --impl host --seconds 60 --seed 5
-# A failure found before the stop is still shrunk, saved and reported.
-stop found INT 4 130 --impl "plugin:$plugin" --properties accuracy,row_invariance,repeatable --seconds 60 --seed 42
+# The first progress line on stderr: cases are running, so the stop handlers
+# (installed first thing) are in.
+stop int INT '^\[check\] ' 130 --impl host --seconds 60 --seed 5
+stop term TERM '^\[check\] ' 143 --impl host --seconds 60 --seed 5
+# A failure found before the stop is still saved and reported: signalled once
+# a progress line counts it (the count goes up once it is shrunk; to a file,
+# progress is printed every 5 s).
+stop found INT '^\[check\] .* [1-9][0-9]* failing$' 130 --impl "plugin:$plugin" \
+  --properties accuracy,row_invariance,repeatable --seconds 60 --seed 42
 grep -q "^FAILURE: plugin:.* accuracy" "$work/found.out" || fail "found: the failure found before the stop is not reported"
 ls "$work/found"/*accuracy*.json >/dev/null 2>&1 || fail "found: the failure found before the stop was not saved"
-# shrink: a long one (SLOW_PLUGIN takes 200 ms a call, some 30 candidates), stopped after 3 s.
+# shrink: a long one (SLOW_PLUGIN takes 200 ms a call, some 30 candidates),
+# stopped once its first step is printed (each step's line is flushed).
 {
   printf '{"format": "gatecheck-case", "version": 1, "dtype": "f32", "rows": 32, "dim": 16, "gates": 2, "index": ['
   for r in $(seq 0 31); do printf '%s%d' "$([ "$r" -gt 0 ] && echo ,)" $((r % 2)); done
@@ -45,28 +79,20 @@ ls "$work/found"/*accuracy*.json >/dev/null 2>&1 || fail "found: the failure fou
   done
   printf '}\n'
 } >"$work/big.json"
-timeout --preserve-status -s INT 3 "$gc" shrink "$work/big.json" --impl "plugin:$slow" --property accuracy \
-  --out "$work/big.min.json" >"$work/shrink.out" 2>"$work/shrink.err"
-rc=$?
+signal_when shrink INT '^  shrink step [0-9]+ ' "$gc" shrink "$work/big.json" --impl "plugin:$slow" --property accuracy \
+  --out "$work/big.min.json"
 [ $rc -eq 130 ] || fail "shrink: exit $rc (want 130)"
 grep -q "^interrupted by SIGINT: the smallest failing case so far" "$work/shrink.out" || fail "shrink: does not say it was interrupted"
 grep -q "^smallest case after [1-9][0-9]* steps" "$work/shrink.out" || fail "shrink: no step was taken before the stop"
 "$gc" repro "$work/big.min.json" --impl "plugin:$slow" --property accuracy >"$work/repro.out" 2>&1
 rc=$?
 [ $rc -eq 1 ] || fail "shrink: the case it wrote does not fail (repro exit $rc, want 1)"
-# repro: many files of the slow plugin's failing case, stopped after 2 s: the
-# check in hand is not counted, and the last line says what was not replayed.
+# repro: many files of the slow plugin's failing case, stopped once the first
+# file's verdict is out (each file's lines are flushed as it ends): the check in
+# hand is not counted, and the last line says what was not replayed.
 files=()
 for i in $(seq 1 30); do cp "$work/big.min.json" "$work/many-$i.json"; files+=("$work/many-$i.json"); done
-# SIGINT once the first file's verdict is out (each file's lines are flushed as
-# it ends), not after a fixed time: on a loaded machine that first file alone
-# can take longer than any short timer.
-"$gc" repro "${files[@]}" --impl "plugin:$slow" --property accuracy >"$work/repro-many.out" 2>"$work/repro-many.err" &
-pid=$!
-for _ in $(seq 1 600); do grep -q 'still failing)$' "$work/repro-many.out" && break; sleep 0.1; done
-kill -INT $pid
-wait $pid
-rc=$?
+signal_when repro-many INT 'still failing\)$' "$gc" repro "${files[@]}" --impl "plugin:$slow" --property accuracy
 [ $rc -eq 130 ] || fail "repro: exit $rc (want 130)"
 grep -Eq "^repro: 30 files: [1-9][0-9]* still failing, 0 passing, 0 unusable \(bad file or arguments\); interrupted by SIGINT before the other [1-9][0-9]*$" \
   "$work/repro-many.out" || fail "repro: the last line does not say what ran before the stop: $(tail -n 1 "$work/repro-many.out")"
