@@ -8,38 +8,7 @@
 # it has, which still fails; a repro of many files says which it replayed.
 . "$(dirname "$0")/script_start.sh"
 slow=$4
-# signal_when NAME SIG LINE CMD...: CMD in the background in a process group of
-# its own (stdout to NAME.out, stderr to NAME.err); once either has a line
-# matching LINE (grep -E, 60 s at most), SIG to the process and to its group,
-# as timeout(1) sends it (gatecheck takes the two as one request). A signal
-# test signals at the state it tests (docs/testing.md): a fixed delay can come
-# before it on a loaded machine. Sets rc; fails if LINE never comes or the run
-# goes on 30 s after the signal.
-signal_when() {
-  local name=$1 sig=$2 line=$3 pid t0
-  shift 3
-  set -m
-  "$@" >"$work/$name.out" 2>"$work/$name.err" &
-  pid=$!
-  set +m
-  for _ in $(seq 1 600); do
-    grep -Eqs "$line" "$work/$name.out" "$work/$name.err" && break
-    kill -0 $pid 2>/dev/null || break
-    sleep 0.1
-  done
-  if ! grep -Eqs "$line" "$work/$name.out" "$work/$name.err"; then
-    fail "$name: the state to signal at never came (no line /$line/ in 60 s, or the run ended first)"
-    kill -KILL -- -$pid 2>/dev/null
-    wait $pid
-    rc=-1
-    return
-  fi
-  t0=$(date +%s)
-  kill -s "$sig" -- $pid -$pid
-  wait $pid
-  rc=$?
-  [ $(( $(date +%s) - t0 )) -lt 30 ] || fail "$name: the run went on after SIG$sig"
-}
+. "$(dirname "$0")/signal_when.sh"
 # stop NAME SIGNAL LINE WANT ARGS...: gatecheck check ARGS, sent SIGNAL once it prints LINE
 stop() {
   local name=$1 sig=$2 line=$3 want=$4
