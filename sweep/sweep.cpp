@@ -49,15 +49,15 @@ std::string seconds_since(std::chrono::steady_clock::time_point t0) {
 
 // The op's plain part at accuracy size `a`: every implementation's plain
 // output against the library op's on its device (made once a device).
-template <class Say, class Guarded>
+template <class Announce, class Guarded>
 void plain_phase(const Case& c, const std::vector<Subject>& subjects, const SweepOptions& opt, size_t a,
-                 std::vector<SweepImplResult>* res, const Say& say, const Guarded& guarded) {
+                 std::vector<SweepImplResult>* res, const Announce& announce, const Guarded& guarded) {
   const Case p = plain_case(c);
   std::map<Device, PlainReference> refs;
   for (size_t i = 0; i < subjects.size(); ++i) {
     const Subject& s = subjects[i];
     const std::string where = "plain part at " + std::to_string(c.rows) + " rows";
-    say(where + ": " + s.label());
+    announce(i, where + ": " + s.label());
     guarded(i, where, [&] {
       PlainAt& at = (*res)[i].accuracy[a].plain.emplace();
       at.rows = c.rows;
@@ -102,6 +102,11 @@ SweepRun run_sweep(const std::vector<Subject>& subjects, const std::vector<Sweep
     if (opt.progress) opt.progress("[" + seconds_since(t0) + "] " + what);
   };
   auto stopped = [&] { return run.interrupted = run.interrupted || (opt.stop_requested && opt.stop_requested()); };
+  // A phase's progress line, only where the phase will run (guarded skips the rest): a stopped
+  // sweep names no case it does not start.
+  auto announce = [&](size_t i, const std::string& what) {
+    if (res[i].error.empty() && !stopped()) say(what);
+  };
   // An error on valid input ends that implementation's sweep: it is the finding.
   auto guarded = [&](size_t i, const std::string& where, const std::function<void()>& phase) {
     if (!res[i].error.empty() || stopped()) return;
@@ -128,19 +133,19 @@ SweepRun run_sweep(const std::vector<Subject>& subjects, const std::vector<Sweep
       for (size_t i = 0; i < subjects.size(); ++i) {
         const Subject& s = subjects[i];
         const std::string where = "n=" + std::to_string(n) + " seed " + std::to_string(seed);
-        say("all_rows " + where + ": " + s.label());
+        announce(i, "all_rows " + where + ": " + s.label());
         guarded(i, "all_rows " + where, [&] {
           BatchRunner r(s, c, n);
           const Status st = r.run_full();
           if (!st.ok()) throw std::runtime_error("the full batch: " + st.message);
           all_rows(r, s, seed, &res[i].invariance, &sinks[i], opt.stop_requested);
           if (n == g.full_batches.back()) {
-            say("batch_size_sweep " + where + ": " + s.label());
+            announce(i, "batch_size_sweep " + where + ": " + s.label());
             batch_size_sweep(r, s, seed, &res[i].invariance, &sinks[i], opt.stop_requested);
           }
         });
         guarded(i, "segment_invariance " + where, [&] { segments(c, s, seed, &res[i].invariance, &sinks[i]); });
-        say("split_invariance " + where + ": " + s.label());
+        announce(i, "split_invariance " + where + ": " + s.label());
         guarded(i, "split_invariance " + where, [&] { splits(c, s, seed, &res[i].invariance, &sinks[i]); });
       }
     }
@@ -156,7 +161,7 @@ SweepRun run_sweep(const std::vector<Subject>& subjects, const std::vector<Sweep
     const Case c = sweep_case(sweep_spec(g, g.big_batch, g.dim, seed));
     for (size_t i = 0; i < subjects.size(); ++i) {
       const Subject& s = subjects[i];
-      say("full_vs_sub_batches seed " + std::to_string(seed) + ": " + s.label());
+      announce(i, "full_vs_sub_batches seed " + std::to_string(seed) + ": " + s.label());
       guarded(i, "full_vs_sub_batches seed " + std::to_string(seed), [&] {
         BatchRunner r(s, c, largest_sub);
         const Status st = r.run_full();
@@ -180,7 +185,7 @@ SweepRun run_sweep(const std::vector<Subject>& subjects, const std::vector<Sweep
       AccuracyAt& at = res[i].accuracy[a];
       at.rows = rows;
       at.dim = c.dim;
-      say("accuracy and latency at " + std::to_string(rows) + " rows: " + s.label());
+      announce(i, "accuracy and latency at " + std::to_string(rows) + " rows: " + s.label());
       guarded(i, "accuracy at " + std::to_string(rows) + " rows", [&] {
         BatchRunner r(s, c, 1);
         const Status st = r.run_full();
@@ -192,7 +197,7 @@ SweepRun run_sweep(const std::vector<Subject>& subjects, const std::vector<Sweep
         if (opt.time_calls) at.latency = opt.time_calls(r, g);
       });
     }
-    if (c.op->plain.field) plain_phase(c, subjects, opt, a, &res, say, guarded);
+    if (c.op->plain.field) plain_phase(c, subjects, opt, a, &res, announce, guarded);
     checkpoint();  // each size: the largest take minutes (the oracle), and a kill loses only the one in hand
   }
   // The replays of the failures kept.

@@ -24,6 +24,9 @@ for sig in INT TERM; do
   grep -q '"all_rows": [1-9]' "$work/$sig.json" || fail "SIG$sig: the report does not hold seed 3's all_rows failures"
   grep -q "interrupted by SIG$sig: the report is partial" "$work/$sig.out" || fail "SIG$sig: the summary does not say so"
   grep -q "<b>interrupted</b>" "$work/$sig.html" || fail "SIG$sig: the page is missing or does not say interrupted"
+  # Once the stop is heard, no progress line names a case that will not run.
+  sed -n '/stopping after the case in hand/,$p' "$work/$sig.err" | grep -E '^  \[[0-9.]+ s\] ' &&
+    fail "SIG$sig: a case was announced after the stop"
   [ $fails -eq 0 ] && echo "ok: SIG$sig stopped the sweep $took s after the signal, a partial report, exit $rc"
 done
 [ $fails -eq 0 ] || { tail -n 5 "$work"/*.out "$work"/*.err; exit 1; }
