@@ -200,8 +200,8 @@ GC_HD double binned_pow2(int e) {
 // Everything is kept scaled by 2^-kScale: an fp32's bits shifted left by 29
 // are the bits of an fp64 of 2^-896 times its value (normal or subnormal; the
 // exponent biases differ by 896), so a term needs no conversion instruction
-// (an fp32-to-fp64 conversion issues at a quarter of the fp64 adds' rate on
-// sm_80 and sm_90). Scaled, every unit of a bin that can hold a share is
+// (on sm_90 an fp32-to-fp64 conversion has a quarter of an fp64 add's
+// throughput: 16 against 64 a cycle an SM, in the CUDA programming guide). Scaled, every unit of a bin that can hold a share is
 // 2^-1045 or more, which fp64 represents, and the sums stay exact.
 //
 // The window's constants (c1, c2) and the raise test's bound are kept with
