@@ -102,14 +102,15 @@ SweepRun run_sweep(const std::vector<Subject>& subjects, const std::vector<Sweep
     if (opt.progress) opt.progress("[" + seconds_since(t0) + "] " + what);
   };
   auto stopped = [&] { return run.interrupted = run.interrupted || (opt.stop_requested && opt.stop_requested()); };
-  // A phase's progress line, only where the phase will run (guarded skips the rest): a stopped
-  // sweep names no case it does not start.
+  // Whether implementation i's next phase runs: not after an error on valid input (it ends that
+  // implementation's sweep: it is the finding), nor once the sweep is stopped.
+  auto runs = [&](size_t i) { return res[i].error.empty() && !stopped(); };
+  // A phase's progress line, only where the phase runs: a stopped sweep names no case it does not start.
   auto announce = [&](size_t i, const std::string& what) {
-    if (res[i].error.empty() && !stopped()) say(what);
+    if (runs(i)) say(what);
   };
-  // An error on valid input ends that implementation's sweep: it is the finding.
   auto guarded = [&](size_t i, const std::string& where, const std::function<void()>& phase) {
-    if (!res[i].error.empty() || stopped()) return;
+    if (!runs(i)) return;
     try {
       phase();
     } catch (const std::exception& e) {

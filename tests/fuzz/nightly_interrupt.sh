@@ -21,8 +21,7 @@ interrupt() {  # name signal target want-rc: target "group" (Ctrl-C) or "script"
     fails=$((fails + 1)); return
   fi
   check "SIG$sig to the $3: exit $rc (want $want)" test "$rc" -eq "$want"
-  # a watchdog's last `sleep 1`, and a killed fuzzer's exit, slow on a loaded machine
-  for ((i = 0; i < 20; i++)); do [ -z "$(fuzzers_left "$pid")" ] && break; sleep 0.5; done
+  wait_no_fuzzers "$pid" 10
   check "SIG$sig to the $3: no fuzzer left" test -z "$(fuzzers_left "$pid")"
   check "SIG$sig to the $3: campaign.json says \"interrupted\"" grep -q '"status": "interrupted"' "$dir/campaign.json"
   check "SIG$sig to the $3: the report is written" grep -q "status: interrupted (stopped by SIG$sig)" "$dir/report.md"

@@ -18,7 +18,7 @@ kill -KILL "$pid"
 wait "$pid" 2>/dev/null  # (and no "Killed" line from bash)
 # (a watchdog polls each second, then allows its fuzzer 10 s after SIGTERM before
 # SIGKILL: 20 s leaves room for a loaded machine)
-for ((i = 0; i < 40; i++)); do [ -z "$(fuzzers_left "$pid")" ] && break; sleep 0.5; done
+wait_no_fuzzers "$pid" 20
 check "no fuzzer left 20 s after the campaign was killed" test -z "$(fuzzers_left "$pid")"
 check "campaign.json still says \"running\"" grep -q '"status": "running"' "$dir/campaign.json"
 forbid="report moved"

@@ -1,4 +1,4 @@
-# Sourced by nightly_interrupt.sh and nightly_killed.sh (after they set
+# Sourced by nightly_interrupt.sh, nightly_killed.sh and nightly_stubborn.sh (after they set
 # `scratch`): start a campaign in its own process group and wait for its
 # fuzzer to run. Skips (77) where env cannot restore SIGINT.
 env --default-signal=INT true 2>/dev/null || { echo "skipped: env --default-signal (coreutils 8.31+) is missing"; exit 77; }
@@ -39,6 +39,17 @@ wait_gone() {
 
 # fuzzers_left PGID: the fuzzer processes still in the campaign's group.
 fuzzers_left() { pgrep -g "$1" -f fuzz_gate_residual; }
+
+# wait_no_fuzzers PGID SECONDS: until no fuzzer is left in the group, or SECONDS
+# pass (a watchdog's last `sleep 1`, and a killed fuzzer's exit, are slow on a
+# loaded machine); the caller then checks fuzzers_left.
+wait_no_fuzzers() {
+  local i
+  for ((i = 0; i < $2 * 2; i++)); do
+    [ -z "$(fuzzers_left "$1")" ] && return
+    sleep 0.5
+  done
+}
 
 # Whatever happens, leave no process of the test's campaigns behind.
 groups=()

@@ -15,7 +15,7 @@ nightly=$1 build=$2 plugin=$3 scratch=$4
 # stop NAME SIGNAL WANT-RC: the signal to the campaign's whole process group
 # (Ctrl-C; or a service manager's SIGTERM, which reaches the watchdogs too).
 stop() {
-  local name=$1 sig=$2 want=$3 dir=$scratch/$1 rc="" left i
+  local name=$1 sig=$2 want=$3 dir=$scratch/$1 rc="" left
   # symbolize=0: no llvm-symbolizer child, which the group's signal would kill
   # and whose broken pipe would end the fuzzer (SIGPIPE) before SIGKILL could
   ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0:allocator_may_return_null=1:symbolize=0 \
@@ -28,8 +28,7 @@ stop() {
     fails=$((fails + 1)); return
   fi
   check "$name: exit $rc (want $want)" test "$rc" -eq "$want"
-  # a watchdog's last `sleep 1`, and a killed fuzzer's exit, slow on a loaded machine
-  for ((i = 0; i < 20; i++)); do [ -z "$(fuzzers_left "$pid")" ] && break; sleep 0.5; done
+  wait_no_fuzzers "$pid" 10
   left=$(fuzzers_left "$pid")
   check "$name: no fuzzer left${left:+ (left: $left)}" test -z "$left"
   check "$name: the log says the fuzzer was killed" grep -q "did not stop .* after SIGTERM; sent SIGKILL" "$dir.log"
