@@ -201,8 +201,9 @@ GC_HD double binned_pow2(int e) {
 // are the bits of an fp64 of 2^-896 times its value (normal or subnormal; the
 // exponent biases differ by 896), so a term needs no conversion instruction
 // (on sm_90 an fp32-to-fp64 conversion has a quarter of an fp64 add's
-// throughput: 16 against 64 a cycle an SM, in the CUDA programming guide). Scaled, every unit of a bin that can hold a share is
-// 2^-1045 or more, which fp64 represents, and the sums stay exact.
+// throughput: 16 against 64 a cycle an SM, in the CUDA programming guide).
+// Scaled, every unit of a bin that can hold a share is 2^-1045 or more, which
+// fp64 represents, and the sums stay exact.
 //
 // The window's constants (c1, c2) and the raise test's bound are kept with
 // the top bin: 5 registers, and about 8 fewer instructions a term than
