@@ -168,7 +168,9 @@ GC_HD double binned_dadd_rz(double x, double y) {
 #endif
 }
 
-GC_HD double binned_bits_double(uint64_t b) {
+// 2^e as a double, for normal e.
+GC_HD double binned_pow2(int e) {
+  const uint64_t b = uint64_t(e + 1023) << 52;
 #ifdef __CUDA_ARCH__
   return __longlong_as_double((long long)b);
 #else
@@ -178,16 +180,10 @@ GC_HD double binned_bits_double(uint64_t b) {
 #endif
 }
 
-// 2^e as a double, for e from -1074 (subnormal below -1022) to 1023.
-GC_HD double binned_pow2(int e) {
-  return binned_bits_double(e >= -1022 ? uint64_t(e + 1023) << 52 : uint64_t(1) << (e + 1074));
-}
-
 // The same state, accumulated in fp64 for a GPU's hot loop: the fp64 pipe
-// does the work (11 fp64 operations a term) beside the integer one (the
-// term's fp64 value from its bits, a sign, and one compare against a bound
-// kept with the top bin), where BinnedSum::add_bits takes about 40 integer
-// operations.
+// does the work (11 fp64 operations and a conversion a term) beside the
+// integer one (a sign, and one compare against a bound kept with the top bin),
+// where BinnedSum::add_bits takes about 40 integer operations.
 // A term's three shares are taken from |t| exactly: q = RZ(r + C) - C with
 // C = 2^52 * (the bin's unit) is r's part at or above that unit (r is below
 // 2^32 units, so r + C stays in C's binade, where the spacing is one unit),
@@ -197,30 +193,19 @@ GC_HD double binned_pow2(int e) {
 // the same terms (binned_sum_test checks the two on the host, where
 // binned_dadd_rz emulates the device's rounding).
 //
-// Everything is kept scaled by 2^-kScale: an fp32's bits shifted left by 29
-// are the bits of an fp64 of 2^-896 times its value (normal or subnormal; the
-// exponent biases differ by 896), so a term needs no conversion instruction
-// (on sm_90 an fp32-to-fp64 conversion has a quarter of an fp64 add's
-// throughput: 16 against 64 a cycle an SM, in the CUDA programming guide).
-// Scaled, every unit of a bin that can hold a share is 2^-1045 or more, which
-// fp64 represents, and the sums stay exact.
-//
 // The window's constants (c1, c2) and the raise test's bound are kept with
 // the top bin: 5 registers, and about 8 fewer instructions a term than
 // making them from the top bin each term.
 struct BinnedFp64Sum {
   static constexpr int kMaxTerms = 1 << 21;
-  static constexpr int kScale = 896;  // fp64's exponent bias less fp32's
-  double s0, s1, s2;  // bins I, I-1, I-2: signed sums of shares, as values (scaled)
-  double c0, c1, c2;  // 2^52 units of bins I, I-1, I-2 (scaled)
+  double s0, s1, s2;  // bins I, I-1, I-2: signed sums of shares, as values
+  double c0, c1, c2;  // 2^52 units of bins I, I-1, I-2
   uint32_t top, special;
   // |term bits| at or above this: a new top bin or a NaN or infinity. Top
   // bin 0 (empty): 0, every term.
   uint32_t raise_at;
 
-  GC_HD static double c_of(int top) { return binned_pow2(52 + kBinBits * top - 149 - kScale); }
-  // |term| * 2^-kScale, exactly, from the term's bits.
-  GC_HD static double scaled_abs(uint32_t u) { return binned_bits_double(uint64_t(u & 0x7fffffffu) << 29); }
+  GC_HD static double c_of(int top) { return binned_pow2(52 + kBinBits * top - 149); }
   // A term of exponent field e has top bin ((e ? e - 1 : 0) >> 5) + 1, above
   // t (>= 1) exactly when e >= 32 t + 1.
   GC_HD void set_top(uint32_t t) {
@@ -254,8 +239,8 @@ struct BinnedFp64Sum {
     return false;
   }
   // A term of bits u whose top bin is at most I, finite.
-  GC_HD void add_in_window(uint32_t u) {
-    const double a = scaled_abs(u);
+  GC_HD void add_in_window(float t, uint32_t u) {
+    const double a = std::fabs(double(t));  // exact
     const double q0 = binned_dadd_rz(a, c0) - c0, r1 = a - q0;
     const double q1 = binned_dadd_rz(r1, c1) - c1, r2 = r1 - q1;
     const double q2 = binned_dadd_rz(r2, c2) - c2;
@@ -267,7 +252,7 @@ struct BinnedFp64Sum {
   GC_HD void add(float t) {
     const uint32_t u = float_bits(t);
     if (needs_slow(u) && slow(u)) return;  // rare once the largest terms are in
-    add_in_window(u);
+    add_in_window(t, u);
   }
   // BinnedSum's words: each digit in units of its bin (an exact integer).
   GC_HD void to_words(uint64_t* w) const {
@@ -281,7 +266,7 @@ struct BinnedFp64Sum {
   }
   GC_HD int64_t digit(double s, int k) const {
     const int bin = int(top) - k;
-    return bin < -1 ? 0 : int64_t(s * binned_pow2(kScale) * binned_pow2(149 - kBinBits * bin));  // exact
+    return bin < -1 ? 0 : int64_t(s * binned_pow2(149 - kBinBits * bin));
   }
 };
 

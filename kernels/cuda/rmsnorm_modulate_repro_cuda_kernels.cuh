@@ -134,9 +134,9 @@ __device__ __forceinline__ void add_rows(ColumnSums& c, const TermsArgs& a, cons
   if (fast) {
 #pragma unroll
     for (int i = 0; i < G; ++i) {
-      c.dw.add_in_window(float_bits(m[i].dweight));
-      c.sh.add_in_window(float_bits(m[i].dshift));
-      c.sc.add_in_window(float_bits(m[i].dscale));
+      c.dw.add_in_window(m[i].dweight, float_bits(m[i].dweight));
+      c.sh.add_in_window(m[i].dshift, float_bits(m[i].dshift));
+      c.sc.add_in_window(m[i].dscale, float_bits(m[i].dscale));
     }
     return;
   }

@@ -307,7 +307,7 @@ TEST(BinnedSum, Fp64TileAccumulatorGivesTheSameWords) {
     // the nearest-rounding split of the top digit's shares
     double s0 = 0;
     for (float x : t) {
-      const double a = BinnedFp64Sum::scaled_abs(float_bits(x)), q = (a + f.c0) - f.c0;
+      const double a = std::fabs(double(x)), q = (a + f.c0) - f.c0;
       s0 += x < 0 ? -q : q;
     }
     differ += s0 != f.s0;
