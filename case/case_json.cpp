@@ -221,6 +221,10 @@ CaseFile case_from_json(const std::string& text, const std::string& origin) {
     const std::string name = field<std::string>(j, "op", origin);
     op = find_op_schema(name);
     if (!op) fail(origin, "'op' is " + unknown_op(name));
+  } else if (j.contains("op") && !(j.at("op").is_string() && j.at("op").get_ref<const std::string&>() == op->name)) {
+    // A version-1 file is gate_residual's: an edited version, not another op's tensors, is what to say
+    fail(origin, "'op' is " + j.at("op").dump() + " in a version-1 file, which holds a " + op->name +
+                     " case (a file of another op is version " + std::to_string(kCaseFormatVersion) + ")");
   }
   DType t;
   const std::string dt = field<std::string>(j, "dtype", origin);

@@ -178,6 +178,12 @@ TEST(CaseFile, CorruptFilesGiveClearErrors) {
                  k["op"] = "gate_resid";
                }),
                "'op' is unknown op 'gate_resid' (gate_residual");
+  // version 1 is gate_residual's: another op named in it is an error that says so, not a missing tensor
+  expect_error(edited([](auto& k) { k["op"] = "rmsnorm_modulate"; }),
+               "'op' is \"rmsnorm_modulate\" in a version-1 file, which holds a gate_residual case (a file of another op "
+               "is version 2)");
+  expect_error(edited([](auto& k) { k["op"] = 7; }), "'op' is 7 in a version-1 file");
+  EXPECT_NO_THROW(case_from_json(edited([](auto& k) { k["op"] = "gate_residual"; }), "ok.json"));
   expect_error(edited([](auto& k) { k["format"] = "other"; }), "format");
   expect_error(edited([](auto& k) { k["dtype"] = "int8"; }), "dtype 'int8'");
   expect_error(edited([](auto& k) { k["res"][0] = "zz00" + k["res"][0].template get<std::string>().substr(4); }),
