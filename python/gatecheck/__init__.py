@@ -210,8 +210,8 @@ def check(impl, device="cpu", seconds=30, seed=None, properties=None, claims=Non
       backward), defined at the top level of a module or file; or a spec string as the CLI
       takes it ("host", "python:mod:fn", "plugin:path.so").
     device: "cpu" or "cuda". seconds: the time budget (0: `cases` per property, else 100).
-    seed: replays a run (each Report says its seed). properties: a list (default: the
-      default set). claims: overrides the contract (--claims syntax). valid: narrows the
+    seed: replays a run (each Report says its seed). properties: a list, or a
+      comma-separated string (default: the default set). claims: overrides the contract (--claims syntax). valid: narrows the
       valid inputs ("rows>=1,dim>=1"). corpus: where failures are saved. isolate, timeout:
       each call in a child process (--isolate). extra_args: more `gatecheck check` options.
     op: the op `impl` implements (`gatecheck ops` lists them, with the arguments in order).
@@ -225,7 +225,8 @@ def check(impl, device="cpu", seconds=30, seed=None, properties=None, claims=Non
     if cases:
         cmd += ["--cases", str(int(cases))]
     if properties is not None:
-        cmd += ["--properties", ",".join(properties)]
+        # a string is the CLI's comma-separated list (",".join would split it into letters)
+        cmd += ["--properties", properties if isinstance(properties, str) else ",".join(properties)]
     if claims:
         cmd += ["--claims", claims]
     if valid:

@@ -35,6 +35,13 @@ def test_a_correct_op_passes_and_names_its_seed(tmp_path):
     assert all(r.passed and r.cases > 0 for r in report.rows)
 
 
+def test_properties_as_a_string_are_the_clis_list(tmp_path):
+    report = gatecheck.check(ops.correct, seconds=0, cases=3, seed=2, properties="accuracy,repeatable", corpus=tmp_path)
+    assert [r.property for r in report.rows] == ["accuracy", "repeatable"]
+    report = gatecheck.check(ops.correct, seconds=0, cases=3, seed=2, properties="accuracy", corpus=tmp_path)
+    assert [r.property for r in report.rows] == ["accuracy"]
+
+
 def test_a_declared_narrowed_contract_is_kept_and_stated(tmp_path):
     report = gatecheck.check(ops.rejects_empty, seconds=1, seed=1, properties=["accuracy"], corpus=tmp_path)
     report.raise_on_failure()
