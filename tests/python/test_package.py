@@ -9,7 +9,7 @@ import ops
 
 
 def test_a_planted_bug_raises_with_its_evidence_and_repro(tmp_path):
-    report = gatecheck.check(ops.tail_bug, seconds=2, seed=1, properties=["accuracy"], corpus=tmp_path)
+    report = gatecheck.check(ops.tail_bug, seconds=0, cases=20, seed=1, properties=["accuracy"], corpus=tmp_path)
     assert not report.passed
     [failure] = report.failures
     assert failure.property == "accuracy" and failure.claimed
@@ -27,7 +27,7 @@ def test_a_planted_bug_raises_with_its_evidence_and_repro(tmp_path):
 
 
 def test_a_correct_op_passes_and_names_its_seed(tmp_path):
-    report = gatecheck.check(ops.correct, seconds=2, seed=7, corpus=tmp_path)
+    report = gatecheck.check(ops.correct, seconds=0, cases=20, seed=7, corpus=tmp_path)
     report.raise_on_failure()
     assert report.seed == 7
     assert [r.property for r in report.rows] == ["accuracy", "row_invariance", "segment_invariance", "repeatable",
@@ -43,7 +43,7 @@ def test_properties_as_a_string_are_the_clis_list(tmp_path):
 
 
 def test_a_declared_narrowed_contract_is_kept_and_stated(tmp_path):
-    report = gatecheck.check(ops.rejects_empty, seconds=1, seed=1, properties=["accuracy"], corpus=tmp_path)
+    report = gatecheck.check(ops.rejects_empty, seconds=0, cases=20, seed=1, properties=["accuracy"], corpus=tmp_path)
     report.raise_on_failure()
     assert list(report.contracts.values()) == ["default set; valid rows>=1,dim>=1"]
 
