@@ -10,7 +10,7 @@ gc=$1 work=$2 torch=${3:-}
 rm -rf "$work" && mkdir -p "$work"
 fail() { echo "FAIL: $*"; exit 1; }
 "$gc" check --op rmsnorm_modulate --impl host-repro --impl host --properties split_invariance,accuracy --seed 1 \
-  --seconds 5 --jobs 1 --corpus "$work/c" >"$work/check.log" 2>&1
+  --seconds 0 --cases 40 --scale-share 0 --jobs 1 --corpus "$work/c" >"$work/check.log" 2>&1
 rc=$?
 cat "$work/check.log"
 [ "$rc" -eq 0 ] || fail "expected exit 0 (a finding only), got $rc"
@@ -27,7 +27,7 @@ grep -Eq "dweight|dshift|dscale" "$work/repro_host.log" || fail "the finding nam
 "$gc" repro "$case_file" --impl host-repro >"$work/repro_repro.log" 2>&1 || { cat "$work/repro_repro.log"; fail "repro on host-repro failed"; }
 grep -q "host-repro@cpu split_invariance: pass" "$work/repro_repro.log" || { cat "$work/repro_repro.log"; fail "host-repro does not pass the saved split"; }
 if [ "$torch" = with-torch ]; then
-  "$gc" check --op rmsnorm_modulate --impl torch-eager --properties split_invariance --seed 2 --seconds 2 --jobs 1 \
+  "$gc" check --op rmsnorm_modulate --impl torch-eager --properties split_invariance --seed 2 --seconds 0 --cases 40 --jobs 1 \
     --scale-share 0 --corpus "$work/t" >"$work/torch.log" 2>&1
   rc=$?
   grep -E "split_invariance|elements differ" "$work/torch.log"
