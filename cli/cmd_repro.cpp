@@ -304,6 +304,11 @@ int cmd_shrink(const ShrinkArgs& a) {
     std::fprintf(stderr, "gatecheck shrink: %s records no failing property; pass --property P\n", a.file.c_str());
     return kExitUsage;
   }
+  if (!is_property(property)) {  // before "shrinking ..." announces it
+    const std::string from = !a.property.empty() ? "--property" : a.file + " records";
+    std::fprintf(stderr, "gatecheck shrink: %s %s\n", from.c_str(), unknown_property(property).c_str());
+    return kExitUsage;
+  }
   std::string out = a.out;
   if (out.empty()) {
     out = a.file;
