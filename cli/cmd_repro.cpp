@@ -98,8 +98,8 @@ int cmd_repro(const ReproArgs& a) {
   // code is the worst outcome (worse()). Ctrl-C or SIGTERM stops after the
   // check in hand, whose verdict is dropped (the signal may have cut its call
   // short), and says what was replayed.
-  if (const std::string twice = repeated_impl(a.impls); !twice.empty()) {
-    std::fprintf(stderr, "gatecheck repro: --impl %s is given twice\n", twice.c_str());
+  if (const std::string twice = repeated_impl_problem(a.impls); !twice.empty()) {
+    std::fprintf(stderr, "gatecheck repro: %s\n", twice.c_str());
     return kExitUsage;
   }
   int rc = kExitOk;

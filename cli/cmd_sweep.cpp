@@ -317,7 +317,7 @@ int cmd_sweep(const SweepArgs& args) {
   if (!op) return usage("--op: " + unknown_op(a.op));
   if (!find_op_oracle(*op))
     return usage("--op " + a.op + ": the oracle has no float64 reference for it, and the sweep's accuracy needs one");
-  if (const std::string twice = repeated_impl(a.impls); !twice.empty()) return usage("--impl " + twice + " is given twice");
+  if (const std::string twice = repeated_impl_problem(a.impls); !twice.empty()) return usage(twice);
   std::vector<Subject> subjects;
   std::vector<SweepImplResult> unavailable;
   install_stop_handlers();  // before a Python implementation's import: a Ctrl-C during it stops the sweep

@@ -7,10 +7,10 @@
 
 namespace gatecheck {
 
-std::string repeated_impl(const std::vector<std::string>& specs) {
+std::string repeated_impl_problem(const std::vector<std::string>& specs) {
   for (size_t i = 0; i < specs.size(); ++i)
     for (size_t k = 0; k < i; ++k)
-      if (specs[k] == specs[i]) return specs[i];
+      if (specs[k] == specs[i]) return "--impl " + specs[i] + " is given twice";
   return "";
 }
 
@@ -21,8 +21,7 @@ std::vector<Subject> implementations_from_args(const std::vector<std::string>& s
   if (!op) throw ImplArgsError{kExitUsage, "--op: " + unknown_op(op_name)};
   if (device == "cuda" && !cuda_available())
     throw ImplArgsError{kExitCannotRun, "--device cuda: no CUDA device is available on this machine"};
-  if (const std::string twice = repeated_impl(specs); !twice.empty())
-    throw ImplArgsError{kExitUsage, "--impl " + twice + " is given twice"};
+  if (const std::string twice = repeated_impl_problem(specs); !twice.empty()) throw ImplArgsError{kExitUsage, twice};
   std::vector<Subject> impls;
   try {
     if (specs.empty()) {

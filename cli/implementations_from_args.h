@@ -16,13 +16,14 @@ struct ImplArgsError {
   std::string message;
 };
 
+// "--impl SPEC is given twice" for the first spec given twice, or "": one
+// implementation run twice would print two rows of the same verdicts and
+// double the run's time.
+std::string repeated_impl_problem(const std::vector<std::string>& specs);
+
 // Throws ImplArgsError. Implementations of `op` (--op: an unknown name is a
 // usage error); `claims` (--claims) replaces every contract; `valid`
 // (--valid) narrows every contract's valid inputs.
-// The first --impl given twice ("" if none): one implementation run twice
-// would print two rows of the same verdicts and double the run's time.
-std::string repeated_impl(const std::vector<std::string>& specs);
-
 std::vector<Subject> implementations_from_args(const std::vector<std::string>& specs, const std::string& device,
                                                const std::string& claims, const std::string& valid,
                                                const std::string& op);

@@ -211,9 +211,10 @@ def check(impl, device="cpu", seconds=30, seed=None, properties=None, claims=Non
       takes it ("host", "python:mod:fn", "plugin:path.so").
     device: "cpu" or "cuda". seconds: the time budget (0: `cases` per property, else 100).
     seed: replays a run (each Report says its seed). properties: a list, or a
-      comma-separated string (default: the default set). claims: overrides the contract (--claims syntax). valid: narrows the
-      valid inputs ("rows>=1,dim>=1"). corpus: where failures are saved. isolate, timeout:
-      each call in a child process (--isolate). extra_args: more `gatecheck check` options.
+      comma-separated string (default: the default set). claims: overrides the contract
+      (--claims syntax). valid: narrows the valid inputs ("rows>=1,dim>=1"). corpus: where
+      failures are saved. isolate, timeout: each call in a child process (--isolate).
+      extra_args: more `gatecheck check` options.
     op: the op `impl` implements (`gatecheck ops` lists them, with the arguments in order).
     Raises CheckError when gatecheck cannot run the check (exit 2 or 3, with its message).
     """
