@@ -123,7 +123,7 @@ int cmd_sweep(const SweepArgs& a);
 // Helpers shared by the subcommands.
 std::vector<std::string> split_list(const std::string& s);
 bool parse_device(const std::string& s, int* device);  // "cpu"/"cuda" -> 0/1
-// Can `file` be written: it exists and is writable, or its folder is (errno says why not).
+// Can `file` be written: opened for writing, or created and removed again (errno says why not).
 bool writable_path(const std::string& file);
 // mkdir -p.
 void make_dirs(const std::string& path);

@@ -1,3 +1,4 @@
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,7 +28,22 @@ bool parse_device(const std::string& s, int* device) {
 }
 
 bool writable_path(const std::string& file) {
-  if (access(file.c_str(), F_OK) == 0) return access(file.c_str(), W_OK) == 0;
+  // Opening is the test, not access(): root passes access(W_OK) on a folder such as /proc where
+  // no file can be created, and the run's report would be lost at its end.
+  if (access(file.c_str(), F_OK) == 0) {
+    const int fd = open(file.c_str(), O_WRONLY | O_CLOEXEC);  // no O_TRUNC: nothing is changed
+    if (fd < 0) return false;
+    close(fd);
+    return true;
+  }
+  const int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    close(fd);
+    unlink(file.c_str());
+    return true;
+  }
+  if (errno != EEXIST) return false;
+  // A link to a file not there yet: writing creates its target, so ask the link's folder.
   const auto slash = file.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
   return access(dir.c_str(), W_OK) == 0;
