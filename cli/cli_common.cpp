@@ -30,7 +30,10 @@ bool parse_device(const std::string& s, int* device) {
 bool writable_path(const std::string& file) {
   // Opening is the test, not access(): root passes access(W_OK) on a folder such as /proc where
   // no file can be created, and the run's report would be lost at its end.
-  if (access(file.c_str(), F_OK) == 0) {
+  struct stat st;
+  if (stat(file.c_str(), &st) == 0) {
+    // A FIFO's open would wait for its reader: for anything but a plain file, ask access().
+    if (!S_ISREG(st.st_mode)) return access(file.c_str(), W_OK) == 0;
     const int fd = open(file.c_str(), O_WRONLY | O_CLOEXEC);  // no O_TRUNC: nothing is changed
     if (fd < 0) return false;
     close(fd);
