@@ -23,6 +23,7 @@
 #include "../findings/second_shrink.h"
 #include "crash_guard.h"
 #include "implementations_from_args.h"
+#include "line_writer.h"
 #include "progress.h"
 #include "stop_signal.h"
 #include "report.h"
@@ -159,7 +160,8 @@ int cmd_check(const CheckArgs& a) {
   // stderr. Through std::cout, which stays the real stdout after a plugin has
   // loaded (fd 1 is stderr then, so opening /dev/stdout would reach stderr).
   const bool json_to_stdout = a.json == "-" || a.json == "/dev/stdout";
-  std::ostream& report_out = json_to_stdout ? std::cerr : std::cout;
+  LineWriter stderr_lines(STDERR_FILENO);  // a line a write: a plugin's thread may write there too
+  std::ostream& report_out = json_to_stdout ? static_cast<std::ostream&>(stderr_lines) : std::cout;
   if (!a.json.empty() && !json_to_stdout && !writable_path(a.json)) {  // before the run, not after it
     std::fprintf(stderr, "gatecheck check: --json %s: cannot write there (%s)\n", a.json.c_str(), std::strerror(errno));
     return kExitUsage;
@@ -231,6 +233,7 @@ int cmd_check(const CheckArgs& a) {
                << kCaseFloor << " cases ran, so "  << (inconclusive == 1 ? "its" : "their")
                << " pass would mean little (give it more --seconds or fewer properties)\n";
 
+  report_out.flush();
   if (json_to_stdout) {
     std::cout << report_json(report, saved, impls, replays, opt.limits).dump(1) << "\n" << std::flush;
     if (!std::cout) {
