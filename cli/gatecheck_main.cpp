@@ -137,7 +137,7 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
 
   ReproArgs repro;
   auto* r = app.add_subcommand("repro", "replay corpus files; exit 1 if a failure is still there");
-  r->add_option("files", repro.files, "corpus JSON files")->required()->check(CLI::ExistingFile);
+  r->add_option("FILE", repro.files, "corpus JSON files to replay (one or more)")->required()->check(CLI::ExistingFile);
   r->add_option("--impl", repro.impls, "implementation(s) to replay against (default: the one recorded in the file)");
   r->add_option("--device", repro.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   r->add_option("--property", repro.property, "property to check (default: the one recorded, else the default set)");
@@ -154,7 +154,7 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
   ShrinkArgs shrink;
   auto* s = app.add_subcommand("shrink", "shrink a failing corpus file to a minimal case (deterministic)");
   s->add_option("--op", shrink.op, "the op the file must be a case of (default: the one it names)");
-  s->add_option("file", shrink.file, "corpus JSON file")->required()->check(CLI::ExistingFile);
+  s->add_option("FILE", shrink.file, "the failing corpus JSON file")->required()->check(CLI::ExistingFile);
   s->add_option("--impl", shrink.impl, "implementation (default: the one recorded in the file)");
   s->add_option("--device", shrink.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   s->add_option("--property", shrink.property, "property that fails (default: the one recorded in the file)");
