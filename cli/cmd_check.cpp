@@ -127,6 +127,11 @@ int cmd_check(const CheckArgs& a) {
   }
   if (!a.properties.empty()) {
     opt.properties = split_list(a.properties);
+    if (opt.properties.empty()) {
+      std::fprintf(stderr, "gatecheck check: --properties '%s' names no property (omit it for the default set)\n",
+                   a.properties.c_str());
+      return kExitUsage;
+    }
     for (const auto& p : opt.properties) {
       if (!is_property(p)) {
         std::fprintf(stderr, "gatecheck check: --properties: %s\n", unknown_property(p).c_str());
@@ -167,7 +172,7 @@ int cmd_check(const CheckArgs& a) {
     return kExitUsage;
   }
   make_dirs(a.corpus);
-  if (access(a.corpus.c_str(), W_OK) != 0) {
+  if (!writable_folder(a.corpus)) {
     std::fprintf(stderr, "gatecheck check: --corpus %s: cannot write there (%s); counterexamples could not be saved\n",
                  a.corpus.c_str(), std::strerror(errno));
     return kExitUsage;
@@ -201,8 +206,9 @@ int cmd_check(const CheckArgs& a) {
   CheckReport report = run_check(impls, opt);
   progress.finish();
   clear_crash_messages();
-  // The project's shrinker after RapidCheck's: up to 10 s each, within --shrink-seconds.
-  if (!report.interrupted && a.shrink_seconds > 0)
+  // The project's shrinker after RapidCheck's: up to 10 s each, within --shrink-seconds. After a
+  // stop it shrinks nothing and marks each failure's shrink cut short.
+  if (a.shrink_seconds > 0)
     shrink_failures_further(&report, impls, opt.before_run, PropertyOptions{a.isolate, a.timeout},
                             opt.stop_requested, std::min(10.0, a.shrink_seconds));
   clear_crash_messages();

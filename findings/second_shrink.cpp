@@ -6,7 +6,11 @@ void shrink_failures_further(CheckReport* report, const std::vector<Subject>& im
                              const PropertyOptions& popt, const ShrinkStop& stop, double max_seconds) {
   for (auto& p : report->results) {
     if (!p.failure || p.failure->scale_shrunk) continue;  // still a scale case: shrunk by the scale tier
-    if ((report->interrupted = stop())) return;
+    if (report->interrupted || stop()) {  // its shrink never ran: say so, as for one cut short
+      report->interrupted = true;
+      p.failure->shrink_cut_short = true;
+      continue;
+    }
     for (const auto& impl : impls) {
       if (impl.name != p.impl || impl.device != p.device) continue;
       before(impl, p.property, p.failure->shrunk);

@@ -22,7 +22,7 @@ using BeforeShrinkRun = std::function<void(const Subject&, const std::string&, c
 // shrink_cut_short then says whether this shrink ended before a fixed point.
 // Under popt.isolate its calls run in child processes. A stop request ends it and marks the report interrupted, keeping
 // what it has shrunk so far. A failure that does not reproduce outside the
-// engine (a flaky one) keeps RapidCheck's case.
+// engine (a flaky one) keeps RapidCheck's case. A failure a stop leaves unshrunk here is marked cut short.
 void shrink_failures_further(CheckReport* report, const std::vector<Subject>& impls, const BeforeShrinkRun& before,
                              const PropertyOptions& popt, const ShrinkStop& stop, double max_seconds);
 

@@ -32,6 +32,9 @@ stop found INT '^\[check\] .* [1-9][0-9]* failing$' 130 --impl "plugin:$plugin" 
   --properties accuracy,row_invariance,repeatable --seconds 60 --seed 42
 grep -q "^FAILURE: plugin:.* accuracy" "$work/found.out" || fail "found: the failure found before the stop is not reported"
 ls "$work/found"/*accuracy*.json >/dev/null 2>&1 || fail "found: the failure found before the stop was not saved"
+# The stop came before the project's shrinker ran on it: not called minimal.
+grep -q '"shrink_cut_short": true' "$work/found.json" || fail "found: --json does not mark its shrink cut short"
+grep -q "^  smallest case found (the shrink stopped early" "$work/found.out" || fail "found: the report calls its case minimal"
 # shrink: a long one (SLOW_PLUGIN takes 200 ms a call, some 30 candidates),
 # stopped once its first step is printed (each step's line is flushed).
 {
