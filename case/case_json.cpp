@@ -7,7 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -328,16 +332,34 @@ CaseFile read_case_file(const std::string& path) {
   return case_from_json(bytes, path);
 }
 
+namespace {
+// Writes the file's JSON to `target`, its errors (a full disk at the flush or the close) named
+// by `path`.
+void write_json_to(const std::string& target, const std::string& path, const CaseFile& f) {
+  std::ofstream out(target, std::ios::binary | std::ios::trunc);
+  if (!out) throw CaseFileError(path + ": cannot be written");
+  out << case_to_json(f);
+  out.close();
+  if (!out) throw CaseFileError(path + ": write failed (" + std::strerror(errno) + ")");
+}
+}  // namespace
+
 void write_case_file(const std::string& path, const CaseFile& f) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw CaseFileError(path + ": cannot be written");
-    out << case_to_json(f);
-    out.flush();
-    if (!out) throw CaseFileError(path + ": write failed");
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) throw CaseFileError(path + ": is a folder");
+    // A device or FIFO (/dev/stdout, a pipe) is written in place: a rename onto it would replace
+    // the node itself with a file.
+    write_json_to(path, path, f);
+    return;
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw CaseFileError(path + ": rename failed");
+  const std::string tmp = path + ".tmp";  // a crash mid-write leaves the old file whole
+  write_json_to(tmp, path, f);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    throw CaseFileError(path + ": rename failed (" + why + ")");
+  }
 }
 
 std::string case_digest(const Case& c) {

@@ -125,6 +125,8 @@ std::vector<std::string> split_list(const std::string& s);
 bool parse_device(const std::string& s, int* device);  // "cpu"/"cuda" -> 0/1
 // Can `file` be written: opened for writing, or created and removed again (errno says why not).
 bool writable_path(const std::string& file);
+// Can files be made in `dir`: a folder where a file can be created (ENOTDIR for a file).
+bool writable_folder(const std::string& dir);
 // mkdir -p.
 void make_dirs(const std::string& path);
 

@@ -32,6 +32,10 @@ bool writable_path(const std::string& file) {
   // no file can be created, and the run's report would be lost at its end.
   struct stat st;
   if (stat(file.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      errno = EISDIR;
+      return false;
+    }
     // A FIFO's open would wait for its reader: for anything but a plain file, ask access().
     if (!S_ISREG(st.st_mode)) return access(file.c_str(), W_OK) == 0;
     const int fd = open(file.c_str(), O_WRONLY | O_CLOEXEC);  // no O_TRUNC: nothing is changed
@@ -51,6 +55,8 @@ bool writable_path(const std::string& file) {
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
   return access(dir.c_str(), W_OK) == 0;
 }
+
+bool writable_folder(const std::string& dir) { return writable_path(dir + "/.gatecheck-write-probe"); }
 
 void make_dirs(const std::string& path) {
   std::string cur;

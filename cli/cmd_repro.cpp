@@ -102,6 +102,15 @@ int cmd_repro(const ReproArgs& a) {
     std::fprintf(stderr, "gatecheck repro: %s\n", twice.c_str());
     return kExitUsage;
   }
+  if (!a.property.empty() && split_list(a.property).empty()) {
+    std::fprintf(stderr, "gatecheck repro: --property '%s' names no property\n", a.property.c_str());
+    return kExitUsage;
+  }
+  for (const auto& p : split_list(a.property))
+    if (!is_property(p)) {
+      std::fprintf(stderr, "gatecheck repro: --property %s\n", unknown_property(p).c_str());
+      return kExitUsage;
+    }
   int rc = kExitOk;
   ReproTally tally;
   const PropertyOptions popt{a.isolate, a.timeout};
@@ -147,6 +156,13 @@ int cmd_repro(const ReproArgs& a) {
     if (sc && a.property.empty())  // the default set's properties that have a scale version
       props.erase(std::remove_if(props.begin(), props.end(), [](const std::string& p) { return !has_scale_version(p); }),
                   props.end());
+    if (const auto unknown = std::find_if(props.begin(), props.end(), [](const std::string& p) { return !is_property(p); });
+        unknown != props.end()) {  // only a file's record can name one: --property was checked above
+      std::fprintf(stderr, "gatecheck repro: %s records %s\n", file.c_str(), unknown_property(*unknown).c_str());
+      rc = worse(rc, kExitUsage);
+      ++tally.unreadable;
+      continue;
+    }
     std::cout << file << ": " << (sc ? describe(*sc) : describe(f.c)) << "\n";
     bool failing = false, bad = false, stopped = false, unreproduced = false;
     for (const auto& impl : impls) {
@@ -345,7 +361,7 @@ int cmd_shrink(const ShrinkArgs& a) {
                             repro_command(out, impl.name, impl.device),
                             breaks_claim(r.verdict, impl.contract, r.minimal.dtype), evidence_text(r.verdict)};
   m.note = "shrunk by gatecheck shrink in " + std::to_string(r.steps) + " steps (" + std::to_string(r.attempts) +
-           " candidates) from " + describe(f.c);
+           " candidates)" + (r.cut_short ? " (cut short: a smaller case may fail)" : "") + " from " + describe(f.c);
   if (r.interrupted)
     std::cout << stop_words() << ": the smallest failing case so far\n";
   std::cout << (r.interrupted ? "smallest case" : "minimal case") << " after " << r.steps << " steps (" << r.attempts

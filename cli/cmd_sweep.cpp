@@ -293,7 +293,7 @@ int cmd_sweep(const SweepArgs& args) {
     if (!path.empty() && !(writable_path(path) && (special_file(path) || writable_path(path + ".tmp"))))
       return usage(std::string(opt) + " " + path + ": cannot write there (" + std::strerror(errno) + ")");
   make_dirs(a.corpus);
-  if (!writable_path(a.corpus + "/x.json"))
+  if (!writable_folder(a.corpus))
     return usage("--corpus " + a.corpus + ": cannot write there (" + std::strerror(errno) + ")");
   json theirs;
   if (!a.compare.empty()) {

@@ -4,7 +4,9 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <iostream>
 #include <exception>
@@ -236,6 +238,14 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
     if (*w) return cmd_sweep(sweep);
     if (*b) {
       if (harness_bench_flag) {
+        // allow_extras() keeps the kernel benchmark's options for it; --harness takes none of them.
+        if (!b->remaining().empty()) {
+          std::string extra;
+          for (const auto& x : b->remaining()) extra += (extra.empty() ? "" : " ") + x;
+          std::fprintf(stderr, "gatecheck bench --harness: unknown option or argument: %s (bench --help lists "
+                               "--harness's options; the kernel benchmark's do not apply)\n", extra.c_str());
+          return kExitUsage;
+        }
         std::vector<Subject> impls;
         try {
           impls = implementations_from_args(bench_impls.empty() ? std::vector<std::string>{"host"} : bench_impls,
@@ -247,6 +257,11 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
         hb.jobs = int(bench_jobs);
         if (!bench_properties.empty()) {
           hb.properties = split_list(bench_properties);
+          if (hb.properties.empty()) {
+            std::fprintf(stderr, "gatecheck bench: --properties '%s' names no property (omit it for the default set)\n",
+                         bench_properties.c_str());
+            return kExitUsage;
+          }
           for (const auto& p : hb.properties)
             if (!is_property(p)) {
               std::fprintf(stderr, "gatecheck bench: --properties: %s\n", unknown_property(p).c_str());
@@ -254,7 +269,8 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
             }
         }
         if (!bench_json.empty() && bench_json != "-" && !writable_path(bench_json)) {
-          std::fprintf(stderr, "gatecheck bench: --json %s: cannot write there\n", bench_json.c_str());
+          std::fprintf(stderr, "gatecheck bench: --json %s: cannot write there (%s)\n", bench_json.c_str(),
+                       std::strerror(errno));
           return kExitUsage;
         }
         return harness_bench_with_snapshots(impls, hb, bench_json);

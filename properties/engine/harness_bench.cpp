@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <ostream>
@@ -182,7 +184,7 @@ int run_harness_bench(const std::vector<Subject>& impls_in, const HarnessBenchOp
   if (!json.empty() && json != "-") {
     json_file.open(json);
     if (!json_file) {
-      out << "bench --harness: --json " << json << ": cannot write there\n";
+      out << "gatecheck bench --harness: --json " << json << ": cannot write there (" << std::strerror(errno) << ")\n";
       return 2;
     }
   }

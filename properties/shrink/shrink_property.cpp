@@ -25,7 +25,7 @@ ShrinkResult shrink_case(const Subject& impl, const std::string& property, const
                          const ShrinkStop& stop) {
   const Verdict original = check_property(property, impl, c, popt);
   if (original.passed)
-    throw std::invalid_argument("shrink: property '" + property + "' passes on " + impl.label() +
+    throw std::invalid_argument("property '" + property + "' passes on " + impl.label() +
                                 " for this case (" + describe(c) + "); nothing to shrink");
   const bool claimed = breaks_claim(original, impl.contract, c.dtype);
   // The verdict of the last accepted candidate is the verdict on the minimal
