@@ -281,6 +281,12 @@ int cmd_sweep(const SweepArgs& args) {
   SweepArgs a = args;
   if (a.json == "-") a.json = "/dev/stdout";  // as check's --json -
   if (!a.validate.empty()) {
+    const SweepArgs defaults;
+    for (const auto& [given, name] : {std::pair<bool, const char*>{!a.impls.empty(), "--impl"},
+                                      {!a.device.empty(), "--device"}, {a.quick, "--quick"},
+                                      {!a.json.empty(), "--json"}, {!a.html.empty(), "--html"},
+                                      {!a.compare.empty(), "--compare"}, {a.reps != defaults.reps, "--reps"}})
+      if (given) return usage(std::string("--validate checks report files and runs nothing: ") + name + " does not apply");
     int rc = kExitOk;
     for (const auto& path : a.validate) rc = std::max(rc, validate(path));  // every file, the worst outcome
     return rc;
