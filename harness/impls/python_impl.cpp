@@ -81,6 +81,10 @@ void ensure_interpreter() {
     const char* exe = std::getenv("GATECHECK_PYTHON");
     PyStatus st = PyConfig_SetBytesString(&config, &config.program_name,
                                           exe && *exe ? exe : GATECHECK_PYTHON_EXECUTABLE);
+    // Marks this process for the package: gatecheck.check() called while it imports a module (a
+    // script's top level without a __main__ guard) would start another gatecheck, which would
+    // import the module again, without end. check() refuses there (python/gatecheck/__init__.py).
+    setenv("GATECHECK_EMBEDDED_PID", std::to_string(getpid()).c_str(), 1);
     if (!PyStatus_Exception(st)) st = Py_InitializeFromConfig(&config);
     PyConfig_Clear(&config);
     if (PyStatus_Exception(st)) {

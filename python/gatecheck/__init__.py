@@ -202,6 +202,27 @@ def _python_path():
     return os.pathsep.join(extra + ([old] if old else []))
 
 
+def _check_arguments(seconds, seed, cases, timeout, properties, extra_args):
+    """Refuses, by name, arguments that the command line would misread or refuse in its own words."""
+    def number(name, v, whole):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (whole and not float(v).is_integer()):
+            raise TypeError(f"check(): {name} must be {'a whole number' if whole else 'a number'}, not {v!r}")
+    number("seconds", seconds, False)
+    number("cases", cases, True)
+    if seed is not None:
+        number("seed", seed, True)
+    if timeout is not None:
+        number("timeout", timeout, False)
+    if properties is not None and not isinstance(properties, str):
+        if not isinstance(properties, (list, tuple)) or not all(isinstance(p, str) for p in properties):
+            raise TypeError(f"check(): properties must be a list of names or a comma-separated string, not {properties!r}")
+    if properties is not None and not "".join(properties).replace(",", "").strip():
+        raise ValueError(f"check(): properties={properties!r} names no property (None runs the default set)")
+    if isinstance(extra_args, str):
+        raise TypeError(f"check(): extra_args must be a list of arguments, not the string {extra_args!r} "
+                        f"(say {extra_args.split()!r})")
+
+
 def check(impl, device="cpu", seconds=30, seed=None, properties=None, claims=None, valid=None,
           corpus="corpus/found", cases=0, isolate=False, timeout=None, extra_args=(), op="gate_residual"):
     """Runs gatecheck's property check on `impl` and returns a Report.
@@ -218,6 +239,13 @@ def check(impl, device="cpu", seconds=30, seed=None, properties=None, claims=Non
     op: the op `impl` implements (`gatecheck ops` lists them, with the arguments in order).
     Raises CheckError when gatecheck cannot run the check (exit 2 or 3, with its message).
     """
+    if os.environ.get("GATECHECK_EMBEDDED_PID"):  # set by gatecheck's process (harness/impls/python_impl.cpp)
+        raise CheckError("gatecheck.check() was called inside gatecheck's own process (pid "
+                         f"{os.environ['GATECHECK_EMBEDDED_PID']}), while it imported the implementation's "
+                         "module: call check() under `if __name__ == \"__main__\":` or from a test function, "
+                         "not at a module's top level (each gatecheck would start another)", 2)
+    _check_arguments(seconds=seconds, seed=seed, cases=cases, timeout=timeout, properties=properties,
+                     extra_args=extra_args)
     spec = impl if isinstance(impl, str) else spec_of(impl)
     cmd = [_cli(), "check", "--op", op, "--impl", spec, "--device", device, "--seconds", repr(float(seconds)),
            "--corpus", os.fspath(corpus), "--json", "-"]
@@ -227,7 +255,8 @@ def check(impl, device="cpu", seconds=30, seed=None, properties=None, claims=Non
         cmd += ["--cases", str(int(cases))]
     if properties is not None:
         # a string is the CLI's comma-separated list (",".join would split it into letters)
-        cmd += ["--properties", properties if isinstance(properties, str) else ",".join(properties)]
+        names = properties.split(",") if isinstance(properties, str) else properties
+        cmd += ["--properties", ",".join(p.strip() for p in names)]  # "accuracy, full_write" as meant
     if claims:
         cmd += ["--claims", claims]
     if valid:

@@ -265,6 +265,8 @@ def _enter_stream(stream, device):
 def _store(op, name, got, dst, what):
     """Checks a result against the output buffer it must fill, and fills it."""
     if got is None:
+        if op != "backward":  # a forward that returns None has written nothing: not a zero output
+            raise _WrongResult(f"{op} returned None for {name}, expected {_wanted(dst, what)}")
         dst.zero_()  # autograd's convention: no gradient is a zero one
         return
     if not isinstance(got, torch.Tensor):

@@ -97,6 +97,21 @@ class _TailBug:
 tail_bug = _TailBug()
 
 
+class _ForwardReturnsNone:
+    """Its own backward is right; its forward writes nothing and returns None."""
+
+    def forward(self, res, gate, index, y):
+        check_args(res, gate, index, y)
+        return None
+
+    def backward(self, grad_out, res, gate, index, y):
+        check_args(res, gate, index, y)
+        return backward_math(grad_out, gate, index, y)
+
+
+forward_returns_none = _ForwardReturnsNone()
+
+
 def _planted(rows):
     raise RuntimeError(f"planted failure on valid input ({rows} rows)")
 

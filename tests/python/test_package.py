@@ -73,3 +73,40 @@ def test_peer_set_up_errors_name_their_cause(monkeypatch, tmp_path):
     with pytest.raises(RuntimeError, match="missing.so"):
         peers.gatecheck_op.gatecheck_setup("cuda")
     assert os.environ["GATECHECK_OP_CHECKED"] == "1"
+
+
+def test_a_forward_that_returns_none_fails_naming_what_was_expected(tmp_path):
+    report = gatecheck.check(ops.forward_returns_none, seconds=0, cases=5, seed=1, properties="full_write",
+                             corpus=tmp_path)
+    assert not report.passed  # was: None stored as zeros, and full_write passed
+    [failure] = report.failures
+    assert "forward returned None for out, expected a tensor of shape" in failure.evidence
+
+
+def test_arguments_check_misreads_are_refused_by_name(tmp_path):
+    for kwargs, error, words in [
+            (dict(extra_args="--jobs 1"), TypeError, "extra_args must be a list of arguments, not the string"),
+            (dict(properties=[]), ValueError, "properties=[] names no property"),
+            (dict(properties=" , "), ValueError, "names no property"),
+            (dict(properties=5), TypeError, "properties must be a list of names"),
+            (dict(cases=2.7), TypeError, "cases must be a whole number, not 2.7"),
+            (dict(seconds="abc"), TypeError, "seconds must be a number, not 'abc'"),
+            (dict(seconds=True), TypeError, "seconds must be a number, not True")]:
+        with pytest.raises(error) as raised:
+            gatecheck.check(ops.correct, corpus=tmp_path, **kwargs)
+        assert words in str(raised.value), kwargs
+
+
+def test_properties_with_spaces_after_commas_are_the_names(tmp_path):
+    report = gatecheck.check(ops.correct, seconds=0, cases=3, seed=2, properties="accuracy, repeatable",
+                             corpus=tmp_path)
+    assert [r.property for r in report.rows] == ["accuracy", "repeatable"]
+
+
+def test_check_at_a_scripts_top_level_is_refused_inside_gatecheck(tmp_path):
+    script = os.path.join(os.path.dirname(__file__), "check_at_top_level.py")
+    with pytest.raises(gatecheck.CheckError) as raised:  # the outer check: gatecheck could not load op
+        gatecheck.check(f"python:{script}:op", seconds=0, cases=2, properties="accuracy", corpus=tmp_path,
+                        timeout=60)
+    assert "gatecheck.check() was called inside gatecheck's own process" in str(raised.value)
+    assert raised.value.exit_code == 3
