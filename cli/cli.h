@@ -57,6 +57,7 @@ struct CheckArgs {
   std::string json;
   bool isolate = false;
   double timeout = 60;       // --isolate: seconds one call may take before it is reported as hung
+  double load_timeout = 60;  // seconds the implementations may take to load before the run counts as hung
   long long jobs = 0;        // worker threads (0: the machine's cores)
   // The generator's largest rows, dim and gates (0: its defaults, GenLimits),
   // and its smallest rows, dim and gates (0: its defaults, which are 0).

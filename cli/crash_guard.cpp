@@ -31,6 +31,7 @@ std::atomic<int> g_slots_taken{0};
 thread_local int t_slot = -1;  // this thread's slot (-1: none yet)
 pid_t g_guarded_pid = 0;       // the process that installed the guard (not its forked children)
 std::atomic<long long> g_watchdog_ms{0};  // 0: not armed
+std::atomic<const char*> g_watchdog_option{"--timeout"};  // the limit the message names
 static_assert(std::atomic<int>::is_always_lock_free && std::atomic<long long>::is_always_lock_free,
               "signal handlers need lock-free atomics");
 
@@ -98,8 +99,8 @@ void watch() {
     }
     if (stale < 0) continue;
     char head[160];
-    std::snprintf(head, sizeof head, "\ngatecheck: no progress for %g s: the implementation seems hung (--timeout)\n",
-                  double(limit) / 1000);
+    std::snprintf(head, sizeof head, "\ngatecheck: no progress for %g s: the implementation seems hung (%s)\n",
+                  double(limit) / 1000, g_watchdog_option.load());
     say(head);
     say_slot(g_slots[stale]);
     if (others > 0) {
@@ -173,8 +174,9 @@ void clear_crash_messages() {
   for (int i = 0; i < slots_in_use(); ++i) g_slots[i].len = 0;
 }
 
-void watchdog_arm(double seconds) {
+void watchdog_arm(double seconds, const char* option) {
   static bool started = false;
+  g_watchdog_option.store(option);
   for (int i = 0; i < slots_in_use(); ++i) g_slots[i].last_kick_ms = now_ms();
   g_watchdog_ms = (long long)(seconds * 1000);
   if (!started && seconds > 0) {

@@ -32,7 +32,8 @@ void clear_crash_messages();
 // thread with a crash message set gets no watchdog_kick() for `seconds`, its
 // message is printed with "no progress for S s" and the process ends with
 // kExitCannotRun. The case is on disk already, so nothing is lost.
-void watchdog_arm(double seconds);
+// `option` is the one the message names as the limit (0 seconds: no limit).
+void watchdog_arm(double seconds, const char* option = "--timeout");
 void watchdog_kick();
 
 // Sets the crash message for a scope, and clears it at the scope's end.

@@ -101,6 +101,11 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
                 "write the results as JSON to this file; '-' (or /dev/stdout): the JSON alone on stdout, "
                 "the report on stderr");
   add_isolate_options(c, &check.isolate, &check.timeout, "one property check");
+  c->add_option("--load-timeout", check.load_timeout,
+                "seconds the implementations may take to load (a Python module's import and gatecheck_setup, a "
+                "plugin's load) before the run counts as hung (0: no limit)")
+      ->capture_default_str()
+      ->check(finite_seconds(true));
   c->add_option("--jobs", check.jobs,
                 "worker threads that run cases at once (default: the machine's cores, " +
                     std::to_string(default_check_jobs()) + " here); the same --seed gives the same cases for any --jobs")

@@ -36,8 +36,12 @@ std::vector<Subject> implementations_from_args(const std::vector<std::string>& s
           throw ImplArgsError{kExitUsage, "--impl cuda runs on the GPU only; it cannot be combined with --device cpu"};
         Device d = Device::cpu;
         if (device == "cuda" || (device.empty() && spec == "cuda")) d = Device::cuda;
-        // Loading a plugin runs its code (constructors, its entry point).
-        CrashMessageScope loading("  while loading " + spec + " (its constructors or its gatecheck_plugin_v2/v1())\n");
+        // Loading runs the implementation's code: a plugin's constructors and entry point, a Python
+        // module's import and gatecheck_setup.
+        const char* what = spec.rfind("python:", 0) == 0   ? " (its module's import and gatecheck_setup)"
+                           : spec.rfind("plugin:", 0) == 0 ? " (its constructors or its gatecheck_plugin_v2/v1())"
+                                                           : "";
+        CrashMessageScope loading("  while loading " + spec + what + "\n");
         impls.push_back(make_subject(spec, d, *op));
       }
     }
