@@ -5,7 +5,11 @@
 namespace gatecheck {
 
 std::string shell_quote(const std::string& s) {
-  if (s.find_first_of(" '\"$\\") == std::string::npos) return s;
+  // Quoted unless every character is one no shell treats specially: "run(1)" or "a;b" in a
+  // corpus path would break the printed command.
+  const bool plain = !s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                         "0123456789_./:=,+-@%") == std::string::npos;
+  if (plain) return s;
   std::string q = "'";
   for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
   return q + "'";
