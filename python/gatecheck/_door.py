@@ -238,9 +238,14 @@ def _failure(e):
     if isinstance(e, KeyboardInterrupt):
         interrupted = True
     if isinstance(e, _WrongResult):
-        return (str(e), "")
+        return (_utf8(str(e)), "")
     head = "".join(traceback.format_exception_only(type(e), e)).strip()
-    return (head, _frames(e))
+    return (_utf8(head), _utf8(_frames(e)))
+
+
+def _utf8(text):
+    """A lone surrogate ("\\udcff") cannot become the C++ side's UTF-8 string: written as an escape."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 # torch's handle of each gatecheck stream (a worker keeps its stream for its

@@ -120,6 +120,10 @@ def raises(res, gate, index, y):
     return _planted(res.shape[0])
 
 
+def raises_a_lone_surrogate(res, gate, index, y):
+    raise ValueError("bad \udcff byte")  # not encodable as UTF-8 as it is
+
+
 def rejects_empty(res, gate, index, y):
     if res.shape[0] == 0 or res.shape[1] == 0:
         raise ValueError(f"rejects_empty needs rows >= 1 and dim >= 1, got rows = {res.shape[0]}, dim = {res.shape[1]}")

@@ -110,3 +110,10 @@ def test_check_at_a_scripts_top_level_is_refused_inside_gatecheck(tmp_path):
                         timeout=60)
     assert "gatecheck.check() was called inside gatecheck's own process" in str(raised.value)
     assert raised.value.exit_code == 3
+
+
+def test_an_exception_whose_text_is_not_utf8_keeps_its_message(tmp_path):
+    report = gatecheck.check(ops.raises_a_lone_surrogate, seconds=0, cases=1, seed=1, properties="accuracy",
+                             corpus=tmp_path)
+    [failure] = report.failures
+    assert "ValueError: bad \\udcff byte" in failure.evidence  # was pybind11's "Unable to cast Python instance"
