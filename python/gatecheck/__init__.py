@@ -24,6 +24,7 @@ a module or file, as a test's function is. docs/python.md has the rest.
 import dataclasses
 import json
 import os
+import numbers
 import subprocess
 import sys
 
@@ -204,8 +205,8 @@ def _python_path():
 
 def _check_arguments(seconds, seed, cases, timeout, properties, extra_args):
     """Refuses, by name, arguments that the command line would misread or refuse in its own words."""
-    def number(name, v, whole):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or (whole and not float(v).is_integer()):
+    def number(name, v, whole):  # numbers.Real: numpy's scalars too
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or (whole and not float(v).is_integer()):
             raise TypeError(f"check(): {name} must be {'a whole number' if whole else 'a number'}, not {v!r}")
     number("seconds", seconds, False)
     number("cases", cases, True)
