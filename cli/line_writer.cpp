@@ -1,8 +1,6 @@
 #include "line_writer.h"
 
-#include <unistd.h>
-
-#include <cerrno>
+#include "../harness/impls/fd_write.h"
 
 namespace gatecheck {
 
@@ -20,13 +18,7 @@ std::streamsize LineWriter::xsputn(const char* s, std::streamsize n) {
 }
 
 bool LineWriter::flush_line() {
-  size_t done = 0;
-  while (done < line_.size()) {
-    const ssize_t w = ::write(fd_, line_.data() + done, line_.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    done += size_t(w);
-  }
+  if (!write_all(fd_, line_.data(), line_.size())) return false;
   line_.clear();
   return true;
 }

@@ -1,5 +1,7 @@
 #include "plugin_stdout.h"
 
+#include "fd_write.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -94,12 +96,7 @@ class FdOutBuf : public std::streambuf {
 
  private:
   bool drain() {
-    for (const char* p = pbase(); p < pptr();) {
-      const ssize_t w = ::write(fd_, p, size_t(pptr() - p));
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return false;
-      p += w;
-    }
+    if (!write_all(fd_, pbase(), size_t(pptr() - pbase()))) return false;
     setp(buf_, buf_ + sizeof buf_);
     return true;
   }

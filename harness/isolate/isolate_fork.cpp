@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "../impls/plugin_call_lock.h"
+#include "../impls/fd_write.h"
 #include "../impls/plugin_stdout.h"
 
 // false unless the program defines it (isolate.h).
@@ -42,16 +43,7 @@ namespace isolate_detail {
 
 namespace {
 
-bool write_all(int fd, const std::vector<uint8_t>& b) {
-  size_t off = 0;
-  while (off < b.size()) {
-    const ssize_t n = ::write(fd, b.data() + off, b.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    off += size_t(n);
-  }
-  return true;
-}
+bool write_all(int fd, const std::vector<uint8_t>& b) { return gatecheck::write_all(fd, b.data(), b.size()); }
 
 }  // namespace
 
