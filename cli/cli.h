@@ -78,6 +78,7 @@ struct ReproArgs {
   std::string property;      // "" = the one recorded in the file, else the default set
   bool isolate = false;
   double timeout = 60;
+  double load_timeout = 60;  // as check's
   // A recorded failure of a property whose failures can depend on scheduling
   // (PropertyInfo::flaky_failures) is replayed up to `attempts` times, or
   // until `seconds` have gone, before it is called not reproduced.
@@ -96,6 +97,7 @@ struct ShrinkArgs {
   double seconds = 120;
   bool isolate = false;
   double timeout = 60;
+  double load_timeout = 60;  // as check's
 };
 int cmd_shrink(const ShrinkArgs& a);
 
@@ -116,10 +118,15 @@ struct SweepArgs {
   bool skip_unavailable = false;
   long long keep_failures = 8; // per check and implementation (0: all)
   double timeout = 600;        // seconds without progress before the sweep counts as hung
+  double load_timeout = 60;    // as check's
   long long reps = -1;         // latency: timed runs (-1: the grid's; 0: no latency)
 };
 void add_sweep_options(CLI::App* app, SweepArgs* a);
 int cmd_sweep(const SweepArgs& a);
+
+// --load-timeout, as every command that loads implementations takes it.
+// `for_what` starts its description ("--harness: " for bench's).
+void add_load_timeout_option(CLI::App* app, double* seconds, const std::string& for_what = "");
 
 // Helpers shared by the subcommands.
 std::vector<std::string> split_list(const std::string& s);

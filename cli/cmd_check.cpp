@@ -106,17 +106,13 @@ int cmd_check(const CheckArgs& a) {
   // Before the implementations load (a Python one imports its modules, which
   // can take seconds): a Ctrl-C then stops the run before its first case.
   install_stop_handlers();
-  // A module whose import or gatecheck_setup hangs would hang the run before any call's --timeout
-  // watches it: the load has a watchdog of its own (each spec's load names itself).
-  watchdog_arm(a.load_timeout, "--load-timeout");
   std::vector<Subject> impls;
   try {
-    impls = implementations_from_args(a.impls, a.device, a.claims, a.valid, a.op);
+    impls = implementations_from_args(a.impls, a.device, a.claims, a.valid, a.op, a.load_timeout);
   } catch (const ImplArgsError& e) {
     std::fprintf(stderr, "gatecheck check: %s\n", e.message.c_str());
     return e.exit_code;
   }
-  watchdog_arm(0);  // the calls' own limit is armed before the first case
   if (impls.empty()) {
     std::fprintf(stderr, "gatecheck check: no implementation of %s is available for --device %s\n", a.op.c_str(),
                  a.device.c_str());

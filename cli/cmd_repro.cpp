@@ -32,12 +32,13 @@ const OpSchema& op_of(const CaseFile& f) { return f.scale ? *f.scale->spec.op : 
 // The implementations of the file's op to replay against: --impl if given,
 // else the one the file records, else host.
 std::vector<Subject> replay_impls(const std::vector<std::string>& specs, const std::string& device,
-                                  const CaseFile& f) {
+                                  const CaseFile& f, double load_timeout) {
   const std::string op = op_of(f).name;
-  if (!specs.empty()) return implementations_from_args(specs, device, "", "", op);
+  if (!specs.empty()) return implementations_from_args(specs, device, "", "", op, load_timeout);
   if (f.failure && !f.failure->impl.empty())
-    return implementations_from_args({f.failure->impl}, device.empty() ? f.failure->device : device, "", "", op);
-  return implementations_from_args({"host"}, device, "", "", op);
+    return implementations_from_args({f.failure->impl}, device.empty() ? f.failure->device : device, "", "", op,
+                                     load_timeout);
+  return implementations_from_args({"host"}, device, "", "", op, load_timeout);
 }
 
 // "0.84 s"
@@ -129,7 +130,7 @@ int cmd_repro(const ReproArgs& a) {
     }
     std::vector<Subject> impls;
     try {
-      impls = replay_impls(a.impls, a.device, f);
+      impls = replay_impls(a.impls, a.device, f, a.load_timeout);
     } catch (const ImplArgsError& e) {
       std::fprintf(stderr, "gatecheck repro: %s: %s\n", file.c_str(), e.message.c_str());
       rc = worse(rc, e.exit_code);
@@ -309,7 +310,8 @@ int cmd_shrink(const ShrinkArgs& a) {
   install_stop_handlers();  // before a Python implementation's import: a Ctrl-C during it stops the shrink
   std::vector<Subject> impls;
   try {
-    impls = replay_impls(a.impl.empty() ? std::vector<std::string>{} : std::vector<std::string>{a.impl}, a.device, f);
+    impls = replay_impls(a.impl.empty() ? std::vector<std::string>{} : std::vector<std::string>{a.impl}, a.device, f,
+                         a.load_timeout);
   } catch (const ImplArgsError& e) {
     std::fprintf(stderr, "gatecheck shrink: %s\n", e.message.c_str());
     return e.exit_code;

@@ -63,6 +63,7 @@ void add_sweep_options(CLI::App* w, SweepArgs* a) {
                 "ends (exit 3) with the phase named and the report of the phases before")
       ->capture_default_str()
       ->check(finite_seconds(true));
+  add_load_timeout_option(w, &a->load_timeout);
   w->add_option("--reps", a->reps,
                 "latency: the median of this many timed runs, after a fifth as many warm-ups (default: the prior "
                 "art's 100, 25 with --quick); 0: no latency, the accuracy and invariance fields only")
@@ -329,7 +330,7 @@ int cmd_sweep(const SweepArgs& args) {
   install_stop_handlers();  // before a Python implementation's import: a Ctrl-C during it stops the sweep
   for (const auto& spec : a.impls) {
     try {
-      auto one = implementations_from_args({spec}, a.device, "", "", a.op);
+      auto one = implementations_from_args({spec}, a.device, "", "", a.op, a.load_timeout);
       subjects.insert(subjects.end(), one.begin(), one.end());
     } catch (const ImplArgsError& e) {
       // A python: implementation where this gatecheck has no Python door is

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "../harness/impls/plugin_stdout.h"
 #include "cli.h"
 
 namespace gatecheck {
@@ -32,6 +33,7 @@ thread_local int t_slot = -1;  // this thread's slot (-1: none yet)
 pid_t g_guarded_pid = 0;       // the process that installed the guard (not its forked children)
 std::atomic<long long> g_watchdog_ms{0};  // 0: not armed
 std::atomic<const char*> g_watchdog_option{"--timeout"};  // the limit the message names
+std::atomic<int> g_loading{0};  // LoadWatches alive
 static_assert(std::atomic<int>::is_always_lock_free && std::atomic<long long>::is_always_lock_free,
               "signal handlers need lock-free atomics");
 
@@ -186,5 +188,24 @@ void watchdog_arm(double seconds, const char* option) {
 }
 
 void watchdog_kick() { my_slot().last_kick_ms = now_ms(); }
+
+LoadWatch::LoadWatch(double seconds) : saved_ms_(g_watchdog_ms.load()), saved_option_(g_watchdog_option.load()) {
+  flush_stdout_streams();  // what was printed before must not end with a load that is quit or hung
+  watchdog_arm(seconds, "--load-timeout");
+  ++g_loading;
+}
+
+LoadWatch::~LoadWatch() {
+  --g_loading;
+  watchdog_arm(double(saved_ms_) / 1000, saved_option_);
+}
+
+void quit_if_loading(int sig) {
+  if (g_loading.load() == 0 || getpid() != g_guarded_pid) return;
+  say(sig == SIGTERM ? "\ngatecheck: interrupted by SIGTERM while an implementation was loading: quitting at once\n"
+                     : "\ngatecheck: interrupted by SIGINT while an implementation was loading: quitting at once\n");
+  for (int i = 0; i < slots_in_use(); ++i) say_slot(g_slots[i]);
+  _exit(128 + sig);
+}
 
 }  // namespace gatecheck

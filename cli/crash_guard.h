@@ -36,6 +36,29 @@ void clear_crash_messages();
 void watchdog_arm(double seconds, const char* option = "--timeout");
 void watchdog_kick();
 
+// Loading an implementation runs its code (a plugin's constructors, a Python
+// module's import and gatecheck_setup), which no call's --timeout watches and
+// nothing can interrupt. While a LoadWatch lives, the watchdog limits the load
+// to `seconds` (naming --load-timeout; 0: no limit), and a stop signal ends the
+// process at once (quit_if_loading): there is no case in hand to finish, and
+// a hung load would never reach the next check of the stop. Its end puts back
+// the watchdog's limit from before.
+class LoadWatch {
+ public:
+  explicit LoadWatch(double seconds);
+  ~LoadWatch();
+  LoadWatch(const LoadWatch&) = delete;
+  LoadWatch& operator=(const LoadWatch&) = delete;
+
+ private:
+  long long saved_ms_;
+  const char* saved_option_;
+};
+// For a stop signal's handler (async-signal-safe): while a LoadWatch lives,
+// says that the stop came during a load, prints what was loading, and ends the
+// process with 128 + sig; otherwise it returns.
+void quit_if_loading(int sig);
+
 // Sets the crash message for a scope, and clears it at the scope's end.
 struct CrashMessageScope {
   explicit CrashMessageScope(const std::string& message) {

@@ -45,6 +45,14 @@ void add_isolate_options(CLI::App* app, bool* isolate, double* timeout, const ch
 }
 }  // namespace
 
+void gatecheck::add_load_timeout_option(CLI::App* app, double* seconds, const std::string& for_what) {
+  app->add_option("--load-timeout", *seconds,
+                  for_what + "seconds the implementations may take to load (a Python module's import and gatecheck_setup, a "
+                  "plugin's load) before the run counts as hung (0: no limit)")
+      ->capture_default_str()
+      ->check(finite_seconds(true));
+}
+
 int gatecheck::gatecheck_main(int argc, char** argv) {
   using namespace gatecheck;
 #if GATECHECK_HAVE_PYTHON
@@ -101,11 +109,7 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
                 "write the results as JSON to this file; '-' (or /dev/stdout): the JSON alone on stdout, "
                 "the report on stderr");
   add_isolate_options(c, &check.isolate, &check.timeout, "one property check");
-  c->add_option("--load-timeout", check.load_timeout,
-                "seconds the implementations may take to load (a Python module's import and gatecheck_setup, a "
-                "plugin's load) before the run counts as hung (0: no limit)")
-      ->capture_default_str()
-      ->check(finite_seconds(true));
+  add_load_timeout_option(c, &check.load_timeout);
   c->add_option("--jobs", check.jobs,
                 "worker threads that run cases at once (default: the machine's cores, " +
                     std::to_string(default_check_jobs()) + " here); the same --seed gives the same cases for any --jobs")
@@ -149,6 +153,7 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
   r->add_option("--device", repro.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   r->add_option("--property", repro.property, "property to check (default: the one recorded, else the default set)");
   add_isolate_options(r, &repro.isolate, &repro.timeout, "one property check");
+  add_load_timeout_option(r, &repro.load_timeout);
   r->add_option("--attempts", repro.attempts,
                 "replays of a recorded failure that can depend on scheduling (repeatable, the invariance "
                 "properties) before it is called not reproduced (exit 5)")
@@ -170,6 +175,7 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
       ->capture_default_str()
       ->check(finite_seconds(true));
   add_isolate_options(s, &shrink.isolate, &shrink.timeout, "the shrink beyond --seconds");
+  add_load_timeout_option(s, &shrink.load_timeout);
 
   SweepArgs sweep;
   auto* w = app.add_subcommand("sweep", "the prior art's report (PRIOR_ART.md) field for field, and what it could not "
@@ -208,6 +214,8 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
   b->add_option("--timeout", hb.isolate_timeout_seconds, "--harness: with --isolate, seconds one call may take")
       ->capture_default_str()
       ->check(finite_seconds());
+  double bench_load_timeout = 60;
+  add_load_timeout_option(b, &bench_load_timeout, "--harness: ");
   std::string bench_json;
   b->add_option("--json", bench_json, "--harness: also write the figures as JSON to this file ('-': only the JSON, on stdout)");
   bool help_kernel = false;
@@ -254,7 +262,7 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
         std::vector<Subject> impls;
         try {
           impls = implementations_from_args(bench_impls.empty() ? std::vector<std::string>{"host"} : bench_impls,
-                                            bench_device, "", "", bench_op);
+                                            bench_device, "", "", bench_op, bench_load_timeout);
         } catch (const ImplArgsError& e) {
           std::fprintf(stderr, "gatecheck bench: %s\n", e.message.c_str());
           return e.exit_code;
@@ -281,7 +289,7 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
         return harness_bench_with_snapshots(impls, hb, bench_json);
       }
       for (const char* opt : {"--impl", "--device", "--seconds-per-property", "--cases-per-property", "--jobs",
-                              "--properties", "--isolate", "--timeout", "--json"})
+                              "--properties", "--isolate", "--timeout", "--load-timeout", "--json"})
         if (b->count(opt) > 0) {
           std::fprintf(stderr, "gatecheck bench: %s is an option of bench --harness (give --harness, or leave it out)\n",
                        opt);

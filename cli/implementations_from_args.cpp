@@ -16,7 +16,7 @@ std::string repeated_impl_problem(const std::vector<std::string>& specs) {
 
 std::vector<Subject> implementations_from_args(const std::vector<std::string>& specs, const std::string& device,
                                                const std::string& claims, const std::string& valid,
-                                               const std::string& op_name) {
+                                               const std::string& op_name, double load_timeout) {
   const OpSchema* op = find_op_schema(op_name);
   if (!op) throw ImplArgsError{kExitUsage, "--op: " + unknown_op(op_name)};
   if (device == "cuda" && !cuda_available())
@@ -24,6 +24,7 @@ std::vector<Subject> implementations_from_args(const std::vector<std::string>& s
   if (const std::string twice = repeated_impl_problem(specs); !twice.empty()) throw ImplArgsError{kExitUsage, twice};
   std::vector<Subject> impls;
   try {
+    const LoadWatch watch(load_timeout);
     if (specs.empty()) {
       impls = available_subjects(device, *op);
     } else {

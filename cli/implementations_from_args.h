@@ -23,9 +23,11 @@ std::string repeated_impl_problem(const std::vector<std::string>& specs);
 
 // Throws ImplArgsError. Implementations of `op` (--op: an unknown name is a
 // usage error); `claims` (--claims) replaces every contract; `valid`
-// (--valid) narrows every contract's valid inputs.
+// (--valid) narrows every contract's valid inputs. The loads run under a
+// LoadWatch (crash_guard.h): `load_timeout` seconds (--load-timeout; 0: no
+// limit) before the process ends as hung, naming the spec that was loading.
 std::vector<Subject> implementations_from_args(const std::vector<std::string>& specs, const std::string& device,
                                                const std::string& claims, const std::string& valid,
-                                               const std::string& op);
+                                               const std::string& op, double load_timeout);
 
 }  // namespace gatecheck

@@ -6,6 +6,8 @@
 
 #include <atomic>
 
+#include "crash_guard.h"
+
 namespace gatecheck {
 
 namespace {
@@ -23,6 +25,7 @@ long long now_ms() {
 }
 
 extern "C" void on_stop(int sig) {
+  quit_if_loading(sig);  // a hung load never reaches the next check of the stop
   const long long now = now_ms();
   if (g_stop.load() != 0) {
     // The same signal sent twice at once is one request: timeout(1) and

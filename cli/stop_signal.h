@@ -1,7 +1,9 @@
 // Ctrl-C (SIGINT) and SIGTERM stop a run gracefully: the first one asks the
 // run to stop after the case in hand, so that what it found is still shrunk
 // (as far as it got), saved and reported; another one a second or more later
-// ends the process at once, as the default action would.
+// ends the process at once, as the default action would. While an
+// implementation loads (crash_guard.h's LoadWatch) the first one ends it at
+// once: a load has no case to finish, and a hung one would never stop.
 #pragma once
 
 namespace gatecheck {

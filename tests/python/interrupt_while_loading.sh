@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # interrupt_while_loading.sh GATECHECK SLOW_IMPORT_PY WORK
 # Ctrl-C while a Python implementation is still importing (slow_import.py)
-# stops check and sweep as a Ctrl-C during their cases does: exit 130 and
-# "interrupted by SIGINT", and no KeyboardInterrupt reported as an
-# implementation that could not load (exit 3). bench --harness, which has
-# nothing to save, ends at once (killed by SIGINT), whether the Ctrl-C comes
-# during the import or during the calls, which run on worker threads (where
-# CPython's own handler, had it been let in, would never have raised).
+# ends check, sweep and bench --harness at once, with nothing to save: exit
+# 130, "interrupted by SIGINT while an implementation was loading" and what
+# was loading, and no KeyboardInterrupt reported as an implementation that
+# could not load (exit 3). So does a Ctrl-C during a load that never ends
+# (ops.py's setup_hangs), for check and for repro --isolate, which has no
+# --timeout watchdog. bench --harness also ends at once (killed by SIGINT)
+# during its calls, which run on worker threads (where CPython's own handler,
+# had it been let in, would never have raised).
 . "$(dirname "$0")/../cli/script_start.sh"
 . "$(dirname "$0")/interrupt_group.sh"
 slow=$2
@@ -31,6 +33,13 @@ interrupt() {
   fi
   if grep -q "KeyboardInterrupt" "$work/$name.log"; then fail "$name: a KeyboardInterrupt reached the report"; fi
 }
+# (a --load-timeout of 30 s: without the quit during a load, the hung ones end there, exit 3)
+interrupt check_hung "$work/check_hung.mark" 1 check --impl "python:$ops:setup_hangs" --load-timeout 30 \
+  --properties accuracy --seconds 0 --cases 5 --corpus "$work/check_hung"
+printf '%s' '{"format": "gatecheck-case", "version": 1, "dtype": "f32", "rows": 1, "dim": 1, "gates": 1, "index": [0], "res": ["3f800000"], "gate": ["40000000"], "y": ["40400000"], "grad_out": ["3f800000"]}' \
+  >"$work/one_row.json"
+interrupt repro_hung "$work/repro_hung.mark" 1 repro "$work/one_row.json" --impl "python:$ops:setup_hangs" --isolate \
+  --load-timeout 30 --property accuracy
 interrupt check "$work/check.mark" 1 check --impl "python:$slow:correct" --properties accuracy --seconds 0 --cases 5 \
   --seed 1 --corpus "$work/check"
 interrupt sweep "$work/sweep.mark" 1 sweep --impl "python:$slow:correct" --json "$work/sweep.json" \
@@ -40,5 +49,8 @@ interrupt bench_import "$work/bench_import.mark" 0 bench --harness --impl "pytho
   --properties accuracy --seconds-per-property 8
 interrupt bench_calls "$work/bench_calls.pids" 0 bench --harness --impl "python:$ops:pid_logged" \
   --properties accuracy --seconds-per-property 8
+for name in check_hung repro_hung check sweep; do
+  grep -q "^  while loading python:" "$work/$name.log" || { cat "$work/$name.log"; fail "$name: what was loading is not named"; }
+done
 [ "$fails" -eq 0 ] && echo OK
 exit "$fails"

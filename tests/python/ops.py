@@ -232,7 +232,12 @@ def setup_hangs(res, gate, index, y):
 
 
 def _sleep_forever(device):
+    import os
     import time
+    mark = os.environ.get("GATECHECK_TEST_IMPORT_MARK")  # (interrupt_while_loading.sh waits for it)
+    if mark:
+        with open(mark, "w") as f:
+            f.write("in gatecheck_setup\n")
     time.sleep(1000)
 
 
