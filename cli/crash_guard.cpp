@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -24,11 +25,30 @@ namespace {
 // lock and no allocation.
 struct Slot {
   char message[4096];
-  std::atomic<int> len{0};
-  std::atomic<long long> last_kick_ms{0};
+  std::atomic<int> len;
+  std::atomic<long long> last_kick_ms;
 };
-Slot g_slots[kCrashMessageSlots];
-std::atomic<int> g_slots_taken{0};
+// In memory shared with the supervisor (supervisor.h), mapped before it forks,
+// so that it can say what was in flight when this process died unheard. Zero
+// pages are zero atomics; only the guarded process writes here (its forked
+// children have the same pages, and leave them alone).
+struct Shared {
+  std::atomic<int> slots_taken;
+  std::atomic<int> reported;  // the process said itself why it ends (a signal, exit(), a hang, a quit)
+  Slot slots[kCrashMessageSlots];
+};
+static_assert(std::atomic<int>::is_always_lock_free, "atomics in shared memory must be lock-free");
+Shared* map_shared() {
+  void* p = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) p = new Shared();  // (unshared: the supervisor then sees no message)
+  return static_cast<Shared*>(p);
+}
+Shared& shared() {
+  static Shared* s = map_shared();
+  return *s;
+}
+Slot* const g_slots = shared().slots;
+std::atomic<int>& g_slots_taken = shared().slots_taken;
 thread_local int t_slot = -1;  // this thread's slot (-1: none yet)
 pid_t g_guarded_pid = 0;       // the process that installed the guard (not its forked children)
 std::atomic<long long> g_watchdog_ms{0};  // 0: not armed
@@ -62,6 +82,7 @@ bool any_message() {
 
 void on_fatal(int sig) {
   if (getpid() == g_guarded_pid) {
+    shared().reported = 1;
     say("\ngatecheck: fatal signal ");
     say(sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGILL ? "SIGILL" : sig == SIGFPE ? "SIGFPE" : "SIGABRT");
     say("\n");
@@ -74,6 +95,7 @@ void on_fatal(int sig) {
 // exit() while a message is set: an implementation ended the process.
 void on_exit_during_call() {
   if (getpid() != g_guarded_pid || !any_message()) return;
+  shared().reported = 1;
   say("\ngatecheck: an implementation ended the process (exit() or quick_exit()) before returning\n");
   say_messages();
   _exit(kExitCannotRun);
@@ -100,6 +122,7 @@ void watch() {
       if (stale < 0 || g_slots[i].last_kick_ms.load() < g_slots[stale].last_kick_ms.load()) stale = i;
     }
     if (stale < 0) continue;
+    shared().reported = 1;
     char head[160];
     std::snprintf(head, sizeof head, "\ngatecheck: no progress for %g s: the implementation seems hung (%s)\n",
                   double(limit) / 1000, g_watchdog_option.load());
@@ -163,7 +186,13 @@ void install_crash_guard() {
   at_quick_exit(on_exit_during_call);
 }
 
+namespace {
+// Not in a forked child of the guarded process: the slots are shared.
+bool slots_are_mine() { return g_guarded_pid == 0 || getpid() == g_guarded_pid; }
+}  // namespace
+
 void set_crash_message(const std::string& message) {
+  if (!slots_are_mine()) return;
   Slot& s = my_slot();
   s.len = 0;
   const size_t n = message.size() < sizeof s.message - 1 ? message.size() : sizeof s.message - 1;
@@ -173,6 +202,7 @@ void set_crash_message(const std::string& message) {
 }
 
 void clear_crash_messages() {
+  if (!slots_are_mine()) return;
   for (int i = 0; i < slots_in_use(); ++i) g_slots[i].len = 0;
 }
 
@@ -187,7 +217,25 @@ void watchdog_arm(double seconds, const char* option) {
   }
 }
 
-void watchdog_kick() { my_slot().last_kick_ms = now_ms(); }
+void watchdog_kick() {
+  if (slots_are_mine()) my_slot().last_kick_ms = now_ms();
+}
+
+void share_crash_messages() { (void)shared(); }
+
+bool ended_unheard_in_a_call() { return shared().reported.load() == 0 && any_message(); }
+
+int say_calls_in_flight() {
+  int n = 0;
+  for (int i = 0; i < slots_in_use(); ++i) n += g_slots[i].len.load() > 0;
+  if (n > 1) {
+    char head[96];
+    std::snprintf(head, sizeof head, "  (%d calls were in flight; any of them may have done it)\n", n);
+    say(head);
+  }
+  for (int i = 0; i < slots_in_use(); ++i) say_slot(g_slots[i]);
+  return n;
+}
 
 LoadWatch::LoadWatch(double seconds) : saved_ms_(g_watchdog_ms.load()), saved_option_(g_watchdog_option.load()) {
   flush_stdout_streams();  // what was printed before must not end with a load that is quit or hung
@@ -202,6 +250,7 @@ LoadWatch::~LoadWatch() {
 
 void quit_if_loading(int sig) {
   if (g_loading.load() == 0 || getpid() != g_guarded_pid) return;
+  shared().reported = 1;
   say(sig == SIGTERM ? "\ngatecheck: interrupted by SIGTERM while an implementation was loading: quitting at once\n"
                      : "\ngatecheck: interrupted by SIGINT while an implementation was loading: quitting at once\n");
   for (int i = 0; i < slots_in_use(); ++i) say_slot(g_slots[i]);

@@ -59,6 +59,15 @@ class LoadWatch {
 // process with 128 + sig; otherwise it returns.
 void quit_if_loading(int sig);
 
+// For the supervisor (supervisor.h). The messages live in memory shared with
+// a process forked after share_crash_messages(). Once the guarded process is
+// gone, that one asks whether it ended during a call without saying so itself
+// (a SIGKILL, _exit() inside an implementation: no handler ran), and prints
+// every message set (returns how many).
+void share_crash_messages();
+bool ended_unheard_in_a_call();
+int say_calls_in_flight();
+
 // Sets the crash message for a scope, and clears it at the scope's end.
 struct CrashMessageScope {
   explicit CrashMessageScope(const std::string& message) {

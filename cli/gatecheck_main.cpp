@@ -24,6 +24,7 @@
 #endif
 #include "cli.h"
 #include "crash_guard.h"
+#include "supervisor.h"
 #include "implementations_from_args.h"
 #include "validators.h"
 
@@ -59,6 +60,7 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
   enable_python_implementations();  // before a fresh-process child rebuilds its implementation
 #endif
   run_isolate_worker_if_requested();
+  run_supervised();  // (the rest runs in a child that this process waits for)
   install_crash_guard();
   report_only_through_cout();  // so a plugin's own threads cannot print into the report
   CLI::App app{"gatecheck: differential fuzzing and property testing of GPU operators (gatecheck ops lists them)"};

@@ -3,6 +3,7 @@
  * loader, runner and isolation catch each kind of misbehaviour. Each one is
  * the example plugin plus the one misbehaviour below. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -26,6 +27,8 @@
 #define SEGFAULT_AT_SCALE 14 /* forward dereferences NULL past 65,536 rows: only the scale tier reaches it */
 #define SLOW 15        /* forward is right but takes 100 ms: a short budget runs few cases */
 #define SLOW_ROWS 17   /* forward is right but takes 5 us a row: the scale tier's cases are slow */
+#define UNDERSCORE_EXIT0 18 /* forward calls _exit(0) when rows == 13: no exit handler runs */
+#define SELF_KILL 19   /* forward sends itself SIGKILL when rows == 13, as the OOM killer would */
 #define FLAKY 16       /* forward flips a bit of out[0] on every 7th call (none with GC_TEST_FLAKY_OFF set):
                         * a failure that a replay sees only on some attempts, or never */
 
@@ -92,6 +95,8 @@ static int misbehaving_forward(const gatecheck_problem* p, const void* res, cons
   if (MISBEHAVIOUR == SLOW_WRONG && p->rows > 0 && p->dim > 0) ((unsigned char*)out)[0] ^= 0x10;
   if (flip && p->rows > 0 && p->dim > 0) ((unsigned char*)out)[0] ^= 0x10;
   if (MISBEHAVIOUR == EXIT0 && p->rows == 13) exit(0);
+  if (MISBEHAVIOUR == UNDERSCORE_EXIT0 && p->rows == 13) _exit(0);
+  if (MISBEHAVIOUR == SELF_KILL && p->rows == 13) kill(getpid(), SIGKILL);
   if (MISBEHAVIOUR == SEGFAULT && p->rows == 13) *(volatile int*)(uintptr_t)0 = 1;
   if (MISBEHAVIOUR == SEGFAULT_AT_SCALE && p->rows > 65536) *(volatile int*)(uintptr_t)0 = 1;
   if (MISBEHAVIOUR == HANG && p->rows == 13)
