@@ -329,6 +329,18 @@ CaseFile read_case_file(const std::string& path) {
   ss << in.rdbuf();
   const std::string bytes = ss.str();
   if (is_case_snapshot(bytes)) return case_from_snapshot(bytes, path);
+  if (bytes.empty()) throw CaseFileError(path + ": the file is empty");
+  // A binary snapshot cut short before its header (or another binary file under a snapshot's
+  // name): JSON's parse error would only say 'syntax error at line 1'. (An in-flight snapshot
+  // of a scale case is JSON, so the name alone does not decide.)
+  const size_t first = bytes.find_first_not_of(" \t\r\n");
+  const bool json_like = first != std::string::npos && (bytes[first] == '{' || bytes[first] == '[');
+  const bool snapshot_name = path.size() >= 9 && path.compare(path.size() - 9, 9, ".snapshot") == 0;
+  const bool header_cut = bytes.size() < sizeof kSnapshotMagic &&
+                          std::memcmp(bytes.data(), kSnapshotMagic, bytes.size()) == 0;
+  if (header_cut || (snapshot_name && !json_like))
+    throw CaseFileError(path + ": not a gatecheck snapshot (truncated or corrupt: a snapshot starts with " +
+                        std::string(kSnapshotMagic, sizeof kSnapshotMagic) + ", a corpus file is JSON)");
   return case_from_json(bytes, path);
 }
 

@@ -8,10 +8,28 @@
 #include <sstream>
 
 #include "../case/fnv1a.h"
+#include "../kernels/op_schema.h"
+#include "../properties/catalog/property_catalog.h"
 
 #include "cli.h"
 
 namespace gatecheck {
+
+std::vector<std::string> property_list(const std::string& option, const std::string& list, const std::string& omitted,
+                                       const OpSchema* op, std::string* problem) {
+  problem->clear();
+  std::vector<std::string> props = split_list(list);
+  if (props.empty()) *problem = option + " '" + list + "' names no property (omit it for " + omitted + ")";
+  for (const auto& p : props) {
+    if (!problem->empty()) break;
+    if (!is_property(p)) *problem = option + ": " + unknown_property(p);
+    else if (op && !applies_to(property_info(p), *op))
+      *problem = option + ": " + p + " does not apply to " + op->name +
+                 " (it has no output of the kinds the property reads; gatecheck ops " + op->name + ")";
+  }
+  if (!problem->empty()) props.clear();
+  return props;
+}
 
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> v;

@@ -106,6 +106,32 @@ int cmd_check(const CheckArgs& a) {
   // Before the implementations load (a Python one imports its modules, which
   // can take seconds): a Ctrl-C then stops the run before its first case.
   install_stop_handlers();
+  // --properties before the implementations load: a typo must not wait for a Python import.
+  std::vector<std::string> chosen;
+  if (!a.properties.empty()) {
+    std::string problem;
+    chosen = property_list("--properties", a.properties, "the default set", find_op_schema(a.op), &problem);
+    if (!problem.empty()) {
+      std::fprintf(stderr, "gatecheck check: %s\n", problem.c_str());
+      return kExitUsage;
+    }
+  }
+  GenLimits gen_limits;
+  if (const std::string why = apply_generator_limits(a, &gen_limits); !why.empty()) {
+    std::fprintf(stderr, "gatecheck check: %s\n", why.c_str());
+    return kExitUsage;
+  }
+  const bool json_to_stdout = a.json == "-" || a.json == "/dev/stdout";
+  if (!a.json.empty() && !json_to_stdout && !writable_path(a.json)) {  // before the run, not after it
+    std::fprintf(stderr, "gatecheck check: --json %s: cannot write there (%s)\n", a.json.c_str(), std::strerror(errno));
+    return kExitUsage;
+  }
+  make_dirs(a.corpus);
+  if (!writable_folder(a.corpus)) {
+    std::fprintf(stderr, "gatecheck check: --corpus %s: cannot write there (%s); counterexamples could not be saved\n",
+                 a.corpus.c_str(), std::strerror(errno));
+    return kExitUsage;
+  }
   std::vector<Subject> impls;
   try {
     impls = implementations_from_args(a.impls, a.device, a.claims, a.valid, a.op, a.load_timeout);
@@ -120,30 +146,8 @@ int cmd_check(const CheckArgs& a) {
   }
   const OpSchema& op = *impls.front().op;
   CheckOptions opt;
-  opt.properties = default_properties_for(op);
-  if (const std::string why = apply_generator_limits(a, &opt.limits); !why.empty()) {
-    std::fprintf(stderr, "gatecheck check: %s\n", why.c_str());
-    return kExitUsage;
-  }
-  if (!a.properties.empty()) {
-    opt.properties = split_list(a.properties);
-    if (opt.properties.empty()) {
-      std::fprintf(stderr, "gatecheck check: --properties '%s' names no property (omit it for the default set)\n",
-                   a.properties.c_str());
-      return kExitUsage;
-    }
-    for (const auto& p : opt.properties) {
-      if (!is_property(p)) {
-        std::fprintf(stderr, "gatecheck check: --properties: %s\n", unknown_property(p).c_str());
-        return kExitUsage;
-      }
-      if (!applies_to(property_info(p), op)) {
-        std::fprintf(stderr, "gatecheck check: --properties: %s does not apply to %s (it has no output of the kinds "
-                             "the property reads; gatecheck ops %s)\n", p.c_str(), op.name, op.name);
-        return kExitUsage;
-      }
-    }
-  }
+  opt.properties = chosen.empty() ? default_properties_for(op) : chosen;
+  opt.limits = gen_limits;
   for (const auto& impl : impls) {  // a run that cannot fail should say so
     bool any = false;
     for (const auto& prop : opt.properties) any = any || claimed_for_some_dtype(impl.contract, prop, opt.limits.dtypes);
@@ -164,19 +168,8 @@ int cmd_check(const CheckArgs& a) {
   // "--json -" (or /dev/stdout): the JSON alone on stdout, the report on
   // stderr. Through std::cout, which stays the real stdout after a plugin has
   // loaded (fd 1 is stderr then, so opening /dev/stdout would reach stderr).
-  const bool json_to_stdout = a.json == "-" || a.json == "/dev/stdout";
   LineWriter stderr_lines(STDERR_FILENO);  // a line a write: a plugin's thread may write there too
   std::ostream& report_out = json_to_stdout ? static_cast<std::ostream&>(stderr_lines) : std::cout;
-  if (!a.json.empty() && !json_to_stdout && !writable_path(a.json)) {  // before the run, not after it
-    std::fprintf(stderr, "gatecheck check: --json %s: cannot write there (%s)\n", a.json.c_str(), std::strerror(errno));
-    return kExitUsage;
-  }
-  make_dirs(a.corpus);
-  if (!writable_folder(a.corpus)) {
-    std::fprintf(stderr, "gatecheck check: --corpus %s: cannot write there (%s); counterexamples could not be saved\n",
-                 a.corpus.c_str(), std::strerror(errno));
-    return kExitUsage;
-  }
   recover_inflight(a.corpus);
 
   // RC_PARAMS="reproduce=..." replays the cases it encodes: no seed or budget

@@ -103,15 +103,14 @@ int cmd_repro(const ReproArgs& a) {
     std::fprintf(stderr, "gatecheck repro: %s\n", twice.c_str());
     return kExitUsage;
   }
-  if (!a.property.empty() && split_list(a.property).empty()) {
-    std::fprintf(stderr, "gatecheck repro: --property '%s' names no property\n", a.property.c_str());
-    return kExitUsage;
-  }
-  for (const auto& p : split_list(a.property))
-    if (!is_property(p)) {
-      std::fprintf(stderr, "gatecheck repro: --property %s\n", unknown_property(p).c_str());
+  if (!a.property.empty()) {  // (each file's op is checked when the file is read)
+    std::string problem;
+    property_list("--property", a.property, "the property each file records", nullptr, &problem);
+    if (!problem.empty()) {
+      std::fprintf(stderr, "gatecheck repro: %s\n", problem.c_str());
       return kExitUsage;
     }
+  }
   int rc = kExitOk;
   ReproTally tally;
   const PropertyOptions popt{a.isolate, a.timeout};
@@ -307,6 +306,27 @@ int cmd_shrink(const ShrinkArgs& a) {
                  op_of(f).name);
     return kExitUsage;
   }
+  const std::string property = !a.property.empty() ? a.property : f.failure ? f.failure->property : "";
+  if (property.empty()) {
+    std::fprintf(stderr, "gatecheck shrink: %s records no failing property; pass --property P\n", a.file.c_str());
+    return kExitUsage;
+  }
+  if (!is_property(property)) {  // before the implementation loads
+    const std::string why = !a.property.empty() ? "--property: " : a.file + " records ";
+    std::fprintf(stderr, "gatecheck shrink: %s%s\n", why.c_str(), unknown_property(property).c_str());
+    return kExitUsage;
+  }
+  std::string out = a.out;
+  if (out.empty()) {
+    out = a.file;
+    const auto dot = out.rfind('.');
+    if (dot != std::string::npos && out.find('/', dot) == std::string::npos) out = out.substr(0, dot);
+    out += ".min.json";
+  }
+  if (!writable_path(out)) {  // before the load and the work, not after
+    std::fprintf(stderr, "gatecheck shrink: --out %s: cannot write there (%s)\n", out.c_str(), std::strerror(errno));
+    return kExitUsage;
+  }
   install_stop_handlers();  // before a Python implementation's import: a Ctrl-C during it stops the shrink
   std::vector<Subject> impls;
   try {
@@ -317,27 +337,6 @@ int cmd_shrink(const ShrinkArgs& a) {
     return e.exit_code;
   }
   const Subject& impl = impls.front();
-  const std::string property = !a.property.empty() ? a.property : f.failure ? f.failure->property : "";
-  if (property.empty()) {
-    std::fprintf(stderr, "gatecheck shrink: %s records no failing property; pass --property P\n", a.file.c_str());
-    return kExitUsage;
-  }
-  if (!is_property(property)) {  // before "shrinking ..." announces it
-    const std::string from = !a.property.empty() ? "--property" : a.file + " records";
-    std::fprintf(stderr, "gatecheck shrink: %s %s\n", from.c_str(), unknown_property(property).c_str());
-    return kExitUsage;
-  }
-  std::string out = a.out;
-  if (out.empty()) {
-    out = a.file;
-    const auto dot = out.rfind('.');
-    if (dot != std::string::npos && out.find('/', dot) == std::string::npos) out = out.substr(0, dot);
-    out += ".min.json";
-  }
-  if (!writable_path(out)) {  // before the work, not after
-    std::fprintf(stderr, "gatecheck shrink: --out %s: cannot write there (%s)\n", out.c_str(), std::strerror(errno));
-    return kExitUsage;
-  }
   if (!a.isolate) watchdog_arm(a.seconds + a.timeout);  // the cap is checked between candidates
   if (f.scale) {  // a scale case: the scale shrinker first (shrink_scale.h), then the ordinary one once small
     std::optional<Case> small;

@@ -261,6 +261,20 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
                                "--harness's options; the kernel benchmark's do not apply)\n", extra.c_str());
           return kExitUsage;
         }
+        if (!bench_properties.empty()) {  // before the implementations load
+          std::string problem;
+          hb.properties = property_list("--properties", bench_properties, "the default set",
+                                        find_op_schema(bench_op), &problem);
+          if (!problem.empty()) {
+            std::fprintf(stderr, "gatecheck bench: %s\n", problem.c_str());
+            return kExitUsage;
+          }
+        }
+        if (!bench_json.empty() && bench_json != "-" && !writable_path(bench_json)) {
+          std::fprintf(stderr, "gatecheck bench: --json %s: cannot write there (%s)\n", bench_json.c_str(),
+                       std::strerror(errno));
+          return kExitUsage;
+        }
         std::vector<Subject> impls;
         try {
           impls = implementations_from_args(bench_impls.empty() ? std::vector<std::string>{"host"} : bench_impls,
@@ -270,24 +284,6 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
           return e.exit_code;
         }
         hb.jobs = int(bench_jobs);
-        if (!bench_properties.empty()) {
-          hb.properties = split_list(bench_properties);
-          if (hb.properties.empty()) {
-            std::fprintf(stderr, "gatecheck bench: --properties '%s' names no property (omit it for the default set)\n",
-                         bench_properties.c_str());
-            return kExitUsage;
-          }
-          for (const auto& p : hb.properties)
-            if (!is_property(p)) {
-              std::fprintf(stderr, "gatecheck bench: --properties: %s\n", unknown_property(p).c_str());
-              return kExitUsage;
-            }
-        }
-        if (!bench_json.empty() && bench_json != "-" && !writable_path(bench_json)) {
-          std::fprintf(stderr, "gatecheck bench: --json %s: cannot write there (%s)\n", bench_json.c_str(),
-                       std::strerror(errno));
-          return kExitUsage;
-        }
         return harness_bench_with_snapshots(impls, hb, bench_json);
       }
       for (const char* opt : {"--impl", "--device", "--seconds-per-property", "--cases-per-property", "--jobs",

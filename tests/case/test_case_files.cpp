@@ -295,6 +295,34 @@ TEST(CaseFile, TruncatedSnapshotsGiveClearErrors) {
   }
 }
 
+// A file cut short before a snapshot's header is named as a broken snapshot, not as bad JSON
+// (every cut of the header, and a snapshot's name on bytes that are not JSON); a .snapshot that
+// holds JSON (an in-flight scale case) and an empty file say what they are.
+TEST(CaseFile, ReadCaseFileNamesABrokenSnapshotAsOne) {
+  CaseFile f{special_case(DType::f32), std::nullopt, {}, ""};
+  const std::string snap = case_to_snapshot(f), dir = ::testing::TempDir();
+  auto message = [&](const std::string& name, const std::string& bytes) {
+    const std::string path = dir + "/" + name;
+    std::ofstream(path, std::ios::binary) << bytes;
+    std::string m = "(read)";
+    try {
+      read_case_file(path);
+    } catch (const CaseFileError& e) {
+      m = e.what();
+    }
+    std::remove(path.c_str());
+    return m;
+  };
+  for (size_t cut = 1; cut < sizeof kSnapshotMagic; ++cut)
+    EXPECT_NE(message("cut.json", snap.substr(0, cut)).find("not a gatecheck snapshot (truncated or corrupt"),
+              std::string::npos) << "cut at " << cut;
+  EXPECT_NE(message("w.snapshot", "\x01\x02 garbage").find("w.snapshot: not a gatecheck snapshot"), std::string::npos);
+  EXPECT_NE(message("e.snapshot", "").find("e.snapshot: the file is empty"), std::string::npos);
+  EXPECT_NE(message("j.snapshot", "{\"format\": 1").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(message("b.json", "\x01\x02 garbage").find("not valid JSON"), std::string::npos);
+  EXPECT_EQ(message("whole.snapshot", snap), "(read)");
+}
+
 TEST(CaseFile, WriteIsAtomicAndReadable) {
   const std::string path = ::testing::TempDir() + "/gc_case_test.json";
   CaseFile f{special_case(DType::f16), std::nullopt, {}, ""};

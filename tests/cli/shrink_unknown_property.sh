@@ -18,7 +18,7 @@ expect() {
   grep -qF "$want" "$work/$name.err" || { cat "$work/$name.err"; fail "$name: no '$want'"; }
   [ ! -s "$work/$name.out" ] || { cat "$work/$name.out"; fail "$name: it announced a shrink"; }
 }
-expect flag "gatecheck shrink: --property unknown property 'nope' (accuracy," "$src" --property nope
+expect flag "gatecheck shrink: --property: unknown property 'nope' (accuracy," "$src" --property nope
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["failure"]["property"] = "acuracy"; json.dump(d, open(sys.argv[2], "w"))' \
   "$src" "$work/typo.json"
 expect recorded "gatecheck shrink: $work/typo.json records unknown property 'acuracy'" "$work/typo.json"
