@@ -234,14 +234,18 @@ int cmd_check(const CheckArgs& a) {
 
   report_out.flush();
   if (json_to_stdout) {
-    std::cout << report_json(report, saved, impls, replays, opt.limits).dump(1) << "\n" << std::flush;
+    std::cout << report_json(report, saved, impls, replays, opt.limits)
+                     .dump(1, ' ', false, nlohmann::json::error_handler_t::replace)  // an implementation's bytes
+              << "\n" << std::flush;
     if (!std::cout) {
       std::fprintf(stderr, "gatecheck check: could not write the JSON to stdout\n");
       return kExitUsage;
     }
   } else if (!a.json.empty()) {
     std::ofstream out(a.json);
-    out << report_json(report, saved, impls, replays, opt.limits).dump(1) << "\n";
+    out << report_json(report, saved, impls, replays, opt.limits)
+               .dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
+        << "\n";
     if (!out) {
       std::fprintf(stderr, "gatecheck check: could not write %s\n", a.json.c_str());
       return kExitUsage;

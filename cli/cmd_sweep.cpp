@@ -387,7 +387,8 @@ int cmd_sweep(const SweepArgs& args) {
   };
   if (!special_file(a.json))  // (a stream gets the final report only)
     opt.checkpoint = [&](const SweepRun& so_far) {  // a crash or kill loses at most the phase in hand
-      write_text(a.json, sweep_report_json(so_far, environment, command_line(a)).dump(1) + "\n");
+      write_text(a.json, sweep_report_json(so_far, environment, command_line(a))
+                                 .dump(1, ' ', false, json::error_handler_t::replace) + "\n");
     };
   const SweepRun run = run_sweep(subjects, unavailable, grid, opt);
   set_crash_message("");
@@ -402,7 +403,7 @@ int cmd_sweep(const SweepArgs& args) {
     rc = kExitFailure;
   }
   if (!a.compare.empty()) report["compare"] = compare_reports(report, theirs, a.compare);
-  if (!write_text(a.json, report.dump(1) + "\n")) {
+  if (!write_text(a.json, report.dump(1, ' ', false, json::error_handler_t::replace) + "\n")) {
     std::fprintf(stderr, "gatecheck sweep: --json %s: could not write the report (%s)\n", a.json.c_str(),
                  std::strerror(errno));
     return kExitUsage;

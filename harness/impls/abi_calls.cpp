@@ -1,5 +1,7 @@
 #include "abi_calls.h"
 
+#include "printable_text.h"
+
 #include <string>
 #include <vector>
 
@@ -10,9 +12,10 @@ namespace {
 Status from_rc(int rc, const char* (*last_error)(), const char* call, bool ours) {
   if (rc == 0) return Status::success();
   const char* msg = last_error ? last_error() : nullptr;
-  if (!ours)
-    return Status::error(ErrorKind::implementation, std::string(call) + " returned " + std::to_string(rc) +
-                                                        (msg && *msg ? std::string(": ") + msg : " with no message"));
+  if (!ours)  // its text as it is would reach a terminal and a report's JSON
+    return Status::error(ErrorKind::implementation,
+                         std::string(call) + " returned " + std::to_string(rc) +
+                             (msg && *msg ? ": " + printable_text(msg) : std::string(" with no message")));
   std::string m = msg && *msg ? msg : std::string(call) + " returned " + std::to_string(rc) + " with no message";
   const ErrorKind k = (rc > 0 && rc <= int(kLastErrorKind)) ? ErrorKind(rc) : ErrorKind::implementation;
   return Status::error(k, m);

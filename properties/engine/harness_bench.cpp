@@ -196,7 +196,7 @@ int run_harness_bench(const std::vector<Subject>& impls_in, const HarnessBenchOp
     return 2;
   }
   if (json == "-") {
-    out << to_json(rows, o, jobs).dump(1) << "\n";
+    out << to_json(rows, o, jobs).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
   out << "harness throughput (";
@@ -211,7 +211,7 @@ int run_harness_bench(const std::vector<Subject>& impls_in, const HarnessBenchOp
   print_throughput(out, rows, jobs);
   print_breakdown(out, rows);
   if (json_file.is_open()) {
-    json_file << to_json(rows, o, jobs).dump(1) << "\n";
+    json_file << to_json(rows, o, jobs).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     if (!json_file) {
       out << "bench --harness: could not write " << json << "\n";
       return 2;

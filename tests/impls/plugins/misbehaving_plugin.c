@@ -29,6 +29,9 @@
 #define SLOW_ROWS 17   /* forward is right but takes 5 us a row: the scale tier's cases are slow */
 #define UNDERSCORE_EXIT0 18 /* forward calls _exit(0) when rows == 13: no exit handler runs */
 #define SELF_KILL 19   /* forward sends itself SIGKILL when rows == 13, as the OOM killer would */
+#define ERROR_BYTES 20 /* forward fails on every case with rows, its message bytes that are not UTF-8,
+                       * a terminal's escape sequences and 6,000 more bytes */
+#define NULL_BACKWARD 21 /* backward is a null pointer */
 #define FLAKY 16       /* forward flips a bit of out[0] on every 7th call (none with GC_TEST_FLAKY_OFF set):
                         * a failure that a replay sees only on some attempts, or never */
 
@@ -74,6 +77,9 @@ __attribute__((constructor)) static void on_load(void) {
 }
 __attribute__((destructor)) static void on_unload(void) { chatter("unload"); }
 
+/* ERROR_BYTES: the message last_error() gives (null: the example's). */
+static const char* error_text = 0;
+
 static int misbehaving_forward(const gatecheck_problem* p, const void* res, const void* gate,
                                const int64_t* index, const void* y, void* out) {
   const size_t elem = p && p->dtype == GATECHECK_F32 ? 4 : 2;
@@ -94,6 +100,15 @@ static int misbehaving_forward(const gatecheck_problem* p, const void* res, cons
   if (rc) return rc;
   if (MISBEHAVIOUR == SLOW_WRONG && p->rows > 0 && p->dim > 0) ((unsigned char*)out)[0] ^= 0x10;
   if (flip && p->rows > 0 && p->dim > 0) ((unsigned char*)out)[0] ^= 0x10;
+  if (MISBEHAVIOUR == ERROR_BYTES && p->rows > 0) {
+    static char text[6200];
+    const char head[] = "bad \xff\xfe bytes, \x1b[31mred\x1b[0m, a bell \x07, then x: ";
+    memcpy(text, head, sizeof head - 1);
+    memset(text + sizeof head - 1, 'x', 6000);
+    text[sizeof head - 1 + 6000] = 0;
+    error_text = text;
+    return 1;
+  }
   if (MISBEHAVIOUR == EXIT0 && p->rows == 13) exit(0);
   if (MISBEHAVIOUR == UNDERSCORE_EXIT0 && p->rows == 13) _exit(0);
   if (MISBEHAVIOUR == SELF_KILL && p->rows == 13) kill(getpid(), SIGKILL);
@@ -116,7 +131,7 @@ static int misbehaving_backward(const gatecheck_problem* p, const void* grad_out
 
 static const char* misbehaving_last_error(void) {
   chatter("last_error");
-  return last_error();
+  return error_text ? error_text : last_error();
 }
 
 #if MISBEHAVIOUR != NO_SYMBOL
@@ -127,7 +142,7 @@ const gatecheck_plugin* gatecheck_plugin_v1(void) {
   static const gatecheck_plugin plugin = {
       MISBEHAVIOUR == ABI_2 ? 2 : 1, "misbehaving",
       MISBEHAVIOUR == CUDA_ONLY ? 1u << GATECHECK_CUDA : 1u << GATECHECK_CPU,
-      misbehaving_forward, misbehaving_backward, misbehaving_last_error};
+      misbehaving_forward, MISBEHAVIOUR == NULL_BACKWARD ? 0 : misbehaving_backward, misbehaving_last_error};
   return &plugin;
 }
 #endif
