@@ -26,6 +26,12 @@ namespace gatecheck {
 
 namespace {
 
+// A scale case's values are made where its calls run, in this process; --isolate's child
+// processes take a case's buffers, which such a case never has whole.
+constexpr const char* kScaleNotIsolated =
+    "a scale-tier case, whose calls run in this process: --isolate cannot run them in a child (replay it "
+    "without --isolate; a crash is then reported with its case, as check's are)";
+
 // The op of a file's case (a scale file's: its spec's).
 const OpSchema& op_of(const CaseFile& f) { return f.scale ? *f.scale->spec.op : *f.c.op; }
 
@@ -123,6 +129,12 @@ int cmd_repro(const ReproArgs& a) {
       f = read_case_file(file);
     } catch (const CaseFileError& e) {
       std::fprintf(stderr, "gatecheck repro: %s\n", e.what());
+      rc = worse(rc, kExitUsage);
+      ++tally.unreadable;
+      continue;
+    }
+    if (f.scale && a.isolate) {
+      std::fprintf(stderr, "gatecheck repro: %s: %s\n", file.c_str(), kScaleNotIsolated);
       rc = worse(rc, kExitUsage);
       ++tally.unreadable;
       continue;
@@ -304,6 +316,10 @@ int cmd_shrink(const ShrinkArgs& a) {
   if (!a.op.empty() && a.op != op_of(f).name) {
     std::fprintf(stderr, "gatecheck shrink: --op %s, but %s is a case of %s\n", a.op.c_str(), a.file.c_str(),
                  op_of(f).name);
+    return kExitUsage;
+  }
+  if (f.scale && a.isolate) {
+    std::fprintf(stderr, "gatecheck shrink: %s: %s\n", a.file.c_str(), kScaleNotIsolated);
     return kExitUsage;
   }
   const std::string property = !a.property.empty() ? a.property : f.failure ? f.failure->property : "";

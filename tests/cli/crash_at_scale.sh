@@ -3,7 +3,8 @@
 # A plugin that segfaults past 65,536 rows, which only the scale tier reaches,
 # with 4 workers: the crash names the crashing worker's in-flight snapshot,
 # which holds the scale case's spec; it replays at scale on host, and the next
-# run recovers it as a crash-*.json scale spec file that replays too. The same
+# run recovers it as a crash-*.json scale spec file that replays too; repro and
+# shrink refuse it under --isolate, which cannot hold its calls. The same
 # run without the scale tier passes: only a scale case reaches the crash.
 set -u
 gc=$1 plugin=$2 work=$3
@@ -27,6 +28,13 @@ grep -q '"scale"' "$snap" || fail "$snap holds no scale spec"
 "$gc" repro "$snap" --impl host >"$work/repro.log" 2>&1 || { cat "$work/repro.log"; fail "the snapshot does not replay on host"; }
 rows=$(sed -n 's/.* rows=\([0-9]*\) .*/\1/p' "$work/repro.log" | head -n 1)
 [ "${rows:-0}" -gt 65536 ] || { cat "$work/repro.log"; fail "the replayed case is not past 65,536 rows"; }
+# --isolate cannot hold a scale case's calls: repro and shrink say so, where they crashed in process.
+for cmd in repro shrink; do
+  "$gc" $cmd "$snap" --impl "plugin:$plugin" --isolate >"$work/$cmd-isolate.log" 2>&1
+  rc=$?
+  [ "$rc" -eq 2 ] && grep -q "a scale-tier case, whose calls run in this process: --isolate cannot" "$work/$cmd-isolate.log" ||
+    { cat "$work/$cmd-isolate.log"; fail "$cmd --isolate on a scale case: exit $rc, not refused as such"; }
+done
 
 "$gc" check --impl host --properties accuracy --seed 3 --seconds 0 --cases 25 --corpus "$work/c" >"$work/recover.log" 2>&1 ||
   fail "recovery run failed"
