@@ -405,6 +405,7 @@ Verdict error_inputs(const Implementation& impl, const Case& c0, const PropertyO
     if (why[i].empty()) continue;
     if (failed++ < 6) msg << (failed > 1 ? "; " : "") << all[i].what << ": " << why[i];
   }
+  if (failed > 6) msg << "; and " << failed - 6 << " more";  // (the first six name the kinds)
   if (failed) {
     v.passed = false;
     v.message = impl.label() + " on " + describe(c) + ": " + std::to_string(failed) + " of " +

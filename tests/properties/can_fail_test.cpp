@@ -134,6 +134,12 @@ TEST(PropertyCanFail, ErrorInputsSeesAMessageThatNamesNothing) {
   const Case c = hand_case(DType::bf16, 4, 3, 2, {0, 1, 1, 0});
   const Verdict v = passes_then_fails("error_inputs", Bug::vague_errors, c);
   EXPECT_TRUE(contains(v.message, "does not name")) << v.message;
+  // Every probe fails; the first six are named, and the rest counted.
+  const size_t of = v.message.find(" of " + std::to_string(v.compared) + " bad inputs");
+  ASSERT_NE(of, std::string::npos) << v.message;
+  const long failed = std::stol(v.message.substr(v.message.rfind(' ', of - 1) + 1));
+  EXPECT_GT(failed, 6) << v.message;
+  EXPECT_TRUE(contains(v.message, "; and " + std::to_string(failed - 6) + " more")) << v.message;
 }
 
 // error_inputs runs its probes in a child process: a plugin that dies on a
