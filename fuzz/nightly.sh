@@ -91,7 +91,8 @@ exit: 0 no new failure, 1 new failure(s), 2 usage, 3 cannot run or incomplete, 1
 EOF2
 }
 bad() { echo "nightly: $*" >&2; usage >&2; exit 2; }
-is_count() { [[ $1 =~ ^[0-9]+$ ]] && [ "$((10#$1))" -ge 1 ]; }
+# (nine digits at most: bash's arithmetic wraps past 2^63, and no machine has a billion workers)
+is_count() { [[ $1 =~ ^[0-9]{1,9}$ ]] && [ "$((10#$1))" -ge 1 ]; }
 given=()  # the options given, for --merge's conflicts
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -140,7 +141,8 @@ else
   fi
   shard_i=0 shard_n=0
   if [ -n "$shard" ]; then
-    [[ $shard =~ ^([0-9]+)/([0-9]+)$ ]] || bad "--shard '$shard': not I/N (share I of N, 0-based, e.g. 0/4)"
+    [[ $shard =~ ^([0-9]{1,9})/([0-9]{1,9})$ ]] ||
+      bad "--shard '$shard': not I/N (share I of N, 0-based, e.g. 0/4; N below a billion)"
     shard_i=$((10#${BASH_REMATCH[1]})) shard_n=$((10#${BASH_REMATCH[2]}))
     [ "$shard_n" -ge 1 ] || bad "--shard '$shard': N must be at least 1"
     [ "$shard_i" -lt "$shard_n" ] ||
@@ -177,6 +179,10 @@ build_fuzzers() {
     for f in "$fuzzer" gatecheck-fuzz-tools; do
       [ -x "$build/fuzz/$f" ] || { say "--no-build: no $build/fuzz/$f (build it first: fuzz/build-libfuzzer.sh $build)"; exit 2; }
     done
+    # A plain build's fuzz target is a replay program: it would run the seeds and nothing
+    # else, and its -merge=1 would keep no input.
+    grep -aq 'MERGE-OUTER' "$build/fuzz/$fuzzer" ||
+      { say "--no-build: $build/fuzz/$fuzzer is not a libFuzzer build (a plain build's replay program?): give --build-dir the libFuzzer build, such as build/fuzz-libfuzzer"; exit 2; }
   else
     "$root/fuzz/build-libfuzzer.sh" "$build" "$fuzzer" gatecheck-fuzz-tools || { say "the fuzzers did not build (is there an op $op? gatecheck ops lists them)"; exit 2; }
   fi
@@ -225,7 +231,16 @@ merge_corpus() {  # dest log known input...
   shift 3
   say "merging the corpus (-merge=1)"
   rm -rf "$dest.merged" && mkdir -p "$dest.merged"
-  if GATECHECK_FUZZ_IGNORE=$(paste -sd, "$known") "$fz" -merge=1 "$dest.merged" "$@" >"$log" 2>&1; then
+  local given kept
+  given=$(find "$@" -maxdepth 1 -type f 2>/dev/null | wc -l)
+  echo "nightly: $fz -merge=1 $dest.merged $*" >"$log"  # (which op's target merged)
+  if GATECHECK_FUZZ_IGNORE=$(paste -sd, "$known") "$fz" -merge=1 "$dest.merged" "$@" >>"$log" 2>&1; then
+    kept=$(find "$dest.merged" -maxdepth 1 -type f | wc -l)
+    if [ "$kept" -eq 0 ] && [ "$given" -gt 0 ]; then  # a merge keeps an input of any corpus with one
+      say "the merge kept none of $given inputs (see $log); keeping the unmerged corpus"
+      rm -rf "$dest.merged"
+      return 1
+    fi
     rm -rf "$dest" && mv "$dest.merged" "$dest"
   else
     say "merge failed (see $log); keeping the unmerged corpus"

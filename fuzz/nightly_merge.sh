@@ -41,10 +41,17 @@ merge_shards() {
     bad "--out '$out' holds a campaign of its own (its campaign.json is not a merge's); merge into another folder"
   fi
 
-  # --- build, then gather the shares ----------------------------------------
+  # The shares' fuzz target (their op's), which the corpus merge must run: the tools refuse
+  # shares of different targets below.
+  local ran
+  ran=$(sed -n 's/.*"fuzzer": "\([^"]*\)".*/\1/p' "${parts[0]}/campaign.json")
+  [ -n "$ran" ] && fuzzer=${ran##*/}
+
+  # --- build, check the shares are one campaign's, then gather them ----------
   build_fuzzers
   exec 9>"$out/.merge.lock"
   flock -n 9 || { say "--out '$out': another merge is running there"; exit 2; }
+  "$tools" merge-shards --check "$out" "${parts[@]}" || exit 2  # (before the last report moves)
   [ -f "$out/campaign.json" ] && { move_to_history "$out"; say "the previous merge's report moved to $prev"; }
   mkdir -p "$out"/{corpus,logs} && touch "$out/known_signatures.txt"
   gathered=$("$tools" merge-shards "$out" "${parts[@]}")

@@ -16,7 +16,8 @@
 //                                   pattern x dtype, value class and plan (exit 1 if not)
 //   bench [--seconds S]             fuzz executions per second on small shapes, in process
 //   report DIR                      write DIR/report.{json,md,html} for a campaign
-//   merge-shards OUT DIR...         gather the shares of a campaign into OUT for one report
+//   merge-shards [--check] OUT DIR...  gather the shares of a campaign into OUT for one report
+//                                   (--check: only check that they are one campaign's)
 //                                   (fuzz/nightly.sh --merge; shard_merge.h)
 //   spec-prints [DIR...]            a fingerprint of the cases each family of a grid of specs
 //                                   materialises to, and each decoder input under DIR decodes
@@ -79,7 +80,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: gatecheck-fuzz-tools seeds DIR | decode [--json] INPUT... | regress INPUT --out DIR [--seconds S] "
                "[--impl SPEC]... | check-case [--impl SPEC]... FILE|DIR... | check-impl [--impl SPEC]... [--gpus N] | "
-               "check-properties | bench [--seconds S] | report DIR | merge-shards OUT DIR... | spec-prints [DIR...]\n");
+               "check-properties | bench [--seconds S] | report DIR | merge-shards [--check] OUT DIR... | spec-prints [DIR...]\n");
   return 2;
 }
 
@@ -317,8 +318,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (cmd == "merge-shards") {
-      if (a.positional.size() < 2) return usage();
-      return merge_shards(a.positional[0], {a.positional.begin() + 1, a.positional.end()});
+      const bool check_only = !a.positional.empty() && a.positional[0] == "--check";
+      const size_t first = check_only ? 1 : 0;
+      if (a.positional.size() < first + 2) return usage();
+      return merge_shards(a.positional[first], {a.positional.begin() + long(first) + 1, a.positional.end()}, check_only);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gatecheck-fuzz-tools %s: %s\n", cmd.c_str(), e.what());

@@ -183,9 +183,34 @@ void write_timeline(const std::vector<Part>& parts, const fs::path& out) {
     }
 }
 
-int merge(const fs::path& out, const std::vector<std::string>& dirs) {
+// A part's fuzz target (one op's), and what the shares of one campaign share besides: its
+// seed. (Its shares may run different implementations: the merge takes their union.)
+std::string fuzz_target(const Part& p) {
+  const std::string fuzzer = p.campaign.value("fuzzer", std::string());
+  return fuzzer.empty() ? std::string("an unnamed fuzz target") : fs::path(fuzzer).filename().string();
+}
+std::string campaign_identity(const Part& p) {
+  const std::string seed = p.campaign.value("seed", std::string());
+  return fuzz_target(p) + ", seed " + (seed.empty() ? "none" : seed);
+}
+
+int merge(const fs::path& out, const std::vector<std::string>& dirs, bool check_only) {
   std::vector<Part> parts;
   for (const auto& d : dirs) parts.push_back(read_part(d));
+  // (Before the shares' numbers: two campaigns' 0/2 are not one share given twice.) Whole
+  // campaigns of one target may merge; shares merge with their own campaign's.
+  const Part* first_share = nullptr;
+  for (const auto& p : parts) {
+    if (fuzz_target(p) != fuzz_target(parts.front()))
+      throw MergeError{"'" + p.dir.string() + "' ran " + fuzz_target(p) + ", '" + parts.front().dir.string() +
+                       "' " + fuzz_target(parts.front()) + ": a corpus merges on one op's target"};
+    if (p.index < 0) continue;
+    if (!first_share) first_share = &p;
+    if (campaign_identity(p) != campaign_identity(*first_share))
+      throw MergeError{"'" + p.dir.string() + "' is a share of another campaign than '" + first_share->dir.string() +
+                       "' (" + campaign_identity(p) + ", against " + campaign_identity(*first_share) +
+                       "): merge the shares of one campaign"};
+  }
   std::stable_sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) {
     return (a.index < 0 ? INT32_MAX : a.index) < (b.index < 0 ? INT32_MAX : b.index);
   });
@@ -203,6 +228,7 @@ int merge(const fs::path& out, const std::vector<std::string>& dirs) {
   for (const auto& p : parts)
     if (fs::equivalent(p.dir, out) || (fs::exists(out / "corpus") && fs::equivalent(p.dir, out / "corpus")))
       throw MergeError{"'" + p.dir.string() + "' is the merge's own --out folder"};
+  if (check_only) return 0;
 
   // The report's status: every share there and finished, or why not.
   std::vector<std::string> problems;
@@ -326,11 +352,11 @@ int merge(const fs::path& out, const std::vector<std::string>& dirs) {
 
 }  // namespace
 
-int merge_shards(const std::string& out_dir, const std::vector<std::string>& shard_dirs) {
+int merge_shards(const std::string& out_dir, const std::vector<std::string>& shard_dirs, bool check_only) {
   try {
     if (shard_dirs.empty()) throw MergeError{"no share folders given"};
     fs::create_directories(out_dir);
-    return merge(fs::absolute(out_dir).lexically_normal(), shard_dirs);
+    return merge(fs::absolute(out_dir).lexically_normal(), shard_dirs, check_only);
   } catch (const MergeError& e) {
     std::fprintf(stderr, "merge: %s\n", e.message.c_str());
     return 2;

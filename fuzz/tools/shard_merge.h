@@ -26,7 +26,10 @@ namespace gatecheck::fuzz {
 // shares' implementations, "status finished|incomplete" and "note WHY"
 // (the shares missing or not finished), and a line per share on stderr. Returns 0, or 2 (with a message
 // naming the folder) when a folder is not a campaign, two folders are the
-// same share, or the shares belong to campaigns of different sizes.
-int merge_shards(const std::string& out_dir, const std::vector<std::string>& shard_dirs);
+// same share, or the shares belong to different campaigns (of different
+// sizes, fuzz targets or seeds). With `check_only`, it
+// stops after those checks, having written nothing (the merge asks before it
+// moves the last report to history/).
+int merge_shards(const std::string& out_dir, const std::vector<std::string>& shard_dirs, bool check_only = false);
 
 }  // namespace gatecheck::fuzz

@@ -33,6 +33,10 @@ expect_nightly 2 "--mps on needs --gpus" --hours 1 --jobs 2 --mps on "${o[@]}" "
 expect_nightly 2 "--shard '3/3': I must be below N .*0/3 \.\. 2/3" --hours 1 --shard 3/3 "${o[@]}" "${b[@]}"
 expect_nightly 2 "--shard '0/0': N must be at least 1" --hours 1 --shard 0/0 "${o[@]}" "${b[@]}"
 expect_nightly 2 "--shard '1': not I/N" --hours 1 --shard 1 "${o[@]}" "${b[@]}"
+# (numbers past bash's 2^63 wrapped around and ran: 18446744073709551618 workers were 2)
+expect_nightly 2 "--jobs '18446744073709551618': not a positive whole number" --hours 1 --jobs 18446744073709551618 "${o[@]}" "${b[@]}"
+expect_nightly 2 "--shard '18446744073709551616/18446744073709551617': not I/N" --hours 1 \
+  --shard 18446744073709551616/18446744073709551617 "${o[@]}" "${b[@]}"
 expect_nightly 2 "--shard '-1/2': not I/N" --hours 1 --shard -1/2 "${o[@]}" "${b[@]}"
 expect_nightly 2 "--shard needs a value" --hours 1 "${o[@]}" "${b[@]}" --shard
 expect_nightly 2 "--seed 'x1': not a whole number" --hours 1 --seed x1 "${o[@]}" "${b[@]}"

@@ -105,4 +105,11 @@ loaded=$(sed -n 's/.*INFO: seed corpus: files: \([0-9]*\).*/\1/p' "$camp/shards/
 check "share 0/3 again: its fuzzer read its corpus, the merged corpus and the seeds ($loaded = $own + $merged + $seeded files)" \
   test "${loaded:-0}" -eq $((own + merged + seeded))
 check "share 0/3 again: its previous report moved to history/" test -n "$(ls "$camp/shards/0/history")"
+# A share of another campaign (another seed) is refused before the last merge's report moves.
+cp -r "$camp/shards/1" "$scratch/other" && sed -i 's/"seed": "11"/"seed": "12"/' "$scratch/other/campaign.json"
+history_before=$(ls "$camp/history" | wc -l)
+expect_nightly 2 "is a share of another campaign than .*seed 11" --merge "$camp/shards/0" "$scratch/other" \
+  --out "$camp" --build-dir "$build" --no-build
+check "the refused merge left the last report in place" test -f "$camp/report.md" -a -f "$camp/campaign.json"
+check "the refused merge moved nothing to history/" test "$(ls "$camp/history" | wc -l)" -eq "$history_before"
 [ "$fails" -eq 0 ] || exit 1
