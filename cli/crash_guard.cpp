@@ -63,6 +63,9 @@ void say_slot(const Slot& s) {
   if (n > 0) (void)!write(2, s.message, size_t(n));
 }
 int slots_in_use() { return std::min(g_slots_taken.load(), kCrashMessageSlots); }
+void say_every_slot() {
+  for (int i = 0; i < slots_in_use(); ++i) say_slot(g_slots[i]);
+}
 
 // This thread's message if it has one, else every message set (the thread is
 // one of the implementation's own, and any call in flight may be the cause).
@@ -71,7 +74,7 @@ void say_messages() {
     say_slot(g_slots[t_slot]);
     return;
   }
-  for (int i = 0; i < slots_in_use(); ++i) say_slot(g_slots[i]);
+  say_every_slot();
 }
 
 bool any_message() {
@@ -233,7 +236,7 @@ int say_calls_in_flight() {
     std::snprintf(head, sizeof head, "  (%d calls were in flight; any of them may have done it)\n", n);
     say(head);
   }
-  for (int i = 0; i < slots_in_use(); ++i) say_slot(g_slots[i]);
+  say_every_slot();
   return n;
 }
 
@@ -251,9 +254,10 @@ LoadWatch::~LoadWatch() {
 void quit_if_loading(int sig) {
   if (g_loading.load() == 0 || getpid() != g_guarded_pid) return;
   shared().reported = 1;
-  say(sig == SIGTERM ? "\ngatecheck: interrupted by SIGTERM while an implementation was loading: quitting at once\n"
-                     : "\ngatecheck: interrupted by SIGINT while an implementation was loading: quitting at once\n");
-  for (int i = 0; i < slots_in_use(); ++i) say_slot(g_slots[i]);
+  say("\ngatecheck: interrupted by ");
+  say(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  say(" while an implementation was loading: quitting at once\n");
+  say_every_slot();
   _exit(128 + sig);
 }
 

@@ -29,18 +29,21 @@ Implementation load_plugin(const std::string& path, Device device, const OpSchem
   });
   Implementation impl;
   impl.op = &op;
-  // The entry points left null, named ("backward"), or "".
-  auto unset = [](std::initializer_list<std::pair<const char*, bool>> entries) {
-    std::string s;
-    for (const auto& [name, set] : entries)
-      if (!set) s += (s.empty() ? "" : ", ") + std::string(name);
-    return s;
+  // "" when every entry point is set, else which are null: "backward is null (forward, backward
+  // and last_error must all be set)".
+  auto null_entries = [](std::initializer_list<std::pair<const char*, bool>> entries) {
+    std::string null, all;
+    size_t nulls = 0, i = 0;
+    for (const auto& [name, set] : entries) {
+      all += std::string(i == 0 ? "" : i + 1 == entries.size() ? " and " : ", ") + name;
+      ++i;
+      if (!set) null += (nulls++ ? ", " : "") + std::string(name);
+    }
+    return nulls == 0 ? std::string() : null + (nulls == 1 ? " is" : " are") + " null (" + all + " must all be set)";
   };
-  auto check_common = [&](uint32_t devices, const char* name, const std::string& null_entries) {
+  auto check_common = [&](uint32_t devices, const char* name, const std::string& null_problem) {
     if (!name || !*name) fail("has no name");
-    if (!null_entries.empty())
-      fail(null_entries + (null_entries.find(',') == std::string::npos ? " is" : " are") +
-           " null (forward, backward and last_error must all be set)");
+    if (!null_problem.empty()) fail(null_problem);
     if (!(devices & (1u << int(device))))
       fail(std::string("does not support device ") + device_name(device) + " (devices mask " +
            std::to_string(devices) + ")");
@@ -56,7 +59,7 @@ Implementation load_plugin(const std::string& path, Device device, const OpSchem
         fail(std::string("gatecheck_plugin_v2(\"") + op.name + "\") returned an implementation of '" +
              (api->op ? api->op : "(no op)") + "'");
       check_common(api->devices, api->name,
-                   unset({{"forward", api->forward}, {"backward", api->backward}, {"last_error", api->last_error}}));
+                   null_entries({{"forward", api->forward}, {"backward", api->backward}, {"last_error", api->last_error}}));
       impl.api2 = api;
     } else if (&op != &gate_residual_schema() || !dlsym(handle, "gatecheck_plugin_v1")) {
       fail(std::string("gatecheck_plugin_v2(\"") + op.name + "\") returned null: it does not implement " + op.name);
@@ -77,7 +80,7 @@ Implementation load_plugin(const std::string& path, Device device, const OpSchem
     if (api->abi_version != GATECHECK_ABI_VERSION)
       fail("abi_version is " + std::to_string(api->abi_version) + ", this gatecheck speaks 1");
     check_common(api->devices, api->name,
-                 unset({{"forward", api->forward}, {"backward", api->backward}, {"last_error", api->last_error}}));
+                 null_entries({{"forward", api->forward}, {"backward", api->backward}, {"last_error", api->last_error}}));
     impl.api = api;
   }
   // The split exchange (gatecheck_split_exchange.h), optional: declaring one
@@ -90,13 +93,11 @@ Implementation load_plugin(const std::string& path, Device device, const OpSchem
       if (!e->op || std::string(e->op) != op.name)
         fail(std::string("gatecheck_split_exchange_v2(\"") + op.name + "\") returned an exchange of '" +
              (e->op ? e->op : "(no op)") + "'");
-      if (const std::string null_entries =
-              unset({{"state", e->state}, {"state_words", e->state_words}, {"partial", e->partial},
-                     {"combine", e->combine}, {"finalize", e->finalize}, {"last_error", e->last_error}});
-          !null_entries.empty())
-        fail("gatecheck_split_exchange_v2: " + null_entries +
-             (null_entries.find(',') == std::string::npos ? " is" : " are") +
-             " null (state, state_words, partial, combine, finalize and last_error must all be set)");
+      if (const std::string null_problem =
+              null_entries({{"state", e->state}, {"state_words", e->state_words}, {"partial", e->partial},
+                            {"combine", e->combine}, {"finalize", e->finalize}, {"last_error", e->last_error}});
+          !null_problem.empty())
+        fail("gatecheck_split_exchange_v2: " + null_problem);
       impl.exchange = e;
       impl.declared_claims = "default, split_invariance";
     }
