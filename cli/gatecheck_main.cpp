@@ -99,10 +99,12 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
   c->add_option("--seed", check.seed, "random seed (printed on every run; default: from the clock)")
       ->check(whole_number(18446744073709551615ull, "a 64-bit seed"))
       ->each([&](const std::string&) { check.seed_given = true; });
-  c->add_option("--properties", check.properties, "comma-separated properties (default set if omitted; eager_exact is opt-in)");
+  c->add_option("--properties", check.properties, "comma-separated properties (default set if omitted; eager_exact is opt-in)")
+      ->check(name_list("property"));
   c->add_option("--claims", check.claims,
                 "the contract for this run, overriding every implementation's: comma-separated claims (property or "
-                "property:output), then optionally '; not CLAIM for DTYPES' and '; valid BOUNDS' (docs/python.md)");
+                "property:output), then optionally '; not CLAIM for DTYPES' and '; valid BOUNDS' (docs/python.md)")
+      ->check(name_list("claim"));
   c->add_option("--valid", check.valid,
                 "narrow every contract's valid inputs, e.g. \"rows>=1,dim>=1\" for an op that rejects empty problems "
                 "(rows, dim, gates with >= or <=)");
@@ -153,7 +155,8 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
   r->add_option("FILE", repro.files, "corpus JSON files to replay (one or more)")->required()->check(CLI::ExistingFile);
   r->add_option("--impl", repro.impls, "implementation(s) to replay against (default: the one recorded in the file)");
   r->add_option("--device", repro.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
-  r->add_option("--property", repro.property, "property to check (default: the one recorded, else the default set)");
+  r->add_option("--property", repro.property, "property to check (default: the one recorded, else the default set)")
+      ->check(name_list("property"));
   add_isolate_options(r, &repro.isolate, &repro.timeout, "one property check");
   add_load_timeout_option(r, &repro.load_timeout);
   r->add_option("--attempts", repro.attempts,
@@ -171,7 +174,8 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
   s->add_option("FILE", shrink.file, "the failing corpus JSON file")->required()->check(CLI::ExistingFile);
   s->add_option("--impl", shrink.impl, "implementation (default: the one recorded in the file)");
   s->add_option("--device", shrink.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
-  s->add_option("--property", shrink.property, "property that fails (default: the one recorded in the file)");
+  s->add_option("--property", shrink.property, "property that fails (default: the one recorded in the file)")
+      ->check(name_list("property"));
   s->add_option("--out", shrink.out, "where to write the minimal case (default: FILE with .min.json)");
   s->add_option("--seconds", shrink.seconds, "time cap (> 0: a shrink with no time does nothing)")
       ->capture_default_str()
@@ -211,7 +215,8 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
                 "--harness: worker threads of the parallel figures, each beside --jobs 1 (default: the machine's cores; 1: one figure each)")
       ->check(whole_number(1, kMaxJobs, "worker threads"));
   std::string bench_properties;
-  b->add_option("--properties", bench_properties, "--harness: comma-separated properties (default: the default set)");
+  b->add_option("--properties", bench_properties, "--harness: comma-separated properties (default: the default set)")
+      ->check(name_list("property"));
   b->add_flag("--isolate", hb.isolate, "--harness: as check --isolate (every call in a child process)");
   b->add_option("--timeout", hb.isolate_timeout_seconds, "--harness: with --isolate, seconds one call may take")
       ->capture_default_str()

@@ -53,6 +53,26 @@ inline CLI::Validator whole_number(unsigned long long min, unsigned long long ma
       },
       "N");
 }
+// A comma-separated list of names: an empty list or an empty item is refused, since it is how
+// an unset shell variable or a stray comma looks ("--properties $P", "a,,b"), and a list that
+// silently lost a name would check less than asked.
+inline CLI::Validator name_list(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& v) -> std::string {
+        if (v.find_first_not_of(" ,") == std::string::npos) return "'" + v + "' names no " + what;
+        size_t start = 0;
+        for (;;) {
+          const size_t comma = v.find(',', start);
+          const std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+          if (item.find_first_not_of(' ') == std::string::npos)
+            return "'" + v + "' has an empty item (a " + what + " name between commas)";
+          if (comma == std::string::npos) return "";
+          start = comma + 1;
+        }
+      },
+      "LIST");
+}
+
 // A whole number in [0, max].
 inline CLI::Validator whole_number(unsigned long long max, const std::string& what) { return whole_number(0, max, what); }
 

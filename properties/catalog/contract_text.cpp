@@ -97,10 +97,11 @@ Contract Contract::parse(const std::string& text, const std::string& what, const
     }
     std::string list = part;  // "default set + eager_exact": '+' joins like ','
     std::replace(list.begin(), list.end(), '+', ',');
-    std::stringstream ss(list);
+    std::stringstream ss(list + ",");  // the extra comma lets getline see an empty last item
     for (std::string raw_item; std::getline(ss, raw_item, ',');) {
       const std::string item = trim(raw_item);
-      if (item.empty()) continue;
+      if (item.empty())  // a claim lost to a stray comma would check less than the text says
+        throw std::invalid_argument(what + ": an empty claim (two commas, or one at an end) in '" + part + "'");
       if (is_bound(item)) {
         c.valid = c.valid.within(ValidInputs::parse(item, what));
       } else if (item == "default" || item == "default set") {

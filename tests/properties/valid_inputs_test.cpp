@@ -68,6 +68,12 @@ TEST(ContractText, EachBadPartIsNamed) {
   EXPECT_NE(parse_error("valid dim>=5,dim<=4").find("dim>=5 and dim<=4 leave no valid dim"), std::string::npos);
   EXPECT_NE(parse_error("valid dim>=x").find("needs a whole number"), std::string::npos);
   EXPECT_NE(parse_error("valid rows=1").find("is not a bound such as rows>=1"), std::string::npos);
+  // A claim lost to a stray comma is refused, not skipped; "+" still joins like ",".
+  EXPECT_NE(parse_error("accuracy,,repeatable").find("an empty claim (two commas, or one at an end) in"),
+            std::string::npos);
+  EXPECT_NE(parse_error("accuracy,").find("an empty claim"), std::string::npos);
+  EXPECT_NE(parse_error(", accuracy; not accuracy:out").find("an empty claim"), std::string::npos);
+  EXPECT_EQ(parse_error("default set + eager_exact"), "(no error)");
 }
 
 TEST(ValidInputs, SaysWhyACaseIsOutside) {
