@@ -219,7 +219,12 @@ std::string Comparison::summary() const {
   if (!first.empty()) s << "; " << detail(first[0]);
   if (nan_failed || inf_failed || !bitwise) {
     s << "\n  " << nan_failed << " NaN and " << inf_failed << " Inf mismatches";
-    if (!bitwise) s << fmt(", max |err|/bound %.3g", max_err_over_bound);
+    // When every failure is a NaN or an Inf, the ratio speaks of the other elements only:
+    // "max |err|/bound 0" alone read as if the wrong ones were exact.
+    if (!bitwise)
+      s << fmt(failed == nan_failed + inf_failed ? "; the finite elements: max |err|/bound %.3g"
+                                                 : ", max |err|/bound %.3g",
+               max_err_over_bound);
   }
   for (size_t k = 1; k < first.size(); ++k) s << "\n  " << detail(first[k]);
   if (failed > int64_t(first.size()) && !first.empty())

@@ -209,5 +209,18 @@ TEST(Comparison, SummaryNamesTensorPositionsBitsOracleAndBound) {
             "[grad_gate] all 45 elements ok (max |err|/bound 0)");
 }
 
+// A NaN where the oracle wants a number has no |err|: the ratio then names the finite elements
+// it covers, so that "max |err|/bound 0" does not read as if the NaN were exact.
+TEST(Comparison, SummaryOfNaNFailuresSaysTheRatioIsTheFiniteElements) {
+  HostTensor got(DType::bf16, 1, 4);
+  for (int64_t i = 0; i < 4; ++i) got.set_bits(i, 0x3f80);
+  got.set_bits(2, 0x7fc0);
+  const std::string s = compare_accuracy("dshift", got, std::vector<Expected>(4, finite(1.0, 0x1p-8))).summary();
+  EXPECT_NE(s.find("1 NaN and 0 Inf mismatches; the finite elements: max |err|/bound 0"), std::string::npos) << s;
+  got.set_bits(1, 0x3f81);  // one finite failure too: the ratio is the run's worst, as before
+  const std::string t = compare_accuracy("dshift", got, std::vector<Expected>(4, finite(1.0, 0x1p-8))).summary();
+  EXPECT_NE(t.find("1 NaN and 0 Inf mismatches, max |err|/bound 2"), std::string::npos) << t;
+}
+
 }  // namespace
 }  // namespace gatecheck::testing
