@@ -40,10 +40,12 @@
 #   3    cannot run: an --impl that does not load, --gpus N without N GPUs,
 #        or a worker whose fuzzer kept failing (report status "failed");
 #        --merge: a shard missing or not finished (report status "incomplete")
-#   130  interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: the workers stop,
-#        the corpus is merged and the report written for what was done
-#        (status "interrupted"); a fuzzer that does not stop on SIGTERM (a
-#        plugin may catch it) gets SIGKILL 10 s later
+#   130  interrupted by SIGINT (Ctrl-C), 143 by SIGTERM, 129 by SIGHUP (a lost
+#        terminal): the workers stop, the corpus is merged and the report
+#        written for what was done (status "interrupted"); a fuzzer that does
+#        not stop on SIGTERM (a plugin may catch it) gets SIGKILL 10 s later.
+#        A signal during the corpus merge stops the merge and keeps the corpus
+#        as it was. A closed stderr (its reader gone) loses the messages only.
 # If the campaign is killed outright (SIGKILL), its workers stop within a
 # second or two; the next run in the same DIR says the previous one did not
 # finish.
@@ -53,6 +55,9 @@
 # there is no clang (the GPU machine; see ../shared/device/remote-setup.sh).
 # --no-build uses them as they are (cluster tasks sharing one build).
 set -uo pipefail
+# A reader of stderr that goes away (`| tee` ended, an ssh session cut) must not end the campaign
+# before its report: what it says there is lost, the files are still written.
+trap '' PIPE
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 hours="" out="" gpus="" jobs="" build="$root/build-fuzz" seeds="" op=gate_residual
@@ -87,7 +92,7 @@ usage: fuzz/nightly.sh --hours H [--gpus N] [--jobs M] [--impl SPEC]... --out DI
                  previous attempt's failures.jsonl and stats stay and count in
                  this run's report (without it they move to history/)
   --seeds D      seed inputs (default corpus/seeds/fuzz_NAME)
-exit: 0 no new failure, 1 new failure(s), 2 usage, 3 cannot run or incomplete, 130/143 interrupted
+exit: 0 no new failure, 1 new failure(s), 2 usage, 3 cannot run or incomplete, 130/143/129 interrupted
 EOF2
 }
 bad() { echo "nightly: $*" >&2; usage >&2; exit 2; }
@@ -121,7 +126,10 @@ while [ $# -gt 0 ]; do
 done
 [[ $op =~ ^[a-z][a-z0-9_]*$ ]] || bad "--op '$op': not an op name (gatecheck ops lists them)"
 fuzzer=fuzz_$op
-[ -n "$seeds" ] || seeds=$root/corpus/seeds/$fuzzer
+if [ -z "$seeds" ]; then
+  seeds=$root/corpus/seeds/$fuzzer
+  [ -n "$merging" ] || [ -d "$seeds" ] || bad "--op '$op': no such op (no seeds in corpus/seeds/$fuzzer; gatecheck ops lists them)"
+fi
 export GATECHECK_FUZZ_OP=$op  # the tools decode and check inputs as this op's
 if [ -n "$merging" ]; then
   for o in "${given[@]}"; do
@@ -234,7 +242,23 @@ merge_corpus() {  # dest log known input...
   local given kept
   given=$(find "$@" -maxdepth 1 -type f 2>/dev/null | wc -l)
   echo "nightly: $fz -merge=1 $dest.merged $*" >"$log"  # (which op's target merged)
-  if GATECHECK_FUZZ_IGNORE=$(paste -sd, "$known") "$fz" -merge=1 "$dest.merged" "$@" >>"$log" 2>&1; then
+  # In its own session, so that Ctrl-C reaches the script only: libFuzzer's merge outlives a
+  # SIGINT of its inner process (it runs the step again), so a signal here stops its session.
+  local before=$signals mpid rc
+  GATECHECK_FUZZ_IGNORE=$(paste -sd, "$known") setsid "$fz" -merge=1 "$dest.merged" "$@" >>"$log" 2>&1 &
+  mpid=$!
+  wait "$mpid"; rc=$?
+  while kill -0 "$mpid" 2>/dev/null; do  # a trapped signal ended the wait
+    [ "$signals" -gt "$before" ] && kill -TERM -- "-$mpid" 2>/dev/null
+    wait "$mpid"; rc=$?
+  done
+  if [ "$signals" -gt "$before" ]; then
+    say "stopped by SIG$interrupted during the corpus merge; keeping the unmerged corpus"
+    pkill -KILL -s "$mpid" 2>/dev/null  # (an inner merge process left behind)
+    rm -rf "$dest.merged"
+    return 1
+  fi
+  if [ $rc -eq 0 ]; then
     kept=$(find "$dest.merged" -maxdepth 1 -type f | wc -l)
     if [ "$kept" -eq 0 ] && [ "$given" -gt 0 ]; then  # a merge keeps an input of any corpus with one
       say "the merge kept none of $given inputs (see $log); keeping the unmerged corpus"
@@ -248,6 +272,14 @@ merge_corpus() {  # dest log known input...
     return 1
   fi
 }
+
+# SIGINT, SIGTERM and SIGHUP once the campaign runs (or a merge): the workers' watchdogs see the
+# stop file, and a corpus merge under way stops (merge_corpus), which `signals` tells it. Before
+# that (the build, the checks) a signal ends the script as it comes.
+interrupted="" signals=0
+on_signal() { interrupted=$1 signals=$((signals + 1)); [ -z "${stopfile:-}" ] || touch "$stopfile"; }
+trap_signals() { trap 'on_signal INT' INT; trap 'on_signal TERM' TERM; trap 'on_signal HUP' HUP; }
+exit_interrupted() { case $interrupted in INT) exit 130 ;; HUP) exit 129 ;; *) exit 143 ;; esac; }
 
 if [ -n "$merging" ]; then
   . "$root/fuzz/nightly_merge.sh"
@@ -340,10 +372,7 @@ inputs+=("$seeds")
 . "$root/fuzz/nightly_worker.sh"
 
 # --- run the workers until the end, a signal, or their own stop --------------
-interrupted=""
-on_signal() { interrupted=$1; touch "$stopfile"; }  # the workers' watchdogs see the file
-trap 'on_signal INT' INT
-trap 'on_signal TERM' TERM
+trap_signals
 where=$mode; [ $mode = gpu ] && where="over $gpus GPU(s), MPS $mps_state"
 say "${shard:+share $shard of the campaign in $campaign_root: }$workers worker(s) $where, impl $impl_list," \
     "${seconds}s, corpus $out/corpus${campaign_root:+ (and $campaign_root/corpus)}"
@@ -394,8 +423,7 @@ newf=$(grep -c '"new":true' "$out/failures.jsonl")
 [ -n "$gave_up" ] && say "worker(s) gave up, so this campaign is not a clean one: $gave_up"
 if [ -n "$interrupted" ]; then
   say "interrupted; $newf new failure(s) so far; report $out/report.md"
-  [ "$interrupted" = INT ] && exit 130
-  exit 143
+  exit_interrupted
 fi
 if [ "$newf" -gt 0 ]; then
   say "$newf new failure(s); cases under $out/failures, report $out/report.md"

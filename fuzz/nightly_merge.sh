@@ -11,7 +11,8 @@
 # previous OUT/corpus included: it is what the shares read), the failures
 # de-duplicated by signature, one report, the previous one moved to history/.
 # Exit: 0 no new failure, 1 new failure(s), 2 usage, 3 a share missing or
-# not finished (status "incomplete": the report covers what there was).
+# not finished (status "incomplete": the report covers what there was),
+# 130/143/129 a signal stopped the corpus merge (the corpus kept as it was).
 
 merge_shards() {
   local d s found parts=() gathered impl_list status note rc corpora=() newf
@@ -66,12 +67,17 @@ merge_shards() {
   export GATECHECK_FUZZ_IMPL=${impl_list:-host}
   check_impls 0
   for d in "${parts[@]}"; do [ -d "$d/corpus" ] && corpora+=("$d/corpus"); done
+  trap_signals  # a signal stops the corpus merge; the report is still written
   merge_corpus "$out/corpus" "$out/logs/merge.log" "$out/known_signatures.txt" "$out/corpus" "${corpora[@]}" &&
     say "$(grep -a -m1 'MERGE-OUTER: .* new files' "$out/logs/merge.log" | sed 's/^MERGE-OUTER: //') (corpus: $(ls "$out/corpus" | wc -l) inputs)"
   "$tools" report "$out" >&2
 
   # --- exit code ----------------------------------------------------------
   newf=$(grep -c '"new":true' "$out/failures.jsonl")
+  if [ -n "$interrupted" ]; then
+    say "interrupted; the shares' failures are gathered ($newf new), the corpus is not merged; report $out/report.md"
+    exit_interrupted
+  fi
   if [ "$newf" -gt 0 ]; then
     say "$newf new failure(s) over ${#parts[@]} share(s); cases under $out/failures, report $out/report.md"
     exit 1

@@ -6,15 +6,16 @@
 # is gone (SIGKILLed: its workers, re-parented, must not fuzz on to the end).
 stopping() { [ -e "$stopfile" ] || ! kill -0 "$campaign_pid" 2>/dev/null; }
 
-# A worker's SIGINT (Ctrl-C reaches the whole process group) and SIGTERM stop
-# its loop, not the worker: it still waits for its fuzzer. (A subshell left to
-# die of them left nothing waiting for a fuzzer slow to exit.)
-stop_on_signals() { trap 'touch "$stopfile"' INT TERM; }
-# Runs "$@" with SIGINT and SIGTERM ignored, so that a subshell it starts
-# begins with them ignored too (one that traps them would die of them).
+# A worker's SIGINT (Ctrl-C reaches the whole process group), SIGTERM and SIGHUP
+# (a lost terminal's, to the group too) stop its loop, not the worker: it still
+# waits for its fuzzer. (A subshell left to die of them left nothing waiting
+# for a fuzzer slow to exit.)
+stop_on_signals() { trap 'touch "$stopfile"' INT TERM HUP; }
+# Runs "$@" with SIGINT, SIGTERM and SIGHUP ignored, so that a subshell it
+# starts begins with them ignored too (one that traps them would die of them).
 with_signals_ignored() {
   local rc
-  trap '' INT TERM
+  trap '' INT TERM HUP
   "$@"
   rc=$?
   stop_on_signals
@@ -25,7 +26,7 @@ with_signals_ignored() {
 # watchdog sends it SIGTERM as soon as stopping is true, so that a fuzzer run
 # of hours (or a minimisation, a replay) does not outlive the campaign, and
 # SIGKILL if it is still there 10 s later (a plugin may catch SIGTERM). The
-# watchdog starts with SIGINT and SIGTERM ignored: Ctrl-C reaches the whole
+# watchdog starts with SIGINT, SIGTERM and SIGHUP ignored: Ctrl-C reaches the whole
 # process group, and the watchdog must outlive it to stop what does not stop
 # by itself. The watchdog is stopped with SIGKILL for the same reason.
 run_watched() {
@@ -57,7 +58,7 @@ give_up() {  # worker reason: the campaign then ends with status "failed", exit 
 
 # Appends one failure line (JSON from `regress`, or made below) to
 # failures.jsonl, new or known by signature. Returns 0 if it was new. The
-# locked subshell starts with SIGINT and SIGTERM ignored (record_failure is
+# locked subshell starts with SIGINT, SIGTERM and SIGHUP ignored (record_failure is
 # called with_signals_ignored), so that Ctrl-C cannot cut a record in half.
 record_failure() {  # worker json-line
   local w=$1 line=$2 sig

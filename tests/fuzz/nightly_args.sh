@@ -29,6 +29,8 @@ expect_nightly 2 "--jobs '1': fewer workers than --gpus 2" --hours 1 --gpus 2 --
 # --mps: auto, on or off; on needs GPUs to share
 expect_nightly 2 "--mps 'yes': give auto, on or off" --hours 1 --gpus 1 --jobs 2 --mps yes "${o[@]}" "${b[@]}"
 expect_nightly 2 "--mps on needs --gpus" --hours 1 --jobs 2 --mps on "${o[@]}" "${b[@]}"
+# an op with no seeds is named as the op (it was blamed on --seeds, an option not given)
+expect_nightly 2 "--op 'nosuchop': no such op \\(no seeds in corpus/seeds/fuzz_nosuchop" --hours 1 --op nosuchop "${o[@]}" "${b[@]}"
 # --shard I/N is 0-based: 0 <= I < N
 expect_nightly 2 "--shard '3/3': I must be below N .*0/3 \.\. 2/3" --hours 1 --shard 3/3 "${o[@]}" "${b[@]}"
 expect_nightly 2 "--shard '0/0': N must be at least 1" --hours 1 --shard 0/0 "${o[@]}" "${b[@]}"
