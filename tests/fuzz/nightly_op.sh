@@ -27,6 +27,6 @@ check "the merge ran fuzz_rmsnorm_modulate" grep -q '^nightly: [^ ]*/fuzz_rmsnor
 # and emptied the corpus.
 expect_nightly 2 "is not a libFuzzer build" --op rmsnorm_modulate --hours 0.003 --jobs 1 --impl host \
   --out "$scratch/plain" --build-dir "$plain_build" --no-build
-expect_nightly 2 "seeds.*fuzz_no_such_op.*not a folder" --op no_such_op --hours 0.003 --jobs 1 --impl host \
+expect_nightly 2 "--op 'no_such_op': no such op \\(no seeds in corpus/seeds/fuzz_no_such_op" --op no_such_op --hours 0.003 --jobs 1 --impl host \
   --out "$scratch/unknown" --build-dir "$build" --no-build
 [ "$fails" -eq 0 ] || exit 1
