@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -105,9 +106,17 @@ int write_campaign_report(const std::string& dir_s) {
   const json campaign = read_json(dir / "campaign.json");
   const auto timeline = read_timeline(dir / "timeline.tsv");
   json counts = json::object();
+  // A run continued with --continue keeps its earlier attempts' stats as a<T>-w*.json, T the
+  // history/ folder that holds that attempt's campaign.json: their cases count over their time too.
+  std::set<std::string> earlier_attempts;
   if (fs::exists(dir / "stats"))
-    for (const auto& e : fs::directory_iterator(dir / "stats"))
-      if (e.path().extension() == ".json") add_counts(counts, read_json(e.path()));
+    for (const auto& e : fs::directory_iterator(dir / "stats")) {
+      if (e.path().extension() != ".json") continue;
+      add_counts(counts, read_json(e.path()));
+      const std::string name = e.path().filename().string();
+      if (const auto dash = name.find("-w"); name[0] == 'a' && dash != std::string::npos)
+        earlier_attempts.insert(name.substr(1, dash - 1));
+    }
   json failures = json::array();
   {
     std::ifstream f(dir / "failures.jsonl");
@@ -128,8 +137,18 @@ int write_campaign_report(const std::string& dir_s) {
   // since shares run side by side).
   const json shards = campaign.value("shards", json::array());
   const int64_t cases = counts.value("cases", int64_t(0));
-  const double fuzz_seconds = campaign.value("fuzz_seconds", campaign.value("seconds", 0.0));
-  double overall_eps = fuzz_seconds > 0 ? double(cases) / fuzz_seconds : 0.0;
+  double fuzz_seconds = campaign.value("fuzz_seconds", campaign.value("seconds", 0.0));
+  std::vector<std::string> attempts_untimed;  // an earlier attempt whose campaign.json is gone
+  for (const auto& t : earlier_attempts) {
+    const fs::path earlier = dir / "history" / t / "campaign.json";
+    if (!fs::exists(earlier)) {
+      attempts_untimed.push_back(t);
+      continue;
+    }
+    const json c = read_json(earlier);
+    fuzz_seconds += c.value("fuzz_seconds", c.value("seconds", 0.0));
+  }
+  double overall_eps = fuzz_seconds > 0 && attempts_untimed.empty() ? double(cases) / fuzz_seconds : 0.0;
   if (!shards.empty()) {
     overall_eps = 0;
     for (const auto& sh : shards) overall_eps += sh.value("execs_per_s", 0.0);
@@ -137,7 +156,8 @@ int write_campaign_report(const std::string& dir_s) {
 
   json report = {{"campaign", campaign},
                  {"cases", cases},
-                 {"fuzz_seconds", fuzz_seconds},
+                 {"fuzz_seconds", fuzz_seconds},  // every attempt's, with --continue
+                 {"attempts", earlier_attempts.size() + 1},
                  {"execs_per_s", {{"overall", overall_eps}, {"mean", mean_eps}, {"peak", peak_eps}}},
                  {"features", last_ft},
                  {"counts", counts},
@@ -168,8 +188,15 @@ int write_campaign_report(const std::string& dir_s) {
     md << "- share: " << campaign.value("shard", std::string()) << " of the campaign (host "
        << campaign.value("host", std::string()) << ")\n";
   md << "- duration: " << campaign.value("seconds", 0.0) << " s (asked " << campaign.value("hours", 0.0) << " h)\n"
-     << "- cases executed: " << cases << "; exec/s summed over the workers " << int64_t(overall_eps)
-     << " (cases / fuzzing time); status lines: mean " << int64_t(mean_eps) << ", peak " << int64_t(peak_eps)
+     << "- cases executed: " << cases;
+  if (!earlier_attempts.empty())
+    md << " over " << earlier_attempts.size() + 1 << " attempts (--continue; " << int64_t(fuzz_seconds)
+       << " s of fuzzing in all)";
+  if (attempts_untimed.empty())
+    md << "; exec/s summed over the workers " << int64_t(overall_eps) << " (cases / fuzzing time)";
+  else  // (cases over this attempt's time alone would overstate the rate)
+    md << "; exec/s unknown: no history/" << attempts_untimed.front() << "/campaign.json for an earlier attempt's time";
+  md << "; status lines: mean " << int64_t(mean_eps) << ", peak " << int64_t(peak_eps)
      << "; features at end " << int64_t(last_ft) << "\n"
      << "- new failures: " << new_failures << " (" << failures.size() << " failure record(s) in all)\n"
      << "- status: " << campaign.value("status", std::string("unknown"));
@@ -215,7 +242,8 @@ int write_campaign_report(const std::string& dir_s) {
   }
   h << "</pre></body>\n";
   std::ofstream(dir / "report.html") << h.str();
-  std::cout << "report: " << dir_s << "/report.md (+ .json, .html): " << cases << " cases, " << int64_t(overall_eps)
+  std::cout << "report: " << dir_s << "/report.md (+ .json, .html): " << cases << " cases, "
+            << (attempts_untimed.empty() ? std::to_string(int64_t(overall_eps)) : std::string("unknown"))
             << " exec/s summed over " << workers << " worker(s), " << new_failures << " new failure(s)" << std::endl;
   return 0;
 }
