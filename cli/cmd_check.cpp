@@ -154,6 +154,11 @@ int cmd_check(const CheckArgs& a) {
     if (!any)
       std::fprintf(stderr, "gatecheck check: note: %s claims none of the properties run (%s), so its failures "
                            "are findings and cannot fail this run\n", impl.label().c_str(), impl.contract.describe().c_str());
+    for (const auto& prop : opt.properties)  // a claim the implementation's ABI cannot keep should say so
+      if (const char* how = property_info(prop).without_exchange;
+          how && !impl.has_exchange() && claimed_for_some_dtype(impl.contract, prop, opt.limits.dtypes))
+        std::fprintf(stderr, "gatecheck check: note: %s claims %s but declares no split exchange: %s\n",
+                     impl.label().c_str(), prop.c_str(), how);
   }
   opt.seed = a.seed_given ? a.seed
                           : uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) ^ uint64_t(getpid());

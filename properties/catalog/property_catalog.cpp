@@ -37,7 +37,10 @@ const std::vector<PropertyInfo>& property_catalog() {
        "row reductions bit-identical however the rows are split into parts (ranks, micro-batches) whose partials "
        "are combined in rank order: by the implementation's declared exchange, else summed in fp32 as frameworks do",
        split_invariance, scale_split_invariance, Reads::kinds, {K::segment_sum, K::all_rows_sum}, PlanNeed::split, false, 2,
-       ScaleValuesWanted::rounding_sums},
+       ScaleValuesWanted::rounding_sums, false,
+       "each split is combined as frameworks do (the parts' gradients summed in fp32 in rank order, then rounded to "
+       "the dtype), which matches the full batch only where that sum is exact; a kernel that keeps the property "
+       "declares an exchange (docs/plugins.md)"},
       {"eager_exact", "outputs bitwise equal to a model of torch eager's roundings, where the op has one", eager_exact,
        nullptr, Reads::eager_outputs, {}, PlanNeed::none, false},
   };

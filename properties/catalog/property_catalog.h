@@ -67,6 +67,9 @@ struct PropertyInfo {
   // Its failures can depend on scheduling (a rerun, or a batch run apart,
   // may or may not show them): a replay retries under the same stress.
   bool flaky_failures = false;
+  // What the property checks of an implementation that declares no split exchange, or null where
+  // an exchange does not matter: check says it up front to one that claims the property.
+  const char* without_exchange = nullptr;
 };
 
 // Every property, in report order: the default set, then the opt-in ones.

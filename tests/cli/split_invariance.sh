@@ -17,6 +17,13 @@ grep -Eq "host@cpu +split_invariance +no +[0-9]+ +finding" "$work/check.log" || 
 grep -Eq "host-repro@cpu +split_invariance +yes +[0-9]+ +pass" "$work/check.log" || fail "host-repro does not pass"
 grep -Eq "host-repro@cpu +accuracy +yes +[0-9]+ +pass" "$work/check.log" || fail "host-repro is not accurate"
 grep -q "repro: ./gatecheck repro .*split_invariance.*--impl host" "$work/check.log" || fail "no repro line"
+# host claims nothing of it; host-repro claims it with an exchange: neither is told it has none
+! grep -q "declares no split exchange" "$work/check.log" || fail "a note on an implementation that needs none"
+# host made to claim it is told, before its first case, how a split without an exchange is combined
+"$gc" check --impl host --claims split_invariance --properties split_invariance --seed 1 --seconds 0 --cases 40 \
+  --scale-share 0 --jobs 1 --corpus "$work/claimed" >"$work/claimed.log" 2>&1
+head -n 3 "$work/claimed.log" | grep -q "note: host@cpu claims split_invariance but declares no split exchange: each split is combined as frameworks do" ||
+  { cat "$work/claimed.log"; fail "no note up front for a claim with no exchange"; }
 case_file=$(ls "$work"/c/host-split_invariance-*.json | head -n 1)
 [ -n "$case_file" ] || fail "no case saved"
 grep -Eq '"kind": *"(micro_batches|strided|ranks)"' "$case_file" || fail "the saved case has no split"
