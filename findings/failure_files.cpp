@@ -16,7 +16,12 @@ std::string file_safe(const std::string& s) {
   if (o.size() <= 40) return o;
   char hex[9];
   std::snprintf(hex, sizeof hex, "%08x", unsigned(fnv1a(s) & 0xffffffffu));
-  return o.substr(o.size() - 40) + "_" + hex;
+  // The tail names a plugin or module best (its file's name); it starts at a word, not inside one
+  // ("examples_libx_so", not "d_examples_libx_so"), and the hash of the whole keeps it unique.
+  std::string tail = o.substr(o.size() - 40);
+  if (const auto cut = tail.find('_'); cut != std::string::npos && cut + 1 < tail.size() && o[o.size() - 41] != '_')
+    tail = tail.substr(cut + 1);
+  return tail + "_" + hex;
 }
 
 std::string failure_file_path(const std::string& corpus, const std::string& prefix, const std::string& impl,
