@@ -32,7 +32,8 @@ const std::vector<PropertyInfo>& property_catalog() {
        Reads::every_output, {}, PlanNeed::none, true, 2},
       {"no_oob_write", "canaries around every buffer intact", no_oob_write, scale_no_oob_write, Reads::every_buffer},
       {"error_inputs", "each bad input rejected with a message naming the argument and its value, nothing written",
-       error_inputs, nullptr, Reads::rejections},
+       error_inputs, nullptr, Reads::rejections, {}, PlanNeed::none, true, 1, ScaleValuesWanted::rounding, false,
+       nullptr, error_inputs_stand_in},
       {"split_invariance",
        "row reductions bit-identical however the rows are split into parts (ranks, micro-batches) whose partials "
        "are combined in rank order: by the implementation's declared exchange, else summed in fp32 as frameworks do",

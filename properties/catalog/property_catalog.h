@@ -23,6 +23,7 @@ struct ScaleCase;
 struct Verdict;
 struct PropertyOptions;
 struct ScaleCheckOptions;
+struct ValidInputs;
 
 // The outputs a property compares.
 enum class Reads : uint8_t {
@@ -52,6 +53,9 @@ enum class ScaleValuesWanted : uint8_t {
 
 using PropertyCheck = Verdict (*)(const Implementation& impl, const Case& c, const PropertyOptions& o);
 using ScaleCheck = Verdict (*)(const Implementation& impl, const ScaleCase& c, const ScaleCheckOptions& o);
+// A property whose check runs on another problem than a case that cannot carry it sets *out to
+// that problem and returns true (error_inputs: a small valid one for a case with no rows).
+using StandIn = bool (*)(const Case& c, const ValidInputs& valid, Case* out);
 
 struct PropertyInfo {
   const char* name;
@@ -70,6 +74,9 @@ struct PropertyInfo {
   // What the property checks of an implementation that declares no split exchange, or null where
   // an exchange does not matter: check says it up front to one that claims the property.
   const char* without_exchange = nullptr;
+  // The problem its check runs on in place of a case that cannot carry it, or null: the shrinker
+  // then keeps to cases the check runs on, so that the minimal case is the problem it checked.
+  StandIn stand_in = nullptr;
 };
 
 // Every property, in report order: the default set, then the opt-in ones.

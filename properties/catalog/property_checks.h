@@ -18,6 +18,7 @@ Verdict inputs_untouched(const Implementation& impl, const Case& c, const Proper
 Verdict full_write(const Implementation& impl, const Case& c, const PropertyOptions& o);
 Verdict no_oob_write(const Implementation& impl, const Case& c, const PropertyOptions& o);
 Verdict error_inputs(const Implementation& impl, const Case& c, const PropertyOptions& o);
+bool error_inputs_stand_in(const Case& c, const ValidInputs& valid, Case* out);
 
 Verdict scale_accuracy(const Implementation& impl, const ScaleCase& c, const ScaleCheckOptions& o);
 Verdict scale_repeatable(const Implementation& impl, const ScaleCase& c, const ScaleCheckOptions& o);

@@ -342,6 +342,12 @@ struct ProbeTaskRegistrar {
 
 }  // namespace
 
+bool error_inputs_stand_in(const Case& c, const ValidInputs& valid, Case* out) {
+  if (c.rows >= 1 && c.dim >= 1 && c.gates >= 1) return false;
+  *out = base_case(c, valid);
+  return true;
+}
+
 Verdict error_inputs(const Implementation& impl, const Case& c0, const PropertyOptions& o) {
   Verdict v;
   const Case c = base_case(c0, o.valid);

@@ -23,10 +23,19 @@ bool shares_an_output(const Verdict& a, const Verdict& b) {
 ShrinkResult shrink_case(const Subject& impl, const std::string& property, const Case& c,
                          const ShrinkLog& log, double max_seconds, const PropertyOptions& popt,
                          const ShrinkStop& stop) {
-  const Verdict original = check_property(property, impl, c, popt);
+  // A property that checks another problem in place of a case that cannot carry it (error_inputs,
+  // for a case with no rows) shrinks that problem, among the cases it checks as they are: a
+  // minimal case of no rows named another problem than the one its evidence came from.
+  const StandIn stand_in = property_info(property).stand_in;
+  const ValidInputs valid = popt.valid.within(impl.contract.valid);
+  Case scratch;
+  auto checked_as_is = [&](const Case& x) { return !stand_in || !stand_in(x, valid, &scratch); };
+  Case start = c;
+  if (!checked_as_is(c)) start = scratch;
+  const Verdict original = check_property(property, impl, start, popt);
   if (original.passed)
     throw std::invalid_argument("property '" + property + "' passes on " + impl.label() +
-                                " for this case (" + describe(c) + "); nothing to shrink");
+                                " for this case (" + describe(start) + "); nothing to shrink");
   const bool claimed = breaks_claim(original, impl.contract, c.dtype);
   // The verdict of the last accepted candidate is the verdict on the minimal
   // case (re-running could pass for a failure that is not repeatable).
@@ -34,6 +43,7 @@ ShrinkResult shrink_case(const Subject& impl, const std::string& property, const
   PropertyOptions quick = popt;  // the candidates' error_inputs probes are not named one by one
   quick.name_probes = false;
   auto still_fails = [&](const Case& cand) {
+    if (!checked_as_is(cand)) return false;
     Verdict v = check_property(property, impl, cand, quick);
     if (stop && stop()) return false;  // (the shrinker drops it too; `last` must stay the minimal's)
     if (v.passed || v.vacuous != original.vacuous || !shares_an_output(original, v)) return false;
@@ -41,7 +51,7 @@ ShrinkResult shrink_case(const Subject& impl, const std::string& property, const
     last = std::move(v);
     return true;
   };
-  ShrinkResult r = shrink_case_with(c, still_fails, log, max_seconds, 0, stop);
+  ShrinkResult r = shrink_case_with(start, still_fails, log, max_seconds, 0, stop);
   // the minimal case's probes named
   r.verdict = stop && stop() ? std::move(last) : with_probes_named(std::move(last), property, impl, r.minimal, popt);
   return r;

@@ -184,6 +184,26 @@ TEST(PropertyCanFail, ShrinkingACrashNamesTheMinimalCasesProbes) {
   EXPECT_TRUE(contains(r.verdict.message, "SIGSEGV")) << r.verdict.message;
 }
 
+// error_inputs probes a small valid problem in place of a case with no rows or columns. Shrunk
+// from such a case, the minimal case is a problem the probes ran on as it is (it was rows=0, with
+// evidence about rows=3 dim=4 gates=2), and no candidate on the way has no rows.
+TEST(PropertyCanFail, ShrinkingErrorInputsEndsOnTheProblemItProbed) {
+  const Case empty = hand_case(DType::f32, 5, 0, 2, {0, 1, 1, 0, 1});
+  ASSERT_FALSE(check_property("error_inputs", broken(Bug::accepts_bad_index), empty).passed);
+  const ShrinkResult r = shrink_case(broken(Bug::accepts_bad_index), "error_inputs", empty);
+  EXPECT_FALSE(r.verdict.passed);
+  EXPECT_GE(r.minimal.rows, 1);
+  EXPECT_GE(r.minimal.dim, 1);
+  EXPECT_GE(r.minimal.gates, 1);
+  EXPECT_TRUE(contains(r.verdict.message, describe(r.minimal).substr(0, 20))) << describe(r.minimal) << "\n"
+                                                                              << r.verdict.message;
+  // a case the probes can carry shrinks as before, and never to an empty one
+  const ShrinkResult s = shrink_case(broken(Bug::accepts_bad_index), "error_inputs",
+                                     hand_case(DType::f32, 6, 5, 3, {0, 1, 2, 1, 0, 2}));
+  EXPECT_GE(s.minimal.rows, 1);
+  EXPECT_GE(s.minimal.dim, 1);
+}
+
 // With PropertyOptions::isolate every call runs in a child process: a crash on
 // valid input fails the property instead of killing the run.
 TEST(PropertyCanFail, IsolatedPropertiesReportACrash) {
