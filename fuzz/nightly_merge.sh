@@ -36,7 +36,12 @@ merge_shards() {
   done
   [ -n "$out" ] || bad "--merge: give --out OUT (where the merged corpus and report go); only a single campaign" \
                        "folder holding shards/ is merged into itself"
+  # An --out this merge makes is taken away again if the merge is refused before it writes
+  # anything there (another campaign's shares, a build that fails).
+  local made_out=""
+  [ -e "$out" ] || made_out=yes
   use_out_folder
+  [ -n "$made_out" ] && trap 'rm -f "$out/.merge.lock"; rmdir "$out" 2>/dev/null' EXIT
   # OUT's own report may be a merged one (the last night's), never a campaign's.
   if [ -f "$out/campaign.json" ] && ! grep -q '"mode": "merged"' "$out/campaign.json"; then
     bad "--out '$out' holds a campaign of its own (its campaign.json is not a merge's); merge into another folder"
@@ -53,6 +58,7 @@ merge_shards() {
   exec 9>"$out/.merge.lock"
   flock -n 9 || { say "--out '$out': another merge is running there"; exit 2; }
   "$tools" merge-shards --check "$out" "${parts[@]}" || exit 2  # (before the last report moves)
+  trap - EXIT  # from here on OUT holds the merge
   [ -f "$out/campaign.json" ] && { move_to_history "$out"; say "the previous merge's report moved to $prev"; }
   mkdir -p "$out"/{corpus,logs} && touch "$out/known_signatures.txt"
   gathered=$("$tools" merge-shards "$out" "${parts[@]}")
@@ -68,8 +74,11 @@ merge_shards() {
   check_impls 0
   for d in "${parts[@]}"; do [ -d "$d/corpus" ] && corpora+=("$d/corpus"); done
   trap_signals  # a signal stops the corpus merge; the report is still written
-  merge_corpus "$out/corpus" "$out/logs/merge.log" "$out/known_signatures.txt" "$out/corpus" "${corpora[@]}" &&
-    say "$(grep -a -m1 'MERGE-OUTER: .* new files' "$out/logs/merge.log" | sed 's/^MERGE-OUTER: //') (corpus: $(ls "$out/corpus" | wc -l) inputs)"
+  local merged
+  if merge_corpus "$out/corpus" "$out/logs/merge.log" "$out/known_signatures.txt" "$out/corpus" "${corpora[@]}"; then
+    merged=$(grep -a -m1 'MERGE-OUTER: .* new files' "$out/logs/merge.log" | sed 's/^MERGE-OUTER: //')
+    say "${merged:-no input to merge: the corpora are empty} (corpus: $(ls "$out/corpus" | wc -l) inputs)"
+  fi
   "$tools" report "$out" >&2
 
   # --- exit code ----------------------------------------------------------

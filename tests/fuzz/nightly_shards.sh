@@ -112,4 +112,12 @@ expect_nightly 2 "is a share of another campaign than .*seed 11" --merge "$camp/
   --out "$camp" --build-dir "$build" --no-build
 check "the refused merge left the last report in place" test -f "$camp/report.md" -a -f "$camp/campaign.json"
 check "the refused merge moved nothing to history/" test "$(ls "$camp/history" | wc -l)" -eq "$history_before"
+# Refused into an --out of its own, it leaves no folder behind (it left an empty one).
+expect_nightly 2 "is a share of another campaign than .*seed 11" --merge "$camp/shards/0" "$scratch/other" \
+  --out "$scratch/new-out" --build-dir "$build" --no-build
+check "the refused merge left no --out folder" test ! -e "$scratch/new-out"
+# A merge of shares whose corpora are empty says so (its summary line was empty).
+cp -r "$camp/shards/0" "$scratch/empty-share" && rm -rf "$scratch/empty-share/corpus" && mkdir "$scratch/empty-share/corpus"
+output=$("$nightly" --merge "$scratch/empty-share" --out "$scratch/empty-out" --build-dir "$build" --no-build 2>&1)
+check "an empty merge says it had no input" grep -q "nightly: no input to merge: the corpora are empty (corpus: 0 inputs)" <<<"$output"
 [ "$fails" -eq 0 ] || exit 1
