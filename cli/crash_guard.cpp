@@ -255,7 +255,7 @@ void quit_if_loading(int sig) {
   if (g_loading.load() == 0 || getpid() != g_guarded_pid) return;
   shared().reported = 1;
   say("\ngatecheck: interrupted by ");
-  say(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  say(sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT");
   say(" while an implementation was loading: quitting at once\n");
   say_every_slot();
   _exit(128 + sig);

@@ -55,11 +55,18 @@ void install_stop_handlers() {
   sa.sa_flags = SA_RESTART;  // a read or write in progress finishes
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);  // a closed terminal: the report and the saved cases still go out
 }
 
 int stop_signal() { return g_stop.load(); }
 bool stop_requested() { return stop_signal() != 0; }
-const char* stop_words() { return stop_signal() == SIGTERM ? "interrupted by SIGTERM" : "interrupted by SIGINT"; }
+const char* stop_words() {
+  switch (stop_signal()) {
+    case SIGTERM: return "interrupted by SIGTERM";
+    case SIGHUP: return "interrupted by SIGHUP";
+    default: return "interrupted by SIGINT";
+  }
+}
 int stop_exit_code() { return 128 + stop_signal(); }
 
 }  // namespace gatecheck

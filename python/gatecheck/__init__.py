@@ -269,7 +269,7 @@ def check(impl, device="cpu", seconds=30, seed=None, properties=None, claims=Non
     cmd += list(extra_args)
     env = dict(os.environ, PYTHONPATH=_python_path())
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    if proc.returncode in (130, 143):
+    if proc.returncode in (129, 130, 143):
         raise KeyboardInterrupt(proc.stderr)
     if proc.returncode not in (0, 1, 4):  # 4: nothing failed, some claimed property inconclusive
         raise CheckError(f"gatecheck check exited {proc.returncode}:\n{proc.stderr.strip()}\n"

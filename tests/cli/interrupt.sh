@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# interrupt.sh GATECHECK PLUGIN WORK SLOW_PLUGIN: Ctrl-C (SIGINT) or SIGTERM
-# stops a check gracefully: it exits 130 or 143, still prints the table and
+# interrupt.sh GATECHECK PLUGIN WORK SLOW_PLUGIN: Ctrl-C (SIGINT), SIGTERM or
+# SIGHUP stops a check gracefully: it exits 130, 143 or 129, still prints the table and
 # the summary (which says it was interrupted), writes --json, saves what it
 # found, and leaves no in-flight case for the next run to "recover" as a
 # crash. (It used to die at once: no report, no JSON, and an in-flight
@@ -25,6 +25,8 @@ stop() {
 # (installed first thing) are in.
 stop int INT '^\[check\] ' 130 --impl host --seconds 60 --seed 5
 stop term TERM '^\[check\] ' 143 --impl host --seconds 60 --seed 5
+# A closed terminal's SIGHUP too (it killed the run with no report, no JSON and its case in flight)
+stop hangup HUP '^\[check\] ' 129 --impl host --seconds 60 --seed 5
 # A failure found before the stop is still saved and reported: signalled once
 # a progress line counts it (the count goes up once it is shrunk; to a file,
 # progress is printed every 5 s).
@@ -72,4 +74,4 @@ if [ $fails -ne 0 ]; then
   for f in "$work"/*.out "$work"/*.err; do echo "--- $f"; tail -n 8 "$f"; done
   exit 1
 fi
-echo "ok: SIGINT and SIGTERM stop check with its report, JSON and findings, shrink with its smallest case, and repro with what it replayed"
+echo "ok: SIGINT, SIGTERM and SIGHUP stop check with its report, JSON and findings, shrink with its smallest case, and repro with what it replayed"
