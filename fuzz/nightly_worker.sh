@@ -87,10 +87,11 @@ unreplayed_record() {  # crash-file min-file fuzzer-log regress-rc
     tag=replay-died-$sig why="the replay died too, of $sig"
   else tag=replay-exited-$rc why="the replay exited $rc"; fi
   summary=$(grep -a -m1 -E 'SUMMARY: |ERROR: libFuzzer|ALARM: |deadly signal|==ERROR' "$flog" | sed 's/^==[0-9]*==//')
-  printf '{"signature":"fuzzer-%s|%s|%s","property":"-","impl":"%s","case":"%s","repro":"GATECHECK_FUZZ_IMPL=%s %s %s","shape":"%s","input":"%s","crash":"%s (see logs/regress.log)"}\n' \
+  printf '{"signature":"fuzzer-%s|%s|%s","property":"-","impl":"%s","case":"%s","repro":"GATECHECK_FUZZ_IMPL=%s %s %s","shape":"the crash input (no case: %s)","summary":"%s","input":"%s","crash":"%s (see logs/regress.log)"}\n' \
     "${kind:-crash}" "$(json_str "$impl_list")" "$tag" "$(json_str "$impl_list")" \
     "$(json_str "$min")" "$(json_str "$impl_list")" "$(json_str "$fz")" "$(json_str "$min")" \
-    "$(json_str "${summary:-the fuzzer stopped on this input}")" "$(json_str "$crash")" "$(json_str "$why")"
+    "$(json_str "$why")" "$(json_str "${summary:-the fuzzer stopped on this input}")" "$(json_str "$crash")" \
+    "$(json_str "$why")"
 }
 
 # A crash: minimise the bytes, make the regression case(s), de-duplicate.

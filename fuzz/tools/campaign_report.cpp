@@ -222,6 +222,7 @@ int write_campaign_report(const std::string& dir_s) {
        << f.value("shape", std::string()) << "\n";
     if (f.contains("shards"))
       md << "  - found by share(s) " << f["shards"].dump() << " (" << f.value("records", 1) << " record(s))\n";
+    if (f.contains("summary")) md << "  - the fuzzer: " << f.value("summary", std::string()) << "\n";
     if (f.contains("crash")) md << "  - crash: " << f.value("crash", std::string()) << "\n";
     md << "  - case: `" << f.value("case", std::string()) << "`\n  - repro: `"
        << f.value("repro", std::string()) << "`\n";
