@@ -79,6 +79,11 @@ merge_shards() {
     merged=$(grep -a -m1 'MERGE-OUTER: .* new files' "$out/logs/merge.log" | sed 's/^MERGE-OUTER: //')
     say "${merged:-no input to merge: the corpora are empty} (corpus: $(ls "$out/corpus" | wc -l) inputs)"
   fi
+  if [ -n "$interrupted" ]; then  # the merged campaign's status (its top level's) says so, not the shares'
+    sed -i -e 's/^ "status": "[a-z]*"/ "status": "interrupted"/' \
+      -e "s/^ \"note\": \"/ \"note\": \"stopped by SIG$interrupted during the corpus merge (the corpus is not merged)${note:+; }/" \
+      "$out/campaign.json"
+  fi
   "$tools" report "$out" >&2
 
   # --- exit code ----------------------------------------------------------

@@ -88,4 +88,26 @@ if [ -s "$dir/logs/merge.log" ]; then
 else
   echo "FAIL: the merge did not start within 120 s"; tail -n 3 "$dir.log"; fails=$((fails + 1))
 fi
+# The same in `--merge` (of that campaign, whose corpus was kept unmerged): exit 143, the
+# report written, and its status the merge's, not the share's.
+merged=$scratch/merged rc=""
+env --default-signal=INT setsid "$nightly" --merge "$dir" --out "$merged" --build-dir "$build" --no-build \
+  >"$merged.log" 2>&1 &
+pid=$!
+groups+=("$pid")
+for ((i = 0; i < 120; i++)); do [ -s "$merged/logs/merge.log" ] && break; sleep 0.5; done
+if [ -s "$merged/logs/merge.log" ]; then
+  sleep 3
+  kill -TERM "$pid"
+  if wait_gone "$pid" 20; then
+    check "SIGTERM in --merge: exit $rc (want 143)" test "$rc" -eq 143
+    check "SIGTERM in --merge: it says the merge stopped" grep -q "stopped by SIGTERM during the corpus merge" "$merged.log"
+    check "SIGTERM in --merge: the report says so" \
+      grep -q "status: interrupted (stopped by SIGTERM during the corpus merge (the corpus is not merged)" "$merged/report.md"
+  else
+    echo "FAIL: SIGTERM in --merge: still running 20 s later"; tail -n 3 "$merged.log"; fails=$((fails + 1))
+  fi
+else
+  echo "FAIL: the --merge did not start its corpus merge within 60 s"; tail -n 3 "$merged.log"; fails=$((fails + 1))
+fi
 [ "$fails" -eq 0 ] || exit 1
