@@ -117,3 +117,14 @@ def test_an_exception_whose_text_is_not_utf8_keeps_its_message(tmp_path):
                              corpus=tmp_path)
     [failure] = report.failures
     assert "ValueError: bad \\udcff byte" in failure.evidence  # was pybind11's "Unable to cast Python instance"
+
+
+def test_a_run_stopped_by_a_signal_is_a_keyboard_interrupt(monkeypatch, tmp_path):
+    # gatecheck check stopped by SIGINT, SIGTERM or SIGHUP (a closed terminal) exits 130, 143 or
+    # 129 with its report written: the caller is told it was interrupted, not that it could not run.
+    import subprocess
+    for code in (129, 130, 143):
+        monkeypatch.setattr(subprocess, "run", lambda *a, code=code, **k: subprocess.CompletedProcess(
+            a[0], code, "", f"interrupted (exit {code})"))
+        with pytest.raises(KeyboardInterrupt):
+            gatecheck.check(ops.correct, seconds=0, cases=1, corpus=tmp_path)
