@@ -5,7 +5,7 @@
  * still record it: the input itself, with libFuzzer's own account of the
  * crash. */
 #define gatecheck_plugin_v1 example_plugin_v1
-#include "example_plugin.c"
+#include "examples/plugin/example_plugin.c"
 #undef gatecheck_plugin_v1
 
 static int* volatile nowhere = NULL; /* volatile: the compiler must keep the store */
