@@ -131,12 +131,11 @@ void add_load_timeout_option(CLI::App* app, double* seconds, const std::string& 
 // Helpers shared by the subcommands.
 std::vector<std::string> split_list(const std::string& s);
 // The properties `list`, the value of `option` (--properties, --property), names, with "" in
-// *problem; or a usage message naming the option: the list names none (`omitted` says what
-// leaving the option out means), a name is unknown, or a property does not apply to `op`
-// (given one).
+// *problem; or a usage message naming the option: a name is unknown, or a property does not
+// apply to `op` (given one). (An empty list or item is the option's name_list validator's.)
 struct OpSchema;
-std::vector<std::string> property_list(const std::string& option, const std::string& list, const std::string& omitted,
-                                       const OpSchema* op, std::string* problem);
+std::vector<std::string> property_list(const std::string& option, const std::string& list, const OpSchema* op,
+                                       std::string* problem);
 bool parse_device(const std::string& s, int* device);  // "cpu"/"cuda" -> 0/1
 // Can `file` be written: opened for writing, or created and removed again (errno says why not).
 bool writable_path(const std::string& file);

@@ -15,11 +15,10 @@
 
 namespace gatecheck {
 
-std::vector<std::string> property_list(const std::string& option, const std::string& list, const std::string& omitted,
-                                       const OpSchema* op, std::string* problem) {
+std::vector<std::string> property_list(const std::string& option, const std::string& list, const OpSchema* op,
+                                       std::string* problem) {
   problem->clear();
   std::vector<std::string> props = split_list(list);
-  if (props.empty()) *problem = option + " '" + list + "' names no property (omit it for " + omitted + ")";
   for (const auto& p : props) {
     if (!problem->empty()) break;
     if (!is_property(p)) *problem = option + ": " + unknown_property(p);

@@ -110,7 +110,7 @@ int cmd_check(const CheckArgs& a) {
   std::vector<std::string> chosen;
   if (!a.properties.empty()) {
     std::string problem;
-    chosen = property_list("--properties", a.properties, "the default set", find_op_schema(a.op), &problem);
+    chosen = property_list("--properties", a.properties, find_op_schema(a.op), &problem);
     if (!problem.empty()) {
       std::fprintf(stderr, "gatecheck check: %s\n", problem.c_str());
       return kExitUsage;

@@ -111,7 +111,7 @@ int cmd_repro(const ReproArgs& a) {
   }
   if (!a.property.empty()) {  // (each file's op is checked when the file is read)
     std::string problem;
-    property_list("--property", a.property, "the property each file records", nullptr, &problem);
+    property_list("--property", a.property, nullptr, &problem);
     if (!problem.empty()) {
       std::fprintf(stderr, "gatecheck repro: %s\n", problem.c_str());
       return kExitUsage;

@@ -251,11 +251,11 @@ LoadWatch::~LoadWatch() {
   watchdog_arm(double(saved_ms_) / 1000, saved_option_);
 }
 
-void quit_if_loading(int sig) {
+void quit_if_loading(int sig, const char* stop_words) {
   if (g_loading.load() == 0 || getpid() != g_guarded_pid) return;
   shared().reported = 1;
-  say("\ngatecheck: interrupted by ");
-  say(sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT");
+  say("\ngatecheck: ");
+  say(stop_words);
   say(" while an implementation was loading: quitting at once\n");
   say_every_slot();
   _exit(128 + sig);

@@ -55,9 +55,9 @@ class LoadWatch {
   const char* saved_option_;
 };
 // For a stop signal's handler (async-signal-safe): while a LoadWatch lives,
-// says that the stop came during a load, prints what was loading, and ends the
+// says that the stop (stop_words: "interrupted by SIGINT") came during a load, prints what was loading, and ends the
 // process with 128 + sig; otherwise it returns.
-void quit_if_loading(int sig);
+void quit_if_loading(int sig, const char* stop_words);
 
 // For the supervisor (supervisor.h). The messages live in memory shared with
 // a process forked after share_crash_messages(). Once the guarded process is

@@ -268,8 +268,7 @@ int gatecheck::gatecheck_main(int argc, char** argv) {
         }
         if (!bench_properties.empty()) {  // before the implementations load
           std::string problem;
-          hb.properties = property_list("--properties", bench_properties, "the default set",
-                                        find_op_schema(bench_op), &problem);
+          hb.properties = property_list("--properties", bench_properties, find_op_schema(bench_op), &problem);
           if (!problem.empty()) {
             std::fprintf(stderr, "gatecheck bench: %s\n", problem.c_str());
             return kExitUsage;

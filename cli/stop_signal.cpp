@@ -24,8 +24,19 @@ long long now_ms() {
   return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+}  // namespace
+
+const char* stop_words_for(int sig) {  // (async-signal-safe: the handler below calls it)
+  switch (sig) {
+    case SIGTERM: return "interrupted by SIGTERM";
+    case SIGHUP: return "interrupted by SIGHUP";
+    default: return "interrupted by SIGINT";
+  }
+}
+
+namespace {
 extern "C" void on_stop(int sig) {
-  quit_if_loading(sig);  // a hung load never reaches the next check of the stop
+  quit_if_loading(sig, stop_words_for(sig));  // a hung load never reaches the next check of the stop
   const long long now = now_ms();
   if (g_stop.load() != 0) {
     // The same signal sent twice at once is one request: timeout(1) and
@@ -60,13 +71,7 @@ void install_stop_handlers() {
 
 int stop_signal() { return g_stop.load(); }
 bool stop_requested() { return stop_signal() != 0; }
-const char* stop_words() {
-  switch (stop_signal()) {
-    case SIGTERM: return "interrupted by SIGTERM";
-    case SIGHUP: return "interrupted by SIGHUP";
-    default: return "interrupted by SIGINT";
-  }
-}
+const char* stop_words() { return stop_words_for(stop_signal()); }
 int stop_exit_code() { return 128 + stop_signal(); }
 
 }  // namespace gatecheck

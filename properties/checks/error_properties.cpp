@@ -63,10 +63,9 @@ bool names(const std::string& msg, const std::string& word) {
   return false;
 }
 
-// A small valid case when c itself cannot carry every probe (no rows, no
-// columns), within the contract's valid inputs.
+// A small valid case, within the contract's valid inputs, for a case that
+// cannot carry every probe (error_inputs_stand_in).
 Case base_case(const Case& c, const ValidInputs& valid) {
-  if (c.rows >= 1 && c.dim >= 1 && c.gates >= 1) return c;
   auto in = [](int64_t want, int64_t lo, int64_t hi) { return std::max(std::max<int64_t>(lo, 1), std::min(want, hi)); };
   const int64_t rows = in(3, valid.min_rows, valid.max_rows), gates = in(2, valid.min_gates, valid.max_gates);
   Case b = make_case(*c.op, c.dtype, rows, in(4, valid.min_dim, valid.max_dim), gates);
@@ -342,6 +341,7 @@ struct ProbeTaskRegistrar {
 
 }  // namespace
 
+// A case with no rows, columns or gates cannot carry every probe: they run on a small valid one.
 bool error_inputs_stand_in(const Case& c, const ValidInputs& valid, Case* out) {
   if (c.rows >= 1 && c.dim >= 1 && c.gates >= 1) return false;
   *out = base_case(c, valid);
@@ -350,7 +350,8 @@ bool error_inputs_stand_in(const Case& c, const ValidInputs& valid, Case* out) {
 
 Verdict error_inputs(const Implementation& impl, const Case& c0, const PropertyOptions& o) {
   Verdict v;
-  const Case c = base_case(c0, o.valid);
+  Case c = c0;
+  error_inputs_stand_in(c0, o.valid, &c);
   const auto all = probes(c, impl);
   std::vector<std::string> why(all.size());
   // Bad input is where implementations crash: probe in a child process (one
